@@ -1,0 +1,131 @@
+"""Shared benchmark plumbing: the JSON-lines result convention, medians, plots.
+
+Every benchmark prints one JSON object per line on stdout (progress goes to
+stderr) and appends the same lines to ``bench/results/NAME.jsonl``.  ``ratio``
+is always oriented so that a value above 1 means reactorfed wins.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+RESULTS_DIR = Path(__file__).resolve().parent / "results"
+
+Better = Literal["higher", "lower"]
+
+
+def progress(msg: str) -> None:
+    """Progress for a human: always on stderr, never mixed into results."""
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+def median_of(runs: int, fn: Callable[[], float]) -> tuple[float, list[float]]:
+    """Run ``fn`` ``runs`` times; return the median and every sample."""
+    samples = [fn() for _ in range(runs)]
+    return statistics.median(samples), samples
+
+
+def ratio(ours: float, peer: float, better: Better) -> float:
+    if better == "higher":
+        return ours / peer if peer else float("inf")
+    return peer / ours if ours else float("inf")
+
+
+class Results:
+    """Collects result lines, echoes them to stdout, writes JSONL and plots."""
+
+    def __init__(self, bench: str, out_dir: Path | None = None) -> None:
+        self.bench = bench
+        self.out_dir = out_dir or RESULTS_DIR
+        self.rows: list[dict[str, Any]] = []
+
+    def add(
+        self,
+        case: str,
+        metric: str,
+        ours: float,
+        peer: str,
+        peer_value: float,
+        better: Better,
+        runs: int,
+        **extra: Any,
+    ) -> dict[str, Any]:
+        row: dict[str, Any] = {
+            "bench": self.bench,
+            "case": case,
+            "metric": metric,
+            "reactorfed": round(ours, 3),
+            "peer": peer,
+            "peer_value": round(peer_value, 3),
+            "ratio": round(ratio(ours, peer_value, better), 3),
+            "runs": runs,
+            "better": better,
+        }
+        row.update(extra)
+        self.rows.append(row)
+        print(json.dumps(row), flush=True)
+        return row
+
+    def write(self) -> Path:
+        self.out_dir.mkdir(parents=True, exist_ok=True)
+        path = self.out_dir / f"{self.bench}.jsonl"
+        with path.open("w") as f:
+            for row in self.rows:
+                f.write(json.dumps(row) + "\n")
+        return path
+
+    def plot(self, title: str | None = None) -> Path | None:
+        """Grouped bars per case: reactorfed beside the peer, one panel per metric."""
+        try:
+            import matplotlib
+
+            matplotlib.use("Agg")
+            import matplotlib.pyplot as plt
+        except ImportError:
+            progress("matplotlib missing: no plot (pip install 'reactorfed[bench]')")
+            return None
+        metrics = list(dict.fromkeys(r["metric"] for r in self.rows))
+        fig, axes = plt.subplots(1, len(metrics), figsize=(6 * len(metrics), 4), squeeze=False)
+        for ax, metric in zip(axes[0], metrics, strict=True):
+            rows = [r for r in self.rows if r["metric"] == metric]
+            xs = range(len(rows))
+            width = 0.4
+            ax.bar([x - width / 2 for x in xs], [r["reactorfed"] for r in rows], width, label="reactorfed")
+            peers = sorted({r["peer"] for r in rows})
+            ax.bar([x + width / 2 for x in xs], [r["peer_value"] for r in rows], width, label="/".join(peers))
+            ax.set_xticks(list(xs), [r["case"] for r in rows], rotation=30, ha="right")
+            ax.set_ylabel(metric)
+            for x, r in zip(xs, rows, strict=True):
+                ax.annotate(f"{r['ratio']:.2f}x", (x, max(r["reactorfed"], r["peer_value"])), ha="center", va="bottom", fontsize=8)
+            ax.legend()
+        fig.suptitle(title or self.bench)
+        fig.tight_layout()
+        self.out_dir.mkdir(parents=True, exist_ok=True)
+        path = self.out_dir / f"{self.bench}.png"
+        fig.savefig(path, dpi=100)
+        plt.close(fig)
+        return path
+
+
+def base_parser(description: str) -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(description=description)
+    p.add_argument("--quick", action="store_true", help="short run that still prints every result line")
+    p.add_argument("--runs", type=int, default=3, help="repetitions; the median is reported (default 3)")
+    p.add_argument("--out", type=Path, default=RESULTS_DIR, help="directory for JSONL results and PNG plots")
+    return p
+
+
+def summarize(rows: Sequence[dict[str, Any]]) -> str:
+    lines = ["| bench | case | metric | reactorfed | peer | peer value | ratio |", "|---|---|---|---|---|---|---|"]
+    for r in rows:
+        lines.append(
+            f"| {r['bench']} | {r['case']} | {r['metric']} | {r['reactorfed']} | {r['peer']} | {r['peer_value']} | {r['ratio']} |"
+        )
+    return "\n".join(lines)

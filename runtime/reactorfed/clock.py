@@ -1,0 +1,84 @@
+"""Physical time is read only through a clock object.
+
+:class:`SystemClock` reads the real clock; :class:`VirtualClock` is driven by tests so
+that timing behaviour (deadlines, not running ahead of physical time) is exact and
+repeatable.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Protocol, runtime_checkable
+
+__all__ = ["Clock", "SystemClock", "VirtualClock"]
+
+
+@runtime_checkable
+class Clock(Protocol):
+    def now(self) -> int:
+        """Physical time in ns since the epoch."""
+        ...
+
+    def wait_until(self, t: int, wakeup: threading.Event) -> bool:
+        """Block until physical time reaches ``t`` or ``wakeup`` is set.
+
+        Returns True when ``t`` was reached. Clears ``wakeup`` when it woke early.
+        """
+        ...
+
+
+class SystemClock:
+    """The machine's clock: epoch-based, advanced monotonically between reads."""
+
+    def __init__(self) -> None:
+        # Anchor a monotonic clock to the epoch once, so physical time never goes back.
+        self._offset = time.time_ns() - time.monotonic_ns()
+
+    def now(self) -> int:
+        return time.monotonic_ns() + self._offset
+
+    def wait_until(self, t: int, wakeup: threading.Event) -> bool:
+        while True:
+            remaining = t - self.now()
+            if remaining <= 0:
+                return True
+            if wakeup.wait(remaining / 1e9):
+                wakeup.clear()
+                return False
+
+
+class VirtualClock:
+    """A clock that moves only when told to.
+
+    ``wait_until(t)`` advances the clock to ``t`` at once (the program sleeps in zero
+    real time). ``advance(d)`` lets a test (or a reaction) make time pass, e.g. to
+    simulate a slow computation. Every read is recorded for assertions.
+    """
+
+    def __init__(self, start: int = 1_000_000_000_000) -> None:
+        self._now = start
+        self._lock = threading.Lock()
+
+    def now(self) -> int:
+        with self._lock:
+            return self._now
+
+    def advance(self, d: int) -> None:
+        assert d >= 0, "virtual time never goes back"
+        with self._lock:
+            self._now += d
+
+    def set(self, t: int) -> None:
+        with self._lock:
+            assert t >= self._now, "virtual time never goes back"
+            self._now = t
+
+    def wait_until(self, t: int, wakeup: threading.Event) -> bool:
+        if wakeup.is_set():
+            wakeup.clear()
+            return False
+        with self._lock:
+            if t > self._now:
+                self._now = t
+        return True

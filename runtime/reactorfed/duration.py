@@ -1,0 +1,82 @@
+"""Durations are integer nanoseconds. Helpers to build, parse and format them."""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["Duration", "format_duration", "hours", "minutes", "ms", "ns", "parse_duration", "sec", "us"]
+
+Duration = int
+
+_UNITS: dict[str, int] = {
+    "ns": 1,
+    "nsec": 1,
+    "us": 1_000,
+    "usec": 1_000,
+    "ms": 1_000_000,
+    "msec": 1_000_000,
+    "s": 1_000_000_000,
+    "sec": 1_000_000_000,
+    "secs": 1_000_000_000,
+    "m": 60_000_000_000,
+    "min": 60_000_000_000,
+    "mins": 60_000_000_000,
+    "minute": 60_000_000_000,
+    "minutes": 60_000_000_000,
+    "h": 3_600_000_000_000,
+    "hour": 3_600_000_000_000,
+    "hours": 3_600_000_000_000,
+}
+_PATTERN = re.compile(r"^\s*(\d+)\s*([a-z]*)\s*$")
+
+
+def ns(n: int) -> Duration:
+    return int(n)
+
+
+def us(n: int) -> Duration:
+    return int(n) * 1_000
+
+
+def ms(n: int) -> Duration:
+    return int(n) * 1_000_000
+
+
+def sec(n: int) -> Duration:
+    return int(n) * 1_000_000_000
+
+
+def minutes(n: int) -> Duration:
+    return int(n) * 60_000_000_000
+
+
+def hours(n: int) -> Duration:
+    return int(n) * 3_600_000_000_000
+
+
+def parse_duration(text: str) -> Duration:
+    """Parse ``"5s"``, ``"10 ms"``, ``"250us"``, ``"0"`` into nanoseconds.
+
+    Only whole numbers are accepted: time is never a float.
+    """
+    m = _PATTERN.match(text.lower())
+    if not m:
+        raise ValueError(f"not a duration: {text!r} (expected e.g. '5s', '10 ms', '250us')")
+    value, unit = int(m.group(1)), m.group(2)
+    if unit == "":
+        if value == 0:
+            return 0
+        raise ValueError(f"duration {text!r} needs a unit (ns, us, ms, s, min, h)")
+    if unit not in _UNITS:
+        raise ValueError(f"unknown time unit {unit!r} in {text!r} (use ns, us, ms, s, min, h)")
+    return value * _UNITS[unit]
+
+
+def format_duration(d: Duration) -> str:
+    """A short human form: the largest unit that divides ``d`` exactly (``1500 ms``)."""
+    if d == 0:
+        return "0"
+    for unit, size in (("h", 3_600_000_000_000), ("min", 60_000_000_000), ("s", 1_000_000_000), ("ms", 1_000_000), ("us", 1_000)):
+        if d % size == 0:
+            return f"{d // size} {unit}"
+    return f"{d} ns"

@@ -1,0 +1,333 @@
+"""Assembly: resolve a reactor hierarchy into channels, slots and a precedence graph.
+
+* Connections are flattened into channel pairs and checked (direction, hierarchy,
+  width, one upstream per channel).
+* Channels joined by zero-delay connections share one :class:`Slot`; delayed
+  connections become scheduled deliveries from one slot to another.
+* Edges run along zero-delay data dependencies and along each reactor's declaration
+  order; a cycle is a causality loop and is refused with the reactions named. A
+  reaction's level is the longest path to it; reactions sharing a level are independent.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable
+from typing import Any
+
+from .action import Action, ActionDecl
+from .errors import CausalityLoopError, ValidationError
+from .port import MultiPort, Port, PortDecl
+from .reaction import Reaction, ReactionDecl
+from .reactor import Bank, Connection, Reactor
+from .timer import SHUTDOWN, STARTUP, Timer, TimerSlot
+from .trigger import Slot
+
+__all__ = ["Program", "assemble"]
+
+
+class Program:
+    """The assembled program: every reactor, channel, action and reaction, ranked."""
+
+    def __init__(self, main: Reactor) -> None:
+        self.main = main
+        self.reactors: list[Reactor] = []
+        self.channels: list[Port[Any]] = []
+        self.actions: list[Action] = []
+        self.timers: list[TimerSlot] = []
+        self.reactions: list[Reaction] = []  # sorted by rank
+        self.startup = Slot(f"{main.name}.startup")
+        self.shutdown = Slot(f"{main.name}.shutdown")
+        self.edges: dict[Reaction, list[Reaction]] = {}
+
+    @property
+    def max_level(self) -> int:
+        return max((r.level for r in self.reactions), default=-1)
+
+
+def _walk(r: Reactor) -> Iterable[Reactor]:
+    yield r
+    for c in r._children:
+        yield from _walk(c)
+
+
+def _flatten(x: Any, where: str) -> list[Port[Any]]:
+    if isinstance(x, Port):
+        return [x]
+    if isinstance(x, MultiPort):
+        return x.channels()
+    if isinstance(x, (list, tuple, Bank)):
+        out: list[Port[Any]] = []
+        for item in x:
+            out.extend(_flatten(item, where))
+        return out
+    raise ValidationError(f"{where}: cannot connect {x!r}: expected a port, multiport, a bank's port or a list of them")
+
+
+def _connect(c: Connection) -> None:
+    owner = c.owner.fqn
+    srcs = _flatten(c.src, owner)
+    dsts = _flatten(c.dst, owner)
+    sname = _describe(c.src)
+    dname = _describe(c.dst)
+    for s in srcs:
+        ok = (not s.is_input and s.reactor._parent is c.owner) or (s.is_input and s.reactor is c.owner)
+        if not ok:
+            raise ValidationError(
+                f"{owner}: cannot connect from {s.fqn}: a connection's source must be an output of a "
+                f"contained reactor or an input of {owner}"
+            )
+    for d in dsts:
+        ok = (d.is_input and d.reactor._parent is c.owner) or (not d.is_input and d.reactor is c.owner)
+        if not ok:
+            raise ValidationError(
+                f"{owner}: cannot connect to {d.fqn}: a connection's destination must be an input of a "
+                f"contained reactor or an output of {owner}"
+            )
+    if len(srcs) != len(dsts):
+        if c.broadcast and srcs and len(dsts) % len(srcs) == 0:
+            srcs = srcs * (len(dsts) // len(srcs))
+        else:
+            hint = " (use broadcast=True to repeat the sources)" if srcs and len(dsts) % len(srcs) == 0 else ""
+            raise ValidationError(
+                f"{owner}: width mismatch connecting {sname} ({len(srcs)} channels) to {dname} "
+                f"({len(dsts)} channels){hint}"
+            )
+    for s, d in zip(srcs, dsts, strict=True):
+        if d.upstream is not None:
+            raise ValidationError(f"{owner}: {d.fqn} is already connected from {d.upstream.fqn}; a port has one upstream")
+        _check_types(owner, s, d)
+        d.upstream = s
+        d.upstream_delay = c.after
+        s.downstream.append(d)
+
+
+def _check_types(owner: str, s: Port[Any], d: Port[Any]) -> None:
+    st, dt = s.type, d.type
+    if dt is object or st is dt or not isinstance(st, type) or not isinstance(dt, type):
+        return
+    if not issubclass(st, dt):
+        raise ValidationError(f"{owner}: {s.fqn} carries {st.__name__} but {d.fqn} expects {dt.__name__}")
+
+
+def _describe(x: Any) -> str:
+    if isinstance(x, (Port, MultiPort)):
+        return x.fqn
+    if isinstance(x, (list, tuple)) and x and isinstance(x[0], (Port, MultiPort)):
+        return f"[{x[0].fqn}, ...]"
+    return repr(x)
+
+
+def _resolve(reactor: Reactor, ref: Any, rdecl: ReactionDecl, role: str) -> tuple[str | None, list[Any], Any]:
+    """Resolve one reference of a reaction: (parameter name, runtime elements, object)."""
+    where = f"reaction {reactor.fqn}.{rdecl.name}"
+    if ref is STARTUP or ref is SHUTDOWN:
+        if role != "trigger":
+            raise ValidationError(f"{where}: {ref!r} can only be a trigger")
+        return None, [ref], ref
+    if isinstance(ref, (PortDecl, ActionDecl, Timer)):
+        name = ref.name
+        if getattr(type(reactor), name, None) is not ref:
+            raise ValidationError(f"{where}: {ref!r} is not an element of {reactor.fqn}")
+        obj = reactor.__dict__[name]
+        path = name
+    elif isinstance(ref, str):
+        path = ref
+        parts = ref.split(".")
+        obj = reactor
+        for p in parts:
+            if not hasattr(obj, p):
+                raise ValidationError(f"{where}: {ref!r} names nothing in {reactor.fqn}")
+            obj = getattr(obj, p)
+        name = parts[0]
+        if len(parts) > 2:
+            raise ValidationError(f"{where}: {ref!r} reaches too deep: only 'port' or 'child.port' references")
+    else:
+        raise ValidationError(f"{where}: cannot use {ref!r} as a {role}")
+    elems = _elements(obj)
+    if not elems:
+        raise ValidationError(f"{where}: {path!r} is not a port, action or timer")
+    own = isinstance(ref, (PortDecl, ActionDecl, Timer)) or "." not in path
+    for e in elems:
+        if isinstance(e, Port):
+            if own and e.reactor is not reactor:
+                raise ValidationError(f"{where}: {e.fqn} does not belong to {reactor.fqn}")
+            if not own and e.reactor._parent is not reactor:
+                raise ValidationError(f"{where}: {e.fqn} is not a port of a reactor contained in {reactor.fqn}")
+            mine = e.reactor is reactor
+            if role == "effect" and mine and e.is_input:
+                raise ValidationError(f"{where}: cannot write its own input {e.fqn}")
+            if role == "effect" and not mine and not e.is_input:
+                raise ValidationError(f"{where}: cannot write {e.fqn}, an output of a contained reactor")
+            if role != "effect" and not mine and e.is_input:
+                raise ValidationError(f"{where}: cannot read {e.fqn}, an input of a contained reactor")
+        elif isinstance(e, TimerSlot) and role == "effect":
+            raise ValidationError(f"{where}: a timer ({e.fqn}) cannot be an effect")
+        elif isinstance(e, Action) and e.reactor is not reactor:
+            raise ValidationError(f"{where}: {e.fqn} is an action of another reactor")
+    return name, elems, obj
+
+
+def _elements(obj: Any) -> list[Any]:
+    if isinstance(obj, Port):
+        return [obj]
+    if isinstance(obj, MultiPort):
+        return obj.channels()
+    if isinstance(obj, (Action, TimerSlot)):
+        return [obj]
+    if isinstance(obj, (list, tuple)):
+        out: list[Any] = []
+        for o in obj:
+            out.extend(_elements(o))
+        return out
+    return []
+
+
+def assemble(main: Reactor) -> Program:
+    """Check ``main`` and everything it contains and build the ranked program."""
+    if main._parent is not None:
+        raise ValidationError(f"{main.fqn} is contained in {main._parent.fqn}; run the top-level reactor")
+    main._rename(None)
+    prog = Program(main)
+    prog.reactors = list(_walk(main))
+    for r in prog.reactors:
+        if r._env is not None:
+            raise ValidationError(f"{r.fqn} is already part of a running program")
+        for p in r._ports():
+            prog.channels.extend(p.channels())
+        prog.actions.extend(r._actions())
+        prog.timers.extend(r._timers())
+    for r in prog.reactors:
+        for c in r._connections:
+            _connect(c)
+
+    # Reactions, in assembly order.
+    order = 0
+    reads: dict[Slot, list[Reaction]] = {}
+    for r in prog.reactors:
+        for i, rd in enumerate(type(r)._decl_reactions):
+            rx = Reaction(r, rd, i, order)
+            order += 1
+            prog.reactions.append(rx)
+            for role, refs, bucket in (("trigger", rd.triggers, rx.triggers), ("source", rd.sources, rx.sources), ("effect", rd.effects, rx.effects)):
+                for ref in refs:
+                    _, elems, _ = _resolve(r, ref, rd, role)
+                    bucket.extend(elems)
+            for e in rx.effects:
+                if isinstance(e, Port):
+                    e.written_by.append(rx)
+                elif isinstance(e, Action):
+                    e.scheduled_by.append(rx)
+
+    for ch in prog.channels:
+        if ch.upstream is not None and ch.written_by:
+            raise ValidationError(
+                f"{ch.fqn} has two sources: it is connected from {ch.upstream.fqn} and written by "
+                f"{ch.written_by[0].fqn}"
+            )
+
+    # Share slots along zero-delay connections; delayed ones deliver slot to slot.
+    def root(ch: Port[Any]) -> Port[Any]:
+        seen = 0
+        while ch.upstream is not None and ch.upstream_delay is None:
+            ch = ch.upstream
+            seen += 1
+            assert seen <= len(prog.channels), "zero-delay connections form a cycle"
+        return ch
+
+    for ch in prog.channels:
+        ch._slot = root(ch)._slot
+    for ch in prog.channels:
+        if ch.upstream is not None and ch.upstream_delay is not None:
+            ch.upstream._slot.delayed.append((ch._slot, ch.upstream_delay))
+
+    # Triggers and reads per slot.
+    for rx in prog.reactions:
+        for e in rx.triggers:
+            slot = prog.startup if e is STARTUP else prog.shutdown if e is SHUTDOWN else _slot_of(e)
+            if rx not in slot.reactions:
+                slot.reactions.append(rx)
+        for e in (*rx.triggers, *rx.sources):
+            if isinstance(e, Port):
+                lst = reads.setdefault(e._slot, [])
+                if rx not in lst:
+                    lst.append(rx)
+
+    # Precedence edges.
+    edges: dict[Reaction, list[Reaction]] = {rx: [] for rx in prog.reactions}
+    by_reactor: dict[int, list[Reaction]] = {}
+    for rx in prog.reactions:
+        by_reactor.setdefault(id(rx.reactor), []).append(rx)
+    for rxs in by_reactor.values():
+        for a, b in itertools.pairwise(rxs):
+            edges[a].append(b)
+    for rx in prog.reactions:
+        for e in rx.effects:
+            if isinstance(e, Port):
+                for reader in reads.get(e._slot, ()):
+                    if reader not in edges[rx]:
+                        edges[rx].append(reader)
+    prog.edges = edges
+    _levels(prog.reactions, edges)
+    prog.reactions.sort(key=lambda x: (x.level, x.order))
+    for rank, rx in enumerate(prog.reactions):
+        rx.rank = rank
+    for slot in _all_slots(prog):
+        slot.reactions.sort(key=lambda x: x.rank)
+    return prog
+
+
+def _slot_of(e: Any) -> Slot:
+    if isinstance(e, Port):
+        return e._slot
+    assert isinstance(e, (Action, TimerSlot))
+    return e
+
+
+def _all_slots(prog: Program) -> list[Slot]:
+    slots: dict[int, Slot] = {}
+    for s in [prog.startup, prog.shutdown, *prog.actions, *prog.timers, *(c._slot for c in prog.channels)]:
+        slots[id(s)] = s
+    return list(slots.values())
+
+
+def _levels(reactions: list[Reaction], edges: dict[Reaction, list[Reaction]]) -> None:
+    indeg = {rx: 0 for rx in reactions}
+    for src in reactions:
+        for dst in edges[src]:
+            indeg[dst] += 1
+    ready = [rx for rx in reactions if indeg[rx] == 0]
+    for rx in reactions:
+        rx.level = 0
+    done = 0
+    while ready:
+        rx = ready.pop()
+        done += 1
+        for nxt in edges[rx]:
+            nxt.level = max(nxt.level, rx.level + 1)
+            indeg[nxt] -= 1
+            if indeg[nxt] == 0:
+                ready.append(nxt)
+    if done != len(reactions):
+        raise CausalityLoopError(_find_cycle([rx for rx in reactions if indeg[rx] > 0], edges))
+
+
+def _find_cycle(rest: list[Reaction], edges: dict[Reaction, list[Reaction]]) -> list[str]:
+    """A cycle among the reactions Kahn's algorithm could not order, as names."""
+    # Every reaction left has a predecessor left: walk predecessors until one repeats.
+    inside = set(rest)
+    preds: dict[Reaction, list[Reaction]] = {r: [] for r in rest}
+    for src in rest:
+        for dst in edges[src]:
+            if dst in inside:
+                preds[dst].append(src)
+    path: list[Reaction] = []
+    index: dict[Reaction, int] = {}
+    node = min(rest, key=lambda r: r.order)
+    while node not in index:
+        index[node] = len(path)
+        path.append(node)
+        node = min(preds[node], key=lambda r: r.order)
+    cycle = path[index[node]:]
+    cycle.reverse()
+    return [r.fqn for r in cycle]

@@ -1,0 +1,140 @@
+"""Reactions: the code of a reactor, with declared triggers, sources and effects.
+
+::
+
+    class Relay(Reactor):
+        inp = Input(int)
+        out = Output(int)
+
+        @reaction(triggers=[inp], effects=[out])
+        def forward(self, inp, out):
+            out.set(inp.get() + 1)
+
+The function's parameters after ``self`` are bound by name to the declared elements
+(ports, actions, timers, or contained reactors for ``"child.port"`` references); a
+parameter naming nothing declared is refused when the class is defined.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from .errors import ValidationError
+
+if TYPE_CHECKING:
+    from .reactor import Reactor
+
+__all__ = ["Reaction", "ReactionDecl", "reaction"]
+
+# An element reference in a reaction declaration: a declaration object from the class
+# body (Input/Output/Timer/action, STARTUP/SHUTDOWN), or a string: "name" for one of
+# this reactor's elements, "child.port" for a contained reactor's port.
+Ref = Any
+
+
+class ReactionDecl:
+    """A reaction as declared on a reactor class."""
+
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        triggers: Sequence[Ref],
+        sources: Sequence[Ref],
+        effects: Sequence[Ref],
+        deadline: int | None,
+    ) -> None:
+        self.fn = fn
+        self.name = fn.__name__
+        self.triggers = list(triggers)
+        self.sources = list(sources)
+        self.effects = list(effects)
+        self.deadline = deadline
+        self.deadline_fn: Callable[..., Any] | None = None
+        self.params = [p.name for p in list(inspect.signature(fn).parameters.values())[1:]]
+        if deadline is not None and (not isinstance(deadline, int) or isinstance(deadline, bool) or deadline < 0):
+            raise ValidationError(f"reaction {self.name}: deadline must be a whole number of ns >= 0, got {deadline!r}")
+        if not self.triggers:
+            raise ValidationError(f"reaction {self.name} declares no trigger")
+
+    def deadline_handler(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        """Decorate the function that runs instead of the body when the deadline is missed.
+        It takes the same parameters as the reaction."""
+        if self.deadline is None:
+            raise ValidationError(f"reaction {self.name} has a deadline handler but no deadline")
+        self.deadline_fn = fn
+        return fn
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"<reaction decl {self.name}>"
+
+
+def reaction(
+    *,
+    triggers: Sequence[Ref],
+    sources: Sequence[Ref] = (),
+    effects: Sequence[Ref] = (),
+    deadline: int | None = None,
+) -> Callable[[Callable[..., Any]], ReactionDecl]:
+    """Declare a reaction. ``deadline`` (ns) makes the runtime check, just before the
+    reaction runs, that physical time has not passed logical time + deadline; when it
+    has, the ``@<reaction>.deadline_handler`` runs instead (or the body, with a warning
+    counted, when there is no handler)."""
+
+    def wrap(fn: Callable[..., Any]) -> ReactionDecl:
+        return ReactionDecl(fn, triggers, sources, effects, deadline)
+
+    return wrap
+
+
+class Reaction:
+    """A reaction of one reactor instance, placed in the precedence graph."""
+
+    __slots__ = (
+        "args",
+        "body",
+        "call",
+        "deadline",
+        "decl",
+        "effects",
+        "fqn",
+        "index",
+        "late",
+        "level",
+        "order",
+        "rank",
+        "reactor",
+        "sources",
+        "stamp",
+        "triggers",
+    )
+
+    def __init__(self, reactor: Reactor, decl: ReactionDecl, index: int, order: int) -> None:
+        self.reactor = reactor
+        self.decl = decl
+        self.index = index  # position among the reactor's reactions
+        self.order = order  # position in the whole program (assembly order)
+        self.fqn = f"{reactor.fqn}.{decl.name}"
+        self.body = decl.fn
+        self.late = decl.deadline_fn
+        self.deadline = decl.deadline
+        self.level = 0
+        self.rank = 0
+        self.stamp = -1
+        self.args: tuple[Any, ...] = ()
+        #: the body (or deadline check) with its arguments bound, set by the scheduler
+        self.call: Callable[[], Any] = self._unbound
+        # Resolved runtime elements (ports' channels, actions, timers, builtin slots).
+        self.triggers: list[Any] = []
+        self.sources: list[Any] = []
+        self.effects: list[Any] = []
+
+    def _unbound(self) -> None:
+        raise AssertionError(f"{self.fqn} runs before the scheduler bound it")
+
+    def __repr__(self) -> str:
+        return f"<reaction {self.fqn} level={self.level}>"

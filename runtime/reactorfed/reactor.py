@@ -1,0 +1,316 @@
+"""Reactors: classes that declare ports, actions, timers and reactions, hold state as
+plain attributes, and contain other reactors.
+
+A reactor's ``__init__`` takes its parameters, sets its state, creates contained
+reactors (plain attribute assignment names them) and connects ports; calling
+``super().__init__()`` is not needed. Nothing runs until an :class:`Environment`
+assembles and executes the program.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar, cast, overload
+
+from .action import Action, ActionDecl
+from .errors import ValidationError
+from .port import MultiPort, Port, PortDecl
+from .reaction import ReactionDecl
+from .tag import Tag
+from .timer import SHUTDOWN, STARTUP, Timer, TimerSlot
+
+if TYPE_CHECKING:
+    from .scheduler import Scheduler
+
+__all__ = ["Bank", "Connection", "Reactor", "bank", "each"]
+
+R = TypeVar("R", bound="Reactor")
+
+_local = threading.local()
+
+
+def _stack() -> list[Reactor]:
+    s: list[Reactor] | None = getattr(_local, "stack", None)
+    if s is None:
+        s = _local.stack = []
+    return s
+
+
+class Connection:
+    """A connection as written in a reactor's ``__init__``; checked at assembly."""
+
+    def __init__(self, owner: Reactor, src: Any, dst: Any, after: int | None, broadcast: bool) -> None:
+        self.owner = owner
+        self.src = src
+        self.dst = dst
+        self.after = after
+        self.broadcast = broadcast
+
+
+class _ReactorMeta(type):
+    def __call__(cls, *args: Any, name: str | None = None, **kwargs: Any) -> Any:
+        stack = _stack()
+        obj = cls.__new__(cls)  # type: ignore[call-overload]
+        parent = stack[-1] if stack else None
+        obj._setup(parent, name, getattr(_local, "bank_index", None))
+        _local.bank_index = None
+        stack.append(obj)
+        try:
+            obj.__init__(*args, **kwargs)
+        finally:
+            stack.pop()
+        obj._finish()
+        return obj
+
+
+class Reactor(metaclass=_ReactorMeta):
+    """Base class of every reactor."""
+
+    _decl_ports: dict[str, PortDecl[Any]] = {}
+    _decl_actions: dict[str, ActionDecl[Any]] = {}
+    _decl_timers: dict[str, Timer] = {}
+    _decl_reactions: list[ReactionDecl] = []
+
+    # Instance fields set by _setup (declared for type checkers).
+    _parent: Reactor | None
+    _env: Scheduler | None
+    _children: list[Reactor]
+    _connections: list[Connection]
+    bank_index: int | None
+    name: str
+    fqn: str
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        ports: dict[str, PortDecl[Any]] = {}
+        actions: dict[str, ActionDecl[Any]] = {}
+        timers: dict[str, Timer] = {}
+        reactions: dict[str, ReactionDecl] = {}
+        for klass in reversed(cls.__mro__):
+            for attr, v in vars(klass).items():
+                if isinstance(v, PortDecl):
+                    ports[attr] = v
+                elif isinstance(v, ActionDecl):
+                    actions[attr] = v
+                elif isinstance(v, Timer):
+                    timers[attr] = v
+                elif isinstance(v, ReactionDecl):
+                    reactions[attr] = v  # an override keeps the base's position
+        cls._decl_ports, cls._decl_actions, cls._decl_timers = ports, actions, timers
+        cls._decl_reactions = list(reactions.values())
+        for r in cls._decl_reactions:
+            _check_params(cls, r)
+
+    def __init__(self) -> None:
+        pass
+
+    # -- construction ------------------------------------------------------------
+    def _setup(self, parent: Reactor | None, name: str | None, bank_index: int | None) -> None:
+        d = self.__dict__
+        d["_parent"] = parent
+        d["_env"] = None
+        d["_children"] = []
+        d["_connections"] = []
+        d["_explicit_name"] = name
+        d["bank_index"] = bank_index
+        d["name"] = name or type(self).__name__
+        d["fqn"] = d["name"]
+        if parent is not None:
+            parent._children.append(self)
+
+    def _finish(self) -> None:
+        # Create every declared element not touched during __init__ (they are created
+        # lazily so that multiport widths may depend on parameters set in __init__).
+        for attr in (*self._decl_ports, *self._decl_actions, *self._decl_timers):
+            getattr(self, attr)
+        self._name_children()
+
+    def _name_children(self) -> None:
+        named: set[int] = set()
+        for attr, v in list(self.__dict__.items()):
+            if attr.startswith("_"):
+                continue
+            if isinstance(v, Reactor) and v._parent is self and id(v) not in named:
+                if v.__dict__["_explicit_name"] is None:
+                    v.__dict__["name"] = attr
+                named.add(id(v))
+            elif isinstance(v, (Bank, list, tuple)) and v and all(isinstance(m, Reactor) for m in v):
+                for i, m in enumerate(v):
+                    if m._parent is self and id(m) not in named and m.__dict__["_explicit_name"] is None:
+                        m.__dict__["name"] = f"{attr}[{i}]"
+                        named.add(id(m))
+        seen: dict[str, int] = {}
+        for c in self._children:
+            if c.name in seen:
+                seen[c.name] += 1
+                c.__dict__["name"] = f"{c.name}{seen[c.name]}"
+            else:
+                seen[c.name] = 0
+
+    def _rename(self, prefix: str | None) -> None:
+        """Fix full names once the hierarchy is complete (done at assembly)."""
+        self.__dict__["fqn"] = self.name if prefix is None else f"{prefix}.{self.name}"
+        for p in self._ports():
+            for ch in p.channels():
+                suffix = "" if ch.index is None else f"[{ch.index}]"
+                ch.fqn = ch._slot.fqn = f"{self.fqn}.{ch.decl.name}{suffix}"
+            if isinstance(p, MultiPort):
+                p.fqn = f"{self.fqn}.{p.decl.name}"
+        for a in self._actions():
+            a.fqn = f"{self.fqn}.{a.decl.name}"
+        for attr in self._decl_timers:
+            cast(TimerSlot, self.__dict__[attr]).fqn = f"{self.fqn}.{attr}"
+        for c in self._children:
+            c._rename(self.fqn)
+
+    def _ports(self) -> list[Port[Any] | MultiPort[Any]]:
+        return [self.__dict__[a] for a in self._decl_ports]
+
+    def _actions(self) -> list[Action]:
+        return [self.__dict__[a] for a in self._decl_actions]
+
+    def _timers(self) -> list[TimerSlot]:
+        return [self.__dict__[a] for a in self._decl_timers]
+
+    def connect(self, src: Any, dst: Any, *, after: int | None = None, broadcast: bool = False) -> None:
+        """Connect ``src`` to ``dst``: ports, multiports, a bank's ports (``bank.out``) or
+        lists of them, flattened into channels and joined pairwise.
+
+        ``after=None`` delivers at the same tag; ``after=0`` at the next microstep;
+        ``after=d`` at ``d`` ns later, microstep 0. With ``broadcast=True`` the sources
+        repeat to fill the destinations (their count must divide it). Any other width
+        mismatch is an error.
+        """
+        if after is not None and (not isinstance(after, int) or isinstance(after, bool) or after < 0):
+            raise ValidationError(f"{self.fqn}: connection delay must be a whole number of ns >= 0, got {after!r}")
+        self._connections.append(Connection(self, src, dst, after, broadcast))
+
+    # -- logical time, for use inside reactions ---------------------------------------
+    def _running_env(self) -> Scheduler:
+        env = self._env
+        if env is None:
+            raise ValidationError(f"{self.fqn}: the program is not running")
+        return env
+
+    def tag(self) -> Tag:
+        """The current tag (absolute time in ns since the epoch, microstep)."""
+        return Tag(*self._running_env().current_tag)
+
+    def elapsed_tag(self) -> Tag:
+        """The current tag relative to the start time: what traces should record."""
+        env = self._running_env()
+        t, m = env.current_tag
+        return Tag(t - env.start_time, m)
+
+    def logical_time(self) -> int:
+        return self._running_env().current_tag[0]
+
+    def elapsed(self) -> int:
+        """Logical time elapsed since the start, in ns."""
+        env = self._running_env()
+        return env.current_tag[0] - env.start_time
+
+    def microstep(self) -> int:
+        return self._running_env().current_tag[1]
+
+    def start_time(self) -> int:
+        return self._running_env().start_time
+
+    def physical_time(self) -> int:
+        return self._running_env().clock.now()
+
+    def request_stop(self) -> None:
+        """Stop at the next microstep: shutdown reactions run there, later events are dropped."""
+        self._running_env().request_stop()
+
+    @property
+    def children(self) -> list[Reactor]:
+        return list(self._children)
+
+    @property
+    def parent(self) -> Reactor | None:
+        return self._parent
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.fqn}>"
+
+
+def _element_name(ref: Any) -> str | None:
+    if isinstance(ref, (PortDecl, ActionDecl, Timer)):
+        return ref.name
+    if ref is STARTUP or ref is SHUTDOWN:
+        return None
+    if isinstance(ref, str):
+        return ref.split(".", 1)[0]
+    raise ValidationError(f"not a port, action, timer or trigger reference: {ref!r}")
+
+
+def _check_params(cls: type, r: ReactionDecl) -> None:
+    names = {n for ref in (*r.triggers, *r.sources, *r.effects) if (n := _element_name(ref)) is not None}
+    for fn, what in ((r.fn, "reaction"), (r.deadline_fn, "deadline handler")):
+        if fn is None:
+            continue
+        import inspect
+
+        params = [p.name for p in list(inspect.signature(fn).parameters.values())[1:]]
+        for p in params:
+            if p not in names:
+                raise ValidationError(
+                    f"{what} {cls.__name__}.{r.name}: parameter {p!r} names no declared trigger, "
+                    f"source or effect (declared: {', '.join(sorted(names)) or 'none'})"
+                )
+
+
+class each:
+    """Marks a bank parameter computed per member: ``bank(W, 4, seed=each(lambda i: 100 + i))``."""
+
+    def __init__(self, fn: Callable[[int], Any]) -> None:
+        self.fn = fn
+
+
+class Bank(Sequence[R]):
+    """A bank of reactors: ``width`` instances of one class, each knowing its ``bank_index``.
+
+    ``bank.port`` is the list of that port of every member, for :meth:`Reactor.connect`.
+    """
+
+    def __init__(self, members: list[R]) -> None:
+        self._members = members
+
+    @overload
+    def __getitem__(self, i: int) -> R: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[R]: ...
+    def __getitem__(self, i: int | slice) -> R | list[R]:
+        return self._members[i]
+
+    def __len__(self) -> int:
+        return len(self._members)
+
+    def __iter__(self) -> Iterator[R]:
+        return iter(self._members)
+
+    def __getattr__(self, attr: str) -> list[Any]:
+        if attr.startswith("_"):
+            raise AttributeError(attr)
+        return [getattr(m, attr) for m in self._members]
+
+    def __repr__(self) -> str:
+        return f"<bank of {len(self)} {self._members[0].__class__.__name__ if self._members else '?'}>"
+
+
+def bank(cls: Callable[..., R], width: int, *args: Any, **kwargs: Any) -> Bank[R]:
+    """Create ``width`` members of ``cls`` inside the reactor being built. Arguments are
+    passed to every member; wrap one in :class:`each` to compute it from the index."""
+    if not isinstance(width, int) or isinstance(width, bool) or width < 0:
+        raise ValidationError(f"bank width must be an int >= 0, got {width!r}")
+    members: list[R] = []
+    for i in range(width):
+        kw = {k: (v.fn(i) if isinstance(v, each) else v) for k, v in kwargs.items()}
+        _local.bank_index = i
+        try:
+            members.append(cls(*args, **kw))
+        finally:
+            _local.bank_index = None
+    return Bank(members)

@@ -1,0 +1,472 @@
+"""The scheduler: executes an assembled program tag by tag in logical time.
+
+At each tag it fires the events of that tag (actions, timers, delayed connections,
+startup/shutdown), runs the triggered reactions in rank order (level, then assembly
+order), then delivers delayed connections and clears presence. In ``fast`` mode it never
+waits; otherwise it does not process a tag before physical time reaches it. Physical
+actions arrive from other threads through an inbox; everything else happens on the
+scheduler's thread (or, with ``workers > 1``, on a pool that runs one level's reactions
+at a time, under a lock).
+
+A :class:`Coordinator` (federated execution) may hold a tag back until it is granted,
+add events that arrived from the network, and hear of each completed tag.
+"""
+
+from __future__ import annotations
+
+import functools
+import heapq
+import logging
+import threading
+from collections import deque
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from types import SimpleNamespace
+from typing import Any, Protocol
+
+from .action import Action, ActionHandle, ActionReader, Policy
+from .clock import Clock
+from .errors import ReactorError, ValidationError
+from .graph import Program, _resolve
+from .port import CheckedWriter, MultiPort, MultiReader, MultiWriter, Port, PortReader, PortWriter
+from .reaction import Reaction
+from .tag import FOREVER, FOREVER_TAG, NEVER
+from .timer import TimerSlot
+from .trigger import Slot
+
+__all__ = ["Coordinator", "ReactionFailed", "Scheduler"]
+
+log = logging.getLogger("reactorfed.scheduler")
+
+TagT = tuple[int, int]
+_heappush = heapq.heappush
+_heappop = heapq.heappop
+
+
+class ReactionFailed(ReactorError):
+    """A reaction raised; the program stops. ``__cause__`` is the original exception."""
+
+
+class Coordinator(Protocol):
+    """The hooks federated execution plugs into the scheduler."""
+
+    def start_time(self, proposed: int) -> int:
+        """Agree on the start time with the rest of the federation."""
+        ...
+
+    def acquire(self, scheduler: Scheduler, tag: TagT | None) -> TagT | None:
+        """Block until ``tag`` (the earliest local event, None for none) may be processed.
+        May post network events (through :meth:`Scheduler.post_remote`) and return an
+        earlier tag, or None to mean 'nothing to do: stop'."""
+        ...
+
+    def completed(self, scheduler: Scheduler, tag: TagT) -> None:
+        """``tag`` is complete (its outputs are sent)."""
+        ...
+
+    def stop_requested(self, scheduler: Scheduler, tag: TagT) -> TagT:
+        """A local request to stop at ``tag``; returns the agreed stop tag."""
+        ...
+
+
+class Scheduler:
+    def __init__(
+        self,
+        program: Program,
+        *,
+        clock: Clock,
+        fast: bool,
+        timeout: int | None,
+        keepalive: bool,
+        workers: int = 1,
+        check_types: bool = False,
+        coordinator: Coordinator | None = None,
+    ) -> None:
+        self.program = program
+        self.clock = clock
+        self.fast = fast
+        self.timeout = timeout
+        self.keepalive = keepalive
+        self.workers = workers
+        self.check_types = check_types
+        self.coordinator = coordinator
+        self.current_tag: TagT = (NEVER, 0)
+        self.start_time = 0
+        self.stop_tag: TagT = FOREVER_TAG
+        self.stop_reason = ""
+        self.tags_processed = 0
+        self.reactions_executed = 0
+        self.deadline_misses = 0
+        self._eq: list[TagT] = []
+        self._events: dict[TagT, dict[Slot, Any]] = {}
+        self._rq: list[int] = []
+        self._set: list[Slot] = []
+        self._stamp = 0
+        self._reactions = program.reactions
+        self._inbox: deque[tuple[Action, Any, int]] = deque()
+        self._wakeup = threading.Event()
+        self._external_stop = False
+        self._current: Reaction | None = None
+        self._tls = threading.local()
+        self._lock = threading.Lock()
+        self._pool: ThreadPoolExecutor | None = None
+        self._thread: threading.Thread | None = None
+        #: hooks run at the end of every tag with the slots set at it (federation senders)
+        self.tag_hooks: list[Callable[[TagT, list[Slot]], None]] = []
+
+    # -- binding handles -----------------------------------------------------------
+    def bind(self) -> None:
+        """Give every reaction its arguments (handles for what it declared)."""
+        parallel = self.workers > 1
+        mark = self._mark_locked if parallel else self._mark
+        sched = self._schedule_locked if parallel else self._schedule
+        writer_cls = CheckedWriter if self.check_types else PortWriter
+        for r in self.program.reactors:
+            r.__dict__["_env"] = self
+        for rx in self._reactions:
+            decl = rx.decl
+            handles: dict[str, Any] = {}
+            nested: dict[str, SimpleNamespace] = {}
+            for role, refs in (("trigger", decl.triggers), ("source", decl.sources), ("effect", decl.effects)):
+                for ref in refs:
+                    name, _, obj = _resolve(rx.reactor, ref, decl, role)
+                    if name is None:
+                        continue
+                    h = self._handle(obj, role == "effect", mark, sched, writer_cls)
+                    if isinstance(ref, str) and "." in ref:
+                        ns = nested.setdefault(name, SimpleNamespace())
+                        attr = ref.split(".", 1)[1]
+                        if role == "effect" or not hasattr(ns, attr):
+                            setattr(ns, attr, h)
+                    elif role == "effect" or name not in handles:
+                        handles[name] = h
+            handles.update(nested)
+            rx.args = tuple(handles[p] for p in decl.params)
+            body = functools.partial(rx.body, rx.reactor, *rx.args)
+            late = functools.partial(rx.late, rx.reactor, *rx.args) if rx.late is not None else None
+            rx.call = self._with_deadline(rx, body, late) if rx.deadline is not None else body
+        if parallel:
+            self._pool = ThreadPoolExecutor(self.workers - 1, thread_name_prefix="reactorfed-worker")
+
+    def _handle(self, obj: Any, effect: bool, mark: Callable[[Slot], None], sched: Any, writer_cls: type[PortWriter[Any]]) -> Any:
+        if isinstance(obj, Port):
+            return writer_cls(obj, mark) if effect else PortReader(obj)
+        if isinstance(obj, MultiPort):
+            obj = obj.channels()
+        if isinstance(obj, (list, tuple)):
+            chans: list[Port[Any]] = []
+            for o in obj:
+                chans.extend(o.channels() if isinstance(o, (Port, MultiPort)) else [])
+            if effect:
+                return MultiWriter([writer_cls(c, mark) for c in chans])
+            return MultiReader([PortReader(c) for c in chans])
+        if isinstance(obj, Action):
+            return ActionHandle(obj, sched) if effect else ActionReader(obj)
+        if isinstance(obj, TimerSlot):
+            return ActionReader(obj)  # type: ignore[arg-type]
+        raise ValidationError(f"cannot make a handle for {obj!r}")
+
+    def _with_deadline(self, rx: Reaction, body: Callable[[], Any], late: Callable[[], Any] | None) -> Callable[[], Any]:
+        deadline = rx.deadline
+        assert deadline is not None
+        now = self.clock.now
+
+        def run() -> Any:
+            if now() > self.current_tag[0] + deadline:
+                self.deadline_misses += 1
+                if late is not None:
+                    return late()
+                log.warning("deadline of %s missed at %s (no handler: running the body)", rx.fqn, self.current_tag)
+            return body()
+
+        return run
+
+    # -- called from reactions and other threads --------------------------------------
+    def current_reaction_name(self) -> str | None:
+        r = getattr(self._tls, "current", None) if self.workers > 1 else self._current
+        return r.fqn if r is not None else None
+
+    def _mark(self, slot: Slot) -> None:
+        self._set.append(slot)
+        stamp = self._stamp
+        rq = self._rq
+        for r in slot.reactions:
+            if r.stamp != stamp:
+                r.stamp = stamp
+                _heappush(rq, r.rank)
+
+    def _mark_locked(self, slot: Slot) -> None:
+        with self._lock:
+            self._mark(slot)
+
+    def _post(self, tag: TagT, slot: Slot, value: Any) -> None:
+        evs = self._events.get(tag)
+        if evs is None:
+            self._events[tag] = {slot: value}
+            _heappush(self._eq, tag)
+        else:
+            evs[slot] = value
+
+    def post_remote(self, tag: TagT, slot: Slot, value: Any) -> None:
+        """Post an event that arrived from elsewhere (a federate's network input).
+        Must be called on the scheduler's thread (from a coordinator hook)."""
+        assert tag > self.current_tag, f"remote event at {tag} is not after {self.current_tag}"
+        self._post(tag, slot, value)
+
+    def _schedule(self, action: Action, value: Any, delay: int) -> None:
+        if delay and (delay.__class__ is not int or delay < 0):
+            raise ValidationError(f"{action.fqn}: delay must be a whole number of ns >= 0, got {delay!r}")
+        d = action.decl.min_delay + delay
+        t, m = self.current_tag
+        tag = (t, m + 1) if d == 0 else (t + d, 0)
+        self._place(action, value, tag)
+
+    def _schedule_locked(self, action: Action, value: Any, delay: int) -> None:
+        with self._lock:
+            self._schedule(action, value, delay)
+
+    def _place(self, action: Action, value: Any, tag: TagT) -> None:
+        decl = action.decl
+        last = action.last_tag
+        if decl.min_spacing and last is not None and tag[0] < last[0] + decl.min_spacing:
+            if decl.policy is Policy.DROP:
+                return
+            if decl.policy is Policy.REPLACE:
+                pending = self._events.get(last)
+                if pending is not None and action in pending:
+                    pending[action] = value
+                    return
+            tag = (last[0] + decl.min_spacing, 0)
+        action.last_tag = tag
+        if tag <= self.stop_tag:
+            self._post(tag, action, value)
+
+    def schedule_physical(self, action: Action, value: Any, delay: int) -> None:
+        """Thread-safe: timestamp with physical time now, hand over to the scheduler."""
+        if delay.__class__ is not int or delay < 0:
+            raise ValidationError(f"{action.fqn}: delay must be a whole number of ns >= 0, got {delay!r}")
+        self._inbox.append((action, value, self.clock.now() + action.decl.min_delay + delay))
+        self._wakeup.set()
+
+    def request_stop(self) -> None:
+        """From a reaction: stop at the next microstep. From another thread: stop soon."""
+        if threading.current_thread() is self._thread or self._in_worker():
+            t, m = self.current_tag
+            self._set_stop((t, m + 1), "stop requested")
+        else:
+            self._external_stop = True
+            self._wakeup.set()
+
+    def _in_worker(self) -> bool:
+        return getattr(self._tls, "current", None) is not None
+
+    def _set_stop(self, tag: TagT, reason: str) -> None:
+        if self.coordinator is not None:
+            tag = self.coordinator.stop_requested(self, tag)
+        if tag < self.stop_tag:
+            self.stop_tag = tag
+            self.stop_reason = reason
+
+    # -- the loop --------------------------------------------------------------------
+    def run(self) -> None:
+        self._thread = threading.current_thread()
+        proposed = self.clock.now()
+        self.start_time = start = self.coordinator.start_time(proposed) if self.coordinator else proposed
+        if self.timeout is not None:
+            self.stop_tag = (start + self.timeout, 0)
+            self.stop_reason = "timeout"
+        prog = self.program
+        self._post((start, 0), prog.startup, None)
+        for tm in prog.timers:
+            if start + tm.offset <= self.stop_tag[0]:
+                self._post((start + tm.offset, 0), tm, None)
+        try:
+            self._loop()
+        finally:
+            if self._pool is not None:
+                self._pool.shutdown(wait=True)
+
+    def _drain_inbox(self) -> None:
+        inbox = self._inbox
+        while inbox:
+            action, value, t = inbox.popleft()
+            cur = self.current_tag
+            tag = (t, 0)
+            if tag <= cur:
+                tag = (cur[0], cur[1] + 1)
+            self._place(action, value, tag)
+        if self._external_stop:
+            self._external_stop = False
+            cur = self.current_tag
+            self._set_stop((cur[0], cur[1] + 1) if cur[0] != NEVER else (self.start_time, 0), "stop requested from outside")
+
+    def _next(self) -> TagT | None:
+        """The next tag to process, waiting as needed; None when the program is over."""
+        coord = self.coordinator
+        while True:
+            if self._inbox or self._external_stop:
+                self._drain_inbox()
+            eq = self._eq
+            head = eq[0] if eq else None
+            if head is not None and head > self.stop_tag:
+                head = None
+            if head is None and self.keepalive and self.stop_tag == FOREVER_TAG and coord is None:
+                self._wakeup.wait()
+                self._wakeup.clear()
+                continue
+            # Keepalive with a stop time: wait for a physical action until then.
+            if (
+                head is None
+                and self.keepalive
+                and coord is None
+                and self.stop_tag[0] < FOREVER
+                and not self.fast
+                and not self.clock.wait_until(self.stop_tag[0], self._wakeup)
+            ):
+                continue
+            if coord is not None:
+                granted = coord.acquire(self, head)
+                if self._inbox:
+                    continue
+                if granted is None:
+                    return None
+                if eq and eq[0] < granted:
+                    granted = eq[0]
+                head = granted
+            if head is None:
+                return None
+            if not self.fast and head[0] > self.clock.now() and not self.clock.wait_until(head[0], self._wakeup):
+                continue  # woken by a physical action or a stop request
+            return head
+
+    def _loop(self) -> None:
+        prog = self.program
+        shutdown = prog.shutdown
+        while True:
+            tag = self._next()
+            stop = self.stop_tag
+            if tag is None or tag > stop:
+                starving = not self._eq and not self.keepalive and self.coordinator is None
+                cur = self.current_tag
+                if stop == FOREVER_TAG or (starving and (cur[0], cur[1] + 1) < stop):
+                    stop = self.stop_tag = (cur[0], cur[1] + 1)
+                    self.stop_reason = "starvation"
+                elif not self.fast:
+                    while not self.clock.wait_until(stop[0], self._wakeup):
+                        pass
+                evs = self._events.pop(stop, {})
+                if stop in self._eq:
+                    self._eq.remove(stop)
+                    heapq.heapify(self._eq)
+                evs[shutdown] = None
+                self._process(stop, evs)
+                break
+            heapq.heappop(self._eq)
+            evs = self._events.pop(tag)
+            if tag == stop:
+                evs[shutdown] = None
+                self._process(tag, evs)
+                break
+            self._process(tag, evs)
+        self._eq.clear()
+        self._events.clear()
+
+    def _process(self, tag: TagT, events: dict[Slot, Any]) -> None:
+        self.current_tag = tag
+        self._stamp += 1
+        stamp = self._stamp
+        rq = self._rq
+        setl = self._set
+        for slot, value in events.items():
+            slot.value = value
+            if not slot.present:
+                slot.present = True
+                setl.append(slot)
+            for r in slot.reactions:
+                if r.stamp != stamp:
+                    r.stamp = stamp
+                    _heappush(rq, r.rank)
+            if slot.__class__ is TimerSlot and slot.period:
+                nxt = (tag[0] + slot.period, 0)
+                if nxt <= self.stop_tag:
+                    self._post(nxt, slot, None)
+        if self._pool is None:
+            self._run_serial()
+        else:
+            self._run_parallel()
+        self.tags_processed += 1
+        for slot in setl:
+            if slot.delayed:
+                t, m = tag
+                for dst, delay in slot.delayed:
+                    dtag = (t, m + 1) if delay == 0 else (t + delay, 0)
+                    if dtag <= self.stop_tag:
+                        self._post(dtag, dst, slot.value)
+        for hook in self.tag_hooks:
+            hook(tag, setl)
+        for slot in setl:
+            slot.present = False
+            slot.value = None
+        setl.clear()
+        if self.coordinator is not None:
+            self.coordinator.completed(self, tag)
+
+    def _run_serial(self) -> None:
+        rq = self._rq
+        reactions = self._reactions
+        pop = _heappop
+        n = 0
+        r: Reaction | None = None
+        try:
+            while rq:
+                r = reactions[pop(rq)]
+                self._current = r
+                r.call()
+                n += 1
+        except ReactorError:
+            raise
+        except BaseException as e:
+            assert r is not None
+            raise ReactionFailed(f"reaction {r.fqn} failed at tag {self._elapsed()}: {type(e).__name__}: {e}") from e
+        finally:
+            self._current = None
+            self.reactions_executed += n
+
+    def _run_one(self, r: Reaction) -> None:
+        self._tls.current = r
+        try:
+            r.call()
+        finally:
+            self._tls.current = None
+
+    def _run_parallel(self) -> None:
+        rq = self._rq
+        reactions = self._reactions
+        pool = self._pool
+        assert pool is not None
+        while rq:
+            with self._lock:
+                first = reactions[_heappop(rq)]
+                batch = [first]
+                while rq and reactions[rq[0]].level == first.level:
+                    batch.append(reactions[_heappop(rq)])
+            futures: list[Future[None]] = [pool.submit(self._run_one, r) for r in batch[1:]]
+            errors: list[tuple[Reaction, BaseException]] = []
+            try:
+                self._run_one(first)
+            except BaseException as e:
+                errors.append((first, e))
+            for r, f in zip(batch[1:], futures, strict=True):
+                exc = f.exception()
+                if exc is not None:
+                    errors.append((r, exc))
+            self.reactions_executed += len(batch)
+            if errors:
+                bad, exc = min(errors, key=lambda x: x[0].rank)  # deterministic: the first by rank
+                if isinstance(exc, ReactorError):
+                    raise exc
+                raise ReactionFailed(f"reaction {bad.fqn} failed at tag {self._elapsed()}: {type(exc).__name__}: {exc}") from exc
+
+    def _elapsed(self) -> str:
+        t, m = self.current_tag
+        return f"({t - self.start_time} ns, {m}) after start"

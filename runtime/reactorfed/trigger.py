@@ -1,0 +1,31 @@
+"""The value cell behind everything a reaction can be triggered by.
+
+A :class:`Slot` holds the value and presence of a port (shared by every port joined to
+it by zero-delay connections), an action, a timer, or startup/shutdown. The scheduler
+sets it, pushes the reactions it triggers, and clears it at the end of the tag.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .reaction import Reaction
+
+__all__: list[str] = []
+
+
+class Slot:
+    __slots__ = ("delayed", "fqn", "present", "reactions", "value")
+
+    def __init__(self, fqn: str) -> None:
+        self.fqn = fqn
+        self.value: Any = None
+        self.present = False
+        #: reactions triggered when this slot becomes present, sorted by rank
+        self.reactions: list[Reaction] = []
+        #: outgoing delayed connections: (destination slot, delay ns; 0 = next microstep)
+        self.delayed: list[tuple[Slot, int]] = []
+
+    def __repr__(self) -> str:
+        return f"<slot {self.fqn} present={self.present}>"

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# The project's test command: set up from scratch, lint, type-check, run the tests.
+# Extra arguments go to pytest (e.g. scripts/test.sh -m "not e2e" -x).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+# Kubernetes control-plane binaries for the e2e tests (cached outside the repo).
+if [ -x scripts/k8s-tools.sh ] && command -v go >/dev/null 2>&1; then
+  scripts/k8s-tools.sh >&2 || echo "warning: building the test control plane failed; e2e tests will skip" >&2
+fi
+.venv/bin/ruff check .
+.venv/bin/mypy
+[ ! -f scripts/check-chart-crds.sh ] || scripts/check-chart-crds.sh
+exec .venv/bin/python -m pytest "$@"
