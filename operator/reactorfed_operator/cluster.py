@@ -1,0 +1,144 @@
+"""The operator's I/O with the API server (kubernetes client), kept apart from the logic.
+
+Every function is idempotent: creating what exists and deleting what is gone are no-ops,
+so a reconcile pass can be repeated or interrupted at any point.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from kubernetes import client, config
+from kubernetes.client.exceptions import ApiException
+
+from .manifests import ANNOTATION_WIDTH, LABEL_FEDERATION, LABEL_INCARNATION, LABEL_ROLE, Federation
+from .planner import ObservedPod
+
+__all__ = ["Cluster", "load_config", "observe_pod"]
+
+
+def load_config() -> None:
+    """In-cluster credentials when running in a pod, else $KUBECONFIG / ~/.kube/config."""
+    try:
+        config.load_incluster_config()
+    except config.ConfigException:
+        config.load_kube_config()
+
+
+def observe_pod(pod: Mapping[str, Any]) -> ObservedPod | None:
+    """An API pod (as a dict) -> :class:`ObservedPod`; None for pods not made by us."""
+    meta = pod.get("metadata") or {}
+    labels = meta.get("labels") or {}
+    annotations = meta.get("annotations") or {}
+    try:
+        incarnation = int(labels[LABEL_INCARNATION])
+        width = int(annotations[ANNOTATION_WIDTH])
+        role = labels[LABEL_ROLE]
+    except (KeyError, ValueError):
+        return None
+    status = pod.get("status") or {}
+    conditions = {c.get("type"): c for c in status.get("conditions") or []}
+    ready = (conditions.get("Ready") or {}).get("status") == "True"
+    message = None
+    sched = conditions.get("PodScheduled") or {}
+    if sched.get("status") == "False" and sched.get("reason") == "Unschedulable":
+        message = str(sched.get("message") or "unschedulable")
+    if status.get("phase") == "Failed":
+        message = status.get("message") or status.get("reason")
+        for cs in status.get("containerStatuses") or []:
+            term = (cs.get("state") or {}).get("terminated") or {}
+            if term:
+                message = f"exit code {term.get('exitCode')}" + (f", {term.get('reason')}" if term.get("reason") else "")
+    return ObservedPod(
+        name=str(meta.get("name")),
+        role=str(role),
+        incarnation=incarnation,
+        width=width,
+        phase=str(status.get("phase") or "Pending"),
+        ready=ready,
+        deleting=meta.get("deletionTimestamp") is not None,
+        node=(pod.get("spec") or {}).get("nodeName"),
+        ip=status.get("podIP"),
+        message=message,
+    )
+
+
+class Cluster:
+    """Thin wrapper over CoreV1Api for one namespace."""
+
+    def __init__(self, namespace: str, api: client.CoreV1Api | None = None) -> None:
+        self.namespace = namespace
+        self.core = api or client.CoreV1Api()
+        self._sanitize = client.ApiClient().sanitize_for_serialization
+
+    def pods(self, fed: Federation) -> list[ObservedPod]:
+        selector = f"{LABEL_FEDERATION}={fed.name}"
+        items = self.core.list_namespaced_pod(self.namespace, label_selector=selector).items
+        observed = []
+        for item in items:
+            raw = self._sanitize(item)
+            owners = (raw.get("metadata") or {}).get("ownerReferences") or []
+            if not any(o.get("uid") == fed.uid for o in owners):
+                continue  # same label, other owner: not ours to touch
+            pod = observe_pod(raw)
+            if pod is not None:
+                observed.append(pod)
+        return observed
+
+    def create(self, manifest: Mapping[str, Any]) -> bool:
+        """Create the object; False if it already existed."""
+        kind = manifest["kind"]
+        creators: dict[str, Callable[..., Any]] = {
+            "Pod": self.core.create_namespaced_pod,
+            "Service": self.core.create_namespaced_service,
+            "Secret": self.core.create_namespaced_secret,
+            "PersistentVolumeClaim": self.core.create_namespaced_persistent_volume_claim,
+        }
+        create = creators[kind]
+        try:
+            create(self.namespace, dict(manifest))
+        except ApiException as exc:
+            if exc.status == 409:
+                return False
+            raise
+        return True
+
+    def exists(self, kind: str, name: str) -> bool:
+        readers: dict[str, Callable[..., Any]] = {
+            "Service": self.core.read_namespaced_service,
+            "Secret": self.core.read_namespaced_secret,
+            "ConfigMap": self.core.read_namespaced_config_map,
+            "PersistentVolumeClaim": self.core.read_namespaced_persistent_volume_claim,
+        }
+        read = readers[kind]
+        try:
+            read(name, self.namespace)
+        except ApiException as exc:
+            if exc.status == 404:
+                return False
+            raise
+        return True
+
+    def data_keys(self, kind: str, name: str) -> set[str] | None:
+        """Keys of a Secret's or ConfigMap's data; None when the object does not exist."""
+        try:
+            if kind == "Secret":
+                obj: Any = self.core.read_namespaced_secret(name, self.namespace)
+                data = {**(obj.data or {}), **(obj.string_data or {})}
+            else:
+                obj = self.core.read_namespaced_config_map(name, self.namespace)
+                data = {**(obj.data or {}), **(obj.binary_data or {})}
+        except ApiException as exc:
+            if exc.status == 404:
+                return None
+            raise
+        return set(data)
+
+    def delete_pod(self, name: str, grace_seconds: int) -> None:
+        try:
+            self.core.delete_namespaced_pod(name, self.namespace, grace_period_seconds=grace_seconds)
+        except ApiException as exc:
+            if exc.status != 404:
+                raise
+

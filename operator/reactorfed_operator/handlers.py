@@ -1,0 +1,160 @@
+"""Kopf handlers: thin glue between Kopf events and the pure reconcile logic.
+
+One function, :func:`reconcile`, does a level-triggered pass (observe -> plan -> act ->
+status); it runs on create/resume/spec updates and on a timer (``REACTORFED_OPERATOR_INTERVAL``
+seconds, default 5) so pod phases and the RTI's progress stay current. Semantic errors
+end in a status condition and an Event, never in an exception that Kopf would retry in
+a loop.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import os
+import secrets
+import threading
+from typing import Any
+
+import kopf
+from kubernetes.client.exceptions import ApiException
+
+from . import GROUP, PLURAL, VERSION
+from .cluster import Cluster, load_config
+from .manifests import Federation, checkpoint_pvc, rti_service, secret, secret_name
+from .planner import Plan, PriorStatus, plan
+from .progress import Progress, fetch_progress
+from .spec import FederationSpec, SpecError, parse_spec
+
+__all__ = ["configure", "reconcile"]
+
+INTERVAL = float(os.environ.get("REACTORFED_OPERATOR_INTERVAL", "5"))
+_locks: dict[str, threading.Lock] = {}
+_locks_guard = threading.Lock()
+
+
+def _lock(uid: str) -> threading.Lock:
+    with _locks_guard:
+        return _locks.setdefault(uid, threading.Lock())
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@kopf.on.startup()
+def configure(settings: kopf.OperatorSettings, **_: Any) -> None:
+    # Keep Kopf's bookkeeping in annotations: our status schema has no room for it.
+    settings.persistence.progress_storage = kopf.AnnotationsProgressStorage(prefix="reactorfed.io")
+    settings.persistence.diffbase_storage = kopf.AnnotationsDiffBaseStorage(
+        prefix="reactorfed.io", key="last-handled-configuration"
+    )
+    settings.posting.reporting_component = "reactorfed-operator"
+    settings.posting.reporting_instance = os.environ.get("POD_NAME", "reactorfed-operator")
+    settings.posting.event_name_prefix = "reactorfed-"
+    settings.posting.level = logging.WARNING  # our own kopf.event() calls are always posted
+    settings.watching.server_timeout = 300
+    settings.networking.request_timeout = 30
+    load_config()
+
+
+def _post(body: kopf.Body, type_: str, reason: str, message: str) -> None:
+    try:
+        kopf.event(body, type=type_, reason=reason, message=message[:1000])
+    except Exception:  # events are best effort
+        logging.getLogger(__name__).exception("could not post event %s", reason)
+
+
+def _ensure_support(fed: Federation, cluster: Cluster, body: kopf.Body) -> list[str]:
+    """Create the Service (and the Secret, PVC when ours) and list missing references."""
+    s: FederationSpec = fed.spec
+    missing: list[str] = []
+    if cluster.create(rti_service(fed)):
+        _post(body, "Normal", "ServiceCreated", f"Service {fed.name}-rti for the RTI")
+    if s.secret_name is None:
+        if not cluster.exists("Secret", secret_name(fed)) and cluster.create(secret(fed, secrets.token_urlsafe(32))):
+            _post(body, "Normal", "SecretCreated", f"generated the shared secret in Secret {secret_name(fed)}")
+    else:
+        keys = cluster.data_keys("Secret", s.secret_name)
+        if keys is None or s.secret_key not in keys:
+            missing.append(f"Secret/{s.secret_name} (key {s.secret_key!r})")
+    if s.program.config_map:
+        keys = cluster.data_keys("ConfigMap", s.program.config_map)
+        if keys is None or s.program.config_map_key not in keys:
+            missing.append(f"ConfigMap/{s.program.config_map} (key {s.program.config_map_key!r})")
+    pvc = checkpoint_pvc(fed)
+    if pvc is not None:
+        if cluster.create(pvc):
+            _post(body, "Normal", "CheckpointVolumeCreated", f"PersistentVolumeClaim {pvc['metadata']['name']}")
+    elif (
+        s.checkpoint is not None
+        and s.checkpoint.claim_name
+        and not cluster.exists("PersistentVolumeClaim", s.checkpoint.claim_name)
+    ):
+        missing.append(f"PersistentVolumeClaim/{s.checkpoint.claim_name}")
+    return missing
+
+
+def _progress(fed: Federation, pods: list[Any]) -> Progress | None:
+    rti = next((p for p in pods if p.role == "rti" and not p.deleting and p.phase == "Running"), None)
+    if rti is None:
+        return None
+    if not rti.ip:
+        return Progress(reachable=False, error="the RTI pod has no IP yet")
+    return fetch_progress(f"http://{rti.ip}:{fed.spec.metrics_port}/status", timeout=1.0)
+
+
+def reconcile(body: kopf.Body, patch: kopf.Patch, logger: logging.Logger | logging.LoggerAdapter[Any]) -> None:
+    meta = body["metadata"]
+    namespace, name, uid = meta["namespace"], meta["name"], meta["uid"]
+    generation = meta.get("generation")
+    prior = PriorStatus.from_status(body.get("status"))
+    with _lock(uid):
+        try:
+            spec = parse_spec(body.get("spec") or {})
+        except SpecError as exc:
+            if prior.phase != "Failed" or prior.observed_generation != generation:
+                _post(body, "Warning", "InvalidSpec", str(exc))
+            patch.status.update(
+                phase="Failed", reason="InvalidSpec", message=str(exc), observedGeneration=generation,
+                conditions=[{"type": "Ready", "status": "False", "reason": "InvalidSpec", "message": str(exc),
+                             "observedGeneration": generation, "lastTransitionTime": _now()}],
+            )  # fmt: skip
+            return
+        fed = Federation(name=name, namespace=namespace, uid=uid, spec=spec)
+        cluster = Cluster(namespace)
+        try:
+            missing = [] if spec.suspend else _ensure_support(fed, cluster, body)
+            pods = cluster.pods(fed)
+            step: Plan = plan(fed, pods, prior, generation, missing)
+            for name_ in step.delete:
+                cluster.delete_pod(name_, spec.grace_seconds)
+            for manifest in step.create:
+                cluster.create(manifest)
+            if step.create or step.delete:
+                pods = cluster.pods(fed)
+        except ApiException as exc:
+            logger.warning("API error while reconciling: %s %s", exc.status, exc.reason)
+            raise kopf.TemporaryError(f"API error {exc.status}: {exc.reason}", delay=5) from exc
+        for event in step.events:
+            _post(body, event.type, event.reason, event.message)
+        progress = _progress(fed, pods)
+        status = step.status(fed, pods, generation, prior, _now(), progress)
+        status.setdefault("progress", None)  # null removes stale progress (merge patch)
+        status.setdefault("rtiAddress", None)
+        patch.status.update(status)
+
+
+_RESOURCE = (GROUP, VERSION, PLURAL)
+
+
+@kopf.on.resume(*_RESOURCE)
+@kopf.on.create(*_RESOURCE)
+@kopf.on.update(*_RESOURCE, field="spec")
+def on_change(body: kopf.Body, patch: kopf.Patch, logger: kopf.Logger, **_: Any) -> None:
+    reconcile(body, patch, logger)
+
+
+@kopf.timer(*_RESOURCE, interval=INTERVAL, initial_delay=INTERVAL)
+def on_timer(body: kopf.Body, patch: kopf.Patch, logger: kopf.Logger, **_: Any) -> None:
+    reconcile(body, patch, logger)

@@ -1,0 +1,330 @@
+"""Pure functions turning a :class:`~reactorfed_operator.spec.FederationSpec` into manifests.
+
+Nothing here talks to a cluster: every function takes the federation's identity (name,
+namespace, uid) and its parsed spec and returns plain dicts ready for the API server.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from . import API_VERSION, KIND
+from .spec import GPU_NODE_LABEL, GPU_NODE_VALUE, GPU_RESOURCE, FederationSpec
+
+__all__ = [
+    "ANNOTATION_FEDERATE",
+    "ANNOTATION_WIDTH",
+    "LABEL_FEDERATION",
+    "LABEL_INCARNATION",
+    "LABEL_ROLE",
+    "PROGRAM_DIR",
+    "Federation",
+    "checkpoint_pvc",
+    "federate_pod",
+    "federation_id",
+    "federation_pods",
+    "labels",
+    "owner_reference",
+    "pod_name",
+    "rti_host",
+    "rti_pod",
+    "rti_service",
+    "sampler_selector",
+    "secret",
+    "secret_name",
+]
+
+LABEL_FEDERATION = "reactorfed.io/federation"
+LABEL_ROLE = "reactorfed.io/role"
+LABEL_INCARNATION = "reactorfed.io/incarnation"
+ANNOTATION_WIDTH = "reactorfed.io/samplers"
+ANNOTATION_FEDERATE = "reactorfed.io/federate"
+PROGRAM_DIR = "/opt/reactorfed/program"
+RUN_AS = 10001  # the images' numeric non-root user and group
+
+
+@dataclass(frozen=True)
+class Federation:
+    """Identity of one ReactorFederation object."""
+
+    name: str
+    namespace: str
+    uid: str
+    spec: FederationSpec
+
+
+def owner_reference(fed: Federation) -> dict[str, Any]:
+    return {
+        "apiVersion": API_VERSION,
+        "kind": KIND,
+        "name": fed.name,
+        "uid": fed.uid,
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
+
+
+def labels(fed: Federation, role: str | None = None) -> dict[str, str]:
+    out = {
+        "app.kubernetes.io/name": "reactorfed",
+        "app.kubernetes.io/instance": fed.name,
+        "app.kubernetes.io/managed-by": "reactorfed-operator",
+        LABEL_FEDERATION: fed.name,
+    }
+    if role is not None:
+        out["app.kubernetes.io/component"] = role
+        out[LABEL_ROLE] = role
+    return out
+
+
+def sampler_selector(fed: Federation) -> str:
+    """The label selector of the sampler pods (the scale subresource's selector)."""
+    return f"{LABEL_FEDERATION}={fed.name},{LABEL_ROLE}=sampler"
+
+
+def _metadata(fed: Federation, name: str, role: str | None) -> dict[str, Any]:
+    return {
+        "name": name,
+        "namespace": fed.namespace,
+        "labels": labels(fed, role),
+        "ownerReferences": [owner_reference(fed)],
+    }
+
+
+def pod_name(fed: Federation, federate: str) -> str:
+    """``samplers[3]`` of federation ``pong`` -> ``pong-samplers-3`` (a DNS label)."""
+    slug = re.sub(r"[^a-z0-9]+", "-", federate.lower()).strip("-")
+    return f"{fed.name}-{slug}"
+
+
+def federation_id(fed: Federation) -> str:
+    return f"{fed.namespace}.{fed.name}"
+
+
+def secret_name(fed: Federation) -> str:
+    return fed.spec.secret_name or f"{fed.name}-secret"
+
+
+def rti_host(fed: Federation) -> str:
+    return f"{fed.name}-rti.{fed.namespace}.svc"
+
+
+def secret(fed: Federation, token: str) -> dict[str, Any]:
+    """The federation's shared-secret Secret (only when spec.secretRef is not given)."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "type": "Opaque",
+        "metadata": _metadata(fed, secret_name(fed), None),
+        "stringData": {fed.spec.secret_key: token},
+    }
+
+
+def checkpoint_pvc(fed: Federation) -> dict[str, Any] | None:
+    """The learner's checkpoint PVC when spec.checkpoint.size asks the operator for one."""
+    ck = fed.spec.checkpoint
+    if ck is None or ck.size is None:
+        return None
+    spec: dict[str, Any] = {
+        "accessModes": ["ReadWriteOnce"],
+        "resources": {"requests": {"storage": ck.size}},
+    }
+    if ck.storage_class:
+        spec["storageClassName"] = ck.storage_class
+    return {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": _metadata(fed, f"{fed.name}-checkpoint", "checkpoint"),
+        "spec": spec,
+    }
+
+
+def rti_service(fed: Federation) -> dict[str, Any]:
+    s = fed.spec
+    return {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": _metadata(fed, f"{fed.name}-rti", "rti"),
+        "spec": {
+            "selector": {LABEL_FEDERATION: fed.name, LABEL_ROLE: "rti"},
+            "ports": [
+                {"name": "rti", "port": s.rti_port, "targetPort": "rti", "protocol": "TCP"},
+                {"name": "metrics", "port": s.metrics_port, "targetPort": "metrics", "protocol": "TCP"},
+            ],
+        },
+    }
+
+
+def _common_args(fed: Federation, width: int) -> list[str]:
+    s = fed.spec
+    args: list[str] = ["--federation-id", federation_id(fed)]
+    params = [*s.program.params, (s.sampler_param, str(width))]
+    for key, value in sorted(params):
+        args += ["--param", f"{key}={value}"]
+    if s.fast:
+        args.append("--fast")
+    if s.timeout is not None:
+        args += ["--timeout", s.timeout]
+    return args
+
+
+def _env(fed: Federation) -> list[dict[str, Any]]:
+    s = fed.spec
+    env: list[dict[str, Any]] = [{"name": k, "value": v} for k, v in s.program.env]
+    if s.program.config_map:
+        env.append({"name": "PYTHONPATH", "value": PROGRAM_DIR})
+    env += [
+        {"name": "PYTHONUNBUFFERED", "value": "1"},
+        {"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}},
+        {
+            "name": "REACTORFED_SECRET",
+            "valueFrom": {"secretKeyRef": {"name": secret_name(fed), "key": s.secret_key}},
+        },
+    ]
+    return env
+
+
+def _avoid_gpu_nodes() -> dict[str, Any]:
+    """Prefer nodes without the GPU label: CPU work should not occupy GPU machines."""
+    term = {"matchExpressions": [{"key": GPU_NODE_LABEL, "operator": "DoesNotExist"}]}
+    return {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 100, "preference": term}]}}
+
+
+def _pod(
+    fed: Federation,
+    name: str,
+    role: str,
+    federate: str,
+    command: list[str],
+    ports: list[dict[str, Any]],
+    resources: Mapping[str, Any],
+    placement: dict[str, Any],
+    incarnation: int,
+    width: int,
+    extra_volumes: list[tuple[dict[str, Any], dict[str, Any]]] | None = None,
+) -> dict[str, Any]:
+    s = fed.spec
+    volumes: list[dict[str, Any]] = [{"name": "tmp", "emptyDir": {}}]
+    mounts: list[dict[str, Any]] = [{"name": "tmp", "mountPath": "/tmp"}]
+    if s.program.config_map:
+        volumes.append({"name": "program", "configMap": {"name": s.program.config_map}})
+        mounts.append({"name": "program", "mountPath": PROGRAM_DIR, "readOnly": True})
+    for vol, mount in extra_volumes or []:
+        volumes.append(vol)
+        mounts.append(mount)
+    meta = _metadata(fed, name, role)
+    meta["labels"][LABEL_INCARNATION] = str(incarnation)
+    meta["annotations"] = {ANNOTATION_FEDERATE: federate, ANNOTATION_WIDTH: str(width)}
+    container: dict[str, Any] = {
+        "name": role,
+        "image": s.program.image,
+        "imagePullPolicy": s.program.image_pull_policy,
+        "command": command,
+        "env": _env(fed),
+        "ports": ports,
+        "resources": {k: dict(v) for k, v in resources.items()},
+        "volumeMounts": mounts,
+        "securityContext": {
+            "allowPrivilegeEscalation": False,
+            "readOnlyRootFilesystem": True,
+            "capabilities": {"drop": ["ALL"]},
+        },
+    }
+    pod_spec: dict[str, Any] = {
+        "restartPolicy": "Never",
+        "terminationGracePeriodSeconds": s.grace_seconds,
+        "automountServiceAccountToken": False,
+        "enableServiceLinks": False,
+        "securityContext": {
+            "runAsNonRoot": True,
+            "fsGroup": RUN_AS,
+            "seccompProfile": {"type": "RuntimeDefault"},
+        },
+        "containers": [container],
+        "volumes": volumes,
+        **placement,
+    }
+    if s.program.image_pull_secrets:
+        pod_spec["imagePullSecrets"] = [{"name": n} for n in s.program.image_pull_secrets]
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": pod_spec}
+
+
+def _placement(node_selector: Mapping[str, str], tolerations: Any, affinity: dict[str, Any] | None) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if node_selector:
+        out["nodeSelector"] = dict(node_selector)
+    if tolerations:
+        out["tolerations"] = [dict(t) for t in tolerations]
+    if affinity:
+        out["affinity"] = affinity
+    return out
+
+
+def rti_pod(fed: Federation, incarnation: int, width: int) -> dict[str, Any]:
+    s = fed.spec
+    command = [
+        "reactorfed", "rti", s.program.entrypoint,
+        "--host", "0.0.0.0", "--port", str(s.rti_port), "--metrics-port", str(s.metrics_port),
+        *_common_args(fed, width),
+    ]  # fmt: skip
+    ports = [
+        {"name": "rti", "containerPort": s.rti_port, "protocol": "TCP"},
+        {"name": "metrics", "containerPort": s.metrics_port, "protocol": "TCP"},
+    ]
+    placement = _placement(s.rti.node_selector, s.rti.tolerations, _avoid_gpu_nodes())
+    return _pod(fed, f"{fed.name}-rti", "rti", "rti", command, ports, s.rti.resources, placement, incarnation, width)
+
+
+def federate_pod(fed: Federation, federate: str, role: str, incarnation: int, width: int) -> dict[str, Any]:
+    """The pod of one federate; ``role`` is ``sampler`` or ``learner``."""
+    s = fed.spec
+    command = [
+        "reactorfed", "federate", s.program.entrypoint,
+        "--federate", federate,
+        "--rti", f"{rti_host(fed)}:{s.rti_port}",
+        "--advertise-host", "$(POD_IP)",
+        "--metrics-port", str(s.federate_metrics_port),
+        *_common_args(fed, width),
+    ]  # fmt: skip
+    ports = [{"name": "metrics", "containerPort": s.federate_metrics_port, "protocol": "TCP"}]
+    extra: list[tuple[dict[str, Any], dict[str, Any]]] = []
+    if role == "learner":
+        group = s.learner
+        resources = {k: dict(v) for k, v in group.resources.items()}
+        selector = dict(group.node_selector)
+        tolerations = list(group.tolerations)
+        affinity = None
+        if s.gpus > 0:
+            resources.setdefault("limits", {})[GPU_RESOURCE] = s.gpus
+            selector = selector or {GPU_NODE_LABEL: GPU_NODE_VALUE}
+            if not any(t.get("key") == GPU_RESOURCE for t in tolerations):
+                tolerations.append({"key": GPU_RESOURCE, "operator": "Exists", "effect": "NoSchedule"})
+        else:
+            affinity = _avoid_gpu_nodes()
+        if s.checkpoint is not None:
+            claim = s.checkpoint.claim_name or f"{fed.name}-checkpoint"
+            command += ["--checkpoint-dir", s.checkpoint.mount_path]
+            extra.append((
+                {"name": "checkpoint", "persistentVolumeClaim": {"claimName": claim}},
+                {"name": "checkpoint", "mountPath": s.checkpoint.mount_path},
+            ))  # fmt: skip
+        placement = _placement(selector, tolerations, affinity)
+    else:
+        group = s.samplers
+        resources = {k: dict(v) for k, v in group.resources.items()}
+        placement = _placement(group.node_selector, group.tolerations, _avoid_gpu_nodes())
+    return _pod(
+        fed, pod_name(fed, federate), role, federate, command, ports, resources, placement, incarnation, width, extra
+    )
+
+
+def federation_pods(fed: Federation, incarnation: int, width: int | None = None) -> list[dict[str, Any]]:
+    """Every pod of one incarnation of the federation: the RTI first, then the federates."""
+    n = fed.spec.replicas if width is None else width
+    pods = [rti_pod(fed, incarnation, n)]
+    pods += [federate_pod(fed, member, "sampler", incarnation, n) for member in fed.spec.sampler_names(n)]
+    pods.append(federate_pod(fed, fed.spec.learner.name, "learner", incarnation, n))
+    return pods

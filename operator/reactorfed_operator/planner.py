@@ -1,0 +1,293 @@
+"""Decide what to do next: observed pods + spec + previous status -> a :class:`Plan`.
+
+The reconcile loop is level-triggered and idempotent: every pass lists the pods that
+exist, calls :func:`plan` and carries out the returned actions. One *incarnation* of the
+federation is one set of pods (RTI, samplers, learner) started together; the federation
+is restarted as a whole (a new incarnation) because a centrally coordinated federation
+cannot take a new member mid-run. Restarts happen:
+
+* on **rescaling** (spec.samplers.replicas differs from the running width): the learner
+  is stopped first (SIGTERM, its grace period to write a checkpoint at a safe point),
+  then the RTI and samplers; the new incarnation starts at the new width and the learner
+  resumes from the checkpoint volume;
+* on **failure** (a pod Failed or vanished): the federation restarts from its checkpoint
+  up to ``spec.failurePolicy.maxRestarts`` times, then the phase is ``Failed`` with the
+  reason;
+* on **suspend**: every pod is stopped (learner first); unsuspending starts a new one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .manifests import Federation, federation_pods, sampler_selector
+from .progress import Progress
+
+__all__ = ["Event", "ObservedPod", "Plan", "PriorStatus", "plan"]
+
+TERMINAL = ("Succeeded", "Failed")
+
+
+@dataclass(frozen=True)
+class ObservedPod:
+    """What the operator sees of one of its pods."""
+
+    name: str
+    role: str  # rti | sampler | learner
+    incarnation: int
+    width: int
+    phase: str = "Pending"  # Pending | Running | Succeeded | Failed | Unknown
+    ready: bool = False
+    deleting: bool = False
+    node: str | None = None
+    ip: str | None = None
+    message: str | None = None  # e.g. why the pod is unschedulable or failed
+
+
+@dataclass(frozen=True)
+class PriorStatus:
+    """The parts of the previous status the planner needs."""
+
+    phase: str | None = None
+    incarnation: int = 0
+    restarts: int = 0
+    observed_generation: int | None = None
+    conditions: tuple[Mapping[str, Any], ...] = ()
+
+    @classmethod
+    def from_status(cls, status: Mapping[str, Any] | None) -> PriorStatus:
+        status = status or {}
+        return cls(
+            phase=status.get("phase"),
+            incarnation=int(status.get("incarnation") or 0),
+            restarts=int(status.get("restarts") or 0),
+            observed_generation=status.get("observedGeneration"),
+            conditions=tuple(status.get("conditions") or ()),
+        )
+
+
+@dataclass(frozen=True)
+class Event:
+    type: str  # Normal | Warning
+    reason: str
+    message: str
+
+
+@dataclass
+class Plan:
+    """Actions for this pass and the status to write."""
+
+    phase: str
+    reason: str
+    message: str
+    incarnation: int
+    restarts: int
+    create: list[dict[str, Any]] = field(default_factory=list)
+    delete: list[str] = field(default_factory=list)
+    events: list[Event] = field(default_factory=list)
+
+    def status(
+        self,
+        fed: Federation,
+        pods: Sequence[ObservedPod],
+        generation: int | None,
+        prior: PriorStatus,
+        now: str,
+        progress: Progress | None = None,
+    ) -> dict[str, Any]:
+        """The full status object for this pass (conditions keep their transition times)."""
+        current = [p for p in pods if p.incarnation == self.incarnation and not p.deleting]
+        samplers = [p for p in current if p.role == "sampler"]
+        ready = sum(1 for p in samplers if p.ready and p.phase == "Running")
+        fed_ready = sum(1 for p in current if p.ready and p.phase == "Running")
+        desired = fed.spec.replicas
+        out: dict[str, Any] = {
+            "phase": self.phase,
+            "reason": self.reason,
+            "message": self.message,
+            "observedGeneration": generation,
+            "incarnation": self.incarnation,
+            "restarts": self.restarts,
+            "secretName": fed.spec.secret_name or f"{fed.name}-secret",
+            "samplers": {
+                "desired": desired,
+                "replicas": len(samplers),
+                "ready": ready,
+                "readyText": f"{ready}/{desired}",
+                "selector": sampler_selector(fed),
+            },
+            "federates": {
+                "desired": desired + 2,
+                "ready": fed_ready,
+                "succeeded": sum(1 for p in current if p.phase == "Succeeded"),
+                "failed": sum(1 for p in current if p.phase == "Failed"),
+            },
+        }
+        rti = next((p for p in current if p.role == "rti" and p.ip), None)
+        if rti is not None:
+            out["rtiAddress"] = f"{rti.ip}:{fed.spec.rti_port}"
+        if progress is not None:
+            out["progress"] = progress.as_status(now)
+        ready_cond = self.phase in ("Running", "Succeeded")
+        conditions = [
+            _condition(prior, "Ready", ready_cond, self.reason, self.message, generation, now),
+            _condition(
+                prior, "Progressing", self.phase in ("Starting", "Scaling", "Restarting", "Running"),
+                self.reason, self.message, generation, now,
+            ),
+            _condition(
+                prior, "Degraded", self.phase == "Failed" or self.reason in _DEGRADED,
+                self.reason, self.message, generation, now,
+            ),
+        ]
+        if progress is not None or rti is not None:
+            reachable = progress is not None and progress.reachable
+            conditions.append(
+                _condition(
+                    prior, "ProgressReported", reachable,
+                    "RTIStatusOK" if reachable else "RTIUnreachable",
+                    "the RTI's /status answered" if reachable else (progress.error if progress else "no RTI"),
+                    generation, now,
+                )
+            )
+        out["conditions"] = conditions
+        return out
+
+
+_DEGRADED = ("InvalidSpec", "MissingDependency", "FederateFailed", "Unschedulable")
+
+
+def _condition(
+    prior: PriorStatus, ctype: str, value: bool, reason: str, message: str, generation: int | None, now: str
+) -> dict[str, Any]:
+    status = "True" if value else "False"
+    old = next((c for c in prior.conditions if c.get("type") == ctype), None)
+    since = old.get("lastTransitionTime") if old and old.get("status") == status else None
+    return {
+        "type": ctype,
+        "status": status,
+        "reason": reason,
+        "message": message,
+        "observedGeneration": generation,
+        "lastTransitionTime": since or now,
+    }
+
+
+def _stop(pods: Sequence[ObservedPod]) -> list[str]:
+    """Names to delete to stop a federation at a safe point: the learner first."""
+    live = [p for p in pods if not p.deleting]
+    learner = [p.name for p in live if p.role == "learner"]
+    if learner:
+        return learner
+    if any(p.role == "learner" for p in pods):  # learner still writing its checkpoint
+        return []
+    return [p.name for p in live]
+
+
+def plan(
+    fed: Federation,
+    pods: Sequence[ObservedPod],
+    prior: PriorStatus,
+    generation: int | None = None,
+    missing: Sequence[str] = (),
+) -> Plan:
+    """What to do now. ``missing`` lists referenced objects that do not exist
+    (e.g. ``Secret/foo``): a semantic error the schema cannot catch."""
+    s = fed.spec
+    inc = max([prior.incarnation, *(p.incarnation for p in pods)])
+    restarts = prior.restarts
+    edited_terminal = prior.phase in TERMINAL and prior.observed_generation is not None
+    if edited_terminal and generation is not None and generation != prior.observed_generation:
+        restarts = 0  # an edit after Succeeded/Failed starts afresh
+    stale = [p for p in pods if p.incarnation != inc and not p.deleting]
+    current = [p for p in pods if p.incarnation == inc]
+    live = [p for p in current if not p.deleting]
+
+    def result(phase: str, reason: str, message: str, **kw: Any) -> Plan:
+        out = Plan(phase, reason, message, inc, restarts, **kw)
+        out.delete = [p.name for p in stale] + out.delete
+        return out
+
+    if s.suspend:
+        if pods:
+            return result("Suspended", "Suspending", "stopping every pod (learner first)", delete=_stop(current),
+                          events=[Event("Normal", "Suspending", "spec.suspend is true")] if prior.phase != "Suspended" else [])  # fmt: skip
+        return result("Suspended", "Suspended", "spec.suspend is true; no pods run")
+
+    edited = generation is not None and generation != prior.observed_generation
+    if prior.phase in TERMINAL and not edited:
+        leftovers = [p.name for p in live if p.phase not in TERMINAL] if prior.phase == "Failed" else []
+        return result(prior.phase, _reason(prior, "Finished"), _message(prior), delete=leftovers)
+    if prior.phase in TERMINAL and current:
+        msg = f"spec changed after {prior.phase}: starting a new incarnation"
+        return result("Restarting", "SpecChanged", msg, delete=_stop(current), events=[Event("Normal", "SpecChanged", msg)])
+
+    if missing:
+        text = "referenced objects do not exist: " + ", ".join(missing)
+        ev = [Event("Warning", "MissingDependency", text)] if _reason(prior, "") != "MissingDependency" else []
+        return result("Pending", "MissingDependency", text, events=ev)
+
+    if not current:
+        if any(p.deleting for p in pods):
+            return result(prior.phase or "Pending", _reason(prior, "Stopping"), "waiting for old pods to terminate")
+        new = inc + 1
+        width = s.replicas
+        out = Plan("Starting", "Creating", f"incarnation {new}: RTI, {width} samplers, learner", new, restarts)
+        out.create = federation_pods(fed, new, width)
+        out.delete = [p.name for p in stale]
+        out.events.append(Event("Normal", "Creating", f"starting incarnation {new} with {width} samplers"))
+        return out
+
+    width = current[0].width
+    if any(p.deleting for p in current) or (prior.phase in ("Scaling", "Restarting") and _stopping(prior)):
+        # A stop is under way (rescale, restart or suspend): finish it, learner first.
+        return result(prior.phase if prior.phase in ("Scaling", "Restarting") else "Restarting",
+                      _reason(prior, "Stopping"), _message(prior) or "stopping the federation", delete=_stop(current))  # fmt: skip
+
+    failed = [p for p in live if p.phase == "Failed"]
+    expected = {p["metadata"]["name"] for p in federation_pods(fed, inc, width)}
+    vanished = sorted(expected - {p.name for p in current})
+    if all(p.phase == "Succeeded" for p in live) and not vanished:
+        return result("Succeeded", "Completed", f"incarnation {inc} finished",
+                      events=[Event("Normal", "Completed", "the federation finished")])  # fmt: skip
+    if failed or vanished:
+        what = ", ".join([f"{p.name} failed" + (f" ({p.message})" if p.message else "") for p in failed]
+                         + [f"{n} vanished" for n in vanished])  # fmt: skip
+        if restarts >= s.max_restarts:
+            return result("Failed", "RestartLimitExceeded",
+                          f"{what}; restarted {restarts} times (spec.failurePolicy.maxRestarts={s.max_restarts})",
+                          delete=[p.name for p in live if p.phase not in TERMINAL],
+                          events=[Event("Warning", "RestartLimitExceeded", what)])  # fmt: skip
+        restarts += 1
+        return result("Restarting", "FederateFailed", f"{what}; restart {restarts}/{s.max_restarts} from checkpoint",
+                      delete=_stop(current), events=[Event("Warning", "FederateFailed", what)])  # fmt: skip
+
+    if width != s.replicas:
+        msg = f"rescaling samplers {width} -> {s.replicas}: stopping at a safe point (learner checkpoints first)"
+        return result("Scaling", "Rescaling", msg, delete=_stop(current), events=[Event("Normal", "Rescaling", msg)])
+
+    unschedulable = [p for p in live if p.phase == "Pending" and p.message]
+    if unschedulable:
+        return result("Starting", "Unschedulable", "; ".join(f"{p.name}: {p.message}" for p in unschedulable))
+    if all(p.phase in ("Running", "Succeeded") and (p.ready or p.phase == "Succeeded") for p in live):
+        ev = [Event("Normal", "Running", f"all {len(live)} pods of incarnation {inc} are running")] \
+            if prior.phase != "Running" else []  # fmt: skip
+        return result("Running", "AllPodsReady", f"{width} samplers, learner and RTI running", events=ev)
+    waiting = sum(1 for p in live if not p.ready)
+    return result("Starting", "PodsStarting", f"{waiting} of {len(live)} pods not ready yet")
+
+
+def _stopping(prior: PriorStatus) -> bool:
+    return _reason(prior, "") in ("Rescaling", "FederateFailed", "Stopping", "SpecChanged")
+
+
+def _reason(prior: PriorStatus, default: str) -> str:
+    ready = next((c for c in prior.conditions if c.get("type") == "Ready"), None)
+    return str(ready.get("reason")) if ready and ready.get("reason") else default
+
+
+def _message(prior: PriorStatus) -> str:
+    ready = next((c for c in prior.conditions if c.get("type") == "Ready"), None)
+    return str(ready.get("message") or "") if ready else ""

@@ -1,0 +1,280 @@
+"""The ReactorFederation spec as typed, defaulted Python values.
+
+The API server already applies the CRD's defaults and validation; :func:`parse_spec`
+applies the same defaults again (so the pure functions can be used on partial specs,
+e.g. in tests) and reports semantic errors the schema cannot express as
+:class:`SpecError` with a message naming the field.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = [
+    "CheckpointSpec",
+    "FederationSpec",
+    "GroupSpec",
+    "ProgramSpec",
+    "SpecError",
+    "parse_spec",
+]
+
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_ENTRYPOINT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*$")
+_MEMBER = re.compile(r"^[a-z_][a-z0-9_]{0,15}$")
+_DURATION = re.compile(r"^[0-9]+ ?(ns|us|ms|s|sec|m|min|h|hour|hours)$")
+
+GPU_RESOURCE = "nvidia.com/gpu"
+GPU_NODE_LABEL = "reactorfed.io/accelerator"
+GPU_NODE_VALUE = "nvidia"
+
+
+class SpecError(ValueError):
+    """A spec the operator cannot run; ``field`` names the offending path."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+        self.message = message
+
+
+@dataclass(frozen=True)
+class ProgramSpec:
+    image: str
+    entrypoint: str
+    image_pull_policy: str = "IfNotPresent"
+    image_pull_secrets: tuple[str, ...] = ()
+    config_map: str | None = None
+    config_map_key: str = "program.py"
+    params: tuple[tuple[str, str], ...] = ()
+    env: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class GroupSpec:
+    """Placement and resources of one kind of pod (the RTI, the samplers, the learner)."""
+
+    name: str
+    resources: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    node_selector: Mapping[str, str] = field(default_factory=dict)
+    tolerations: tuple[Mapping[str, Any], ...] = ()
+
+
+@dataclass(frozen=True)
+class CheckpointSpec:
+    claim_name: str | None = None
+    size: str | None = None
+    storage_class: str | None = None
+    mount_path: str = "/checkpoints"
+
+
+@dataclass(frozen=True)
+class FederationSpec:
+    program: ProgramSpec
+    rti: GroupSpec
+    samplers: GroupSpec
+    learner: GroupSpec
+    replicas: int = 2
+    sampler_param: str = "num_samplers"
+    gpus: int = 1
+    rti_port: int = 15045
+    metrics_port: int = 9100
+    federate_metrics_port: int = 9101
+    timeout: str | None = None
+    fast: bool = False
+    secret_name: str | None = None
+    secret_key: str = "secret"
+    checkpoint: CheckpointSpec | None = None
+    max_restarts: int = 3
+    grace_seconds: int = 30
+    suspend: bool = False
+
+    def sampler_names(self, width: int | None = None) -> list[str]:
+        """The bank members' federate names, ``samplers[0]`` ... ``samplers[width-1]``."""
+        n = self.replicas if width is None else width
+        return [f"{self.samplers.name}[{i}]" for i in range(n)]
+
+
+def _obj(value: Any, path: str) -> Mapping[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise SpecError(path, f"must be an object, got {type(value).__name__}")
+    return value
+
+
+def _int(value: Any, path: str, default: int, lo: int, hi: int) -> int:
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise SpecError(path, f"must be an integer, got {value!r}")
+    if not lo <= value <= hi:
+        raise SpecError(path, f"must be between {lo} and {hi}, got {value}")
+    return value
+
+
+def _str(value: Any, path: str, default: str | None = None) -> str | None:
+    if value is None:
+        return default
+    if not isinstance(value, str):
+        raise SpecError(path, f"must be a string, got {value!r}")
+    return value
+
+
+def _group(raw: Mapping[str, Any], path: str, name: str) -> GroupSpec:
+    resources = _obj(raw.get("resources"), f"{path}.resources")
+    for key in resources:
+        if key not in ("requests", "limits"):
+            raise SpecError(f"{path}.resources", f"unknown key {key!r} (requests, limits)")
+    selector = _obj(raw.get("nodeSelector"), f"{path}.nodeSelector")
+    tolerations = raw.get("tolerations") or []
+    if not isinstance(tolerations, list):
+        raise SpecError(f"{path}.tolerations", "must be a list")
+    return GroupSpec(
+        name=name,
+        resources={k: dict(_obj(v, f"{path}.resources.{k}")) for k, v in resources.items()},
+        node_selector={str(k): str(v) for k, v in selector.items()},
+        tolerations=tuple(dict(_obj(t, f"{path}.tolerations[{i}]")) for i, t in enumerate(tolerations)),
+    )
+
+
+def _member(raw: Mapping[str, Any], path: str, default: str) -> str:
+    name = _str(raw.get("name"), path, default) or default
+    if not _MEMBER.match(name):
+        raise SpecError(path, f"{name!r} must match {_MEMBER.pattern}")
+    return name
+
+
+def _program(raw: Mapping[str, Any]) -> ProgramSpec:
+    image = _str(raw.get("image"), "spec.program.image")
+    if not image:
+        raise SpecError("spec.program.image", "is required")
+    entrypoint = _str(raw.get("entrypoint"), "spec.program.entrypoint")
+    if not entrypoint or not _ENTRYPOINT.match(entrypoint):
+        raise SpecError("spec.program.entrypoint", f"must be module:Attr, got {entrypoint!r}")
+    cm = _obj(raw.get("configMap"), "spec.program.configMap")
+    cm_name = _str(cm.get("name"), "spec.program.configMap.name")
+    cm_key = _str(cm.get("key"), "spec.program.configMap.key", "program.py") or "program.py"
+    if cm and not cm_name:
+        raise SpecError("spec.program.configMap.name", "is required")
+    if cm_name:
+        if not cm_key.endswith(".py") or not _IDENT.match(cm_key[:-3]):
+            raise SpecError("spec.program.configMap.key", f"must be a Python file name, got {cm_key!r}")
+        if entrypoint.split(":")[0] != cm_key[:-3]:
+            raise SpecError(
+                "spec.program.entrypoint",
+                f"the module must be {cm_key[:-3]!r} (the ConfigMap key without .py), got {entrypoint!r}",
+            )
+    params = _obj(raw.get("params"), "spec.program.params")
+    for key in params:
+        if not _IDENT.match(str(key)):
+            raise SpecError("spec.program.params", f"parameter names must be identifiers, got {key!r}")
+    env = raw.get("env") or []
+    pairs: list[tuple[str, str]] = []
+    for i, item in enumerate(env):
+        item = _obj(item, f"spec.program.env[{i}]")
+        name = _str(item.get("name"), f"spec.program.env[{i}].name")
+        if not name or name == "REACTORFED_SECRET":
+            raise SpecError(f"spec.program.env[{i}].name", f"invalid or reserved name {name!r}")
+        pairs.append((name, _str(item.get("value"), f"spec.program.env[{i}].value", "") or ""))
+    pull_secrets = tuple(
+        str(_obj(s, "spec.program.imagePullSecrets").get("name", ""))
+        for s in raw.get("imagePullSecrets") or []
+    )
+    policy = _str(raw.get("imagePullPolicy"), "spec.program.imagePullPolicy", "IfNotPresent")
+    if policy not in ("Always", "IfNotPresent", "Never"):
+        raise SpecError("spec.program.imagePullPolicy", f"must be Always, IfNotPresent or Never, got {policy!r}")
+    return ProgramSpec(
+        image=image,
+        entrypoint=entrypoint,
+        image_pull_policy=policy or "IfNotPresent",
+        image_pull_secrets=tuple(s for s in pull_secrets if s),
+        config_map=cm_name,
+        config_map_key=cm_key,
+        params=tuple(sorted((str(k), str(v)) for k, v in params.items())),
+        env=tuple(pairs),
+    )
+
+
+def _checkpoint(raw: Mapping[str, Any] | None) -> CheckpointSpec | None:
+    if not raw:
+        return None
+    claim = _str(raw.get("claimName"), "spec.checkpoint.claimName")
+    size = raw.get("size")
+    if (claim is None) == (size is None):
+        raise SpecError("spec.checkpoint", "needs exactly one of claimName or size")
+    mount = _str(raw.get("mountPath"), "spec.checkpoint.mountPath", "/checkpoints") or "/checkpoints"
+    if not mount.startswith("/"):
+        raise SpecError("spec.checkpoint.mountPath", f"must be absolute, got {mount!r}")
+    return CheckpointSpec(
+        claim_name=claim,
+        size=None if size is None else str(size),
+        storage_class=_str(raw.get("storageClassName"), "spec.checkpoint.storageClassName"),
+        mount_path=mount,
+    )
+
+
+def parse_spec(spec: Mapping[str, Any]) -> FederationSpec:
+    """Turn a ReactorFederation ``spec`` into a :class:`FederationSpec` or raise SpecError."""
+    spec = _obj(spec, "spec")
+    program = _program(_obj(spec.get("program"), "spec.program"))
+    rti = _obj(spec.get("rti"), "spec.rti")
+    samplers = _obj(spec.get("samplers"), "spec.samplers")
+    learner = _obj(spec.get("learner"), "spec.learner")
+    coord = _obj(spec.get("coordination"), "spec.coordination")
+    secret = _obj(spec.get("secretRef"), "spec.secretRef")
+    policy = _obj(spec.get("failurePolicy"), "spec.failurePolicy")
+
+    port = _int(rti.get("port"), "spec.rti.port", 15045, 1024, 65535)
+    metrics = _int(rti.get("metricsPort"), "spec.rti.metricsPort", 9100, 1024, 65535)
+    if port == metrics:
+        raise SpecError("spec.rti.metricsPort", "must differ from spec.rti.port")
+    sampler_name = _member(samplers, "spec.samplers.name", "samplers")
+    learner_name = _member(learner, "spec.learner.name", "learner")
+    if sampler_name == learner_name:
+        raise SpecError("spec.learner.name", f"must differ from spec.samplers.name ({sampler_name!r})")
+    if learner_name == "rti":
+        raise SpecError("spec.learner.name", "must not be 'rti'")
+    param = _str(samplers.get("param"), "spec.samplers.param", "num_samplers") or "num_samplers"
+    if not _IDENT.match(param):
+        raise SpecError("spec.samplers.param", f"must be an identifier, got {param!r}")
+    if any(k == param for k, _ in program.params):
+        raise SpecError("spec.program.params", f"must not set {param!r}: the operator sets it from spec.samplers.replicas")
+    sampler_group = _group(samplers, "spec.samplers", sampler_name)
+    if GPU_RESOURCE in sampler_group.resources.get("limits", {}):
+        raise SpecError("spec.samplers.resources", "samplers run on CPU nodes; request GPUs for the learner")
+    timeout = _str(coord.get("timeout"), "spec.coordination.timeout")
+    if timeout is not None and not _DURATION.match(timeout):
+        raise SpecError("spec.coordination.timeout", f"must look like '10 s' or '500ms', got {timeout!r}")
+    fast = coord.get("fast", False)
+    if not isinstance(fast, bool):
+        raise SpecError("spec.coordination.fast", f"must be a boolean, got {fast!r}")
+    secret_name = _str(secret.get("name"), "spec.secretRef.name")
+    if secret and not secret_name:
+        raise SpecError("spec.secretRef.name", "is required")
+    suspend = spec.get("suspend", False)
+    if not isinstance(suspend, bool):
+        raise SpecError("spec.suspend", f"must be a boolean, got {suspend!r}")
+    return FederationSpec(
+        program=program,
+        rti=_group(rti, "spec.rti", "rti"),
+        samplers=sampler_group,
+        learner=_group(learner, "spec.learner", learner_name),
+        replicas=_int(samplers.get("replicas"), "spec.samplers.replicas", 2, 1, 512),
+        sampler_param=param,
+        gpus=_int(learner.get("gpus"), "spec.learner.gpus", 1, 0, 16),
+        rti_port=port,
+        metrics_port=metrics,
+        federate_metrics_port=metrics + 1 if metrics + 1 != port else metrics + 2,
+        timeout=timeout,
+        fast=fast,
+        secret_name=secret_name,
+        secret_key=_str(secret.get("key"), "spec.secretRef.key", "secret") or "secret",
+        checkpoint=_checkpoint(_obj(spec.get("checkpoint"), "spec.checkpoint")),
+        max_restarts=_int(policy.get("maxRestarts"), "spec.failurePolicy.maxRestarts", 3, 0, 100),
+        grace_seconds=_int(spec.get("terminationGracePeriodSeconds"), "spec.terminationGracePeriodSeconds", 30, 0, 3600),
+        suspend=suspend,
+    )

@@ -1,0 +1,109 @@
+from __future__ import annotations
+
+from reactorfed_operator.manifests import (
+    checkpoint_pvc,
+    federation_pods,
+    pod_name,
+    rti_service,
+    sampler_selector,
+    secret,
+)
+
+from .helpers import make_fed
+
+
+def _by_name(pods: list[dict]) -> dict[str, dict]:
+    return {p["metadata"]["name"]: p for p in pods}
+
+
+def test_pods_of_one_incarnation() -> None:
+    fed = make_fed(samplers={"replicas": 3})
+    pods = _by_name(federation_pods(fed, incarnation=1))
+    assert list(pods) == ["pong-rti", "pong-samplers-0", "pong-samplers-1", "pong-samplers-2", "pong-learner"]
+    for pod in pods.values():
+        meta = pod["metadata"]
+        assert meta["namespace"] == "rl"
+        assert meta["ownerReferences"][0]["uid"] == "uid-1234"
+        assert meta["ownerReferences"][0]["controller"] is True
+        assert meta["labels"]["reactorfed.io/incarnation"] == "1"
+        assert meta["annotations"]["reactorfed.io/samplers"] == "3"
+        spec = pod["spec"]
+        assert spec["restartPolicy"] == "Never"
+        assert spec["securityContext"]["runAsNonRoot"] is True
+        assert spec["automountServiceAccountToken"] is False
+        container = spec["containers"][0]
+        assert container["securityContext"]["allowPrivilegeEscalation"] is False
+        env = {e["name"]: e for e in container["env"]}
+        assert env["REACTORFED_SECRET"]["valueFrom"]["secretKeyRef"] == {"name": "pong-secret", "key": "secret"}
+        assert "--param" in container["command"]
+        assert container["command"][container["command"].index("--param") + 1] == "num_samplers=3"
+    assert pods["pong-samplers-2"]["metadata"]["annotations"]["reactorfed.io/federate"] == "samplers[2]"
+
+
+def test_rti_command() -> None:
+    fed = make_fed(coordination={"fast": True, "timeout": "5 s"}, program={
+        "image": "i", "entrypoint": "m:Main", "params": {"seed": "7"}})  # fmt: skip
+    rti = federation_pods(fed, 1)[0]
+    assert rti["spec"]["containers"][0]["command"] == [
+        "reactorfed", "rti", "m:Main", "--host", "0.0.0.0", "--port", "15045", "--metrics-port", "9100",
+        "--federation-id", "rl.pong", "--param", "num_samplers=2", "--param", "seed=7", "--fast", "--timeout", "5 s",
+    ]  # fmt: skip
+
+
+def test_federate_command_and_placement() -> None:
+    fed = make_fed(samplers={"nodeSelector": {"pool": "cpu"}}, checkpoint={"claimName": "ckpt"})
+    pods = _by_name(federation_pods(fed, 2))
+    sampler = pods["pong-samplers-1"]
+    cmd = sampler["spec"]["containers"][0]["command"]
+    assert cmd[:4] == ["reactorfed", "federate", "reactorfed_examples.pong:main", "--federate"]
+    assert cmd[4] == "samplers[1]"
+    assert cmd[cmd.index("--rti") + 1] == "pong-rti.rl.svc:15045"
+    assert cmd[cmd.index("--advertise-host") + 1] == "$(POD_IP)"
+    assert "--checkpoint-dir" not in cmd
+    assert sampler["spec"]["nodeSelector"] == {"pool": "cpu"}
+    assert "nvidia.com/gpu" not in str(sampler["spec"]["containers"][0]["resources"])
+
+    learner = pods["pong-learner"]
+    lcmd = learner["spec"]["containers"][0]["command"]
+    assert lcmd[lcmd.index("--federate") + 1] == "learner"
+    assert lcmd[lcmd.index("--checkpoint-dir") + 1] == "/checkpoints"
+    assert learner["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] == 1
+    assert learner["spec"]["nodeSelector"] == {"reactorfed.io/accelerator": "nvidia"}
+    assert {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"} in learner["spec"]["tolerations"]
+    vols = {v["name"]: v for v in learner["spec"]["volumes"]}
+    assert vols["checkpoint"]["persistentVolumeClaim"]["claimName"] == "ckpt"
+
+
+def test_cpu_learner_and_configmap_program() -> None:
+    fed = make_fed(learner={"gpus": 0}, program={
+        "image": "i", "entrypoint": "prog:Main", "configMap": {"name": "code", "key": "prog.py"}})  # fmt: skip
+    learner = _by_name(federation_pods(fed, 1))["pong-learner"]
+    assert "nodeSelector" not in learner["spec"]
+    assert "limits" not in learner["spec"]["containers"][0]["resources"]
+    env = {e["name"]: e.get("value") for e in learner["spec"]["containers"][0]["env"]}
+    assert env["PYTHONPATH"] == "/opt/reactorfed/program"
+    assert {"name": "program", "configMap": {"name": "code"}} in learner["spec"]["volumes"]
+
+
+def test_service_secret_pvc_and_names() -> None:
+    fed = make_fed(checkpoint={"size": "2Gi", "storageClassName": "fast"})
+    svc = rti_service(fed)
+    assert svc["metadata"]["name"] == "pong-rti"
+    assert svc["spec"]["selector"] == {"reactorfed.io/federation": "pong", "reactorfed.io/role": "rti"}
+    assert [p["port"] for p in svc["spec"]["ports"]] == [15045, 9100]
+    sec = secret(fed, "tok")
+    assert sec["stringData"] == {"secret": "tok"} and sec["metadata"]["name"] == "pong-secret"
+    pvc = checkpoint_pvc(fed)
+    assert pvc is not None and pvc["spec"]["resources"]["requests"]["storage"] == "2Gi"
+    assert pvc["spec"]["storageClassName"] == "fast"
+    assert checkpoint_pvc(make_fed()) is None
+    assert pod_name(fed, "samplers[12]") == "pong-samplers-12"
+    assert pod_name(fed, "Learner_1") == "pong-learner-1"
+    assert sampler_selector(fed) == "reactorfed.io/federation=pong,reactorfed.io/role=sampler"
+
+
+def test_user_secret_is_referenced() -> None:
+    fed = make_fed(secretRef={"name": "mine", "key": "k"})
+    pod = federation_pods(fed, 1)[1]
+    env = {e["name"]: e for e in pod["spec"]["containers"][0]["env"]}
+    assert env["REACTORFED_SECRET"]["valueFrom"]["secretKeyRef"] == {"name": "mine", "key": "k"}

@@ -1,0 +1,68 @@
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, HTTPServer
+
+import pytest
+
+from reactorfed_operator.progress import Progress, fetch_progress, format_logical_time, parse_status
+
+
+def test_format_logical_time() -> None:
+    assert format_logical_time(0) == "0.000s"
+    assert format_logical_time(1_250_000_000) == "1.250s"
+    assert format_logical_time(61_000_000_000, 2) == "61.000s+2"
+
+
+def test_parse_status() -> None:
+    p = parse_status({"phase": "running", "tag": [2_000_000_000, 1], "elapsed_ns": 1_500_000_000,
+                      "federates": {"samplers[0]": {"connected": True}, "learner": {"connected": False}}})  # fmt: skip
+    assert p == Progress(True, "running", 2_000_000_000, 1, 1_500_000_000, 1)
+    status = p.as_status("2026-01-01T00:00:00Z")
+    assert status["logicalTime"] == "1.500s+1" and status["rtiPhase"] == "running"
+
+
+def test_parse_malformed_is_tolerated() -> None:
+    assert parse_status([1, 2]).error.startswith("unexpected")
+    p = parse_status({"tag": "x", "elapsed_ns": "7", "federates": ["a", "b"]})
+    assert p.tag_ns is None and p.elapsed_ns is None and p.federates_connected == 2
+
+
+@pytest.fixture
+def rti_status_server() -> Iterator[str]:
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            body = json.dumps({"phase": "running", "tag": [5, 0], "elapsed_ns": 5, "federates": {}}).encode()
+            code = 200 if self.path == "/status" else 404
+            self.send_response(code)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.write(body if code == 200 else b"{}")
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = HTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+def test_fetch_progress_from_a_real_http_server(rti_status_server: str) -> None:
+    p = fetch_progress(rti_status_server + "/status")
+    assert p.reachable and p.tag_ns == 5 and p.rti_phase == "running"
+    assert not fetch_progress(rti_status_server + "/nope").reachable
+
+
+def test_fetch_progress_unreachable_never_raises() -> None:
+    import socket
+
+    with socket.socket() as s:  # a port with nobody listening
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    p = fetch_progress(f"http://127.0.0.1:{port}/status", timeout=0.5)
+    assert not p.reachable and "127.0.0.1" in p.error

@@ -1,0 +1,78 @@
+from __future__ import annotations
+
+import pytest
+
+from reactorfed_operator.spec import SpecError, parse_spec
+
+from .helpers import minimal_spec
+
+
+def test_defaults_match_the_crd() -> None:
+    s = parse_spec(minimal_spec())
+    assert s.replicas == 2
+    assert s.samplers.name == "samplers"
+    assert s.learner.name == "learner"
+    assert s.sampler_param == "num_samplers"
+    assert s.gpus == 1
+    assert (s.rti_port, s.metrics_port, s.federate_metrics_port) == (15045, 9100, 9101)
+    assert s.max_restarts == 3 and s.grace_seconds == 30
+    assert not s.fast and s.timeout is None and not s.suspend
+    assert s.checkpoint is None and s.secret_name is None and s.secret_key == "secret"
+    assert s.sampler_names(3) == ["samplers[0]", "samplers[1]", "samplers[2]"]
+
+
+def test_full_spec() -> None:
+    s = parse_spec(
+        minimal_spec(
+            program={
+                "image": "img",
+                "entrypoint": "my_prog:Main",
+                "configMap": {"name": "prog", "key": "my_prog.py"},
+                "params": {"lr": "0.001", "env_id": "ALE/Pong-v5"},
+                "env": [{"name": "OMP_NUM_THREADS", "value": "1"}],
+            },
+            samplers={"replicas": 8, "resources": {"requests": {"cpu": "1"}}, "nodeSelector": {"pool": "cpu"}},
+            learner={"gpus": 2, "tolerations": [{"key": "x", "operator": "Exists"}]},
+            coordination={"timeout": "10 s", "fast": True},
+            secretRef={"name": "shared", "key": "token"},
+            checkpoint={"size": "1Gi"},
+        )
+    )
+    assert s.program.params == (("env_id", "ALE/Pong-v5"), ("lr", "0.001"))
+    assert s.program.config_map == "prog" and s.replicas == 8 and s.gpus == 2
+    assert s.timeout == "10 s" and s.fast and s.secret_name == "shared" and s.secret_key == "token"
+    assert s.checkpoint is not None and s.checkpoint.size == "1Gi" and s.checkpoint.mount_path == "/checkpoints"
+
+
+@pytest.mark.parametrize(
+    ("overrides", "field", "fragment"),
+    [
+        ({"program": {"image": "", "entrypoint": "a:b"}}, "spec.program.image", "required"),
+        ({"program": {"image": "i", "entrypoint": "no_colon"}}, "spec.program.entrypoint", "module:Attr"),
+        ({"program": {"image": "i", "entrypoint": "a:b", "configMap": {"name": "c", "key": "x.py"}}},
+         "spec.program.entrypoint", "'x'"),
+        ({"program": {"image": "i", "entrypoint": "a:b", "params": {"num_samplers": "3"}}},
+         "spec.program.params", "num_samplers"),
+        ({"samplers": {"replicas": 0}}, "spec.samplers.replicas", "between 1 and 512"),
+        ({"samplers": {"replicas": "3"}}, "spec.samplers.replicas", "integer"),
+        ({"samplers": {"resources": {"limits": {"nvidia.com/gpu": 1}}}}, "spec.samplers.resources", "GPU"),
+        ({"learner": {"name": "samplers"}}, "spec.learner.name", "differ"),
+        ({"learner": {"gpus": 17}}, "spec.learner.gpus", "between 0 and 16"),
+        ({"rti": {"port": 9100}}, "spec.rti.metricsPort", "differ"),
+        ({"coordination": {"timeout": "soon"}}, "spec.coordination.timeout", "10 s"),
+        ({"checkpoint": {"size": "1Gi", "claimName": "x"}}, "spec.checkpoint", "exactly one"),
+        ({"suspend": "yes"}, "spec.suspend", "boolean"),
+    ],
+)  # fmt: skip
+def test_semantic_errors_name_the_field(overrides: dict, field: str, fragment: str) -> None:
+    spec = minimal_spec()
+    spec.update(overrides)
+    with pytest.raises(SpecError) as info:
+        parse_spec(spec)
+    assert info.value.field == field
+    assert fragment in str(info.value)
+
+
+def test_not_an_object() -> None:
+    with pytest.raises(SpecError, match=r"spec\.program: must be an object"):
+        parse_spec({"program": ["x"]})
