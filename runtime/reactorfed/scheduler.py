@@ -216,10 +216,16 @@ class Scheduler:
     def _schedule(self, action: Action, value: Any, delay: int) -> None:
         if delay and (delay.__class__ is not int or delay < 0):
             raise ValidationError(f"{action.fqn}: delay must be a whole number of ns >= 0, got {delay!r}")
-        d = action.decl.min_delay + delay
+        decl = action.decl
+        d = decl.min_delay + delay
         t, m = self.current_tag
         tag = (t, m + 1) if d == 0 else (t + d, 0)
-        self._place(action, value, tag)
+        if decl.min_spacing:
+            self._place(action, value, tag)
+            return
+        action.last_tag = tag  # what _place does without min_spacing
+        if tag <= self.stop_tag:
+            self._post(tag, action, value)
 
     def _schedule_locked(self, action: Action, value: Any, delay: int) -> None:
         with self._lock:
@@ -342,8 +348,16 @@ class Scheduler:
     def _loop(self) -> None:
         prog = self.program
         shutdown = prog.shutdown
+        eq = self._eq
+        direct = self.fast and self.coordinator is None
+        tag: TagT | None
         while True:
-            tag = self._next()
+            # Fast path (what _next returns in this case): fast mode, no coordinator,
+            # nothing from other threads, and the earliest event is not past the stop tag.
+            if direct and eq and not self._inbox and not self._external_stop and eq[0] <= self.stop_tag:
+                tag = eq[0]
+            else:
+                tag = self._next()
             stop = self.stop_tag
             if tag is None or tag > stop:
                 starving = not self._eq and not self.keepalive and self.coordinator is None
@@ -395,6 +409,7 @@ class Scheduler:
         else:
             self._run_parallel()
         self.tags_processed += 1
+        hooks = self.tag_hooks
         for slot in setl:
             if slot.delayed:
                 t, m = tag
@@ -402,11 +417,15 @@ class Scheduler:
                     dtag = (t, m + 1) if delay == 0 else (t + delay, 0)
                     if dtag <= self.stop_tag:
                         self._post(dtag, dst, slot.value)
-        for hook in self.tag_hooks:
-            hook(tag, setl)
-        for slot in setl:
-            slot.present = False
-            slot.value = None
+            if not hooks:  # hooks see the tag's values: clear after them
+                slot.present = False
+                slot.value = None
+        if hooks:
+            for hook in hooks:
+                hook(tag, setl)
+            for slot in setl:
+                slot.present = False
+                slot.value = None
         setl.clear()
         if self.coordinator is not None:
             self.coordinator.completed(self, tag)
