@@ -56,6 +56,9 @@ class ActionDecl(Generic[T]):
     def __set_name__(self, owner: type, name: str) -> None:
         self.name = name
 
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({getattr(self.type, '__name__', self.type)}, name={self.name!r})"
+
     def __get__(self, obj: Any, owner: type) -> Any:
         if obj is None:
             return self

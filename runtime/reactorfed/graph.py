@@ -127,7 +127,9 @@ def _resolve(reactor: Reactor, ref: Any, rdecl: ReactionDecl, role: str) -> tupl
         return None, [ref], ref
     if isinstance(ref, (PortDecl, ActionDecl, Timer)):
         name = ref.name
-        if getattr(type(reactor), name, None) is not ref:
+        # A subclass may redeclare an element (e.g. an action with another policy): the
+        # base class's reactions then use the redeclared one.
+        if not _same_kind(getattr(type(reactor), name, None), ref):
             raise ValidationError(f"{where}: {ref!r} is not an element of {reactor.fqn}")
         obj = reactor.__dict__[name]
         path = name
@@ -168,6 +170,14 @@ def _resolve(reactor: Reactor, ref: Any, rdecl: ReactionDecl, role: str) -> tupl
     return name, elems, obj
 
 
+def _same_kind(a: Any, b: Any) -> bool:
+    if a is b:
+        return True
+    if isinstance(a, PortDecl) and isinstance(b, PortDecl):
+        return a.is_input == b.is_input
+    return (isinstance(a, ActionDecl) and isinstance(b, ActionDecl)) or (isinstance(a, Timer) and isinstance(b, Timer))
+
+
 def _elements(obj: Any) -> list[Any]:
     if isinstance(obj, Port):
         return [obj]
@@ -186,6 +196,10 @@ def _elements(obj: Any) -> list[Any]:
 def assemble(main: Reactor) -> Program:
     """Check ``main`` and everything it contains and build the ranked program."""
     if main._parent is not None:
+        top = main._parent
+        while top._parent is not None:
+            top = top._parent
+        top._rename(None)  # full names, for the message
         raise ValidationError(f"{main.fqn} is contained in {main._parent.fqn}; run the top-level reactor")
     main._rename(None)
     prog = Program(main)
@@ -330,4 +344,7 @@ def _find_cycle(rest: list[Reaction], edges: dict[Reaction, list[Reaction]]) -> 
         node = min(preds[node], key=lambda r: r.order)
     cycle = path[index[node]:]
     cycle.reverse()
+    # Start from the reaction declared first, so the message reads in program order.
+    first = cycle.index(min(cycle, key=lambda r: r.order))
+    cycle = cycle[first:] + cycle[:first]
     return [r.fqn for r in cycle]
