@@ -69,6 +69,30 @@ class Coordinator(Protocol):
         ...
 
 
+class _SerialWriter(PortWriter[Any]):
+    """The writer for serial execution: does :meth:`Scheduler._mark` inline (a port
+    write is the hot path: one call less per write)."""
+
+    __slots__ = ("_sched",)
+
+    def __init__(self, port: Port[Any], mark: Callable[[Slot], None]) -> None:
+        super().__init__(port, mark)
+        self._sched: Scheduler = mark.__self__  # type: ignore[attr-defined]
+
+    def set(self, value: Any) -> None:
+        slot = self._slot
+        slot.value = value
+        if not slot.present:
+            slot.present = True
+            s = self._sched
+            s._set.append(slot)
+            stamp = s._stamp
+            for r in slot.reactions:
+                if r.stamp != stamp:
+                    r.stamp = stamp
+                    _heappush(s._rq, r.rank)
+
+
 class Scheduler:
     def __init__(
         self,
@@ -120,7 +144,7 @@ class Scheduler:
         parallel = self.workers > 1
         mark = self._mark_locked if parallel else self._mark
         sched = self._schedule_locked if parallel else self._schedule
-        writer_cls = CheckedWriter if self.check_types else PortWriter
+        writer_cls = CheckedWriter if self.check_types else PortWriter if parallel else _SerialWriter
         for r in self.program.reactors:
             r.__dict__["_env"] = self
         for rx in self._reactions:
