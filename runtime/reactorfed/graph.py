@@ -23,7 +23,26 @@ from .reactor import Bank, Connection, Reactor
 from .timer import SHUTDOWN, STARTUP, Timer, TimerSlot
 from .trigger import Slot
 
-__all__ = ["Program", "assemble"]
+__all__ = ["NetLink", "Program", "assemble"]
+
+
+class NetLink:
+    """A connection between two federates: carried over the network."""
+
+    __slots__ = ("delay", "dst", "dst_fed", "id", "src", "src_fed")
+
+    def __init__(self, id: int, src: Port[Any], dst: Port[Any], delay: int | None, src_fed: str, dst_fed: str) -> None:
+        self.id = id
+        self.src = src
+        self.dst = dst
+        #: None: same tag; 0: next microstep; d: d ns later
+        self.delay = delay
+        self.src_fed = src_fed
+        self.dst_fed = dst_fed
+
+    def __repr__(self) -> str:
+        after = "" if self.delay is None else f" after {self.delay} ns"
+        return f"<link {self.id}: {self.src.fqn} -> {self.dst.fqn}{after}>"
 
 
 class Program:
@@ -39,6 +58,15 @@ class Program:
         self.startup = Slot(f"{main.name}.startup")
         self.shutdown = Slot(f"{main.name}.shutdown")
         self.edges: dict[Reaction, list[Reaction]] = {}
+        #: federated execution: this process's federate, all federates, the links
+        self.federate: str | None = None
+        self.federates: list[str] = []
+        self.links: list[NetLink] = []
+        self.fed_of: dict[int, str] = {}
+
+    def is_local(self, reactor: Reactor) -> bool:
+        """Does ``reactor`` run in this process?"""
+        return self.federate is None or self.fed_of.get(id(reactor)) == self.federate
 
     @property
     def max_level(self) -> int:
@@ -193,8 +221,12 @@ def _elements(obj: Any) -> list[Any]:
     return []
 
 
-def assemble(main: Reactor) -> Program:
-    """Check ``main`` and everything it contains and build the ranked program."""
+def assemble(main: Reactor, federate: str | None = None) -> Program:
+    """Check ``main`` and everything it contains and build the ranked program.
+
+    With ``federate`` (the name of one of main's children), only that federate's
+    reactions run; connections to and from other federates become :class:`NetLink` s.
+    """
     if main._parent is not None:
         top = main._parent
         while top._parent is not None:
@@ -240,34 +272,23 @@ def assemble(main: Reactor) -> Program:
                 f"{ch.written_by[0].fqn}"
             )
 
-    # Share slots along zero-delay connections; delayed ones deliver slot to slot.
-    def root(ch: Port[Any]) -> Port[Any]:
+    # The precedence graph spans the whole program, federated or not, so that a
+    # causality loop through several federates is refused just the same.
+    def root(ch: Port[Any], cut: bool) -> Port[Any]:
         seen = 0
-        while ch.upstream is not None and ch.upstream_delay is None:
+        while ch.upstream is not None and ch.upstream_delay is None and not (cut and id(ch) in net_dst):
             ch = ch.upstream
             seen += 1
             assert seen <= len(prog.channels), "zero-delay connections form a cycle"
         return ch
 
-    for ch in prog.channels:
-        ch._slot = root(ch)._slot
-    for ch in prog.channels:
-        if ch.upstream is not None and ch.upstream_delay is not None:
-            ch.upstream._slot.delayed.append((ch._slot, ch.upstream_delay))
-
-    # Triggers and reads per slot.
+    net_dst: set[int] = set()
     for rx in prog.reactions:
-        for e in rx.triggers:
-            slot = prog.startup if e is STARTUP else prog.shutdown if e is SHUTDOWN else _slot_of(e)
-            if rx not in slot.reactions:
-                slot.reactions.append(rx)
         for e in (*rx.triggers, *rx.sources):
             if isinstance(e, Port):
-                lst = reads.setdefault(e._slot, [])
+                lst = reads.setdefault(root(e, False)._slot, [])
                 if rx not in lst:
                     lst.append(rx)
-
-    # Precedence edges.
     edges: dict[Reaction, list[Reaction]] = {rx: [] for rx in prog.reactions}
     by_reactor: dict[int, list[Reaction]] = {}
     for rx in prog.reactions:
@@ -278,17 +299,67 @@ def assemble(main: Reactor) -> Program:
     for rx in prog.reactions:
         for e in rx.effects:
             if isinstance(e, Port):
-                for reader in reads.get(e._slot, ()):
+                for reader in reads.get(root(e, False)._slot, ()):
                     if reader not in edges[rx]:
                         edges[rx].append(reader)
     prog.edges = edges
     _levels(prog.reactions, edges)
+
+    if federate is not None:
+        _partition(prog, federate)
+        net_dst.update(id(link.dst) for link in prog.links)
+    local = prog.is_local
+
+    # Share slots along zero-delay connections (cut at federate boundaries); delayed
+    # connections deliver slot to slot.
+    for ch in prog.channels:
+        ch._slot = root(ch, True)._slot
+    for ch in prog.channels:
+        if ch.upstream is not None and ch.upstream_delay is not None and id(ch) not in net_dst and local(ch.reactor):
+            ch.upstream._slot.delayed.append((ch._slot, ch.upstream_delay))
+
+    prog.reactions = [rx for rx in prog.reactions if local(rx.reactor)]
+    prog.actions = [a for a in prog.actions if local(a.reactor)]
+    prog.timers = [t for t in prog.timers if local(t.reactor)]
+    for rx in prog.reactions:
+        for e in rx.triggers:
+            slot = prog.startup if e is STARTUP else prog.shutdown if e is SHUTDOWN else _slot_of(e)
+            if rx not in slot.reactions:
+                slot.reactions.append(rx)
     prog.reactions.sort(key=lambda x: (x.level, x.order))
     for rank, rx in enumerate(prog.reactions):
         rx.rank = rank
     for slot in _all_slots(prog):
         slot.reactions.sort(key=lambda x: x.rank)
     return prog
+
+
+def _partition(prog: Program, federate: str) -> None:
+    """Split the program at the main reactor's children (each bank member on its own):
+    keep ``federate``'s reactors local and turn connections between federates into
+    network links."""
+    main = prog.main
+    if type(main)._decl_reactions or main._ports() or main._actions() or main._timers():
+        raise ValidationError(
+            f"{main.fqn}: a federated program's main reactor only contains federates and connects "
+            "them; move its reactions, ports, actions and timers into a contained reactor"
+        )
+    names = [c.name for c in main._children]
+    prog.federates = names
+    if federate not in names:
+        raise ValidationError(f"{main.fqn} has no federate {federate!r}; its federates are: {', '.join(names)}")
+    prog.federate = federate
+    fed_of: dict[int, str] = {}
+    for child in main._children:
+        for r in _walk(child):
+            fed_of[id(r)] = child.name
+    prog.fed_of = fed_of
+    links: list[NetLink] = []
+    for ch in prog.channels:
+        up = ch.upstream
+        if up is not None and fed_of[id(up.reactor)] != fed_of[id(ch.reactor)]:
+            links.append(NetLink(len(links), up, ch, ch.upstream_delay, fed_of[id(up.reactor)], fed_of[id(ch.reactor)]))
+    prog.links = links
 
 
 def _slot_of(e: Any) -> Slot:
