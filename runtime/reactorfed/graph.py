@@ -175,7 +175,7 @@ def _resolve(reactor: Reactor, ref: Any, rdecl: ReactionDecl, role: str) -> tupl
     else:
         raise ValidationError(f"{where}: cannot use {ref!r} as a {role}")
     elems = _elements(obj)
-    if not elems:
+    if not elems and not isinstance(obj, (MultiPort, list, tuple)):  # width 0 is fine
         raise ValidationError(f"{where}: {path!r} is not a port, action or timer")
     own = isinstance(ref, (PortDecl, ActionDecl, Timer)) or "." not in path
     for e in elems:
