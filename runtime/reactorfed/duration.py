@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numbers
 import re
 
 __all__ = ["Duration", "format_duration", "hours", "minutes", "ms", "ns", "parse_duration", "sec", "us"]
@@ -30,28 +31,35 @@ _UNITS: dict[str, int] = {
 _PATTERN = re.compile(r"^\s*(\d+)\s*([a-z]*)\s*$")
 
 
+def _whole(n: int, unit: str, size: int) -> Duration:
+    # Time is never a float: ms(1.5) used to become 1 ms silently.
+    if isinstance(n, bool) or not isinstance(n, numbers.Integral):
+        raise TypeError(f"{unit}({n!r}): durations are whole numbers of a unit (time is never a float); use a smaller unit")
+    return int(n) * size
+
+
 def ns(n: int) -> Duration:
-    return int(n)
+    return _whole(n, "ns", 1)
 
 
 def us(n: int) -> Duration:
-    return int(n) * 1_000
+    return _whole(n, "us", 1_000)
 
 
 def ms(n: int) -> Duration:
-    return int(n) * 1_000_000
+    return _whole(n, "ms", 1_000_000)
 
 
 def sec(n: int) -> Duration:
-    return int(n) * 1_000_000_000
+    return _whole(n, "sec", 1_000_000_000)
 
 
 def minutes(n: int) -> Duration:
-    return int(n) * 60_000_000_000
+    return _whole(n, "minutes", 60_000_000_000)
 
 
 def hours(n: int) -> Duration:
-    return int(n) * 3_600_000_000_000
+    return _whole(n, "hours", 3_600_000_000_000)
 
 
 def parse_duration(text: str) -> Duration:
