@@ -41,3 +41,17 @@ def test_format_duration_uses_the_largest_exact_unit():
 def test_format_then_parse_round_trips():
     for d in (0, 1, us(5), ms(1500), sec(3), minutes(2), hours(1), 123_456_789):
         assert parse_duration(format_duration(d)) == d
+
+
+@pytest.mark.parametrize("helper", [ns, us, ms, sec, minutes, hours])
+@pytest.mark.parametrize("value", [1.5, 2.0, "3", True])
+def test_helpers_refuse_anything_but_whole_numbers(helper, value):
+    with pytest.raises(TypeError, match="time is never a float"):
+        helper(value)
+
+
+def test_helpers_accept_numpy_integers():
+    import numpy as np
+
+    assert ms(np.int64(3)) == 3_000_000
+    assert type(ms(np.int64(3))) is int
