@@ -39,6 +39,7 @@ __all__ = ["Coordinator", "ReactionFailed", "Scheduler"]
 log = logging.getLogger("reactorfed.scheduler")
 
 TagT = tuple[int, int]
+_NO_LEVEL = 1 << 62
 _heappush = heapq.heappush
 _heappop = heapq.heappop
 
@@ -55,9 +56,14 @@ class Coordinator(Protocol):
         ...
 
     def acquire(self, scheduler: Scheduler, tag: TagT | None) -> TagT | None:
-        """Block until ``tag`` (the earliest local event, None for none) may be processed.
-        May post network events (through :meth:`Scheduler.post_remote`) and return an
-        earlier tag, or None to mean 'nothing to do: stop'."""
+        """Block until the earliest local event ``tag`` (None: none) may be processed and
+        return the tag to process: the head of the event queue after posting what
+        arrived from the network (through :meth:`Scheduler.post_remote`), never past the
+        stop tag; None when nothing is left to do anywhere (starvation)."""
+        ...
+
+    def at_level(self, scheduler: Scheduler, level: int) -> None:
+        """Called before the first reaction of each level in ``scheduler.checkpoints``."""
         ...
 
     def completed(self, scheduler: Scheduler, tag: TagT) -> None:
@@ -135,6 +141,8 @@ class Scheduler:
         self._lock = threading.Lock()
         self._pool: ThreadPoolExecutor | None = None
         self._thread: threading.Thread | None = None
+        #: levels before which the coordinator's ``at_level`` runs (federated zero-delay cycles)
+        self.checkpoints: list[int] = []
         #: hooks run at the end of every tag with the slots set at it (federation senders)
         self.tag_hooks: list[Callable[[TagT, list[Slot]], None]] = []
 
@@ -355,14 +363,10 @@ class Scheduler:
             ):
                 continue
             if coord is not None:
-                granted = coord.acquire(self, head)
-                if self._inbox:
+                # May post events that arrived from the network (so re-read the head).
+                head = coord.acquire(self, head)
+                if self._inbox or self._external_stop:
                     continue
-                if granted is None:
-                    return None
-                if eq and eq[0] < granted:
-                    granted = eq[0]
-                head = granted
             if head is None:
                 return None
             if not self.fast and head[0] > self.clock.now() and not self.clock.wait_until(head[0], self._wakeup):
@@ -384,7 +388,7 @@ class Scheduler:
                 tag = self._next()
             stop = self.stop_tag
             if tag is None or tag > stop:
-                starving = not self._eq and not self.keepalive and self.coordinator is None
+                starving = not self._eq and not self.keepalive
                 cur = self.current_tag
                 if stop == FOREVER_TAG or (starving and (cur[0], cur[1] + 1) < stop):
                     stop = self.stop_tag = (cur[0], cur[1] + 1)
@@ -428,10 +432,12 @@ class Scheduler:
                 nxt = (tag[0] + slot.period, 0)
                 if nxt <= self.stop_tag:
                     self._post(nxt, slot, None)
-        if self._pool is None:
-            self._run_serial()
-        else:
+        if self._pool is not None:
             self._run_parallel()
+        elif self.checkpoints:
+            self._run_checkpointed()
+        else:
+            self._run_serial()
         self.tags_processed += 1
         hooks = self.tag_hooks
         for slot in setl:
@@ -474,6 +480,46 @@ class Scheduler:
         finally:
             self._current = None
             self.reactions_executed += n
+
+    def _run_checkpointed(self) -> None:
+        """Serial execution that stops at the coordinator's level checkpoints: before the
+        first reaction of each listed level (and at the end), ``at_level`` may send
+        outputs whose writers are done and wait for network inputs about to be read."""
+        rq = self._rq
+        reactions = self._reactions
+        cps = self.checkpoints
+        coord = self.coordinator
+        assert coord is not None
+        i = 0
+        r: Reaction | None = None
+        try:
+            while True:
+                level = reactions[rq[0]].level if rq else _NO_LEVEL
+                while i < len(cps) and cps[i] <= level:
+                    coord.at_level(self, cps[i])
+                    i += 1
+                    level = reactions[rq[0]].level if rq else _NO_LEVEL
+                if not rq:
+                    break
+                r = reactions[_heappop(rq)]
+                self._current = r
+                r.call()
+                self.reactions_executed += 1
+        except ReactorError:
+            raise
+        except BaseException as e:
+            assert r is not None
+            raise ReactionFailed(f"reaction {r.fqn} failed at tag {self._elapsed()}: {type(e).__name__}: {e}") from e
+        finally:
+            self._current = None
+
+    def fire_now(self, slot: Slot, value: Any) -> None:
+        """Set ``slot`` at the current tag while it is being processed (a network input
+        whose value arrived mid-tag); its readers have not run yet."""
+        slot.value = value
+        if not slot.present:
+            slot.present = True
+            self._mark(slot)
 
     def _run_one(self, r: Reaction) -> None:
         self._tls.current = r
