@@ -1,0 +1,128 @@
+"""Sample generation (workloads 1 and 2): Ray, the raw ceiling, and reactorfed.
+
+Patterns, with the same :class:`reactorfed.rl.EnvRunner` stepping code everywhere:
+
+* ``step``: per-step rounds, one environment step per sampler per round, the
+  observations gathered before the next round (the paper's pattern);
+* ``fragment-N``: each sampler returns N-step rollout fragments, consumed as
+  they arrive (RLlib's pattern);
+* ``raw``: the same environments stepped in independent processes with no
+  framework, fragments of 1000 steps kept in the process (the ceiling).
+
+Every figure is environment steps per second, summed over samplers, measured
+after the samplers are built (construction and framework start-up excluded).
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import time
+from typing import Any
+
+import numpy as np
+import torch
+
+from reactorfed.rl import EnvRunner
+
+try:
+    from ray_util import init_ray
+except ImportError:  # imported as bench.sampling
+    from bench.ray_util import init_ray
+
+
+class SamplerWorker:
+    """What a Ray sampler actor holds: one environment runner."""
+
+    def __init__(self, env: str, seed: int) -> None:
+        torch.set_num_threads(1)
+        self.runner = EnvRunner(env, seed=seed)
+
+    def ready(self) -> bool:
+        return True
+
+    def step(self) -> np.ndarray:
+        obs, _, _ = self.runner.step()
+        return obs
+
+    def rollout(self, n: int) -> Any:
+        return self.runner.rollout(n)
+
+
+def ray_step_rounds(env: str, num_samplers: int, rounds: int) -> float:
+    """Ray, per-step rounds: ``ray.get([s.step.remote() for s in samplers])`` each round."""
+    ray = init_ray(num_samplers)
+    actor = ray.remote(num_cpus=1)(SamplerWorker)
+    samplers = [actor.remote(env, 100 + i) for i in range(num_samplers)]
+    ray.get([s.ready.remote() for s in samplers])
+    ray.get([s.step.remote() for s in samplers])  # warm
+    t0 = time.perf_counter()
+    for _ in range(rounds):
+        ray.get([s.step.remote() for s in samplers])
+    dt = time.perf_counter() - t0
+    for s in samplers:
+        ray.kill(s)
+    return rounds * num_samplers / dt
+
+
+def ray_fragments(env: str, num_samplers: int, fragment: int, total_steps: int, in_flight: int = 2) -> float:
+    """Ray, rollout fragments: ``in_flight`` requests per actor, ``ray.wait`` for the next ready one."""
+    ray = init_ray(num_samplers)
+    actor = ray.remote(num_cpus=1)(SamplerWorker)
+    samplers = [actor.remote(env, 100 + i) for i in range(num_samplers)]
+    ray.get([s.ready.remote() for s in samplers])
+    n_frag = max(num_samplers, total_steps // fragment)
+    t0 = time.perf_counter()
+    pending: dict[Any, Any] = {}
+    submitted = 0
+    for s in samplers:
+        for _ in range(in_flight):
+            if submitted < n_frag:
+                pending[s.rollout.remote(fragment)] = s
+                submitted += 1
+    done = 0
+    while pending:
+        ready, _ = ray.wait(list(pending), num_returns=1)
+        ref = ready[0]
+        s = pending.pop(ref)
+        frag = ray.get(ref)
+        done += len(frag)
+        if submitted < n_frag:
+            pending[s.rollout.remote(fragment)] = s
+            submitted += 1
+    dt = time.perf_counter() - t0
+    for s in samplers:
+        ray.kill(s)
+    return done / dt
+
+
+def _raw_worker(env: str, seed: int, steps: int, fragment: int, barrier: Any, out: Any) -> None:
+    torch.set_num_threads(1)
+    runner = EnvRunner(env, seed=seed)
+    barrier.wait()
+    t0 = time.perf_counter()
+    left = steps
+    while left > 0:
+        n = min(fragment, left)
+        runner.rollout(n)
+        left -= n
+    out.put((t0, time.perf_counter()))
+
+
+def raw_ceiling(env: str, num_samplers: int, total_steps: int, fragment: int = 1000) -> float:
+    """Independent processes stepping the same environments; total steps / wall span."""
+    ctx = mp.get_context("forkserver")
+    barrier = ctx.Barrier(num_samplers)
+    out = ctx.Queue()
+    per = total_steps // num_samplers
+    procs = [
+        ctx.Process(target=_raw_worker, args=(env, 100 + i, per, fragment, barrier, out))
+        for i in range(num_samplers)
+    ]
+    for p in procs:
+        p.start()
+    spans = [out.get() for _ in procs]
+    for p in procs:
+        p.join()
+    start = min(s for s, _ in spans)
+    end = max(e for _, e in spans)
+    return per * num_samplers / (end - start)

@@ -1,0 +1,225 @@
+"""Environment construction and stepping for samplers: gymnasium, ALE Atari, PettingZoo MPE.
+
+One code path steps environments for every consumer: the reactor samplers, the
+Ray actors in ``bench/`` and the raw-process ceiling, so that a comparison
+measures the framework and nothing else.
+
+Seeding is deterministic: an :class:`EnvRunner` built with seed ``s`` resets its
+``k``-th environment with ``s + k`` on the first reset and draws random actions
+from ``numpy.random.default_rng(s)``; later resets continue the environment's own
+seeded generator.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+__all__ = [
+    "ATARI_GAMES",
+    "GYM_ENVS",
+    "EnvRunner",
+    "Fragment",
+    "env_id",
+    "make_env",
+    "make_mpe",
+]
+
+GYM_ENVS: tuple[str, ...] = ("CartPole-v1", "Blackjack-v1", "Pendulum-v1")
+ATARI_GAMES: tuple[str, ...] = ("Pong", "MsPacman", "SpaceInvaders")
+
+_ale_registered = False
+
+
+def env_id(name: str) -> str:
+    """Full gymnasium id: ``"Pong"`` -> ``"ALE/Pong-v5"``; gymnasium ids pass through."""
+    if name in ATARI_GAMES or (name.isalpha() and name[:1].isupper() and "-" not in name):
+        return f"ALE/{name}-v5"
+    return name
+
+
+def _register_ale() -> None:
+    global _ale_registered
+    if not _ale_registered:
+        import ale_py
+
+        gym.register_envs(ale_py)
+        _ale_registered = True
+
+
+def make_env(name: str, seed: int | None = None, **kwargs: Any) -> gym.Env[Any, Any]:
+    """Build one environment by short or full name; reset it with ``seed`` when given.
+
+    The passive environment checker is off: it only checks the first step, but its
+    wrapper costs a call per step on every sampler.
+    """
+    full = env_id(name)
+    if full.startswith("ALE/"):
+        _register_ale()
+    env = gym.make(full, disable_env_checker=True, **kwargs)
+    if seed is not None:
+        env.reset(seed=seed)
+        env.action_space.seed(seed)
+    return env
+
+
+def make_mpe(num_agents: int, seed: int | None = None, max_cycles: int = 25) -> Any:
+    """PettingZoo MPE ``simple_spread`` (from ``mpe2``) as a parallel env, reset with ``seed``."""
+    from mpe2 import simple_spread_v3
+
+    env = simple_spread_v3.parallel_env(N=num_agents, max_cycles=max_cycles, continuous_actions=False)
+    if seed is not None:
+        env.reset(seed=seed)
+    return env
+
+
+@dataclass(slots=True)
+class Fragment:
+    """A rollout fragment: ``n`` consecutive steps of one environment (or ``n x num_envs``).
+
+    ``obs[i]`` is the observation the action ``actions[i]`` was taken in; ``next_obs``
+    (kept only when asked, for replay) is the observation that step produced, before
+    any automatic reset.
+    """
+
+    obs: np.ndarray
+    actions: np.ndarray
+    rewards: np.ndarray
+    terminated: np.ndarray
+    truncated: np.ndarray
+    next_obs: np.ndarray | None = None
+    episode_returns: tuple[float, ...] = ()
+
+    def __len__(self) -> int:
+        return int(self.actions.shape[0])
+
+
+def _obs_converter(space: gym.Space[Any]) -> tuple[Any, tuple[int, ...], np.dtype[Any]]:
+    """How to turn an observation into an array: (function or None, shape, dtype)."""
+    if isinstance(space, gym.spaces.Box):
+        return None, tuple(space.shape), np.dtype(space.dtype)
+    if isinstance(space, gym.spaces.Discrete):
+        return (lambda o: np.asarray(o, dtype=np.int64)), (), np.dtype(np.int64)
+    if isinstance(space, gym.spaces.Tuple) and all(
+        isinstance(s, gym.spaces.Discrete) for s in space.spaces
+    ):
+        n = len(space.spaces)
+        return (lambda o: np.asarray(o, dtype=np.int64)), (n,), np.dtype(np.int64)
+    raise TypeError(f"unsupported observation space {space}")
+
+
+class EnvRunner:
+    """Steps one environment with automatic reset; random or supplied actions.
+
+    ``step()`` is the per-step pattern (one step, return its observation);
+    ``rollout(n)`` is the fragment pattern (``n`` steps into preallocated arrays).
+    """
+
+    def __init__(self, name: str, seed: int = 0, keep_next_obs: bool = False, **kwargs: Any) -> None:
+        self.name = name
+        self.seed = seed
+        self.keep_next_obs = keep_next_obs
+        self.env = make_env(name, **kwargs)
+        self.rng = np.random.default_rng(seed)
+        self._convert, self.obs_shape, self.obs_dtype = _obs_converter(self.env.observation_space)
+        space = self.env.action_space
+        self.discrete = isinstance(space, gym.spaces.Discrete)
+        if self.discrete:
+            self.num_actions = int(space.n)  # type: ignore[attr-defined]
+            self.action_shape: tuple[int, ...] = ()
+            self.action_dtype = np.dtype(np.int64)
+        else:
+            assert isinstance(space, gym.spaces.Box)
+            self.num_actions = 0
+            self._low, self._high = space.low, space.high
+            self.action_shape = tuple(space.shape)
+            self.action_dtype = np.dtype(space.dtype)
+        obs, _ = self.env.reset(seed=seed)
+        self.obs: np.ndarray = self._as_array(obs)
+        self.episode_return = 0.0
+        self.episodes = 0
+        self.steps = 0
+
+    def _as_array(self, obs: Any) -> np.ndarray:
+        return obs if self._convert is None else self._convert(obs)
+
+    def random_actions(self, n: int) -> np.ndarray:
+        """``n`` uniformly random actions from this runner's seeded generator."""
+        if self.discrete:
+            return self.rng.integers(0, self.num_actions, size=n)
+        return self.rng.uniform(self._low, self._high, size=(n, *self.action_shape)).astype(
+            self.action_dtype
+        )
+
+    def step(self, action: Any = None) -> tuple[np.ndarray, float, bool]:
+        """One step (random action when ``action`` is None): (observation, reward, done).
+
+        On the end of an episode the environment is reset and the returned
+        observation is the first of the next episode.
+        """
+        if action is None:
+            action = self.random_actions(1)[0]
+        obs, reward, terminated, truncated, _ = self.env.step(action)
+        self.steps += 1
+        self.episode_return += float(reward)
+        done = bool(terminated or truncated)
+        if done:
+            self.episodes += 1
+            self.episode_return = 0.0
+            obs, _ = self.env.reset()
+        self.obs = self._as_array(obs)
+        return self.obs, float(reward), done
+
+    def rollout(self, n: int, policy: Any = None) -> Fragment:
+        """``n`` steps into a fresh :class:`Fragment`.
+
+        ``policy(obs) -> action`` picks actions; random actions when None.
+        """
+        obs_buf = np.empty((n, *self.obs_shape), dtype=self.obs_dtype)
+        next_buf = np.empty_like(obs_buf) if self.keep_next_obs else None
+        actions = (
+            self.random_actions(n)
+            if policy is None
+            else np.empty((n, *self.action_shape), dtype=self.action_dtype)
+        )
+        rewards = np.empty(n, dtype=np.float32)
+        terminated = np.zeros(n, dtype=np.bool_)
+        truncated = np.zeros(n, dtype=np.bool_)
+        returns: list[float] = []
+        env, convert = self.env, self._convert
+        obs = self.obs
+        ep_ret = self.episode_return
+        for i in range(n):
+            obs_buf[i] = obs
+            if policy is None:
+                a = actions[i]
+            else:
+                a = policy(obs)
+                actions[i] = a
+            nxt, r, term, trunc, _ = env.step(a)
+            if convert is not None:
+                nxt = convert(nxt)
+            if next_buf is not None:
+                next_buf[i] = nxt
+            rewards[i] = r
+            ep_ret += float(r)
+            if term or trunc:
+                terminated[i] = term
+                truncated[i] = trunc
+                returns.append(ep_ret)
+                ep_ret = 0.0
+                nxt, _ = env.reset()
+                if convert is not None:
+                    nxt = convert(nxt)
+            obs = nxt
+        self.obs = obs
+        self.episode_return = ep_ret
+        self.steps += n
+        self.episodes += len(returns)
+        return Fragment(obs_buf, actions, rewards, terminated, truncated, next_buf, tuple(returns))
+
+    def close(self) -> None:
+        self.env.close()
