@@ -108,6 +108,19 @@ class Action(Slot):
             raise ValidationError(f"{self.fqn} is scheduled before the program runs")
         env.schedule_physical(self, value, delay)
 
+    # Reading an action goes through a handle: direct reads are undeclared reads.
+    def get(self) -> Any:
+        raise UndeclaredAccessError(self._undeclared_read())
+
+    @property
+    def is_present(self) -> bool:
+        raise UndeclaredAccessError(self._undeclared_read())
+
+    def _undeclared_read(self) -> str:
+        env = self.reactor._env
+        who = env.current_reaction_name() if env is not None else None
+        return f"{'reaction ' + who if who else 'code outside any reaction'} reads {self.fqn} without declaring it as a trigger or source"
+
     def __repr__(self) -> str:
         return f"<{'physical' if self.decl.physical else 'logical'} action {self.fqn}>"
 

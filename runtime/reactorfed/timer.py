@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .errors import ValidationError
+from .errors import UndeclaredAccessError, ValidationError
 from .trigger import Slot
 
 if TYPE_CHECKING:
@@ -46,6 +46,19 @@ class TimerSlot(Slot):
         self.reactor = reactor
         self.offset = decl.offset
         self.period = decl.period
+
+    # Reading a timer goes through a handle: direct reads are undeclared reads.
+    def get(self) -> None:
+        raise UndeclaredAccessError(self._undeclared_read())
+
+    @property
+    def is_present(self) -> bool:
+        raise UndeclaredAccessError(self._undeclared_read())
+
+    def _undeclared_read(self) -> str:
+        env = self.reactor._env
+        who = env.current_reaction_name() if env is not None else None
+        return f"{'reaction ' + who if who else 'code outside any reaction'} reads {self.fqn} without declaring it as a trigger or source"
 
 
 class _Builtin:
