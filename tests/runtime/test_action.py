@@ -12,6 +12,7 @@ from reactorfed import (
     Reactor,
     SystemClock,
     Tag,
+    Timer,
     UndeclaredAccessError,
     ValidationError,
     ms,
@@ -260,3 +261,29 @@ def test_a_keepalive_program_stops_when_asked_from_another_thread():
     summary = env.run(Idle())
     timer.join()
     assert summary.stop_reason == "stop requested from outside"
+
+
+def test_reading_an_undeclared_action_or_timer_is_refused_with_the_reaction_named():
+    class Peek(Reactor):
+        act = LogicalAction(int)
+        t = Timer()
+
+        def __init__(self, what):
+            self.what = what
+
+        @reaction(triggers=[STARTUP])
+        def look(self):
+            if self.what == "get":
+                self.act.get()
+            elif self.what == "present":
+                _ = self.act.is_present
+            else:
+                _ = self.t.is_present
+
+    class Main(Reactor):
+        def __init__(self, what):
+            self.p = Peek(what)
+
+    for what, name in (("get", "act"), ("present", "act"), ("timer", "t")):
+        with pytest.raises(UndeclaredAccessError, match=rf"reaction Main\.p\.look reads Main\.p\.{name} without declaring it"):
+            run(Main(what))
