@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -14,7 +15,9 @@ from reactorfed import (
     LogicalAction,
     Output,
     Reactor,
+    Tag,
     Timer,
+    UndeclaredAccessError,
     bank,
     ms,
     reaction,
@@ -191,3 +194,45 @@ def test_random_acyclic_programs_are_deterministic(spec):
     assert (s1.tags, s1.reactions, s1.last_tag, s1.stop_reason) == (s2.tags, s2.reactions, s2.last_tag, s2.stop_reason)
     assert (s1.tags, s1.reactions, s1.last_tag, s1.stop_reason) == (s3.tags, s3.reactions, s3.last_tag, s3.stop_reason)
     assert set(serial) == {f"n{i}" for i in range(spec[0])}  # every node ran (startup)
+
+
+# -- errors and stop requests on the worker pool -----------------------------------
+
+
+class Member(Reactor):
+    t = Timer(0, ms(1))
+    secret = Output(int)
+
+    def __init__(self, log, sneaky=False):
+        self.log = log
+        self.sneaky = sneaky
+
+    @reaction(triggers=[t])
+    def tick(self):
+        self.log.append((self.bank_index, self.elapsed_tag()))
+        if self.elapsed() == ms(3) and self.bank_index == 2:
+            if self.sneaky:
+                self.secret.set(1)
+            self.request_stop()
+
+
+def test_request_stop_from_a_worker_thread_stops_at_the_next_microstep():
+    log = []
+
+    class Main(Reactor):
+        def __init__(self):
+            self.m = bank(Member, 4, log)
+
+    summary = run(Main(), workers=4)
+    assert summary.last_tag == Tag(ms(3), 1)
+    assert summary.stop_reason == "stop requested"
+    assert sorted(log) == [(i, Tag(ms(k))) for i in range(4) for k in range(4)]
+
+
+def test_an_undeclared_write_on_a_worker_thread_names_the_reaction():
+    class Main(Reactor):
+        def __init__(self):
+            self.m = bank(Member, 4, [], sneaky=True)
+
+    with pytest.raises(UndeclaredAccessError, match=r"reaction Main\.m\[2\]\.tick writes Main\.m\[2\]\.secret"):
+        run(Main(), workers=4)

@@ -293,3 +293,27 @@ def test_check_types_refuses_a_wrong_value_type():
         run(Bad(), check_types=True)
     assert isinstance(e.value.__cause__, TypeError)
     run(Bad())  # unchecked by default (speed)
+
+
+def test_delays_on_connections_inside_a_container_apply_to_what_passes_through():
+    log = []
+
+    class Inner(Reactor):
+        inp = Input(int)
+        out = Output(int)
+
+        def __init__(self):
+            self.relay = Relay()
+            self.connect(self.inp, self.relay.inp, after=ms(5))
+            self.connect(self.relay.out, self.out, after=0)
+
+    class Main(Reactor):
+        def __init__(self):
+            self.src = Source([1])
+            self.box = Inner()
+            self.sink = Sink(log)
+            self.connect(self.src.out, self.box.inp)
+            self.connect(self.box.out, self.sink.inp, after=0)
+
+    run(Main())
+    assert log == [(Tag(ms(5), 2), 2)]

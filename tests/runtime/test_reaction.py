@@ -1,5 +1,7 @@
 """Reactions: declaration order, handles bound by parameter name, deadlines, failures."""
 
+import logging
+
 import pytest
 
 from reactorfed import (
@@ -296,6 +298,7 @@ def test_in_fast_mode_logical_time_runs_ahead_so_the_same_work_misses_nothing():
 
 
 def test_a_missed_deadline_without_handler_runs_the_body_and_is_counted(caplog):
+    caplog.set_level(logging.WARNING, logger="reactorfed.scheduler")
     log = []
     clock = VirtualClock()
 
