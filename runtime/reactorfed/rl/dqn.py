@@ -21,7 +21,15 @@ import torch.nn.functional as F
 
 from .buffer import ReplayBuffer
 from .envs import Fragment
-from .network import QNetwork, Weights, default_device, get_weights, set_weights
+from .network import (
+    QNetwork,
+    Weights,
+    default_device,
+    flat_weights,
+    get_weights,
+    load_flat_weights,
+    set_weights,
+)
 
 __all__ = ["DQNConfig", "DQNLearner", "EpsilonGreedy", "linear_schedule", "make_qnetwork"]
 
@@ -77,6 +85,11 @@ class EpsilonGreedy:
 
     def load(self, weights: Weights) -> None:
         set_weights(self.q, weights)
+
+    def load_payload(self, payload: np.ndarray) -> None:
+        """Load a :meth:`DQNLearner.payload`: flat weights then epsilon."""
+        load_flat_weights(self.q, payload[:-1])
+        self.epsilon = float(payload[-1])
 
     @torch.inference_mode()
     def __call__(self, obs: np.ndarray) -> int:
@@ -155,8 +168,12 @@ class DQNLearner:
         return self.last_loss
 
     def weights(self) -> Weights:
-        """The online network's weights for broadcasting to samplers."""
+        """The online network's weights as a dict of arrays."""
         return get_weights(self.q)
+
+    def payload(self) -> np.ndarray:
+        """What the learner broadcasts: flat weights followed by the current epsilon."""
+        return np.append(flat_weights(self.q), np.float32(self.epsilon)).astype(np.float32)
 
     def state(self) -> dict[str, Any]:
         """Everything needed to resume: networks, optimizer, counters, generator."""

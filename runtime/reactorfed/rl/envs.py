@@ -26,6 +26,8 @@ __all__ = [
     "env_id",
     "make_env",
     "make_mpe",
+    "pack_fragment",
+    "unpack_fragment",
 ]
 
 GYM_ENVS: tuple[str, ...] = ("CartPole-v1", "Blackjack-v1", "Pendulum-v1")
@@ -95,6 +97,47 @@ class Fragment:
 
     def __len__(self) -> int:
         return int(self.actions.shape[0])
+
+
+def pack_fragment(fragment: Fragment) -> np.ndarray:
+    """A fragment of vector observations (with ``next_obs``) as one float32 array.
+
+    Columns: obs, next_obs, action, reward, terminated, truncated, and the episode's
+    return on the steps that end an episode (0 elsewhere). One array crosses a
+    federate boundary as a raw buffer, without pickling.
+    """
+    if fragment.next_obs is None:
+        raise ValueError("pack_fragment needs next_obs (EnvRunner(keep_next_obs=True))")
+    n = len(fragment)
+    obs = fragment.obs.reshape(n, -1)
+    d = obs.shape[1]
+    out = np.zeros((n, 2 * d + 5), dtype=np.float32)
+    out[:, :d] = obs
+    out[:, d : 2 * d] = fragment.next_obs.reshape(n, -1)
+    out[:, 2 * d] = fragment.actions.reshape(n)
+    out[:, 2 * d + 1] = fragment.rewards
+    out[:, 2 * d + 2] = fragment.terminated
+    out[:, 2 * d + 3] = fragment.truncated
+    ends = np.flatnonzero(fragment.terminated | fragment.truncated)
+    out[ends, 2 * d + 4] = np.asarray(fragment.episode_returns, dtype=np.float32)
+    return out
+
+
+def unpack_fragment(packed: np.ndarray) -> Fragment:
+    """Inverse of :func:`pack_fragment` (observations come back flat, float32)."""
+    d = (packed.shape[1] - 5) // 2
+    terminated = packed[:, 2 * d + 2] != 0
+    truncated = packed[:, 2 * d + 3] != 0
+    ends = np.flatnonzero(terminated | truncated)
+    return Fragment(
+        obs=packed[:, :d],
+        actions=packed[:, 2 * d].astype(np.int64),
+        rewards=packed[:, 2 * d + 1],
+        terminated=terminated,
+        truncated=truncated,
+        next_obs=packed[:, d : 2 * d],
+        episode_returns=tuple(float(x) for x in packed[ends, 2 * d + 4]),
+    )
 
 
 def _obs_converter(space: gym.Space[Any]) -> tuple[Any, tuple[int, ...], np.dtype[Any]]:

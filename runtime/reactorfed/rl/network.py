@@ -16,8 +16,10 @@ __all__ = [
     "QNetwork",
     "Weights",
     "default_device",
+    "flat_weights",
     "get_weights",
     "greedy_action",
+    "load_flat_weights",
     "set_weights",
 ]
 
@@ -85,3 +87,16 @@ def greedy_action(module: nn.Module, obs: np.ndarray) -> int:
     device = next(module.parameters()).device
     x = torch.as_tensor(obs, dtype=torch.float32, device=device).unsqueeze(0)
     return int(module(x).argmax(dim=1).item())
+
+
+def flat_weights(module: nn.Module) -> np.ndarray:
+    """All parameters as one float32 vector: one buffer that crosses federates unpickled."""
+    with torch.no_grad():
+        return torch.nn.utils.parameters_to_vector(module.parameters()).detach().cpu().numpy().copy()
+
+
+def load_flat_weights(module: nn.Module, vec: np.ndarray) -> None:
+    """Inverse of :func:`flat_weights` (same architecture on both sides)."""
+    device = next(module.parameters()).device
+    with torch.no_grad():
+        torch.nn.utils.vector_to_parameters(torch.as_tensor(np.asarray(vec), device=device), module.parameters())

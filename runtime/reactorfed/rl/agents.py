@@ -1,0 +1,91 @@
+"""Multi-agent inference (workload 4): one policy reactor per agent around a
+PettingZoo environment reactor, with per-step scatter (observations) and gather
+(actions)."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+import torch
+
+from .. import SHUTDOWN, STARTUP, Input, Output, Reactor, reaction
+from .dqn import make_qnetwork
+from .envs import make_mpe
+from .network import greedy_action
+from .samplers import write_result
+
+__all__ = ["AgentPolicy", "MultiAgentEnv"]
+
+
+class MultiAgentEnv(Reactor):
+    """Holds an MPE ``simple_spread`` env with ``n`` agents; scatters each agent's
+    observation, gathers every agent's action, steps, repeats for ``steps`` steps."""
+
+    actions = Input(int, width="n")
+    obs = Output(np.ndarray, width="n")
+
+    def __init__(self, n: int, seed: int = 0, steps: int = 1000, result_path: str = "") -> None:
+        self.n = n
+        self.env = make_mpe(n)
+        self.seed = seed
+        self.agents = list(self.env.possible_agents)
+        self.steps = steps
+        self.done = 0
+        self.episodes = 0
+        self.total_reward = 0.0
+        self.result_path = result_path
+        self.result: dict[str, Any] = {}
+        self.t0 = self.t_last = 0.0
+
+    def _scatter(self, observations: dict[str, np.ndarray], obs: Any) -> None:
+        for i, name in enumerate(self.agents):
+            obs[i].set(observations[name])
+
+    @reaction(triggers=[STARTUP], effects=[obs])
+    def start(self, obs) -> None:
+        observations, _ = self.env.reset(seed=self.seed)
+        self.t0 = self.t_last = time.perf_counter()
+        self._scatter(observations, obs)
+
+    @reaction(triggers=[actions], effects=[obs])
+    def step(self, actions, obs) -> None:
+        acts = {name: int(a.get()) for name, a in zip(self.agents, actions, strict=True)}
+        observations, rewards, _, _, _ = self.env.step(acts)
+        self.total_reward += float(sum(rewards.values()))
+        self.done += 1
+        self.t_last = time.perf_counter()
+        if not self.env.agents:  # the episode ended for everyone
+            self.episodes += 1
+            observations, _ = self.env.reset(seed=self.seed + self.episodes)
+        if self.done < self.steps:
+            self._scatter(observations, obs)
+
+    @reaction(triggers=[SHUTDOWN])
+    def finish(self) -> None:
+        seconds = self.t_last - self.t0
+        self.result = {
+            "steps": self.done,
+            "episodes": self.episodes,
+            "total_reward": self.total_reward,
+            "seconds": seconds,
+            "steps_per_s": self.done / seconds if seconds > 0 else 0.0,
+        }
+        write_result(self.result_path, self.result)
+
+
+class AgentPolicy(Reactor):
+    """One agent's torch policy (a Q-network acting greedily), seeded per agent."""
+
+    obs = Input(np.ndarray)
+    action = Output(int)
+
+    def __init__(self, obs_dim: int, num_actions: int, seed: int = 0, torch_threads: int = 1) -> None:
+        torch.set_num_threads(torch_threads)
+        self.q = make_qnetwork(obs_dim, num_actions, (64, 64), seed)
+        self.q.eval()
+
+    @reaction(triggers=[obs], effects=[action])
+    def act(self, obs, action) -> None:
+        action.set(greedy_action(self.q, obs.get()))

@@ -1,0 +1,185 @@
+"""Synchronized parallel Q-learning (workload 3) and DQN training, as reactors.
+
+Each iteration: the :class:`DQNLearnerReactor` broadcasts its payload (flat
+weights + epsilon), every :class:`QSampler` collects a fragment with it, the
+learner adds the fragments to its replay buffer in sampler order, updates, and
+broadcasts again (after 0). Everything that varies is seeded, and fragments are
+consumed in channel order, so the learner's weights after ``k`` iterations are
+the same in every run with one seed, in one process or federated.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+import time
+from collections import deque
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from .. import SHUTDOWN, STARTUP, Input, Output, Reactor, reaction
+from .dqn import DQNConfig, DQNLearner, EpsilonGreedy
+from .envs import EnvRunner, pack_fragment, unpack_fragment
+from .network import greedy_action
+from .samplers import write_result
+
+__all__ = ["DQNLearnerReactor", "QSampler", "evaluate", "weights_digest"]
+
+
+def weights_digest(learner: DQNLearner) -> str:
+    """SHA-256 of the online network's parameters, in state-dict order (bit identity)."""
+    h = hashlib.sha256()
+    for k, v in learner.q.state_dict().items():
+        h.update(k.encode())
+        h.update(v.detach().cpu().numpy().tobytes())
+    return h.hexdigest()
+
+
+def evaluate(learner: DQNLearner, env: str, episodes: int, seed: int) -> float:
+    """Average return of the greedy policy over ``episodes`` episodes."""
+    runner = EnvRunner(env, seed=seed)
+    returns: list[float] = []
+    total = 0.0
+    while len(returns) < episodes:
+        _, r, done = runner.step(greedy_action(learner.q, runner.obs))
+        total += r
+        if done:
+            returns.append(total)
+            total = 0.0
+    return float(np.mean(returns))
+
+
+class QSampler(Reactor):
+    """Collects ``fragment`` steps with an epsilon-greedy copy of the learner's network
+    each time a payload arrives; emits the packed fragment."""
+
+    weights = Input(np.ndarray)
+    fragment = Output(np.ndarray)
+
+    def __init__(
+        self,
+        env: str = "CartPole-v1",
+        seed: int = 0,
+        fragment_len: int = 100,
+        hidden: tuple[int, ...] = DQNConfig.hidden,
+        torch_threads: int = 1,
+    ) -> None:
+        torch.set_num_threads(torch_threads)
+        self.runner = EnvRunner(env, seed=seed, keep_next_obs=True)
+        obs_dim = int(np.prod(self.runner.obs_shape))
+        self.policy = EpsilonGreedy(obs_dim, self.runner.num_actions, seed=seed + 7919, hidden=hidden)
+        self.fragment_len = fragment_len
+
+    @reaction(triggers=[weights], effects=[fragment])
+    def collect(self, weights, fragment) -> None:
+        self.policy.load_payload(weights.get())
+        fragment.set(pack_fragment(self.runner.rollout(self.fragment_len, self.policy)))
+
+
+class DQNLearnerReactor(Reactor):
+    """Replay buffer + DQN learner; gathers ``n`` fragments per iteration.
+
+    Stops after ``iterations`` iterations, or (with ``target_return``) once the mean
+    training return of the last 100 episodes reaches it. ``checkpoint`` is written
+    every ``checkpoint_every`` iterations and at shutdown; ``progress`` prints a
+    status line on stderr every ``progress_every`` iterations.
+    """
+
+    fragments = Input(np.ndarray, width="n")
+    weights = Output(np.ndarray)
+
+    def __init__(
+        self,
+        n: int,
+        obs_dim: int,
+        num_actions: int,
+        iterations: int = 1000,
+        updates_per_iteration: int = 4,
+        seed: int = 0,
+        config: DQNConfig | None = None,
+        target_return: float | None = None,
+        checkpoint: str = "",
+        checkpoint_every: int = 0,
+        progress: bool = False,
+        progress_every: int = 10,
+        result_path: str = "",
+        torch_threads: int = 1,
+    ) -> None:
+        torch.set_num_threads(torch_threads)
+        self.n = n
+        self.learner = DQNLearner(obs_dim, num_actions, config, seed=seed, device=torch.device("cpu"))
+        self.iterations = iterations
+        self.updates_per_iteration = updates_per_iteration
+        self.target_return = target_return
+        self.checkpoint = checkpoint
+        self.checkpoint_every = checkpoint_every
+        self.progress = progress
+        self.progress_every = progress_every
+        self.result_path = result_path
+        self.iteration = 0
+        self.recent: deque[float] = deque(maxlen=100)
+        self.episodes = 0
+        self.t0 = self.t_last = 0.0
+        self.result: dict[str, Any] = {}
+
+    @property
+    def mean_return(self) -> float:
+        return float(np.mean(self.recent)) if self.recent else float("nan")
+
+    @reaction(triggers=[STARTUP], effects=[weights])
+    def start(self, weights) -> None:
+        self.t0 = self.t_last = time.perf_counter()
+        weights.set(self.learner.payload())
+
+    @reaction(triggers=[fragments], effects=[weights])
+    def learn(self, fragments, weights) -> None:
+        for _, packed in fragments.present():
+            frag = unpack_fragment(packed)
+            self.learner.observe(frag)
+            self.recent.extend(frag.episode_returns)
+            self.episodes += len(frag.episode_returns)
+        self.learner.update(self.updates_per_iteration)
+        self.iteration += 1
+        self.t_last = time.perf_counter()
+        if self.progress and self.iteration % self.progress_every == 0:
+            self._show()
+        if self.checkpoint and self.checkpoint_every and self.iteration % self.checkpoint_every == 0:
+            self.learner.save(self.checkpoint)
+        solved = (
+            self.target_return is not None
+            and len(self.recent) == self.recent.maxlen
+            and self.mean_return >= self.target_return
+        )
+        if self.iteration < self.iterations and not solved:
+            weights.set(self.learner.payload())
+
+    def _show(self) -> None:
+        dt = max(self.t_last - self.t0, 1e-9)
+        print(
+            f"iter {self.iteration:5d}/{self.iterations}  steps {self.learner.env_steps:7d}  "
+            f"episodes {self.episodes:5d}  return(100) {self.mean_return:6.1f}  "
+            f"eps {self.learner.epsilon:.3f}  loss {self.learner.last_loss:8.4f}  "
+            f"{self.learner.env_steps / dt:7.0f} steps/s",
+            file=sys.stderr,
+            flush=True,
+        )
+
+    @reaction(triggers=[SHUTDOWN])
+    def finish(self) -> None:
+        if self.checkpoint:
+            self.learner.save(self.checkpoint)
+        seconds = self.t_last - self.t0
+        self.result = {
+            "iterations": self.iteration,
+            "env_steps": self.learner.env_steps,
+            "updates": self.learner.updates,
+            "episodes": self.episodes,
+            "mean_return_100": self.mean_return,
+            "seconds": seconds,
+            "weights_sha256": weights_digest(self.learner),
+            "checkpoint": str(Path(self.checkpoint).resolve()) if self.checkpoint else "",
+        }
+        write_result(self.result_path, self.result)

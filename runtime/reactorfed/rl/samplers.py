@@ -1,0 +1,133 @@
+"""Sampler and collector reactors for sample generation (workloads 1 and 2).
+
+A :class:`EnvSampler` steps one environment (gymnasium or ALE) with seeded random
+actions and emits observations; a :class:`Collector` gathers them through a
+multiport. Three patterns:
+
+* ``step`` (open loop): every sampler steps once per microstep, driven by its own
+  logical action; the collector sees one observation of every sampler per tag;
+* ``step-sync`` (closed loop): the collector's ``go`` starts each round (after 0),
+  as a central inference loop would, where the next step depends on the gathered
+  observations;
+* ``fragment`` (``fragment > 0``): every sampler emits ``fragment``-step rollouts.
+
+The collector measures throughput in its own process: from its startup reaction
+(samplers start work one microstep later) to the last observation received.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .. import SHUTDOWN, STARTUP, Input, LogicalAction, Output, Reactor, reaction
+from .envs import EnvRunner
+
+__all__ = ["Collector", "EnvSampler", "write_result"]
+
+
+def write_result(path: str, result: dict[str, Any]) -> None:
+    """Write a program's measured result as JSON (the benchmark's way out of a federate)."""
+    if path:
+        p = Path(path)
+        p.parent.mkdir(parents=True, exist_ok=True)
+        tmp = p.with_suffix(".tmp")
+        tmp.write_text(json.dumps(result))
+        tmp.replace(p)
+
+
+class EnvSampler(Reactor):
+    """Steps one environment; emits one observation per step, or ``fragment``-step
+    observation arrays. Stops after ``steps`` steps."""
+
+    go = Input(object)
+    obs = Output(np.ndarray)
+    again = LogicalAction(object)
+
+    def __init__(
+        self,
+        env: str = "CartPole-v1",
+        seed: int = 0,
+        steps: int = 1000,
+        fragment: int = 0,
+        closed_loop: bool = False,
+    ) -> None:
+        self.runner = EnvRunner(env, seed=seed)
+        self.steps = steps
+        self.fragment = fragment
+        self.closed_loop = closed_loop
+        self.done = 0
+
+    @reaction(triggers=[STARTUP], effects=[again])
+    def start(self, again) -> None:
+        if not self.closed_loop:
+            again.schedule(None)
+
+    @reaction(triggers=[again, go], effects=[obs, again])
+    def step(self, again, go, obs) -> None:
+        if self.done >= self.steps:
+            return
+        if self.fragment:
+            n = min(self.fragment, self.steps - self.done)
+            obs.set(self.runner.rollout(n).obs)
+            self.done += n
+        else:
+            o, _, _ = self.runner.step()
+            obs.set(o)
+            self.done += 1
+        if not self.closed_loop and self.done < self.steps:
+            again.schedule(None)
+
+
+class Collector(Reactor):
+    """Gathers observations from ``n`` samplers; in a closed loop, starts each round.
+
+    ``rounds`` (closed loop only) is the number of rounds to run. The measured
+    result (steps, seconds, steps/s) is kept in :attr:`result` and written to
+    ``result_path`` at shutdown.
+    """
+
+    obs = Input(np.ndarray, width="n")
+    go = Output(object)
+
+    def __init__(self, n: int, fragment: int = 0, rounds: int = 0, result_path: str = "") -> None:
+        self.n = n
+        self.fragment = fragment
+        self.rounds = rounds
+        self.result_path = result_path
+        self.steps = 0
+        self.rounds_done = 0
+        self.t0 = 0.0
+        self.t_last = 0.0
+        self.checksum = 0.0
+        self.result: dict[str, Any] = {}
+
+    @reaction(triggers=[STARTUP], effects=[go])
+    def start(self, go) -> None:
+        self.t0 = self.t_last = time.perf_counter()
+        if self.rounds:
+            go.set(True)
+
+    @reaction(triggers=[obs], effects=[go])
+    def gather(self, obs, go) -> None:
+        for _, value in obs.present():
+            self.steps += len(value) if self.fragment else 1
+        self.t_last = time.perf_counter()
+        self.rounds_done += 1
+        if self.rounds and self.rounds_done < self.rounds:
+            go.set(True)
+
+    @reaction(triggers=[SHUTDOWN])
+    def finish(self) -> None:
+        seconds = self.t_last - self.t0
+        self.result = {
+            "steps": self.steps,
+            "rounds": self.rounds_done,
+            "seconds": seconds,
+            "steps_per_s": self.steps / seconds if seconds > 0 else 0.0,
+        }
+        write_result(self.result_path, self.result)
