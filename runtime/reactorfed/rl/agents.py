@@ -11,6 +11,7 @@ import numpy as np
 import torch
 
 from .. import SHUTDOWN, STARTUP, Input, Output, Reactor, reaction
+from ..port import MultiReader, MultiWriter, PortReader, PortWriter
 from .dqn import make_qnetwork
 from .envs import make_mpe
 from .network import greedy_action
@@ -23,8 +24,8 @@ class MultiAgentEnv(Reactor):
     """Holds an MPE ``simple_spread`` env with ``n`` agents; scatters each agent's
     observation, gathers every agent's action, steps, repeats for ``steps`` steps."""
 
-    actions = Input(int, width="n")
-    obs = Output(np.ndarray, width="n")
+    actions: Input[int] = Input(int, width="n")
+    obs: Output[np.ndarray] = Output(np.ndarray, width="n")
 
     def __init__(self, n: int, seed: int = 0, steps: int = 1000, result_path: str = "") -> None:
         self.n = n
@@ -39,19 +40,19 @@ class MultiAgentEnv(Reactor):
         self.result: dict[str, Any] = {}
         self.t0 = self.t_last = 0.0
 
-    def _scatter(self, observations: dict[str, np.ndarray], obs: Any) -> None:
+    def _scatter(self, observations: dict[str, np.ndarray], obs: MultiWriter[np.ndarray]) -> None:
         for i, name in enumerate(self.agents):
             obs[i].set(observations[name])
 
     @reaction(triggers=[STARTUP], effects=[obs])
-    def start(self, obs) -> None:
+    def start(self, obs: MultiWriter[np.ndarray]) -> None:
         observations, _ = self.env.reset(seed=self.seed)
         self.t0 = self.t_last = time.perf_counter()
         self._scatter(observations, obs)
 
     @reaction(triggers=[actions], effects=[obs])
-    def step(self, actions, obs) -> None:
-        acts = {name: int(a.get()) for name, a in zip(self.agents, actions, strict=True)}
+    def step(self, actions: MultiReader[int], obs: MultiWriter[np.ndarray]) -> None:
+        acts = {name: int(a.get() or 0) for name, a in zip(self.agents, actions, strict=True)}
         observations, rewards, _, _, _ = self.env.step(acts)
         self.total_reward += float(sum(rewards.values()))
         self.done += 1
@@ -78,8 +79,8 @@ class MultiAgentEnv(Reactor):
 class AgentPolicy(Reactor):
     """One agent's torch policy (a Q-network acting greedily), seeded per agent."""
 
-    obs = Input(np.ndarray)
-    action = Output(int)
+    obs: Input[np.ndarray] = Input(np.ndarray)
+    action: Output[int] = Output(int)
 
     def __init__(self, obs_dim: int, num_actions: int, seed: int = 0, torch_threads: int = 1) -> None:
         torch.set_num_threads(torch_threads)
@@ -87,5 +88,7 @@ class AgentPolicy(Reactor):
         self.q.eval()
 
     @reaction(triggers=[obs], effects=[action])
-    def act(self, obs, action) -> None:
-        action.set(greedy_action(self.q, obs.get()))
+    def act(self, obs: PortReader[np.ndarray], action: PortWriter[int]) -> None:
+        o = obs.get()
+        assert o is not None
+        action.set(greedy_action(self.q, o))

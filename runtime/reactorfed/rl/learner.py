@@ -21,6 +21,7 @@ import numpy as np
 import torch
 
 from .. import SHUTDOWN, STARTUP, Input, Output, Reactor, reaction
+from ..port import MultiReader, PortReader, PortWriter
 from .dqn import DQNConfig, DQNLearner, EpsilonGreedy
 from .envs import EnvRunner, pack_fragment, unpack_fragment
 from .network import greedy_action
@@ -56,8 +57,8 @@ class QSampler(Reactor):
     """Collects ``fragment`` steps with an epsilon-greedy copy of the learner's network
     each time a payload arrives; emits the packed fragment."""
 
-    weights = Input(np.ndarray)
-    fragment = Output(np.ndarray)
+    weights: Input[np.ndarray] = Input(np.ndarray)
+    fragment: Output[np.ndarray] = Output(np.ndarray)
 
     def __init__(
         self,
@@ -74,8 +75,10 @@ class QSampler(Reactor):
         self.fragment_len = fragment_len
 
     @reaction(triggers=[weights], effects=[fragment])
-    def collect(self, weights, fragment) -> None:
-        self.policy.load_payload(weights.get())
+    def collect(self, weights: PortReader[np.ndarray], fragment: PortWriter[np.ndarray]) -> None:
+        payload = weights.get()
+        assert payload is not None
+        self.policy.load_payload(payload)
         fragment.set(pack_fragment(self.runner.rollout(self.fragment_len, self.policy)))
 
 
@@ -88,8 +91,8 @@ class DQNLearnerReactor(Reactor):
     status line on stderr every ``progress_every`` iterations.
     """
 
-    fragments = Input(np.ndarray, width="n")
-    weights = Output(np.ndarray)
+    fragments: Input[np.ndarray] = Input(np.ndarray, width="n")
+    weights: Output[np.ndarray] = Output(np.ndarray)
 
     def __init__(
         self,
@@ -130,12 +133,12 @@ class DQNLearnerReactor(Reactor):
         return float(np.mean(self.recent)) if self.recent else float("nan")
 
     @reaction(triggers=[STARTUP], effects=[weights])
-    def start(self, weights) -> None:
+    def start(self, weights: PortWriter[np.ndarray]) -> None:
         self.t0 = self.t_last = time.perf_counter()
         weights.set(self.learner.payload())
 
     @reaction(triggers=[fragments], effects=[weights])
-    def learn(self, fragments, weights) -> None:
+    def learn(self, fragments: MultiReader[np.ndarray], weights: PortWriter[np.ndarray]) -> None:
         for _, packed in fragments.present():
             frag = unpack_fragment(packed)
             self.learner.observe(frag)

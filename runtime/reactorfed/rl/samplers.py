@@ -25,6 +25,8 @@ from typing import Any
 import numpy as np
 
 from .. import SHUTDOWN, STARTUP, Input, LogicalAction, Output, Reactor, reaction
+from ..action import ActionHandle
+from ..port import MultiReader, PortReader, PortWriter
 from .envs import EnvRunner
 
 __all__ = ["Collector", "EnvSampler", "write_result"]
@@ -44,9 +46,9 @@ class EnvSampler(Reactor):
     """Steps one environment; emits one observation per step, or ``fragment``-step
     observation arrays. Stops after ``steps`` steps."""
 
-    go = Input(object)
-    obs = Output(np.ndarray)
-    again = LogicalAction(object)
+    go: Input[object] = Input(object)
+    obs: Output[np.ndarray] = Output(np.ndarray)
+    again: LogicalAction[object] = LogicalAction(object)
 
     def __init__(
         self,
@@ -63,12 +65,14 @@ class EnvSampler(Reactor):
         self.done = 0
 
     @reaction(triggers=[STARTUP], effects=[again])
-    def start(self, again) -> None:
+    def start(self, again: ActionHandle) -> None:
         if not self.closed_loop:
             again.schedule(None)
 
     @reaction(triggers=[again, go], effects=[obs, again])
-    def step(self, again, go, obs) -> None:
+    def step(
+        self, again: ActionHandle, go: PortReader[object], obs: PortWriter[np.ndarray]
+    ) -> None:
         if self.done >= self.steps:
             return
         if self.fragment:
@@ -91,8 +95,8 @@ class Collector(Reactor):
     ``result_path`` at shutdown.
     """
 
-    obs = Input(np.ndarray, width="n")
-    go = Output(object)
+    obs: Input[np.ndarray] = Input(np.ndarray, width="n")
+    go: Output[object] = Output(object)
 
     def __init__(self, n: int, fragment: int = 0, rounds: int = 0, result_path: str = "") -> None:
         self.n = n
@@ -107,13 +111,13 @@ class Collector(Reactor):
         self.result: dict[str, Any] = {}
 
     @reaction(triggers=[STARTUP], effects=[go])
-    def start(self, go) -> None:
+    def start(self, go: PortWriter[object]) -> None:
         self.t0 = self.t_last = time.perf_counter()
         if self.rounds:
             go.set(True)
 
     @reaction(triggers=[obs], effects=[go])
-    def gather(self, obs, go) -> None:
+    def gather(self, obs: MultiReader[np.ndarray], go: PortWriter[object]) -> None:
         for _, value in obs.present():
             self.steps += len(value) if self.fragment else 1
         self.t_last = time.perf_counter()
