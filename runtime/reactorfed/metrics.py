@@ -1,0 +1,119 @@
+"""Prometheus metrics for a running program, read from the scheduler at scrape time.
+
+The scheduler already keeps plain counters (tags processed, reactions executed,
+deadline misses) and the current tag; a custom collector reads them when Prometheus
+scrapes, so the hot path pays nothing::
+
+    env = Environment(...)
+    env.assemble(main)
+    server = serve_metrics(env, port=9464)
+    try:
+        env.run()
+    finally:
+        server.close()
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any
+
+from .tag import NEVER
+
+if TYPE_CHECKING:
+    from .environment import Environment
+    from .scheduler import Scheduler
+
+__all__ = ["MetricsServer", "SchedulerCollector", "serve_metrics"]
+
+log = logging.getLogger("reactorfed.metrics")
+
+
+class SchedulerCollector:
+    """A prometheus_client collector over one scheduler's counters.
+
+    ``source`` returns the scheduler to read (None before assembly: nothing is reported
+    but ``reactorfed_up``). ``labels`` are constant labels on every sample (e.g. the
+    program and, in a federation, the federate).
+    """
+
+    def __init__(self, source: Callable[[], Scheduler | None], labels: Mapping[str, str] | None = None) -> None:
+        self._source = source
+        self._labels = dict(labels or {})
+
+    def describe(self) -> list[Any]:
+        return []  # unchecked collector: what it yields is known only at scrape time
+
+    def collect(self) -> Iterator[Any]:
+        from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+
+        names = list(self._labels)
+        values = list(self._labels.values())
+
+        def gauge(name: str, doc: str, value: float) -> GaugeMetricFamily:
+            g = GaugeMetricFamily(name, doc, labels=names)
+            g.add_metric(values, value)
+            return g
+
+        def counter(name: str, doc: str, value: float) -> CounterMetricFamily:
+            c = CounterMetricFamily(name, doc, labels=names)
+            c.add_metric(values, value)
+            return c
+
+        sched = self._source()
+        yield gauge("reactorfed_up", "1 while the program is assembled and running", 0 if sched is None else 1)
+        if sched is None:
+            return
+        yield counter("reactorfed_tags_processed", "Tags (time, microstep) processed", sched.tags_processed)
+        yield counter("reactorfed_reactions_executed", "Reactions executed", sched.reactions_executed)
+        yield counter(
+            "reactorfed_deadline_misses", "Reactions whose deadline was missed (the handler ran)", sched.deadline_misses
+        )
+        t, m = sched.current_tag
+        if t == NEVER:
+            return  # not started yet: no logical time
+        yield gauge(
+            "reactorfed_logical_time_elapsed_seconds", "Logical time elapsed since the start", (t - sched.start_time) / 1e9
+        )
+        yield gauge("reactorfed_microstep", "Microstep of the current tag", m)
+        yield gauge(
+            "reactorfed_lag_seconds",
+            "Physical time minus logical time of the current tag (negative: logical time ahead, as in fast mode)",
+            (sched.clock.now() - t) / 1e9,
+        )
+
+
+class MetricsServer:
+    """The HTTP endpoint serving ``/metrics``; :meth:`close` stops it."""
+
+    def __init__(self, server: Any, thread: threading.Thread) -> None:
+        self._server = server
+        self._thread = thread
+
+    @property
+    def port(self) -> int:
+        return int(self._server.server_port)
+
+    @property
+    def address(self) -> str:
+        return str(self._server.server_address[0])
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=5)
+
+
+def serve_metrics(env: Environment, port: int, addr: str = "0.0.0.0", labels: Mapping[str, str] | None = None) -> MetricsServer:
+    """Serve ``env``'s scheduler counters on ``http://addr:port/metrics`` (port 0: any
+    free port, see :attr:`MetricsServer.port`). A registry of its own: nothing global."""
+    from prometheus_client import CollectorRegistry, start_http_server
+
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(SchedulerCollector(lambda: env.scheduler, labels))
+    server, thread = start_http_server(port, addr=addr, registry=registry)
+    ms = MetricsServer(server, thread)
+    log.info("metrics on http://%s:%d/metrics", ms.address, ms.port)
+    return ms
