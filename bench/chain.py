@@ -15,6 +15,15 @@ fast mode, single process, one thread.
     .venv/bin/python bench/chain.py            # N=200000, K=0,4,16, median of 3
     .venv/bin/python bench/chain.py --quick    # N=20000
     .venv/bin/python bench/chain.py --profile  # also: where reactorfed's time goes at K=4
+
+Where reactorfed's time goes at K=4 (cProfile own time, 6 reactions per tag; after the
+inline-mark and per-tag fast-path commits): port writes ~23% (``set``: presence, the
+reaction queue push), the dispatch loop ~18% (``_run_serial``: heap pop, the call through
+the bound partial), per-tag bookkeeping ~16% (``_process``: firing the tag's events,
+delayed deliveries, clearing presence), the reaction bodies themselves ~17%, scheduling
+the next microstep ~10% (handle -> ``_schedule`` -> ``_post``), ``_loop`` ~6%, reads 3%.
+No single hot spot is left: the rest is the price of a Python call per reaction and per
+write. K=0 (two reactions per tag) is the per-tag cost; K=16 the per-reaction cost.
 """
 
 from __future__ import annotations
