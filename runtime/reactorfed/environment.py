@@ -81,9 +81,10 @@ class Environment:
         self.program: Program | None = None
         self.scheduler: Scheduler | None = None
 
-    def assemble(self, main: Reactor, coordinator: Coordinator | None = None) -> Scheduler:
-        """Check the program and prepare it to run (done by :meth:`run` when needed)."""
-        program = assemble(main)
+    def assemble(self, main: Reactor, coordinator: Coordinator | None = None, federate: str | None = None) -> Scheduler:
+        """Check the program and prepare it to run (done by :meth:`run` when needed).
+        With ``federate``, only that child of ``main`` runs here (federated execution)."""
+        program = assemble(main, federate)
         keepalive = self.keepalive
         if keepalive is None:
             keepalive = any(a.physical for a in program.actions)

@@ -1,0 +1,19 @@
+"""Federated execution: a program split into federates, coordinated by an RTI."""
+
+from .codec import CodecError
+from .federate import FederateConfig, FederationError
+from .layout import Layout
+from .rti_server import RtiConfig, RtiSummary
+from .runner import layout_of, run_federate, run_rti
+
+__all__ = [
+    "CodecError",
+    "FederateConfig",
+    "FederationError",
+    "Layout",
+    "RtiConfig",
+    "RtiSummary",
+    "layout_of",
+    "run_federate",
+    "run_rti",
+]

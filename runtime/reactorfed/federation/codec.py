@@ -1,0 +1,111 @@
+"""Payload encoding for values crossing federates.
+
+* numpy arrays (and CPU torch tensors) travel as a small header plus their raw buffer,
+  sent and received without a pickling copy; they arrive as read-only arrays over the
+  received frame (copy one to write to it).
+* plain data (None, bool, int, float, str, bytes, lists, tuples, dicts of those) go as
+  msgpack.
+* anything else needs ``trusted_pickle=True`` on both sides: pickle runs code while
+  loading, so only turn it on where every federate is trusted. Without it, such a value
+  is refused when sent, and a pickled payload is refused when received.
+"""
+
+from __future__ import annotations
+
+import pickle
+from typing import Any
+
+import msgpack
+import numpy as np
+
+__all__ = ["CodecError", "decode", "encode"]
+
+MSGPACK = 0
+NUMPY = 1
+PICKLE = 2
+TORCH = 3
+
+_MAX_DIMS = 32
+
+
+class CodecError(ValueError):
+    """A value that cannot be sent, or a payload that cannot be decoded."""
+
+
+def encode(value: Any, trusted_pickle: bool = False) -> tuple[int, Any, list[Any]]:
+    """Return (codec, meta, frames). ``frames`` may hold buffers that are sent without copying."""
+    if isinstance(value, np.ndarray):
+        return NUMPY, _array_meta(value), [_contiguous(value)]
+    mod = type(value).__module__
+    if mod == "torch" and type(value).__name__ in ("Tensor", "Parameter"):
+        t = value.detach()
+        if t.device.type != "cpu":
+            t = t.cpu()
+        arr = t.contiguous().numpy()
+        return TORCH, _array_meta(arr), [_contiguous(arr)]
+    try:
+        return MSGPACK, None, [msgpack.packb(value, use_bin_type=True, strict_types=False)]
+    except (TypeError, ValueError, OverflowError) as e:
+        if not trusted_pickle:
+            raise CodecError(
+                f"cannot send a {type(value).__name__} between federates without pickle "
+                "(send numpy arrays, tensors or plain data, or opt in with trusted_pickle for trusted federations)"
+            ) from e
+        return PICKLE, None, [pickle.dumps(value, protocol=5)]
+
+
+def decode(codec: int, meta: Any, frames: list[Any], trusted_pickle: bool = False) -> Any:
+    """Inverse of :func:`encode`; validates everything it reads."""
+    if len(frames) != 1:
+        raise CodecError(f"expected one payload frame, got {len(frames)}")
+    buf = frames[0]
+    if codec == MSGPACK:
+        try:
+            return msgpack.unpackb(buf, raw=False, strict_map_key=False)
+        except Exception as e:
+            raise CodecError(f"bad msgpack payload: {e}") from e
+    if codec in (NUMPY, TORCH):
+        arr = _array_from(meta, buf)
+        if codec == TORCH:
+            try:
+                import torch
+            except ImportError as e:  # pragma: no cover - only without torch
+                raise CodecError("received a torch tensor but torch is not installed") from e
+            return torch.from_numpy(arr.copy() if not arr.flags.writeable else arr)
+        return arr
+    if codec == PICKLE:
+        if not trusted_pickle:
+            raise CodecError("refused a pickled payload: this federate does not trust pickle (trusted_pickle is off)")
+        return pickle.loads(buf)
+    raise CodecError(f"unknown payload codec {codec!r}")
+
+
+def _contiguous(a: np.ndarray) -> np.ndarray:
+    return a if a.flags.c_contiguous else np.ascontiguousarray(a)
+
+
+def _array_meta(a: np.ndarray) -> list[Any]:
+    if a.dtype.hasobject:
+        raise CodecError("cannot send a numpy array of Python objects between federates")
+    return [a.dtype.str, list(a.shape)]
+
+
+def _array_from(meta: Any, buf: Any) -> np.ndarray:
+    if not (isinstance(meta, (list, tuple)) and len(meta) == 2 and isinstance(meta[0], str) and isinstance(meta[1], (list, tuple))):
+        raise CodecError("bad array header")
+    dstr, shape = meta
+    if len(shape) > _MAX_DIMS or not all(isinstance(d, int) and d >= 0 for d in shape):
+        raise CodecError("bad array shape")
+    try:
+        dtype = np.dtype(dstr)
+    except TypeError as e:
+        raise CodecError(f"bad array dtype {dstr!r}") from e
+    if dtype.hasobject:
+        raise CodecError("refused an array of Python objects")
+    n = 1
+    for d in shape:
+        n *= d
+    mv = memoryview(buf)
+    if n * dtype.itemsize != mv.nbytes:
+        raise CodecError(f"array payload has {mv.nbytes} bytes, header says {n * dtype.itemsize}")
+    return np.frombuffer(mv, dtype=dtype).reshape(shape)

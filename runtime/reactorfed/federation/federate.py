@@ -1,0 +1,505 @@
+"""A federate: one part of a federated program, coordinated by the RTI.
+
+:class:`FederateCoordinator` plugs into the scheduler (see
+:class:`reactorfed.scheduler.Coordinator`). It joins the RTI (HMAC challenge-response),
+agrees on the start time, asks for tag grants when it has upstream federates, sends its
+outputs peer to peer, receives its inputs, and reports each completed tag. A heartbeat
+thread keeps the RTI informed that this process is alive, and notices when the RTI is
+not.
+
+The receiver never processes a tag before everything sent to it for that tag has
+arrived: every report to the RTI carries how many messages this federate has sent to
+each peer, and every grant carries how many messages the grantee must have received
+from each upstream peer before using it.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from ..clock import Clock
+from ..errors import ReactorError
+from ..graph import Program
+from ..scheduler import Scheduler
+from ..tag import FOREVER, FOREVER_TAG, NEVER
+from ..trigger import Slot
+from . import protocol as P
+from .codec import CodecError, decode, encode
+from .layout import Layout, Link, add_delay, link_delay
+from .transport import Client, Poller, Server
+
+__all__ = ["FederateConfig", "FederateCoordinator", "FederationError"]
+
+log = logging.getLogger("reactorfed.federate")
+
+TagT = tuple[int, int]
+_RTI_MAX_MESSAGE = 64 * 1024
+
+
+class FederationError(ReactorError):
+    """The federation cannot go on: rejected, aborted, a peer or the RTI is gone."""
+
+
+@dataclass
+class FederateConfig:
+    federation_id: str
+    secret: bytes
+    rti: str  # tcp://host:port
+    bind_host: str = "127.0.0.1"
+    advertise_host: str | None = None
+    heartbeat_ns: int = 200_000_000
+    liveness_ns: int = 3_000_000_000
+    join_timeout_ns: int = 60_000_000_000
+    trusted_pickle: bool = False
+    max_message: int = 1 << 30
+
+
+class _Out:
+    __slots__ = ("delay", "link", "slot")
+
+    def __init__(self, link: Link, slot: Slot) -> None:
+        self.link = link
+        self.slot = slot
+        self.delay = link_delay(link.delay)
+
+
+class FederateCoordinator:
+    def __init__(self, program: Program, layout: Layout, cfg: FederateConfig, clock: Clock) -> None:
+        assert program.federate is not None
+        self.program = program
+        self.layout = layout
+        self.cfg = cfg
+        self.clock = clock
+        self.name = program.federate
+        self.me = layout.index(program.federate)
+        self.has_upstream = bool(layout.upstream(self.me))
+        self.has_downstream = bool(layout.downstream(self.me))
+        self.grant: TagT = (NEVER, 0)
+        self.ptag: TagT | None = None
+        self.required: dict[int, int] = {}
+        self.received: dict[int, int] = {u: 0 for u in layout.direct_upstream(self.me)}
+        self.sent: dict[int, list[int]] = {d: [0, FOREVER, 0] for d in layout.downstream(self.me)}
+        self.reported: tuple[TagT, tuple[int, ...]] | None = None
+        self.stop_limit: TagT | None = None  # agreed not to pass this until STOP_GRANTED
+        self.stop_granted: TagT | None = None
+        self.start: int = 0
+        self.session = b""
+        self.peers: dict[int, str] = {}
+        self._in: dict[int, Slot] = {lk.id: program.links[lk.id].dst._slot for lk in layout.links if lk.dst == self.me}
+        self._in_links = {lk.id: lk for lk in layout.links if lk.dst == self.me}
+        self._status: dict[int, TagT] = {}  # link id -> latest tag whose status is known (cyclic links)
+        self._outs: list[_Out] = []
+        self._cyclic_outs: list[tuple[int, _Out]] = []  # (send after this level, out)
+        self._cyclic_ins: list[tuple[int, int]] = []  # (needed before this level, link id)
+        self._sent_this_tag: set[int] = set()
+        self._mid_tag = False  # inside at_level: a message for the current tag may still come
+        self._authed: dict[bytes, int] = {}
+        self._rti: Client | None = None
+        self._data: Server | None = None
+        self._clients: dict[int, Client] = {}
+        self._poller: Poller | None = None
+        self._hb: _Heartbeat | None = None
+        self._last_rti = 0
+        self._last_progress = 0
+        self.rejected_messages = 0
+        self.messages_sent = 0
+        self.bytes_sent = 0
+        self.messages_received = 0
+
+    # -- joining ---------------------------------------------------------------------
+    def start_time(self, proposed: int) -> int:
+        cfg = self.cfg
+        self._data = Server(f"tcp://{cfg.bind_host}:0", max_message=cfg.max_message)
+        port = self._data.endpoint.rsplit(":", 1)[1]
+        endpoint = f"tcp://{cfg.advertise_host or cfg.bind_host}:{port}"
+        self._rti = rti = Client(cfg.rti, max_message=_RTI_MAX_MESSAGE)
+        nonce = os.urandom(16)
+        rti.send([P.pack(P.HELLO, P.PROTOCOL_VERSION, cfg.federation_id, self.name, self.layout.digest, endpoint, nonce)])
+        deadline = self.clock.now() + cfg.join_timeout_ns
+        msg = self._await_rti(deadline, {P.CHALLENGE, P.REJECT}, "the RTI's challenge")
+        if msg[0] == P.REJECT:
+            raise FederationError(f"the RTI rejected federate {self.name}: {msg[1]}")
+        rti_nonce, rti_mac = msg[1], msg[2]
+        if not _eq(rti_mac, P.mac(cfg.secret, "rti", nonce, cfg.federation_id, self.name)):
+            raise FederationError("the RTI failed to prove it knows the federation's secret")
+        rti.send([P.pack(P.PROOF, P.mac(cfg.secret, "federate", rti_nonce, cfg.federation_id, self.name))])
+        msg = self._await_rti(deadline, {P.START, P.REJECT}, "the start of the federation (are all federates up?)")
+        if msg[0] == P.REJECT:
+            raise FederationError(f"the RTI rejected federate {self.name}: {msg[1]}")
+        _, self.start, peers, self.session, index = msg
+        if index != self.me:
+            raise FederationError(f"the RTI numbers this federate {index}, the program says {self.me}: different programs?")
+        self.peers = peers
+        for d in self.layout.downstream(self.me):
+            if d not in peers:
+                raise FederationError(f"the RTI sent no address for federate {self.layout.names[d]}")
+            c = Client(peers[d], max_message=cfg.max_message)
+            c.send([P.pack(P.AUTH, self.me, P.mac(cfg.secret, "data", self.session, self.me, d))])
+            self._clients[d] = c
+        self._poller = Poller(rti, self._data)
+        self._last_rti = self.clock.now()
+        self._hb = _Heartbeat(self)
+        self._hb.start()
+        return int(self.start)
+
+    def _await_rti(self, deadline: int, kinds: set[int], what: str) -> list[Any]:
+        assert self._rti is not None
+        poller = Poller(self._rti)
+        while True:
+            left = deadline - self.clock.now()
+            if left <= 0:
+                raise FederationError(f"federate {self.name} timed out waiting for {what} from the RTI at {self.cfg.rti}")
+            if not poller.wait(min(left // 1_000_000 + 1, 200)):
+                continue
+            frames = self._rti.recv()
+            if not frames:
+                continue
+            try:
+                return P.parse(frames[0], frozenset(kinds | {P.ABORT}) if P.ABORT not in kinds else frozenset(kinds))
+            except P.ProtocolError as e:
+                if frames and frames[0][:1] and _is_abort(frames[0]):
+                    raise FederationError(f"the federation was aborted: {P.parse(frames[0])[1]}") from None
+                log.warning("ignoring a bad message from the RTI: %s", e)
+
+    def install(self, sched: Scheduler) -> None:
+        """Prepare the scheduler: output senders and, for zero-delay cycles, checkpoints."""
+        levels_writing: dict[int, int] = {}
+        for rx in self.program.reactions:
+            for e in rx.effects:
+                slot = getattr(e, "_slot", None)
+                if slot is not None:
+                    levels_writing[id(slot)] = max(levels_writing.get(id(slot), -1), rx.level)
+        for lk in self.layout.links:
+            if lk.src != self.me:
+                continue
+            out = _Out(lk, self.program.links[lk.id].src._slot)
+            if self.layout.cyclic(lk):
+                self._cyclic_outs.append((levels_writing.get(id(out.slot), -1) + 1, out))
+            else:
+                self._outs.append(out)
+        for lk in self._in_links.values():
+            if self.layout.cyclic(lk):
+                slot = self._in[lk.id]
+                need = min((rx.level for rx in slot.reactions), default=None)
+                if need is not None:
+                    self._cyclic_ins.append((need, lk.id))
+        sched.checkpoints = sorted({lvl for lvl, _ in self._cyclic_outs} | {lvl for lvl, _ in self._cyclic_ins})
+        if self._outs:
+            sched.tag_hooks.append(self._send_outputs)
+
+    # -- the scheduler's hooks ------------------------------------------------------------
+    def acquire(self, sched: Scheduler, head: TagT | None) -> TagT | None:
+        while True:
+            self._pump(sched, 0)
+            eq = sched._eq
+            head = eq[0] if eq else None
+            stop = sched.stop_tag
+            if stop != FOREVER_TAG and (head is None or head > stop):
+                head = stop  # the stop tag is processed (shutdown) once it is safe
+            limit = self.stop_limit
+            if limit is not None and self.stop_granted is None and (head is None or head > limit):
+                pass  # wait for the stop to be agreed before going past it
+            elif not self.has_upstream:
+                return head
+            elif self._counts_ok():
+                if head is not None and (head <= self.grant or head == self.ptag):
+                    return head
+                if head is None and self.grant >= FOREVER_TAG:
+                    return None
+            self._report_net(head)
+            self._pump(sched, 100)
+
+    def at_level(self, sched: Scheduler, level: int) -> None:
+        tag = sched.current_tag
+        for lvl, out in self._cyclic_outs:
+            if lvl <= level and out.link.id not in self._sent_this_tag:
+                self._sent_this_tag.add(out.link.id)
+                if out.slot.present:
+                    self._send_data(out, tag, out.slot.value)
+                else:
+                    self._clients[out.link.dst].send([P.pack(P.ABSENT, out.link.id, tag[0], tag[1])])
+        if tag <= self.grant:
+            return  # a full grant: every input of this tag is already here
+        self._mid_tag = True
+        try:
+            for need, lid in self._cyclic_ins:
+                if need > level:
+                    continue
+                while self._status.get(lid, (NEVER, 0)) < tag and tag > self.grant:
+                    self._pump(sched, 100)
+            while not self._counts_ok():
+                self._pump(sched, 100)
+        finally:
+            self._mid_tag = False
+
+    def completed(self, sched: Scheduler, tag: TagT) -> None:
+        self._sent_this_tag.clear()
+        net = sched._eq[0] if sched._eq else FOREVER_TAG
+        if sched.stop_tag != FOREVER_TAG and net > sched.stop_tag:
+            net = sched.stop_tag if tag < sched.stop_tag else FOREVER_TAG
+        now = self.clock.now()
+        if self.has_downstream or self.stop_limit is not None or now - self._last_progress > 100_000_000:
+            self._last_progress = now
+            assert self._rti is not None
+            self._rti.send([P.pack(P.LTC, tag[0], tag[1], net[0], net[1], self._sent_report(), self.received)])
+            self.reported = (net, tuple(self.received.values()))
+        self._pump(sched, 0)
+
+    def stop_requested(self, sched: Scheduler, tag: TagT) -> TagT:
+        assert self._rti is not None
+        self._rti.send([P.pack(P.STOP_REQ, tag[0], tag[1])])
+        self.stop_limit = tag if self.stop_limit is None else max(tag, self.stop_limit)
+        deadline = self.clock.now() + self.cfg.join_timeout_ns
+        while self.stop_granted is None:
+            if self.clock.now() > deadline:
+                raise FederationError("the RTI did not agree on a stop tag in time")
+            self._pump(sched, 100)
+        return self.stop_granted
+
+    def finish(self, sched: Scheduler, error: BaseException | None) -> None:
+        """Resign (or report the failure) and close every socket."""
+        try:
+            if self._rti is not None:
+                if error is None:
+                    t, m = sched.current_tag
+                    self._rti.send([P.pack(P.RESIGN, t, m, self._sent_report(), self.received)])
+                elif not isinstance(error, FederationError):
+                    self._rti.send([P.pack(P.FAIL, f"{type(error).__name__}: {error}"[:2000])])
+                time.sleep(0.05)  # let the last message leave before the socket closes
+        finally:
+            if self._hb is not None:
+                self._hb.stop()
+            for s in (self._rti, self._data, *self._clients.values()):
+                if s is not None:
+                    s.close()
+
+    # -- sending ---------------------------------------------------------------------
+    def _send_outputs(self, tag: TagT, _set: list[Slot]) -> None:
+        for out in self._outs:
+            if out.slot.present:
+                self._send_data(out, add_delay(tag, out.delay), out.slot.value)
+
+    def _send_data(self, out: _Out, tag: TagT, value: Any) -> None:
+        try:
+            codec, meta, frames = encode(value, self.cfg.trusted_pickle)
+        except CodecError as e:
+            raise FederationError(f"{out.link.src_port} -> {out.link.dst_port}: {e}") from e
+        self._clients[out.link.dst].send([P.pack(P.DATA, out.link.id, tag[0], tag[1], codec, meta), *frames])
+        s = self.sent[out.link.dst]
+        s[0] += 1
+        if (tag[0], tag[1]) < (s[1], s[2]):
+            s[1], s[2] = tag
+        self.messages_sent += 1
+        self.bytes_sent += sum(len(memoryview(f).cast("B")) for f in frames)
+
+    def _sent_report(self) -> dict[int, list[int]]:
+        rep = {d: list(v) for d, v in self.sent.items()}
+        for v in self.sent.values():
+            v[1], v[2] = FOREVER, 0
+        return rep
+
+    def _report_net(self, head: TagT | None) -> None:
+        net = head if head is not None else FOREVER_TAG
+        key = (net, tuple(self.received.values()))
+        if key != self.reported:
+            assert self._rti is not None
+            self._rti.send([P.pack(P.NET, net[0], net[1], self._sent_report(), self.received)])
+            self.reported = key
+
+    # -- receiving -------------------------------------------------------------------
+    def _counts_ok(self) -> bool:
+        rec = self.received
+        return all(rec.get(u, 0) >= n for u, n in self.required.items())
+
+    def _pump(self, sched: Scheduler, timeout_ms: int) -> None:
+        """Handle what arrived, waiting up to ``timeout_ms`` for the first message."""
+        assert self._poller is not None and self._rti is not None and self._data is not None
+        hb = self._hb
+        if hb is not None and hb.abort_reason is not None:
+            raise FederationError(hb.abort_reason)
+        if self.clock.now() - max(self._last_rti, hb.last_seen if hb else 0) > self.cfg.liveness_ns:
+            raise FederationError(f"lost the RTI: nothing heard from {self.cfg.rti} for {self.cfg.liveness_ns // 1_000_000} ms")
+        ready = self._poller.wait(timeout_ms)
+        if not ready:
+            return
+        while True:
+            frames = self._rti.recv()
+            if frames is None:
+                break
+            self._last_rti = self.clock.now()
+            self._on_rti(sched, frames)
+        while True:
+            got = self._data.recv()
+            if got is None:
+                break
+            self._on_data(sched, got[0], got[1])
+
+    def _on_rti(self, sched: Scheduler, frames: list[memoryview]) -> None:
+        try:
+            msg = P.parse(frames[0], _FROM_RTI)
+        except P.ProtocolError as e:
+            self.rejected_messages += 1
+            log.warning("ignoring a bad message from the RTI: %s", e)
+            return
+        kind = msg[0]
+        if kind == P.TAG:
+            tag = (msg[1], msg[2])
+            if tag > self.grant:
+                self.grant = tag
+            for u, n in msg[3].items():
+                if n > self.required.get(u, 0):
+                    self.required[u] = n
+        elif kind == P.PTAG:
+            self.ptag = (msg[1], msg[2])
+            for u, n in msg[3].items():
+                if n > self.required.get(u, 0):
+                    self.required[u] = n
+        elif kind == P.STOP_REQUEST:
+            cur = sched.current_tag
+            reply = max((msg[1], msg[2]), (cur[0], cur[1] + 1) if cur[0] != NEVER else (self.start, 0))
+            self.stop_limit = reply if self.stop_limit is None else max(reply, self.stop_limit)
+            self._rti_send(P.pack(P.STOP_REPLY, reply[0], reply[1]))
+        elif kind == P.STOP_GRANTED:
+            g = (msg[1], msg[2])
+            self.stop_granted = g
+            if g < sched.stop_tag:
+                sched.stop_tag = g
+                sched.stop_reason = "stop requested"
+        elif kind == P.ABORT:
+            raise FederationError(f"the federation was aborted: {msg[1]}")
+        elif kind == P.REJECT:
+            raise FederationError(f"the RTI dropped federate {self.name}: {msg[1]}")
+
+    def _rti_send(self, data: bytes) -> None:
+        assert self._rti is not None
+        self._rti.send([data])
+
+    def _on_data(self, sched: Scheduler, peer: bytes, frames: list[memoryview]) -> None:
+        sender = self._authed.get(peer)
+        try:
+            msg = P.parse(frames[0], _DATA_KINDS if sender is not None else _AUTH_ONLY)
+        except P.ProtocolError as e:
+            self.rejected_messages += 1
+            log.debug("dropped a bad data message: %s", e)
+            return
+        if sender is None:
+            claimed = msg[1]
+            if claimed < len(self.layout.names) and _eq(msg[2], P.mac(self.cfg.secret, "data", self.session, claimed, self.me)):
+                self._authed[peer] = claimed
+            else:
+                self.rejected_messages += 1
+                log.warning("refused a data connection that failed authentication")
+            return
+        lk = self._in_links.get(msg[1])
+        if lk is None or lk.src != sender:
+            self.rejected_messages += 1
+            log.warning("dropped a message for link %s from %s", msg[1], self.layout.names[sender])
+            return
+        tag = (msg[2], msg[3])
+        if msg[0] == P.ABSENT:
+            if tag > self._status.get(lk.id, (NEVER, 0)):
+                self._status[lk.id] = tag
+            return
+        try:
+            value = decode(msg[4], msg[5], frames[1:], self.cfg.trusted_pickle)
+        except CodecError as e:
+            self.rejected_messages += 1
+            log.warning("dropped an undecodable value on %s: %s", lk.dst_port, e)
+            return
+        self.received[sender] = self.received.get(sender, 0) + 1
+        self.messages_received += 1
+        if tag > self._status.get(lk.id, (NEVER, 0)):
+            self._status[lk.id] = tag
+        cur = sched.current_tag
+        slot = self._in[lk.id]
+        if tag > cur:
+            sched.post_remote(tag, slot, value)
+        elif tag == cur and self._mid_tag:
+            sched.fire_now(slot, value)
+        else:
+            raise FederationError(
+                f"a message for {lk.dst_port} at {tag} arrived after that tag was processed (now {cur}): "
+                "the coordination was violated"
+            )
+
+
+_FROM_RTI = frozenset({P.TAG, P.PTAG, P.STOP_REQUEST, P.STOP_GRANTED, P.ABORT, P.HEARTBEAT, P.REJECT})
+_DATA_KINDS = frozenset({P.DATA, P.ABSENT})
+_AUTH_ONLY = frozenset({P.AUTH})
+
+
+def _eq(a: Any, b: bytes) -> bool:
+    import hmac
+
+    return isinstance(a, bytes) and hmac.compare_digest(a, b)
+
+
+def _is_abort(data: memoryview) -> bool:
+    try:
+        return P.parse(data)[0] == P.ABORT
+    except P.ProtocolError:
+        return False
+
+
+class _Heartbeat(threading.Thread):
+    """Tells the RTI this process lives (even during a long reaction) and watches the RTI."""
+
+    def __init__(self, fed: FederateCoordinator) -> None:
+        super().__init__(name=f"reactorfed-heartbeat-{fed.name}", daemon=True)
+        self.fed = fed
+        self.last_seen = fed.clock.now()
+        self.abort_reason: str | None = None
+        self._stop_event = threading.Event()
+
+    def stop(self) -> None:
+        self._stop_event.set()
+        if self.is_alive() and threading.current_thread() is not self:
+            self.join(timeout=2)
+
+    def run(self) -> None:
+        fed = self.fed
+        cfg = fed.cfg
+        client = Client(cfg.rti, max_message=_RTI_MAX_MESSAGE)
+        try:
+            nonce = os.urandom(16)
+            client.send([P.pack(P.HB_HELLO, cfg.federation_id, fed.name, nonce, P.mac(cfg.secret, "hb", fed.session, fed.name, nonce))])
+            poller = Poller(client)
+            period_ms = max(1, cfg.heartbeat_ns // 1_000_000)
+            next_beat = 0
+            while not self._stop_event.is_set():
+                now = fed.clock.now()
+                if now >= next_beat:
+                    client.send([P.pack(P.HEARTBEAT)])
+                    next_beat = now + cfg.heartbeat_ns
+                if poller.wait(period_ms):
+                    while (frames := client.recv()) is not None:
+                        self.last_seen = fed.clock.now()
+                        try:
+                            msg = P.parse(frames[0])
+                        except P.ProtocolError:
+                            continue
+                        if msg[0] == P.ABORT and self.abort_reason is None:
+                            self.abort_reason = f"the federation was aborted: {msg[1]}"
+                            self._hard_exit_later()
+                if fed.clock.now() - max(self.last_seen, fed._last_rti) > cfg.liveness_ns and self.abort_reason is None:
+                    self.abort_reason = f"lost the RTI: nothing heard from {cfg.rti} for {cfg.liveness_ns // 1_000_000} ms"
+                    self._hard_exit_later()
+        finally:
+            client.close()
+
+    def _hard_exit_later(self) -> None:
+        """If the main thread is stuck in a reaction and does not notice the abort, end
+        the process anyway: a federation never hangs."""
+        grace = 3 * self.fed.cfg.liveness_ns / 1e9
+
+        def kill() -> None:
+            if not self._stop_event.wait(grace):
+                log.error("%s; the main thread did not stop in time, exiting", self.abort_reason)
+                os._exit(3)
+
+        threading.Thread(target=kill, daemon=True, name="reactorfed-hard-exit").start()

@@ -1,0 +1,129 @@
+"""The shape of a federation: its federates, the links between them, and what follows
+from them for time coordination (upstream path delays, zero-delay cycles)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+
+from ..graph import Program
+from ..tag import FOREVER
+from .protocol import PROTOCOL_VERSION
+
+__all__ = ["Delay", "Layout", "Link", "add_delay", "compose"]
+
+# A path delay as a tag offset: (dt, dm). None (same tag) is (0, 0), "after 0" is (0, 1),
+# "after d" is (d, 0). Applying (dt, dm) to (t, m): (t + dt, dm) if dt > 0 else (t, m + dm).
+Delay = tuple[int, int]
+_MAX_M = 2**32 - 1
+
+
+def link_delay(after: int | None) -> Delay:
+    return (0, 0) if after is None else (0, 1) if after == 0 else (after, 0)
+
+
+def compose(a: Delay, b: Delay) -> Delay:
+    """The delay of a then b."""
+    return (a[0] + b[0], b[1]) if b[0] > 0 else (a[0], a[1] + b[1])
+
+
+def add_delay(tag: tuple[int, int], d: Delay) -> tuple[int, int]:
+    t, m = tag
+    if t >= FOREVER:
+        return (FOREVER, _MAX_M)
+    if d[0] > 0:
+        return (FOREVER, _MAX_M) if t >= FOREVER - d[0] else (t + d[0], d[1])
+    return (t, min(m + d[1], _MAX_M))
+
+
+@dataclass(frozen=True)
+class Link:
+    id: int
+    src: int  # federate index
+    dst: int
+    delay: int | None
+    src_port: str
+    dst_port: str
+
+
+@dataclass
+class Layout:
+    names: list[str]
+    links: list[Link]
+    #: path[u][f]: the smallest delay of any path of links from u to f (absent: no path)
+    path: list[dict[int, Delay]] = field(default_factory=list)
+    #: scc[f]: the federates joined with f in a cycle of zero-delay links (f included)
+    scc: list[frozenset[int]] = field(default_factory=list)
+    digest: str = ""
+
+    @classmethod
+    def of(cls, prog: Program) -> Layout:
+        assert prog.federates, "the program was not partitioned"
+        index = {n: i for i, n in enumerate(prog.federates)}
+        links = [
+            Link(lk.id, index[lk.src_fed], index[lk.dst_fed], lk.delay, lk.src.fqn, lk.dst.fqn)
+            for lk in prog.links
+        ]
+        lay = cls(list(prog.federates), links)
+        lay._closure()
+        classes = [type(c).__qualname__ for c in prog.main._children]
+        desc = json.dumps(
+            {"v": PROTOCOL_VERSION, "federates": lay.names, "classes": classes,
+             "links": [[lk.src_port, lk.dst_port, lk.delay] for lk in links]},
+            sort_keys=True,
+        )
+        lay.digest = hashlib.sha256(desc.encode()).hexdigest()[:32]
+        return lay
+
+    def index(self, name: str) -> int:
+        return self.names.index(name)
+
+    def _closure(self) -> None:
+        n = len(self.names)
+        path: list[dict[int, Delay]] = [{} for _ in range(n)]
+        for lk in self.links:
+            d = link_delay(lk.delay)
+            cur = path[lk.src].get(lk.dst)
+            if cur is None or d < cur:
+                path[lk.src][lk.dst] = d
+        # Floyd-Warshall over delays ordered lexicographically (see add_delay).
+        for k in range(n):
+            for i in range(n):
+                ik = path[i].get(k)
+                if ik is None:
+                    continue
+                for j, kj in list(path[k].items()):
+                    d = compose(ik, kj)
+                    cur = path[i].get(j)
+                    if cur is None or d < cur:
+                        path[i][j] = d
+        self.path = path
+        zero = [{lk.dst for lk in self.links if lk.src == i and lk.delay is None} for i in range(n)]
+        reach = [self._reach(i, zero) for i in range(n)]
+        self.scc = [frozenset(j for j in range(n) if j == i or (j in reach[i] and i in reach[j])) for i in range(n)]
+
+    @staticmethod
+    def _reach(i: int, adj: list[set[int]]) -> set[int]:
+        seen: set[int] = set()
+        todo = list(adj[i])
+        while todo:
+            j = todo.pop()
+            if j not in seen:
+                seen.add(j)
+                todo.extend(adj[j])
+        return seen
+
+    def upstream(self, f: int) -> dict[int, Delay]:
+        """Every federate with a path to ``f`` (``f`` itself excluded), with the path delay."""
+        return {u: p[f] for u, p in enumerate(self.path) if f in p and u != f}
+
+    def direct_upstream(self, f: int) -> set[int]:
+        return {lk.src for lk in self.links if lk.dst == f and lk.src != f}
+
+    def downstream(self, f: int) -> set[int]:
+        return {lk.dst for lk in self.links if lk.src == f and lk.dst != f}
+
+    def cyclic(self, lk: Link) -> bool:
+        """A zero-delay link inside a zero-delay cycle: its absence is announced each tag."""
+        return lk.delay is None and lk.src != lk.dst and lk.dst in self.scc[lk.src]

@@ -1,0 +1,153 @@
+"""The control protocol between federates and the RTI, and the data-plane headers.
+
+Every message is one msgpack array whose first element is the message type. Nothing
+received is trusted: :func:`parse` checks every field's type and range and raises
+:class:`ProtocolError` for anything else, so a hostile or broken peer cannot crash the
+RTI or a federate.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from typing import Any
+
+import msgpack
+
+__all__ = ["PROTOCOL_VERSION", "ProtocolError", "mac", "pack", "parse"]
+
+PROTOCOL_VERSION = 1
+
+# federate -> RTI
+HELLO = 1  # version, federation id, federate name, program digest, data endpoint, nonce
+PROOF = 2  # mac
+NET = 3  # t, m, sent, recv
+LTC = 4  # t, m, net_t, net_m, sent, recv
+STOP_REQ = 5  # t, m
+STOP_REPLY = 6  # t, m
+RESIGN = 7  # t, m, sent, recv
+HEARTBEAT = 8  # (both directions)
+FAIL = 9  # reason
+HB_HELLO = 10  # federation id, federate name, nonce: the heartbeat channel's join
+# RTI -> federate
+CHALLENGE = 20  # nonce, mac
+REJECT = 21  # reason
+START = 22  # start time, peers {index: endpoint}, session, federate index
+TAG = 23  # t, m, counts
+PTAG = 24  # t, m, counts
+STOP_REQUEST = 25  # t, m
+STOP_GRANTED = 26  # t, m
+ABORT = 27  # reason
+# federate -> federate (data plane)
+DATA = 40  # link, t, m, codec, meta  (+ one payload frame)
+ABSENT = 41  # link, t, m
+AUTH = 42  # sender index, mac
+
+NAMES = {
+    HELLO: "HELLO", PROOF: "PROOF", NET: "NET", LTC: "LTC", STOP_REQ: "STOP_REQ",
+    STOP_REPLY: "STOP_REPLY", RESIGN: "RESIGN", HEARTBEAT: "HEARTBEAT", FAIL: "FAIL",
+    HB_HELLO: "HB_HELLO", CHALLENGE: "CHALLENGE", REJECT: "REJECT", START: "START", TAG: "TAG",
+    PTAG: "PTAG", STOP_REQUEST: "STOP_REQUEST", STOP_GRANTED: "STOP_GRANTED", ABORT: "ABORT",
+    DATA: "DATA", ABSENT: "ABSENT", AUTH: "AUTH",
+}
+
+_I64_MIN = -(2**63)
+_I64_MAX = 2**63 - 1
+_MAX_STR = 4096
+_MAX_ENTRIES = 4096
+
+# Field kinds: "i" int64, "u" int >= 0, "s" short str, "b16" 16 bytes, "b32" 32 bytes,
+# "counts" {int >= 0: int >= 0}, "sent" {int >= 0: [count, t, m]}, "peers" {int: str}, "any".
+_SCHEMA: dict[int, tuple[str, ...]] = {
+    HELLO: ("u", "s", "s", "s", "s", "b16"),
+    PROOF: ("b32",),
+    NET: ("i", "u", "sent", "counts"),
+    LTC: ("i", "u", "i", "u", "sent", "counts"),
+    STOP_REQ: ("i", "u"),
+    STOP_REPLY: ("i", "u"),
+    RESIGN: ("i", "u", "sent", "counts"),
+    HEARTBEAT: (),
+    FAIL: ("s",),
+    HB_HELLO: ("s", "s", "b16", "b32"),
+    CHALLENGE: ("b16", "b32"),
+    REJECT: ("s",),
+    START: ("i", "peers", "b16", "u"),
+    TAG: ("i", "u", "counts"),
+    PTAG: ("i", "u", "counts"),
+    STOP_REQUEST: ("i", "u"),
+    STOP_GRANTED: ("i", "u"),
+    ABORT: ("s",),
+    DATA: ("u", "i", "u", "u", "any"),
+    ABSENT: ("u", "i", "u"),
+    AUTH: ("u", "b32"),
+}
+
+
+class ProtocolError(ValueError):
+    """A message that does not follow the protocol."""
+
+
+def pack(kind: int, *fields: Any) -> bytes:
+    return msgpack.packb([kind, *fields], use_bin_type=True)
+
+
+def parse(data: bytes | memoryview, allowed: frozenset[int] | None = None) -> list[Any]:
+    """Decode and validate one control message: ``[kind, fields...]``."""
+    try:
+        msg = msgpack.unpackb(
+            data, raw=False, strict_map_key=False, max_array_len=_MAX_ENTRIES, max_map_len=_MAX_ENTRIES,
+            max_str_len=_MAX_STR, max_bin_len=1 << 20, use_list=True,
+        )
+    except Exception as e:
+        raise ProtocolError(f"undecodable message: {type(e).__name__}") from None
+    if not isinstance(msg, list) or not msg or type(msg[0]) is not int:
+        raise ProtocolError("a message is an array starting with its type")
+    kind = msg[0]
+    schema = _SCHEMA.get(kind)
+    if schema is None:
+        raise ProtocolError(f"unknown message type {kind}")
+    if allowed is not None and kind not in allowed:
+        raise ProtocolError(f"unexpected {NAMES[kind]} here")
+    if len(msg) != len(schema) + 1:
+        raise ProtocolError(f"{NAMES[kind]} has {len(msg) - 1} fields, expected {len(schema)}")
+    for i, (field, v) in enumerate(zip(schema, msg[1:], strict=True)):
+        _check(NAMES[kind], i, field, v)
+    return msg
+
+
+def _is_int(v: Any) -> bool:
+    return type(v) is int and _I64_MIN <= v <= _I64_MAX
+
+
+def _check(name: str, i: int, field: str, v: Any) -> None:
+    bad = False
+    if field == "i":
+        bad = not _is_int(v)
+    elif field == "u":
+        bad = not _is_int(v) or v < 0
+    elif field == "s":
+        bad = not isinstance(v, str) or len(v) > _MAX_STR
+    elif field in ("b16", "b32"):
+        bad = not isinstance(v, bytes) or len(v) != int(field[1:])
+    elif field == "counts":
+        bad = not isinstance(v, dict) or not all(_is_int(k) and k >= 0 and _is_int(c) and c >= 0 for k, c in v.items())
+    elif field == "sent":
+        bad = not isinstance(v, dict) or not all(
+            _is_int(k) and k >= 0 and isinstance(e, list) and len(e) == 3
+            and _is_int(e[0]) and e[0] >= 0 and _is_int(e[1]) and _is_int(e[2]) and e[2] >= 0
+            for k, e in v.items()
+        )
+    elif field == "peers":
+        bad = not isinstance(v, dict) or not all(_is_int(k) and k >= 0 and isinstance(e, str) for k, e in v.items())
+    if bad:
+        raise ProtocolError(f"{name}: field {i + 1} is not a valid {field}")
+
+
+def mac(secret: bytes, *parts: bytes | str | int) -> bytes:
+    """HMAC-SHA256 over length-prefixed parts (so no two part lists collide)."""
+    h = hmac.new(secret, digestmod=hashlib.sha256)
+    for p in parts:
+        b = p.encode() if isinstance(p, str) else p.to_bytes(8, "big", signed=True) if isinstance(p, int) else p
+        h.update(len(b).to_bytes(4, "big"))
+        h.update(b)
+    return h.digest()

@@ -1,0 +1,348 @@
+"""The RTI process: authenticates federates, fixes the start time, grants tags,
+agrees on stop tags, watches heartbeats, and ends the federation cleanly (or with an
+error that names the federate at fault). It carries no payloads: those go peer to peer.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections import OrderedDict
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from ..clock import Clock
+from . import protocol as P
+from .federate import FederationError, _eq
+from .layout import Layout
+from .rti import Grant, RtiCore
+from .transport import Server
+
+__all__ = ["RtiConfig", "RtiServer", "RtiSummary"]
+
+log = logging.getLogger("reactorfed.rti")
+
+_MAX_PENDING = 256
+_CTL = frozenset({P.NET, P.LTC, P.STOP_REQ, P.STOP_REPLY, P.RESIGN, P.HEARTBEAT, P.FAIL})
+_HB = frozenset({P.HEARTBEAT})
+_PENDING = frozenset({P.PROOF})
+_STRANGER = frozenset({P.HELLO, P.HB_HELLO})
+
+
+@dataclass
+class RtiConfig:
+    federation_id: str
+    secret: bytes
+    host: str = "127.0.0.1"
+    port: int = 15045
+    heartbeat_ns: int = 200_000_000
+    liveness_ns: int = 3_000_000_000
+    join_timeout_ns: int = 60_000_000_000
+    start_delay_ns: int = 20_000_000
+    max_message: int = 64 * 1024
+
+
+@dataclass(frozen=True)
+class RtiSummary:
+    federates: int
+    grants: int
+    messages: int
+    rejected: int
+    wall_ns: int
+    last_tag_elapsed: tuple[int, int]
+
+    def __str__(self) -> str:
+        t, m = self.last_tag_elapsed
+        return (
+            f"RTI: {self.federates} federates resigned; {self.grants} grants, {self.messages} control messages, "
+            f"{self.rejected} rejected, in {self.wall_ns / 1e9:.3f} s; last tag {t} ns +{m}"
+        )
+
+
+class RtiServer:
+    def __init__(self, layout: Layout, cfg: RtiConfig, clock: Clock) -> None:
+        self.layout = layout
+        self.cfg = cfg
+        self.clock = clock
+        self.core = RtiCore(layout)
+        self.phase = "joining"
+        self.start_time: int | None = None
+        self.session = os.urandom(16)
+        self.endpoint = ""
+        self._server: Server | None = None
+        self._pending: OrderedDict[bytes, tuple[int, bytes]] = OrderedDict()  # peer -> (federate, rti nonce)
+        self._ctl: dict[bytes, int] = {}
+        self._ctl_of: dict[int, bytes] = {}
+        self._hb: dict[bytes, int] = {}
+        self._endpoints: dict[int, str] = {}
+        self._endpoints_pending: dict[bytes, str] = {}
+        self._last_seen: dict[int, int] = {}
+        self._hb_nonces: set[bytes] = set()
+        self.grants = 0
+        self.messages = 0
+        self.rejected = 0
+        self.error: str | None = None
+
+    def bind(self) -> str:
+        self._server = Server(f"tcp://{self.cfg.host}:{self.cfg.port}", max_message=self.cfg.max_message)
+        self.endpoint = self._server.endpoint
+        log.info("RTI for federation %r listening on %s; waiting for %d federates: %s",
+                 self.cfg.federation_id, self.endpoint, len(self.layout.names), ", ".join(self.layout.names))
+        return self.endpoint
+
+    def run(self) -> RtiSummary:
+        """Serve until every federate resigned; raises FederationError when it fails."""
+        if self._server is None:
+            self.bind()
+        server = self._server
+        assert server is not None
+        from .transport import Poller
+
+        poller = Poller(server)
+        t0 = time.perf_counter_ns()
+        joined_by = self.clock.now() + self.cfg.join_timeout_ns
+        next_beat = 0
+        try:
+            while True:
+                if poller.wait(50):
+                    for _ in range(10_000):
+                        got = server.recv()
+                        if got is None:
+                            break
+                        self._on_message(got[0], got[1])
+                        if self.phase == "done":
+                            break
+                if self.phase == "done":
+                    break
+                now = self.clock.now()
+                if now >= next_beat:
+                    next_beat = now + self.cfg.heartbeat_ns
+                    beat = P.pack(P.HEARTBEAT)
+                    for peer in self._hb:
+                        server.send(peer, [beat])
+                if self.phase == "joining" and now > joined_by:
+                    missing = [n for i, n in enumerate(self.layout.names) if i not in self._ctl_of]
+                    self._fail(f"federates did not join within {self.cfg.join_timeout_ns // 10**9} s: {', '.join(missing)}")
+                if self.phase == "running":
+                    for f, seen in self._last_seen.items():
+                        if not self.core.feds[f].resigned and now - seen > self.cfg.liveness_ns:
+                            self._fail(
+                                f"federate {self.layout.names[f]} stopped responding "
+                                f"(no heartbeat for {(now - seen) // 1_000_000} ms)"
+                            )
+        finally:
+            server.close()
+        wall = time.perf_counter_ns() - t0
+        last = max((st.ltc for st in self.core.feds if st.ltc[0] < 2**62), default=(0, 0))
+        start = self.start_time or 0
+        return RtiSummary(len(self.layout.names), self.grants, self.messages, self.rejected, wall,
+                          (last[0] - start if last[0] > 0 else 0, last[1]))
+
+    def _fail(self, reason: str) -> None:
+        self.error = reason
+        self.phase = "failed"
+        log.error("federation failed: %s", reason)
+        assert self._server is not None
+        abort = P.pack(P.ABORT, reason)
+        for peer in (*self._ctl, *self._hb, *self._pending):
+            self._server.send(peer, [abort])
+        time.sleep(0.1)  # let the aborts leave before the socket closes
+        raise FederationError(reason)
+
+    # -- messages ----------------------------------------------------------------------
+    def _on_message(self, peer: bytes, frames: list[memoryview]) -> None:
+        self.messages += 1
+        f = self._ctl.get(peer)
+        if f is not None:
+            allowed = _CTL
+        elif peer in self._hb:
+            allowed = _HB
+        elif peer in self._pending:
+            allowed = _PENDING
+        else:
+            allowed = _STRANGER
+        if len(frames) != 1:
+            self.rejected += 1
+            return
+        try:
+            msg = P.parse(frames[0], allowed)
+        except P.ProtocolError as e:
+            self.rejected += 1
+            log.debug("rejected a message: %s", e)
+            return
+        kind = msg[0]
+        if f is not None:
+            self._last_seen[f] = self.clock.now()
+            self._on_control(f, msg)
+        elif peer in self._hb:
+            self._last_seen[self._hb[peer]] = self.clock.now()
+        elif kind == P.HELLO:
+            self._on_hello(peer, msg)
+        elif kind == P.PROOF:
+            self._on_proof(peer, msg)
+        elif kind == P.HB_HELLO:
+            self._on_hb_hello(peer, msg)
+
+    def _reject(self, peer: bytes, reason: str) -> None:
+        self.rejected += 1
+        log.warning("rejected a federate: %s", reason)
+        assert self._server is not None
+        self._server.send(peer, [P.pack(P.REJECT, reason)])
+
+    def _on_hello(self, peer: bytes, msg: list[Any]) -> None:
+        _, version, fid, name, digest, endpoint, nonce = msg
+        cfg = self.cfg
+        if version != P.PROTOCOL_VERSION:
+            return self._reject(peer, f"protocol version {version}; this RTI speaks version {P.PROTOCOL_VERSION}")
+        if fid != cfg.federation_id:
+            return self._reject(peer, f"wrong federation {fid!r} (this RTI runs {cfg.federation_id!r})")
+        if name not in self.layout.names:
+            return self._reject(peer, f"no federate {name!r} in this federation (expected: {', '.join(self.layout.names)})")
+        f = self.layout.index(name)
+        if f in self._ctl_of:
+            return self._reject(peer, f"duplicate federate {name!r}: it has already joined")
+        if self.phase != "joining":
+            return self._reject(peer, "the federation has already started")
+        if digest != self.layout.digest:
+            return self._reject(peer, f"federate {name!r} runs a different program (digest {digest}, expected {self.layout.digest})")
+        if not endpoint.startswith("tcp://"):
+            return self._reject(peer, "bad data endpoint")
+        rti_nonce = os.urandom(16)
+        self._pending[peer] = (f, rti_nonce)
+        self._endpoints_pending[peer] = endpoint
+        while len(self._pending) > _MAX_PENDING:
+            old, _ = self._pending.popitem(last=False)
+            self._endpoints_pending.pop(old, None)
+        assert self._server is not None
+        self._server.send(peer, [P.pack(P.CHALLENGE, rti_nonce, P.mac(cfg.secret, "rti", nonce, fid, name))])
+        return None
+
+    def _on_proof(self, peer: bytes, msg: list[Any]) -> None:
+        f, rti_nonce = self._pending.pop(peer)
+        endpoint = self._endpoints_pending.pop(peer)
+        name = self.layout.names[f]
+        if not _eq(msg[1], P.mac(self.cfg.secret, "federate", rti_nonce, self.cfg.federation_id, name)):
+            return self._reject(peer, f"federate {name!r} failed authentication (wrong secret?)")
+        if f in self._ctl_of:
+            return self._reject(peer, f"duplicate federate {name!r}: it has already joined")
+        self._ctl[peer] = f
+        self._ctl_of[f] = peer
+        self._endpoints[f] = endpoint
+        self._last_seen[f] = self.clock.now()
+        log.info("federate %s joined (%d/%d)", name, len(self._ctl_of), len(self.layout.names))
+        if len(self._ctl_of) == len(self.layout.names):
+            self._start()
+        return None
+
+    def _on_hb_hello(self, peer: bytes, msg: list[Any]) -> None:
+        _, fid, name, nonce, mac = msg
+        if self.phase != "running" or fid != self.cfg.federation_id or name not in self.layout.names or nonce in self._hb_nonces:
+            self.rejected += 1
+            return
+        if not _eq(mac, P.mac(self.cfg.secret, "hb", self.session, name, nonce)):
+            self.rejected += 1
+            return
+        self._hb_nonces.add(nonce)
+        self._hb[peer] = self.layout.index(name)
+
+    def _start(self) -> None:
+        self.start_time = start = self.clock.now() + self.cfg.start_delay_ns
+        self.core.start(start)
+        self.phase = "running"
+        assert self._server is not None
+        for f, peer in self._ctl_of.items():
+            self._server.send(peer, [P.pack(P.START, start, self._endpoints, self.session, f)])
+        log.info("all %d federates joined; the federation starts", len(self.layout.names))
+
+    def _on_control(self, f: int, msg: list[Any]) -> None:
+        kind = msg[0]
+        core = self.core
+        grants: list[Grant] = []
+        if kind == P.NET:
+            grants = core.on_net(f, (msg[1], msg[2]), msg[3], msg[4])
+        elif kind == P.LTC:
+            grants = core.on_ltc(f, (msg[1], msg[2]), (msg[3], msg[4]), msg[5], msg[6])
+        elif kind == P.RESIGN:
+            grants = core.on_resign(f, msg[3], msg[4])
+            log.info("federate %s resigned", self.layout.names[f])
+            if core.stop_proposed is not None and core.stop_tag is None:
+                self._stop_if_agreed(core.on_stop_reply(f, (msg[1], msg[2])))
+            if core.all_resigned():
+                self.phase = "done"
+        elif kind == P.STOP_REQ:
+            ask = core.on_stop_request(f, (msg[1], msg[2]))
+            if ask is not None:
+                self._broadcast(P.pack(P.STOP_REQUEST, ask[0], ask[1]))
+        elif kind == P.STOP_REPLY:
+            self._stop_if_agreed(core.on_stop_reply(f, (msg[1], msg[2])))
+        elif kind == P.FAIL:
+            self._fail(f"federate {self.layout.names[f]} failed: {msg[1]}")
+        for g in grants:
+            self._send_grant(g)
+
+    def _stop_if_agreed(self, tag: tuple[int, int] | None) -> None:
+        if tag is not None:
+            self._broadcast(P.pack(P.STOP_GRANTED, tag[0], tag[1]))
+
+    def _broadcast(self, data: bytes) -> None:
+        assert self._server is not None
+        for f, peer in self._ctl_of.items():
+            if not self.core.feds[f].resigned:
+                self._server.send(peer, [data])
+
+    def _send_grant(self, g: Grant) -> None:
+        self.grants += 1
+        assert self._server is not None
+        kind = P.PTAG if g.provisional else P.TAG
+        self._server.send(self._ctl_of[g.federate], [P.pack(kind, g.tag[0], g.tag[1], g.counts)])
+
+    # -- observability -----------------------------------------------------------------
+    def status(self) -> dict[str, Any]:
+        start = self.start_time or 0
+        now = self.clock.now()
+        feds = {}
+        for i, name in enumerate(self.layout.names):
+            st = self.core.feds[i]
+            ltc = st.ltc
+            feds[name] = {
+                "joined": i in self._ctl_of,
+                "resigned": st.resigned,
+                "ltc_elapsed_ns": ltc[0] - start if start and start <= ltc[0] < 2**62 else None,
+                "last_seen_ms_ago": (now - self._last_seen[i]) // 1_000_000 if i in self._last_seen else None,
+            }
+        done = [st.ltc for st in self.core.feds if st.ltc[0] < 2**62 and st.ltc[0] >= start]
+        low = min(done) if done and len(done) == len(self.core.feds) else None
+        return {
+            "phase": self.phase,
+            "federation": self.cfg.federation_id,
+            "tag": [low[0] - start, low[1]] if low else None,
+            "elapsed_ns": low[0] - start if low else 0,
+            "federates": feds,
+            "grants": self.grants,
+            "messages": self.messages,
+            "rejected": self.rejected,
+            "error": self.error,
+        }
+
+    def collect(self) -> Iterator[Any]:
+        from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+
+        yield CounterMetricFamily("reactorfed_rti_grants", "Tag grants (TAG and PTAG) sent", value=self.grants)
+        yield CounterMetricFamily("reactorfed_rti_messages", "Control messages received", value=self.messages)
+        yield CounterMetricFamily("reactorfed_rti_rejected", "Messages or joins rejected", value=self.rejected)
+        start = self.start_time or 0
+        lt = GaugeMetricFamily("reactorfed_rti_federate_logical_time_seconds", "Latest tag complete, elapsed", labels=["federate"])
+        lag = GaugeMetricFamily("reactorfed_rti_federate_lag_seconds", "Physical minus logical time of the latest tag complete", labels=["federate"])
+        now = self.clock.now()
+        for i, name in enumerate(self.layout.names):
+            ltc = self.core.feds[i].ltc
+            if start and start <= ltc[0] < 2**62:
+                lt.add_metric([name], (ltc[0] - start) / 1e9)
+                lag.add_metric([name], (now - ltc[0]) / 1e9)
+        yield lt
+        yield lag
+
+    def describe(self) -> list[Any]:
+        return []

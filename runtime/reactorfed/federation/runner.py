@@ -1,0 +1,110 @@
+"""Run an RTI or one federate of a program in this process."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from ..clock import Clock, SystemClock
+from ..environment import Environment, RunSummary
+from ..graph import assemble
+from ..metrics import SchedulerCollector
+from ..reactor import Reactor
+from .federate import FederateConfig, FederateCoordinator
+from .layout import Layout
+from .rti_server import RtiConfig, RtiServer, RtiSummary
+from .status import StatusServer
+
+__all__ = ["layout_of", "run_federate", "run_rti"]
+
+log = logging.getLogger("reactorfed.federation")
+
+
+def layout_of(main: Reactor) -> Layout:
+    """The federation layout of a (not yet assembled) main reactor."""
+    if not main._children:
+        from ..errors import ValidationError
+
+        raise ValidationError(f"{main.fqn} contains no reactors: nothing to federate")
+    return Layout.of(assemble(main, main._children[0].name))
+
+
+def run_rti(main: Reactor, cfg: RtiConfig, clock: Clock | None = None, metrics_port: int | None = None,
+            on_bound: Any = None) -> RtiSummary:
+    """Serve as the RTI of ``main``'s federation until every federate resigned.
+    ``on_bound(endpoint)`` is called once the port is bound (for tests and launchers)."""
+    layout = layout_of(main)
+    server = RtiServer(layout, cfg, clock or SystemClock())
+    endpoint = server.bind()
+    if on_bound is not None:
+        on_bound(endpoint)
+    status = StatusServer(metrics_port, [server], server.status) if metrics_port is not None else None
+    try:
+        summary = server.run()
+    finally:
+        if status is not None:
+            status.close()
+    log.info("%s", summary)
+    return summary
+
+
+def run_federate(
+    main: Reactor,
+    federate: str,
+    cfg: FederateConfig,
+    *,
+    fast: bool = False,
+    timeout: int | None = None,
+    workers: int = 1,
+    clock: Clock | None = None,
+    metrics_port: int | None = None,
+) -> RunSummary:
+    """Run ``federate`` (one of ``main``'s children) as part of its federation."""
+    clock = clock or SystemClock()
+    env = Environment(fast=fast, timeout=timeout, workers=workers, clock=clock)
+    sched = env.assemble(main, federate=federate)
+    layout = Layout.of(sched.program)
+    coord = FederateCoordinator(sched.program, layout, cfg, clock)
+    sched.coordinator = coord
+    coord.install(sched)
+    status = None
+    if metrics_port is not None:
+        status = StatusServer(
+            metrics_port,
+            [SchedulerCollector(lambda: env.scheduler, {"federate": federate}), _FederateCollector(coord)],
+            lambda: {"federate": federate, "tag": list(sched.current_tag), "start_time": sched.start_time,
+                     "tags": sched.tags_processed, "reactions": sched.reactions_executed},
+        )
+    error: BaseException | None = None
+    try:
+        return env.run()
+    except BaseException as e:
+        error = e
+        raise
+    finally:
+        coord.finish(sched, error)
+        if status is not None:
+            status.close()
+
+
+class _FederateCollector:
+    def __init__(self, coord: FederateCoordinator) -> None:
+        self.coord = coord
+
+    def describe(self) -> list[Any]:
+        return []
+
+    def collect(self) -> Any:
+        from prometheus_client.core import CounterMetricFamily
+
+        c = self.coord
+        labels = ["federate"]
+        for name, doc, v in (
+            ("reactorfed_federate_messages_sent", "Data messages sent to peers", c.messages_sent),
+            ("reactorfed_federate_bytes_sent", "Payload bytes sent to peers", c.bytes_sent),
+            ("reactorfed_federate_messages_received", "Data messages received from peers", c.messages_received),
+            ("reactorfed_federate_rejected", "Messages dropped as malformed or unauthenticated", c.rejected_messages),
+        ):
+            m = CounterMetricFamily(name, doc, labels=labels)
+            m.add_metric([c.name], v)
+            yield m

@@ -1,0 +1,67 @@
+"""HTTP endpoint of long-running federation processes: Prometheus ``/metrics`` and a
+JSON ``/status`` (what the Kubernetes operator polls)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import Callable, Iterable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+__all__ = ["StatusServer"]
+
+log = logging.getLogger("reactorfed.status")
+
+
+class StatusServer:
+    """Serves ``/metrics`` from ``collectors`` and ``/status`` from ``status()``."""
+
+    def __init__(self, port: int, collectors: Iterable[Any], status: Callable[[], dict[str, Any]], host: str = "0.0.0.0") -> None:
+        from prometheus_client import CollectorRegistry, generate_latest
+
+        registry = CollectorRegistry(auto_describe=False)
+        for c in collectors:
+            registry.register(c)
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                path = self.path.split("?", 1)[0]
+                try:
+                    if path == "/metrics":
+                        body, ctype = generate_latest(registry), "text/plain; version=0.0.4; charset=utf-8"
+                    elif path in ("/status", "/"):
+                        body, ctype = json.dumps(status()).encode(), "application/json"
+                    elif path == "/healthz":
+                        body, ctype = b"ok\n", "text/plain"
+                    else:
+                        self.send_error(404, "try /metrics or /status")
+                        return
+                except Exception as e:  # a broken collector must not kill the server
+                    log.exception("status endpoint failed")
+                    self.send_error(500, str(e))
+                    return
+                self.send_response(200)
+                self.send_header("Content-Type", ctype)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                log.debug("%s " + format, self.address_string(), *args)
+
+        self._httpd = ThreadingHTTPServer((host, port), Handler)
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(target=self._httpd.serve_forever, name="reactorfed-status", daemon=True)
+        self._thread.start()
+        log.info("metrics on http://%s:%d/metrics, status on /status", host, self.port)
+
+    @property
+    def port(self) -> int:
+        return int(self._httpd.server_address[1])
+
+    def close(self) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+        self._thread.join(timeout=5)

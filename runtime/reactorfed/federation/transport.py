@@ -1,0 +1,127 @@
+"""The transport: the one module that imports ZeroMQ.
+
+Federation logic talks to :class:`Server` (accepts many peers, tells them apart),
+:class:`Client` (one connection) and :class:`Poller`; nothing else of ZeroMQ leaks
+out. Servers refuse frames above ``max_message`` bytes (ZeroMQ drops the connection),
+and sockets never linger at close, so a dead peer cannot hang a process.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Sequence
+from typing import Any
+
+import zmq
+
+__all__ = ["Client", "Poller", "Server", "TransportError", "context"]
+
+Frames = list[memoryview]
+
+
+class TransportError(OSError):
+    """A socket could not be bound or connected."""
+
+
+_ctx: zmq.Context[Any] | None = None
+
+
+def context() -> zmq.Context[Any]:
+    global _ctx
+    if _ctx is None or _ctx.closed:
+        _ctx = zmq.Context()
+    return _ctx
+
+
+class _Socket:
+    def __init__(self, sock: zmq.Socket[Any]) -> None:
+        self._sock = sock
+        sock.setsockopt(zmq.LINGER, 0)
+
+    def close(self) -> None:
+        if not self._sock.closed:
+            self._sock.close(linger=0)
+
+    @property
+    def closed(self) -> bool:
+        return bool(self._sock.closed)
+
+
+class Server(_Socket):
+    """Binds an endpoint; receives ``(peer id, frames)`` and replies to a peer by id."""
+
+    def __init__(self, endpoint: str, *, max_message: int = -1) -> None:
+        sock = context().socket(zmq.ROUTER)
+        sock.setsockopt(zmq.MAXMSGSIZE, max_message)
+        sock.setsockopt(zmq.ROUTER_MANDATORY, 0)
+        sock.setsockopt(zmq.RCVHWM, 0)
+        super().__init__(sock)
+        try:
+            sock.bind(endpoint)
+        except zmq.ZMQError as e:
+            self.close()
+            raise TransportError(f"cannot listen on {endpoint}: {e}") from e
+        self.endpoint: str = sock.getsockopt_string(zmq.LAST_ENDPOINT)
+
+    def recv(self) -> tuple[bytes, Frames] | None:
+        """One message without blocking, or None."""
+        try:
+            parts = self._sock.recv_multipart(flags=zmq.NOBLOCK, copy=False)
+        except zmq.Again:
+            return None
+        if len(parts) < 2:
+            return None
+        return parts[0].bytes, [p.buffer for p in parts[1:]]
+
+    def send(self, peer: bytes, frames: Sequence[Any]) -> None:
+        # A full queue or a gone peer: drop; the peer's heartbeat will time out.
+        with contextlib.suppress(zmq.Again):
+            self._sock.send_multipart([peer, *frames], flags=zmq.NOBLOCK, copy=False)
+
+
+class Client(_Socket):
+    """Connects to a :class:`Server`."""
+
+    def __init__(self, endpoint: str, *, max_message: int = -1) -> None:
+        sock = context().socket(zmq.DEALER)
+        sock.setsockopt(zmq.MAXMSGSIZE, max_message)
+        sock.setsockopt(zmq.SNDHWM, 0)
+        super().__init__(sock)
+        try:
+            sock.connect(endpoint)
+        except zmq.ZMQError as e:
+            self.close()
+            raise TransportError(f"cannot connect to {endpoint}: {e}") from e
+        self.endpoint = endpoint
+
+    def send(self, frames: Sequence[Any]) -> None:
+        self._sock.send_multipart(list(frames), copy=False)
+
+    def recv(self) -> Frames | None:
+        try:
+            parts = self._sock.recv_multipart(flags=zmq.NOBLOCK, copy=False)
+        except zmq.Again:
+            return None
+        return [p.buffer for p in parts]
+
+
+class Poller:
+    """Waits until one of several sockets has a message."""
+
+    def __init__(self, *sockets: _Socket) -> None:
+        self._poller = zmq.Poller()
+        self._socks: dict[Any, _Socket] = {}
+        for s in sockets:
+            self.add(s)
+
+    def add(self, s: _Socket) -> None:
+        self._poller.register(s._sock, zmq.POLLIN)
+        self._socks[s._sock] = s
+
+    def remove(self, s: _Socket) -> None:
+        self._poller.unregister(s._sock)
+        self._socks.pop(s._sock, None)
+
+    def wait(self, timeout_ms: int) -> list[_Socket]:
+        """The sockets with a message, after at most ``timeout_ms`` ms (-1: forever)."""
+        return [self._socks[s] for s, _ in self._poller.poll(timeout_ms)]
