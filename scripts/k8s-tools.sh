@@ -12,6 +12,7 @@
 #
 # Usage: scripts/k8s-tools.sh            build if needed; print the bin dir
 #        scripts/k8s-tools.sh --bin-dir  only print the bin dir (no build)
+#        scripts/k8s-tools.sh --stages   only print the path of kwok's stage config
 #        scripts/k8s-tools.sh --check    exit 0 iff every binary is cached
 # Cache: ${REACTORFED_K8S_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/reactorfed/k8s}/<versions>/bin
 # Idempotent; takes well under a second once cached.
@@ -28,16 +29,20 @@ ROOT="$BASE/$K8S_VERSION-etcd$ETCD_VERSION-kwok$KWOK_VERSION-helm$HELM_VERSION"
 BIN="$ROOT/bin"
 BINARIES=(kube-apiserver kube-controller-manager kube-scheduler kubectl etcd kwok kwokctl helm)
 
+STAGES="$ROOT/share/kwok-stages.yaml"  # kwok's "fast" node and pod stages, for `kwok --config`
+
 all_cached() {
   local b
   for b in "${BINARIES[@]}"; do [ -x "$BIN/$b" ] || return 1; done
+  [ -s "$STAGES" ]
 }
 
 case "${1:-}" in
   --bin-dir) echo "$BIN"; exit 0 ;;
+  --stages) echo "$STAGES"; exit 0 ;;
   --check) all_cached; exit $? ;;
   "") ;;
-  *) echo "usage: $0 [--bin-dir|--check]" >&2; exit 2 ;;
+  *) echo "usage: $0 [--bin-dir|--stages|--check]" >&2; exit 2 ;;
 esac
 
 if all_cached; then echo "$BIN"; exit 0; fi
@@ -141,6 +146,17 @@ if [ ! -x "$BIN/helm" ]; then
   log "building helm $HELM_VERSION"
   build_wrapper helm helm.sh/helm/v3 "$HELM_VERSION" \
     "-s -w -X helm.sh/helm/v3/internal/version.version=$HELM_VERSION" helm.sh/helm/v3/cmd/helm
+fi
+
+if [ ! -s "$STAGES" ]; then
+  # kwok needs its stages as config; take them from the module we built kwok from.
+  kwok_src="$(go env GOMODCACHE)/sigs.k8s.io/kwok@$KWOK_VERSION/kustomize/stage"
+  mkdir -p "$ROOT/share"
+  for f in node/fast/node-initialize.yaml node/heartbeat-with-lease/node-heartbeat-with-lease.yaml \
+           pod/fast/pod-ready.yaml pod/fast/pod-complete.yaml pod/fast/pod-delete.yaml; do
+    echo "---"; cat "$kwok_src/$f"
+  done > "$STAGES.tmp"
+  mv "$STAGES.tmp" "$STAGES"
 fi
 
 all_cached || { log "some binaries are missing in $BIN"; exit 1; }

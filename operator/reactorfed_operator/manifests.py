@@ -205,6 +205,7 @@ def _pod(
     incarnation: int,
     width: int,
     extra_volumes: list[tuple[dict[str, Any], dict[str, Any]]] | None = None,
+    image: str | None = None,
 ) -> dict[str, Any]:
     s = fed.spec
     volumes: list[dict[str, Any]] = [{"name": "tmp", "emptyDir": {}}]
@@ -220,12 +221,12 @@ def _pod(
     meta["annotations"] = {ANNOTATION_FEDERATE: federate, ANNOTATION_WIDTH: str(width)}
     container: dict[str, Any] = {
         "name": role,
-        "image": s.program.image,
+        "image": image or s.program.image,
         "imagePullPolicy": s.program.image_pull_policy,
         "command": command,
         "env": _env(fed),
         "ports": ports,
-        "resources": {k: dict(v) for k, v in resources.items()},
+        "resources": {k: {name: str(q) for name, q in v.items()} for k, v in resources.items()},
         "volumeMounts": mounts,
         "securityContext": {
             "allowPrivilegeEscalation": False,
@@ -317,7 +318,8 @@ def federate_pod(fed: Federation, federate: str, role: str, incarnation: int, wi
         resources = {k: dict(v) for k, v in group.resources.items()}
         placement = _placement(group.node_selector, group.tolerations, _avoid_gpu_nodes())
     return _pod(
-        fed, pod_name(fed, federate), role, federate, command, ports, resources, placement, incarnation, width, extra
+        fed, pod_name(fed, federate), role, federate, command, ports, resources, placement, incarnation, width, extra,
+        image=group.image,
     )
 
 

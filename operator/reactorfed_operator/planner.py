@@ -247,8 +247,14 @@ def plan(
                       _reason(prior, "Stopping"), _message(prior) or "stopping the federation", delete=_stop(current))  # fmt: skip
 
     failed = [p for p in live if p.phase == "Failed"]
-    expected = {p["metadata"]["name"] for p in federation_pods(fed, inc, width)}
-    vanished = sorted(expected - {p.name for p in current})
+    manifests = federation_pods(fed, inc, width)
+    vanished = sorted({m["metadata"]["name"] for m in manifests} - {p.name for p in current})
+    if vanished and inc > prior.incarnation and not failed:
+        # The pass that created this incarnation was interrupted before it recorded it:
+        # finish creating it rather than calling the missing pods a failure.
+        out = result("Starting", "Creating", f"incarnation {inc}: creating {len(vanished)} remaining pods")
+        out.create = [m for m in manifests if m["metadata"]["name"] in vanished]
+        return out
     if all(p.phase == "Succeeded" for p in live) and not vanished:
         return result("Succeeded", "Completed", f"incarnation {inc} finished",
                       events=[Event("Normal", "Completed", "the federation finished")])  # fmt: skip

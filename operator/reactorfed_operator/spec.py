@@ -58,6 +58,7 @@ class GroupSpec:
     """Placement and resources of one kind of pod (the RTI, the samplers, the learner)."""
 
     name: str
+    image: str | None = None
     resources: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     node_selector: Mapping[str, str] = field(default_factory=dict)
     tolerations: tuple[Mapping[str, Any], ...] = ()
@@ -135,6 +136,7 @@ def _group(raw: Mapping[str, Any], path: str, name: str) -> GroupSpec:
         raise SpecError(f"{path}.tolerations", "must be a list")
     return GroupSpec(
         name=name,
+        image=_str(raw.get("image"), f"{path}.image") or None,
         resources={k: dict(_obj(v, f"{path}.resources.{k}")) for k, v in resources.items()},
         node_selector={str(k): str(v) for k, v in selector.items()},
         tolerations=tuple(dict(_obj(t, f"{path}.tolerations[{i}]")) for i, t in enumerate(tolerations)),

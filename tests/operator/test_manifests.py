@@ -51,7 +51,8 @@ def test_rti_command() -> None:
 
 
 def test_federate_command_and_placement() -> None:
-    fed = make_fed(samplers={"nodeSelector": {"pool": "cpu"}}, checkpoint={"claimName": "ckpt"})
+    fed = make_fed(samplers={"nodeSelector": {"pool": "cpu"}}, checkpoint={"claimName": "ckpt"},
+                   learner={"image": "img:gpu"})
     pods = _by_name(federation_pods(fed, 2))
     sampler = pods["pong-samplers-1"]
     cmd = sampler["spec"]["containers"][0]["command"]
@@ -65,9 +66,11 @@ def test_federate_command_and_placement() -> None:
 
     learner = pods["pong-learner"]
     lcmd = learner["spec"]["containers"][0]["command"]
+    assert learner["spec"]["containers"][0]["image"] == "img:gpu"
+    assert sampler["spec"]["containers"][0]["image"] == "ghcr.io/example/reactorfed:0.1.0"
     assert lcmd[lcmd.index("--federate") + 1] == "learner"
     assert lcmd[lcmd.index("--checkpoint-dir") + 1] == "/checkpoints"
-    assert learner["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] == 1
+    assert learner["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] == "1"
     assert learner["spec"]["nodeSelector"] == {"reactorfed.io/accelerator": "nvidia"}
     assert {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"} in learner["spec"]["tolerations"]
     vols = {v["name"]: v for v in learner["spec"]["volumes"]}

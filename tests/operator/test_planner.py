@@ -199,3 +199,14 @@ def test_observe_pod_reads_api_shapes() -> None:
     assert pod == ObservedPod("p", "sampler", 3, 4, "Failed", False, True, "cpu-0", "10.1.1.1",
                               "exit code 137, OOMKilled")  # fmt: skip
     assert observe_pod({"metadata": {"name": "x"}}) is None
+
+
+def test_interrupted_creation_is_finished_not_counted_as_failure() -> None:
+    c = FakeCluster(make_fed())
+    p = c.step()
+    del c.pods["pong-learner"]  # its create call failed mid-pass ...
+    c.status = {}  # ... so the status (incarnation 1) was never written
+    p = c.step()
+    assert p.reason == "Creating" and [m["metadata"]["name"] for m in p.create] == ["pong-learner"]
+    c.settle()
+    assert c.status["restarts"] == 0 and c.status["incarnation"] == 1

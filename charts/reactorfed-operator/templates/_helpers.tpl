@@ -1,0 +1,60 @@
+{{- define "reactorfed-operator.fullname" -}}
+{{- if contains .Chart.Name .Release.Name -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name .Chart.Name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "reactorfed-operator.labels" -}}
+app.kubernetes.io/name: {{ .Chart.Name }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: reactorfed
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
+{{- end -}}
+
+{{- define "reactorfed-operator.selectorLabels" -}}
+app.kubernetes.io/name: {{ .Chart.Name }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{- define "reactorfed-operator.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create -}}
+{{- default (include "reactorfed-operator.fullname" .) .Values.serviceAccount.name -}}
+{{- else -}}
+{{- default "default" .Values.serviceAccount.name -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The namespaces the operator manages (scope=namespace). */}}
+{{- define "reactorfed-operator.namespaces" -}}
+{{- if .Values.watchNamespaces -}}
+{{- join "," .Values.watchNamespaces -}}
+{{- else -}}
+{{- .Release.Namespace -}}
+{{- end -}}
+{{- end -}}
+
+{{/* RBAC rules on federations and the objects the operator creates. */}}
+{{- define "reactorfed-operator.rules" -}}
+- apiGroups: [reactorfed.io]
+  resources: [reactorfederations]
+  verbs: [get, list, watch, patch]
+- apiGroups: [reactorfed.io]
+  resources: [reactorfederations/status]
+  verbs: [get, patch]
+- apiGroups: [""]
+  resources: [pods]
+  verbs: [get, list, watch, create, delete]
+- apiGroups: [""]
+  resources: [services, persistentvolumeclaims, secrets]
+  verbs: [get, create]
+- apiGroups: [""]
+  resources: [configmaps]
+  verbs: [get]
+- apiGroups: ["", events.k8s.io]
+  resources: [events]
+  verbs: [create, patch]
+{{- end -}}

@@ -1,0 +1,202 @@
+"""End to end on a real control plane: helm install, the operator with the chart's
+ServiceAccount, kubectl apply/get/scale/delete, scheduling onto fake CPU and GPU nodes.
+
+The tests in this module run in order and share one federation (``qlearning``).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from .conftest import NAMESPACE, OPERATOR_NS, REPO, SA, rfed
+from .controlplane import CPU_NODES, GPU_NODE, ControlPlane, wait_for
+
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]
+
+EXAMPLE = REPO / "examples" / "k8s" / "qlearning.yaml"
+INVALID = sorted((Path(__file__).parent / "invalid").glob("*.yaml"))
+NAME = "qlearning"
+
+
+def pods(cp: ControlPlane, name: str = NAME) -> dict[str, dict[str, Any]]:
+    items = cp.get_json("pods", "-n", NAMESPACE, "-l", f"reactorfed.io/federation={name}")["items"]
+    return {p["metadata"]["name"]: p for p in items if not p["metadata"].get("deletionTimestamp")}
+
+
+def running(cp: ControlPlane, samplers: int, incarnation: int | None = None) -> dict[str, Any] | None:
+    """The federation's object once it is Running at ``samplers`` width with all pods Running."""
+    obj = rfed(cp, NAME)
+    status = obj.get("status") or {}
+    if status.get("phase") != "Running" or status.get("samplers", {}).get("readyText") != f"{samplers}/{samplers}":
+        return None
+    if incarnation is not None and status.get("incarnation") != incarnation:
+        return None
+    current = pods(cp)
+    expected = {f"{NAME}-rti", f"{NAME}-learner"} | {f"{NAME}-samplers-{i}" for i in range(samplers)}
+    if set(current) != expected or any(p["status"].get("phase") != "Running" for p in current.values()):
+        return None
+    return obj
+
+
+def test_operator_sa_is_least_privilege(installed: ControlPlane) -> None:
+    who = f"system:serviceaccount:{OPERATOR_NS}:{SA}"
+
+    def can(*args: str) -> bool:
+        out = installed.kubectl("auth", "can-i", *args, "--as", who, check=False).stdout.strip()
+        return out == "yes"
+
+    assert can("create", "pods", "-n", NAMESPACE)
+    assert can("patch", "reactorfederations.reactorfed.io/status", "-n", NAMESPACE)
+    assert can("create", "secrets", "-n", NAMESPACE)
+    assert not can("list", "secrets", "-n", NAMESPACE)  # only get/create
+    assert not can("create", "pods", "-n", "default")  # only the watched namespace
+    assert not can("delete", "services", "-n", NAMESPACE)  # owner references delete them
+    assert not can("create", "deployments", "-n", NAMESPACE)
+    assert not can("get", "nodes")
+
+
+def test_invalid_corpus_exists() -> None:
+    assert len(INVALID) >= 10
+
+
+@pytest.mark.parametrize("manifest", INVALID, ids=[p.stem for p in INVALID])
+def test_invalid_manifest_is_refused(installed: ControlPlane, manifest: Path) -> None:
+    expected = [line.split(":", 1)[1].strip() for line in manifest.read_text().splitlines()
+                if line.startswith("# expect:")]  # fmt: skip
+    assert expected, f"{manifest.name} has no '# expect:' line"
+    proc = installed.kubectl("apply", "--dry-run=server", "-n", NAMESPACE, "-f", str(manifest), check=False)
+    assert proc.returncode != 0, f"{manifest.name} was accepted:\n{proc.stdout}"
+    for fragment in expected:
+        assert fragment in proc.stderr, f"{manifest.name}: {fragment!r} not in:\n{proc.stderr}"
+
+
+def test_examples_are_accepted(installed: ControlPlane) -> None:
+    for example in sorted((REPO / "examples" / "k8s").glob("*.yaml")):
+        proc = installed.kubectl("apply", "--dry-run=server", "-n", NAMESPACE, "-f", str(example), check=False)
+        assert proc.returncode == 0, f"{example.name}: {proc.stderr}"
+
+
+def test_apply_example_schedules_pods(installed: ControlPlane, operator: subprocess.Popen[bytes]) -> None:
+    cp = installed
+    # A hostPath PV stands in for the cluster's storage provisioner (kwok runs no CSI driver).
+    cp.kubectl("apply", "-f", "-", input=json.dumps({
+        "apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": "e2e-checkpoints"},
+        "spec": {"capacity": {"storage": "10Gi"}, "accessModes": ["ReadWriteOnce"],
+                 "hostPath": {"path": "/tmp/e2e-checkpoints"}, "persistentVolumeReclaimPolicy": "Retain"},
+    }))  # fmt: skip
+    cp.kubectl("apply", "-n", NAMESPACE, "-f", str(EXAMPLE))
+    try:
+        obj = wait_for("the federation to run with 4 samplers", lambda: running(cp, 4), 90)
+    except TimeoutError:
+        print(cp.log_tail("operator", 60))
+        print(cp.kubectl("get", "pods,pvc,rfed", "-n", NAMESPACE, "-o", "wide", check=False).stdout)
+        raise
+    status = obj["status"]
+    assert status["federates"] == {"desired": 6, "ready": 6, "succeeded": 0, "failed": 0}
+    assert status["observedGeneration"] == obj["metadata"]["generation"]
+    assert {c["type"]: c["status"] for c in status["conditions"]}["Ready"] == "True"
+    current = pods(cp)
+    placement = {name: pod["spec"]["nodeName"] for name, pod in current.items()}
+    assert placement[f"{NAME}-learner"] == GPU_NODE
+    for name, node in placement.items():
+        if name != f"{NAME}-learner":
+            assert node in CPU_NODES, f"{name} on {node}"
+    learner = current[f"{NAME}-learner"]["spec"]["containers"][0]
+    assert learner["resources"]["limits"]["nvidia.com/gpu"] == "1"
+    # owned support objects: Service, generated Secret, checkpoint PVC (bound to the PV)
+    uid = obj["metadata"]["uid"]
+    for kind, name in (("service", f"{NAME}-rti"), ("secret", f"{NAME}-secret"), ("pvc", f"{NAME}-checkpoint")):
+        owned = cp.get_json(kind, name, "-n", NAMESPACE)
+        assert owned["metadata"]["ownerReferences"][0]["uid"] == uid
+    assert cp.get_json("pvc", f"{NAME}-checkpoint", "-n", NAMESPACE)["status"]["phase"] == "Bound"
+    events = cp.get_json("events", "-n", NAMESPACE, "--field-selector", f"involvedObject.name={NAME}")["items"]
+    reasons = {e["reason"] for e in events}
+    assert {"Creating", "SecretCreated", "ServiceCreated"} <= reasons, reasons
+
+
+def test_kubectl_get_shows_printer_columns(installed: ControlPlane) -> None:
+    out = installed.kubectl("get", "rfed", NAME, "-n", NAMESPACE).stdout.splitlines()
+    assert out[0].split() == ["NAME", "PHASE", "SAMPLERS", "LOGICAL-TIME", "AGE"]
+    assert out[1].split()[:3] == [NAME, "Running", "4/4"]
+    wide = installed.kubectl("get", "rfed", NAME, "-n", NAMESPACE, "-o", "wide").stdout.splitlines()
+    assert "RESTARTS" in wide[0] and "REASON" in wide[0]
+
+
+def test_scale_subresource_for_hpa(installed: ControlPlane) -> None:
+    scale = installed.get_json(f"rfed/{NAME}", "-n", NAMESPACE, "--subresource=scale")
+    assert scale["kind"] == "Scale"
+    assert scale["spec"]["replicas"] == 4 and scale["status"]["replicas"] == 4
+    assert scale["status"]["selector"] == f"reactorfed.io/federation={NAME},reactorfed.io/role=sampler"
+
+
+@pytest.mark.parametrize("width", [2, 5, 2])
+def test_kubectl_scale_reconciles(installed: ControlPlane, width: int) -> None:
+    cp = installed
+    before = rfed(cp, NAME)["status"]["incarnation"]
+    cp.kubectl("scale", f"rfed/{NAME}", "-n", NAMESPACE, f"--replicas={width}")
+    obj = wait_for(f"the federation to run with {width} samplers", lambda: running(cp, width, before + 1), 90)
+    assert obj["spec"]["samplers"]["replicas"] == width
+    assert obj["status"]["restarts"] == 0  # rescaling is not a failure
+    assert obj["status"]["samplers"]["replicas"] == width
+    # the learner keeps its checkpoint volume across incarnations
+    learner = pods(cp)[f"{NAME}-learner"]
+    claims = [v["persistentVolumeClaim"]["claimName"] for v in learner["spec"]["volumes"] if "persistentVolumeClaim" in v]
+    assert claims == [f"{NAME}-checkpoint"]
+    reasons = [e["reason"] for e in cp.get_json("events", "-n", NAMESPACE)["items"]]
+    assert "Rescaling" in reasons
+
+
+def test_pod_failure_restarts_from_checkpoint(installed: ControlPlane) -> None:
+    cp = installed
+    before = rfed(cp, NAME)["status"]
+    victim = f"{NAME}-samplers-1"
+    # kwok runs no containers: tell it to leave this pod's status to us, then fail it.
+    cp.kubectl("annotate", "pod", victim, "-n", NAMESPACE, "kwok.x-k8s.io/status=custom")
+    cp.kubectl("patch", "pod", victim, "-n", NAMESPACE, "--subresource=status", "--type=merge", "-p",
+               json.dumps({"status": {"phase": "Failed", "reason": "Error", "message": "exit code 3"}}))  # fmt: skip
+    obj = wait_for("a restart after the failure", lambda: running(cp, 2, before["incarnation"] + 1), 90)
+    assert obj["status"]["restarts"] == before["restarts"] + 1
+    reasons = [e["reason"] for e in cp.get_json("events", "-n", NAMESPACE)["items"]]
+    assert "FederateFailed" in reasons
+
+
+def test_semantic_error_is_a_condition_and_event(installed: ControlPlane, operator: subprocess.Popen[bytes]) -> None:
+    cp = installed
+    manifest = yaml.safe_load(EXAMPLE.read_text())
+    manifest["metadata"]["name"] = "no-secret"
+    manifest["spec"]["secretRef"] = {"name": "does-not-exist"}
+    del manifest["spec"]["checkpoint"]
+    cp.kubectl("apply", "-n", NAMESPACE, "-f", "-", input=json.dumps(manifest))
+
+    def degraded() -> dict[str, Any] | None:
+        status = rfed(cp, "no-secret").get("status") or {}
+        return status if status.get("reason") == "MissingDependency" else None
+
+    status = wait_for("the MissingDependency condition", degraded, 60)
+    assert status["phase"] == "Pending"
+    assert "Secret/does-not-exist" in status["message"]
+    cond = {c["type"]: c for c in status["conditions"]}
+    assert cond["Degraded"]["status"] == "True" and cond["Ready"]["status"] == "False"
+    assert pods(cp, "no-secret") == {}
+    events = cp.get_json("events", "-n", NAMESPACE, "--field-selector", "involvedObject.name=no-secret")["items"]
+    assert any(e["type"] == "Warning" and e["reason"] == "MissingDependency" for e in events)
+    assert operator.poll() is None  # no crash loop
+    cp.kubectl("delete", "rfed", "no-secret", "-n", NAMESPACE, "--wait=false")
+
+
+def test_delete_removes_every_owned_object(installed: ControlPlane) -> None:
+    cp = installed
+    cp.kubectl("delete", "rfed", NAME, "-n", NAMESPACE, "--wait=true", "--timeout=60s", timeout=90)
+    selector = f"reactorfed.io/federation={NAME}"
+
+    def gone() -> bool:
+        left = cp.kubectl("get", "pods,services,secrets,pvc", "-n", NAMESPACE, "-l", selector, "-o", "name").stdout
+        return left.strip() == ""
+
+    wait_for("garbage collection of the federation's objects", gone, 90)
