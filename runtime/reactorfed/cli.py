@@ -325,13 +325,19 @@ def cmd_run(args: argparse.Namespace) -> int:
 COMMANDS: list[Callable[[Any], None]] = [_add_run]
 
 
+def _federation_commands() -> list[Callable[[Any], None]]:
+    from .federation.commands import add_federate, add_launch, add_rti
+
+    return [add_launch, add_rti, add_federate]
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="reactorfed", description=MAIN_DESCRIPTION, epilog=MAIN_EPILOG, formatter_class=_Formatter
     )
     parser.add_argument("--version", action="version", version=f"reactorfed {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")
-    for add in COMMANDS:
+    for add in [*COMMANDS, *_federation_commands()]:
         add(sub)
     return parser
 

@@ -387,10 +387,11 @@ class Scheduler:
             else:
                 tag = self._next()
             stop = self.stop_tag
-            if tag is None or tag > stop:
-                starving = not self._eq and not self.keepalive
+            if tag is None or tag >= stop:
+                # The last tag: the stop tag (with its events), or after starvation.
                 cur = self.current_tag
-                if stop == FOREVER_TAG or (starving and (cur[0], cur[1] + 1) < stop):
+                starving = tag is None and not self._eq and not self.keepalive
+                if tag is None and (stop == FOREVER_TAG or (starving and (cur[0], cur[1] + 1) < stop)):
                     stop = self.stop_tag = (cur[0], cur[1] + 1)
                     self.stop_reason = "starvation"
                 elif not self.fast:
@@ -404,12 +405,7 @@ class Scheduler:
                 self._process(stop, evs)
                 break
             heapq.heappop(self._eq)
-            evs = self._events.pop(tag)
-            if tag == stop:
-                evs[shutdown] = None
-                self._process(tag, evs)
-                break
-            self._process(tag, evs)
+            self._process(tag, self._events.pop(tag))
         self._eq.clear()
         self._events.clear()
 

@@ -78,6 +78,7 @@ class RtiServer:
         self._hb: dict[bytes, int] = {}
         self._endpoints: dict[int, str] = {}
         self._endpoints_pending: dict[bytes, str] = {}
+        self._final: dict[int, tuple[int, int]] = {}  # the tag each federate resigned at
         self._last_seen: dict[int, int] = {}
         self._hb_nonces: set[bytes] = set()
         self.grants = 0
@@ -135,10 +136,10 @@ class RtiServer:
         finally:
             server.close()
         wall = time.perf_counter_ns() - t0
-        last = max((st.ltc for st in self.core.feds if st.ltc[0] < 2**62), default=(0, 0))
+        last = max(self._final.values(), default=(0, 0))
         start = self.start_time or 0
-        return RtiSummary(len(self.layout.names), self.grants, self.messages, self.rejected, wall,
-                          (last[0] - start if last[0] > 0 else 0, last[1]))
+        return RtiSummary(len(self._final), self.grants, self.messages, self.rejected, wall,
+                          (last[0] - start if last[0] > start else 0, last[1]))
 
     def _fail(self, reason: str) -> None:
         self.error = reason
@@ -265,6 +266,7 @@ class RtiServer:
         elif kind == P.LTC:
             grants = core.on_ltc(f, (msg[1], msg[2]), (msg[3], msg[4]), msg[5], msg[6])
         elif kind == P.RESIGN:
+            self._final[f] = (msg[1], msg[2])
             grants = core.on_resign(f, msg[3], msg[4])
             log.info("federate %s resigned", self.layout.names[f])
             if core.stop_proposed is not None and core.stop_tag is None:

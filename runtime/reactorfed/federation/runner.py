@@ -58,6 +58,7 @@ def run_federate(
     workers: int = 1,
     clock: Clock | None = None,
     metrics_port: int | None = None,
+    on_scheduler: Any = None,
 ) -> RunSummary:
     """Run ``federate`` (one of ``main``'s children) as part of its federation."""
     clock = clock or SystemClock()
@@ -67,6 +68,8 @@ def run_federate(
     coord = FederateCoordinator(sched.program, layout, cfg, clock)
     sched.coordinator = coord
     coord.install(sched)
+    if on_scheduler is not None:
+        on_scheduler(sched)
     status = None
     if metrics_port is not None:
         status = StatusServer(

@@ -1,0 +1,210 @@
+"""The ``rti``, ``federate`` and ``launch`` subcommands of ``reactorfed``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+__all__ = ["add_federate", "add_launch", "add_rti"]
+
+log = logging.getLogger("reactorfed.cli")
+
+_RAW = argparse.RawDescriptionHelpFormatter
+
+RTI_DESCRIPTION = """\
+Serve as the RTI (run-time infrastructure) of a federated program: accept
+exactly the federates the program declares (the main reactor's children, each
+bank member on its own), check that each knows the federation's secret, fix a
+common start time, grant tags, agree on stop tags, and watch heartbeats. The
+RTI carries no payloads: federates send those to each other.
+
+The shared secret comes from $REACTORFED_SECRET or --secret-file.
+"""
+
+FEDERATE_DESCRIPTION = """\
+Run one federate of a federated program and join its RTI. The same program
+file runs in one process (reactorfed run) or federated, unchanged.
+
+The shared secret comes from $REACTORFED_SECRET or --secret-file.
+"""
+
+LAUNCH_DESCRIPTION = """\
+Run a program federated on this machine: start an RTI and one process per
+federate (the main reactor's children; each bank member on its own), print
+their output prefixed with their name and a progress line, and exit non-zero
+naming the process that failed if any does. A fresh secret is generated.
+"""
+
+EXAMPLES = """\
+examples:
+  reactorfed launch examples/pipeline.py:Main --fast --timeout 1s
+  REACTORFED_SECRET=s3cret reactorfed rti examples/pipeline.py:Main --federation-id demo --port 15045
+  REACTORFED_SECRET=s3cret reactorfed federate examples/pipeline.py:Main --federate sink \\
+      --federation-id demo --rti tcp://rti.example:15045 --advertise-host $POD_IP
+"""
+
+
+def _common(p: argparse.ArgumentParser, *, launch: bool = False) -> None:
+    from ..cli import add_execution_args, add_logging_args
+    from ..program import add_program_args
+
+    add_program_args(p)
+    add_execution_args(p)
+    g = p.add_argument_group("federation")
+    if not launch:
+        g.add_argument("--federation-id", default=os.environ.get("REACTORFED_FEDERATION_ID", "reactorfed"),
+                       help="the federation's name; the RTI and every federate must agree (default: "
+                       "$REACTORFED_FEDERATION_ID or 'reactorfed')")
+        g.add_argument("--secret-file", type=Path, default=None,
+                       help="file holding the shared secret (default: $REACTORFED_SECRET)")
+    g.add_argument("--heartbeat-timeout", default="3s", metavar="DURATION",
+                   help="declare a silent process dead after this long (default: 3s)")
+    add_logging_args(p)
+
+
+def _secret(args: argparse.Namespace) -> bytes:
+    from ..program import ProgramError
+
+    if args.secret_file is not None:
+        try:
+            data = args.secret_file.read_bytes().strip()
+        except OSError as e:
+            raise ProgramError(f"--secret-file: {e}") from None
+    else:
+        data = os.environ.get("REACTORFED_SECRET", "").encode()
+    if len(data) < 8:
+        raise ProgramError("the federation needs a shared secret of 8 bytes or more: set REACTORFED_SECRET or --secret-file")
+    return data
+
+
+def _liveness(args: argparse.Namespace) -> int:
+    from ..duration import parse_duration
+    from ..program import ProgramError
+
+    try:
+        v = parse_duration(args.heartbeat_timeout)
+    except ValueError as e:
+        raise ProgramError(f"--heartbeat-timeout: {e}") from None
+    if v < 200_000_000:
+        raise ProgramError("--heartbeat-timeout must be at least 200ms")
+    return v
+
+
+def add_rti(sub: Any) -> None:
+    p = sub.add_parser("rti", help="serve as the RTI of a federated program", description=RTI_DESCRIPTION,
+                       epilog=EXAMPLES, formatter_class=_RAW)
+    _common(p)
+    g = p.add_argument_group("network")
+    g.add_argument("--host", default="0.0.0.0", help="address to listen on (default: 0.0.0.0)")
+    g.add_argument("--port", type=int, default=15045, help="port to listen on; 0 picks a free one (default: 15045)")
+    g.add_argument("--metrics-port", type=int, default=None, metavar="PORT",
+                   help="serve Prometheus /metrics and JSON /status on this port (0: any free port)")
+    g.add_argument("--ready-file", type=Path, default=None, help=argparse.SUPPRESS)
+    p.set_defaults(func=cmd_rti)
+
+
+def cmd_rti(args: argparse.Namespace) -> int:
+    from ..clock import SystemClock
+    from ..program import load_program, parse_params
+    from .rti_server import RtiConfig, RtiServer
+    from .runner import layout_of
+    from .status import StatusServer
+
+    main = load_program(args.program, parse_params(args.params))
+    cfg = RtiConfig(args.federation_id, _secret(args), host=args.host, port=args.port, liveness_ns=_liveness(args))
+    server = RtiServer(layout_of(main), cfg, SystemClock())
+    endpoint = server.bind()
+    status = StatusServer(args.metrics_port, [server], server.status) if args.metrics_port is not None else None
+    if args.ready_file is not None:
+        tmp = args.ready_file.with_suffix(".tmp")
+        tmp.write_text(json.dumps({"endpoint": endpoint, "status_port": status.port if status else None}))
+        tmp.rename(args.ready_file)
+    try:
+        summary = server.run()
+    finally:
+        if status is not None:
+            status.close()
+    print(summary, flush=True)
+    return 0
+
+
+def add_federate(sub: Any) -> None:
+    p = sub.add_parser("federate", help="run one federate and join its RTI", description=FEDERATE_DESCRIPTION,
+                       epilog=EXAMPLES, formatter_class=_RAW)
+    _common(p)
+    g = p.add_argument_group("network")
+    g.add_argument("--federate", required=True, metavar="NAME", help="which federate: a child of the main reactor, e.g. learner or samplers[3]")
+    g.add_argument("--rti", required=True, metavar="ADDRESS", help="the RTI: tcp://HOST:PORT or HOST:PORT")
+    g.add_argument("--bind-host", default=None, help="address for this federate's data port (default: 127.0.0.1, or 0.0.0.0 with --advertise-host)")
+    g.add_argument("--advertise-host", default=os.environ.get("REACTORFED_ADVERTISE_HOST"),
+                   help="address peers use to reach this federate (in Kubernetes: the pod IP; default: $REACTORFED_ADVERTISE_HOST or the bind address)")
+    g.add_argument("--metrics-port", type=int, default=None, metavar="PORT", help="serve Prometheus /metrics and /status on this port")
+    g.add_argument("--checkpoint-dir", type=Path, default=None, help="directory where reactors may keep checkpoints ($REACTORFED_CHECKPOINT_DIR)")
+    g.add_argument("--trusted-pickle", action="store_true",
+                   help="accept pickled payloads from peers (runs code from the network: only in a trusted federation)")
+    p.set_defaults(func=cmd_federate)
+
+
+def cmd_federate(args: argparse.Namespace) -> int:
+    from ..cli import print_summary, stop_on_interrupt
+    from ..program import load_program, parse_params
+    from .federate import FederateConfig
+    from .runner import run_federate
+
+    if args.checkpoint_dir is not None:
+        os.environ["REACTORFED_CHECKPOINT_DIR"] = str(args.checkpoint_dir)
+    main = load_program(args.program, parse_params(args.params))
+    rti = args.rti if args.rti.startswith("tcp://") else f"tcp://{args.rti}"
+    bind = args.bind_host or ("0.0.0.0" if args.advertise_host else "127.0.0.1")
+    cfg = FederateConfig(args.federation_id, _secret(args), rti, bind_host=bind, advertise_host=args.advertise_host,
+                         liveness_ns=_liveness(args), trusted_pickle=args.trusted_pickle)
+    holder: dict[str, Any] = {}
+
+    def request_stop() -> None:
+        sched = holder.get("sched")
+        if sched is not None:
+            sched.request_stop()
+
+    with stop_on_interrupt(request_stop):
+        summary = run_federate(main, args.federate, cfg, fast=args.fast, timeout=args.timeout, workers=args.workers,
+                               metrics_port=args.metrics_port, on_scheduler=lambda s: holder.__setitem__("sched", s))
+    print_summary(summary, False)
+    return 0
+
+
+def add_launch(sub: Any) -> None:
+    p = sub.add_parser("launch", help="run a program federated as local processes (RTI + one per federate)",
+                       description=LAUNCH_DESCRIPTION, epilog=EXAMPLES, formatter_class=_RAW)
+    _common(p, launch=True)
+    p.add_argument("--no-progress", action="store_true", help="no progress line")
+    p.set_defaults(func=cmd_launch)
+
+
+def cmd_launch(args: argparse.Namespace) -> int:
+    from ..program import load_program, parse_params
+    from .launch import launch
+    from .runner import layout_of
+
+    layout = layout_of(load_program(args.program, parse_params(args.params)))
+    run_args: list[str] = ["--heartbeat-timeout", args.heartbeat_timeout, "--log-level", args.log_level]
+    if args.fast:
+        run_args.append("--fast")
+    if args.timeout is not None:
+        run_args += ["--timeout", f"{args.timeout}ns"]
+    if args.workers != 1:
+        run_args += ["--workers", str(args.workers)]
+    log.info("launching %s: RTI + %d federates (%s)", args.program, len(layout.names), ", ".join(layout.names))
+    result = launch(args.program, layout.names, params=args.params, run_args=run_args,
+                    progress=False if args.no_progress else None, timeout_ns=args.timeout)
+    if result.code == 0:
+        log.info("federation finished in %.2f s", result.wall_s)
+    else:
+        log.error("federation failed: %s", result.message)
+    print(f"reactorfed launch: {'ok' if result.code == 0 else 'FAILED'} in {result.wall_s:.2f} s ({result.message})",
+          file=sys.stderr if result.code else sys.stdout, flush=True)
+    return result.code

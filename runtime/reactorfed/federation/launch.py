@@ -1,0 +1,192 @@
+"""``reactorfed launch``: an RTI and every federate as local processes.
+
+Children print through the launcher with a ``[name]`` prefix; a progress line follows
+the federation's logical time (from the RTI's ``/status``). When any process fails,
+the others are stopped (SIGTERM, then SIGKILL) and the launcher exits non-zero naming
+the culprit. Children die with the launcher (``PR_SET_PDEATHSIG``), so none is left
+behind even when the launcher is killed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import json
+import os
+import secrets
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+__all__ = ["LaunchResult", "launch"]
+
+
+@dataclass
+class LaunchResult:
+    code: int
+    failed: str | None = None
+    message: str = ""
+    wall_s: float = 0.0
+    exit_codes: dict[str, int | None] = field(default_factory=dict)
+
+
+def _die_with_parent() -> None:  # pragma: no cover - runs in the child
+    with contextlib.suppress(Exception):
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
+class _Child:
+    def __init__(self, name: str, argv: list[str], env: dict[str, str], out: IO[str], lock: threading.Lock) -> None:
+        self.name = name
+        self.proc = subprocess.Popen(
+            argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1,
+            preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
+        )
+        self._pump = threading.Thread(target=self._copy, args=(out, lock), daemon=True, name=f"launch-{name}")
+        self._pump.start()
+        self.tail: list[str] = []
+
+    def _copy(self, out: IO[str], lock: threading.Lock) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.tail = [*self.tail[-19:], line.rstrip()]
+            with lock:
+                out.write(f"[{self.name}] {line}")
+                out.flush()
+
+    def join_output(self) -> None:
+        self._pump.join(timeout=5)
+
+
+def launch(
+    program: str,
+    federates: Sequence[str],
+    *,
+    params: Sequence[str] = (),
+    run_args: Sequence[str] = (),
+    rti_args: Sequence[str] = (),
+    out: IO[str] | None = None,
+    progress: bool | None = None,
+    timeout_ns: int | None = None,
+    grace_s: float = 3.0,
+    python: str | None = None,
+) -> LaunchResult:
+    """Start the RTI and ``federates`` of ``program`` locally; wait for all of them."""
+    out = out or sys.stdout
+    lock = threading.Lock()
+    py = python or sys.executable
+    federation_id = f"launch-{secrets.token_hex(4)}"
+    env = dict(os.environ)
+    env["REACTORFED_SECRET"] = secrets.token_hex(32)
+    env.setdefault("PYTHONUNBUFFERED", "1")
+    plist = [a for p in params for a in ("--param", p)]
+    t0 = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="reactorfed-launch-") as tmp:
+        ready = Path(tmp) / "rti.json"
+        rti = _Child("rti", [py, "-m", "reactorfed", "rti", program, *plist, "--federation-id", federation_id,
+                             "--port", "0", "--ready-file", str(ready), "--metrics-port", "0", *rti_args, *run_args],
+                     env, out, lock)
+        children = [rti]
+        info = _await_ready(ready, rti, 60.0)
+        if info is None:
+            _stop(children, grace_s)
+            rti.join_output()
+            return LaunchResult(1, "rti", "the RTI did not start: " + " | ".join(rti.tail[-5:]), time.monotonic() - t0,
+                                {"rti": rti.proc.returncode})
+        for name in federates:
+            children.append(_Child(name, [py, "-m", "reactorfed", "federate", program, *plist, "--federate", name,
+                                          "--federation-id", federation_id, "--rti", info["endpoint"], *run_args], env, out, lock))
+        show = progress if progress is not None else sys.stderr.isatty()
+        result = _supervise(children, info.get("status_port"), show, timeout_ns, grace_s)
+    result.wall_s = time.monotonic() - t0
+    return result
+
+
+def _await_ready(path: Path, rti: _Child, limit_s: float) -> dict[str, Any] | None:
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        if rti.proc.poll() is not None:
+            return None
+        if path.exists():
+            try:
+                data: dict[str, Any] = json.loads(path.read_text())
+                return data
+            except json.JSONDecodeError:
+                pass  # being written
+        time.sleep(0.01)
+    return None
+
+
+def _supervise(children: list[_Child], status_port: int | None, show: bool, timeout_ns: int | None, grace_s: float) -> LaunchResult:
+    failed: _Child | None = None
+    last_progress = 0.0
+    while True:
+        running = [c for c in children if c.proc.poll() is None]
+        for c in children:
+            if c.proc.returncode not in (None, 0) and failed is None:
+                failed = c
+        if failed is not None or not running:
+            break
+        if show and status_port and time.monotonic() - last_progress > 0.5:
+            last_progress = time.monotonic()
+            _show_progress(status_port, timeout_ns)
+        time.sleep(0.02)
+    if show:
+        sys.stderr.write("\r\033[K")
+    if failed is not None:
+        # Give the others a moment to end on their own (the RTI aborts them with a reason).
+        deadline = time.monotonic() + grace_s
+        while time.monotonic() < deadline and any(c.proc.poll() is None for c in children):
+            time.sleep(0.02)
+        _stop(children, grace_s)
+    for c in children:
+        c.join_output()
+    codes = {c.name: c.proc.returncode for c in children}
+    if failed is None:
+        return LaunchResult(0, None, "all processes finished", exit_codes=codes)
+    why = next((line for line in reversed(failed.tail) if "error" in line.lower() or "failed" in line.lower()),
+               failed.tail[-1] if failed.tail else "")
+    return LaunchResult(1, failed.name, f"{failed.name} exited with code {failed.proc.returncode}: {why}", exit_codes=codes)
+
+
+def _stop(children: list[_Child], grace_s: float) -> None:
+    for c in children:
+        if c.proc.poll() is None:
+            c.proc.send_signal(signal.SIGCONT)  # a stopped process cannot handle SIGTERM
+            c.proc.terminate()
+    deadline = time.monotonic() + grace_s
+    for c in children:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            c.proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+    for c in children:
+        if c.proc.poll() is None:
+            c.proc.kill()
+            c.proc.wait(timeout=5)
+
+
+def _show_progress(port: int, timeout_ns: int | None) -> None:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/status", timeout=0.2) as r:
+            st = json.loads(r.read())
+    except Exception:
+        return
+    elapsed = st.get("elapsed_ns") or 0
+    feds = st.get("federates", {})
+    done = sum(1 for f in feds.values() if f.get("resigned"))
+    bar = ""
+    if timeout_ns:
+        frac = min(1.0, elapsed / timeout_ns)
+        n = int(frac * 30)
+        bar = f"[{'#' * n}{'.' * (30 - n)}] {frac * 100:5.1f}% "
+    sys.stderr.write(f"\r\033[K{bar}logical time {elapsed / 1e9:.3f} s, {st.get('phase')}, "
+                     f"{len(feds) - done}/{len(feds)} federates running, {st.get('grants', 0)} grants")
+    sys.stderr.flush()
