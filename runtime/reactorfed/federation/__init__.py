@@ -5,6 +5,7 @@ from .federate import FederateConfig, FederationError
 from .layout import Layout
 from .rti_server import RtiConfig, RtiSummary
 from .runner import layout_of, run_federate, run_rti
+from .threads import ThreadedRun, run_threads
 
 __all__ = [
     "CodecError",
@@ -13,7 +14,9 @@ __all__ = [
     "Layout",
     "RtiConfig",
     "RtiSummary",
+    "ThreadedRun",
     "layout_of",
     "run_federate",
     "run_rti",
+    "run_threads",
 ]

@@ -1,0 +1,88 @@
+"""A whole federation in one process, one thread per federate plus the RTI, over real
+ZeroMQ sockets on loopback. For tests and notebooks: every federate gets its own
+instance of the program, exactly as separate processes would."""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from ..environment import RunSummary
+from ..reactor import Reactor
+from .federate import FederateConfig, FederationError
+from .rti_server import RtiConfig, RtiSummary
+from .runner import layout_of, run_federate, run_rti
+
+__all__ = ["ThreadedRun", "run_threads"]
+
+
+@dataclass
+class ThreadedRun:
+    rti: RtiSummary | None = None
+    summaries: dict[str, RunSummary] = field(default_factory=dict)
+    #: each federate's own instance of the program (inspect its reactors' state)
+    programs: dict[str, Reactor] = field(default_factory=dict)
+    errors: dict[str, BaseException] = field(default_factory=dict)
+
+    def raise_errors(self) -> None:
+        if self.errors:
+            name, err = next(iter(self.errors.items()))
+            raise FederationError(f"{name} failed: {err}") from err
+
+
+def run_threads(
+    factory: Callable[[], Reactor],
+    *,
+    fast: bool = True,
+    timeout: int | None = None,
+    workers: int = 1,
+    join_timeout_s: float = 60.0,
+    liveness_ns: int = 3_000_000_000,
+    trusted_pickle: bool = False,
+) -> ThreadedRun:
+    """Run ``factory()``'s program federated in threads; wait for the end."""
+    secret = os.urandom(16)
+    fid = f"threads-{os.getpid()}-{threading.get_ident()}"
+    names = layout_of(factory()).names
+    out = ThreadedRun()
+    bound = threading.Event()
+    endpoint: list[str] = []
+
+    def on_bound(e: str) -> None:
+        endpoint.append(e)
+        bound.set()
+
+    def rti() -> None:
+        try:
+            out.rti = run_rti(factory(), RtiConfig(fid, secret, port=0, liveness_ns=liveness_ns), on_bound=on_bound)
+        except BaseException as e:
+            out.errors["rti"] = e
+            bound.set()
+
+    def fed(name: str) -> None:
+        main = factory()
+        out.programs[name] = main
+        cfg = FederateConfig(fid, secret, endpoint[0], liveness_ns=liveness_ns, trusted_pickle=trusted_pickle)
+        try:
+            out.summaries[name] = run_federate(main, name, cfg, fast=fast, timeout=timeout, workers=workers)
+        except BaseException as e:
+            out.errors[name] = e
+
+    t = threading.Thread(target=rti, name="rti", daemon=True)
+    t.start()
+    if not bound.wait(join_timeout_s) or not endpoint:
+        t.join(5)
+        out.errors.setdefault("rti", FederationError("the RTI did not start"))
+        return out
+    threads = [threading.Thread(target=fed, args=(n,), name=n, daemon=True) for n in names]
+    for th in threads:
+        th.start()
+    for th in [*threads, t]:
+        th.join(join_timeout_s)
+        if th.is_alive():
+            out.errors.setdefault(th.name, FederationError(f"{th.name} did not finish within {join_timeout_s} s"))
+    return out
+
+
