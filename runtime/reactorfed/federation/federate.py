@@ -98,6 +98,7 @@ class FederateCoordinator:
         self._cyclic_ins: list[tuple[int, int]] = []  # (needed before this level, link id)
         self._sent_this_tag: set[int] = set()
         self._mid_tag = False  # inside at_level: a message for the current tag may still come
+        self._tick = Slot(f"{self.name}.<network tick>")  # an event with no reactions
         self._authed: dict[bytes, int] = {}
         self._rti: Client | None = None
         self._data: Server | None = None
@@ -404,6 +405,10 @@ class FederateCoordinator:
         if msg[0] == P.ABSENT:
             if tag > self._status.get(lk.id, (NEVER, 0)):
                 self._status[lk.id] = tag
+            if tag > sched.current_tag:
+                # In a zero-delay cycle every member processes every tag one of them does,
+                # if only to announce its own outputs absent at it.
+                sched.post_remote(tag, self._tick, None)
             return
         try:
             value = decode(msg[4], msg[5], frames[1:], self.cfg.trusted_pickle)

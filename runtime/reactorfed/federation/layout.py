@@ -115,8 +115,9 @@ class Layout:
         return seen
 
     def upstream(self, f: int) -> dict[int, Delay]:
-        """Every federate with a path to ``f`` (``f`` itself excluded), with the path delay."""
-        return {u: p[f] for u, p in enumerate(self.path) if f in p and u != f}
+        """Every federate with a path to ``f``, with the smallest path delay. ``f`` itself
+        is included when it lies on a cycle: its own next event may come back to it."""
+        return {u: p[f] for u, p in enumerate(self.path) if f in p}
 
     def direct_upstream(self, f: int) -> set[int]:
         return {lk.src for lk in self.links if lk.dst == f and lk.src != f}

@@ -106,7 +106,9 @@ class RtiCore:
                 continue
             if count > st.sent.get(d, 0):
                 st.sent[d] = count
-                self.in_flight.setdefault((f, d), []).append((count, (t, m)))
+                # The receiver may have reported them received before this report came.
+                if count > self.feds[d].received.get(f, 0):
+                    self.in_flight.setdefault((f, d), []).append((count, (t, m)))
         for u, count in received.items():
             if u >= len(self.feds):
                 continue
