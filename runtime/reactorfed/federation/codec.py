@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import pickle
+import sys
 from typing import Any
 
 import msgpack
@@ -35,14 +36,14 @@ class CodecError(ValueError):
 def encode(value: Any, trusted_pickle: bool = False) -> tuple[int, Any, list[Any]]:
     """Return (codec, meta, frames). ``frames`` may hold buffers that are sent without copying."""
     if isinstance(value, np.ndarray):
-        return NUMPY, _array_meta(value), [_contiguous(value)]
-    mod = type(value).__module__
-    if mod == "torch" and type(value).__name__ in ("Tensor", "Parameter"):
+        return NUMPY, _array_meta(value), [_raw(value)]
+    torch = sys.modules.get("torch")  # a tensor means torch is imported; never import it here
+    if torch is not None and isinstance(value, torch.Tensor):  # Parameter too
         t = value.detach()
         if t.device.type != "cpu":
             t = t.cpu()
         arr = t.contiguous().numpy()
-        return TORCH, _array_meta(arr), [_contiguous(arr)]
+        return TORCH, _array_meta(arr), [_raw(arr)]
     try:
         return MSGPACK, None, [msgpack.packb(value, use_bin_type=True, strict_types=False)]
     except (TypeError, ValueError, OverflowError) as e:
@@ -71,41 +72,58 @@ def decode(codec: int, meta: Any, frames: list[Any], trusted_pickle: bool = Fals
                 import torch
             except ImportError as e:  # pragma: no cover - only without torch
                 raise CodecError("received a torch tensor but torch is not installed") from e
-            return torch.from_numpy(arr.copy() if not arr.flags.writeable else arr)
+            try:
+                return torch.from_numpy(arr.copy() if not arr.flags.writeable else arr)
+            except (TypeError, ValueError, RuntimeError) as e:
+                raise CodecError(f"bad tensor payload: {e}") from None
         return arr
     if codec == PICKLE:
         if not trusted_pickle:
             raise CodecError("refused a pickled payload: this federate does not trust pickle (trusted_pickle is off)")
-        return pickle.loads(buf)
+        try:
+            return pickle.loads(buf)
+        except Exception as e:
+            raise CodecError(f"bad pickled payload: {type(e).__name__}: {e}") from None
     raise CodecError(f"unknown payload codec {codec!r}")
 
 
-def _contiguous(a: np.ndarray) -> np.ndarray:
-    return a if a.flags.c_contiguous else np.ascontiguousarray(a)
+def _raw(a: np.ndarray) -> np.ndarray:
+    """The array's bytes as a flat uint8 view (a copy only when it is not C-contiguous):
+    every dtype (datetime64 has no buffer interface) and every shape (zeros in it) sends."""
+    if not a.flags.c_contiguous:
+        a = np.ascontiguousarray(a)
+    return a.reshape(-1).view(np.uint8)
 
 
 def _array_meta(a: np.ndarray) -> list[Any]:
     if a.dtype.hasobject:
         raise CodecError("cannot send a numpy array of Python objects between federates")
-    return [a.dtype.str, list(a.shape)]
+    # A string for plain dtypes ("<f4"), a list of fields for structured ones.
+    return [np.lib.format.dtype_to_descr(a.dtype), list(a.shape)]
 
 
 def _array_from(meta: Any, buf: Any) -> np.ndarray:
-    if not (isinstance(meta, (list, tuple)) and len(meta) == 2 and isinstance(meta[0], str) and isinstance(meta[1], (list, tuple))):
+    if not (isinstance(meta, (list, tuple)) and len(meta) == 2 and isinstance(meta[0], (str, list))
+            and isinstance(meta[1], (list, tuple))):
         raise CodecError("bad array header")
-    dstr, shape = meta
-    if len(shape) > _MAX_DIMS or not all(isinstance(d, int) and d >= 0 for d in shape):
+    descr, shape = meta
+    if len(shape) > _MAX_DIMS or not all(type(d) is int and d >= 0 for d in shape):
         raise CodecError("bad array shape")
     try:
-        dtype = np.dtype(dstr)
-    except TypeError as e:
-        raise CodecError(f"bad array dtype {dstr!r}") from e
+        dtype = np.lib.format.descr_to_dtype(descr)
+    except Exception as e:
+        raise CodecError(f"bad array dtype {descr!r}") from e
     if dtype.hasobject:
         raise CodecError("refused an array of Python objects")
+    if dtype.itemsize == 0:
+        raise CodecError(f"bad array dtype {descr!r}: zero-sized items")
     n = 1
     for d in shape:
         n *= d
     mv = memoryview(buf)
     if n * dtype.itemsize != mv.nbytes:
         raise CodecError(f"array payload has {mv.nbytes} bytes, header says {n * dtype.itemsize}")
-    return np.frombuffer(mv, dtype=dtype).reshape(shape)
+    try:
+        return np.frombuffer(mv, dtype=dtype).reshape(shape)
+    except ValueError as e:  # e.g. more elements along an axis than numpy can index
+        raise CodecError(f"bad array shape {shape}: {e}") from None
