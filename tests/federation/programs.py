@@ -1,0 +1,129 @@
+"""Programs for the federation's robustness tests.
+
+Imported by the tests (``from .programs import ...``) and loaded by file path by
+``reactorfed launch tests/federation/programs.py:Slow`` in the fault tests, so this
+module imports nothing from the test package.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+import numpy as np
+
+from reactorfed import SHUTDOWN, STARTUP, Input, Output, Reactor, Timer, ms, reaction
+
+Trace = list[tuple[int, int, Any]]
+
+
+class Source(Reactor):
+    """Every 10 ms a small numpy array."""
+
+    out = Output(object)
+    tick = Timer(offset=0, period=ms(10))
+
+    def __init__(self) -> None:
+        self.i = 0
+
+    @reaction(triggers=[tick], effects=[out])
+    def emit(self, out: Any) -> None:
+        self.i += 1
+        out.set(np.arange(4, dtype=np.int64) * self.i)
+
+
+class Relay(Reactor):
+    inp = Input(object)
+    out = Output(int)
+
+    @reaction(triggers=[inp], effects=[out])
+    def forward(self, inp: Any, out: Any) -> None:
+        out.set(int(inp.get().sum()))
+
+
+class Recorder(Reactor):
+    inp = Input(int)
+
+    def __init__(self) -> None:
+        self.trace: Trace = []
+
+    @reaction(triggers=[inp])
+    def record(self, inp: Any) -> None:
+        t = self.elapsed_tag()
+        self.trace.append((t.time, t.microstep, inp.get()))
+
+
+class Pipeline(Reactor):
+    """src -> relay -> sink, three federates; the sink's trace is the output."""
+
+    def __init__(self, after: int | None = None) -> None:
+        self.src = Source()
+        self.relay = Relay()
+        self.sink = Recorder()
+        self.connect(self.src.out, self.relay.inp)
+        self.connect(self.relay.out, self.sink.inp, after=after)
+
+
+class OtherPipeline(Pipeline):
+    """The same federates as :class:`Pipeline` with a different delay: another program."""
+
+    def __init__(self) -> None:
+        super().__init__(after=ms(1))
+
+
+def trace_of(programs: dict[str, Reactor]) -> Trace:
+    """The recorder's trace from a federated run's per-federate programs."""
+    sink = programs["sink"]
+    assert isinstance(sink, Pipeline)
+    return list(sink.sink.trace)
+
+
+# -- long-running programs for the process-level fault tests ------------------------
+
+
+class Announce(Reactor):
+    """Prints ``PID <pid>`` at startup (prefixed by the launcher with the federate's name)."""
+
+    @reaction(triggers=[STARTUP])
+    def hello(self) -> None:
+        print(f"PID {os.getpid()}", flush=True)
+
+
+class SlowSource(Announce):
+    out = Output(int)
+    tick = Timer(offset=0, period=ms(50))
+
+    def __init__(self) -> None:
+        self.i = 0
+
+    @reaction(triggers=[tick], effects=[out])
+    def emit(self, out: Any) -> None:
+        self.i += 1
+        out.set(self.i)
+
+
+class SlowSink(Announce):
+    inp = Input(int)
+
+    def __init__(self) -> None:
+        self.n = 0
+
+    @reaction(triggers=[inp])
+    def got(self, inp: Any) -> None:
+        self.n += 1
+        if self.n % 10 == 0:
+            print(f"received {self.n}", flush=True)
+
+    @reaction(triggers=[SHUTDOWN])
+    def done(self) -> None:
+        print(f"sink: {self.n} values", file=sys.stdout, flush=True)
+
+
+class Slow(Reactor):
+    """Two federates, a value every 50 ms in real time: runs as long as its timeout."""
+
+    def __init__(self) -> None:
+        self.src = SlowSource()
+        self.sink = SlowSink()
+        self.connect(self.src.out, self.sink.inp)

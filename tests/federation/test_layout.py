@@ -1,0 +1,124 @@
+"""layout: path delays over transitive paths, zero-delay cycles, and the program digest."""
+
+from __future__ import annotations
+
+from reactorfed import Input, Output, Reactor, bank, ms, reaction
+from reactorfed.federation.layout import FOREVER, Layout, Link, add_delay, compose, link_delay
+from reactorfed.federation.runner import layout_of
+
+from .programs import OtherPipeline, Pipeline
+
+NONE = (0, 0)
+AFTER0 = (0, 1)
+
+
+def lay(n: int, *edges: tuple[int, int, int | None]) -> Layout:
+    links = [Link(i, s, d, delay, f"f{s}.out{i}", f"f{d}.in{i}") for i, (s, d, delay) in enumerate(edges)]
+    out = Layout([f"f{i}" for i in range(n)], links)
+    out._closure()
+    return out
+
+
+def test_link_delays_and_composition() -> None:
+    assert link_delay(None) == NONE
+    assert link_delay(0) == AFTER0
+    assert link_delay(ms(5)) == (ms(5), 0)
+    assert compose(AFTER0, AFTER0) == (0, 2)
+    assert compose((5, 0), AFTER0) == (5, 1)
+    assert compose(AFTER0, (5, 0)) == (5, 0)  # a delay resets the microstep
+    assert compose((5, 3), (7, 0)) == (12, 0)
+    assert compose((5, 3), NONE) == (5, 3)
+    assert add_delay((10, 4), (5, 1)) == (15, 1)
+    assert add_delay((10, 4), (0, 2)) == (10, 6)
+    assert add_delay((10, 4), NONE) == (10, 4)
+    assert add_delay((FOREVER - 3, 0), (5, 0))[0] == FOREVER  # saturates, never wraps
+    assert add_delay((FOREVER, 0), AFTER0)[0] == FOREVER
+    assert add_delay((3, 2**32 - 1), AFTER0) == (3, 2**32 - 1)
+
+
+def test_transitive_path_delays() -> None:
+    # 0 -after 5-> 1 -none-> 2 -after 0-> 3
+    ly = lay(4, (0, 1, 5), (1, 2, None), (2, 3, 0))
+    assert ly.path[0] == {1: (5, 0), 2: (5, 0), 3: (5, 1)}
+    assert ly.path[1] == {2: NONE, 3: AFTER0}
+    assert ly.upstream(3) == {0: (5, 1), 1: AFTER0, 2: AFTER0}
+    assert ly.upstream(0) == {}
+    assert ly.direct_upstream(3) == {2}
+    assert ly.downstream(0) == {1}
+
+
+def test_microsteps_add_up_along_after_0_paths() -> None:
+    ly = lay(4, (0, 1, 0), (1, 2, 0), (2, 3, 0))
+    assert ly.upstream(3) == {0: (0, 3), 1: (0, 2), 2: AFTER0}
+
+
+def test_the_smallest_delay_of_parallel_paths() -> None:
+    # 0 -after 10-> 2 directly, and 0 -none-> 1 -after 3-> 2
+    ly = lay(3, (0, 2, 10), (0, 1, None), (1, 2, 3))
+    assert ly.upstream(2) == {0: (3, 0), 1: (3, 0)}
+    # microsteps only matter between equal times: after 0 twice beats after 1 ns
+    ly = lay(3, (0, 2, 1), (0, 1, 0), (1, 2, 0))
+    assert ly.upstream(2)[0] == (0, 2)
+    # two links between the same pair: the smaller counts
+    ly = lay(2, (0, 1, 7), (0, 1, None))
+    assert ly.upstream(1) == {0: NONE}
+
+
+def test_zero_delay_cycles() -> None:
+    # 0 <-> 1 with no delay; 2 -> 0 feeds the cycle; 1 -> 3 -after 0-> 1: a cycle with a delay
+    ly = lay(4, (0, 1, None), (1, 0, None), (2, 0, None), (1, 3, None), (3, 1, 0))
+    assert ly.scc[0] == ly.scc[1] == frozenset({0, 1})
+    assert ly.scc[2] == frozenset({2})
+    assert ly.scc[3] == frozenset({3})  # its cycle has a delay
+    assert [ly.cyclic(lk) for lk in ly.links] == [True, True, False, False, False]
+    # a federate on a cycle is among its own upstream, with the cycle's delay
+    assert ly.upstream(0)[0] == NONE
+    assert ly.upstream(3)[3] == AFTER0
+    assert 2 not in ly.upstream(2)
+
+
+def test_a_three_federate_zero_delay_ring() -> None:
+    ly = lay(3, (0, 1, None), (1, 2, None), (2, 0, None))
+    assert all(ly.scc[i] == frozenset({0, 1, 2}) for i in range(3))
+    assert all(ly.cyclic(lk) for lk in ly.links)
+    # one delayed link breaks the zero-delay cycle
+    ly = lay(3, (0, 1, None), (1, 2, None), (2, 0, ms(1)))
+    assert all(ly.scc[i] == frozenset({i}) for i in range(3))
+    assert ly.upstream(0) == {0: (ms(1), 0), 1: (ms(1), 0), 2: (ms(1), 0)}
+
+
+def test_layout_of_a_program() -> None:
+    ly = layout_of(Pipeline(after=ms(2)))
+    assert ly.names == ["src", "relay", "sink"]
+    assert [(lk.src, lk.dst, lk.delay) for lk in ly.links] == [(0, 1, None), (1, 2, ms(2))]
+    assert ly.upstream(2) == {0: (ms(2), 0), 1: (ms(2), 0)}
+
+
+class Member(Reactor):
+    out = Output(int)
+    inp = Input(int)
+
+    @reaction(triggers=[inp], effects=[out])
+    def go(self, inp: object, out: object) -> None:
+        pass
+
+
+class Ring(Reactor):
+    def __init__(self, n: int = 3) -> None:
+        self.m = bank(Member, n)
+        for i in range(n):
+            self.connect(self.m[i].out, self.m[(i + 1) % n].inp, after=ms(1) if i == n - 1 else None)
+
+
+def test_bank_members_are_federates() -> None:
+    ly = layout_of(Ring(3))
+    assert ly.names == ["m[0]", "m[1]", "m[2]"]
+    assert ly.upstream(0) == {0: (ms(1), 0), 1: (ms(1), 0), 2: (ms(1), 0)}
+
+
+def test_the_digest_names_the_program() -> None:
+    a, b = layout_of(Pipeline()), layout_of(Pipeline())
+    assert a.digest == b.digest and len(a.digest) == 32
+    assert layout_of(OtherPipeline()).digest != a.digest  # same federates, another delay
+    assert layout_of(Pipeline(after=0)).digest != a.digest
+    assert layout_of(Ring(3)).digest != layout_of(Ring(4)).digest
