@@ -127,3 +127,14 @@ class Slow(Reactor):
         self.src = SlowSource()
         self.sink = SlowSink()
         self.connect(self.src.out, self.sink.inp)
+
+
+class Spy(Reactor):
+    """Like :class:`Pipeline`, but its last federate is called ``spy``."""
+
+    def __init__(self) -> None:
+        self.src = Source()
+        self.relay = Relay()
+        self.spy = Recorder()
+        self.connect(self.src.out, self.relay.inp)
+        self.connect(self.relay.out, self.spy.inp)

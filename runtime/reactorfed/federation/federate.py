@@ -127,7 +127,10 @@ class FederateCoordinator:
             raise FederationError(f"the RTI rejected federate {self.name}: {msg[1]}")
         rti_nonce, rti_mac = msg[1], msg[2]
         if not _eq(rti_mac, P.mac(cfg.secret, "rti", nonce, cfg.federation_id, self.name)):
-            raise FederationError("the RTI failed to prove it knows the federation's secret")
+            raise FederationError(
+                f"federate {self.name} and the RTI at {cfg.rti} do not share a secret: the RTI's proof does "
+                "not match this federate's secret (a wrong secret here, or not the federation's RTI)"
+            )
         rti.send([P.pack(P.PROOF, P.mac(cfg.secret, "federate", rti_nonce, cfg.federation_id, self.name))])
         msg = self._await_rti(deadline, {P.START, P.REJECT}, "the start of the federation (are all federates up?)")
         if msg[0] == P.REJECT:
