@@ -126,3 +126,75 @@ def raw_ceiling(env: str, num_samplers: int, total_steps: int, fragment: int = 1
     start = min(s for s, _ in spans)
     end = max(e for _, e in spans)
     return per * num_samplers / (end - start)
+
+
+# -- the benchmark driver shared by gym_sampling.py and atari_sampling.py -------------------
+PROGRAM = "examples/rl/sampling.py:Main"
+
+
+def _median(xs: list[float]) -> float:
+    return float(np.median(xs)) if xs else float("nan")
+
+
+def bench_env(
+    env: str,
+    num_samplers: int,
+    step_rounds: int,
+    frag_steps: dict[int, int],
+    raw_steps: int,
+    runs: int,
+    results: Any,
+    modes: tuple[str, ...],
+) -> None:
+    """Every pattern for one environment; runs interleaved (ray, ours per mode), medians.
+
+    ``step_rounds``: rounds of the per-step pattern; ``frag_steps``: total steps per
+    fragment size; ``raw_steps``: total steps of the raw ceiling.
+    """
+    try:
+        from common import progress
+        from rf_runner import ProgramFailed, run_program
+    except ImportError:
+        from bench.common import progress
+        from bench.rf_runner import ProgramFailed, run_program
+
+    samples: dict[str, list[float]] = {}
+
+    def add(key: str, value: float) -> None:
+        samples.setdefault(key, []).append(value)
+
+    def ours(key: str, mode: str, **params: Any) -> None:
+        try:
+            total = params["steps"] // num_samplers * num_samplers
+            r = run_program(PROGRAM, {"num_samplers": num_samplers, "env": env, **params}, mode,
+                            expect={"steps": total})
+            add(f"{key}|{mode}", r["steps_per_s"])
+        except ProgramFailed as e:
+            progress(f"reactorfed {mode} {key} failed: {e}")
+
+    for run in range(runs):
+        progress(f"{env}: run {run + 1}/{runs}")
+        add("raw", raw_ceiling(env, num_samplers, raw_steps))
+        add("step|ray", ray_step_rounds(env, num_samplers, step_rounds))
+        for mode in modes:
+            ours("step", mode, pattern="step", steps=step_rounds * num_samplers)
+            ours("step-sync", mode, pattern="step-sync", steps=step_rounds * num_samplers)
+        for frag, steps in frag_steps.items():
+            add(f"fragment-{frag}|ray", ray_fragments(env, num_samplers, frag, steps))
+            for mode in modes:
+                ours(f"fragment-{frag}", mode, pattern="fragment", fragment=frag, steps=steps)
+    raw = _median(samples["raw"])
+    for pattern in ("step", "step-sync", *(f"fragment-{f}" for f in frag_steps)):
+        ray_key = "step|ray" if pattern.startswith("step") else f"{pattern}|ray"
+        ray_v = _median(samples[ray_key])
+        for mode in modes:
+            mine = samples.get(f"{pattern}|{mode}")
+            if not mine:
+                continue
+            v = _median(mine)
+            results.add(f"{env} {pattern} {mode}", "steps_per_s", v, "ray", ray_v, "higher", len(mine),
+                        samplers=num_samplers)
+            if pattern.startswith("fragment"):
+                results.add(f"{env} {pattern} {mode} vs raw", "steps_per_s", v, "raw", raw, "higher",
+                            len(mine), samplers=num_samplers)
+    progress(f"{env}: raw ceiling {raw:,.0f} steps/s; ray per-step {_median(samples['step|ray']):,.0f}")

@@ -1,0 +1,109 @@
+"""Workload 4: multi-agent inference, per-step gather/scatter (MPE simple_spread).
+
+    python bench/marl.py [--quick] [--runs 3] [--agents 4,10]
+
+One torch policy per agent. Ray, idiomatically: the environment steps in the
+driver, each agent is an actor; every step scatters the observations with one
+remote call per agent and gathers the actions with ``ray.get``. Both sides run
+the same environment seeds and policy weights, so they collect the same total
+reward (recorded in the result line).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import numpy as np
+import torch
+
+from common import Results, base_parser, progress, summarize
+from ray_util import init_ray
+from reactorfed.rl import greedy_action, make_mpe, make_qnetwork
+from rf_runner import MODES, ProgramFailed, federated_available, run_program
+
+PROGRAM = "examples/rl/marl.py:Main"
+
+
+class AgentWorker:
+    """The Ray actor: the same policy as reactorfed's AgentPolicy."""
+
+    def __init__(self, obs_dim: int, num_actions: int, seed: int) -> None:
+        torch.set_num_threads(1)
+        self.q = make_qnetwork(obs_dim, num_actions, (64, 64), seed)
+        self.q.eval()
+
+    def ready(self) -> bool:
+        return True
+
+    def act(self, obs: np.ndarray) -> int:
+        return greedy_action(self.q, obs)
+
+
+def ray_marl(num_agents: int, steps: int, seed: int = 0) -> dict[str, Any]:
+    ray = init_ray(num_agents)
+    env = make_mpe(num_agents)
+    names = list(env.possible_agents)
+    obs_dim = int(env.observation_space(names[0]).shape[0])
+    num_actions = int(env.action_space(names[0]).n)
+    actor = ray.remote(num_cpus=1)(AgentWorker)
+    agents = [actor.remote(obs_dim, num_actions, seed * 1000 + i) for i in range(num_agents)]
+    ray.get([a.ready.remote() for a in agents])
+    obs, _ = env.reset(seed=seed)
+    episodes, total = 0, 0.0
+    t0 = time.perf_counter()
+    for _ in range(steps):
+        actions = ray.get([a.act.remote(obs[name]) for a, name in zip(agents, names, strict=True)])
+        obs, rewards, _, _, _ = env.step(dict(zip(names, actions, strict=True)))
+        total += float(sum(rewards.values()))
+        if not env.agents:
+            episodes += 1
+            obs, _ = env.reset(seed=seed + episodes)
+    seconds = time.perf_counter() - t0
+    for a in agents:
+        ray.kill(a)
+    return {"steps_per_s": steps / seconds, "total_reward": total}
+
+
+def main(argv: list[str] | None = None) -> Results:
+    p = base_parser(__doc__ or "")
+    p.add_argument("--agents", default="4,10")
+    p.add_argument("--steps", type=int, default=2000)
+    args = p.parse_args(argv)
+    runs = 1 if args.quick else args.runs
+    steps = 300 if args.quick else args.steps
+    modes = MODES if federated_available() else ("single",)
+    res = Results("marl", args.out)
+    for n in (int(x) for x in args.agents.split(",")):
+        ray_v: list[float] = []
+        ours: dict[str, list[float]] = {m: [] for m in modes}
+        rewards: dict[str, set[float]] = {"ray": set(), **{m: set() for m in modes}}
+        for run in range(runs):
+            progress(f"marl: {n} agents, run {run + 1}/{runs}")
+            r = ray_marl(n, steps)
+            ray_v.append(r["steps_per_s"])
+            rewards["ray"].add(round(r["total_reward"], 6))
+            for mode in modes:
+                try:
+                    o = run_program(PROGRAM, {"num_agents": n, "steps": steps}, mode, expect={"steps": steps})
+                except ProgramFailed as e:
+                    progress(f"reactorfed {mode} failed: {e}")
+                    continue
+                ours[mode].append(o["steps_per_s"])
+                rewards[mode].add(round(o["total_reward"], 6))
+        for mode, vs in ours.items():
+            if vs:
+                res.add(f"{n} agents {mode}", "steps_per_s", float(np.median(vs)), "ray", float(np.median(ray_v)),
+                        "higher", len(vs), same_rewards_as_ray=rewards[mode] == rewards["ray"])
+    res.write()
+    res.plot("Multi-agent inference: env steps/s (ratio > 1: reactorfed ahead)")
+    progress("\n" + summarize(res.rows))
+    return res
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,73 @@
+"""Running a reactorfed program for a benchmark, in either execution mode.
+
+Both modes run in a fresh process through the ``reactorfed`` command line, with
+``--fast`` (logical time does not wait for physical time):
+
+* ``single``: ``reactorfed run`` (one process, reactions on one thread);
+* ``federated``: ``reactorfed launch`` (the RTI plus one process per federate:
+  each child of the main reactor, each bank member its own).
+
+The program measures itself (a reactor records the physical time of its first
+and last events) and writes a JSON result to ``result_path``: start-up of the
+processes and of the federation is not part of the figure, as Ray's actor
+start-up is not part of Ray's.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+CLI = [sys.executable, "-m", "reactorfed.cli"]
+MODES = ("single", "federated")
+
+
+class ProgramFailed(RuntimeError):
+    pass
+
+
+@cache
+def federated_available() -> bool:
+    """Whether this reactorfed has ``reactorfed launch`` (the federation launcher)."""
+    out = subprocess.run([*CLI, "--help"], capture_output=True, text=True, cwd=ROOT)
+    return "launch" in out.stdout
+
+
+def run_program(
+    program: str,
+    params: dict[str, Any],
+    mode: str = "single",
+    timeout: float = 900,
+    extra: list[str] | None = None,
+    expect: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Run ``program`` (``path/file.py:Main``) with ``params``; return its JSON result.
+
+    ``expect``: result fields that must have these values (e.g. the number of steps
+    done), so that a run that did less work never counts as a fast one.
+    """
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES}")
+    with tempfile.TemporaryDirectory(prefix="rfbench-") as tmp:
+        result = Path(tmp) / "result.json"
+        cmd = [*CLI, "run" if mode == "single" else "launch", program, "--fast"]
+        for k, v in {**params, "result_path": str(result)}.items():
+            cmd += ["--param", f"{k}={v}"]
+        cmd += extra or []
+        env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT / "examples" / "rl")}
+        proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=timeout, env=env)
+        if proc.returncode != 0 or not result.exists():
+            tail = "\n".join((proc.stderr or proc.stdout).splitlines()[-25:])
+            raise ProgramFailed(f"{' '.join(cmd)} exited {proc.returncode}:\n{tail}")
+        data: dict[str, Any] = json.loads(result.read_text())
+        wrong = {k: (v, data.get(k)) for k, v in (expect or {}).items() if data.get(k) != v}
+        if wrong:
+            raise ProgramFailed(f"{' '.join(cmd)}: result differs from the work asked (expected, got): {wrong}")
+        return data
