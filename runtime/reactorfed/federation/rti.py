@@ -12,6 +12,7 @@ send at that tag are in a zero-delay cycle with it (they announce absent ports).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from ..tag import FOREVER, NEVER
@@ -77,27 +78,34 @@ class RtiCore:
             st.net = (start_time, 0)
 
     # -- reports from federates --------------------------------------------------------
-    def on_net(self, f: int, net: TagT, sent: dict[int, list[int]], received: dict[int, int]) -> list[Grant]:
+    # Each report returns the grants it makes due; with ``regrant=False`` it only updates
+    # the state, and :meth:`regrant` computes the grants of a whole batch of reports at once
+    # (the RTI server does that: a backlog of reports then yields one grant per federate,
+    # covering every tag the batch made safe, instead of one grant per report).
+    def on_net(self, f: int, net: TagT, sent: dict[int, list[int]], received: dict[int, int],
+               regrant: bool = True) -> list[Grant]:
         st = self.feds[f]
         st.net = net
         self._counts(f, sent, received)
-        return self._regrant(f)
+        return self._regrant(f) if regrant else []
 
-    def on_ltc(self, f: int, ltc: TagT, net: TagT, sent: dict[int, list[int]], received: dict[int, int]) -> list[Grant]:
+    def on_ltc(self, f: int, ltc: TagT, net: TagT, sent: dict[int, list[int]], received: dict[int, int],
+               regrant: bool = True) -> list[Grant]:
         st = self.feds[f]
         if ltc > st.ltc:
             st.ltc = ltc
         st.net = net
         self._counts(f, sent, received)
-        return self._regrant(f)
+        return self._regrant(f) if regrant else []
 
-    def on_resign(self, f: int, sent: dict[int, list[int]], received: dict[int, int]) -> list[Grant]:
+    def on_resign(self, f: int, sent: dict[int, list[int]], received: dict[int, int],
+                  regrant: bool = True) -> list[Grant]:
         st = self.feds[f]
         self._counts(f, sent, received)
         st.resigned = True
         st.net = FOREVER_T
         st.ltc = FOREVER_T
-        return self._regrant(f)
+        return self._regrant(f) if regrant else []
 
     def _counts(self, f: int, sent: dict[int, list[int]], received: dict[int, int]) -> None:
         st = self.feds[f]
@@ -167,8 +175,16 @@ class RtiCore:
         return None
 
     def _regrant(self, changed: int) -> list[Grant]:
+        return self.regrant((changed,))
+
+    def regrant(self, changed: Iterable[int]) -> list[Grant]:
+        """The grants due after reports from the federates ``changed``."""
+        todo: set[int] = set()
+        for c in changed:
+            todo |= self._affects[c]
+            todo.add(c)
         out: list[Grant] = []
-        for g in sorted(self._affects[changed] | {changed}):
+        for g in sorted(todo):
             gr = self.grant_for(g)
             if gr is not None:
                 out.append(gr)

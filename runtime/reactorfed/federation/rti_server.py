@@ -81,6 +81,7 @@ class RtiServer:
         self._final: dict[int, tuple[int, int]] = {}  # the tag each federate resigned at
         self._last_seen: dict[int, int] = {}
         self._hb_nonces: set[bytes] = set()
+        self._dirty: set[int] = set()  # federates whose reports may make grants due
         self.grants = 0
         self.messages = 0
         self.rejected = 0
@@ -115,6 +116,7 @@ class RtiServer:
                         self._on_message(got[0], got[1])
                         if self.phase == "done":
                             break
+                    self._flush_grants()
                 if self.phase == "done":
                     break
                 now = self.clock.now()
@@ -260,14 +262,18 @@ class RtiServer:
     def _on_control(self, f: int, msg: list[Any]) -> None:
         kind = msg[0]
         core = self.core
-        grants: list[Grant] = []
+        # Reports only update the state here; the grants they make due are sent once the
+        # messages waiting in the socket are all read (_flush_grants).
         if kind == P.NET:
-            grants = core.on_net(f, (msg[1], msg[2]), msg[3], msg[4])
+            core.on_net(f, (msg[1], msg[2]), msg[3], msg[4], regrant=False)
+            self._dirty.add(f)
         elif kind == P.LTC:
-            grants = core.on_ltc(f, (msg[1], msg[2]), (msg[3], msg[4]), msg[5], msg[6])
+            core.on_ltc(f, (msg[1], msg[2]), (msg[3], msg[4]), msg[5], msg[6], regrant=False)
+            self._dirty.add(f)
         elif kind == P.RESIGN:
             self._final[f] = (msg[1], msg[2])
-            grants = core.on_resign(f, msg[3], msg[4])
+            core.on_resign(f, msg[3], msg[4], regrant=False)
+            self._dirty.add(f)
             log.info("federate %s resigned", self.layout.names[f])
             if core.stop_proposed is not None and core.stop_tag is None:
                 self._stop_if_agreed(core.on_stop_reply(f, (msg[1], msg[2])))
@@ -281,8 +287,15 @@ class RtiServer:
             self._stop_if_agreed(core.on_stop_reply(f, (msg[1], msg[2])))
         elif kind == P.FAIL:
             self._fail(f"federate {self.layout.names[f]} failed: {msg[1]}")
-        for g in grants:
-            self._send_grant(g)
+
+    def _flush_grants(self) -> None:
+        """Send the grants due after a batch of reports: one pass, so a backlog of reports
+        yields one grant per federate covering every tag they made safe."""
+        if self._dirty:
+            grants = self.core.regrant(self._dirty)
+            self._dirty.clear()
+            for g in grants:
+                self._send_grant(g)
 
     def _stop_if_agreed(self, tag: tuple[int, int] | None) -> None:
         if tag is not None:
