@@ -52,6 +52,7 @@ class Federation:
         self.rti_error: BaseException | None = None
         self.programs: dict[str, Reactor] = {}
         self.coords: dict[str, FederateCoordinator] = {}
+        self.schedulers: dict[str, Any] = {}
         self.results: dict[str, Any] = {}
         self.errors: dict[str, BaseException] = {}
         self._threads: list[threading.Thread] = []
@@ -78,6 +79,7 @@ class Federation:
 
         def on_scheduler(sched: Any) -> None:
             self.coords[key] = sched.coordinator
+            self.schedulers[key] = sched
 
         def body() -> None:
             try:

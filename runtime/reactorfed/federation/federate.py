@@ -393,7 +393,13 @@ class FederateCoordinator:
             return
         if sender is None:
             claimed = msg[1]
-            if claimed < len(self.layout.names) and _eq(msg[2], P.mac(self.cfg.secret, "data", self.session, claimed, self.me)):
+            if claimed in self._authed.values() or claimed not in self.received:
+                # Each upstream peer connects once per session, and a federate this one
+                # has no link from never sends it data: a second AUTH is a replay.
+                self.rejected_messages += 1
+                log.warning("refused a data connection claiming to be federate %s: %s", claimed,
+                            "it is already connected" if claimed in self._authed.values() else "it sends nothing here")
+            elif _eq(msg[2], P.mac(self.cfg.secret, "data", self.session, claimed, self.me)):
                 self._authed[peer] = claimed
             else:
                 self.rejected_messages += 1
