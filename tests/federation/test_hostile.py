@@ -7,6 +7,7 @@ nothing joins, and the federation's output is the single-process output."""
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 import time
 from collections.abc import Iterator
@@ -266,3 +267,42 @@ def test_hostile_input_to_a_running_federation() -> None:
     assert len(trace) >= 50
     assert trace == expected[: len(trace)]
 
+
+
+def test_hostile_input_while_joining() -> None:
+    """Strangers half-way through the handshake (HELLO answered, no PROOF) send anything
+    but a PROOF, or a wrong one: none of them joins and the real federates still do."""
+    expected = reference(Pipeline, timeout=sec(1)).sink.trace  # type: ignore[attr-defined]
+    fed = Federation(Pipeline)
+    server = fed.server
+    rti = Sprayer(fed.endpoint)
+    try:
+        half_open = []
+        for name in ("src", "relay", "sink", "src"):
+            s = rti.fresh()
+            rti.send([P.pack(P.HELLO, P.PROTOCOL_VERSION, fed.fid, name, fed.layout.digest, "tcp://127.0.0.1:9", os.urandom(16))], s)
+            assert P.parse(s.recv_multipart()[0])[0] == P.CHALLENGE
+            half_open.append(s)
+        sent0, rejected0 = rti.sent, server.rejected
+
+        @examples(600)
+        @given(st.integers(0, len(half_open) - 1), one_frame() | MULTI)
+        def junk_from_half_open(i: int, frames: list[bytes]) -> None:
+            if len(frames) == 1 and frames[0][:2] == P.pack(P.PROOF, b"x" * 32)[:2]:
+                return  # a well-formed PROOF ends the handshake: tested below
+            rti.send(frames, half_open[i])
+
+        junk_from_half_open()
+        n = rti.sent - sent0
+        wait_until(lambda: server.rejected - rejected0 >= n, timeout=20, what="the RTI to refuse the junk")
+        for s in half_open:  # a wrong proof: rejected, and the peer is forgotten
+            rti.send([P.pack(P.PROOF, os.urandom(32))], s)
+            reply = P.parse(s.recv_multipart()[0])
+            assert reply[0] == P.REJECT and "failed authentication" in reply[1]
+        assert not server._ctl and not server._pending and server.phase == "joining"
+    finally:
+        rti.close()
+    fed.start_all(timeout=sec(1))
+    fed.wait(30)
+    assert fed.rti_error is None and not fed.errors
+    assert fed.programs["sink"].sink.trace == expected  # type: ignore[attr-defined]
