@@ -39,6 +39,9 @@ log = logging.getLogger("reactorfed.federate")
 
 TagT = tuple[int, int]
 _RTI_MAX_MESSAGE = 64 * 1024
+#: While a federate runs through tags it may already process, it reports completed tags
+#: (LTC) at most this often; it reports at once when it is about to wait.
+_LTC_BATCH_NS = 1_000_000
 
 
 class FederationError(ReactorError):
@@ -107,6 +110,7 @@ class FederateCoordinator:
         self._hb: _Heartbeat | None = None
         self._last_rti = 0
         self._last_progress = 0
+        self._ltc_pending: TagT | None = None  # a completed tag not yet reported (see completed)
         self.rejected_messages = 0
         self.messages_sent = 0
         self.bytes_sent = 0
@@ -215,6 +219,7 @@ class FederateCoordinator:
                     return head
                 if head is None and self.grant >= FOREVER_TAG:
                     return None
+            self._flush_ltc(head)
             self._report_net(head)
             self._pump(sched, 100)
 
@@ -248,14 +253,41 @@ class FederateCoordinator:
             net = sched.stop_tag if tag < sched.stop_tag else FOREVER_TAG
         now = self.clock.now()
         if self.has_downstream or self.stop_limit is not None or now - self._last_progress > 100_000_000:
-            self._last_progress = now
-            assert self._rti is not None
-            self._rti.send([P.pack(P.LTC, tag[0], tag[1], net[0], net[1], self._sent_report(), self.received)])
-            self.reported = (net, tuple(self.received.values()))
+            if self.has_downstream and now - self._last_progress < _LTC_BATCH_NS and self._goes_on(sched, net, now):
+                # The next tag may be processed at once: report this one later, with the
+                # tags that follow (one LTC, one grant downstream, for a run of tags). Only
+                # a report is delayed, so downstream grants come later, never wrong.
+                self._ltc_pending = tag
+            else:
+                self._send_ltc(tag, net, now)
         self._pump(sched, 0)
+
+    def _goes_on(self, sched: Scheduler, net: TagT, now: int) -> bool:
+        """Whether ``net``, the next tag, will be processed without waiting for anything."""
+        return (
+            net < FOREVER_TAG
+            and self.stop_limit is None
+            and not self._cyclic_outs
+            and not self._cyclic_ins
+            and (sched.fast or net[0] <= now)
+            and (not self.has_upstream or (net <= self.grant and self._counts_ok()))
+        )
+
+    def _send_ltc(self, tag: TagT, net: TagT, now: int) -> None:
+        self._last_progress = now
+        self._ltc_pending = None
+        assert self._rti is not None
+        self._rti.send([P.pack(P.LTC, tag[0], tag[1], net[0], net[1], self._sent_report(), self.received)])
+        self.reported = (net, tuple(self.received.values()))
+
+    def _flush_ltc(self, head: TagT | None) -> None:
+        """Report a delayed LTC before waiting."""
+        if self._ltc_pending is not None:
+            self._send_ltc(self._ltc_pending, head if head is not None else FOREVER_TAG, self.clock.now())
 
     def stop_requested(self, sched: Scheduler, tag: TagT) -> TagT:
         assert self._rti is not None
+        self._flush_ltc(sched._eq[0] if sched._eq else None)
         self._rti.send([P.pack(P.STOP_REQ, tag[0], tag[1])])
         self.stop_limit = tag if self.stop_limit is None else max(tag, self.stop_limit)
         deadline = self.clock.now() + self.cfg.join_timeout_ns
