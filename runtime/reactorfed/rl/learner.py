@@ -11,6 +11,7 @@ the same in every run with one seed, in one process or federated.
 from __future__ import annotations
 
 import hashlib
+import json
 import sys
 import time
 from collections import deque
@@ -85,8 +86,12 @@ class QSampler(Reactor):
 class DQNLearnerReactor(Reactor):
     """Replay buffer + DQN learner; gathers ``n`` fragments per iteration.
 
-    Stops after ``iterations`` iterations, or (with ``target_return``) once the mean
-    training return of the last 100 episodes reaches it. ``checkpoint`` is written
+    Stops after ``iterations`` iterations, or (with ``target_return``) once solved:
+    when the mean training return of the last 100 episodes reaches the target, the
+    greedy policy is evaluated over ``eval_episodes`` episodes of ``eval_env`` (at most
+    every ``eval_every`` iterations) and training stops if that average reaches it
+    too (without ``eval_episodes``, the training mean decides). The final greedy
+    evaluation is in the result as ``eval_return``. ``checkpoint`` is written
     every ``checkpoint_every`` iterations and at shutdown; ``progress`` prints a
     status line on stderr every ``progress_every`` iterations.
     """
@@ -110,9 +115,19 @@ class DQNLearnerReactor(Reactor):
         progress_every: int = 10,
         result_path: str = "",
         torch_threads: int = 1,
+        eval_env: str = "",
+        eval_episodes: int = 0,
+        eval_seed: int = 10_000,
+        eval_every: int = 5,
     ) -> None:
         torch.set_num_threads(torch_threads)
         self.n = n
+        self.eval_env = eval_env
+        self.eval_episodes = eval_episodes
+        self.eval_seed = eval_seed
+        self.eval_every = eval_every
+        self.eval_return = float("nan")
+        self.last_eval = -eval_every
         self.learner = DQNLearner(obs_dim, num_actions, config, seed=seed, device=torch.device("cpu"))
         self.iterations = iterations
         self.updates_per_iteration = updates_per_iteration
@@ -151,11 +166,23 @@ class DQNLearnerReactor(Reactor):
             self._show()
         if self.checkpoint and self.checkpoint_every and self.iteration % self.checkpoint_every == 0:
             self.learner.save(self.checkpoint)
-        solved = (
+        solved = False
+        if (
             self.target_return is not None
             and len(self.recent) == self.recent.maxlen
             and self.mean_return >= self.target_return
-        )
+            and self.iteration - self.last_eval >= self.eval_every
+        ):
+            # the training episodes look solved: does the greedy policy agree?
+            self.last_eval = self.iteration
+            if self.eval_episodes:
+                self.eval_return = evaluate(self.learner, self.eval_env, self.eval_episodes, self.eval_seed)
+                solved = self.eval_return >= self.target_return
+                if self.progress:
+                    print(f"  greedy evaluation: {self.eval_return:.1f} over {self.eval_episodes} episodes",
+                          file=sys.stderr, flush=True)
+            else:
+                solved = True
         if self.iteration < self.iterations and not solved:
             weights.set(self.learner.payload())
 
@@ -185,4 +212,12 @@ class DQNLearnerReactor(Reactor):
             "weights_sha256": weights_digest(self.learner),
             "checkpoint": str(Path(self.checkpoint).resolve()) if self.checkpoint else "",
         }
+        if self.eval_episodes:
+            if self.last_eval != self.iteration:
+                self.eval_return = evaluate(self.learner, self.eval_env, self.eval_episodes, self.eval_seed)
+            self.result["eval_return"] = self.eval_return
+            self.result["eval_episodes"] = self.eval_episodes
+        if self.progress:
+            self._show()
+            print(f"done: {json.dumps(self.result)}", file=sys.stderr, flush=True)
         write_result(self.result_path, self.result)

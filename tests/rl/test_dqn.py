@@ -1,0 +1,76 @@
+"""The DQN learner: determinism, learning signal, weights transport, checkpoints."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from reactorfed.rl import (
+    DQNConfig,
+    DQNLearner,
+    EnvRunner,
+    EpsilonGreedy,
+    flat_weights,
+    linear_schedule,
+    load_flat_weights,
+    make_qnetwork,
+)
+from reactorfed.rl.learner import weights_digest
+
+SMALL = DQNConfig(learning_starts=100, batch_size=32, target_update_interval=5)
+
+
+def _train(seed: int, iterations: int = 6) -> DQNLearner:
+    learner = DQNLearner(4, 2, SMALL, seed=seed, device=torch.device("cpu"))
+    runner = EnvRunner("CartPole-v1", seed=seed, keep_next_obs=True)
+    policy = EpsilonGreedy(4, 2, seed=seed + 1)
+    for _ in range(iterations):
+        policy.load_payload(learner.payload())
+        learner.observe(runner.rollout(50, policy))
+        learner.update(4)
+    return learner
+
+
+def test_same_seed_same_weights_different_seed_different() -> None:
+    a, b, c = _train(0), _train(0), _train(1)
+    assert a.updates > 0
+    assert weights_digest(a) == weights_digest(b)
+    assert weights_digest(a) != weights_digest(c)
+
+
+def test_update_changes_weights_and_target_syncs() -> None:
+    learner = _train(0, iterations=1)
+    before = flat_weights(learner.q)
+    learner.observe(EnvRunner("CartPole-v1", seed=9, keep_next_obs=True).rollout(200))
+    learner.update(5)
+    assert not np.array_equal(before, flat_weights(learner.q))
+    assert learner.updates % SMALL.target_update_interval == 0
+    np.testing.assert_array_equal(flat_weights(learner.q), flat_weights(learner.target))
+
+
+def test_payload_round_trip_and_epsilon() -> None:
+    learner = _train(0, iterations=2)
+    policy = EpsilonGreedy(4, 2, seed=0)
+    policy.load_payload(learner.payload())
+    np.testing.assert_array_equal(flat_weights(policy.q), flat_weights(learner.q))
+    assert policy.epsilon == np.float32(learner.epsilon)
+    net = make_qnetwork(4, 2, SMALL.hidden, seed=123)
+    load_flat_weights(net, flat_weights(learner.q))
+    np.testing.assert_array_equal(flat_weights(net), flat_weights(learner.q))
+
+
+def test_linear_schedule() -> None:
+    assert linear_schedule(1.0, 0.1, 10, 0) == 1.0
+    assert abs(linear_schedule(1.0, 0.1, 10, 5) - 0.55) < 1e-12
+    assert linear_schedule(1.0, 0.1, 10, 50) == 0.1
+
+
+def test_checkpoint_round_trip(tmp_path: Path) -> None:
+    learner = _train(0)
+    path = learner.save(tmp_path / "ckpt" / "dqn.pt")
+    restored = DQNLearner.load(path, device=torch.device("cpu"))
+    assert weights_digest(restored) == weights_digest(learner)
+    assert (restored.updates, restored.env_steps) == (learner.updates, learner.env_steps)
+    assert restored.config == learner.config

@@ -1,0 +1,105 @@
+"""Environments, fragments and the replay buffer: shapes, seeding, round trips."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from reactorfed.rl import (
+    EnvRunner,
+    ReplayBuffer,
+    env_id,
+    make_mpe,
+    pack_fragment,
+    unpack_fragment,
+)
+
+
+def test_env_id_maps_atari_short_names() -> None:
+    assert env_id("Pong") == "ALE/Pong-v5"
+    assert env_id("CartPole-v1") == "CartPole-v1"
+    assert env_id("ALE/Pong-v5") == "ALE/Pong-v5"
+
+
+@pytest.mark.parametrize(
+    ("name", "shape", "dtype"),
+    [("CartPole-v1", (4,), np.float32), ("Blackjack-v1", (3,), np.int64), ("Pendulum-v1", (3,), np.float32)],
+)
+def test_rollout_shapes_and_seeding(name: str, shape: tuple[int, ...], dtype: type) -> None:
+    a = EnvRunner(name, seed=3, keep_next_obs=True)
+    b = EnvRunner(name, seed=3, keep_next_obs=True)
+    fa, fb = a.rollout(300), b.rollout(300)
+    assert fa.obs.shape == (300, *shape) and fa.obs.dtype == dtype
+    assert fa.next_obs is not None and fb.next_obs is not None
+    for x, y in [(fa.obs, fb.obs), (fa.next_obs, fb.next_obs), (fa.actions, fb.actions), (fa.rewards, fb.rewards)]:
+        np.testing.assert_array_equal(x, y)
+    assert fa.episode_returns == fb.episode_returns
+    c = EnvRunner(name, seed=4).rollout(300)
+    assert not np.array_equal(fa.obs, c.obs) or not np.array_equal(fa.actions, c.actions)
+
+
+def test_rollout_resets_and_counts_episodes() -> None:
+    r = EnvRunner("CartPole-v1", seed=0, keep_next_obs=True)
+    f = r.rollout(500)
+    ends = np.flatnonzero(f.terminated | f.truncated)
+    assert len(ends) == len(f.episode_returns) > 0
+    # CartPole pays 1 per step: an episode's return is its length
+    lengths = np.diff(np.concatenate([[-1], ends]))
+    np.testing.assert_array_equal(lengths, np.asarray(f.episode_returns))
+    # after a reset the next observation is the new episode's first, not the terminal one
+    assert not np.array_equal(f.obs[ends[0] + 1], f.next_obs[ends[0]])
+    np.testing.assert_array_equal(f.obs[1 : ends[0] + 1], f.next_obs[: ends[0]])
+
+
+def test_step_pattern_matches_rollout() -> None:
+    a, b = EnvRunner("CartPole-v1", seed=5), EnvRunner("CartPole-v1", seed=5)
+    frag = a.rollout(50)
+    stepped = []
+    for _ in range(50):
+        stepped.append(b.obs)
+        b.step()
+    np.testing.assert_array_equal(frag.obs, np.stack(stepped))
+
+
+def test_pack_unpack_round_trip() -> None:
+    f = EnvRunner("CartPole-v1", seed=1, keep_next_obs=True).rollout(200)
+    packed = pack_fragment(f)
+    assert packed.dtype == np.float32 and packed.ndim == 2
+    g = unpack_fragment(packed)
+    np.testing.assert_array_equal(g.obs, f.obs)
+    np.testing.assert_array_equal(g.next_obs, f.next_obs)
+    np.testing.assert_array_equal(g.actions, f.actions)
+    np.testing.assert_array_equal(g.terminated, f.terminated)
+    assert g.episode_returns == f.episode_returns
+
+
+def test_replay_buffer_wraps_and_samples_deterministically() -> None:
+    buf = ReplayBuffer(10, (2,))
+    obs = np.arange(30, dtype=np.float32).reshape(15, 2)
+    buf.add(obs[:8], np.arange(8), np.ones(8), obs[:8] + 1, np.zeros(8))
+    buf.add(obs[8:], np.arange(8, 15), np.ones(7), obs[8:] + 1, np.zeros(7))
+    assert len(buf) == 10
+    assert set(buf.actions.tolist()) == set(range(5, 15))  # the 5 oldest were overwritten
+    s1 = buf.sample(32, np.random.default_rng(0))
+    s2 = buf.sample(32, np.random.default_rng(0))
+    np.testing.assert_array_equal(s1.obs, s2.obs)
+    np.testing.assert_array_equal(s1.next_obs, s1.obs + 1)
+    with pytest.raises(ValueError):
+        ReplayBuffer(4, (2,)).sample(1, np.random.default_rng(0))
+
+
+def test_mpe_simple_spread() -> None:
+    env = make_mpe(4)
+    obs, _ = env.reset(seed=0)
+    assert sorted(obs) == [f"agent_{i}" for i in range(4)]
+    assert all(o.shape == obs["agent_0"].shape for o in obs.values())
+
+
+@pytest.mark.atari
+def test_atari_frames_and_seeding() -> None:
+    a, b = EnvRunner("Pong", seed=7), EnvRunner("Pong", seed=7)
+    fa, fb = a.rollout(60), b.rollout(60)
+    assert fa.obs.shape == (60, 210, 160, 3) and fa.obs.dtype == np.uint8
+    np.testing.assert_array_equal(fa.obs, fb.obs)
+    np.testing.assert_array_equal(fa.actions, fb.actions)
+    assert a.num_actions == 6

@@ -1,0 +1,38 @@
+"""The DQN example under ``reactorfed launch`` (RTI + one process per federate)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from reactorfed import Environment
+
+from .conftest import EXAMPLES, load_example
+
+PARAMS = {"iterations": 3, "fragment_len": 64, "updates_per_iteration": 8, "eval_episodes": 3, "seed": 5}
+
+
+@pytest.mark.slow
+def test_dqn_example_launched_matches_single_process(tmp_path: Path) -> None:
+    ckpt, result = tmp_path / "fed.pt", tmp_path / "fed.json"
+    cmd = [sys.executable, "-m", "reactorfed.cli", "launch", f"{EXAMPLES / 'dqn_cartpole.py'}:Main", "--fast",
+           "--no-progress"]
+    for k, v in {**PARAMS, "checkpoint": ckpt, "result_path": result}.items():
+        cmd += ["--param", f"{k}={v}"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "OMP_NUM_THREADS": "1"})
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "[learner]" in proc.stdout + proc.stderr  # the launcher prefixes each federate's output
+    fed = json.loads(result.read_text())
+    assert ckpt.exists() and fed["iterations"] == 3
+
+    dqn = load_example("dqn_cartpole")
+    single = tmp_path / "single.json"
+    Environment(fast=True).run(dqn.Main(**PARAMS, checkpoint=str(tmp_path / "single.pt"), progress=False,
+                                        result_path=str(single)))
+    assert json.loads(single.read_text())["weights_sha256"] == fed["weights_sha256"]

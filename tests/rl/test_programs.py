@@ -1,0 +1,149 @@
+"""The RL workloads as reactorfed programs: they do the work asked, deterministically,
+and give the same results in one process and federated."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from reactorfed import Environment
+from reactorfed.federation.threads import run_threads
+from reactorfed.rl import DQNLearner, EnvRunner, greedy_action, make_mpe, make_qnetwork
+
+from .conftest import load_example
+
+
+@pytest.mark.parametrize(
+    ("pattern", "fragment", "steps", "tags"),
+    [("step", 0, 200, 101), ("step-sync", 0, 200, 101), ("fragment", 50, 1000, 11)],
+)
+def test_sampling_program_steps_every_sampler(pattern: str, fragment: int, steps: int, tags: int) -> None:
+    sampling = load_example("sampling")
+    main = sampling.Main(num_samplers=2, env="CartPole-v1", pattern=pattern, fragment=fragment, steps=steps)
+    summary = Environment(fast=True).run(main)
+    assert main.collector.result["steps"] == steps
+    assert main.collector.result["rounds"] == tags - 1
+    assert summary.tags == tags + 1  # startup, the rounds, and the last (empty) microstep
+    assert [s.done for s in main.samplers] == [steps // 2] * 2
+
+
+def test_sampling_observations_are_the_environments() -> None:
+    """The collector receives exactly what an independent runner with the same seed sees."""
+    from reactorfed import SHUTDOWN, Input, Reactor, bank, each, reaction
+    from reactorfed.rl.samplers import EnvSampler
+
+    class Keep(Reactor):
+        obs: Input[np.ndarray] = Input(np.ndarray, width=2)
+
+        def __init__(self) -> None:
+            self.seen: list[list[np.ndarray]] = [[], []]
+
+        @reaction(triggers=[obs])
+        def keep(self, obs) -> None:  # type: ignore[no-untyped-def]
+            for i, v in obs.present():
+                self.seen[i].append(np.array(v))
+
+        @reaction(triggers=[SHUTDOWN])
+        def end(self) -> None:
+            pass
+
+    class Prog(Reactor):
+        def __init__(self) -> None:
+            self.s = bank(EnvSampler, 2, env="CartPole-v1", seed=each(lambda i: 100 + i), steps=40, fragment=20)
+            self.k = Keep()
+            self.connect(self.s.obs, self.k.obs)
+
+    prog = Prog()
+    Environment(fast=True).run(prog)
+    for i in range(2):
+        expected = EnvRunner("CartPole-v1", seed=100 + i).rollout(40).obs
+        np.testing.assert_array_equal(np.concatenate(prog.k.seen[i]), expected)
+
+
+def test_marl_program_matches_a_plain_loop() -> None:
+    marl = load_example("marl")
+    main = marl.Main(num_agents=4, steps=60, seed=0)
+    Environment(fast=True).run(main)
+    # the same computation without reactors
+    env = make_mpe(4)
+    names = list(env.possible_agents)
+    nets = [make_qnetwork(int(env.observation_space(n).shape[0]), 5, (64, 64), i) for i, n in enumerate(names)]
+    obs, _ = env.reset(seed=0)
+    total, episodes = 0.0, 0
+    for _ in range(60):
+        acts = {n: greedy_action(q, obs[n]) for n, q in zip(names, nets, strict=True)}
+        obs, rewards, _, _, _ = env.step(acts)
+        total += float(sum(rewards.values()))
+        if not env.agents:
+            episodes += 1
+            obs, _ = env.reset(seed=episodes)
+    assert main.env.result["steps"] == 60
+    assert main.env.result["episodes"] == episodes == 2
+    assert main.env.result["total_reward"] == total
+
+
+def _qlearning_single(tmp_path: Path, tag: str) -> dict[str, object]:
+    qlearning = load_example("qlearning")
+    path = tmp_path / f"{tag}.json"
+    Environment(fast=True).run(qlearning.Main(num_samplers=2, iterations=12, seed=3, result_path=str(path)))
+    return dict(json.loads(path.read_text()))
+
+
+def _qlearning_federated(tmp_path: Path, tag: str) -> dict[str, object]:
+    qlearning = load_example("qlearning")
+    path = tmp_path / f"{tag}.json"
+    run = run_threads(lambda: qlearning.Main(num_samplers=2, iterations=12, seed=3, result_path=str(path)))
+    run.raise_errors()
+    assert sorted(run.summaries) == ["learner", "samplers[0]", "samplers[1]"]
+    return dict(json.loads(path.read_text()))
+
+
+def test_qlearning_reproducible_single_and_federated(tmp_path: Path) -> None:
+    """Same seed: bit-identical learner weights in single-process runs and federated runs."""
+    runs = [
+        _qlearning_single(tmp_path, "single-a"),
+        _qlearning_single(tmp_path, "single-b"),
+        _qlearning_federated(tmp_path, "fed-a"),
+        _qlearning_federated(tmp_path, "fed-b"),
+    ]
+    assert all(r["iterations"] == 12 and r["env_steps"] == 12 * 2 * 100 for r in runs)
+    assert runs[0]["updates"] == runs[2]["updates"] and int(str(runs[0]["updates"])) > 0
+    assert len({r["weights_sha256"] for r in runs}) == 1
+    qlearning = load_example("qlearning")
+    other = tmp_path / "other.json"
+    Environment(fast=True).run(qlearning.Main(num_samplers=2, iterations=12, seed=4, result_path=str(other)))
+    assert json.loads(other.read_text())["weights_sha256"] != runs[0]["weights_sha256"]
+
+
+def test_dqn_example_short_run_saves_a_checkpoint(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    dqn = load_example("dqn_cartpole")
+    ckpt = tmp_path / "dqn.pt"
+    main = dqn.Main(iterations=4, fragment_len=64, updates_per_iteration=8, eval_episodes=3,
+                    checkpoint=str(ckpt), progress=True)
+    main.learner.progress_every = 2
+    Environment(fast=True).run(main)
+    result = main.learner.result
+    assert result["iterations"] == 4 and result["env_steps"] == 4 * 2 * 64
+    assert result["eval_episodes"] == 3 and result["eval_return"] > 0
+    err = capsys.readouterr().err
+    assert "iter     2/4" in err and "iter     4/4" in err and "done:" in err
+    restored = DQNLearner.load(ckpt, device=torch.device("cpu"))
+    assert restored.env_steps == result["env_steps"]
+    from reactorfed.rl.learner import weights_digest
+
+    assert weights_digest(restored) == result["weights_sha256"]
+
+
+@pytest.mark.slow
+def test_dqn_example_solves_cartpole(tmp_path: Path) -> None:
+    """The full example: greedy return averaged over 100 episodes reaches 195."""
+    dqn = load_example("dqn_cartpole")
+    main = dqn.Main(checkpoint=str(tmp_path / "dqn.pt"), progress=False)
+    Environment(fast=True).run(main)
+    assert main.learner.result["eval_episodes"] == 100
+    assert main.learner.result["eval_return"] >= 195
+    assert (tmp_path / "dqn.pt").exists()
