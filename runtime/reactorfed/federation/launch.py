@@ -13,6 +13,7 @@ import contextlib
 import ctypes
 import json
 import os
+import re
 import secrets
 import signal
 import subprocess
@@ -153,9 +154,24 @@ def _supervise(children: list[_Child], status_port: int | None, show: bool, time
     codes = {c.name: c.proc.returncode for c in children}
     if failed is None:
         return LaunchResult(0, None, "all processes finished", exit_codes=codes)
+    return LaunchResult(1, failed.name, _why(failed), exit_codes=codes)
+
+
+_LOG_PREFIX = re.compile(r"^\d\d:\d\d:\d\d\.\d+\s+[A-Z]+\s+[\w.]+: ")
+
+
+def _why(failed: _Child) -> str:
+    """What to say about a failed child: the signal that killed it, or its last error line."""
+    code = failed.proc.returncode
+    if code is not None and code < 0:
+        try:
+            sig = signal.Signals(-code).name
+        except ValueError:
+            sig = f"signal {-code}"
+        return f"{failed.name} was killed by {sig}"
     why = next((line for line in reversed(failed.tail) if "error" in line.lower() or "failed" in line.lower()),
                failed.tail[-1] if failed.tail else "")
-    return LaunchResult(1, failed.name, f"{failed.name} exited with code {failed.proc.returncode}: {why}", exit_codes=codes)
+    return f"{failed.name} exited with code {code}: {_LOG_PREFIX.sub('', why)}"
 
 
 def _stop(children: list[_Child], grace_s: float) -> None:
