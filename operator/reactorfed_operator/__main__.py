@@ -8,7 +8,6 @@ the one with the higher ``--priority`` wins, the other pauses.
 from __future__ import annotations
 
 import argparse
-import logging
 import os
 import sys
 
@@ -30,7 +29,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-v", "--verbose", action="store_true")
     args = parser.parse_args(argv)
     namespaces = args.namespace or ([] if args.all_namespaces else [os.environ.get("WATCH_NAMESPACE", "default")])
-    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO)
     kopf.configure(verbose=args.verbose)
     from . import handlers  # noqa: F401  (registers the handlers)
 

@@ -12,6 +12,7 @@ from typing import Any
 from kubernetes import client, config
 from kubernetes.client.exceptions import ApiException
 
+from . import GROUP, PLURAL, VERSION
 from .manifests import ANNOTATION_WIDTH, LABEL_FEDERATION, LABEL_INCARNATION, LABEL_ROLE, Federation
 from .planner import ObservedPod
 
@@ -70,7 +71,28 @@ class Cluster:
     def __init__(self, namespace: str, api: client.CoreV1Api | None = None) -> None:
         self.namespace = namespace
         self.core = api or client.CoreV1Api()
+        self.custom = client.CustomObjectsApi(self.core.api_client)
         self._sanitize = client.ApiClient().sanitize_for_serialization
+
+    def federation(self, name: str) -> dict[str, Any] | None:
+        """The ReactorFederation as stored now (not as of the event that woke us)."""
+        try:
+            obj = self.custom.get_namespaced_custom_object(GROUP, VERSION, self.namespace, PLURAL, name)
+        except ApiException as exc:
+            if exc.status == 404:
+                return None
+            raise
+        return obj if isinstance(obj, dict) else None
+
+    def write_status(self, name: str, status: Mapping[str, Any]) -> None:
+        """Merge-patch the status subresource (None values remove keys)."""
+        try:
+            self.custom.patch_namespaced_custom_object_status(
+                GROUP, VERSION, self.namespace, PLURAL, name, {"status": dict(status)}
+            )
+        except ApiException as exc:
+            if exc.status != 404:
+                raise
 
     def pods(self, fed: Federation) -> list[ObservedPod]:
         selector = f"{LABEL_FEDERATION}={fed.name}"

@@ -104,45 +104,55 @@ def _progress(fed: Federation, pods: list[Any]) -> Progress | None:
     return fetch_progress(f"http://{rti.ip}:{fed.spec.metrics_port}/status", timeout=1.0)
 
 
-def reconcile(body: kopf.Body, patch: kopf.Patch, logger: logging.Logger | logging.LoggerAdapter[Any]) -> None:
+def reconcile(body: kopf.Body, logger: logging.Logger | logging.LoggerAdapter[Any]) -> None:
+    """One pass. Passes for one object are serialised, and each reads the object afresh and
+    writes its status before the next starts: decisions never rest on a stale status."""
     meta = body["metadata"]
     namespace, name, uid = meta["namespace"], meta["name"], meta["uid"]
-    generation = meta.get("generation")
-    prior = PriorStatus.from_status(body.get("status"))
+    cluster = Cluster(namespace)
     with _lock(uid):
         try:
-            spec = parse_spec(body.get("spec") or {})
-        except SpecError as exc:
-            if prior.phase != "Failed" or prior.observed_generation != generation:
-                _post(body, "Warning", "InvalidSpec", str(exc))
-            patch.status.update(
-                phase="Failed", reason="InvalidSpec", message=str(exc), observedGeneration=generation,
-                conditions=[{"type": "Ready", "status": "False", "reason": "InvalidSpec", "message": str(exc),
-                             "observedGeneration": generation, "lastTransitionTime": _now()}],
-            )  # fmt: skip
-            return
-        fed = Federation(name=name, namespace=namespace, uid=uid, spec=spec)
-        cluster = Cluster(namespace)
-        try:
-            missing = [] if spec.suspend else _ensure_support(fed, cluster, body)
-            pods = cluster.pods(fed)
-            step: Plan = plan(fed, pods, prior, generation, missing)
-            for name_ in step.delete:
-                cluster.delete_pod(name_, spec.grace_seconds)
-            for manifest in step.create:
-                cluster.create(manifest)
-            if step.create or step.delete:
-                pods = cluster.pods(fed)
+            obj = cluster.federation(name)
+            if obj is None or obj["metadata"]["uid"] != uid or obj["metadata"].get("deletionTimestamp"):
+                return  # deleted: owner references let the garbage collector clean up
+            _reconcile(obj, body, cluster)
         except ApiException as exc:
             logger.warning("API error while reconciling: %s %s", exc.status, exc.reason)
             raise kopf.TemporaryError(f"API error {exc.status}: {exc.reason}", delay=5) from exc
-        for event in step.events:
-            _post(body, event.type, event.reason, event.message)
-        progress = _progress(fed, pods)
-        status = step.status(fed, pods, generation, prior, _now(), progress)
-        status.setdefault("progress", None)  # null removes stale progress (merge patch)
-        status.setdefault("rtiAddress", None)
-        patch.status.update(status)
+
+
+def _reconcile(obj: dict[str, Any], body: kopf.Body, cluster: Cluster) -> None:
+    meta = obj["metadata"]
+    generation = meta.get("generation")
+    prior = PriorStatus.from_status(obj.get("status"))
+    try:
+        spec = parse_spec(obj.get("spec") or {})
+    except SpecError as exc:
+        if prior.reason != "InvalidSpec" or prior.observed_generation != generation:
+            _post(body, "Warning", "InvalidSpec", str(exc))
+        cluster.write_status(meta["name"], {
+            "phase": "Failed", "reason": "InvalidSpec", "message": str(exc), "observedGeneration": generation,
+            "conditions": [{"type": "Ready", "status": "False", "reason": "InvalidSpec", "message": str(exc),
+                            "observedGeneration": generation, "lastTransitionTime": _now()}],
+        })  # fmt: skip
+        return
+    fed = Federation(name=meta["name"], namespace=meta["namespace"], uid=meta["uid"], spec=spec)
+    missing = [] if spec.suspend else _ensure_support(fed, cluster, body)
+    pods = cluster.pods(fed)
+    step: Plan = plan(fed, pods, prior, generation, missing)
+    for name in step.delete:
+        cluster.delete_pod(name, spec.grace_seconds)
+    for manifest in step.create:
+        cluster.create(manifest)
+    if step.create or step.delete:
+        pods = cluster.pods(fed)
+    for event in step.events:
+        _post(body, event.type, event.reason, event.message)
+    progress = _progress(fed, pods)
+    status = step.status(fed, pods, generation, prior, _now(), progress)
+    status.setdefault("progress", None)  # null removes stale progress (merge patch)
+    status.setdefault("rtiAddress", None)
+    cluster.write_status(fed.name, status)
 
 
 _RESOURCE = (GROUP, VERSION, PLURAL)
@@ -151,10 +161,10 @@ _RESOURCE = (GROUP, VERSION, PLURAL)
 @kopf.on.resume(*_RESOURCE)
 @kopf.on.create(*_RESOURCE)
 @kopf.on.update(*_RESOURCE, field="spec")
-def on_change(body: kopf.Body, patch: kopf.Patch, logger: kopf.Logger, **_: Any) -> None:
-    reconcile(body, patch, logger)
+def on_change(body: kopf.Body, logger: kopf.Logger, **_: Any) -> None:
+    reconcile(body, logger)
 
 
 @kopf.timer(*_RESOURCE, interval=INTERVAL, initial_delay=INTERVAL)
-def on_timer(body: kopf.Body, patch: kopf.Patch, logger: kopf.Logger, **_: Any) -> None:
-    reconcile(body, patch, logger)
+def on_timer(body: kopf.Body, logger: kopf.Logger, **_: Any) -> None:
+    reconcile(body, logger)

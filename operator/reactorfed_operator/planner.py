@@ -51,6 +51,7 @@ class PriorStatus:
     """The parts of the previous status the planner needs."""
 
     phase: str | None = None
+    reason: str | None = None
     incarnation: int = 0
     restarts: int = 0
     observed_generation: int | None = None
@@ -61,6 +62,7 @@ class PriorStatus:
         status = status or {}
         return cls(
             phase=status.get("phase"),
+            reason=status.get("reason"),
             incarnation=int(status.get("incarnation") or 0),
             restarts=int(status.get("restarts") or 0),
             observed_generation=status.get("observedGeneration"),

@@ -109,8 +109,15 @@ def operator(installed: ControlPlane, operator_kubeconfig: Path) -> Iterator[sub
         )  # fmt: skip
     installed.procs.append(("operator", proc, log))
     try:
-        wait_for("the operator to start", lambda: installed.check_alive() or "peering" in log.read_text().lower()
-                 or "Starting" in log.read_text(), 60)  # fmt: skip
+        def present() -> bool:  # the operator has announced itself in the chart's peering object
+            installed.check_alive()
+            peering = installed.get_json("kopfpeering", "reactorfed-operator", "-n", NAMESPACE)
+            return any(v.get("priority") == 200 for v in (peering.get("status") or {}).values())
+
+        try:
+            wait_for("the operator to join its peering", present, 60)
+        except (TimeoutError, ControlPlaneError) as exc:
+            pytest.fail(f"{exc}\n{installed.log_tail('operator', 40)}")
         yield proc
     finally:
         if proc.poll() is None:

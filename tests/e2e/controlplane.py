@@ -269,7 +269,7 @@ class ControlPlane:
                 proc.terminate()
         for _name, proc, _log in reversed(self.procs):
             try:
-                proc.wait(timeout=10)
+                proc.wait(timeout=5)
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait(timeout=5)

@@ -58,3 +58,13 @@ app.kubernetes.io/instance: {{ .Release.Name }}
   resources: [events]
   verbs: [create, patch]
 {{- end -}}
+
+{{/* Read-only observation Kopf needs at startup (new CRDs, namespaces). */}}
+{{- define "reactorfed-operator.discoveryRules" -}}
+- apiGroups: [apiextensions.k8s.io]
+  resources: [customresourcedefinitions]
+  verbs: [list, watch]
+- apiGroups: [""]
+  resources: [namespaces]
+  verbs: [list, watch]
+{{- end -}}

@@ -1,0 +1,157 @@
+"""From ``kubectl apply`` to a finished federation: kwok runs no containers, so this test
+runs every pod the operator created *locally*, with the pod's command and environment
+(Secret and downward-API values resolved, the ConfigMap program written to a directory,
+cluster addresses mapped to loopback, ports to free ones), and waits for all to finish.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .conftest import NAMESPACE
+from .controlplane import ControlPlane, free_port, wait_for
+
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]
+
+NAME = "local-run"
+PROGRAM = Path(__file__).parent / "programs" / "counting.py"
+REACTORFED = Path(sys.executable).with_name("reactorfed")
+
+
+def _commands_missing() -> str | None:
+    if not REACTORFED.exists():
+        return f"{REACTORFED} is not installed"
+    out = subprocess.run([str(REACTORFED), "--help"], capture_output=True, text=True, timeout=60)
+    missing = [c for c in ("rti", "federate") if not re.search(rf"^\s+{c}\s", out.stdout, re.MULTILINE)]
+    if missing:
+        return f"`reactorfed {'/'.join(missing)}` does not exist yet (`reactorfed --help` lists no such command)"
+    return None
+
+
+def _manifest() -> str:
+    cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "counting"},
+          "data": {"counting.py": PROGRAM.read_text()}}  # fmt: skip
+    fed = {
+        "apiVersion": "reactorfed.io/v1alpha1",
+        "kind": "ReactorFederation",
+        "metadata": {"name": NAME},
+        "spec": {
+            "program": {"image": "reactorfed-runtime:e2e", "entrypoint": "counting:Main",
+                        "configMap": {"name": "counting", "key": "counting.py"}},
+            "samplers": {"replicas": 3},
+            "learner": {"gpus": 1},
+            "coordination": {"fast": True, "timeout": "200 ms"},
+        },
+    }
+    return json.dumps({"apiVersion": "v1", "kind": "List", "items": [cm, fed]})
+
+
+def _local_process(cp: ControlPlane, pod: dict[str, Any], ports: dict[str, int], workdir: Path) -> tuple[list[str], dict[str, str]]:
+    """The pod's container command and env, made runnable on this machine."""
+    container = pod["spec"]["containers"][0]
+    env: dict[str, str] = {}
+    for item in container.get("env", []):
+        if "value" in item:
+            env[item["name"]] = item["value"]
+            continue
+        source = item["valueFrom"]
+        if "secretKeyRef" in source:
+            ref = source["secretKeyRef"]
+            secret = cp.get_json("secret", ref["name"], "-n", NAMESPACE)
+            env[item["name"]] = base64.b64decode(secret["data"][ref["key"]]).decode()
+        elif source.get("fieldRef", {}).get("fieldPath") == "status.podIP":
+            env[item["name"]] = "127.0.0.1"
+    mounts = {m["name"]: m["mountPath"] for m in container.get("volumeMounts", [])}
+    local_dirs: dict[str, str] = {}
+    for volume in pod["spec"]["volumes"]:
+        path = mounts.get(volume["name"])
+        if path is None:
+            continue
+        target = workdir / pod["metadata"]["name"] / volume["name"]
+        target.mkdir(parents=True, exist_ok=True)
+        if "configMap" in volume:
+            data = cp.get_json("configmap", volume["configMap"]["name"], "-n", NAMESPACE)["data"]
+            for key, text in data.items():
+                (target / key).write_text(text)
+        local_dirs[path] = str(target)
+    for key, value in env.items():
+        env[key] = local_dirs.get(value, value)
+
+    rti_host = f"{pod['metadata']['labels']['reactorfed.io/federation']}-rti.{NAMESPACE}.svc"
+    argv: list[str] = []
+    args = list(container["command"])
+    for i, arg in enumerate(args):
+        arg = re.sub(r"\$\((\w+)\)", lambda m: env.get(m.group(1), m.group(0)), arg)
+        prev = args[i - 1] if i else ""
+        if prev == "--port":
+            arg = str(ports["rti"])
+        elif prev == "--rti":
+            arg = f"127.0.0.1:{ports['rti']}" if arg.startswith(rti_host + ":") else arg
+        elif prev == "--metrics-port":
+            arg = str(ports[pod["metadata"]["name"]])
+        elif prev in ("--checkpoint-dir", "--host"):
+            arg = local_dirs.get(arg, "127.0.0.1" if prev == "--host" else arg)
+        argv.append(arg)
+    assert argv[0] == "reactorfed"
+    argv[0] = str(REACTORFED)
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith("KUBE")}
+    full_env.update(env)
+    return argv, full_env
+
+
+def test_applied_federation_runs_to_completion(installed: ControlPlane, operator: subprocess.Popen[bytes],
+                                               tmp_path: Path) -> None:  # fmt: skip
+    reason = _commands_missing()
+    if reason:
+        pytest.skip(f"local run of the created pods: {reason}")
+    cp = installed
+    cp.kubectl("apply", "-n", NAMESPACE, "-f", "-", input=_manifest())
+
+    def created() -> dict[str, dict[str, Any]] | None:
+        items = cp.get_json("pods", "-n", NAMESPACE, "-l", f"reactorfed.io/federation={NAME}")["items"]
+        return {p["metadata"]["name"]: p for p in items} if len(items) == 5 else None
+
+    pods = wait_for("the operator to create 5 pods", created, 60)
+    ports = {name: free_port() for name in pods} | {"rti": free_port()}
+    procs: dict[str, subprocess.Popen[str]] = {}
+    logs: dict[str, Path] = {}
+    order = sorted(pods, key=lambda n: pods[n]["metadata"]["labels"]["reactorfed.io/role"] != "rti")
+    try:
+        for name in order:
+            argv, env = _local_process(cp, pods[name], ports, tmp_path)
+            logs[name] = tmp_path / f"{name}.log"
+            with logs[name].open("w") as handle:
+                procs[name] = subprocess.Popen(argv, env=env, stdout=handle, stderr=subprocess.STDOUT, text=True,
+                                               start_new_session=True)  # fmt: skip
+        rti_status: Any = None
+        deadline = time.monotonic() + 180
+        while any(p.poll() is None for p in procs.values()) and time.monotonic() < deadline:
+            if rti_status is None:
+                try:
+                    url = f"http://127.0.0.1:{ports[f'{NAME}-rti']}/status"
+                    with urllib.request.urlopen(url, timeout=1) as resp:
+                        rti_status = json.loads(resp.read())
+                except (OSError, ValueError):
+                    pass
+            time.sleep(0.2)
+        report = "\n".join(f"--- {n} (exit {p.poll()}):\n{logs[n].read_text()[-2000:]}" for n, p in procs.items())
+        assert all(p.poll() == 0 for p in procs.values()), f"the federation did not finish cleanly:\n{report}"
+        if rti_status is not None:
+            assert {"phase", "tag"} <= set(rti_status), rti_status
+    finally:
+        for p in procs.values():
+            if p.poll() is None:
+                p.kill()
+                p.wait(timeout=10)
+        cp.kubectl("delete", "rfed", NAME, "-n", NAMESPACE, "--wait=false", check=False)
