@@ -138,3 +138,21 @@ class Spy(Reactor):
         self.spy = Recorder()
         self.connect(self.src.out, self.relay.inp)
         self.connect(self.relay.out, self.spy.inp)
+
+
+class Faulty(Recorder):
+    """A recorder whose reaction fails at the fifth value."""
+
+    @reaction(triggers=[Recorder.inp])
+    def check(self, inp: Any) -> None:
+        if len(self.trace) == 5:
+            raise RuntimeError("the fifth value is one too many")
+
+
+class FailingPipeline(Reactor):
+    def __init__(self) -> None:
+        self.src = Source()
+        self.relay = Relay()
+        self.sink = Faulty()
+        self.connect(self.src.out, self.relay.inp)
+        self.connect(self.relay.out, self.sink.inp)

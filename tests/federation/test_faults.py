@@ -208,3 +208,23 @@ def test_killing_the_launcher_leaves_no_process(launch: Callable[..., Launch]) -
     ln.proc.wait(5)
     left = ln.leftovers(within=5.0)
     assert not left, left
+
+
+def test_a_failing_reaction_ends_the_federation_naming_it() -> None:
+    """In threads: a reaction raises in one federate; it reports the failure, the RTI
+    aborts the others with the reason, and nothing waits for a heartbeat timeout."""
+    from reactorfed import sec
+    from reactorfed.federation import FederationError, run_threads
+
+    from .programs import FailingPipeline
+
+    t0 = time.monotonic()
+    run = run_threads(FailingPipeline, fast=False, timeout=sec(30), join_timeout_s=20)
+    took = time.monotonic() - t0
+    assert took < 5, took  # well before the 30 s timeout, and without waiting for liveness
+    assert "the fifth value is one too many" in str(run.errors["sink"])
+    rti = run.errors["rti"]
+    assert isinstance(rti, FederationError) and "federate sink failed" in str(rti) and "fifth value" in str(rti)
+    for name in ("src", "relay"):
+        err = run.errors[name]
+        assert isinstance(err, FederationError) and "aborted: federate sink failed" in str(err), (name, err)
