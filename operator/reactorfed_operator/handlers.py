@@ -26,7 +26,7 @@ from .planner import Plan, PriorStatus, plan
 from .progress import Progress, fetch_progress
 from .spec import FederationSpec, SpecError, parse_spec
 
-__all__ = ["configure", "reconcile"]
+__all__ = ["STATUS_URL_ANNOTATION", "configure", "reconcile"]
 
 INTERVAL = float(os.environ.get("REACTORFED_OPERATOR_INTERVAL", "5"))
 _locks: dict[str, threading.Lock] = {}
@@ -95,10 +95,18 @@ def _ensure_support(fed: Federation, cluster: Cluster, body: kopf.Body) -> list[
     return missing
 
 
-def _progress(fed: Federation, pods: list[Any]) -> Progress | None:
+STATUS_URL_ANNOTATION = "reactorfed.io/status-url"
+
+
+def _progress(fed: Federation, pods: list[Any], override: str | None = None) -> Progress | None:
+    """Poll the running RTI's /status. ``override`` (the ``reactorfed.io/status-url``
+    annotation) replaces the pod-IP URL, e.g. for an operator outside the cluster network
+    reaching the RTI through ``kubectl port-forward``."""
     rti = next((p for p in pods if p.role == "rti" and not p.deleting and p.phase == "Running"), None)
     if rti is None:
         return None
+    if override:
+        return fetch_progress(override, timeout=1.0)
     if not rti.ip:
         return Progress(reachable=False, error="the RTI pod has no IP yet")
     return fetch_progress(f"http://{rti.ip}:{fed.spec.metrics_port}/status", timeout=1.0)
@@ -148,7 +156,7 @@ def _reconcile(obj: dict[str, Any], body: kopf.Body, cluster: Cluster) -> None:
         pods = cluster.pods(fed)
     for event in step.events:
         _post(body, event.type, event.reason, event.message)
-    progress = _progress(fed, pods)
+    progress = _progress(fed, pods, (meta.get("annotations") or {}).get(STATUS_URL_ANNOTATION))
     status = step.status(fed, pods, generation, prior, _now(), progress)
     status.setdefault("progress", None)  # null removes stale progress (merge patch)
     status.setdefault("rtiAddress", None)

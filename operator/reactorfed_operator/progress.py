@@ -59,6 +59,13 @@ def _int_or_none(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
+def _connected(federate: Any) -> bool:
+    """A federate entry counts as connected unless it says it has not joined or has resigned."""
+    if not isinstance(federate, Mapping):
+        return True
+    return bool(federate.get("joined", federate.get("connected", True))) and not federate.get("resigned", False)
+
+
 def parse_status(doc: Any) -> Progress:
     """Parse the RTI's ``/status`` JSON; malformed fields are dropped, not fatal."""
     if not isinstance(doc, Mapping):
@@ -70,10 +77,7 @@ def parse_status(doc: Any) -> Progress:
     feds = doc.get("federates")
     connected: int | None = None
     if isinstance(feds, Mapping):
-        connected = sum(
-            1 for f in feds.values()
-            if not isinstance(f, Mapping) or f.get("connected", True) not in (False, "false")
-        )  # fmt: skip
+        connected = sum(1 for f in feds.values() if _connected(f))
     elif isinstance(feds, list):
         connected = len(feds)
     phase = doc.get("phase")

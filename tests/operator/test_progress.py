@@ -18,7 +18,8 @@ def test_format_logical_time() -> None:
 
 def test_parse_status() -> None:
     p = parse_status({"phase": "running", "tag": [2_000_000_000, 1], "elapsed_ns": 1_500_000_000,
-                      "federates": {"samplers[0]": {"connected": True}, "learner": {"connected": False}}})  # fmt: skip
+                      "federates": {"samplers[0]": {"joined": True, "resigned": False}, "learner": {"joined": False},
+                                    "samplers[1]": {"joined": True, "resigned": True}}})  # fmt: skip
     assert p == Progress(True, "running", 2_000_000_000, 1, 1_500_000_000, 1)
     status = p.as_status("2026-01-01T00:00:00Z")
     assert status["logicalTime"] == "1.500s+1" and status["rtiPhase"] == "running"
