@@ -1,0 +1,74 @@
+"""The Helm chart: lint clean and render least-privilege, non-root objects in both scopes
+(needs the helm binary from scripts/k8s-tools.sh, no cluster)."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from .conftest import CHART
+
+pytestmark = pytest.mark.e2e
+
+
+def _helm(bin_dir: Path, *args: str) -> str:
+    proc = subprocess.run([str(bin_dir / "helm"), *args], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+def _render(bin_dir: Path, *values: str) -> list[dict[str, Any]]:
+    out = _helm(bin_dir, "template", "rf", str(CHART), "--namespace", "ops", "--kube-version", "1.37.1",
+                "--include-crds", *values)  # fmt: skip
+    return [d for d in yaml.safe_load_all(out) if d]
+
+
+@pytest.mark.parametrize("scope", ["namespace", "cluster"])
+def test_helm_lint_is_clean(k8s_tools: tuple[Path, Path], scope: str) -> None:
+    out = _helm(k8s_tools[0], "lint", "--strict", str(CHART), "--set", f"scope={scope}")
+    assert "0 chart(s) failed" in out
+
+
+def test_values_schema_rejects_a_bad_scope(k8s_tools: tuple[Path, Path]) -> None:
+    proc = subprocess.run([str(k8s_tools[0] / "helm"), "template", "rf", str(CHART), "--set", "scope=galaxy",
+                           "--kube-version", "1.37.1"], capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert proc.returncode != 0 and "scope" in proc.stderr
+
+
+def test_namespace_scope_renders_roles_per_namespace(k8s_tools: tuple[Path, Path]) -> None:
+    docs = _render(k8s_tools[0], "--set", "watchNamespaces={team-a,team-b}")
+    kinds = [(d["kind"], d["metadata"].get("namespace")) for d in docs]
+    assert ("Role", "team-a") in kinds and ("RoleBinding", "team-b") in kinds
+    assert ("KopfPeering", "team-a") in kinds and ("KopfPeering", "team-b") in kinds
+    assert {d["metadata"]["name"] for d in docs if d["kind"] == "CustomResourceDefinition"} == {
+        "reactorfederations.reactorfed.io", "kopfpeerings.kopf.dev", "clusterkopfpeerings.kopf.dev"}  # fmt: skip
+    cluster_roles = [d for d in docs if d["kind"] == "ClusterRole"]
+    assert len(cluster_roles) == 1  # only Kopf's read-only discovery
+    assert all(set(r["verbs"]) <= {"list", "watch"} for r in cluster_roles[0]["rules"])
+    deploy = next(d for d in docs if d["kind"] == "Deployment")
+    args = deploy["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert "--namespace=team-a" in args and "--namespace=team-b" in args and "--peering=reactorfed-operator" in args
+
+
+def test_cluster_scope_and_least_privilege(k8s_tools: tuple[Path, Path]) -> None:
+    docs = _render(k8s_tools[0], "--set", "scope=cluster")
+    assert not [d for d in docs if d["kind"] in ("Role", "RoleBinding")]
+    role = next(d for d in docs if d["kind"] == "ClusterRole")
+    for rule in role["rules"]:
+        assert "*" not in rule["verbs"] and "*" not in rule["resources"], rule
+        if "secrets" in rule["resources"]:
+            assert set(rule["verbs"]) == {"get", "create"}  # never list/watch every Secret
+    assert any(d["kind"] == "ClusterKopfPeering" for d in docs)
+    deploy = next(d for d in docs if d["kind"] == "Deployment")
+    pod = deploy["spec"]["template"]["spec"]
+    assert deploy["spec"]["replicas"] == 1
+    assert pod["securityContext"]["runAsNonRoot"] is True
+    container = pod["containers"][0]
+    assert "--all-namespaces" in container["args"]
+    assert container["securityContext"]["readOnlyRootFilesystem"] is True
+    assert container["securityContext"]["allowPrivilegeEscalation"] is False
+    assert container["image"] == "ghcr.io/reactorfed/reactorfed-operator:0.1.0"

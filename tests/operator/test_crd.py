@@ -1,0 +1,107 @@
+"""The CRD (crds/, the single source of truth) agrees with the operator's defaults, the
+chart ships an identical copy, and the examples are valid for the operator."""
+
+from __future__ import annotations
+
+import filecmp
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from reactorfed_operator import GROUP, KIND, PLURAL, VERSION
+from reactorfed_operator.spec import parse_spec
+
+REPO = Path(__file__).resolve().parents[2]
+CRD = REPO / "crds" / "reactorfederations.reactorfed.io.yaml"
+
+
+@pytest.fixture(scope="module")
+def crd() -> dict[str, Any]:
+    return yaml.safe_load(CRD.read_text())
+
+
+def _version(crd: dict[str, Any]) -> dict[str, Any]:
+    (version,) = crd["spec"]["versions"]
+    return version
+
+
+def test_names_and_subresources(crd: dict[str, Any]) -> None:
+    spec = crd["spec"]
+    assert spec["group"] == GROUP and spec["names"]["kind"] == KIND and spec["names"]["plural"] == PLURAL
+    assert spec["scope"] == "Namespaced" and "rfed" in spec["names"]["shortNames"]
+    v = _version(crd)
+    assert v["name"] == VERSION and v["served"] and v["storage"]
+    assert v["subresources"]["status"] == {}
+    assert v["subresources"]["scale"] == {
+        "specReplicasPath": ".spec.samplers.replicas",
+        "statusReplicasPath": ".status.samplers.replicas",
+        "labelSelectorPath": ".status.samplers.selector",
+    }
+    columns = [c["name"] for c in v["additionalPrinterColumns"] if not c.get("priority")]
+    assert columns == ["Phase", "Samplers", "Logical-Time", "Age"]
+
+
+def _defaults(schema: dict[str, Any], path: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, sub in (schema.get("properties") or {}).items():
+        p = f"{path}.{key}" if path else key
+        if "default" in sub and sub["default"] != {}:
+            out[p] = sub["default"]
+        out.update(_defaults(sub, p))
+    return out
+
+
+def test_crd_defaults_match_the_operators(crd: dict[str, Any]) -> None:
+    defaults = _defaults(_version(crd)["schema"]["openAPIV3Schema"]["properties"]["spec"])
+    s = parse_spec({"program": {"image": "i", "entrypoint": "m:Main"}})
+    ours = {
+        "program.imagePullPolicy": s.program.image_pull_policy,
+        "program.configMap.key": s.program.config_map_key,
+        "rti.port": s.rti_port,
+        "rti.metricsPort": s.metrics_port,
+        "samplers.replicas": s.replicas,
+        "samplers.name": s.samplers.name,
+        "samplers.param": s.sampler_param,
+        "learner.name": s.learner.name,
+        "learner.gpus": s.gpus,
+        "coordination.fast": s.fast,
+        "secretRef.key": s.secret_key,
+        "checkpoint.mountPath": "/checkpoints",
+        "failurePolicy.maxRestarts": s.max_restarts,
+        "terminationGracePeriodSeconds": s.grace_seconds,
+        "suspend": s.suspend,
+    }
+    assert defaults == ours
+
+
+def test_every_cel_rule_has_a_message(crd: dict[str, Any]) -> None:
+    def walk(node: Any) -> list[dict[str, Any]]:
+        if isinstance(node, dict):
+            found = list(node.get("x-kubernetes-validations", []))
+            return found + [r for v in node.values() for r in walk(v)]
+        if isinstance(node, list):
+            return [r for v in node for r in walk(v)]
+        return []
+
+    rules = walk(_version(crd)["schema"])
+    assert len(rules) >= 8
+    assert all(r.get("message") for r in rules)
+
+
+def test_chart_ships_an_identical_copy() -> None:
+    chart = REPO / "charts" / "reactorfed-operator" / "crds"
+    names = sorted(p.name for p in (REPO / "crds").glob("*.yaml"))
+    assert names == sorted(p.name for p in chart.glob("*.yaml"))
+    _match, mismatch, errors = filecmp.cmpfiles(REPO / "crds", chart, names, shallow=False)
+    assert not mismatch and not errors, "run: cp crds/*.yaml charts/reactorfed-operator/crds/"
+
+
+@pytest.mark.parametrize("example", sorted((REPO / "examples" / "k8s").glob("*.yaml")), ids=lambda p: p.stem)
+def test_examples_parse(example: Path) -> None:
+    docs = [d for d in yaml.safe_load_all(example.read_text()) if d and d["kind"] == KIND]
+    assert docs
+    for doc in docs:
+        assert doc["apiVersion"] == f"{GROUP}/{VERSION}"
+        parse_spec(doc["spec"])
