@@ -155,6 +155,7 @@ def cmd_federate(args: argparse.Namespace) -> int:
     from ..program import load_program, parse_params
     from .federate import FederateConfig
     from .runner import run_federate
+    from .transport import shutdown
 
     if args.checkpoint_dir is not None:
         os.environ["REACTORFED_CHECKPOINT_DIR"] = str(args.checkpoint_dir)
@@ -170,9 +171,13 @@ def cmd_federate(args: argparse.Namespace) -> int:
         if sched is not None:
             sched.request_stop()
 
-    with stop_on_interrupt(request_stop):
-        summary = run_federate(main, args.federate, cfg, fast=args.fast, timeout=args.timeout, workers=args.workers,
-                               metrics_port=args.metrics_port, on_scheduler=lambda s: holder.__setitem__("sched", s))
+    try:
+        with stop_on_interrupt(request_stop):
+            summary = run_federate(main, args.federate, cfg, fast=args.fast, timeout=args.timeout, workers=args.workers,
+                                   metrics_port=args.metrics_port, on_scheduler=lambda s: holder.__setitem__("sched", s))
+    finally:
+        # Before the process exits: let the last payloads and the resignation leave.
+        shutdown(cfg.liveness_ns / 1e9 + 1)
     print_summary(summary, False)
     return 0
 

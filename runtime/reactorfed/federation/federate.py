@@ -310,9 +310,14 @@ class FederateCoordinator:
         finally:
             if self._hb is not None:
                 self._hb.stop()
-            for s in (self._rti, self._data, *self._clients.values()):
+            # After a clean resignation, what is still queued for peers (a fast sender's
+            # last payloads) and the RTI must arrive: close with a bounded linger.
+            linger = self.cfg.liveness_ns // 1_000_000 if error is None else 0
+            for s in (self._rti, *self._clients.values()):
                 if s is not None:
-                    s.close()
+                    s.close(linger)
+            if self._data is not None:
+                self._data.close()
 
     # -- sending ---------------------------------------------------------------------
     def _send_outputs(self, tag: TagT, _set: list[Slot]) -> None:

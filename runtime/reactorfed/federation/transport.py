@@ -9,12 +9,13 @@ and sockets never linger at close, so a dead peer cannot hang a process.
 from __future__ import annotations
 
 import contextlib
+import threading
 from collections.abc import Sequence
 from typing import Any
 
 import zmq
 
-__all__ = ["Client", "Poller", "Server", "TransportError", "context"]
+__all__ = ["Client", "Poller", "Server", "TransportError", "context", "shutdown"]
 
 Frames = list[memoryview]
 
@@ -33,14 +34,28 @@ def context() -> zmq.Context[Any]:
     return _ctx
 
 
+def shutdown(timeout_s: float) -> None:
+    """End this process's context once its sockets are closed: messages still queued on
+    sockets closed with a linger leave first. Waits at most ``timeout_s``, so neither a
+    socket left open nor a peer that stopped reading can hang the process's exit."""
+    global _ctx
+    ctx, _ctx = _ctx, None
+    if ctx is not None and not ctx.closed:
+        t = threading.Thread(target=ctx.term, daemon=True, name="reactorfed-zmq-shutdown")
+        t.start()
+        t.join(timeout_s)
+
+
 class _Socket:
     def __init__(self, sock: zmq.Socket[Any]) -> None:
         self._sock = sock
         sock.setsockopt(zmq.LINGER, 0)
 
-    def close(self) -> None:
+    def close(self, linger_ms: int = 0) -> None:
+        """Close. With ``linger_ms`` > 0, messages still queued keep leaving for up to
+        that long, while the process's context lives (see :func:`shutdown`)."""
         if not self._sock.closed:
-            self._sock.close(linger=0)
+            self._sock.close(linger=linger_ms)
 
     @property
     def closed(self) -> bool:
