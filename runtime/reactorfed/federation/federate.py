@@ -31,6 +31,7 @@ from ..trigger import Slot
 from . import protocol as P
 from .codec import CodecError, decode, encode
 from .layout import Layout, Link, add_delay, link_delay
+from .throttle import Throttle
 from .transport import Client, Poller, Server
 
 __all__ = ["FederateConfig", "FederateCoordinator", "FederationError"]
@@ -112,6 +113,7 @@ class FederateCoordinator:
         self._last_progress = 0
         self._ltc_pending: TagT | None = None  # a completed tag not yet reported (see completed)
         self.rejected_messages = 0
+        self._warn = Throttle(log)  # for what strangers send to the data port
         self.messages_sent = 0
         self.bytes_sent = 0
         self.messages_received = 0
@@ -345,6 +347,10 @@ class FederateCoordinator:
         return rep
 
     def _report_net(self, head: TagT | None) -> None:
+        if not self.has_downstream:
+            # Nobody's grant depends on this federate's next event (a federate on a cycle
+            # has downstream), nor does its own, outside a zero-delay cycle: no NET needed.
+            return
         net = head if head is not None else FOREVER_TAG
         key = (net, tuple(self.received.values()))
         if key != self.reported:
@@ -434,13 +440,13 @@ class FederateCoordinator:
                 # Each upstream peer connects once per session, and a federate this one
                 # has no link from never sends it data: a second AUTH is a replay.
                 self.rejected_messages += 1
-                log.warning("refused a data connection claiming to be federate %s: %s", claimed,
+                self._warn.warning("refused a data connection claiming to be federate %s: %s", claimed,
                             "it is already connected" if claimed in self._authed.values() else "it sends nothing here")
             elif _eq(msg[2], P.mac(self.cfg.secret, "data", self.session, claimed, self.me)):
                 self._authed[peer] = claimed
             else:
                 self.rejected_messages += 1
-                log.warning("refused a data connection that failed authentication")
+                self._warn.warning("refused a data connection that failed authentication")
             return
         lk = self._in_links.get(msg[1])
         if lk is None or lk.src != sender:
