@@ -13,8 +13,9 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
+from .duration import check_duration
 from .errors import UndeclaredAccessError, ValidationError
-from .trigger import Slot
+from .trigger import Slot, undeclared
 
 if TYPE_CHECKING:
     from .reactor import Reactor
@@ -49,9 +50,8 @@ class ActionDecl(Generic[T]):
             self.policy = Policy(policy)
         except ValueError:
             raise ValidationError(f"action policy must be one of defer, drop, replace; got {policy!r}") from None
-        for what, v in (("min_delay", min_delay), ("min_spacing", min_spacing)):
-            if not isinstance(v, int) or isinstance(v, bool) or v < 0:
-                raise ValidationError(f"action {what} must be a whole number of ns >= 0 (time is never a float), got {v!r}")
+        check_duration(min_delay, "action min_delay")
+        check_duration(min_spacing, "action min_spacing")
 
     def __set_name__(self, owner: type, name: str) -> None:
         self.name = name
@@ -100,10 +100,7 @@ class Action(Slot):
         reactions that declare them as effects (through their handle)."""
         env = self.reactor._env
         if not self.decl.physical:
-            who = env.current_reaction_name() if env is not None else None
-            raise UndeclaredAccessError(
-                f"{'reaction ' + who if who else 'code outside any reaction'} schedules {self.fqn} without declaring it as an effect"
-            )
+            raise UndeclaredAccessError(undeclared(self.reactor, f"schedules {self.fqn} without declaring it as an effect"))
         if env is None:
             raise ValidationError(f"{self.fqn} is scheduled before the program runs")
         env.schedule_physical(self, value, delay)
@@ -117,9 +114,7 @@ class Action(Slot):
         raise UndeclaredAccessError(self._undeclared_read())
 
     def _undeclared_read(self) -> str:
-        env = self.reactor._env
-        who = env.current_reaction_name() if env is not None else None
-        return f"{'reaction ' + who if who else 'code outside any reaction'} reads {self.fqn} without declaring it as a trigger or source"
+        return undeclared(self.reactor, f"reads {self.fqn} without declaring it as a trigger or source")
 
     def __repr__(self) -> str:
         return f"<{'physical' if self.decl.physical else 'logical'} action {self.fqn}>"

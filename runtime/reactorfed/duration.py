@@ -88,3 +88,12 @@ def format_duration(d: Duration) -> str:
         if d % size == 0:
             return f"{d // size} {unit}"
     return f"{d} ns"
+
+
+def check_duration(value: object, what: str) -> int:
+    """``value`` if it is a whole number of ns >= 0, else a ValidationError naming ``what``."""
+    from .errors import ValidationError
+
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise ValidationError(f"{what} must be a whole number of ns >= 0 (time is never a float), got {value!r}")
+    return value

@@ -7,7 +7,7 @@ import time
 from dataclasses import dataclass
 
 from .clock import Clock, SystemClock
-from .duration import format_duration
+from .duration import check_duration, format_duration
 from .errors import ValidationError
 from .graph import Program, assemble
 from .reactor import Reactor
@@ -68,8 +68,8 @@ class Environment:
         clock: Clock | None = None,
         check_types: bool = False,
     ) -> None:
-        if timeout is not None and (not isinstance(timeout, int) or isinstance(timeout, bool) or timeout < 0):
-            raise ValidationError(f"timeout must be a whole number of ns >= 0 (time is never a float), got {timeout!r}")
+        if timeout is not None:
+            check_duration(timeout, "timeout")
         if not isinstance(workers, int) or workers < 1:
             raise ValidationError(f"workers must be an int >= 1, got {workers!r}")
         self.fast = fast

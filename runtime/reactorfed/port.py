@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
 from .errors import UndeclaredAccessError, ValidationError
-from .trigger import Slot
+from .trigger import Slot, undeclared
 
 if TYPE_CHECKING:
     from .reactor import Reactor
@@ -126,14 +126,14 @@ class Port(Generic[T]):
 
     # Direct use from a reaction body is a mistake: reactions get handles.
     def get(self) -> T | None:
-        raise UndeclaredAccessError(_undeclared(self.reactor, f"reads {self.fqn} without declaring it as a trigger or source"))
+        raise UndeclaredAccessError(undeclared(self.reactor, f"reads {self.fqn} without declaring it as a trigger or source"))
 
     def set(self, value: T) -> None:
-        raise UndeclaredAccessError(_undeclared(self.reactor, f"writes {self.fqn} without declaring it as an effect"))
+        raise UndeclaredAccessError(undeclared(self.reactor, f"writes {self.fqn} without declaring it as an effect"))
 
     @property
     def is_present(self) -> bool:
-        raise UndeclaredAccessError(_undeclared(self.reactor, f"reads {self.fqn} without declaring it as a trigger or source"))
+        raise UndeclaredAccessError(undeclared(self.reactor, f"reads {self.fqn} without declaring it as a trigger or source"))
 
     @property
     def width(self) -> int:
@@ -175,13 +175,6 @@ class MultiPort(Sequence[Port[T]]):
 
     def __repr__(self) -> str:
         return f"<multiport {self.fqn} width={self.width}>"
-
-
-def _undeclared(reactor: Reactor, what: str) -> str:
-    env = reactor._env
-    current = env.current_reaction_name() if env is not None else None
-    who = f"reaction {current}" if current else "code outside any reaction"
-    return f"{who} {what}"
 
 
 class PortReader(Generic[T]):

@@ -21,6 +21,7 @@ import inspect
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from .duration import check_duration
 from .errors import ValidationError
 
 if TYPE_CHECKING:
@@ -53,8 +54,8 @@ class ReactionDecl:
         self.deadline = deadline
         self.deadline_fn: Callable[..., Any] | None = None
         self.params = [p.name for p in list(inspect.signature(fn).parameters.values())[1:]]
-        if deadline is not None and (not isinstance(deadline, int) or isinstance(deadline, bool) or deadline < 0):
-            raise ValidationError(f"reaction {self.name}: deadline must be a whole number of ns >= 0, got {deadline!r}")
+        if deadline is not None:
+            check_duration(deadline, f"reaction {self.name}: deadline")
         if not self.triggers:
             raise ValidationError(f"reaction {self.name} declares no trigger")
 

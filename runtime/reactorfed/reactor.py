@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar, cast, overload
 
 from .action import Action, ActionDecl
+from .duration import check_duration
 from .errors import ValidationError
 from .port import MultiPort, Port, PortDecl
 from .reaction import ReactionDecl
@@ -182,8 +183,8 @@ class Reactor(metaclass=_ReactorMeta):
         repeat to fill the destinations (their count must divide it). Any other width
         mismatch is an error.
         """
-        if after is not None and (not isinstance(after, int) or isinstance(after, bool) or after < 0):
-            raise ValidationError(f"{self.fqn}: connection delay must be a whole number of ns >= 0, got {after!r}")
+        if after is not None:
+            check_duration(after, f"{self.fqn}: connection delay")
         self._connections.append(Connection(self, src, dst, after, broadcast))
 
     # -- logical time, for use inside reactions ---------------------------------------

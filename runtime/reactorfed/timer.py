@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .errors import UndeclaredAccessError, ValidationError
-from .trigger import Slot
+from .duration import check_duration
+from .errors import UndeclaredAccessError
+from .trigger import Slot, undeclared
 
 if TYPE_CHECKING:
     from .reactor import Reactor
@@ -17,9 +18,8 @@ class Timer:
     """Fires first at start + ``offset``, then every ``period``; a period of 0 fires once."""
 
     def __init__(self, offset: int = 0, period: int = 0) -> None:
-        for what, v in (("offset", offset), ("period", period)):
-            if not isinstance(v, int) or isinstance(v, bool) or v < 0:
-                raise ValidationError(f"timer {what} must be a whole number of ns >= 0 (time is never a float), got {v!r}")
+        check_duration(offset, "timer offset")
+        check_duration(period, "timer period")
         self.offset = offset
         self.period = period
         self.name = "?"
@@ -56,9 +56,7 @@ class TimerSlot(Slot):
         raise UndeclaredAccessError(self._undeclared_read())
 
     def _undeclared_read(self) -> str:
-        env = self.reactor._env
-        who = env.current_reaction_name() if env is not None else None
-        return f"{'reaction ' + who if who else 'code outside any reaction'} reads {self.fqn} without declaring it as a trigger or source"
+        return undeclared(self.reactor, f"reads {self.fqn} without declaring it as a trigger or source")
 
 
 class _Builtin:

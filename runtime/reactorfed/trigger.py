@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .reaction import Reaction
+    from .reactor import Reactor
 
 __all__: list[str] = []
 
@@ -29,3 +30,10 @@ class Slot:
 
     def __repr__(self) -> str:
         return f"<slot {self.fqn} present={self.present}>"
+
+
+def undeclared(reactor: Reactor, what: str) -> str:
+    """The message for an undeclared access: who (the running reaction) did ``what``."""
+    env = reactor._env
+    who = env.current_reaction_name() if env is not None else None
+    return f"{'reaction ' + who if who else 'code outside any reaction'} {what}"
