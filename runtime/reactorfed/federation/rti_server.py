@@ -18,6 +18,7 @@ from . import protocol as P
 from .federate import FederationError, _eq
 from .layout import Layout
 from .rti import Grant, RtiCore
+from .throttle import Throttle
 from .transport import Server
 
 __all__ = ["RtiConfig", "RtiServer", "RtiSummary"]
@@ -86,6 +87,7 @@ class RtiServer:
         self.messages = 0
         self.rejected = 0
         self.error: str | None = None
+        self._warn = Throttle(log)
 
     def bind(self) -> str:
         self._server = Server(f"tcp://{self.cfg.host}:{self.cfg.port}", max_message=self.cfg.max_message)
@@ -109,12 +111,15 @@ class RtiServer:
         try:
             while True:
                 if poller.wait(50):
+                    # Bounded in time too: under a flood (hostile or not), heartbeats still
+                    # go out and liveness is still checked every few tens of milliseconds.
+                    budget = time.monotonic_ns() + 20_000_000
                     for _ in range(10_000):
                         got = server.recv()
                         if got is None:
                             break
                         self._on_message(got[0], got[1])
-                        if self.phase == "done":
+                        if self.phase == "done" or time.monotonic_ns() > budget:
                             break
                     self._flush_grants()
                 if self.phase == "done":
@@ -190,7 +195,7 @@ class RtiServer:
 
     def _reject(self, peer: bytes, reason: str) -> None:
         self.rejected += 1
-        log.warning("rejected a federate: %s", reason)
+        self._warn.warning("rejected a federate: %s", reason)
         assert self._server is not None
         self._server.send(peer, [P.pack(P.REJECT, reason)])
 

@@ -1,0 +1,24 @@
+"""Warnings about what strangers send are rate-limited (a flood must not flood the log)."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from reactorfed.federation.throttle import Throttle
+
+
+def test_one_warning_per_period_and_a_count_of_the_rest(caplog: pytest.LogCaptureFixture) -> None:
+    log = logging.getLogger("reactorfed.test.throttle")
+    t = Throttle(log, period_ns=10**12)  # nothing else within this test
+    with caplog.at_level(logging.WARNING, logger=log.name):
+        for i in range(1000):
+            t.warning("refused %d", i)
+    assert [r.getMessage() for r in caplog.records] == ["refused 0"]
+    assert t.suppressed == 999
+    t._next = 0  # the period is over
+    with caplog.at_level(logging.WARNING, logger=log.name):
+        t.warning("refused %d", 1000)
+    assert caplog.records[-1].getMessage() == "refused 1000 (999 more like it in the last second not shown)"
+    assert t.suppressed == 0
