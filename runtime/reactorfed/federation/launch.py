@@ -22,7 +22,7 @@ import tempfile
 import threading
 import time
 import urllib.request
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -39,10 +39,15 @@ class LaunchResult:
     exit_codes: dict[str, int | None] = field(default_factory=dict)
 
 
-def _die_with_parent() -> None:  # pragma: no cover - runs in the child
-    with contextlib.suppress(Exception):
-        libc = ctypes.CDLL("libc.so.6", use_errno=True)
-        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+def _die_with(parent: int) -> Callable[[], None]:
+    def die_with_parent() -> None:  # pragma: no cover - runs in the child
+        with contextlib.suppress(Exception):
+            libc = ctypes.CDLL("libc.so.6", use_errno=True)
+            libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        if os.getppid() != parent:  # the launcher died before prctl took effect
+            os._exit(1)
+
+    return die_with_parent
 
 
 class _Child:
@@ -50,7 +55,7 @@ class _Child:
         self.name = name
         self.proc = subprocess.Popen(
             argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1,
-            preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
+            preexec_fn=_die_with(os.getpid()) if sys.platform.startswith("linux") else None,
         )
         self._pump = threading.Thread(target=self._copy, args=(out, lock), daemon=True, name=f"launch-{name}")
         self._pump.start()
@@ -154,7 +159,18 @@ def _supervise(children: list[_Child], status_port: int | None, show: bool, time
     codes = {c.name: c.proc.returncode for c in children}
     if failed is None:
         return LaunchResult(0, None, "all processes finished", exit_codes=codes)
+    # The first to exit is often a bystander that heard the RTI name the culprit.
+    by_name = {c.name: c for c in children}
+    for c in children:
+        for line in reversed(c.tail):
+            m = _CULPRIT.search(line)
+            if m and m.group(1) in by_name and by_name[m.group(1)] is not failed:
+                culprit = m.group(1)
+                return LaunchResult(1, culprit, f"{culprit}: {_LOG_PREFIX.sub('', line)}", exit_codes=codes)
     return LaunchResult(1, failed.name, _why(failed), exit_codes=codes)
+
+
+_CULPRIT = re.compile(r"federate (\S+) (?:stopped responding|failed)")
 
 
 _LOG_PREFIX = re.compile(r"^\d\d:\d\d:\d\d\.\d+\s+[A-Z]+\s+[\w.]+: ")
