@@ -186,6 +186,7 @@ def test_a_stopped_federate_is_detected_by_its_heartbeat(launch: Callable[..., L
     assert "federate sink stopped responding" in ln.output, ln.output
     last = ln.lines[-1]
     assert "FAILED" in last and "federate sink stopped responding" in last, ln.output
+    assert "(sink: " in last, f"the launcher must blame the stopped federate, not a bystander: {last}"
     assert not ln.leftovers(), ln.output
 
 
