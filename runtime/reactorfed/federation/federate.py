@@ -262,7 +262,7 @@ class FederateCoordinator:
                 self._ltc_pending = tag
             else:
                 self._send_ltc(tag, net, now)
-        self._pump(sched, 0)
+        # No pump here: acquire, which the scheduler calls next, begins with one.
 
     def _goes_on(self, sched: Scheduler, net: TagT, now: int) -> bool:
         """Whether ``net``, the next tag, will be processed without waiting for anything."""
@@ -374,17 +374,21 @@ class FederateCoordinator:
         ready = self._poller.wait(timeout_ms)
         if not ready:
             return
-        while True:
-            frames = self._rti.recv()
-            if frames is None:
-                break
-            self._last_rti = self.clock.now()
-            self._on_rti(sched, frames)
-        while True:
-            got = self._data.recv()
-            if got is None:
-                break
-            self._on_data(sched, got[0], got[1])
+        # Read only the sockets the poll reported (a read that finds nothing costs an
+        # exception); what arrives meanwhile on the other is read at the next pump.
+        if self._rti in ready:
+            while True:
+                frames = self._rti.recv()
+                if frames is None:
+                    break
+                self._last_rti = self.clock.now()
+                self._on_rti(sched, frames)
+        if self._data in ready:
+            while True:
+                got = self._data.recv()
+                if got is None:
+                    break
+                self._on_data(sched, got[0], got[1])
 
     def _on_rti(self, sched: Scheduler, frames: list[memoryview]) -> None:
         try:
