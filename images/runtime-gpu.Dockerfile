@@ -26,6 +26,8 @@ LABEL org.opencontainers.image.title="reactorfed-runtime-gpu" \
 RUN groupadd --gid 10001 reactorfed \
  && useradd --uid 10001 --gid 10001 --home-dir /home/reactorfed --create-home --shell /usr/sbin/nologin reactorfed
 COPY --from=build /opt/venv /opt/venv
+# the example programs, as examples/k8s/ names them: /opt/reactorfed/examples/rl/*.py:Main
+COPY examples/rl /opt/reactorfed/examples/rl
 ENV PATH=/opt/venv/bin:$PATH PYTHONUNBUFFERED=1 PYTHONDONTWRITEBYTECODE=1 HOME=/home/reactorfed \
     NVIDIA_VISIBLE_DEVICES=all NVIDIA_DRIVER_CAPABILITIES=compute,utility
 WORKDIR /home/reactorfed

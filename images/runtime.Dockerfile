@@ -26,6 +26,8 @@ LABEL org.opencontainers.image.title="reactorfed-runtime" \
 RUN groupadd --gid 10001 reactorfed \
  && useradd --uid 10001 --gid 10001 --home-dir /home/reactorfed --create-home --shell /usr/sbin/nologin reactorfed
 COPY --from=build /opt/venv /opt/venv
+# the example programs, as examples/k8s/ names them: /opt/reactorfed/examples/rl/*.py:Main
+COPY examples/rl /opt/reactorfed/examples/rl
 ENV PATH=/opt/venv/bin:$PATH PYTHONUNBUFFERED=1 PYTHONDONTWRITEBYTECODE=1 HOME=/home/reactorfed
 WORKDIR /home/reactorfed
 # numeric user: the operator's pods set runAsNonRoot, which needs a numeric UID to verify

@@ -23,7 +23,9 @@ __all__ = [
 ]
 
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_ENTRYPOINT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*$")
+_ENTRYPOINT = re.compile(
+    r"^([A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*|/[-A-Za-z0-9_./]+\.py):[A-Za-z_][A-Za-z0-9_]*$"
+)
 _MEMBER = re.compile(r"^[a-z_][a-z0-9_]{0,15}$")
 _DURATION = re.compile(r"^[0-9]+ ?(ns|us|ms|s|sec|m|min|h|hour|hours)$")
 
@@ -156,7 +158,7 @@ def _program(raw: Mapping[str, Any]) -> ProgramSpec:
         raise SpecError("spec.program.image", "is required")
     entrypoint = _str(raw.get("entrypoint"), "spec.program.entrypoint")
     if not entrypoint or not _ENTRYPOINT.match(entrypoint):
-        raise SpecError("spec.program.entrypoint", f"must be module:Attr, got {entrypoint!r}")
+        raise SpecError("spec.program.entrypoint", f"must be module:Attr or /path/file.py:Attr, got {entrypoint!r}")
     cm = _obj(raw.get("configMap"), "spec.program.configMap")
     cm_name = _str(cm.get("name"), "spec.program.configMap.name")
     cm_key = _str(cm.get("key"), "spec.program.configMap.key", "program.py") or "program.py"

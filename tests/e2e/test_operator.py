@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -190,6 +192,36 @@ def test_semantic_error_is_a_condition_and_event(installed: ControlPlane, operat
     assert any(e["type"] == "Warning" and e["reason"] == "MissingDependency" for e in events)
     assert operator.poll() is None  # no crash loop
     cp.kubectl("delete", "rfed", "no-secret", "-n", NAMESPACE, "--wait=false")
+
+
+def test_a_second_operator_pauses(installed: ControlPlane, operator: subprocess.Popen[bytes],
+                                  operator_kubeconfig: Path) -> None:  # fmt: skip
+    """Kopf peering: a lower-priority operator with the same peering name stands by."""
+    env = installed.env()
+    env["KUBECONFIG"] = str(operator_kubeconfig)
+    log = installed.dir / "operator-2.log"
+    with log.open("wb") as handle:
+        second = subprocess.Popen([sys.executable, "-m", "reactorfed_operator", "--namespace", NAMESPACE,
+                                   "--peering", "reactorfed-operator", "--priority", "100"],
+                                  env=env, stdout=handle, stderr=subprocess.STDOUT, start_new_session=True)  # fmt: skip
+    def joined() -> bool:
+        status = installed.get_json("kopfpeering", "reactorfed-operator", "-n", NAMESPACE).get("status") or {}
+        return any(v.get("priority") == 100 for v in status.values())
+
+    try:
+        wait_for("the second operator to join the peering", joined, 60)
+        time.sleep(3)  # several peering rounds: it must stay paused behind the priority-200 operator
+        text = log.read_text()
+        assert "Resuming operations" not in text, text[-3000:]
+        # while the priority-200 operator, alone at its start, resumed
+        assert "Resuming operations" in (installed.dir / "operator.log").read_text()
+    finally:
+        second.terminate()
+        try:
+            second.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            second.kill()
+    assert operator.poll() is None
 
 
 def test_delete_removes_every_owned_object(installed: ControlPlane) -> None:

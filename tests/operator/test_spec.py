@@ -73,6 +73,13 @@ def test_semantic_errors_name_the_field(overrides: dict, field: str, fragment: s
     assert fragment in str(info.value)
 
 
+def test_entrypoint_may_be_a_file_in_the_image() -> None:
+    s = parse_spec(minimal_spec(program={"image": "i", "entrypoint": "/opt/reactorfed/examples/rl/qlearning.py:Main"}))
+    assert s.program.entrypoint.endswith("qlearning.py:Main")
+    with pytest.raises(SpecError, match="module:Attr"):
+        parse_spec(minimal_spec(program={"image": "i", "entrypoint": "relative/qlearning.py:Main"}))
+
+
 def test_not_an_object() -> None:
     with pytest.raises(SpecError, match=r"spec\.program: must be an object"):
         parse_spec({"program": ["x"]})
