@@ -44,7 +44,7 @@ def run_program(
     program: str,
     params: dict[str, Any],
     mode: str = "single",
-    timeout: float = 900,
+    timeout: float = 300,
     extra: list[str] | None = None,
     expect: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
@@ -62,7 +62,11 @@ def run_program(
             cmd += ["--param", f"{k}={v}"]
         cmd += extra or []
         env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT / "examples" / "rl")}
-        proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=timeout, env=env)
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=timeout, env=env)
+        except subprocess.TimeoutExpired as e:
+            tail = "\n".join(str(e.stderr or "").splitlines()[-25:])
+            raise ProgramFailed(f"{' '.join(cmd)} did not finish within {timeout:.0f} s:\n{tail}") from e
         if proc.returncode != 0 or not result.exists():
             tail = "\n".join((proc.stderr or proc.stdout).splitlines()[-25:])
             raise ProgramFailed(f"{' '.join(cmd)} exited {proc.returncode}:\n{tail}")
