@@ -9,9 +9,6 @@ from types import ModuleType
 
 import pytest
 
-pytest.importorskip("torch")
-pytest.importorskip("gymnasium")
-
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "rl"
 
 
