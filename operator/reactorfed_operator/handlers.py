@@ -14,12 +14,12 @@ import logging
 import os
 import secrets
 import threading
-from typing import Any
+from typing import Any, cast
 
 import kopf
 from kubernetes.client.exceptions import ApiException
 
-from . import GROUP, PLURAL, VERSION
+from . import GROUP, KIND, PLURAL, VERSION
 from .cluster import Cluster, load_config
 from .manifests import Federation, checkpoint_pvc, rti_service, secret, secret_name
 from .planner import Plan, PriorStatus, plan
@@ -53,6 +53,8 @@ def configure(settings: kopf.OperatorSettings, **_: Any) -> None:
     settings.posting.reporting_instance = os.environ.get("POD_NAME", "reactorfed-operator")
     settings.posting.event_name_prefix = "reactorfed-"
     settings.posting.level = logging.WARNING  # our own kopf.event() calls are always posted
+    # Kopf puts a finalizer on resources with timers (to stop them cleanly on deletion).
+    settings.persistence.finalizer = "reactorfed.io/kopf-finalizer"
     settings.watching.server_timeout = 300
     settings.networking.request_timeout = 30
     load_config()
@@ -112,24 +114,23 @@ def _progress(fed: Federation, pods: list[Any], override: str | None = None) -> 
     return fetch_progress(f"http://{rti.ip}:{fed.spec.metrics_port}/status", timeout=1.0)
 
 
-def reconcile(body: kopf.Body, logger: logging.Logger | logging.LoggerAdapter[Any]) -> None:
+def reconcile(namespace: str, name: str, uid: str, logger: logging.Logger | logging.LoggerAdapter[Any]) -> None:
     """One pass. Passes for one object are serialised, and each reads the object afresh and
     writes its status before the next starts: decisions never rest on a stale status."""
-    meta = body["metadata"]
-    namespace, name, uid = meta["namespace"], meta["name"], meta["uid"]
     cluster = Cluster(namespace)
     with _lock(uid):
         try:
             obj = cluster.federation(name)
             if obj is None or obj["metadata"]["uid"] != uid or obj["metadata"].get("deletionTimestamp"):
                 return  # deleted: owner references let the garbage collector clean up
-            _reconcile(obj, body, cluster)
+            _reconcile(obj, cluster)
         except ApiException as exc:
             logger.warning("API error while reconciling: %s %s", exc.status, exc.reason)
             raise kopf.TemporaryError(f"API error {exc.status}: {exc.reason}", delay=5) from exc
 
 
-def _reconcile(obj: dict[str, Any], body: kopf.Body, cluster: Cluster) -> None:
+def _reconcile(obj: dict[str, Any], cluster: Cluster) -> None:
+    body = cast(kopf.Body, obj)  # kopf.event() needs only apiVersion, kind and metadata
     meta = obj["metadata"]
     generation = meta.get("generation")
     prior = PriorStatus.from_status(obj.get("status"))
@@ -169,10 +170,23 @@ _RESOURCE = (GROUP, VERSION, PLURAL)
 @kopf.on.resume(*_RESOURCE)
 @kopf.on.create(*_RESOURCE)
 @kopf.on.update(*_RESOURCE, field="spec")
-def on_change(body: kopf.Body, logger: kopf.Logger, **_: Any) -> None:
-    reconcile(body, logger)
+def on_change(meta: kopf.Meta, logger: kopf.Logger, **_: Any) -> None:
+    reconcile(str(meta["namespace"]), str(meta["name"]), str(meta["uid"]), logger)
 
 
 @kopf.timer(*_RESOURCE, interval=INTERVAL, initial_delay=INTERVAL)
-def on_timer(body: kopf.Body, logger: kopf.Logger, **_: Any) -> None:
-    reconcile(body, logger)
+def on_timer(meta: kopf.Meta, logger: kopf.Logger, **_: Any) -> None:
+    reconcile(str(meta["namespace"]), str(meta["name"]), str(meta["uid"]), logger)
+
+
+def _pod_finished(event: kopf.RawEvent, status: kopf.Status, **_: Any) -> bool:
+    return event.get("type") == "DELETED" or status.get("phase") in ("Failed", "Succeeded")
+
+
+@kopf.on.event("", "v1", "pods", labels={"app.kubernetes.io/managed-by": "reactorfed-operator"}, when=_pod_finished)
+def on_pod_finished(meta: kopf.Meta, logger: kopf.Logger, **_: Any) -> None:
+    """React at once when a federation's pod fails, finishes or vanishes (the timer
+    catches everything else: readiness, progress)."""
+    for owner in meta.get("ownerReferences") or []:
+        if owner.get("kind") == KIND and owner.get("apiVersion", "").startswith(f"{GROUP}/"):
+            reconcile(str(meta["namespace"]), str(owner["name"]), str(owner["uid"]), logger)

@@ -126,6 +126,8 @@ def operator(installed: ControlPlane, operator_kubeconfig: Path) -> Iterator[sub
                 proc.wait(timeout=15)
             except subprocess.TimeoutExpired:
                 proc.kill()
+    text = log.read_text(errors="replace")
+    assert "Traceback" not in text, f"the operator logged an exception:\n{text[-4000:]}"
 
 
 def rfed(cp: ControlPlane, name: str) -> dict:
