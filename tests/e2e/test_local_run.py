@@ -158,6 +158,24 @@ def test_applied_federation_runs_to_completion(installed: ControlPlane, operator
         # the operator polled the RTI and showed its logical time in the status (and kubectl get)
         assert seen_progress.get("logicalTime", "").endswith("s"), seen_progress
         assert seen_progress.get("federatesConnected") is not None, seen_progress
+
+        # Report the exits as a kubelet would (kwok leaves annotated pods' status to us):
+        # the operator marks the federation Succeeded.
+        for name in pods:
+            cp.kubectl("annotate", "pod", name, "-n", NAMESPACE, "kwok.x-k8s.io/status=custom")
+            terminated = {"exitCode": 0, "reason": "Completed"}
+            cp.kubectl("patch", "pod", name, "-n", NAMESPACE, "--subresource=status", "--type=merge", "-p",
+                       json.dumps({"status": {"phase": "Succeeded", "containerStatuses": [{
+                           "name": pods[name]["spec"]["containers"][0]["name"], "image": "reactorfed-runtime:e2e",
+                           "imageID": "", "ready": False, "restartCount": 0,
+                           "state": {"terminated": terminated}}]}}))  # fmt: skip
+
+        def succeeded() -> bool:
+            return (cp.get_json("rfed", NAME, "-n", NAMESPACE).get("status") or {}).get("phase") == "Succeeded"
+
+        wait_for("the federation to be Succeeded", succeeded, 60)
+        row = cp.kubectl("get", "rfed", NAME, "-n", NAMESPACE, "--no-headers").stdout.split()
+        assert row[1] == "Succeeded", row
     finally:
         for p in procs.values():
             if p.poll() is None:
