@@ -11,6 +11,7 @@ bit-identical weights (on one device, with one torch thread count).
 
 from __future__ import annotations
 
+import threading
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -59,9 +60,14 @@ def linear_schedule(start: float, end: float, duration: int, t: int) -> float:
     value = start + slope * t
     return max(value, end) if end <= start else min(value, end)
 
+_GLOBAL_RNG_LOCK = threading.Lock()
+
+
 def make_qnetwork(obs_dim: int, num_actions: int, hidden: tuple[int, ...], seed: int) -> QNetwork:
     """A Q-network initialised from ``seed`` without touching torch's global generator."""
-    with torch.random.fork_rng(devices=[]):
+    # fork_rng still draws from the global generator inside: serialise, so that programs
+    # built concurrently (federates in threads) get the same weights as built alone.
+    with _GLOBAL_RNG_LOCK, torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         return QNetwork(obs_dim, num_actions, hidden)
 
