@@ -18,6 +18,7 @@
 # Idempotent; takes well under a second once cached.
 set -euo pipefail
 
+# v1.37.1, not v1.37.2: the module proxy serves v1.37.2's .info/.mod but answers 403 for its zip.
 K8S_VERSION=${K8S_VERSION:-v1.37.1}
 ETCD_VERSION=${ETCD_VERSION:-v3.7.3}
 KWOK_VERSION=${KWOK_VERSION:-v0.8.0}
@@ -151,6 +152,9 @@ fi
 if [ ! -s "$STAGES" ]; then
   # kwok needs its stages as config; take them from the module we built kwok from.
   kwok_src="$(go env GOMODCACHE)/sigs.k8s.io/kwok@$KWOK_VERSION/kustomize/stage"
+  if [ ! -d "$kwok_src" ]; then  # module cache cleaned since the build
+    go mod download "sigs.k8s.io/kwok@$KWOK_VERSION" >&2
+  fi
   mkdir -p "$ROOT/share"
   for f in node/fast/node-initialize.yaml node/heartbeat-with-lease/node-heartbeat-with-lease.yaml \
            pod/fast/pod-ready.yaml pod/fast/pod-complete.yaml pod/fast/pod-delete.yaml; do
