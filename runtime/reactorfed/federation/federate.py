@@ -101,6 +101,7 @@ class FederateCoordinator:
         self._cyclic_outs: list[tuple[int, _Out]] = []  # (send after this level, out)
         self._cyclic_ins: list[tuple[int, int]] = []  # (needed before this level, link id)
         self._sent_this_tag: set[int] = set()
+        self._next_look = 0  # federates without upstream: when to look for messages next
         self._mid_tag = False  # inside at_level: a message for the current tag may still come
         self._tick = Slot(f"{self.name}.<network tick>")  # an event with no reactions
         self._authed: dict[bytes, int] = {}
@@ -205,7 +206,15 @@ class FederateCoordinator:
     # -- the scheduler's hooks ------------------------------------------------------------
     def acquire(self, sched: Scheduler, head: TagT | None) -> TagT | None:
         while True:
-            self._pump(sched, 0)
+            if self.has_upstream:
+                self._pump(sched, 0)
+            else:
+                # Nothing but control messages can arrive (stop, abort): look every 1 ms,
+                # not at every tag (a poll costs more than a small tag).
+                now = self.clock.now()
+                if now >= self._next_look:
+                    self._next_look = now + 1_000_000
+                    self._pump(sched, 0)
             eq = sched._eq
             head = eq[0] if eq else None
             stop = sched.stop_tag
