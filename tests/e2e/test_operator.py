@@ -194,6 +194,45 @@ def test_semantic_error_is_a_condition_and_event(installed: ControlPlane, operat
     cp.kubectl("delete", "rfed", "no-secret", "-n", NAMESPACE, "--wait=false")
 
 
+def test_an_hpa_can_drive_the_federation(installed: ControlPlane) -> None:
+    """The HorizontalPodAutoscaler controller reads the scale subresource (no metrics
+    server here, so it cannot act; it must still get the scale and its selector)."""
+    cp = installed
+    hpa = {
+        "apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler", "metadata": {"name": NAME},
+        "spec": {"scaleTargetRef": {"apiVersion": "reactorfed.io/v1alpha1", "kind": "ReactorFederation", "name": NAME},
+                 "minReplicas": 2, "maxReplicas": 8,
+                 "metrics": [{"type": "Resource", "resource": {"name": "cpu",
+                                                               "target": {"type": "Utilization", "averageUtilization": 80}}}]},
+    }  # fmt: skip
+    cp.kubectl("apply", "-n", NAMESPACE, "-f", "-", input=json.dumps(hpa))
+
+    def got_scale() -> dict[str, Any] | None:
+        status = cp.get_json("hpa", NAME, "-n", NAMESPACE).get("status") or {}
+        able = next((c for c in status.get("conditions", []) if c["type"] == "AbleToScale"), None)
+        return status if able and able["status"] == "True" else None
+
+    try:
+        status = wait_for("the HPA to read the scale subresource", got_scale, 90)
+        assert status["currentReplicas"] == 2
+    finally:
+        cp.kubectl("delete", "hpa", NAME, "-n", NAMESPACE, check=False)
+
+
+def test_suspend_and_resume(installed: ControlPlane) -> None:
+    cp = installed
+    before = rfed(cp, NAME)["status"]["incarnation"]
+    cp.kubectl("patch", "rfed", NAME, "-n", NAMESPACE, "--type=merge", "-p", '{"spec":{"suspend":true}}')
+
+    def suspended() -> bool:
+        return rfed(cp, NAME)["status"]["phase"] == "Suspended" and pods(cp) == {}
+
+    wait_for("every pod to stop", suspended, 60)
+    assert cp.get_json("pvc", f"{NAME}-checkpoint", "-n", NAMESPACE)["status"]["phase"] == "Bound"  # kept
+    cp.kubectl("patch", "rfed", NAME, "-n", NAMESPACE, "--type=merge", "-p", '{"spec":{"suspend":false}}')
+    wait_for("the federation to run again", lambda: running(cp, 2, before + 1), 60)
+
+
 def test_a_second_operator_pauses(installed: ControlPlane, operator: subprocess.Popen[bytes],
                                   operator_kubeconfig: Path) -> None:  # fmt: skip
     """Kopf peering: a lower-priority operator with the same peering name stands by."""
