@@ -170,6 +170,30 @@ def test_pod_failure_restarts_from_checkpoint(installed: ControlPlane) -> None:
     assert "FederateFailed" in reasons
 
 
+def test_other_bank_names_and_a_cpu_learner(installed: ControlPlane, operator: subprocess.Popen[bytes]) -> None:
+    """examples/k8s/marl-inference.yaml: bank `agents` (param num_agents), federate `env`
+    with no GPU: every pod on a CPU node, named after its federate."""
+    cp = installed
+    cp.kubectl("apply", "-n", NAMESPACE, "-f", str(REPO / "examples" / "k8s" / "marl-inference.yaml"))
+    name = "marl-inference"
+    expected = {f"{name}-rti", f"{name}-env"} | {f"{name}-agents-{i}" for i in range(10)}
+
+    def all_running() -> dict[str, dict[str, Any]] | None:
+        current = pods(cp, name)
+        ok = set(current) == expected and all(p["status"].get("phase") == "Running" for p in current.values())
+        return current if ok and rfed(cp, name).get("status", {}).get("phase") == "Running" else None
+
+    try:
+        current = wait_for("the MARL federation to run", all_running, 90)
+        assert {p["spec"]["nodeName"] for p in current.values()} <= set(CPU_NODES)
+        cmd = current[f"{name}-agents-7"]["spec"]["containers"][0]["command"]
+        assert cmd[cmd.index("--federate") + 1] == "agents[7]"
+        assert "num_agents=10" in cmd
+        assert rfed(cp, name)["status"]["samplers"]["readyText"] == "10/10"
+    finally:
+        cp.kubectl("delete", "rfed", name, "-n", NAMESPACE, "--wait=false", check=False)
+
+
 def test_semantic_error_is_a_condition_and_event(installed: ControlPlane, operator: subprocess.Popen[bytes]) -> None:
     cp = installed
     manifest = yaml.safe_load(EXAMPLE.read_text())
