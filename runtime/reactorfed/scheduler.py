@@ -472,7 +472,7 @@ class Scheduler:
             raise
         except BaseException as e:
             assert r is not None
-            raise ReactionFailed(f"reaction {r.fqn} failed at tag {self._elapsed()}: {type(e).__name__}: {e}") from e
+            raise self._failure(r, e) from e
         finally:
             self._current = None
             self.reactions_executed += n
@@ -505,7 +505,7 @@ class Scheduler:
             raise
         except BaseException as e:
             assert r is not None
-            raise ReactionFailed(f"reaction {r.fqn} failed at tag {self._elapsed()}: {type(e).__name__}: {e}") from e
+            raise self._failure(r, e) from e
         finally:
             self._current = None
 
@@ -550,7 +550,10 @@ class Scheduler:
                 bad, exc = min(errors, key=lambda x: x[0].rank)  # deterministic: the first by rank
                 if isinstance(exc, ReactorError):
                     raise exc
-                raise ReactionFailed(f"reaction {bad.fqn} failed at tag {self._elapsed()}: {type(exc).__name__}: {exc}") from exc
+                raise self._failure(bad, exc) from exc
+
+    def _failure(self, r: Reaction, e: BaseException) -> ReactionFailed:
+        return ReactionFailed(f"reaction {r.fqn} failed at tag {self._elapsed()}: {type(e).__name__}: {e}")
 
     def _elapsed(self) -> str:
         t, m = self.current_tag
