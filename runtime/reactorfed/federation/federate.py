@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import logging
 import os
-import threading
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -30,6 +29,7 @@ from ..tag import FOREVER, FOREVER_TAG, NEVER
 from ..trigger import Slot
 from . import protocol as P
 from .codec import CodecError, decode, encode
+from .heartbeat import Heartbeat
 from .layout import Layout, Link, add_delay, link_delay
 from .throttle import Throttle
 from .transport import Client, Poller, Server
@@ -39,7 +39,6 @@ __all__ = ["FederateConfig", "FederateCoordinator", "FederationError"]
 log = logging.getLogger("reactorfed.federate")
 
 TagT = tuple[int, int]
-_RTI_MAX_MESSAGE = 64 * 1024
 #: While a federate runs through tags it may already process, it reports completed tags
 #: (LTC) at most this often; it reports at once when it is about to wait.
 _LTC_BATCH_NS = 1_000_000
@@ -109,7 +108,7 @@ class FederateCoordinator:
         self._data: Server | None = None
         self._clients: dict[int, Client] = {}
         self._poller: Poller | None = None
-        self._hb: _Heartbeat | None = None
+        self._hb: Heartbeat | None = None
         self._last_rti = 0
         self._last_progress = 0
         self._ltc_pending: TagT | None = None  # a completed tag not yet reported (see completed)
@@ -125,7 +124,7 @@ class FederateCoordinator:
         self._data = Server(f"tcp://{cfg.bind_host}:0", max_message=cfg.max_message)
         port = self._data.endpoint.rsplit(":", 1)[1]
         endpoint = f"tcp://{cfg.advertise_host or cfg.bind_host}:{port}"
-        self._rti = rti = Client(cfg.rti, max_message=_RTI_MAX_MESSAGE)
+        self._rti = rti = Client(cfg.rti, max_message=P.RTI_MAX_MESSAGE)
         nonce = os.urandom(16)
         rti.send([P.pack(P.HELLO, P.PROTOCOL_VERSION, cfg.federation_id, self.name, self.layout.digest, endpoint, nonce)])
         deadline = self.clock.now() + cfg.join_timeout_ns
@@ -133,7 +132,7 @@ class FederateCoordinator:
         if msg[0] == P.REJECT:
             raise FederationError(f"the RTI rejected federate {self.name}: {msg[1]}")
         rti_nonce, rti_mac = msg[1], msg[2]
-        if not _eq(rti_mac, P.mac(cfg.secret, "rti", nonce, cfg.federation_id, self.name)):
+        if not P.mac_equal(rti_mac, P.mac(cfg.secret, "rti", nonce, cfg.federation_id, self.name)):
             raise FederationError(
                 f"federate {self.name} and the RTI at {cfg.rti} do not share a secret: the RTI's proof does "
                 "not match this federate's secret (a wrong secret here, or not the federation's RTI)"
@@ -154,7 +153,7 @@ class FederateCoordinator:
             self._clients[d] = c
         self._poller = Poller(rti, self._data)
         self._last_rti = self.clock.now()
-        self._hb = _Heartbeat(self)
+        self._hb = Heartbeat(self)
         self._hb.start()
         return int(self.start)
 
@@ -455,7 +454,7 @@ class FederateCoordinator:
                 self.rejected_messages += 1
                 self._warn.warning("refused a data connection claiming to be federate %s: %s", claimed,
                             "it is already connected" if claimed in self._authed.values() else "it sends nothing here")
-            elif _eq(msg[2], P.mac(self.cfg.secret, "data", self.session, claimed, self.me)):
+            elif P.mac_equal(msg[2], P.mac(self.cfg.secret, "data", self.session, claimed, self.me)):
                 self._authed[peer] = claimed
             else:
                 self.rejected_messages += 1
@@ -503,73 +502,8 @@ _DATA_KINDS = frozenset({P.DATA, P.ABSENT})
 _AUTH_ONLY = frozenset({P.AUTH})
 
 
-def _eq(a: Any, b: bytes) -> bool:
-    import hmac
-
-    return isinstance(a, bytes) and hmac.compare_digest(a, b)
-
-
 def _is_abort(data: memoryview) -> bool:
     try:
         return P.parse(data)[0] == P.ABORT
     except P.ProtocolError:
         return False
-
-
-class _Heartbeat(threading.Thread):
-    """Tells the RTI this process lives (even during a long reaction) and watches the RTI."""
-
-    def __init__(self, fed: FederateCoordinator) -> None:
-        super().__init__(name=f"reactorfed-heartbeat-{fed.name}", daemon=True)
-        self.fed = fed
-        self.last_seen = fed.clock.now()
-        self.abort_reason: str | None = None
-        self._stop_event = threading.Event()
-
-    def stop(self) -> None:
-        self._stop_event.set()
-        if self.is_alive() and threading.current_thread() is not self:
-            self.join(timeout=2)
-
-    def run(self) -> None:
-        fed = self.fed
-        cfg = fed.cfg
-        client = Client(cfg.rti, max_message=_RTI_MAX_MESSAGE)
-        try:
-            nonce = os.urandom(16)
-            client.send([P.pack(P.HB_HELLO, cfg.federation_id, fed.name, nonce, P.mac(cfg.secret, "hb", fed.session, fed.name, nonce))])
-            poller = Poller(client)
-            period_ms = max(1, cfg.heartbeat_ns // 1_000_000)
-            next_beat = 0
-            while not self._stop_event.is_set():
-                now = fed.clock.now()
-                if now >= next_beat:
-                    client.send([P.pack(P.HEARTBEAT)])
-                    next_beat = now + cfg.heartbeat_ns
-                if poller.wait(period_ms):
-                    while (frames := client.recv()) is not None:
-                        self.last_seen = fed.clock.now()
-                        try:
-                            msg = P.parse(frames[0])
-                        except P.ProtocolError:
-                            continue
-                        if msg[0] == P.ABORT and self.abort_reason is None:
-                            self.abort_reason = f"the federation was aborted: {msg[1]}"
-                            self._hard_exit_later()
-                if fed.clock.now() - max(self.last_seen, fed._last_rti) > cfg.liveness_ns and self.abort_reason is None:
-                    self.abort_reason = f"lost the RTI: nothing heard from {cfg.rti} for {cfg.liveness_ns // 1_000_000} ms"
-                    self._hard_exit_later()
-        finally:
-            client.close()
-
-    def _hard_exit_later(self) -> None:
-        """If the main thread is stuck in a reaction and does not notice the abort, end
-        the process anyway: a federation never hangs."""
-        grace = 3 * self.fed.cfg.liveness_ns / 1e9
-
-        def kill() -> None:
-            if not self._stop_event.wait(grace):
-                log.error("%s; the main thread did not stop in time, exiting", self.abort_reason)
-                os._exit(3)
-
-        threading.Thread(target=kill, daemon=True, name="reactorfed-hard-exit").start()

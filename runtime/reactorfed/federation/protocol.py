@@ -14,9 +14,11 @@ from typing import Any
 
 import msgpack
 
-__all__ = ["PROTOCOL_VERSION", "ProtocolError", "mac", "pack", "parse"]
+__all__ = ["PROTOCOL_VERSION", "ProtocolError", "mac", "mac_equal", "pack", "parse"]
 
 PROTOCOL_VERSION = 1
+#: the largest control message (RTI connections refuse bigger frames)
+RTI_MAX_MESSAGE = 64 * 1024
 
 # federate -> RTI
 HELLO = 1  # version, federation id, federate name, program digest, data endpoint, nonce
@@ -151,3 +153,8 @@ def mac(secret: bytes, *parts: bytes | str | int) -> bytes:
         h.update(len(b).to_bytes(4, "big"))
         h.update(b)
     return h.digest()
+
+
+def mac_equal(a: Any, b: bytes) -> bool:
+    """Constant-time comparison of a received MAC (of any type) with the expected one."""
+    return isinstance(a, bytes) and hmac.compare_digest(a, b)

@@ -15,7 +15,7 @@ from typing import Any
 
 from ..clock import Clock
 from . import protocol as P
-from .federate import FederationError, _eq
+from .federate import FederationError
 from .layout import Layout
 from .rti import Grant, RtiCore
 from .throttle import Throttle
@@ -42,7 +42,7 @@ class RtiConfig:
     liveness_ns: int = 3_000_000_000
     join_timeout_ns: int = 60_000_000_000
     start_delay_ns: int = 20_000_000
-    max_message: int = 64 * 1024
+    max_message: int = P.RTI_MAX_MESSAGE
 
 
 @dataclass(frozen=True)
@@ -231,7 +231,7 @@ class RtiServer:
         f, rti_nonce = self._pending.pop(peer)
         endpoint = self._endpoints_pending.pop(peer)
         name = self.layout.names[f]
-        if not _eq(msg[1], P.mac(self.cfg.secret, "federate", rti_nonce, self.cfg.federation_id, name)):
+        if not P.mac_equal(msg[1], P.mac(self.cfg.secret, "federate", rti_nonce, self.cfg.federation_id, name)):
             return self._reject(peer, f"federate {name!r} failed authentication (wrong secret?)")
         if f in self._ctl_of:
             return self._reject(peer, f"duplicate federate {name!r}: it has already joined")
@@ -249,7 +249,7 @@ class RtiServer:
         if self.phase != "running" or fid != self.cfg.federation_id or name not in self.layout.names or nonce in self._hb_nonces:
             self.rejected += 1
             return
-        if not _eq(mac, P.mac(self.cfg.secret, "hb", self.session, name, nonce)):
+        if not P.mac_equal(mac, P.mac(self.cfg.secret, "hb", self.session, name, nonce)):
             self.rejected += 1
             return
         self._hb_nonces.add(nonce)
