@@ -92,19 +92,29 @@ class Results:
             progress("matplotlib missing: no plot (pip install 'reactorfed[bench]')")
             return None
         metrics = list(dict.fromkeys(r["metric"] for r in self.rows))
-        fig, axes = plt.subplots(1, len(metrics), figsize=(6 * len(metrics), 4), squeeze=False)
-        for ax, metric in zip(axes[0], metrics, strict=True):
+        ncols = min(3, len(metrics))
+        nrows = -(-len(metrics) // ncols)
+        fig, axes = plt.subplots(nrows, ncols, figsize=(6 * ncols, 4.2 * nrows), squeeze=False)
+        for ax in axes.flat[len(metrics):]:
+            ax.set_visible(False)
+        for ax, metric in zip(axes.flat, metrics, strict=False):
             rows = [r for r in self.rows if r["metric"] == metric]
             xs = range(len(rows))
             width = 0.4
             ax.bar([x - width / 2 for x in xs], [r["reactorfed"] for r in rows], width, label="reactorfed")
-            peers = sorted({r["peer"] for r in rows})
-            ax.bar([x + width / 2 for x in xs], [r["peer_value"] for r in rows], width, label="/".join(peers))
-            ax.set_xticks(list(xs), [r["case"] for r in rows], rotation=30, ha="right")
+            ax.bar([x + width / 2 for x in xs], [r["peer_value"] for r in rows], width, label="peer")
+            # The peer can differ per case: name it under the case.
+            ax.set_xticks(list(xs), [f"{r['case']}\nvs {r['peer']}" for r in rows], rotation=20, ha="right", fontsize=8)
             ax.set_ylabel(metric)
+            values = [v for r in rows for v in (r["reactorfed"], r["peer_value"]) if v > 0]
+            if values and max(values) / min(values) > 30:
+                ax.set_yscale("log")
             for x, r in zip(xs, rows, strict=True):
-                ax.annotate(f"{r['ratio']:.2f}x", (x, max(r["reactorfed"], r["peer_value"])), ha="center", va="bottom", fontsize=8)
-            ax.legend()
+                mark = "" if r.get("meets_bar") is None else (" ok" if r["meets_bar"] else " MISS")
+                ax.annotate(f"{r['ratio']:.2f}x{mark}", (x, max(r["reactorfed"], r["peer_value"])),
+                            ha="center", va="bottom", fontsize=8)
+            ax.set_title(f"{metric} ({rows[0]['better']} is better)", fontsize=10)
+            ax.legend(fontsize=8)
         fig.suptitle(title or self.bench)
         fig.tight_layout()
         self.out_dir.mkdir(parents=True, exist_ok=True)
@@ -129,3 +139,17 @@ def summarize(rows: Sequence[dict[str, Any]]) -> str:
             f"| {r['bench']} | {r['case']} | {r['metric']} | {r['reactorfed']} | {r['peer']} | {r['peer_value']} | {r['ratio']} |"
         )
     return "\n".join(lines)
+
+
+def load(path: Path) -> Results:
+    """The results of an earlier run, from its JSONL file."""
+    res = Results(path.stem, path.parent)
+    res.rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return res
+
+
+if __name__ == "__main__":
+    # python bench/common.py bench/results/*.jsonl: redraw the plots of earlier runs.
+    for arg in sys.argv[1:]:
+        res = load(Path(arg))
+        print(res.plot(f"{res.bench} (ratio > 1: reactorfed wins)"))
