@@ -138,6 +138,7 @@ class DQNLearnerReactor(Reactor):
         self.progress_every = progress_every
         self.result_path = result_path
         self.iteration = 0
+        self.incomplete_iterations = 0
         self.recent: deque[float] = deque(maxlen=100)
         self.episodes = 0
         self.t0 = self.t_last = 0.0
@@ -154,7 +155,11 @@ class DQNLearnerReactor(Reactor):
 
     @reaction(triggers=[fragments], effects=[weights])
     def learn(self, fragments: MultiReader[np.ndarray], weights: PortWriter[np.ndarray]) -> None:
-        for _, packed in fragments.present():
+        present = fragments.present()
+        if len(present) != self.n:
+            # in a correct run every sampler's fragment arrives at the same tag
+            self.incomplete_iterations += 1
+        for _, packed in present:
             frag = unpack_fragment(packed)
             self.learner.observe(frag)
             self.recent.extend(frag.episode_returns)
@@ -206,6 +211,7 @@ class DQNLearnerReactor(Reactor):
             "iterations": self.iteration,
             "env_steps": self.learner.env_steps,
             "updates": self.learner.updates,
+            "incomplete_iterations": self.incomplete_iterations,
             "episodes": self.episodes,
             "mean_return_100": self.mean_return,
             "seconds": seconds,
