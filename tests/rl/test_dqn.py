@@ -74,3 +74,19 @@ def test_checkpoint_round_trip(tmp_path: Path) -> None:
     assert weights_digest(restored) == weights_digest(learner)
     assert (restored.updates, restored.env_steps) == (learner.updates, learner.env_steps)
     assert restored.config == learner.config
+
+
+def test_loaded_weights_do_not_alias_an_unaligned_buffer() -> None:
+    """Weights received from a federate sit in a frame at any offset: loading must copy
+    them into the network's own (aligned) storage, or CPU kernels may round differently."""
+    learner = _train(0, iterations=2)
+    vec = flat_weights(learner.q)
+    raw = bytearray(vec.nbytes + 4)
+    unaligned = np.frombuffer(memoryview(raw)[4:], dtype=np.float32)
+    unaligned[:] = vec
+    net = make_qnetwork(4, 2, SMALL.hidden, seed=9)
+    load_flat_weights(net, unaligned)
+    np.testing.assert_array_equal(flat_weights(net), vec)
+    unaligned[:] = 0.0
+    np.testing.assert_array_equal(flat_weights(net), vec)
+    assert all(p.data_ptr() % 16 == 0 for p in net.parameters())

@@ -85,7 +85,8 @@ def set_weights(module: nn.Module, weights: Weights) -> None:
 def greedy_action(module: nn.Module, obs: np.ndarray) -> int:
     """argmax_a Q(obs, a) for a single observation."""
     device = next(module.parameters()).device
-    x = torch.as_tensor(obs, dtype=torch.float32, device=device).unsqueeze(0)
+    # a copy: ``obs`` may sit unaligned in a received frame (see load_flat_weights)
+    x = torch.tensor(obs, dtype=torch.float32, device=device).unsqueeze(0)
     return int(module(x).argmax(dim=1).item())
 
 
@@ -96,7 +97,19 @@ def flat_weights(module: nn.Module) -> np.ndarray:
 
 
 def load_flat_weights(module: nn.Module, vec: np.ndarray) -> None:
-    """Inverse of :func:`flat_weights` (same architecture on both sides)."""
-    device = next(module.parameters()).device
+    """Inverse of :func:`flat_weights` (same architecture on both sides).
+
+    Copies into the parameters' own storage. (``vector_to_parameters`` would make them
+    views of ``vec``: a buffer received from another federate may be unaligned, and
+    CPU kernels then take other SIMD paths whose results differ in the last bits,
+    which breaks bit-for-bit reproducibility between one process and a federation.)
+    """
+    src = torch.from_numpy(np.array(vec, dtype=np.float32, copy=True))
+    offset = 0
     with torch.no_grad():
-        torch.nn.utils.vector_to_parameters(torch.as_tensor(np.asarray(vec), device=device), module.parameters())
+        for p in module.parameters():
+            n = p.numel()
+            p.copy_(src[offset : offset + n].view_as(p))
+            offset += n
+    if offset != src.numel():
+        raise ValueError(f"flat weights have {src.numel()} values, the network {offset}")
