@@ -15,35 +15,19 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import Results, base_parser, progress, summarize
+from common import Results
 from reactorfed.rl import GYM_ENVS
-from rf_runner import MODES, federated_available
-from sampling import bench_env
+from sampling import run_suite
 
-# total steps for full runs; --quick divides them by QUICK
+# total steps for full runs
 STEP_ROUNDS = {"CartPole-v1": 3000, "Blackjack-v1": 2000, "Pendulum-v1": 3000}
 FRAG_STEPS = {"CartPole-v1": 200_000, "Blackjack-v1": 40_000, "Pendulum-v1": 100_000}
-QUICK = 10
+QUICK = 10  # --quick divides the step counts by this
 
 
 def main(argv: list[str] | None = None) -> Results:
-    p = base_parser(__doc__ or "")
-    p.add_argument("--samplers", type=int, default=2)
-    p.add_argument("--envs", default=",".join(GYM_ENVS))
-    args = p.parse_args(argv)
-    runs = 1 if args.quick else args.runs
-    div = QUICK if args.quick else 1
-    modes = MODES if federated_available() else ("single",)
-    if "federated" not in modes:
-        progress("reactorfed launch not available: single-process mode only")
-    res = Results("gym_sampling", args.out)
-    for env in args.envs.split(","):
-        frag = FRAG_STEPS[env] // div
-        bench_env(env, args.samplers, STEP_ROUNDS[env] // div, {100: frag, 1000: frag}, FRAG_STEPS[env], runs, res, modes)
-    res.write()
-    res.plot("Gym sample generation: env steps/s (ratio > 1: reactorfed ahead)")
-    progress("\n" + summarize(res.rows))
-    return res
+    return run_suite("gym_sampling", __doc__ or "", GYM_ENVS, STEP_ROUNDS, FRAG_STEPS,
+                     "Gym sample generation: env steps/s (ratio > 1: reactorfed ahead)", argv, min_frag_1000=0, quick_divisor=QUICK)
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import time
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -198,3 +199,39 @@ def bench_env(
                 results.add(f"{env} {pattern} {mode} vs raw", "steps_per_s", v, "raw", raw, "higher",
                             len(mine), samplers=num_samplers)
     progress(f"{env}: raw ceiling {raw:,.0f} steps/s; ray per-step {_median(samples['step|ray']):,.0f}")
+
+
+def run_suite(
+    bench: str,
+    doc: str,
+    envs: Sequence[str],
+    step_rounds: dict[str, int],
+    frag_steps: dict[str, int],
+    title: str,
+    argv: list[str] | None,
+    min_frag_1000: int = 0,
+    quick_divisor: int = 10,
+) -> Any:
+    """The command line of a sampling benchmark (workloads 1 and 2): every env, every
+    pattern, single-process and (where ``reactorfed launch`` works) federated."""
+    from common import Results, base_parser, progress, summarize
+    from rf_runner import MODES, federated_available
+
+    p = base_parser(doc)
+    p.add_argument("--samplers", type=int, default=2)
+    p.add_argument("--envs", default=",".join(envs))
+    args = p.parse_args(argv)
+    runs = 1 if args.quick else args.runs
+    div = quick_divisor if args.quick else 1
+    modes = MODES if federated_available() else ("single",)
+    if "federated" not in modes:
+        progress("reactorfed launch not available: single-process mode only")
+    res = Results(bench, args.out)
+    for env in args.envs.split(","):
+        frag = frag_steps[env] // div
+        bench_env(env, args.samplers, step_rounds[env] // div, {100: frag, 1000: max(frag, min_frag_1000)},
+                  frag_steps[env], runs, res, modes)
+    res.write()
+    res.plot(title)
+    progress("\n" + summarize(res.rows))
+    return res
