@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from .duration import check_duration
 from .errors import UndeclaredAccessError, ValidationError
-from .trigger import Slot, undeclared
+from .trigger import OwnedSlot, undeclared
 
 if TYPE_CHECKING:
     from .reactor import Reactor
@@ -77,14 +77,13 @@ class PhysicalAction(ActionDecl[T]):
     physical = True
 
 
-class Action(Slot):
+class Action(OwnedSlot):
     """The runtime action of one reactor instance."""
 
-    __slots__ = ("_reader", "decl", "last_tag", "reactor", "scheduled_by")
+    __slots__ = ("_reader", "decl", "last_tag", "scheduled_by")
 
     def __init__(self, reactor: Reactor, decl: ActionDecl[Any]) -> None:
-        super().__init__(f"{reactor.fqn}.{decl.name}")
-        self.reactor = reactor
+        super().__init__(reactor, decl.name)
         self.decl = decl
         #: tag of the last event scheduled (for min_spacing), None before the first
         self.last_tag: tuple[int, int] | None = None
@@ -104,17 +103,6 @@ class Action(Slot):
         if env is None:
             raise ValidationError(f"{self.fqn} is scheduled before the program runs")
         env.schedule_physical(self, value, delay)
-
-    # Reading an action goes through a handle: direct reads are undeclared reads.
-    def get(self) -> Any:
-        raise UndeclaredAccessError(self._undeclared_read())
-
-    @property
-    def is_present(self) -> bool:
-        raise UndeclaredAccessError(self._undeclared_read())
-
-    def _undeclared_read(self) -> str:
-        return undeclared(self.reactor, f"reads {self.fqn} without declaring it as a trigger or source")
 
     def __repr__(self) -> str:
         return f"<{'physical' if self.decl.physical else 'logical'} action {self.fqn}>"

@@ -5,8 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .duration import check_duration
-from .errors import UndeclaredAccessError
-from .trigger import Slot, undeclared
+from .trigger import OwnedSlot
 
 if TYPE_CHECKING:
     from .reactor import Reactor
@@ -38,25 +37,13 @@ class Timer:
         return f"Timer(offset={self.offset}, period={self.period}, name={self.name!r})"
 
 
-class TimerSlot(Slot):
-    __slots__ = ("offset", "period", "reactor")
+class TimerSlot(OwnedSlot):
+    __slots__ = ("offset", "period")
 
     def __init__(self, reactor: Reactor, decl: Timer) -> None:
-        super().__init__(f"{reactor.fqn}.{decl.name}")
-        self.reactor = reactor
+        super().__init__(reactor, decl.name)
         self.offset = decl.offset
         self.period = decl.period
-
-    # Reading a timer goes through a handle: direct reads are undeclared reads.
-    def get(self) -> None:
-        raise UndeclaredAccessError(self._undeclared_read())
-
-    @property
-    def is_present(self) -> bool:
-        raise UndeclaredAccessError(self._undeclared_read())
-
-    def _undeclared_read(self) -> str:
-        return undeclared(self.reactor, f"reads {self.fqn} without declaring it as a trigger or source")
 
 
 class _Builtin:

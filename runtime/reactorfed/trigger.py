@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .errors import UndeclaredAccessError
+
 if TYPE_CHECKING:
     from .reaction import Reaction
     from .reactor import Reactor
@@ -37,3 +39,24 @@ def undeclared(reactor: Reactor, what: str) -> str:
     env = reactor._env
     who = env.current_reaction_name() if env is not None else None
     return f"{'reaction ' + who if who else 'code outside any reaction'} {what}"
+
+
+class OwnedSlot(Slot):
+    """The slot of an action or a timer: it belongs to one reactor, and reactions read it
+    through the handles they declared, so reading it directly is an undeclared read."""
+
+    __slots__ = ("reactor",)
+
+    def __init__(self, reactor: Reactor, name: str) -> None:
+        super().__init__(f"{reactor.fqn}.{name}")
+        self.reactor = reactor
+
+    def get(self) -> Any:
+        raise UndeclaredAccessError(self._undeclared_read())
+
+    @property
+    def is_present(self) -> bool:
+        raise UndeclaredAccessError(self._undeclared_read())
+
+    def _undeclared_read(self) -> str:
+        return undeclared(self.reactor, f"reads {self.fqn} without declaring it as a trigger or source")
