@@ -25,7 +25,11 @@ __all__ = ["RtiConfig", "RtiServer", "RtiSummary"]
 
 log = logging.getLogger("reactorfed.rti")
 
-_MAX_PENDING = 256
+# Half-finished handshakes: a real federate answers its challenge within milliseconds,
+# so entries expire after a while, and a flood of strangers' HELLOs would have to exceed
+# this many between a real HELLO and its PROOF to push it out.
+_MAX_PENDING = 4096
+_PENDING_TTL_NS = 10_000_000_000
 _CTL = frozenset({P.NET, P.LTC, P.STOP_REQ, P.STOP_REPLY, P.RESIGN, P.HEARTBEAT, P.FAIL})
 _HB = frozenset({P.HEARTBEAT})
 _PENDING = frozenset({P.PROOF})
@@ -73,7 +77,8 @@ class RtiServer:
         self.session = os.urandom(16)
         self.endpoint = ""
         self._server: Server | None = None
-        self._pending: OrderedDict[bytes, tuple[int, bytes]] = OrderedDict()  # peer -> (federate, rti nonce)
+        # peer -> (federate, rti nonce, when the challenge was sent), oldest first
+        self._pending: OrderedDict[bytes, tuple[int, bytes, int]] = OrderedDict()
         self._ctl: dict[bytes, int] = {}
         self._ctl_of: dict[int, bytes] = {}
         self._hb: dict[bytes, int] = {}
@@ -218,17 +223,21 @@ class RtiServer:
         if not endpoint.startswith("tcp://"):
             return self._reject(peer, "bad data endpoint")
         rti_nonce = os.urandom(16)
-        self._pending[peer] = (f, rti_nonce)
+        now = self.clock.now()
+        self._pending[peer] = (f, rti_nonce, now)
         self._endpoints_pending[peer] = endpoint
-        while len(self._pending) > _MAX_PENDING:
-            old, _ = self._pending.popitem(last=False)
+        while self._pending:
+            old, (_, _, since) = next(iter(self._pending.items()))
+            if len(self._pending) <= _MAX_PENDING and now - since <= _PENDING_TTL_NS:
+                break
+            self._pending.popitem(last=False)
             self._endpoints_pending.pop(old, None)
         assert self._server is not None
         self._server.send(peer, [P.pack(P.CHALLENGE, rti_nonce, P.mac(cfg.secret, "rti", nonce, fid, name))])
         return None
 
     def _on_proof(self, peer: bytes, msg: list[Any]) -> None:
-        f, rti_nonce = self._pending.pop(peer)
+        f, rti_nonce, _ = self._pending.pop(peer)
         endpoint = self._endpoints_pending.pop(peer)
         name = self.layout.names[f]
         if not P.mac_equal(msg[1], P.mac(self.cfg.secret, "federate", rti_nonce, self.cfg.federation_id, name)):
