@@ -42,6 +42,8 @@ TagT = tuple[int, int]
 #: While a federate runs through tags it may already process, it reports completed tags
 #: (LTC) at most this often; it reports at once when it is about to wait.
 _LTC_BATCH_NS = 1_000_000
+#: the longest one pump spends reading the data port
+_DATA_SLICE_NS = 20_000_000
 
 
 class FederationError(ReactorError):
@@ -392,11 +394,16 @@ class FederateCoordinator:
                 self._last_rti = self.clock.now()
                 self._on_rti(sched, frames)
         if self._data in ready:
-            while True:
+            # Bounded, so that a flood on the data port cannot hold the scheduler here:
+            # what is left is read at the next pump.
+            until = self.clock.now() + _DATA_SLICE_NS
+            for i in range(1, 1 << 30):
                 got = self._data.recv()
                 if got is None:
                     break
                 self._on_data(sched, got[0], got[1])
+                if i % 64 == 0 and self.clock.now() > until:
+                    break
 
     def _on_rti(self, sched: Scheduler, frames: list[memoryview]) -> None:
         try:
