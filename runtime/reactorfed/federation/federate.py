@@ -172,11 +172,13 @@ class FederateCoordinator:
             if not frames:
                 continue
             try:
-                return P.parse(frames[0], frozenset(kinds | {P.ABORT}) if P.ABORT not in kinds else frozenset(kinds))
+                msg = P.parse(frames[0], frozenset(kinds | {P.ABORT}))
             except P.ProtocolError as e:
-                if frames and frames[0][:1] and _is_abort(frames[0]):
-                    raise FederationError(f"the federation was aborted: {P.parse(frames[0])[1]}") from None
                 log.warning("ignoring a bad message from the RTI: %s", e)
+                continue
+            if msg[0] == P.ABORT:
+                raise FederationError(f"the federation was aborted: {msg[1]}")
+            return msg
 
     def install(self, sched: Scheduler) -> None:
         """Prepare the scheduler: output senders and, for zero-delay cycles, checkpoints."""
@@ -507,10 +509,3 @@ class FederateCoordinator:
 _FROM_RTI = frozenset({P.TAG, P.PTAG, P.STOP_REQUEST, P.STOP_GRANTED, P.ABORT, P.HEARTBEAT, P.REJECT})
 _DATA_KINDS = frozenset({P.DATA, P.ABSENT})
 _AUTH_ONLY = frozenset({P.AUTH})
-
-
-def _is_abort(data: memoryview) -> bool:
-    try:
-        return P.parse(data)[0] == P.ABORT
-    except P.ProtocolError:
-        return False
