@@ -8,7 +8,7 @@ import json
 from dataclasses import dataclass, field
 
 from ..graph import Program
-from ..tag import FOREVER
+from ..tag import FOREVER, FOREVER_TAG
 from .protocol import PROTOCOL_VERSION
 
 __all__ = ["Delay", "Layout", "Link", "add_delay", "compose"]
@@ -16,7 +16,7 @@ __all__ = ["Delay", "Layout", "Link", "add_delay", "compose"]
 # A path delay as a tag offset: (dt, dm). None (same tag) is (0, 0), "after 0" is (0, 1),
 # "after d" is (d, 0). Applying (dt, dm) to (t, m): (t + dt, dm) if dt > 0 else (t, m + dm).
 Delay = tuple[int, int]
-_MAX_M = 2**32 - 1
+_MAX_M = FOREVER_TAG.microstep
 
 
 def link_delay(after: int | None) -> Delay:

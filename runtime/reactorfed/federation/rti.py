@@ -15,15 +15,15 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from ..tag import FOREVER, NEVER
+from ..tag import FOREVER, FOREVER_TAG, NEVER_TAG
 from .layout import Layout, add_delay
 
 __all__ = ["FederateState", "Grant", "RtiCore"]
 
 TagT = tuple[int, int]
-_MAX_M = 2**32 - 1
-FOREVER_T: TagT = (FOREVER, _MAX_M)
-NEVER_T: TagT = (NEVER, 0)
+_MAX_M = FOREVER_TAG.microstep
+FOREVER_T: TagT = (FOREVER_TAG.time, FOREVER_TAG.microstep)
+NEVER_T: TagT = (NEVER_TAG.time, NEVER_TAG.microstep)
 
 
 def succ(t: TagT) -> TagT:
