@@ -246,8 +246,9 @@ PROGRAMS: dict[str, Callable[[], Reactor]] = {
 }
 
 
+@pytest.mark.parametrize("peer_grants", [True, False], ids=["peer-grants", "rti-grants-only"])
 @pytest.mark.parametrize("name", list(PROGRAMS))
-def test_federated_run_equals_single_process(name: str) -> None:
+def test_federated_run_equals_single_process(name: str, peer_grants: bool) -> None:
     factory = PROGRAMS[name]
     timeout = ms(40)
     single = factory()
@@ -255,9 +256,11 @@ def test_federated_run_equals_single_process(name: str) -> None:
     expected = _traces(single)
     assert len(expected) >= 5, "the program must do something worth comparing"
     for _ in range(2):  # every time, not once
-        run = run_threads(factory, fast=True, timeout=timeout, join_timeout_s=60)
+        run = run_threads(factory, fast=True, timeout=timeout, join_timeout_s=60, peer_grants=peer_grants)
         run.raise_errors()
         assert _federated_traces(run) == expected
+        # Federates with upstream peers did use the relayed reports (or, turned off, never).
+        assert (sum(run.peer_grants.values()) > 0) == peer_grants, run.peer_grants
 
 
 def test_real_time_federation_keeps_physical_time() -> None:
@@ -300,3 +303,21 @@ def test_startup_only_federates_stop_by_starvation() -> None:
     run.raise_errors()
     assert _federated_traces(run) == [("Main.rec", 0, 0, 7)]
     assert all(s.stop_reason == "starvation" for s in run.summaries.values())
+
+
+@pytest.mark.parametrize("name", list(PROGRAMS))
+def test_peer_grants_alone_are_correct(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the RTI's grants withheld, the grants federates compute from relayed reports
+    alone drive the run, and the trace is still the single-process one: they are not merely
+    hidden behind the RTI's."""
+    from reactorfed.federation import rti_server
+
+    withheld: list[object] = []
+    monkeypatch.setattr(rti_server.RtiServer, "_send_grant", lambda self, g: withheld.append(g))
+    factory = PROGRAMS[name]
+    single = factory()
+    Environment(fast=True, timeout=ms(40)).run(single)
+    run = run_threads(factory, fast=True, timeout=ms(40), join_timeout_s=60)
+    run.raise_errors()
+    assert _federated_traces(run) == _traces(single)
+    assert withheld, "the RTI computed grants (and they were withheld)"

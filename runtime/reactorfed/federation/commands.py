@@ -64,6 +64,9 @@ def _common(p: argparse.ArgumentParser, *, launch: bool = False) -> None:
                        help="file holding the shared secret (default: $REACTORFED_SECRET)")
     g.add_argument("--heartbeat-timeout", default="3s", metavar="DURATION",
                    help="declare a silent process dead after this long (default: 3s)")
+    g.add_argument("--no-peer-grants", action="store_true",
+                   help="federates wait for the RTI's grants only, instead of also computing them from the "
+                   "reports their upstream peers relay (slower; for comparison; no effect on the RTI)")
     add_logging_args(p)
 
 
@@ -163,7 +166,8 @@ def cmd_federate(args: argparse.Namespace) -> int:
     rti = args.rti if args.rti.startswith("tcp://") else f"tcp://{args.rti}"
     bind = args.bind_host or ("0.0.0.0" if args.advertise_host else "127.0.0.1")
     cfg = FederateConfig(args.federation_id, _secret(args), rti, bind_host=bind, advertise_host=args.advertise_host,
-                         liveness_ns=_liveness(args), trusted_pickle=args.trusted_pickle)
+                         liveness_ns=_liveness(args), trusted_pickle=args.trusted_pickle,
+                         peer_grants=not args.no_peer_grants)
     holder: dict[str, Any] = {}
 
     def request_stop() -> None:
@@ -203,6 +207,8 @@ def cmd_launch(args: argparse.Namespace) -> int:
         run_args += ["--timeout", f"{args.timeout}ns"]
     if args.workers != 1:
         run_args += ["--workers", str(args.workers)]
+    if args.no_peer_grants:
+        run_args.append("--no-peer-grants")
     log.info("launching %s: RTI + %d federates (%s)", args.program, len(layout.names), ", ".join(layout.names))
     result = launch(args.program, layout.names, params=args.params, run_args=run_args,
                     progress=False if args.no_progress else None, timeout_ns=args.timeout)

@@ -31,6 +31,7 @@ from . import protocol as P
 from .codec import CodecError, decode, encode
 from .heartbeat import Heartbeat
 from .layout import Layout, Link, add_delay, link_delay
+from .rti import RtiCore
 from .throttle import Throttle
 from .transport import Client, Poller, Server
 
@@ -44,6 +45,9 @@ TagT = tuple[int, int]
 _LTC_BATCH_NS = 1_000_000
 #: the longest one pump spends reading the data port
 _DATA_SLICE_NS = 20_000_000
+#: With peer-assisted grants, the RTI's copy of the reports (its grants are then a
+#: backstop, and it serves status, metrics and stop agreement) goes at most this often.
+_RTI_REPORT_NS = 2_000_000
 
 
 class FederationError(ReactorError):
@@ -62,6 +66,10 @@ class FederateConfig:
     join_timeout_ns: int = 60_000_000_000
     trusted_pickle: bool = False
     max_message: int = 1 << 30
+    #: Also send this federate's reports (LTC/NET) to its downstream peers, relaying those
+    #: of its own upstream, so that each federate can compute the grants the RTI would give
+    #: it (see "Peer-assisted grants" in docs/federation.md) without waiting for the RTI.
+    peer_grants: bool = True
 
 
 class _Out:
@@ -88,7 +96,13 @@ class FederateCoordinator:
         self.ptag: TagT | None = None
         self.required: dict[int, int] = {}
         self.received: dict[int, int] = {u: 0 for u in layout.direct_upstream(self.me)}
+        # per downstream peer: [messages sent, earliest tag sent since the last report]; the
+        # earliest tags kept twice, as the RTI and the peers get their reports at different times
         self.sent: dict[int, list[int]] = {d: [0, FOREVER, 0] for d in layout.downstream(self.me)}
+        self._sent_peer: dict[int, list[int]] = {d: [FOREVER, 0] for d in layout.downstream(self.me)}
+        self._net: TagT = (NEVER, 0)
+        self._rti_dirty = False  # a report the RTI has not had yet
+        self._last_rti_report = 0
         self.reported: tuple[TagT, tuple[int, ...]] | None = None
         self.stop_limit: TagT | None = None  # agreed not to pass this until STOP_GRANTED
         self.stop_granted: TagT | None = None
@@ -119,6 +133,18 @@ class FederateCoordinator:
         self.messages_sent = 0
         self.bytes_sent = 0
         self.messages_received = 0
+        # Peer-assisted grants: every federate upstream of this one reports to it, directly
+        # or relayed, so a local RtiCore computes what the RTI would grant, from reports no
+        # older than the RTI's. The RTI's grants still come and either one may go first.
+        self._core = RtiCore(layout) if cfg.peer_grants and self.has_upstream else None
+        self._relevant = set(layout.upstream(self.me)) | {self.me}
+        # downstream peer -> the federates whose reports it needs from here
+        self._relay_to = {d: {x for x in layout.upstream(d) if x != d} for d in layout.downstream(self.me)}
+        self._outbox: dict[int, list[list[Any]]] = {d: [] for d in self._relay_to}
+        self._seen: dict[int, int] = {}  # federate -> the latest report sequence number taken
+        self._seq = 0
+        self._ltc: TagT = (NEVER, 0)
+        self.local_grants = 0
 
     # -- joining ---------------------------------------------------------------------
     def start_time(self, proposed: int) -> int:
@@ -147,6 +173,8 @@ class FederateCoordinator:
         if index != self.me:
             raise FederationError(f"the RTI numbers this federate {index}, the program says {self.me}: different programs?")
         self.peers = peers
+        if self._core is not None:
+            self._core.start(int(self.start))
         for d in self.layout.downstream(self.me):
             if d not in peers:
                 raise FederationError(f"the RTI sent no address for federate {self.layout.names[d]}")
@@ -227,15 +255,19 @@ class FederateCoordinator:
             if limit is not None and self.stop_granted is None and (head is None or head > limit):
                 pass  # wait for the stop to be agreed before going past it
             elif not self.has_upstream:
+                if self._rti_dirty:
+                    self._rti_report_wait()
                 return head
             elif self._counts_ok():
                 if head is not None and (head <= self.grant or head == self.ptag):
                     return head
                 if head is None and self.grant >= FOREVER_TAG:
                     return None
+            before = (self.grant, self.ptag)
             self._flush_ltc(head)
             self._report_net(head)
-            self._pump(sched, 100)
+            if (self.grant, self.ptag) == before:
+                self._pump(sched, self._rti_report_wait())
 
     def at_level(self, sched: Scheduler, level: int) -> None:
         tag = sched.current_tag
@@ -290,9 +322,40 @@ class FederateCoordinator:
     def _send_ltc(self, tag: TagT, net: TagT, now: int) -> None:
         self._last_progress = now
         self._ltc_pending = None
-        assert self._rti is not None
-        self._rti.send([P.pack(P.LTC, tag[0], tag[1], net[0], net[1], self._sent_report(), self.received)])
+        if tag > self._ltc:
+            self._ltc = tag
+        self._report(net, now)
+
+    def _report(self, net: TagT, now: int) -> None:
+        """Report the latest tag complete and ``net``: to the peers at once, to the RTI
+        at once or, with peer-assisted grants, at most every ``_RTI_REPORT_NS``."""
+        self._net = net
         self.reported = (net, tuple(self.received.values()))
+        self._rti_dirty = True
+        if not self.cfg.peer_grants or self.stop_limit is not None or now - self._last_rti_report >= _RTI_REPORT_NS:
+            self._flush_rti(now)
+        if self.cfg.peer_grants:
+            self._share(net)
+
+    def _flush_rti(self, now: int) -> None:
+        if not self._rti_dirty:
+            return
+        assert self._rti is not None
+        self._rti_dirty = False
+        self._last_rti_report = now
+        ltc, net = self._ltc, self._net
+        self._rti.send([P.pack(P.LTC, ltc[0], ltc[1], net[0], net[1], self._sent_report(), self.received)])
+
+    def _rti_report_wait(self) -> int:
+        """Send the RTI's report if it is due; how long (ms) a pump may wait meanwhile."""
+        if not self._rti_dirty:
+            return 100
+        now = self.clock.now()
+        due = self._last_rti_report + _RTI_REPORT_NS
+        if now >= due:
+            self._flush_rti(now)
+            return 100
+        return max(1, (due - now) // 1_000_000)
 
     def _flush_ltc(self, head: TagT | None) -> None:
         """Report a delayed LTC before waiting."""
@@ -302,6 +365,7 @@ class FederateCoordinator:
     def stop_requested(self, sched: Scheduler, tag: TagT) -> TagT:
         assert self._rti is not None
         self._flush_ltc(sched._eq[0] if sched._eq else None)
+        self._flush_rti(self.clock.now())
         self._rti.send([P.pack(P.STOP_REQ, tag[0], tag[1])])
         self.stop_limit = tag if self.stop_limit is None else max(tag, self.stop_limit)
         deadline = self.clock.now() + self.cfg.join_timeout_ns
@@ -318,6 +382,8 @@ class FederateCoordinator:
                 if error is None:
                     t, m = sched.current_tag
                     self._rti.send([P.pack(P.RESIGN, t, m, self._sent_report(), self.received)])
+                    if self.cfg.peer_grants:
+                        self._share(FOREVER_TAG, resigned=True)
                 elif not isinstance(error, FederationError):
                     self._rti.send([P.pack(P.FAIL, f"{type(error).__name__}: {error}"[:2000])])
                 time.sleep(0.05)  # let the last message leave before the socket closes
@@ -349,13 +415,24 @@ class FederateCoordinator:
         s[0] += 1
         if (tag[0], tag[1]) < (s[1], s[2]):
             s[1], s[2] = tag
+        s = self._sent_peer[out.link.dst]
+        if (tag[0], tag[1]) < (s[0], s[1]):
+            s[0], s[1] = tag
         self.messages_sent += 1
         self.bytes_sent += sum(len(memoryview(f).cast("B")) for f in frames)
 
     def _sent_report(self) -> dict[int, list[int]]:
+        """What was sent, for the RTI: counts, and the earliest tags since its last report."""
         rep = {d: list(v) for d, v in self.sent.items()}
         for v in self.sent.values():
             v[1], v[2] = FOREVER, 0
+        return rep
+
+    def _sent_peer_report(self) -> dict[int, list[int]]:
+        """The same, for the peers (reported to at other times than the RTI)."""
+        rep = {d: [v[0], *self._sent_peer[d]] for d, v in self.sent.items()}
+        for v in self._sent_peer.values():
+            v[0], v[1] = FOREVER, 0
         return rep
 
     def _report_net(self, head: TagT | None) -> None:
@@ -366,9 +443,67 @@ class FederateCoordinator:
         net = head if head is not None else FOREVER_TAG
         key = (net, tuple(self.received.values()))
         if key != self.reported:
-            assert self._rti is not None
-            self._rti.send([P.pack(P.NET, net[0], net[1], self._sent_report(), self.received)])
-            self.reported = key
+            self._report(net, self.clock.now())
+
+    # -- peer-assisted grants ---------------------------------------------------------------
+    def _share(self, net: TagT, resigned: bool = False) -> None:
+        """Give this federate's report to the local core and the downstream peers."""
+        sent = self._sent_peer_report()
+        self._seq += 1
+        ltc = self._ltc
+        received = dict(self.received)
+        report = [self.me, self._seq, ltc[0], ltc[1], net[0], net[1], sent, received, resigned]
+        for box in self._outbox.values():
+            box.append(report)
+        self._flush_reports()
+        if self._core is not None:
+            self._core.on_ltc(self.me, ltc, net, sent, received, regrant=False)
+            self._local_grant()
+
+    def _flush_reports(self) -> None:
+        for d, box in self._outbox.items():
+            if box:
+                self._clients[d].send([P.pack(P.REPORTS, box)])
+                self._outbox[d] = []
+
+    def _on_reports(self, sender: int, reports: list[list[Any]]) -> None:
+        """Take (and pass on downstream) the reports a peer relays; newer ones only."""
+        n = len(self.layout.names)
+        core = self._core
+        for r in reports:
+            x, seq = r[0], r[1]
+            if x >= n or x == self.me:
+                self.rejected_messages += 1
+                continue
+            if seq <= self._seen.get(x, 0):
+                continue  # already had it (reports can come along several paths)
+            self._seen[x] = seq
+            for d, wants in self._relay_to.items():
+                if x in wants and d != sender:
+                    self._outbox[d].append(r)
+            if core is not None and x in self._relevant:
+                # Sends to federates that cannot affect this one would stay "in flight" here
+                # for ever (their receipts never come here): leave them out.
+                sent = {d: v for d, v in r[6].items() if d in self._relevant}
+                if r[8]:
+                    core.on_resign(x, sent, r[7], regrant=False)
+                else:
+                    core.on_ltc(x, (r[2], r[3]), (r[4], r[5]), sent, r[7], regrant=False)
+
+    def _local_grant(self) -> None:
+        assert self._core is not None
+        g = self._core.grant_for(self.me)
+        if g is None:
+            return
+        self.local_grants += 1
+        if g.provisional:
+            if self.ptag is None or g.tag > self.ptag:
+                self.ptag = g.tag
+        elif g.tag > self.grant:
+            self.grant = g.tag
+        for u, c in g.counts.items():
+            if c > self.required.get(u, 0):
+                self.required[u] = c
 
     # -- receiving -------------------------------------------------------------------
     def _counts_ok(self) -> bool:
@@ -406,6 +541,9 @@ class FederateCoordinator:
                 self._on_data(sched, got[0], got[1])
                 if i % 64 == 0 and self.clock.now() > until:
                     break
+            self._flush_reports()
+            if self._core is not None:
+                self._local_grant()
 
     def _on_rti(self, sched: Scheduler, frames: list[memoryview]) -> None:
         try:
@@ -423,7 +561,10 @@ class FederateCoordinator:
                 if n > self.required.get(u, 0):
                     self.required[u] = n
         elif kind == P.PTAG:
-            self.ptag = (msg[1], msg[2])
+            tag = (msg[1], msg[2])
+            if self.ptag is None or tag > self.ptag:
+                # A late PTAG (a peer-assisted grant came first) must not take back a newer one.
+                self.ptag = tag
             for u, n in msg[3].items():
                 if n > self.required.get(u, 0):
                     self.required[u] = n
@@ -469,6 +610,9 @@ class FederateCoordinator:
                 self.rejected_messages += 1
                 self._warn.warning("refused a data connection that failed authentication")
             return
+        if msg[0] == P.REPORTS:
+            self._on_reports(sender, msg[1])
+            return
         lk = self._in_links.get(msg[1])
         if lk is None or lk.src != sender:
             self.rejected_messages += 1
@@ -507,5 +651,5 @@ class FederateCoordinator:
 
 
 _FROM_RTI = frozenset({P.TAG, P.PTAG, P.STOP_REQUEST, P.STOP_GRANTED, P.ABORT, P.HEARTBEAT, P.REJECT})
-_DATA_KINDS = frozenset({P.DATA, P.ABSENT})
+_DATA_KINDS = frozenset({P.DATA, P.ABSENT, P.REPORTS})
 _AUTH_ONLY = frozenset({P.AUTH})

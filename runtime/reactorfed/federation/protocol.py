@@ -44,13 +44,14 @@ ABORT = 27  # reason
 DATA = 40  # link, t, m, codec, meta  (+ one payload frame)
 ABSENT = 41  # link, t, m
 AUTH = 42  # sender index, mac
+REPORTS = 43  # [[federate, seq, ltc t, ltc m, net t, net m, sent, recv, resigned], ...]: relayed reports
 
 NAMES = {
     HELLO: "HELLO", PROOF: "PROOF", NET: "NET", LTC: "LTC", STOP_REQ: "STOP_REQ",
     STOP_REPLY: "STOP_REPLY", RESIGN: "RESIGN", HEARTBEAT: "HEARTBEAT", FAIL: "FAIL",
     HB_HELLO: "HB_HELLO", CHALLENGE: "CHALLENGE", REJECT: "REJECT", START: "START", TAG: "TAG",
     PTAG: "PTAG", STOP_REQUEST: "STOP_REQUEST", STOP_GRANTED: "STOP_GRANTED", ABORT: "ABORT",
-    DATA: "DATA", ABSENT: "ABSENT", AUTH: "AUTH",
+    DATA: "DATA", ABSENT: "ABSENT", AUTH: "AUTH", REPORTS: "REPORTS",
 }
 
 _I64_MIN = -(2**63)
@@ -59,7 +60,8 @@ _MAX_STR = 4096
 _MAX_ENTRIES = 4096
 
 # Field kinds: "i" int64, "u" int >= 0, "s" short str, "b16" 16 bytes, "b32" 32 bytes,
-# "counts" {int >= 0: int >= 0}, "sent" {int >= 0: [count, t, m]}, "peers" {int: str}, "any".
+# "counts" {int >= 0: int >= 0}, "sent" {int >= 0: [count, t, m]}, "peers" {int: str},
+# "reports" a list of [u, u, i, u, i, u, sent, counts, bool], "any".
 _SCHEMA: dict[int, tuple[str, ...]] = {
     HELLO: ("u", "s", "s", "s", "s", "b16"),
     PROOF: ("b32",),
@@ -82,6 +84,7 @@ _SCHEMA: dict[int, tuple[str, ...]] = {
     DATA: ("u", "i", "u", "u", "any"),
     ABSENT: ("u", "i", "u"),
     AUTH: ("u", "b32"),
+    REPORTS: ("reports",),
 }
 
 
@@ -132,17 +135,35 @@ def _check(name: str, i: int, field: str, v: Any) -> None:
     elif field in ("b16", "b32"):
         bad = not isinstance(v, bytes) or len(v) != int(field[1:])
     elif field == "counts":
-        bad = not isinstance(v, dict) or not all(_is_int(k) and k >= 0 and _is_int(c) and c >= 0 for k, c in v.items())
+        bad = not _is_counts(v)
     elif field == "sent":
-        bad = not isinstance(v, dict) or not all(
-            _is_int(k) and k >= 0 and isinstance(e, list) and len(e) == 3
-            and _is_int(e[0]) and e[0] >= 0 and _is_int(e[1]) and _is_int(e[2]) and e[2] >= 0
-            for k, e in v.items()
-        )
+        bad = not _is_sent(v)
+    elif field == "reports":
+        bad = not isinstance(v, list) or not all(_is_report(r) for r in v)
     elif field == "peers":
         bad = not isinstance(v, dict) or not all(_is_int(k) and k >= 0 and isinstance(e, str) for k, e in v.items())
     if bad:
         raise ProtocolError(f"{name}: field {i + 1} is not a valid {field}")
+
+
+def _is_counts(v: Any) -> bool:
+    return isinstance(v, dict) and all(_is_int(k) and k >= 0 and _is_int(c) and c >= 0 for k, c in v.items())
+
+
+def _is_sent(v: Any) -> bool:
+    return isinstance(v, dict) and all(
+        _is_int(k) and k >= 0 and isinstance(e, list) and len(e) == 3
+        and _is_int(e[0]) and e[0] >= 0 and _is_int(e[1]) and _is_int(e[2]) and e[2] >= 0
+        for k, e in v.items()
+    )
+
+
+def _is_report(r: Any) -> bool:
+    return (
+        isinstance(r, list) and len(r) == 9
+        and all(_is_int(r[i]) and (i in (2, 4) or r[i] >= 0) for i in range(6))
+        and _is_sent(r[6]) and _is_counts(r[7]) and type(r[8]) is bool
+    )
 
 
 def mac(secret: bytes, *parts: bytes | str | int) -> bytes:

@@ -8,6 +8,7 @@ import os
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..environment import RunSummary
 from ..reactor import Reactor
@@ -25,6 +26,8 @@ class ThreadedRun:
     #: each federate's own instance of the program (inspect its reactors' state)
     programs: dict[str, Reactor] = field(default_factory=dict)
     errors: dict[str, BaseException] = field(default_factory=dict)
+    #: grants each federate computed itself from the reports its peers relayed
+    peer_grants: dict[str, int] = field(default_factory=dict)
 
     def raise_errors(self) -> None:
         if self.errors:
@@ -41,6 +44,7 @@ def run_threads(
     join_timeout_s: float = 60.0,
     liveness_ns: int = 3_000_000_000,
     trusted_pickle: bool = False,
+    peer_grants: bool = True,
 ) -> ThreadedRun:
     """Run ``factory()``'s program federated in threads; wait for the end."""
     secret = os.urandom(16)
@@ -64,11 +68,17 @@ def run_threads(
     def fed(name: str) -> None:
         main = factory()
         out.programs[name] = main
-        cfg = FederateConfig(fid, secret, endpoint[0], liveness_ns=liveness_ns, trusted_pickle=trusted_pickle)
+        cfg = FederateConfig(fid, secret, endpoint[0], liveness_ns=liveness_ns, trusted_pickle=trusted_pickle,
+                             peer_grants=peer_grants)
+        scheds: list[Any] = []
         try:
-            out.summaries[name] = run_federate(main, name, cfg, fast=fast, timeout=timeout, workers=workers)
+            out.summaries[name] = run_federate(main, name, cfg, fast=fast, timeout=timeout, workers=workers,
+                                               on_scheduler=scheds.append)
         except BaseException as e:
             out.errors[name] = e
+        finally:
+            if scheds:
+                out.peer_grants[name] = scheds[0].coordinator.local_grants
 
     t = threading.Thread(target=rti, name="rti", daemon=True)
     t.start()
