@@ -218,6 +218,58 @@ def bank_gather() -> Reactor:
     return Main()
 
 
+class Frames(Reactor):
+    """Large arrays (through shared memory between federates), of sizes and dtypes that
+    leave later records at odd offsets of the ring."""
+
+    out = Output(object)
+    back = Input(object)
+    tick = Timer(offset=0, period=ms(2))
+
+    def __init__(self) -> None:
+        self.i = 0
+        self.rng = np.random.default_rng(7)
+        self.trace: Trace = []
+
+    @reaction(triggers=[tick], effects=[out])
+    def emit(self, out: Any) -> None:
+        self.i += 1
+        if self.i > 15:
+            return
+        if self.i % 3 == 0:
+            out.set(self.rng.integers(0, 255, size=40_001 + self.i, dtype=np.uint8))  # odd byte counts
+        else:
+            out.set(self.rng.standard_normal((64, 80 + self.i)).astype(np.float32))
+
+    @reaction(triggers=[back])
+    def got(self, back: Any) -> None:
+        t = self.elapsed_tag()
+        v = back.get()
+        self.trace.append((self.fqn, t.time, t.microstep, (v.shape, str(v.dtype), float(v.sum()), v.tobytes().hex()[:64])))
+
+
+class Transform(Reactor):
+    inp = Input(object)
+    out = Output(object)
+
+    @reaction(triggers=[inp], effects=[out])
+    def work(self, inp: Any, out: Any) -> None:
+        v = inp.get()
+        out.set((v.astype(np.float64) * 1.5 + np.arange(v.size).reshape(v.shape)) @ np.ones(v.shape[-1])
+                if v.ndim == 2 else np.cumsum(v.astype(np.float64)))
+
+
+def large_arrays() -> Reactor:
+    class Main(Reactor):
+        def __init__(self) -> None:
+            self.frames = Frames()
+            self.transform = Transform()
+            self.connect(self.frames.out, self.transform.inp)
+            self.connect(self.transform.out, self.frames.back)
+
+    return Main()
+
+
 def _traces(main: Reactor) -> Trace:
     out: Trace = []
     stack = [main]
@@ -243,6 +295,7 @@ PROGRAMS: dict[str, Callable[[], Reactor]] = {
     "cycle with a delay": cycle_with_delay,
     "zero-delay cycle": zero_delay_cycle,
     "bank of 8 gathering": bank_gather,
+    "large arrays, both ways": large_arrays,
 }
 
 
@@ -321,3 +374,10 @@ def test_peer_grants_alone_are_correct(name: str, monkeypatch: pytest.MonkeyPatc
     run.raise_errors()
     assert _federated_traces(run) == _traces(single)
     assert withheld, "the RTI computed grants (and they were withheld)"
+
+
+def test_large_arrays_go_through_shared_memory() -> None:
+    run = run_threads(large_arrays, fast=True, timeout=ms(40), join_timeout_s=60)
+    run.raise_errors()
+    # every frame; of the replies only the cumulative sums of the byte arrays are large
+    assert run.shm_payloads == {"frames": 15, "transform": 5}, run.shm_payloads

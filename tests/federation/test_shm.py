@@ -356,3 +356,50 @@ def test_two_processes(tmp_path: Path, mode: str) -> None:
     name = done.stdout.split()[-1]
     assert name.startswith("rfed-")
     assert not (DEV_SHM / name).exists()
+
+
+def test_lent_records_are_views_given_back_in_order(ring: tuple[ShmWriter, ShmReader]) -> None:
+    w, r = ring
+    at = [w.put([payload(i, 250)]) for i in range(4)]
+    assert None not in at
+    views = [r.lend(*a) for a in at]  # type: ignore[misc]
+    assert [bytes(v) for v in views] == [payload(i, 250) for i in range(4)]
+    assert not views[0].flags.writeable
+    with pytest.raises(ValueError):
+        views[0][0] = 1  # read-only: the ring is the writer's to reuse
+    assert w.put([b"x"]) is None and r.lent() == 4
+    derived = views[1].reshape(10, 25)[2:]  # a view of a view keeps the record
+    del views[1]
+    assert w.put([b"x"]) is None  # record 0 still lent: nothing before record 1 is free
+    del views[0]
+    assert w.pending() == 750  # record 0 came back; record 1 lives on in `derived`
+    assert bytes(derived[0]) == payload(1, 250)[50:75]
+    del derived
+    assert w.pending() == 500 and r.lent() == 2
+    taken_after = w.put([payload(7, 200)])
+    assert taken_after == (0, 200)
+    views.clear()  # records 2 and 3 go back
+    assert w.pending() == 200 and r.lent() == 0
+    assert r.take(*taken_after) == payload(7, 200)
+
+
+def test_a_take_behind_a_lent_record_waits_for_it(ring: tuple[ShmWriter, ShmReader]) -> None:
+    w, r = ring
+    a, b = w.put([payload(0, 100)]), w.put([payload(1, 100)])
+    assert a is not None and b is not None
+    kept = r.lend(*a)
+    assert r.take(*b) == payload(1, 100)
+    assert w.pending() == 200  # the copied record's space comes back with the lent one's
+    del kept
+    assert w.pending() == 0
+
+
+def test_closing_the_reader_leaves_lent_arrays_readable(ring: tuple[ShmWriter, ShmReader]) -> None:
+    w, r = ring
+    at = w.put([payload(3, 64)])
+    assert at is not None
+    kept = r.lend(*at)
+    r.close()
+    assert bytes(kept) == payload(3, 64)  # still mapped; goes with the process
+    with pytest.raises(ShmError):
+        r.lend(*at)

@@ -67,6 +67,9 @@ def _common(p: argparse.ArgumentParser, *, launch: bool = False) -> None:
     g.add_argument("--no-peer-grants", action="store_true",
                    help="federates wait for the RTI's grants only, instead of also computing them from the "
                    "reports their upstream peers relay (slower; for comparison; no effect on the RTI)")
+    g.add_argument("--no-shm", action="store_true",
+                   help="send every payload over TCP, also between federates on one host (by default large "
+                   "numpy/torch payloads to a peer at the same address go through shared memory)")
     add_logging_args(p)
 
 
@@ -167,7 +170,7 @@ def cmd_federate(args: argparse.Namespace) -> int:
     bind = args.bind_host or ("0.0.0.0" if args.advertise_host else "127.0.0.1")
     cfg = FederateConfig(args.federation_id, _secret(args), rti, bind_host=bind, advertise_host=args.advertise_host,
                          liveness_ns=_liveness(args), trusted_pickle=args.trusted_pickle,
-                         peer_grants=not args.no_peer_grants)
+                         peer_grants=not args.no_peer_grants, **({"shm_bytes": 0} if args.no_shm else {}))
     holder: dict[str, Any] = {}
 
     def request_stop() -> None:
@@ -209,6 +212,8 @@ def cmd_launch(args: argparse.Namespace) -> int:
         run_args += ["--workers", str(args.workers)]
     if args.no_peer_grants:
         run_args.append("--no-peer-grants")
+    if args.no_shm:
+        run_args.append("--no-shm")
     log.info("launching %s: RTI + %d federates (%s)", args.program, len(layout.names), ", ".join(layout.names))
     result = launch(args.program, layout.names, params=args.params, run_args=run_args,
                     progress=False if args.no_progress else None, timeout_ns=args.timeout)

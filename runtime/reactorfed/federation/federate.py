@@ -21,6 +21,8 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from ..clock import Clock
 from ..errors import ReactorError
 from ..graph import Program
@@ -28,10 +30,11 @@ from ..scheduler import Scheduler
 from ..tag import FOREVER, FOREVER_TAG, NEVER
 from ..trigger import Slot
 from . import protocol as P
-from .codec import CodecError, decode, encode
+from .codec import NUMPY, TORCH, CodecError, decode, encode
 from .heartbeat import Heartbeat
 from .layout import Layout, Link, add_delay, link_delay
 from .rti import RtiCore
+from .shm import ShmError, ShmReader, ShmWriter
 from .throttle import Throttle
 from .transport import Client, Poller, Server
 
@@ -48,6 +51,8 @@ _DATA_SLICE_NS = 20_000_000
 #: With peer-assisted grants, the RTI's copy of the reports (its grants are then a
 #: backstop, and it serves status, metrics and stop agreement) goes at most this often.
 _RTI_REPORT_NS = 2_000_000
+#: the longest a sender waits for room in a full shared-memory ring before sending inline
+_SHM_WAIT_NS = 100_000_000
 
 
 class FederationError(ReactorError):
@@ -70,6 +75,12 @@ class FederateConfig:
     #: of its own upstream, so that each federate can compute the grants the RTI would give
     #: it (see "Peer-assisted grants" in docs/federation.md) without waiting for the RTI.
     peer_grants: bool = True
+    #: Large numpy/torch payloads to a peer on this host go through a shared-memory ring
+    #: (one per peer, made at the first such payload: 16 times its size, at least 8 MiB, at
+    #: most this many bytes); 0: never.
+    shm_bytes: int = 256 << 20
+    #: payloads smaller than this go inline (the notice costs a message either way)
+    shm_min: int = 16 << 10
 
 
 class _Out:
@@ -145,6 +156,11 @@ class FederateCoordinator:
         self._seq = 0
         self._ltc: TagT = (NEVER, 0)
         self.local_grants = 0
+        self._colocated: set[int] = set()  # downstream peers on this host (see start_time)
+        self._shm_out: dict[int, ShmWriter | None] = {}  # None: tried, not available
+        self._shm_in: dict[int, ShmReader] = {}
+        self._shm_stuck: set[int] = set()
+        self.shm_messages = 0
 
     # -- joining ---------------------------------------------------------------------
     def start_time(self, proposed: int) -> int:
@@ -173,6 +189,8 @@ class FederateCoordinator:
         if index != self.me:
             raise FederationError(f"the RTI numbers this federate {index}, the program says {self.me}: different programs?")
         self.peers = peers
+        mine = _host(endpoint)
+        self._colocated = {d for d, ep in peers.items() if _host(ep) == mine or (_loopback(mine) and _loopback(_host(ep)))}
         if self._core is not None:
             self._core.start(int(self.start))
         for d in self.layout.downstream(self.me):
@@ -398,6 +416,22 @@ class FederateCoordinator:
                     s.close(linger)
             if self._data is not None:
                 self._data.close()
+            self._close_shm(error is None)
+
+    def _close_shm(self, drain: bool) -> None:
+        if self.shm_messages:
+            log.info("%d of %d payloads went through shared memory", self.shm_messages, self.messages_sent)
+        # A reader attaches when the ring's announcement reaches it: unlinking before it has
+        # taken everything could leave it nothing to attach to. Wait (bounded) for that.
+        deadline = self.clock.now() + (self.cfg.liveness_ns if drain else 0)
+        for w in self._shm_out.values():
+            if w is None:
+                continue
+            while w.pending() > 0 and self.clock.now() < deadline:
+                time.sleep(0.001)
+            w.close()
+        for r in self._shm_in.values():
+            r.close()
 
     # -- sending ---------------------------------------------------------------------
     def _send_outputs(self, tag: TagT, _set: list[Slot]) -> None:
@@ -410,7 +444,20 @@ class FederateCoordinator:
             codec, meta, frames = encode(value, self.cfg.trusted_pickle)
         except CodecError as e:
             raise FederationError(f"{out.link.src_port} -> {out.link.dst_port}: {e}") from e
-        self._clients[out.link.dst].send([P.pack(P.DATA, out.link.id, tag[0], tag[1], codec, meta), *frames])
+        d = out.link.dst
+        size = sum(memoryview(f).nbytes for f in frames)
+        rec = None
+        if size >= self.cfg.shm_min and codec in (NUMPY, TORCH) and d in self._colocated and self.cfg.shm_bytes > 0:
+            w = self._shm_writer(d, size)
+            if w is not None:
+                rec = w.put(frames)
+                if rec is None and size <= w.capacity // 2:
+                    rec = self._shm_wait(d, w, frames)
+        if rec is not None:
+            self.shm_messages += 1
+            self._clients[d].send([P.pack(P.SHM_DATA, out.link.id, tag[0], tag[1], codec, meta, rec[0], rec[1])])
+        else:
+            self._clients[d].send([P.pack(P.DATA, out.link.id, tag[0], tag[1], codec, meta), *frames])
         s = self.sent[out.link.dst]
         s[0] += 1
         if (tag[0], tag[1]) < (s[1], s[2]):
@@ -419,7 +466,47 @@ class FederateCoordinator:
         if (tag[0], tag[1]) < (s[0], s[1]):
             s[0], s[1] = tag
         self.messages_sent += 1
-        self.bytes_sent += sum(len(memoryview(f).cast("B")) for f in frames)
+        self.bytes_sent += size
+
+    def _shm_wait(self, d: int, w: ShmWriter, frames: list[Any]) -> tuple[int, int] | None:
+        """The ring to ``d`` is full: wait a little for the receiver to give space back (it
+        paces this sender, as a full TCP buffer would), then send inline. A receiver that
+        keeps what it got keeps its space: then stop waiting until the ring drains."""
+        if d in self._shm_stuck:
+            if w.pending() > w.capacity // 2:
+                return None
+            self._shm_stuck.discard(d)
+        # The receiver may be waiting for this federate's reports to process (and so free)
+        # what it holds: send those first.
+        if self._ltc_pending is not None:
+            self._send_ltc(self._ltc_pending, self._ltc_pending, self.clock.now())
+        deadline = self.clock.now() + _SHM_WAIT_NS
+        while self.clock.now() < deadline:
+            time.sleep(0.0002)
+            rec = w.put(frames)
+            if rec is not None:
+                return rec
+        self._shm_stuck.add(d)
+        log.info("the shared memory to %s stays full (its reactions keep what they receive?): "
+                 "payloads go over TCP until it drains", self.layout.names[d])
+        return None
+
+    def _shm_writer(self, d: int, size: int) -> ShmWriter | None:
+        """The ring to peer ``d``, made (and announced to it) at the first use."""
+        if d in self._shm_out:
+            return self._shm_out[d]
+        w = None
+        # Sized from the first payload: room for a few in flight, and only what is used
+        # is reserved (a federation whose payloads are small never makes one).
+        capacity = min(self.cfg.shm_bytes, max(8 << 20, -(-16 * size // 4096) * 4096))
+        try:
+            w = ShmWriter(capacity, P.mac(self.cfg.secret, "shm", self.session, self.me, d))
+        except ShmError as e:
+            log.warning("payloads to %s go over TCP: %s", self.layout.names[d], e)
+        else:
+            self._clients[d].send([P.pack(P.SHM_OPEN, w.name)])
+        self._shm_out[d] = w
+        return w
 
     def _sent_report(self) -> dict[int, list[int]]:
         """What was sent, for the RTI: counts, and the earliest tags since its last report."""
@@ -588,6 +675,19 @@ class FederateCoordinator:
         assert self._rti is not None
         self._rti.send([data])
 
+    def _on_shm_open(self, sender: int, name: str) -> None:
+        if sender in self._shm_in:
+            self.rejected_messages += 1
+            log.warning("ignored a second shared-memory ring from %s", self.layout.names[sender])
+            return
+        try:
+            self._shm_in[sender] = ShmReader(name, P.mac(self.cfg.secret, "shm", self.session, sender, self.me))
+        except ShmError as e:
+            raise FederationError(
+                f"cannot attach the shared memory federate {self.layout.names[sender]} offers ({e}): the two "
+                "share an address but not /dev/shm; run the federates with --no-shm"
+            ) from e
+
     def _on_data(self, sched: Scheduler, peer: bytes, frames: list[memoryview]) -> None:
         sender = self._authed.get(peer)
         try:
@@ -610,8 +710,12 @@ class FederateCoordinator:
                 self.rejected_messages += 1
                 self._warn.warning("refused a data connection that failed authentication")
             return
-        if msg[0] == P.REPORTS:
+        kind = msg[0]
+        if kind == P.REPORTS:
             self._on_reports(sender, msg[1])
+            return
+        if kind == P.SHM_OPEN:
+            self._on_shm_open(sender, msg[1])
             return
         lk = self._in_links.get(msg[1])
         if lk is None or lk.src != sender:
@@ -627,12 +731,23 @@ class FederateCoordinator:
                 # if only to announce its own outputs absent at it.
                 sched.post_remote(tag, self._tick, None)
             return
+        payload = frames[1:]
+        if kind == P.SHM_DATA:
+            r = self._shm_in.get(sender)
+            if r is None:
+                raise FederationError(f"{self.layout.names[sender]} sent a payload through shared memory it never opened")
+            try:
+                payload = [r.lend(msg[6], msg[7])]
+            except ShmError as e:
+                raise FederationError(f"the shared memory from {self.layout.names[sender]} is out of step: {e}") from e
         try:
-            value = decode(msg[4], msg[5], frames[1:], self.cfg.trusted_pickle)
+            value = decode(msg[4], msg[5], payload, self.cfg.trusted_pickle)
         except CodecError as e:
             self.rejected_messages += 1
             log.warning("dropped an undecodable value on %s: %s", lk.dst_port, e)
             return
+        if kind == P.SHM_DATA and isinstance(value, np.ndarray) and not value.flags.aligned:
+            value = value.copy()  # a view at an odd offset of the ring: numpy math on it may round differently
         self.received[sender] = self.received.get(sender, 0) + 1
         self.messages_received += 1
         if tag > self._status.get(lk.id, (NEVER, 0)):
@@ -651,5 +766,13 @@ class FederateCoordinator:
 
 
 _FROM_RTI = frozenset({P.TAG, P.PTAG, P.STOP_REQUEST, P.STOP_GRANTED, P.ABORT, P.HEARTBEAT, P.REJECT})
-_DATA_KINDS = frozenset({P.DATA, P.ABSENT, P.REPORTS})
+_DATA_KINDS = frozenset({P.DATA, P.ABSENT, P.REPORTS, P.SHM_OPEN, P.SHM_DATA})
+
+
+def _host(endpoint: str) -> str:
+    return endpoint.removeprefix("tcp://").rsplit(":", 1)[0]
+
+
+def _loopback(host: str) -> bool:
+    return host.startswith("127.") or host in ("localhost", "::1", "[::1]")
 _AUTH_ONLY = frozenset({P.AUTH})

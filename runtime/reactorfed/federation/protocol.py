@@ -44,6 +44,8 @@ ABORT = 27  # reason
 DATA = 40  # link, t, m, codec, meta  (+ one payload frame)
 ABSENT = 41  # link, t, m
 AUTH = 42  # sender index, mac
+SHM_OPEN = 44  # segment name: payloads from this sender may come through it
+SHM_DATA = 45  # link, t, m, codec, meta, offset, length  (the payload is in the shared segment)
 REPORTS = 43  # [[federate, seq, ltc t, ltc m, net t, net m, sent, recv, resigned], ...]: relayed reports
 
 NAMES = {
@@ -52,6 +54,7 @@ NAMES = {
     HB_HELLO: "HB_HELLO", CHALLENGE: "CHALLENGE", REJECT: "REJECT", START: "START", TAG: "TAG",
     PTAG: "PTAG", STOP_REQUEST: "STOP_REQUEST", STOP_GRANTED: "STOP_GRANTED", ABORT: "ABORT",
     DATA: "DATA", ABSENT: "ABSENT", AUTH: "AUTH", REPORTS: "REPORTS",
+    SHM_OPEN: "SHM_OPEN", SHM_DATA: "SHM_DATA",
 }
 
 _I64_MIN = -(2**63)
@@ -85,6 +88,8 @@ _SCHEMA: dict[int, tuple[str, ...]] = {
     ABSENT: ("u", "i", "u"),
     AUTH: ("u", "b32"),
     REPORTS: ("reports",),
+    SHM_OPEN: ("s",),
+    SHM_DATA: ("u", "i", "u", "u", "any", "u", "u"),
 }
 
 

@@ -29,6 +29,7 @@ atomics) orders the producer's bytes before the consumer's reads.
 
 from __future__ import annotations
 
+import collections
 import functools
 import hashlib
 import hmac
@@ -38,11 +39,14 @@ import re
 import secrets
 import struct
 import sys
+import threading
 import weakref
 from collections.abc import Callable, Sequence
 from multiprocessing import resource_tracker
 from multiprocessing.shared_memory import SharedMemory
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 if TYPE_CHECKING:  # collections.abc.Buffer is 3.12+
     from typing_extensions import Buffer
@@ -123,6 +127,14 @@ class ShmWriter:
                 raise ShmError(f"cannot create a {_HEADER + capacity}-byte shared-memory segment: {e}") from e
         else:
             raise ShmError("cannot find a free shared-memory name")
+        try:
+            # Reserve the memory now: a full /dev/shm (64 MB in many containers) must show
+            # up here as an error, not later as SIGBUS when a record is written.
+            os.posix_fallocate(shm._fd, 0, _HEADER + capacity)  # type: ignore[attr-defined]
+        except OSError as e:
+            shm.close()
+            _unlink(shm)
+            raise ShmError(f"cannot reserve {_HEADER + capacity} bytes of shared memory: {e}") from e
         self.name: str = shm.name
         self.capacity: int = capacity
         assert shm.buf is not None
@@ -174,6 +186,13 @@ class ShmWriter:
         self._written += used
         written_v[0] = self._written  # publish only after the bytes are in
         return offset, n
+
+    def pending(self) -> int:
+        """Bytes put and not yet taken by the reader (0 once it has taken everything)."""
+        released_v = self._seg.released
+        if released_v is None:
+            return 0
+        return self._written - int(released_v[0])
 
     def close(self) -> None:
         """Unmap and unlink the segment (idempotent)."""
@@ -237,11 +256,61 @@ class ShmReader:
         released_v = self._seg.released
         assert released_v is not None
         self._released: int = released_v[0]
+        self._taken = self._released  # the reader's cursor: records before it are taken or lent
+        # Lent records, oldest first: [end of the record's space, returned yet]. Space goes
+        # back in order, so one record kept alive holds back those after it.
+        self._lent: collections.deque[list[Any]] = collections.deque()
+        self._lock = threading.RLock()  # a view may die (and return) on any thread
 
     def take(self, offset: int, length: int) -> bytearray:
         """Return a private copy of the next record and give its space back. Records are
         taken in the order they were put; anything else is a ShmError (nothing is read
         outside the ring, and a refused descriptor changes nothing)."""
+        data, released_v = self._seg.data, self._seg.released
+        gap = self._check(offset, length)
+        assert data is not None and released_v is not None
+        out = bytearray(data[offset:offset + length])
+        with self._lock:
+            self._taken += gap + length
+            if not self._lent:
+                self._released = self._taken
+                released_v[0] = self._released  # only after the copy: the writer may reuse it now
+            else:  # behind a lent record: its space comes back with that one's
+                self._lent.append([self._taken, True])
+        return out
+
+    def lend(self, offset: int, length: int) -> np.ndarray:
+        """The next record as a read-only uint8 array over the ring itself (no copy). Its
+        space goes back once the array, and every array or view made from it, is gone;
+        a receiver that keeps it for ever keeps that space (the writer then sends inline)."""
+        data = self._seg.data
+        gap = self._check(offset, length)
+        assert data is not None
+        arr = np.frombuffer(data.toreadonly(), dtype=np.uint8, count=length, offset=offset)
+        with self._lock:
+            self._taken += gap + length
+            entry = [self._taken, False]
+            self._lent.append(entry)
+        weakref.finalize(arr, self._give_back, entry)
+        return arr
+
+    def lent(self) -> int:
+        """Records lent and not yet given back (or waiting behind one that is not)."""
+        return len(self._lent)
+
+    def _give_back(self, entry: list[Any]) -> None:
+        with self._lock:
+            entry[1] = True
+            lent, end = self._lent, None
+            while lent and lent[0][1]:
+                end = lent.popleft()[0]
+            released_v = self._seg.released
+            if end is not None and released_v is not None:
+                self._released = end
+                released_v[0] = end
+
+    def _check(self, offset: int, length: int) -> int:
+        """Validate the next record's descriptor; return the gap skipped before it."""
         data, written_v, released_v = self._seg.data, self._seg.written, self._seg.released
         if data is None or written_v is None or released_v is None:
             raise ShmError("shared-memory reader is closed")
@@ -250,23 +319,26 @@ class ShmReader:
         cap = self.capacity
         if not (0 <= offset < cap and 0 <= length <= cap // 2 and offset + length <= cap):
             raise ShmError(f"shared-memory record ({offset}, {length}) is outside the {cap}-byte ring")
-        expected = self._released % cap
+        expected = self._taken % cap
         if offset == expected:
             gap = 0
         elif offset == 0 and expected + length > cap:  # the writer skipped the tail
             gap = cap - expected
         else:
             raise ShmError(f"shared-memory record at {offset} is out of order (the next starts at {expected})")
-        pending = written_v[0] - self._released
-        if not 0 <= pending <= cap:
+        pending = written_v[0] - self._taken
+        if not 0 <= pending <= cap or self._taken - self._released > cap:
             raise ShmError(f"shared-memory producer counter is corrupt ({pending} bytes pending)")
         if gap + length > pending:
             raise ShmError(f"shared-memory record ({offset}, {length}) was never written")
-        out = bytearray(data[offset:offset + length])
-        self._released += gap + length
-        released_v[0] = self._released  # only after the copy: the writer may reuse it now
-        return out
+        return gap
 
     def close(self) -> None:
-        """Unmap the segment (idempotent); the writer owns and unlinks it."""
+        """Unmap the segment (idempotent); the writer owns and unlinks it. While a lent
+        array lives, the mapping stays (it goes with the process)."""
+        with self._lock:
+            if any(not returned for _, returned in self._lent):
+                self._finalizer.detach()
+                self._seg.data = self._seg.written = self._seg.released = None
+                return
         self._finalizer()

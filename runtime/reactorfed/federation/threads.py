@@ -28,6 +28,8 @@ class ThreadedRun:
     errors: dict[str, BaseException] = field(default_factory=dict)
     #: grants each federate computed itself from the reports its peers relayed
     peer_grants: dict[str, int] = field(default_factory=dict)
+    #: payloads each federate sent through shared memory
+    shm_payloads: dict[str, int] = field(default_factory=dict)
 
     def raise_errors(self) -> None:
         if self.errors:
@@ -79,6 +81,7 @@ def run_threads(
         finally:
             if scheds:
                 out.peer_grants[name] = scheds[0].coordinator.local_grants
+                out.shm_payloads[name] = scheds[0].coordinator.shm_messages
 
     t = threading.Thread(target=rti, name="rti", daemon=True)
     t.start()
