@@ -731,7 +731,7 @@ class FederateCoordinator:
                 # if only to announce its own outputs absent at it.
                 sched.post_remote(tag, self._tick, None)
             return
-        payload = frames[1:]
+        payload: list[Any] = frames[1:]
         if kind == P.SHM_DATA:
             r = self._shm_in.get(sender)
             if r is None:
