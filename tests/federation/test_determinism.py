@@ -288,6 +288,9 @@ def _federated_traces(run: Any) -> Trace:
     return sorted(out, key=lambda e: (e[1], e[2], e[0]))
 
 
+#: programs that only the RTI's provisional grants can advance
+ZERO_DELAY_CYCLES = {"zero-delay cycle", "large arrays, both ways"}
+
 PROGRAMS: dict[str, Callable[[], Reactor]] = {
     "pipeline, no delay": pipeline(None),
     "pipeline, after 0": pipeline(0),
@@ -312,8 +315,11 @@ def test_federated_run_equals_single_process(name: str, peer_grants: bool) -> No
         run = run_threads(factory, fast=True, timeout=timeout, join_timeout_s=60, peer_grants=peer_grants)
         run.raise_errors()
         assert _federated_traces(run) == expected
-        # Federates with upstream peers did use the relayed reports (or, turned off, never).
-        assert (sum(run.peer_grants.values()) > 0) == peer_grants, run.peer_grants
+        # Federates with upstream peers did advance on their peers' promises (or, turned
+        # off, never); around a zero-delay cycle only the RTI's PTAG can.
+        used = sum(run.peer_grants.values()) > 0
+        if name not in ZERO_DELAY_CYCLES or not peer_grants:
+            assert used == peer_grants, run.peer_grants
 
 
 def test_real_time_federation_keeps_physical_time() -> None:
@@ -358,10 +364,9 @@ def test_startup_only_federates_stop_by_starvation() -> None:
     assert all(s.stop_reason == "starvation" for s in run.summaries.values())
 
 
-@pytest.mark.parametrize("name", list(PROGRAMS))
+@pytest.mark.parametrize("name", [n for n in PROGRAMS if n not in ZERO_DELAY_CYCLES])
 def test_peer_grants_alone_are_correct(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """With the RTI's grants withheld, the grants federates compute from relayed reports
-    alone drive the run, and the trace is still the single-process one: they are not merely
+    """With the RTI's grants withheld, the peers' promises alone drive the run, and the trace is still the single-process one: they are not merely
     hidden behind the RTI's."""
     from reactorfed.federation import rti_server
 

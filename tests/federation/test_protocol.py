@@ -24,8 +24,6 @@ FIELD: dict[str, st.SearchStrategy[Any]] = {
     "counts": st.dictionaries(U64, U64, max_size=5),
     "sent": st.dictionaries(U64, st.tuples(U64, I64, U64).map(list), max_size=5),
     "peers": st.dictionaries(U64, st.text(max_size=30), max_size=5),
-    "reports": st.lists(st.tuples(U64, U64, I64, U64, I64, U64, st.dictionaries(U64, st.tuples(U64, I64, U64).map(list), max_size=3),
-                                  st.dictionaries(U64, U64, max_size=3), st.booleans()).map(list), max_size=4),
     "any": st.recursive(st.none() | st.integers(-(2**63), 2**64 - 1) | st.text(max_size=10) | st.binary(max_size=10),
                         lambda c: st.lists(c, max_size=4), max_leaves=8),
 }
@@ -40,16 +38,12 @@ WRONG: dict[str, list[Any]] = {
     "counts": [[], {-1: 1}, {1: -1}, {"a": 1}, {1: "a"}, {1: 1.5}, {True: 1}, None],
     "sent": [{1: [1, 2]}, {1: [1, 2, 3, 4]}, {1: [-1, 0, 0]}, {1: [0, 0, -1]}, {-1: [0, 0, 0]}, {1: (0, "t", 0)}, {1: 5}, []],
     "peers": [{1: b"x"}, {-1: "x"}, {"a": "x"}, {1: 1}, []],
-    "reports": [{}, [[0, 1, 0, 0, 0, 0, {}, {}]], [[0, 1, 0, 0, 0, 0, {}, {}, 1]], [[-1, 1, 0, 0, 0, 0, {}, {}, False]],
-                [[0, 1, 0, -1, 0, 0, {}, {}, False]], [[0, 1, 0, 0, 0, 0, {1: [1, 2]}, {}, False]],
-                [[0, 1, 0, 0, 0, 0, {}, {1: -1}, False]], [[0, "1", 0, 0, 0, 0, {}, {}, False]], [5]],
 }
 
 
 def sample(kind: int) -> list[Any]:
     return [{"i": -5, "u": 7, "s": "x", "b16": b"a" * 16, "b32": b"b" * 32, "counts": {1: 2}, "sent": {0: [1, 2, 3]},
-             "peers": {0: "tcp://h:1"}, "any": [1, "a"],
-             "reports": [[0, 1, -5, 0, 7, 1, {1: [1, 2, 3]}, {1: 2}, False]]}[f] for f in P._SCHEMA[kind]]
+             "peers": {0: "tcp://h:1"}, "any": [1, "a"]}[f] for f in P._SCHEMA[kind]]
 
 
 @st.composite

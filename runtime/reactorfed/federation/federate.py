@@ -32,8 +32,7 @@ from ..trigger import Slot
 from . import protocol as P
 from .codec import NUMPY, TORCH, CodecError, decode, encode
 from .heartbeat import Heartbeat
-from .layout import Layout, Link, add_delay, link_delay
-from .rti import RtiCore
+from .layout import Delay, Layout, Link, add_delay, link_delay
 from .shm import ShmError, ShmReader, ShmWriter
 from .throttle import Throttle
 from .transport import Client, Poller, Server
@@ -43,6 +42,7 @@ __all__ = ["FederateConfig", "FederateCoordinator", "FederationError"]
 log = logging.getLogger("reactorfed.federate")
 
 TagT = tuple[int, int]
+_FOREVER_T: TagT = (FOREVER_TAG.time, FOREVER_TAG.microstep)
 #: While a federate runs through tags it may already process, it reports completed tags
 #: (LTC) at most this often; it reports at once when it is about to wait.
 _LTC_BATCH_NS = 1_000_000
@@ -50,7 +50,7 @@ _LTC_BATCH_NS = 1_000_000
 _DATA_SLICE_NS = 20_000_000
 #: With peer-assisted grants, the RTI's copy of the reports (its grants are then a
 #: backstop, and it serves status, metrics and stop agreement) goes at most this often.
-_RTI_REPORT_NS = 2_000_000
+_RTI_REPORT_NS = 10_000_000
 #: the longest a sender waits for room in a full shared-memory ring before sending inline
 _SHM_WAIT_NS = 100_000_000
 
@@ -71,9 +71,9 @@ class FederateConfig:
     join_timeout_ns: int = 60_000_000_000
     trusted_pickle: bool = False
     max_message: int = 1 << 30
-    #: Also send this federate's reports (LTC/NET) to its downstream peers, relaying those
-    #: of its own upstream, so that each federate can compute the grants the RTI would give
-    #: it (see "Peer-assisted grants" in docs/federation.md) without waiting for the RTI.
+    #: Also tell downstream peers directly the earliest tag this federate could still send
+    #: them (a promise, on the data link), so that they advance without waiting for the
+    #: RTI's grants (see "Peer promises" in docs/federation.md).
     peer_grants: bool = True
     #: Large numpy/torch payloads to a peer on this host go through a shared-memory ring
     #: (one per peer, made at the first such payload: 16 times its size, at least 8 MiB, at
@@ -107,10 +107,8 @@ class FederateCoordinator:
         self.ptag: TagT | None = None
         self.required: dict[int, int] = {}
         self.received: dict[int, int] = {u: 0 for u in layout.direct_upstream(self.me)}
-        # per downstream peer: [messages sent, earliest tag sent since the last report]; the
-        # earliest tags kept twice, as the RTI and the peers get their reports at different times
+        # per downstream peer: [messages sent, earliest tag sent since the last report]
         self.sent: dict[int, list[int]] = {d: [0, FOREVER, 0] for d in layout.downstream(self.me)}
-        self._sent_peer: dict[int, list[int]] = {d: [FOREVER, 0] for d in layout.downstream(self.me)}
         self._net: TagT = (NEVER, 0)
         self._rti_dirty = False  # a report the RTI has not had yet
         self._last_rti_report = 0
@@ -144,18 +142,24 @@ class FederateCoordinator:
         self.messages_sent = 0
         self.bytes_sent = 0
         self.messages_received = 0
-        # Peer-assisted grants: every federate upstream of this one reports to it, directly
-        # or relayed, so a local RtiCore computes what the RTI would grant, from reports no
-        # older than the RTI's. The RTI's grants still come and either one may go first.
-        self._core = RtiCore(layout) if cfg.peer_grants and self.has_upstream else None
-        self._relevant = set(layout.upstream(self.me)) | {self.me}
-        # downstream peer -> the federates whose reports it needs from here
-        self._relay_to = {d: {x for x in layout.upstream(d) if x != d} for d in layout.downstream(self.me)}
-        self._outbox: dict[int, list[list[Any]]] = {d: [] for d in self._relay_to}
-        self._seen: dict[int, int] = {}  # federate -> the latest report sequence number taken
-        self._seq = 0
+        # Peer promises (null messages, as in Chandy and Misra's conservative simulation):
+        # each federate tells its downstream peers the earliest tag it could still send
+        # them, from its own next event and its upstream peers' promises. A federate may
+        # process every tag before the earliest promise on its inputs (FIFO links: what was
+        # sent before a promise has arrived). Around a zero-delay cycle promises cannot
+        # advance, and the RTI's grants (PTAG) do that; the RTI's grants still come for
+        # everyone, and whichever comes first is used.
+        self._promise_links: dict[int, list[Delay]] = {}  # upstream peer -> delays of its links here
+        for lk in layout.links:
+            if lk.dst == self.me and lk.src != self.me:
+                self._promise_links.setdefault(lk.src, []).append(link_delay(lk.delay))
+        self._promised_in: dict[int, TagT] = {}  # upstream peer -> its latest promise
+        self._promised_out: TagT = (NEVER, 0)  # the latest promise this federate made
+        self._in_zero_cycle = len(layout.scc[self.me]) > 1
+        self._batch: dict[int, list[Any]] = {d: [] for d in layout.downstream(self.me)}
         self._ltc: TagT = (NEVER, 0)
         self.local_grants = 0
+        self._promises_in = False  # promises arrived since the grant was last computed
         self._colocated: set[int] = set()  # downstream peers on this host (see start_time)
         self._shm_out: dict[int, ShmWriter | None] = {}  # None: tried, not available
         self._shm_in: dict[int, ShmReader] = {}
@@ -191,8 +195,8 @@ class FederateCoordinator:
         self.peers = peers
         mine = _host(endpoint)
         self._colocated = {d for d, ep in peers.items() if _host(ep) == mine or (_loopback(mine) and _loopback(_host(ep)))}
-        if self._core is not None:
-            self._core.start(int(self.start))
+        # Before its first promise, a peer might send at the start tag.
+        self._promised_in = {u: (int(self.start), 0) for u in self._promise_links}
         for d in self.layout.downstream(self.me):
             if d not in peers:
                 raise FederationError(f"the RTI sent no address for federate {self.layout.names[d]}")
@@ -281,11 +285,9 @@ class FederateCoordinator:
                     return head
                 if head is None and self.grant >= FOREVER_TAG:
                     return None
-            before = (self.grant, self.ptag)
             self._flush_ltc(head)
             self._report_net(head)
-            if (self.grant, self.ptag) == before:
-                self._pump(sched, self._rti_report_wait())
+            self._pump(sched, self._rti_report_wait())
 
     def at_level(self, sched: Scheduler, level: int) -> None:
         tag = sched.current_tag
@@ -295,7 +297,9 @@ class FederateCoordinator:
                 if out.slot.present:
                     self._send_data(out, tag, out.slot.value)
                 else:
-                    self._clients[out.link.dst].send([P.pack(P.ABSENT, out.link.id, tag[0], tag[1])])
+                    self._post(out.link.dst, P.pack(P.ABSENT, out.link.id, tag[0], tag[1]))
+        if self._cyclic_outs:
+            self._flush()  # peers in the cycle wait for these within this tag
         if tag <= self.grant:
             return  # a full grant: every input of this tag is already here
         self._mid_tag = True
@@ -324,6 +328,7 @@ class FederateCoordinator:
                 self._ltc_pending = tag
             else:
                 self._send_ltc(tag, net, now)
+        self._flush()
         # No pump here: acquire, which the scheduler calls next, begins with one.
 
     def _goes_on(self, sched: Scheduler, net: TagT, now: int) -> bool:
@@ -345,15 +350,17 @@ class FederateCoordinator:
         self._report(net, now)
 
     def _report(self, net: TagT, now: int) -> None:
-        """Report the latest tag complete and ``net``: to the peers at once, to the RTI
-        at once or, with peer-assisted grants, at most every ``_RTI_REPORT_NS``."""
+        """Report the latest tag complete and ``net``: a promise to the peers at once; to
+        the RTI at once or, where promises advance this federate's peers (outside zero-delay
+        cycles), at most every ``_RTI_REPORT_NS``: the RTI then serves as the backstop."""
         self._net = net
         self.reported = (net, tuple(self.received.values()))
         self._rti_dirty = True
-        if not self.cfg.peer_grants or self.stop_limit is not None or now - self._last_rti_report >= _RTI_REPORT_NS:
+        if (not self.cfg.peer_grants or self._in_zero_cycle or self.stop_limit is not None
+                or now - self._last_rti_report >= _RTI_REPORT_NS):
             self._flush_rti(now)
         if self.cfg.peer_grants:
-            self._share(net)
+            self._promise(net)
 
     def _flush_rti(self, now: int) -> None:
         if not self._rti_dirty:
@@ -384,6 +391,7 @@ class FederateCoordinator:
         assert self._rti is not None
         self._flush_ltc(sched._eq[0] if sched._eq else None)
         self._flush_rti(self.clock.now())
+        self._flush()
         self._rti.send([P.pack(P.STOP_REQ, tag[0], tag[1])])
         self.stop_limit = tag if self.stop_limit is None else max(tag, self.stop_limit)
         deadline = self.clock.now() + self.cfg.join_timeout_ns
@@ -401,7 +409,8 @@ class FederateCoordinator:
                     t, m = sched.current_tag
                     self._rti.send([P.pack(P.RESIGN, t, m, self._sent_report(), self.received)])
                     if self.cfg.peer_grants:
-                        self._share(FOREVER_TAG, resigned=True)
+                        self._promise(_FOREVER_T, resigned=True)
+                    self._flush()
                 elif not isinstance(error, FederationError):
                     self._rti.send([P.pack(P.FAIL, f"{type(error).__name__}: {error}"[:2000])])
                 time.sleep(0.05)  # let the last message leave before the socket closes
@@ -455,16 +464,13 @@ class FederateCoordinator:
                     rec = self._shm_wait(d, w, frames)
         if rec is not None:
             self.shm_messages += 1
-            self._clients[d].send([P.pack(P.SHM_DATA, out.link.id, tag[0], tag[1], codec, meta, rec[0], rec[1])])
+            self._post(d, P.pack(P.SHM_DATA, out.link.id, tag[0], tag[1], codec, meta, rec[0], rec[1]))
         else:
-            self._clients[d].send([P.pack(P.DATA, out.link.id, tag[0], tag[1], codec, meta), *frames])
+            self._post(d, P.pack(P.DATA, out.link.id, tag[0], tag[1], codec, meta), *frames)
         s = self.sent[out.link.dst]
         s[0] += 1
         if (tag[0], tag[1]) < (s[1], s[2]):
             s[1], s[2] = tag
-        s = self._sent_peer[out.link.dst]
-        if (tag[0], tag[1]) < (s[0], s[1]):
-            s[0], s[1] = tag
         self.messages_sent += 1
         self.bytes_sent += size
 
@@ -480,6 +486,7 @@ class FederateCoordinator:
         # what it holds: send those first.
         if self._ltc_pending is not None:
             self._send_ltc(self._ltc_pending, self._ltc_pending, self.clock.now())
+        self._flush()
         deadline = self.clock.now() + _SHM_WAIT_NS
         while self.clock.now() < deadline:
             time.sleep(0.0002)
@@ -504,7 +511,7 @@ class FederateCoordinator:
         except ShmError as e:
             log.warning("payloads to %s go over TCP: %s", self.layout.names[d], e)
         else:
-            self._clients[d].send([P.pack(P.SHM_OPEN, w.name)])
+            self._post(d, P.pack(P.SHM_OPEN, w.name))
         self._shm_out[d] = w
         return w
 
@@ -515,12 +522,6 @@ class FederateCoordinator:
             v[1], v[2] = FOREVER, 0
         return rep
 
-    def _sent_peer_report(self) -> dict[int, list[int]]:
-        """The same, for the peers (reported to at other times than the RTI)."""
-        rep = {d: [v[0], *self._sent_peer[d]] for d, v in self.sent.items()}
-        for v in self._sent_peer.values():
-            v[0], v[1] = FOREVER, 0
-        return rep
 
     def _report_net(self, head: TagT | None) -> None:
         if not self.has_downstream:
@@ -532,65 +533,59 @@ class FederateCoordinator:
         if key != self.reported:
             self._report(net, self.clock.now())
 
-    # -- peer-assisted grants ---------------------------------------------------------------
-    def _share(self, net: TagT, resigned: bool = False) -> None:
-        """Give this federate's report to the local core and the downstream peers."""
-        sent = self._sent_peer_report()
-        self._seq += 1
-        ltc = self._ltc
-        received = dict(self.received)
-        report = [self.me, self._seq, ltc[0], ltc[1], net[0], net[1], sent, received, resigned]
-        for box in self._outbox.values():
-            box.append(report)
-        self._flush_reports()
-        if self._core is not None:
-            self._core.on_ltc(self.me, ltc, net, sent, received, regrant=False)
-            self._local_grant()
+    # -- peer promises -------------------------------------------------------------------
+    def _input_bound(self) -> TagT:
+        """The earliest tag at which anything could still arrive here, by the promises."""
+        best = _FOREVER_T
+        for u, delays in self._promise_links.items():
+            base = self._promised_in[u]
+            for d in delays:
+                t = add_delay(base, d)
+                if t < best:
+                    best = t
+        return best
 
-    def _flush_reports(self) -> None:
-        for d, box in self._outbox.items():
-            if box:
-                self._clients[d].send([P.pack(P.REPORTS, box)])
-                self._outbox[d] = []
+    def _promise(self, net: TagT, resigned: bool = False) -> None:
+        """Promise the downstream peers nothing more before min(this federate's next event
+        ``net``, the earliest input it could still get): every message it sends later has a
+        tag at least that (plus the link's delay)."""
+        if resigned:
+            base = _FOREVER_T
+        else:
+            ltc = self._ltc
+            nxt = net if net > ltc else (ltc[0], ltc[1] + 1) if ltc[0] < FOREVER else _FOREVER_T
+            bound = self._input_bound()
+            base = nxt if nxt < bound else bound
+        if base > self._promised_out:
+            self._promised_out = base
+            item = P.pack(P.PROMISE, base[0], base[1])
+            for d in self._batch:
+                self._post(d, item)
 
-    def _on_reports(self, sender: int, reports: list[list[Any]]) -> None:
-        """Take (and pass on downstream) the reports a peer relays; newer ones only."""
-        n = len(self.layout.names)
-        core = self._core
-        for r in reports:
-            x, seq = r[0], r[1]
-            if x >= n or x == self.me:
-                self.rejected_messages += 1
-                continue
-            if seq <= self._seen.get(x, 0):
-                continue  # already had it (reports can come along several paths)
-            self._seen[x] = seq
-            for d, wants in self._relay_to.items():
-                if x in wants and d != sender:
-                    self._outbox[d].append(r)
-            if core is not None and x in self._relevant:
-                # Sends to federates that cannot affect this one would stay "in flight" here
-                # for ever (their receipts never come here): leave them out.
-                sent = {d: v for d, v in r[6].items() if d in self._relevant}
-                if r[8]:
-                    core.on_resign(x, sent, r[7], regrant=False)
-                else:
-                    core.on_ltc(x, (r[2], r[3]), (r[4], r[5]), sent, r[7], regrant=False)
+    def _grant_from_promises(self) -> None:
+        bound = self._input_bound()
+        if bound[0] >= FOREVER:
+            g = _FOREVER_T
+        else:
+            g = (bound[0], bound[1] - 1) if bound[1] > 0 else (bound[0] - 1, _FOREVER_T[1])
+        if g > self.grant:
+            self.grant = g
+            self.local_grants += 1
 
-    def _local_grant(self) -> None:
-        assert self._core is not None
-        g = self._core.grant_for(self.me)
-        if g is None:
-            return
-        self.local_grants += 1
-        if g.provisional:
-            if self.ptag is None or g.tag > self.ptag:
-                self.ptag = g.tag
-        elif g.tag > self.grant:
-            self.grant = g.tag
-        for u, c in g.counts.items():
-            if c > self.required.get(u, 0):
-                self.required[u] = c
+    # -- the data plane's batches ------------------------------------------------------------
+    # What goes to one peer between two waits (data, absent ports, promises) leaves as one
+    # multipart message: one send and one receive instead of one per item. Each item is a
+    # header frame, followed by its payload frame for DATA.
+    def _post(self, d: int, header: bytes, *payload: Any) -> None:
+        self._batch[d].append(header)
+        self._batch[d].extend(payload)
+
+    def _flush(self) -> None:
+        """Send every peer its batch: before this federate waits, and at the end of a tag."""
+        for d, frames in self._batch.items():
+            if frames:
+                self._clients[d].send(frames)
+                self._batch[d] = []
 
     # -- receiving -------------------------------------------------------------------
     def _counts_ok(self) -> bool:
@@ -600,6 +595,8 @@ class FederateCoordinator:
     def _pump(self, sched: Scheduler, timeout_ms: int) -> None:
         """Handle what arrived, waiting up to ``timeout_ms`` for the first message."""
         assert self._poller is not None and self._rti is not None and self._data is not None
+        if timeout_ms:
+            self._flush()  # nothing may wait in a batch while this federate waits
         hb = self._hb
         if hb is not None and hb.abort_reason is not None:
             raise FederationError(hb.abort_reason)
@@ -628,9 +625,18 @@ class FederateCoordinator:
                 self._on_data(sched, got[0], got[1])
                 if i % 64 == 0 and self.clock.now() > until:
                     break
-            self._flush_reports()
-            if self._core is not None:
-                self._local_grant()
+            if self._promises_in:
+                self._promises_in = False
+                self._grant_from_promises()
+                if not self._mid_tag and self.cfg.peer_grants and self.has_downstream:
+                    # A federate with nothing to do passes its upstream's progress on. Its
+                    # next event: the head of its queue now (what just arrived included).
+                    eq = sched._eq
+                    head: TagT = eq[0] if eq else _FOREVER_T
+                    stop = sched.stop_tag
+                    self._promise(head if head <= stop else (stop[0], stop[1]))
+                    if timeout_ms:
+                        self._flush()
 
     def _on_rti(self, sched: Scheduler, frames: list[memoryview]) -> None:
         try:
@@ -710,9 +716,34 @@ class FederateCoordinator:
                 self.rejected_messages += 1
                 self._warn.warning("refused a data connection that failed authentication")
             return
+        i = 0
+        while True:
+            i += 1
+            if msg[0] == P.DATA:
+                if i >= len(frames):
+                    self.rejected_messages += 1
+                    log.warning("dropped a DATA item without its payload from %s", self.layout.names[sender])
+                    return
+                self._on_item(sched, sender, msg, frames[i])
+                i += 1
+            else:
+                self._on_item(sched, sender, msg, None)
+            if i >= len(frames):
+                return
+            try:
+                msg = P.parse(frames[i], _DATA_KINDS)
+            except P.ProtocolError as e:
+                self.rejected_messages += 1
+                log.warning("dropped the rest of a batch from %s: %s", self.layout.names[sender], e)
+                return
+
+    def _on_item(self, sched: Scheduler, sender: int, msg: list[Any], frame: Any) -> None:
         kind = msg[0]
-        if kind == P.REPORTS:
-            self._on_reports(sender, msg[1])
+        if kind == P.PROMISE:
+            t = (msg[1], msg[2])
+            if t > self._promised_in.get(sender, (NEVER, 0)):
+                self._promised_in[sender] = t
+                self._promises_in = True
             return
         if kind == P.SHM_OPEN:
             self._on_shm_open(sender, msg[1])
@@ -731,7 +762,7 @@ class FederateCoordinator:
                 # if only to announce its own outputs absent at it.
                 sched.post_remote(tag, self._tick, None)
             return
-        payload: list[Any] = frames[1:]
+        payload: list[Any] = [frame]
         if kind == P.SHM_DATA:
             r = self._shm_in.get(sender)
             if r is None:
@@ -766,7 +797,7 @@ class FederateCoordinator:
 
 
 _FROM_RTI = frozenset({P.TAG, P.PTAG, P.STOP_REQUEST, P.STOP_GRANTED, P.ABORT, P.HEARTBEAT, P.REJECT})
-_DATA_KINDS = frozenset({P.DATA, P.ABSENT, P.REPORTS, P.SHM_OPEN, P.SHM_DATA})
+_DATA_KINDS = frozenset({P.DATA, P.ABSENT, P.PROMISE, P.SHM_OPEN, P.SHM_DATA})
 
 
 def _host(endpoint: str) -> str:

@@ -46,14 +46,14 @@ ABSENT = 41  # link, t, m
 AUTH = 42  # sender index, mac
 SHM_OPEN = 44  # segment name: payloads from this sender may come through it
 SHM_DATA = 45  # link, t, m, codec, meta, offset, length  (the payload is in the shared segment)
-REPORTS = 43  # [[federate, seq, ltc t, ltc m, net t, net m, sent, recv, resigned], ...]: relayed reports
+PROMISE = 43  # t, m: the sender will send nothing more before this tag plus each link's delay
 
 NAMES = {
     HELLO: "HELLO", PROOF: "PROOF", NET: "NET", LTC: "LTC", STOP_REQ: "STOP_REQ",
     STOP_REPLY: "STOP_REPLY", RESIGN: "RESIGN", HEARTBEAT: "HEARTBEAT", FAIL: "FAIL",
     HB_HELLO: "HB_HELLO", CHALLENGE: "CHALLENGE", REJECT: "REJECT", START: "START", TAG: "TAG",
     PTAG: "PTAG", STOP_REQUEST: "STOP_REQUEST", STOP_GRANTED: "STOP_GRANTED", ABORT: "ABORT",
-    DATA: "DATA", ABSENT: "ABSENT", AUTH: "AUTH", REPORTS: "REPORTS",
+    DATA: "DATA", ABSENT: "ABSENT", AUTH: "AUTH", PROMISE: "PROMISE",
     SHM_OPEN: "SHM_OPEN", SHM_DATA: "SHM_DATA",
 }
 
@@ -63,8 +63,7 @@ _MAX_STR = 4096
 _MAX_ENTRIES = 4096
 
 # Field kinds: "i" int64, "u" int >= 0, "s" short str, "b16" 16 bytes, "b32" 32 bytes,
-# "counts" {int >= 0: int >= 0}, "sent" {int >= 0: [count, t, m]}, "peers" {int: str},
-# "reports" a list of [u, u, i, u, i, u, sent, counts, bool], "any".
+# "counts" {int >= 0: int >= 0}, "sent" {int >= 0: [count, t, m]}, "peers" {int: str}, "any".
 _SCHEMA: dict[int, tuple[str, ...]] = {
     HELLO: ("u", "s", "s", "s", "s", "b16"),
     PROOF: ("b32",),
@@ -87,7 +86,7 @@ _SCHEMA: dict[int, tuple[str, ...]] = {
     DATA: ("u", "i", "u", "u", "any"),
     ABSENT: ("u", "i", "u"),
     AUTH: ("u", "b32"),
-    REPORTS: ("reports",),
+    PROMISE: ("i", "u"),
     SHM_OPEN: ("s",),
     SHM_DATA: ("u", "i", "u", "u", "any", "u", "u"),
 }
@@ -143,8 +142,7 @@ def _check(name: str, i: int, field: str, v: Any) -> None:
         bad = not _is_counts(v)
     elif field == "sent":
         bad = not _is_sent(v)
-    elif field == "reports":
-        bad = not isinstance(v, list) or not all(_is_report(r) for r in v)
+
     elif field == "peers":
         bad = not isinstance(v, dict) or not all(_is_int(k) and k >= 0 and isinstance(e, str) for k, e in v.items())
     if bad:
@@ -160,14 +158,6 @@ def _is_sent(v: Any) -> bool:
         _is_int(k) and k >= 0 and isinstance(e, list) and len(e) == 3
         and _is_int(e[0]) and e[0] >= 0 and _is_int(e[1]) and _is_int(e[2]) and e[2] >= 0
         for k, e in v.items()
-    )
-
-
-def _is_report(r: Any) -> bool:
-    return (
-        isinstance(r, list) and len(r) == 9
-        and all(_is_int(r[i]) and (i in (2, 4) or r[i] >= 0) for i in range(6))
-        and _is_sent(r[6]) and _is_counts(r[7]) and type(r[8]) is bool
     )
 
 
