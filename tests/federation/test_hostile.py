@@ -170,7 +170,7 @@ def test_hostile_input_to_a_running_federation() -> None:
         fed = Federation(Pipeline)
         fed.start_all(fast=False, timeout=sec(60), max_message=DATA_MAX)
         wait_until(fed.running, what="the federation to start")
-        wait_until(lambda: P.DATA in cap.by_kind and P.LTC in cap.by_kind, what="data to flow")
+        wait_until(lambda: P.BATCH in cap.by_kind and P.LTC in cap.by_kind, what="data to flow")
     server = fed.server
     sinks = {n: fed.coords[n] for n in ("relay", "sink")}  # federates with a data port in use
 
@@ -203,7 +203,7 @@ def test_hostile_input_to_a_running_federation() -> None:
 
         # 3. captured frames of the real federation, replayed and mangled, from new peers
         replays_rti = [f for k in (P.HELLO, P.PROOF, P.HB_HELLO, P.NET, P.LTC, P.HEARTBEAT) for f in cap.frames(k)]
-        replays_data = [f for k in (P.AUTH, P.DATA, P.ABSENT) for f in cap.frames(k)]
+        replays_data = [f for k in (P.AUTH, P.BATCH) for f in cap.frames(k)]
         assert cap.frames(P.HELLO) and cap.frames(P.PROOF) and cap.frames(P.HB_HELLO) and cap.frames(P.AUTH)
 
         @examples(400)

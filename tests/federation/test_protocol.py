@@ -24,6 +24,8 @@ FIELD: dict[str, st.SearchStrategy[Any]] = {
     "counts": st.dictionaries(U64, U64, max_size=5),
     "sent": st.dictionaries(U64, st.tuples(U64, I64, U64).map(list), max_size=5),
     "peers": st.dictionaries(U64, st.text(max_size=30), max_size=5),
+    "bin": st.binary(max_size=40),
+    "items": st.lists(st.lists(U64, min_size=1, max_size=4), min_size=1, max_size=4),
     "any": st.recursive(st.none() | st.integers(-(2**63), 2**64 - 1) | st.text(max_size=10) | st.binary(max_size=10),
                         lambda c: st.lists(c, max_size=4), max_leaves=8),
 }
@@ -38,12 +40,14 @@ WRONG: dict[str, list[Any]] = {
     "counts": [[], {-1: 1}, {1: -1}, {"a": 1}, {1: "a"}, {1: 1.5}, {True: 1}, None],
     "sent": [{1: [1, 2]}, {1: [1, 2, 3, 4]}, {1: [-1, 0, 0]}, {1: [0, 0, -1]}, {-1: [0, 0, 0]}, {1: (0, "t", 0)}, {1: 5}, []],
     "peers": [{1: b"x"}, {-1: "x"}, {"a": "x"}, {1: 1}, []],
+    "bin": ["x", 1, None, [b"x"]],
+    "items": [[], {}, b"x", None, 3],
 }
 
 
 def sample(kind: int) -> list[Any]:
     return [{"i": -5, "u": 7, "s": "x", "b16": b"a" * 16, "b32": b"b" * 32, "counts": {1: 2}, "sent": {0: [1, 2, 3]},
-             "peers": {0: "tcp://h:1"}, "any": [1, "a"]}[f] for f in P._SCHEMA[kind]]
+             "peers": {0: "tcp://h:1"}, "any": [1, "a"], "bin": b"\x00\x01", "items": [[43, 1, 2]]}[f] for f in P._SCHEMA[kind]]
 
 
 @st.composite
@@ -133,3 +137,13 @@ def test_mac_parts_do_not_collide() -> None:
     # ("rti", "federate", "hb", "data") that fixes the type of each later part.
     assert P.mac(b"k", "a") != P.mac(b"j", "a")
     assert len(P.mac(b"k", "a")) == 32
+
+
+def test_batch_items_are_checked_one_by_one() -> None:
+    kinds = frozenset({P.DATA_INLINE, P.PROMISE, P.ABSENT})
+    assert P.check_item([P.PROMISE, -5, 3], kinds) == [P.PROMISE, -5, 3]
+    assert P.check_item([P.DATA_INLINE, 1, 2, 3, 0, None, b"p"], kinds)[6] == b"p"
+    for bad in ([], [P.PROMISE], [P.PROMISE, 1, -1], [P.AUTH, 1, b"x" * 32], [P.DATA_INLINE, 1, 2, 3, 0, None, "p"],
+                ["x", 1], [P.PROMISE, 1, 2, 3], None, b"\x93"):
+        with pytest.raises(P.ProtocolError):
+            P.check_item(bad, kinds)

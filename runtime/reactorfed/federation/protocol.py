@@ -46,6 +46,9 @@ ABSENT = 41  # link, t, m
 AUTH = 42  # sender index, mac
 SHM_OPEN = 44  # segment name: payloads from this sender may come through it
 SHM_DATA = 45  # link, t, m, codec, meta, offset, length  (the payload is in the shared segment)
+BATCH = 46  # [item, ...]: what a federate sends one peer at once; each item is a data-plane
+#   message below as a list; DATA items' payloads follow as frames, in order
+DATA_INLINE = 47  # link, t, m, codec, meta, payload bytes: a small DATA inside a batch
 PROMISE = 43  # t, m: the sender will send nothing more before this tag plus each link's delay
 
 NAMES = {
@@ -54,7 +57,7 @@ NAMES = {
     HB_HELLO: "HB_HELLO", CHALLENGE: "CHALLENGE", REJECT: "REJECT", START: "START", TAG: "TAG",
     PTAG: "PTAG", STOP_REQUEST: "STOP_REQUEST", STOP_GRANTED: "STOP_GRANTED", ABORT: "ABORT",
     DATA: "DATA", ABSENT: "ABSENT", AUTH: "AUTH", PROMISE: "PROMISE",
-    SHM_OPEN: "SHM_OPEN", SHM_DATA: "SHM_DATA",
+    SHM_OPEN: "SHM_OPEN", SHM_DATA: "SHM_DATA", BATCH: "BATCH", DATA_INLINE: "DATA_INLINE",
 }
 
 _I64_MIN = -(2**63)
@@ -63,7 +66,8 @@ _MAX_STR = 4096
 _MAX_ENTRIES = 4096
 
 # Field kinds: "i" int64, "u" int >= 0, "s" short str, "b16" 16 bytes, "b32" 32 bytes,
-# "counts" {int >= 0: int >= 0}, "sent" {int >= 0: [count, t, m]}, "peers" {int: str}, "any".
+# "counts" {int >= 0: int >= 0}, "sent" {int >= 0: [count, t, m]}, "peers" {int: str},
+# "bin" bytes, "items" a non-empty list of lists (each checked by check_item), "any".
 _SCHEMA: dict[int, tuple[str, ...]] = {
     HELLO: ("u", "s", "s", "s", "s", "b16"),
     PROOF: ("b32",),
@@ -89,6 +93,8 @@ _SCHEMA: dict[int, tuple[str, ...]] = {
     PROMISE: ("i", "u"),
     SHM_OPEN: ("s",),
     SHM_DATA: ("u", "i", "u", "u", "any", "u", "u"),
+    BATCH: ("items",),
+    DATA_INLINE: ("u", "i", "u", "u", "any", "bin"),
 }
 
 
@@ -98,6 +104,21 @@ class ProtocolError(ValueError):
 
 def pack(kind: int, *fields: Any) -> bytes:
     return msgpack.packb([kind, *fields], use_bin_type=True)
+
+
+def check_item(msg: Any, allowed: frozenset[int]) -> list[Any]:
+    """Validate one item of a BATCH (already decoded) as a message of an allowed type."""
+    if not isinstance(msg, list) or not msg or type(msg[0]) is not int:
+        raise ProtocolError("a batch item is an array starting with its type")
+    kind = msg[0]
+    schema = _SCHEMA.get(kind)
+    if schema is None or kind not in allowed:
+        raise ProtocolError(f"unexpected item type {kind} in a batch")
+    if len(msg) != len(schema) + 1:
+        raise ProtocolError(f"{NAMES[kind]} has {len(msg) - 1} fields, expected {len(schema)}")
+    for i, (field, v) in enumerate(zip(schema, msg[1:], strict=True)):
+        _check(NAMES[kind], i, field, v)
+    return msg
 
 
 def parse(data: bytes | memoryview, allowed: frozenset[int] | None = None) -> list[Any]:
@@ -136,6 +157,10 @@ def _check(name: str, i: int, field: str, v: Any) -> None:
         bad = not _is_int(v) or v < 0
     elif field == "s":
         bad = not isinstance(v, str) or len(v) > _MAX_STR
+    elif field == "bin":
+        bad = not isinstance(v, bytes)
+    elif field == "items":
+        bad = not isinstance(v, list) or not v
     elif field in ("b16", "b32"):
         bad = not isinstance(v, bytes) or len(v) != int(field[1:])
     elif field == "counts":

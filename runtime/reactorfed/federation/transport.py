@@ -18,6 +18,7 @@ import zmq
 __all__ = ["Client", "Poller", "Server", "TransportError", "context", "shutdown"]
 
 Frames = list[memoryview]
+_ZERO_COPY_MIN = 64 * 1024
 
 
 class TransportError(OSError):
@@ -110,7 +111,10 @@ class Client(_Socket):
         self.endpoint = endpoint
 
     def send(self, frames: Sequence[Any]) -> None:
-        self._sock.send_multipart(list(frames), copy=False)
+        # Zero-copy only pays for large frames: for small ones pyzmq's Frame bookkeeping
+        # costs more than the copy.
+        big = any(memoryview(f).nbytes >= _ZERO_COPY_MIN for f in frames) if len(frames) > 1 else False
+        self._sock.send_multipart(list(frames), copy=not big)
 
     def recv(self) -> Frames | None:
         try:
