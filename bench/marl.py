@@ -6,7 +6,9 @@ One torch policy per agent. Ray, idiomatically: the environment steps in the
 driver, each agent is an actor; every step scatters the observations with one
 remote call per agent and gathers the actions with ``ray.get``. Both sides run
 the same environment seeds and policy weights, so they collect the same total
-reward (recorded in the result line).
+reward (recorded in the result line). The raw ceiling (``bench/marl_raw.py``): the
+same environment and one process per agent over ZeroMQ with no framework at all, the
+most any framework running an agent per process could reach on this machine.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import numpy as np
 import torch
 
 from common import Results, base_parser, progress, summarize
+from marl_raw import raw_marl
 from ray_util import init_ray
 from reactorfed.rl import greedy_action, make_mpe, make_qnetwork
 from rf_runner import MODES, ProgramFailed, federated_available, run_program
@@ -80,13 +83,17 @@ def main(argv: list[str] | None = None) -> Results:
     res = Results("marl", args.out)
     for n in (int(x) for x in args.agents.split(",")):
         ray_v: list[float] = []
+        raw_v: list[float] = []
         ours: dict[str, list[float]] = {m: [] for m in modes}
-        rewards: dict[str, set[float]] = {"ray": set(), **{m: set() for m in modes}}
+        rewards: dict[str, set[float]] = {"ray": set(), "raw": set(), **{m: set() for m in modes}}
         for run in range(runs):
             progress(f"marl: {n} agents, run {run + 1}/{runs}")
             r = ray_marl(n, steps)
             ray_v.append(r["steps_per_s"])
             rewards["ray"].add(round(r["total_reward"], 6))
+            r = raw_marl(n, steps)
+            raw_v.append(r["steps_per_s"])
+            rewards["raw"].add(round(r["total_reward"], 6))
             for mode in modes:
                 try:
                     o = run_program(PROGRAM, {"num_agents": n, "steps": steps}, mode, expect={"steps": steps})
@@ -99,6 +106,11 @@ def main(argv: list[str] | None = None) -> Results:
             if vs:
                 res.add(f"{n} agents {mode}", "steps_per_s", float(np.median(vs)), "ray", float(np.median(ray_v)),
                         "higher", len(vs), same_rewards_as_ray=rewards[mode] == rewards["ray"])
+                res.add(f"{n} agents {mode} vs raw", "steps_per_s", float(np.median(vs)), "raw", float(np.median(raw_v)),
+                        "higher", len(vs))
+        # The ceiling itself against Ray: what any framework could reach here at most.
+        res.add(f"{n} agents raw (no framework)", "steps_per_s", float(np.median(raw_v)), "ray", float(np.median(ray_v)),
+                "higher", len(raw_v), same_rewards_as_ray=rewards["raw"] == rewards["ray"])
     res.write()
     res.plot("Multi-agent inference: env steps/s (ratio > 1: reactorfed ahead)")
     progress("\n" + summarize(res.rows))

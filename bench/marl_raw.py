@@ -1,0 +1,96 @@
+"""The raw ceiling of workload 4: the environment in this process and one process per
+agent, exchanging observations and actions over ZeroMQ PUSH/PULL, no framework. The same
+environment seeds and policies (seeded as reactorfed's AgentPolicy) as bench/marl.py, so
+the total reward matches.
+
+    python bench/marl_raw.py AGENTS STEPS   # prints {"steps_per_s": ..., "total_reward": ...}
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing as mp
+import os
+import sys
+import time
+from typing import Any
+
+import numpy as np
+
+
+def _agent(index: int, seed: int, port_in: int, port_out: int, obs_dim: int, num_actions: int) -> None:
+    import torch
+    import zmq
+
+    from reactorfed.rl import greedy_action, make_qnetwork
+
+    torch.set_num_threads(1)
+    q = make_qnetwork(obs_dim, num_actions, (64, 64), seed)
+    q.eval()
+    ctx = zmq.Context()
+    pull = ctx.socket(zmq.PULL)
+    pull.connect(f"tcp://127.0.0.1:{port_in}")
+    push = ctx.socket(zmq.PUSH)
+    push.connect(f"tcp://127.0.0.1:{port_out}")
+    while (b := pull.recv()) != b"stop":
+        action = int(greedy_action(q, np.frombuffer(b, dtype=np.float32)))
+        push.send(index.to_bytes(2, "little") + action.to_bytes(2, "little"))
+
+
+def raw_marl(num_agents: int, steps: int, seed: int = 0) -> dict[str, Any]:
+    import zmq
+
+    from reactorfed.rl import make_mpe
+
+    env = make_mpe(num_agents)
+    names = list(env.possible_agents)
+    obs_dim = int(env.observation_space(names[0]).shape[0])
+    num_actions = int(env.action_space(names[0]).n)
+    ctx = zmq.Context()
+    back = ctx.socket(zmq.PULL)
+    port_back = back.bind_to_random_port("tcp://127.0.0.1")
+    outs, procs = [], []
+    spawn = mp.get_context("spawn")
+    for i in range(num_agents):
+        s = ctx.socket(zmq.PUSH)
+        port = s.bind_to_random_port("tcp://127.0.0.1")
+        outs.append(s)
+        pr = spawn.Process(target=_agent, args=(i, seed * 1000 + i, port, port_back, obs_dim, num_actions), daemon=True)
+        pr.start()
+        procs.append(pr)
+    # Actions come back in any order through one PULL socket: each names its agent.
+    obs, _ = env.reset(seed=seed)
+    episodes, total = 0, 0.0
+
+    def round_trip(o: dict[str, np.ndarray]) -> list[int]:
+        for s, name in zip(outs, names, strict=True):
+            s.send(np.asarray(o[name], dtype=np.float32).tobytes())
+        actions = [0] * len(names)
+        for _ in names:
+            b = back.recv()
+            actions[int.from_bytes(b[:2], "little")] = int.from_bytes(b[2:], "little")
+        return actions
+
+    t0 = 0.0
+    for step in range(steps + 1):  # the first round also waits for the agents to start
+        if step == 1:
+            t0 = time.perf_counter()
+        actions = round_trip(obs)
+        if step == 0:
+            continue
+        obs, rewards, _, _, _ = env.step(dict(zip(names, actions, strict=True)))
+        total += float(sum(rewards.values()))
+        if not env.agents:
+            episodes += 1
+            obs, _ = env.reset(seed=seed + episodes)
+    seconds = time.perf_counter() - t0
+    for s in outs:
+        s.send(b"stop")
+    for pr in procs:
+        pr.join(10)
+    return {"steps_per_s": steps / seconds, "total_reward": total}
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    print(json.dumps(raw_marl(int(sys.argv[1]), int(sys.argv[2]))))
