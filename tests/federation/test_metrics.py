@@ -100,6 +100,8 @@ def test_metrics_and_status_during_a_run(tmp_path: Path) -> None:
         sink = get(fed_ports["sink"], "/metrics")
         assert sample(sink, "reactorfed_federate_messages_received_total", federate="sink") >= 10
         assert sample(sink, "reactorfed_federate_rejected_total", federate="sink") == 0
+        assert sample(sink, "reactorfed_federate_peer_grants_total", federate="sink") > 0  # src's promises
+        assert sample(src, "reactorfed_federate_shm_payloads_total", federate="src") == 0  # small payloads
         st = json.loads(get(fed_ports["sink"], "/status"))
         assert st["federate"] == "sink" and st["tags"] >= 10 and st["reactions"] >= 10
         assert get(rti_port, "/healthz").strip() == "ok"

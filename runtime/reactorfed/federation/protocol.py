@@ -14,7 +14,7 @@ from typing import Any
 
 import msgpack
 
-__all__ = ["PROTOCOL_VERSION", "ProtocolError", "mac", "mac_equal", "pack", "parse"]
+__all__ = ["PROTOCOL_VERSION", "ProtocolError", "check_item", "mac", "mac_equal", "pack", "parse"]
 
 PROTOCOL_VERSION = 1
 #: the largest control message (RTI connections refuse bigger frames)
@@ -108,17 +108,7 @@ def pack(kind: int, *fields: Any) -> bytes:
 
 def check_item(msg: Any, allowed: frozenset[int]) -> list[Any]:
     """Validate one item of a BATCH (already decoded) as a message of an allowed type."""
-    if not isinstance(msg, list) or not msg or type(msg[0]) is not int:
-        raise ProtocolError("a batch item is an array starting with its type")
-    kind = msg[0]
-    schema = _SCHEMA.get(kind)
-    if schema is None or kind not in allowed:
-        raise ProtocolError(f"unexpected item type {kind} in a batch")
-    if len(msg) != len(schema) + 1:
-        raise ProtocolError(f"{NAMES[kind]} has {len(msg) - 1} fields, expected {len(schema)}")
-    for i, (field, v) in enumerate(zip(schema, msg[1:], strict=True)):
-        _check(NAMES[kind], i, field, v)
-    return msg
+    return _validated(msg, allowed, "a batch item")
 
 
 def parse(data: bytes | memoryview, allowed: frozenset[int] | None = None) -> list[Any]:
@@ -130,8 +120,12 @@ def parse(data: bytes | memoryview, allowed: frozenset[int] | None = None) -> li
         )
     except Exception as e:
         raise ProtocolError(f"undecodable message: {type(e).__name__}") from None
+    return _validated(msg, allowed, "a message")
+
+
+def _validated(msg: Any, allowed: frozenset[int] | None, what: str) -> list[Any]:
     if not isinstance(msg, list) or not msg or type(msg[0]) is not int:
-        raise ProtocolError("a message is an array starting with its type")
+        raise ProtocolError(f"{what} is an array starting with its type")
     kind = msg[0]
     schema = _SCHEMA.get(kind)
     if schema is None:

@@ -107,7 +107,8 @@ class _FederateCollector:
             ("reactorfed_federate_bytes_sent", "Payload bytes sent to peers", c.bytes_sent),
             ("reactorfed_federate_messages_received", "Data messages received from peers", c.messages_received),
             ("reactorfed_federate_rejected", "Messages dropped as malformed or unauthenticated", c.rejected_messages),
-            ("reactorfed_federate_peer_grants", "Tag grants computed here from reports relayed by peers", c.local_grants),
+            ("reactorfed_federate_peer_grants", "Tag grants taken from upstream peers' promises", c.local_grants),
+            ("reactorfed_federate_shm_payloads", "Payloads sent through shared memory", c.shm_messages),
         ):
             m = CounterMetricFamily(name, doc, labels=labels)
             m.add_metric([c.name], v)
