@@ -99,7 +99,17 @@ def _array_meta(a: np.ndarray) -> list[Any]:
     if a.dtype.hasobject:
         raise CodecError("cannot send a numpy array of Python objects between federates")
     # A string for plain dtypes ("<f4"), a list of fields for structured ones.
-    return [np.lib.format.dtype_to_descr(a.dtype), list(a.shape)]
+    descr: Any = _DESCRS.get(a.dtype)
+    if descr is None:
+        descr = np.lib.format.dtype_to_descr(a.dtype)
+        if isinstance(descr, str) and len(_DESCRS) < 256:
+            _DESCRS[a.dtype] = descr
+    return [descr, list(a.shape)]
+
+
+# numpy's descr <-> dtype conversions cost microseconds a message; plain dtypes recur.
+_DESCRS: dict[np.dtype[Any], str] = {}
+_DTYPES: dict[str, np.dtype[Any]] = {}
 
 
 def _array_from(meta: Any, buf: Any) -> np.ndarray:
@@ -109,10 +119,14 @@ def _array_from(meta: Any, buf: Any) -> np.ndarray:
     descr, shape = meta
     if len(shape) > _MAX_DIMS or not all(type(d) is int and d >= 0 for d in shape):
         raise CodecError("bad array shape")
-    try:
-        dtype = np.lib.format.descr_to_dtype(descr)
-    except Exception as e:
-        raise CodecError(f"bad array dtype {descr!r}") from e
+    dtype = _DTYPES.get(descr) if isinstance(descr, str) else None
+    if dtype is None:
+        try:
+            dtype = np.lib.format.descr_to_dtype(descr)
+        except Exception as e:
+            raise CodecError(f"bad array dtype {descr!r}") from e
+        if isinstance(descr, str) and len(_DTYPES) < 256 and not dtype.hasobject:
+            _DTYPES[descr] = dtype
     if dtype.hasobject:
         raise CodecError("refused an array of Python objects")
     if dtype.itemsize == 0:
