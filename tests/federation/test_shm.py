@@ -403,3 +403,18 @@ def test_closing_the_reader_leaves_lent_arrays_readable(ring: tuple[ShmWriter, S
     assert bytes(kept) == payload(3, 64)  # still mapped; goes with the process
     with pytest.raises(ShmError):
         r.lend(*at)
+
+
+def test_no_room_in_dev_shm_is_an_error_not_a_sigbus(monkeypatch: pytest.MonkeyPatch) -> None:
+    import errno
+    import os
+
+    def full(fd: int, offset: int, length: int) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    before = set(os.listdir("/dev/shm")) if os.path.isdir("/dev/shm") else set()
+    monkeypatch.setattr(os, "posix_fallocate", full, raising=False)
+    with pytest.raises(ShmError, match="reserve"):
+        ShmWriter(1 << 20, TOKEN)
+    if os.path.isdir("/dev/shm"):
+        assert set(os.listdir("/dev/shm")) == before  # nothing left behind

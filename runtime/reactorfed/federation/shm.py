@@ -129,8 +129,10 @@ class ShmWriter:
             raise ShmError("cannot find a free shared-memory name")
         try:
             # Reserve the memory now: a full /dev/shm (64 MB in many containers) must show
-            # up here as an error, not later as SIGBUS when a record is written.
-            os.posix_fallocate(shm._fd, 0, _HEADER + capacity)  # type: ignore[attr-defined]
+            # up here as an error, not later as SIGBUS when a record is written. (Not on
+            # macOS, which has no posix_fallocate and no /dev/shm to fill.)
+            if hasattr(os, "posix_fallocate"):
+                os.posix_fallocate(shm._fd, 0, _HEADER + capacity)  # type: ignore[attr-defined]
         except OSError as e:
             shm.close()
             _unlink(shm)
