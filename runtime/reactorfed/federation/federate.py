@@ -78,7 +78,7 @@ class FederateConfig:
     #: RTI's grants (see "Peer promises" in docs/federation.md).
     peer_grants: bool = True
     #: Large numpy/torch payloads to a peer on this host go through a shared-memory ring
-    #: (one per peer, made at the first such payload: 16 times its size, at least 8 MiB, at
+    #: (one per peer, made at the first such payload: 4 times its size, at least 8 MiB, at
     #: most this many bytes); 0: never.
     shm_bytes: int = 256 << 20
     #: payloads smaller than this go inline (the notice costs a message either way)
@@ -508,9 +508,9 @@ class FederateCoordinator:
         if d in self._shm_out:
             return self._shm_out[d]
         w = None
-        # Sized from the first payload: room for a few in flight, and only what is used
-        # is reserved (a federation whose payloads are small never makes one).
-        capacity = min(self.cfg.shm_bytes, max(8 << 20, -(-16 * size // 4096) * 4096))
+        # Sized from the first payload: room for a few in flight (a full ring paces the
+        # sender), and reserving it costs time (zeroing pages) inside the run.
+        capacity = min(self.cfg.shm_bytes, max(8 << 20, -(-4 * size // 4096) * 4096))
         try:
             w = ShmWriter(capacity, P.mac(self.cfg.secret, "shm", self.session, self.me, d))
         except ShmError as e:
