@@ -14,7 +14,6 @@ most any framework running an agent per process could reach on this machine.
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +23,7 @@ import numpy as np
 import torch
 
 from common import Results, base_parser, progress, summarize
-from marl_raw import raw_marl
+from marl_raw import drive, raw_marl
 from ray_util import init_ray
 from reactorfed.rl import greedy_action, make_mpe, make_qnetwork
 from rf_runner import MODES, ProgramFailed, federated_available, run_program
@@ -57,16 +56,8 @@ def ray_marl(num_agents: int, steps: int, seed: int = 0) -> dict[str, Any]:
     agents = [actor.remote(obs_dim, num_actions, seed * 1000 + i) for i in range(num_agents)]
     ray.get([a.ready.remote() for a in agents])
     obs, _ = env.reset(seed=seed)
-    episodes, total = 0, 0.0
-    t0 = time.perf_counter()
-    for _ in range(steps):
-        actions = ray.get([a.act.remote(obs[name]) for a, name in zip(agents, names, strict=True)])
-        obs, rewards, _, _, _ = env.step(dict(zip(names, actions, strict=True)))
-        total += float(sum(rewards.values()))
-        if not env.agents:
-            episodes += 1
-            obs, _ = env.reset(seed=seed + episodes)
-    seconds = time.perf_counter() - t0
+    seconds, total = drive(env, names, obs, steps, seed,
+                           lambda o: ray.get([a.act.remote(o[name]) for a, name in zip(agents, names, strict=True)]))
     for a in agents:
         ray.kill(a)
     return {"steps_per_s": steps / seconds, "total_reward": total}

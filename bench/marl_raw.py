@@ -13,6 +13,7 @@ import multiprocessing as mp
 import os
 import sys
 import time
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -35,6 +36,22 @@ def _agent(index: int, seed: int, port_in: int, port_out: int, obs_dim: int, num
     while (b := pull.recv()) != b"stop":
         action = int(greedy_action(q, np.frombuffer(b, dtype=np.float32)))
         push.send(index.to_bytes(2, "little") + action.to_bytes(2, "little"))
+
+
+def drive(env: Any, names: list[str], obs: dict[str, np.ndarray], steps: int, seed: int,
+          act: Callable[[dict[str, np.ndarray]], list[int]]) -> tuple[float, float]:
+    """Step ``env`` from ``obs`` (just reset with ``seed``) ``steps`` times with
+    ``act(observations)``, starting a new episode (seed + episodes) when one ends, as
+    reactorfed's MultiAgentEnv does; returns (seconds, total reward)."""
+    episodes, total = 0, 0.0
+    t0 = time.perf_counter()
+    for _ in range(steps):
+        obs, rewards, _, _, _ = env.step(dict(zip(names, act(obs), strict=True)))
+        total += float(sum(rewards.values()))
+        if not env.agents:
+            episodes += 1
+            obs, _ = env.reset(seed=seed + episodes)
+    return time.perf_counter() - t0, total
 
 
 def raw_marl(num_agents: int, steps: int, seed: int = 0) -> dict[str, Any]:
@@ -60,7 +77,6 @@ def raw_marl(num_agents: int, steps: int, seed: int = 0) -> dict[str, Any]:
         procs.append(pr)
     # Actions come back in any order through one PULL socket: each names its agent.
     obs, _ = env.reset(seed=seed)
-    episodes, total = 0, 0.0
 
     def round_trip(o: dict[str, np.ndarray]) -> list[int]:
         for s, name in zip(outs, names, strict=True):
@@ -71,19 +87,8 @@ def raw_marl(num_agents: int, steps: int, seed: int = 0) -> dict[str, Any]:
             actions[int.from_bytes(b[:2], "little")] = int.from_bytes(b[2:], "little")
         return actions
 
-    t0 = 0.0
-    for step in range(steps + 1):  # the first round also waits for the agents to start
-        if step == 1:
-            t0 = time.perf_counter()
-        actions = round_trip(obs)
-        if step == 0:
-            continue
-        obs, rewards, _, _, _ = env.step(dict(zip(names, actions, strict=True)))
-        total += float(sum(rewards.values()))
-        if not env.agents:
-            episodes += 1
-            obs, _ = env.reset(seed=seed + episodes)
-    seconds = time.perf_counter() - t0
+    round_trip(obs)  # the agents' processes are up once they all answered
+    seconds, total = drive(env, names, obs, steps, seed, round_trip)
     for s in outs:
         s.send(b"stop")
     for pr in procs:

@@ -52,7 +52,7 @@ def bar(row: dict[str, Any]) -> tuple[float, str] | None:
         return 0.85, ">= 85% of the raw ceiling (fragments)"
     if row["bench"] == "qlearning":
         return 1.25, "wall time <= 0.8x Ray's (Q-learning)"
-    if row["bench"] == "marl":
+    if row["bench"] == "marl" and peer == "ray":
         return 4.0, ">= 4x Ray (multi-agent inference)"
     return None
 
