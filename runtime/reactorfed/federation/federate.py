@@ -30,10 +30,11 @@ from ..scheduler import Scheduler
 from ..tag import FOREVER, FOREVER_TAG, NEVER
 from ..trigger import Slot
 from . import protocol as P
-from .codec import NUMPY, TORCH, CodecError, decode, encode
+from .codec import CodecError, decode, encode
 from .heartbeat import Heartbeat
 from .layout import Delay, Layout, Link, add_delay, link_delay
-from .shm import ShmError, ShmReader, ShmWriter
+from .outbound import Outbound
+from .shm import ShmError, ShmReader
 from .throttle import Throttle
 from .transport import Client, Poller, Server
 
@@ -51,10 +52,6 @@ _DATA_SLICE_NS = 20_000_000
 #: With peer-assisted grants, the RTI's copy of the reports (its grants are then a
 #: backstop, and it serves status, metrics and stop agreement) goes at most this often.
 _RTI_REPORT_NS = 10_000_000
-#: the longest a sender waits for room in a full shared-memory ring before sending inline
-_SHM_WAIT_NS = 100_000_000
-#: payloads up to this size travel inside the batch frame (copied once; saves a frame)
-_INLINE_MAX = 4096
 
 
 class FederationError(ReactorError):
@@ -158,16 +155,13 @@ class FederateCoordinator:
         self._promised_in: dict[int, TagT] = {}  # upstream peer -> its latest promise
         self._promised_out: TagT = (NEVER, 0)  # the latest promise this federate made
         self._in_zero_cycle = len(layout.scc[self.me]) > 1
-        self._batch: dict[int, list[list[Any]]] = {d: [] for d in layout.downstream(self.me)}
-        self._payloads: dict[int, list[Any]] = {d: [] for d in layout.downstream(self.me)}
         self._ltc: TagT = (NEVER, 0)
         self.local_grants = 0
         self._promises_in = False  # promises arrived since the grant was last computed
-        self._colocated: set[int] = set()  # downstream peers on this host (see start_time)
-        self._shm_out: dict[int, ShmWriter | None] = {}  # None: tried, not available
         self._shm_in: dict[int, ShmReader] = {}
-        self._shm_stuck: set[int] = set()
-        self.shm_messages = 0
+        self._out = Outbound(self._clients, layout.names, clock, shm_bytes=cfg.shm_bytes, shm_min=cfg.shm_min,
+                             before_wait=self._send_held_report)
+        self._out.peers(sorted(layout.downstream(self.me)))
 
     # -- joining ---------------------------------------------------------------------
     def start_time(self, proposed: int) -> int:
@@ -197,7 +191,8 @@ class FederateCoordinator:
             raise FederationError(f"the RTI numbers this federate {index}, the program says {self.me}: different programs?")
         self.peers = peers
         mine = _host(endpoint)
-        self._colocated = {d for d, ep in peers.items() if _host(ep) == mine or (_loopback(mine) and _loopback(_host(ep)))}
+        self._out.colocated = {d for d, ep in peers.items() if _host(ep) == mine or (_loopback(mine) and _loopback(_host(ep)))}
+        self._out.ring_token = lambda d: P.mac(cfg.secret, "shm", self.session, self.me, d)
         # Before its first promise, a peer might send at the start tag.
         self._promised_in = {u: (int(self.start), 0) for u in self._promise_links}
         for d in self.layout.downstream(self.me):
@@ -300,9 +295,9 @@ class FederateCoordinator:
                 if out.slot.present:
                     self._send_data(out, tag, out.slot.value)
                 else:
-                    self._post(out.link.dst, [P.ABSENT, out.link.id, tag[0], tag[1]])
+                    self._out.post(out.link.dst, [P.ABSENT, out.link.id, tag[0], tag[1]])
         if self._cyclic_outs:
-            self._flush()  # peers in the cycle wait for these within this tag
+            self._out.flush()  # peers in the cycle wait for these within this tag
         if tag <= self.grant:
             return  # a full grant: every input of this tag is already here
         self._mid_tag = True
@@ -331,8 +326,8 @@ class FederateCoordinator:
                 self._ltc_pending = tag
             else:
                 self._send_ltc(tag, net, now)
-        if self._ltc_pending is None or any(self._payloads.values()):
-            self._flush()
+        if self._ltc_pending is None or self._out.holds_payloads():
+            self._out.flush()
         # else: running ahead with its report held back, this federate holds back its small
         # items too (peers cannot use them before the promise in that report; each send
         # costs a wakeup of ZeroMQ's I/O thread): they leave with the report, within 1 ms.
@@ -398,7 +393,7 @@ class FederateCoordinator:
         assert self._rti is not None
         self._flush_ltc(sched._eq[0] if sched._eq else None)
         self._flush_rti(self.clock.now())
-        self._flush()
+        self._out.flush()
         self._rti.send([P.pack(P.STOP_REQ, tag[0], tag[1])])
         self.stop_limit = tag if self.stop_limit is None else max(tag, self.stop_limit)
         deadline = self.clock.now() + self.cfg.join_timeout_ns
@@ -417,7 +412,7 @@ class FederateCoordinator:
                     self._rti.send([P.pack(P.RESIGN, t, m, self._sent_report(), self.received)])
                     if self.cfg.peer_grants:
                         self._promise(_FOREVER_T, resigned=True)
-                    self._flush()
+                    self._out.flush()
                 elif not isinstance(error, FederationError):
                     self._rti.send([P.pack(P.FAIL, f"{type(error).__name__}: {error}"[:2000])])
                 time.sleep(0.05)  # let the last message leave before the socket closes
@@ -437,17 +432,14 @@ class FederateCoordinator:
     def _close_shm(self, drain: bool) -> None:
         if self.shm_messages:
             log.info("%d of %d payloads went through shared memory", self.shm_messages, self.messages_sent)
-        # A reader attaches when the ring's announcement reaches it: unlinking before it has
-        # taken everything could leave it nothing to attach to. Wait (bounded) for that.
-        deadline = self.clock.now() + (self.cfg.liveness_ns if drain else 0)
-        for w in self._shm_out.values():
-            if w is None:
-                continue
-            while w.pending() > 0 and self.clock.now() < deadline:
-                time.sleep(0.001)
-            w.close()
+        self._out.close_rings(self.cfg.liveness_ns if drain else 0)
         for r in self._shm_in.values():
             r.close()
+
+    @property
+    def shm_messages(self) -> int:
+        """Payloads sent through shared memory."""
+        return self._out.shm_payloads
 
     # -- sending ---------------------------------------------------------------------
     def _send_outputs(self, tag: TagT, _set: list[Slot]) -> None:
@@ -460,22 +452,8 @@ class FederateCoordinator:
             codec, meta, frames = encode(value, self.cfg.trusted_pickle)
         except CodecError as e:
             raise FederationError(f"{out.link.src_port} -> {out.link.dst_port}: {e}") from e
-        d = out.link.dst
         size = sum(memoryview(f).nbytes for f in frames)
-        rec = None
-        if size >= self.cfg.shm_min and codec in (NUMPY, TORCH) and d in self._colocated and self.cfg.shm_bytes > 0:
-            w = self._shm_writer(d, size)
-            if w is not None:
-                rec = w.put(frames)
-                if rec is None and size <= w.capacity // 2:
-                    rec = self._shm_wait(d, w, frames)
-        if rec is not None:
-            self.shm_messages += 1
-            self._post(d, [P.SHM_DATA, out.link.id, tag[0], tag[1], codec, meta, rec[0], rec[1]])
-        elif size <= _INLINE_MAX:
-            self._post(d, [P.DATA_INLINE, out.link.id, tag[0], tag[1], codec, meta, b"".join(frames)])
-        else:
-            self._post(d, [P.DATA, out.link.id, tag[0], tag[1], codec, meta], *frames)
+        self._out.post_value(out.link.dst, out.link.id, tag, codec, meta, frames, size)
         s = self.sent[out.link.dst]
         s[0] += 1
         if (tag[0], tag[1]) < (s[1], s[2]):
@@ -483,46 +461,10 @@ class FederateCoordinator:
         self.messages_sent += 1
         self.bytes_sent += size
 
-    def _shm_wait(self, d: int, w: ShmWriter, frames: list[Any]) -> tuple[int, int] | None:
-        """The ring to ``d`` is full: wait a little for the receiver to give space back (it
-        paces this sender, as a full TCP buffer would), then send inline. A receiver that
-        keeps what it got keeps its space: then stop waiting until the ring drains."""
-        if d in self._shm_stuck:
-            if w.pending() > w.capacity // 2:
-                return None
-            self._shm_stuck.discard(d)
-        # The receiver may be waiting for this federate's reports to process (and so free)
-        # what it holds: send those first.
+    def _send_held_report(self) -> None:
+        """Report a completed tag held back (see completed) now: a receiver may need it."""
         if self._ltc_pending is not None:
             self._send_ltc(self._ltc_pending, self._ltc_pending, self.clock.now())
-        self._flush()
-        deadline = self.clock.now() + _SHM_WAIT_NS
-        while self.clock.now() < deadline:
-            time.sleep(0.0002)
-            rec = w.put(frames)
-            if rec is not None:
-                return rec
-        self._shm_stuck.add(d)
-        log.info("the shared memory to %s stays full (its reactions keep what they receive?): "
-                 "payloads go over TCP until it drains", self.layout.names[d])
-        return None
-
-    def _shm_writer(self, d: int, size: int) -> ShmWriter | None:
-        """The ring to peer ``d``, made (and announced to it) at the first use."""
-        if d in self._shm_out:
-            return self._shm_out[d]
-        w = None
-        # Sized from the first payload: room for a few in flight (a full ring paces the
-        # sender), and reserving it costs time (zeroing pages) inside the run.
-        capacity = min(self.cfg.shm_bytes, max(8 << 20, -(-4 * size // 4096) * 4096))
-        try:
-            w = ShmWriter(capacity, P.mac(self.cfg.secret, "shm", self.session, self.me, d))
-        except ShmError as e:
-            log.warning("payloads to %s go over TCP: %s", self.layout.names[d], e)
-        else:
-            self._post(d, [P.SHM_OPEN, w.name])
-        self._shm_out[d] = w
-        return w
 
     def _sent_report(self) -> dict[int, list[int]]:
         """What was sent, for the RTI: counts, and the earliest tags since its last report."""
@@ -568,8 +510,7 @@ class FederateCoordinator:
         if base > self._promised_out:
             self._promised_out = base
             item = [P.PROMISE, base[0], base[1]]
-            for d in self._batch:
-                self._post(d, item)
+            self._out.post_all(item)
 
     def _grant_from_promises(self) -> None:
         bound = self._input_bound()
@@ -581,23 +522,6 @@ class FederateCoordinator:
             self.grant = g
             self.local_grants += 1
 
-    # -- the data plane's batches ------------------------------------------------------------
-    # What goes to one peer between two waits (data, absent ports, promises) leaves as one
-    # message: a BATCH frame listing the items (small payloads inside), then the payload
-    # frames of the large DATA items, in order. One send, one receive, one decode.
-    def _post(self, d: int, item: list[Any], *payload: Any) -> None:
-        self._batch[d].append(item)
-        if payload:
-            self._payloads[d].extend(payload)
-
-    def _flush(self) -> None:
-        """Send every peer its batch: before this federate waits, and at the end of a tag."""
-        for d, items in self._batch.items():
-            if items:
-                self._clients[d].send([P.pack(P.BATCH, items), *self._payloads[d]])
-                self._batch[d] = []
-                self._payloads[d] = []
-
     # -- receiving -------------------------------------------------------------------
     def _counts_ok(self) -> bool:
         rec = self.received
@@ -607,7 +531,7 @@ class FederateCoordinator:
         """Handle what arrived, waiting up to ``timeout_ms`` for the first message."""
         assert self._poller is not None and self._rti is not None and self._data is not None
         if timeout_ms:
-            self._flush()  # nothing may wait in a batch while this federate waits
+            self._out.flush()  # nothing may wait in a batch while this federate waits
         hb = self._hb
         if hb is not None and hb.abort_reason is not None:
             raise FederationError(hb.abort_reason)
@@ -647,7 +571,7 @@ class FederateCoordinator:
                     stop = sched.stop_tag
                     self._promise(head if head <= stop else (stop[0], stop[1]))
                     if timeout_ms:
-                        self._flush()
+                        self._out.flush()
 
     def _on_rti(self, sched: Scheduler, frames: list[memoryview]) -> None:
         try:

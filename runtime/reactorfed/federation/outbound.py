@@ -1,0 +1,148 @@
+"""What a federate sends its downstream peers: one batch per peer, and for peers on this
+host, shared-memory rings for large payloads.
+
+What goes to one peer between two waits (data, absent ports, promises) leaves as one
+message: a BATCH frame listing the items (small payloads inside), then the payload frames
+of the large DATA items, in order. One send, one receive, one decode.
+
+A numpy/torch payload of at least ``shm_min`` bytes to a peer on this host goes through a
+ring (:mod:`.shm`) made at the first such payload and announced with SHM_OPEN; the item
+is then an SHM_DATA notice. A full ring makes the sender wait a little (the receiver paces
+it, as a full TCP buffer would), then the payload goes inline.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ..clock import Clock
+from . import protocol as P
+from .codec import NUMPY, TORCH
+from .shm import ShmError, ShmWriter
+from .transport import Client
+
+__all__ = ["Outbound"]
+
+log = logging.getLogger("reactorfed.federate")
+
+#: the longest a sender waits for room in a full shared-memory ring before sending inline
+_SHM_WAIT_NS = 100_000_000
+#: payloads up to this size travel inside the batch frame (copied once; saves a frame)
+_INLINE_MAX = 4096
+
+
+class Outbound:
+    def __init__(self, clients: dict[int, Client], names: Sequence[str], clock: Clock, *, shm_bytes: int,
+                 shm_min: int, before_wait: Callable[[], None]) -> None:
+        self._clients = clients  # filled in when the federation starts
+        self._names = names
+        self._clock = clock
+        self._shm_bytes = shm_bytes
+        self._shm_min = shm_min
+        # Before waiting for a receiver to free ring space: it may need this federate's
+        # held-back report (and what is batched for it) to process, and so free, what it holds.
+        self._before_wait = before_wait
+        self._batch: dict[int, list[list[Any]]] = {}
+        self._payloads: dict[int, list[Any]] = {}
+        self.colocated: set[int] = set()  # peers on this host
+        self.ring_token: Callable[[int], bytes] = lambda d: b""  # the ring's token for peer d
+        self._rings: dict[int, ShmWriter | None] = {}  # None: tried, not available
+        self._stuck: set[int] = set()  # rings that stayed full: inline until they drain
+        self.shm_payloads = 0
+
+    def peers(self, downstream: Sequence[int]) -> None:
+        self._batch = {d: [] for d in downstream}
+        self._payloads = {d: [] for d in downstream}
+
+    # -- batches -------------------------------------------------------------------------
+    def post(self, d: int, item: list[Any], *payload: Any) -> None:
+        self._batch[d].append(item)
+        if payload:
+            self._payloads[d].extend(payload)
+
+    def post_all(self, item: list[Any]) -> None:
+        for d in self._batch:
+            self.post(d, item)
+
+    def holds_payloads(self) -> bool:
+        return any(self._payloads.values())
+
+    def flush(self) -> None:
+        """Send every peer its batch: before this federate waits, and at the end of a tag."""
+        for d, items in self._batch.items():
+            if items:
+                self._clients[d].send([P.pack(P.BATCH, items), *self._payloads[d]])
+                self._batch[d] = []
+                self._payloads[d] = []
+
+    # -- values --------------------------------------------------------------------------
+    def post_value(self, d: int, link: int, tag: tuple[int, int], codec: int, meta: Any, frames: list[Any],
+                   size: int) -> None:
+        """Post one encoded value for link ``link`` at ``tag``: through shared memory,
+        inside the batch, or as a payload frame after it."""
+        rec = None
+        if size >= self._shm_min and codec in (NUMPY, TORCH) and d in self.colocated and self._shm_bytes > 0:
+            w = self._ring(d, size)
+            if w is not None:
+                rec = w.put(frames)
+                if rec is None and size <= w.capacity // 2:
+                    rec = self._wait_for_room(d, w, frames)
+        if rec is not None:
+            self.shm_payloads += 1
+            self.post(d, [P.SHM_DATA, link, tag[0], tag[1], codec, meta, rec[0], rec[1]])
+        elif size <= _INLINE_MAX:
+            self.post(d, [P.DATA_INLINE, link, tag[0], tag[1], codec, meta, b"".join(frames)])
+        else:
+            self.post(d, [P.DATA, link, tag[0], tag[1], codec, meta], *frames)
+
+    def _wait_for_room(self, d: int, w: ShmWriter, frames: list[Any]) -> tuple[int, int] | None:
+        """The ring to ``d`` is full: wait a little for the receiver to give space back, then
+        send inline. A receiver that keeps what it got keeps its space: then stop waiting
+        until the ring drains."""
+        if d in self._stuck:
+            if w.pending() > w.capacity // 2:
+                return None
+            self._stuck.discard(d)
+        self._before_wait()
+        self.flush()
+        deadline = self._clock.now() + _SHM_WAIT_NS
+        while self._clock.now() < deadline:
+            time.sleep(0.0002)
+            rec = w.put(frames)
+            if rec is not None:
+                return rec
+        self._stuck.add(d)
+        log.info("the shared memory to %s stays full (its reactions keep what they receive?): "
+                 "payloads go over TCP until it drains", self._names[d])
+        return None
+
+    def _ring(self, d: int, size: int) -> ShmWriter | None:
+        """The ring to peer ``d``, made (and announced to it) at the first use."""
+        if d in self._rings:
+            return self._rings[d]
+        w = None
+        # Sized from the first payload: room for a few in flight (a full ring paces the
+        # sender), and reserving it costs time (zeroing pages) inside the run.
+        capacity = min(self._shm_bytes, max(8 << 20, -(-4 * size // 4096) * 4096))
+        try:
+            w = ShmWriter(capacity, self.ring_token(d))
+        except ShmError as e:
+            log.warning("payloads to %s go over TCP: %s", self._names[d], e)
+        else:
+            self.post(d, [P.SHM_OPEN, w.name])
+        self._rings[d] = w
+        return w
+
+    def close_rings(self, drain_ns: int) -> None:
+        # A reader attaches when the ring's announcement reaches it: unlinking before it has
+        # taken everything could leave it nothing to attach to. Wait (bounded) for that.
+        deadline = self._clock.now() + drain_ns
+        for w in self._rings.values():
+            if w is None:
+                continue
+            while w.pending() > 0 and self._clock.now() < deadline:
+                time.sleep(0.001)
+            w.close()
