@@ -34,6 +34,7 @@ from .codec import CodecError, decode, encode
 from .heartbeat import Heartbeat
 from .layout import Delay, Layout, Link, add_delay, link_delay
 from .outbound import Outbound
+from .rti import FOREVER_T, pred, succ
 from .shm import ShmError, ShmReader
 from .throttle import Throttle
 from .transport import Client, Poller, Server
@@ -43,7 +44,6 @@ __all__ = ["FederateConfig", "FederateCoordinator", "FederationError"]
 log = logging.getLogger("reactorfed.federate")
 
 TagT = tuple[int, int]
-_FOREVER_T: TagT = (FOREVER_TAG.time, FOREVER_TAG.microstep)
 #: While a federate runs through tags it may already process, it reports completed tags
 #: (LTC) at most this often; it reports at once when it is about to wait.
 _LTC_BATCH_NS = 1_000_000
@@ -192,7 +192,7 @@ class FederateCoordinator:
         self.peers = peers
         mine = _host(endpoint)
         self._out.colocated = {d for d, ep in peers.items() if _host(ep) == mine or (_loopback(mine) and _loopback(_host(ep)))}
-        self._out.ring_token = lambda d: P.mac(cfg.secret, "shm", self.session, self.me, d)
+        self._out.ring_token = lambda d: self._ring_token(self.me, d)
         # Before its first promise, a peer might send at the start tag.
         self._promised_in = {u: (int(self.start), 0) for u in self._promise_links}
         for d in self.layout.downstream(self.me):
@@ -411,7 +411,7 @@ class FederateCoordinator:
                     t, m = sched.current_tag
                     self._rti.send([P.pack(P.RESIGN, t, m, self._sent_report(), self.received)])
                     if self.cfg.peer_grants:
-                        self._promise(_FOREVER_T, resigned=True)
+                        self._promise(FOREVER_T, resigned=True)
                     self._out.flush()
                 elif not isinstance(error, FederationError):
                     self._rti.send([P.pack(P.FAIL, f"{type(error).__name__}: {error}"[:2000])])
@@ -463,8 +463,7 @@ class FederateCoordinator:
 
     def _send_held_report(self) -> None:
         """Report a completed tag held back (see completed) now: a receiver may need it."""
-        if self._ltc_pending is not None:
-            self._send_ltc(self._ltc_pending, self._ltc_pending, self.clock.now())
+        self._flush_ltc(self._ltc_pending)
 
     def _sent_report(self) -> dict[int, list[int]]:
         """What was sent, for the RTI: counts, and the earliest tags since its last report."""
@@ -472,7 +471,6 @@ class FederateCoordinator:
         for v in self.sent.values():
             v[1], v[2] = FOREVER, 0
         return rep
-
 
     def _report_net(self, head: TagT | None) -> None:
         if not self.has_downstream:
@@ -487,7 +485,7 @@ class FederateCoordinator:
     # -- peer promises -------------------------------------------------------------------
     def _input_bound(self) -> TagT:
         """The earliest tag at which anything could still arrive here, by the promises."""
-        best = _FOREVER_T
+        best = FOREVER_T
         for u, delays in self._promise_links.items():
             base = self._promised_in[u]
             for d in delays:
@@ -501,23 +499,17 @@ class FederateCoordinator:
         ``net``, the earliest input it could still get): every message it sends later has a
         tag at least that (plus the link's delay)."""
         if resigned:
-            base = _FOREVER_T
+            base = FOREVER_T
         else:
-            ltc = self._ltc
-            nxt = net if net > ltc else (ltc[0], ltc[1] + 1) if ltc[0] < FOREVER else _FOREVER_T
+            nxt = max(net, succ(self._ltc))  # its next event: never before the tag after its last
             bound = self._input_bound()
             base = nxt if nxt < bound else bound
         if base > self._promised_out:
             self._promised_out = base
-            item = [P.PROMISE, base[0], base[1]]
-            self._out.post_all(item)
+            self._out.post_all([P.PROMISE, base[0], base[1]])
 
     def _grant_from_promises(self) -> None:
-        bound = self._input_bound()
-        if bound[0] >= FOREVER:
-            g = _FOREVER_T
-        else:
-            g = (bound[0], bound[1] - 1) if bound[1] > 0 else (bound[0] - 1, _FOREVER_T[1])
+        g = pred(self._input_bound())
         if g > self.grant:
             self.grant = g
             self.local_grants += 1
@@ -567,7 +559,7 @@ class FederateCoordinator:
                     # A federate with nothing to do passes its upstream's progress on. Its
                     # next event: the head of its queue now (what just arrived included).
                     eq = sched._eq
-                    head: TagT = eq[0] if eq else _FOREVER_T
+                    head: TagT = eq[0] if eq else FOREVER_T
                     stop = sched.stop_tag
                     self._promise(head if head <= stop else (stop[0], stop[1]))
                     if timeout_ms:
@@ -616,13 +608,17 @@ class FederateCoordinator:
         assert self._rti is not None
         self._rti.send([data])
 
+    def _ring_token(self, src: int, dst: int) -> bytes:
+        """The token of the shared-memory ring from federate ``src`` to ``dst``."""
+        return P.mac(self.cfg.secret, "shm", self.session, src, dst)
+
     def _on_shm_open(self, sender: int, name: str) -> None:
         if sender in self._shm_in:
             self.rejected_messages += 1
             log.warning("ignored a second shared-memory ring from %s", self.layout.names[sender])
             return
         try:
-            self._shm_in[sender] = ShmReader(name, P.mac(self.cfg.secret, "shm", self.session, sender, self.me))
+            self._shm_in[sender] = ShmReader(name, self._ring_token(sender, self.me))
         except ShmError as e:
             raise FederationError(
                 f"cannot attach the shared memory federate {self.layout.names[sender]} offers ({e}): the two "
