@@ -159,9 +159,8 @@ class FederateCoordinator:
         self.local_grants = 0
         self._promises_in = False  # promises arrived since the grant was last computed
         self._shm_in: dict[int, ShmReader] = {}
-        self._out = Outbound(self._clients, layout.names, clock, shm_bytes=cfg.shm_bytes, shm_min=cfg.shm_min,
-                             before_wait=self._send_held_report)
-        self._out.peers(sorted(layout.downstream(self.me)))
+        self._out = Outbound(self._clients, sorted(layout.downstream(self.me)), layout.names, clock,
+                             shm_bytes=cfg.shm_bytes, shm_min=cfg.shm_min, before_wait=self._send_held_report)
 
     # -- joining ---------------------------------------------------------------------
     def start_time(self, proposed: int) -> int:

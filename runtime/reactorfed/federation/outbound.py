@@ -35,8 +35,8 @@ _INLINE_MAX = 4096
 
 
 class Outbound:
-    def __init__(self, clients: dict[int, Client], names: Sequence[str], clock: Clock, *, shm_bytes: int,
-                 shm_min: int, before_wait: Callable[[], None]) -> None:
+    def __init__(self, clients: dict[int, Client], downstream: Sequence[int], names: Sequence[str], clock: Clock, *,
+                 shm_bytes: int, shm_min: int, before_wait: Callable[[], None]) -> None:
         self._clients = clients  # filled in when the federation starts
         self._names = names
         self._clock = clock
@@ -45,17 +45,13 @@ class Outbound:
         # Before waiting for a receiver to free ring space: it may need this federate's
         # held-back report (and what is batched for it) to process, and so free, what it holds.
         self._before_wait = before_wait
-        self._batch: dict[int, list[list[Any]]] = {}
-        self._payloads: dict[int, list[Any]] = {}
+        self._batch: dict[int, list[list[Any]]] = {d: [] for d in downstream}
+        self._payloads: dict[int, list[Any]] = {d: [] for d in downstream}
         self.colocated: set[int] = set()  # peers on this host
         self.ring_token: Callable[[int], bytes] = lambda d: b""  # the ring's token for peer d
         self._rings: dict[int, ShmWriter | None] = {}  # None: tried, not available
         self._stuck: set[int] = set()  # rings that stayed full: inline until they drain
         self.shm_payloads = 0
-
-    def peers(self, downstream: Sequence[int]) -> None:
-        self._batch = {d: [] for d in downstream}
-        self._payloads = {d: [] for d in downstream}
 
     # -- batches -------------------------------------------------------------------------
     def post(self, d: int, item: list[Any], *payload: Any) -> None:
