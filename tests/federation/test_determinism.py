@@ -378,7 +378,9 @@ def test_peer_grants_alone_are_correct(name: str, monkeypatch: pytest.MonkeyPatc
     run = run_threads(factory, fast=True, timeout=ms(40), join_timeout_s=60)
     run.raise_errors()
     assert _federated_traces(run) == _traces(single)
-    assert withheld, "the RTI computed grants (and they were withheld)"
+    # Whether the RTI computed any grant at all is a race (reports are throttled; a short run
+    # may end before one is due); that the promises drove the federates is not.
+    assert sum(run.peer_grants.values()) > 0, "no federate advanced on its peers' promises"
 
 
 def test_large_arrays_go_through_shared_memory() -> None:
