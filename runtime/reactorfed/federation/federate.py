@@ -46,7 +46,7 @@ log = logging.getLogger("reactorfed.federate")
 TagT = tuple[int, int]
 #: While a federate runs through tags it may already process, it reports completed tags
 #: (LTC) at most this often; it reports at once when it is about to wait.
-_LTC_BATCH_NS = 1_000_000
+_LTC_BATCH_NS = 3_000_000
 #: the longest one pump spends reading the data port
 _DATA_SLICE_NS = 20_000_000
 #: With peer-assisted grants, the RTI's copy of the reports (its grants are then a
@@ -329,7 +329,7 @@ class FederateCoordinator:
             self._out.flush()
         # else: running ahead with its report held back, this federate holds back its small
         # items too (peers cannot use them before the promise in that report; each send
-        # costs a wakeup of ZeroMQ's I/O thread): they leave with the report, within 1 ms.
+        # costs a wakeup of ZeroMQ's I/O thread): they leave with the report, within _LTC_BATCH_NS.
         # No pump here: acquire, which the scheduler calls next, begins with one.
 
     def _goes_on(self, sched: Scheduler, net: TagT, now: int) -> bool:
