@@ -64,26 +64,45 @@ def test_sampling_observations_are_the_environments() -> None:
         np.testing.assert_array_equal(np.concatenate(prog.k.seen[i]), expected)
 
 
-def test_marl_program_matches_a_plain_loop() -> None:
-    marl = load_example("marl")
-    main = marl.Main(num_agents=4, steps=60, seed=0)
-    Environment(fast=True).run(main)
-    # the same computation without reactors
-    env = make_mpe(4)
+def _marl_plain_loop(num_agents: int, steps: int) -> tuple[float, int]:
+    """The MARL program's computation without reactors: (total reward, episodes)."""
+    env = make_mpe(num_agents)
     names = list(env.possible_agents)
     nets = [make_qnetwork(int(env.observation_space(n).shape[0]), 5, (64, 64), i) for i, n in enumerate(names)]
     obs, _ = env.reset(seed=0)
     total, episodes = 0.0, 0
-    for _ in range(60):
+    for _ in range(steps):
         acts = {n: greedy_action(q, obs[n]) for n, q in zip(names, nets, strict=True)}
         obs, rewards, _, _, _ = env.step(acts)
         total += float(sum(rewards.values()))
         if not env.agents:
             episodes += 1
             obs, _ = env.reset(seed=episodes)
+    return total, episodes
+
+
+@pytest.mark.parametrize("groups", [0, 1, 3])
+def test_marl_program_matches_a_plain_loop(groups: int) -> None:
+    marl = load_example("marl")
+    main = marl.Main(num_agents=4, steps=60, seed=0, groups=groups)
+    Environment(fast=True).run(main)
+    total, episodes = _marl_plain_loop(4, 60)
     assert main.env.result["steps"] == 60
     assert main.env.result["episodes"] == episodes == 2
     assert main.env.result["total_reward"] == total
+
+
+def test_marl_groups_are_federates_with_the_same_result(tmp_path: Path) -> None:
+    """Agents grouped into federates (3 groups of 2, 1, 1) compute what one federate per
+    agent and the plain loop compute."""
+    marl = load_example("marl")
+    path = tmp_path / "marl.json"
+    run = run_threads(lambda: marl.Main(num_agents=4, steps=40, seed=0, groups=3, result_path=str(path)))
+    run.raise_errors()
+    assert sorted(run.summaries) == ["agents[0]", "agents[1]", "agents[2]", "env"]
+    assert json.loads(path.read_text())["total_reward"] == _marl_plain_loop(4, 40)[0]
+    with pytest.raises(ValueError, match="groups must be between"):
+        marl.Main(num_agents=4, groups=5)
 
 
 def _qlearning_single(tmp_path: Path, tag: str) -> dict[str, object]:

@@ -10,14 +10,14 @@ from typing import Any
 import numpy as np
 import torch
 
-from .. import SHUTDOWN, STARTUP, Input, Output, Reactor, reaction
+from .. import SHUTDOWN, STARTUP, Input, Output, Reactor, bank, each, reaction
 from ..port import MultiReader, MultiWriter, PortReader, PortWriter
 from .dqn import make_qnetwork
 from .envs import make_mpe
 from .network import greedy_action
 from .samplers import write_result
 
-__all__ = ["AgentPolicy", "MultiAgentEnv"]
+__all__ = ["AgentGroup", "AgentPolicy", "MultiAgentEnv"]
 
 
 class MultiAgentEnv(Reactor):
@@ -92,3 +92,22 @@ class AgentPolicy(Reactor):
         o = obs.get()
         assert o is not None
         action.set(greedy_action(self.q, o))
+
+
+class AgentGroup(Reactor):
+    """``k`` agent policies in one reactor: agents ``first`` .. ``first + k - 1``.
+
+    A federated program's federates are the main reactor's children, so a group is
+    how several agents share one process (one federate per group instead of one per
+    agent); each policy and its seed stay what they are in a bank of
+    :class:`AgentPolicy`, so the results are the same.
+    """
+
+    obs: Input[np.ndarray] = Input(np.ndarray, width="k")
+    action: Output[int] = Output(int, width="k")
+
+    def __init__(self, k: int, obs_dim: int, num_actions: int, seed: int = 0, first: int = 0) -> None:
+        self.k = k
+        self.agents = bank(AgentPolicy, k, obs_dim, num_actions, seed=each(lambda j: seed + first + j))
+        self.connect(self.obs, self.agents.obs)
+        self.connect(self.agents.action, self.action)
