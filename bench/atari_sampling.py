@@ -19,15 +19,17 @@ from common import Results
 from reactorfed.rl import ATARI_GAMES
 from sampling import run_suite
 
-# total steps for full runs
+# total steps for full runs (fragment-1000 runs MIN_FRAG_1000 steps: 20 fragments per
+# sampler with 2 samplers, so that set-up and the first fragment weigh little)
 STEP_ROUNDS = {"Pong": 1000, "MsPacman": 1000, "SpaceInvaders": 1000}
 FRAG_STEPS = {"Pong": 10_000, "MsPacman": 10_000, "SpaceInvaders": 10_000}
+MIN_FRAG_1000 = 40_000
 QUICK = 10  # --quick divides the step counts by this
 
 
 def main(argv: list[str] | None = None) -> Results:
     return run_suite("atari_sampling", __doc__ or "", ATARI_GAMES, STEP_ROUNDS, FRAG_STEPS,
-                     "Atari sample generation: env steps/s (ratio > 1: reactorfed ahead)", argv, min_frag_1000=2000, quick_divisor=QUICK)
+                     "Atari sample generation: env steps/s (ratio > 1: reactorfed ahead)", argv, min_frag_1000=MIN_FRAG_1000, quick_divisor=QUICK)
 
 
 if __name__ == "__main__":
