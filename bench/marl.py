@@ -2,13 +2,24 @@
 
     python bench/marl.py [--quick] [--runs 3] [--agents 4,10]
 
-One torch policy per agent. Ray, idiomatically: the environment steps in the
-driver, each agent is an actor; every step scatters the observations with one
-remote call per agent and gathers the actions with ``ray.get``. Both sides run
-the same environment seeds and policy weights, so they collect the same total
-reward (recorded in the result line). The raw ceiling (``bench/marl_raw.py``): the
-same environment and one process per agent over ZeroMQ with no framework at all, the
-most any framework running an agent per process could reach on this machine.
+One torch policy per agent; the environment steps in the driver (Ray) or in its own
+reactor (reactorfed). Two layouts on each side:
+
+* one process per agent. Ray, idiomatically: each agent is an actor; every step
+  scatters the observations with one remote call per agent and gathers the actions
+  with ``ray.get``. reactorfed: ``examples/rl/marl.py:Main`` as it comes, one
+  federate per agent beside the environment's federate.
+* all agents in one process. Ray: one actor holding every agent's policy
+  (``AgentGroupWorker``), one remote call per step carrying all observations and
+  returning all actions. reactorfed: ``groups=1``, one federate holding every policy
+  beside the environment's federate (federated runs only). Its case,
+  "agents in 1 federate", is reported against Ray's per-agent actors (peer ``ray``)
+  and against Ray's single actor (peer ``ray-grouped``), like for like.
+
+Every variant runs the same environment seeds and policy weights, so they collect the
+same total reward (recorded in the result line). The raw ceiling (``bench/marl_raw.py``):
+the same environment and one process per agent over ZeroMQ with no framework at all,
+the most any framework running an agent per process could reach on this machine.
 """
 
 from __future__ import annotations
@@ -46,6 +57,23 @@ class AgentWorker:
         return greedy_action(self.q, obs)
 
 
+class AgentGroupWorker:
+    """A Ray actor holding every agent's policy (agent i seeded ``seed * 1000 + i``, as
+    AgentWorker and reactorfed's AgentPolicy): one remote call acts for all agents."""
+
+    def __init__(self, obs_dim: int, num_actions: int, num_agents: int, seed: int) -> None:
+        torch.set_num_threads(1)
+        self.qs = [make_qnetwork(obs_dim, num_actions, (64, 64), seed * 1000 + i) for i in range(num_agents)]
+        for q in self.qs:
+            q.eval()
+
+    def ready(self) -> bool:
+        return True
+
+    def act_all(self, obs_list: list[np.ndarray]) -> list[int]:
+        return [greedy_action(q, o) for q, o in zip(self.qs, obs_list, strict=True)]
+
+
 def ray_marl(num_agents: int, steps: int, seed: int = 0) -> dict[str, Any]:
     ray = init_ray(num_agents)
     env = make_mpe(num_agents)
@@ -63,6 +91,23 @@ def ray_marl(num_agents: int, steps: int, seed: int = 0) -> dict[str, Any]:
     return {"steps_per_s": steps / seconds, "total_reward": total}
 
 
+def ray_marl_grouped(num_agents: int, steps: int, seed: int = 0) -> dict[str, Any]:
+    """Ray with every agent in one actor: one remote call per step, all observations in,
+    all actions out."""
+    ray = init_ray(1)
+    env = make_mpe(num_agents)
+    names = list(env.possible_agents)
+    obs_dim = int(env.observation_space(names[0]).shape[0])
+    num_actions = int(env.action_space(names[0]).n)
+    group = ray.remote(num_cpus=1)(AgentGroupWorker).remote(obs_dim, num_actions, num_agents, seed)
+    ray.get(group.ready.remote())
+    obs, _ = env.reset(seed=seed)
+    seconds, total = drive(env, names, obs, steps, seed,
+                           lambda o: ray.get(group.act_all.remote([o[name] for name in names])))
+    ray.kill(group)
+    return {"steps_per_s": steps / seconds, "total_reward": total}
+
+
 def main(argv: list[str] | None = None) -> Results:
     p = base_parser(__doc__ or "")
     p.add_argument("--agents", default="4,10")
@@ -74,14 +119,21 @@ def main(argv: list[str] | None = None) -> Results:
     res = Results("marl", args.out)
     for n in (int(x) for x in args.agents.split(",")):
         ray_v: list[float] = []
+        ray_grouped_v: list[float] = []
         raw_v: list[float] = []
         ours: dict[str, list[float]] = {m: [] for m in modes}
-        rewards: dict[str, set[float]] = {"ray": set(), "raw": set(), **{m: set() for m in modes}}
+        grouped_v: list[float] = []  # reactorfed federated, groups=1
+        rewards: dict[str, set[float]] = {"ray": set(), "ray-grouped": set(), "raw": set(), "grouped": set(),
+                                          **{m: set() for m in modes}}
         for run in range(runs):
             progress(f"marl: {n} agents, run {run + 1}/{runs}")
             r = ray_marl(n, steps)
             ray_v.append(r["steps_per_s"])
             rewards["ray"].add(round(r["total_reward"], 6))
+            if "federated" in modes:  # only the grouped federated case is compared with it
+                r = ray_marl_grouped(n, steps)
+                ray_grouped_v.append(r["steps_per_s"])
+                rewards["ray-grouped"].add(round(r["total_reward"], 6))
             r = raw_marl(n, steps)
             raw_v.append(r["steps_per_s"])
             rewards["raw"].add(round(r["total_reward"], 6))
@@ -93,12 +145,28 @@ def main(argv: list[str] | None = None) -> Results:
                     continue
                 ours[mode].append(o["steps_per_s"])
                 rewards[mode].add(round(o["total_reward"], 6))
+            if "federated" in modes:
+                try:
+                    o = run_program(PROGRAM, {"num_agents": n, "steps": steps, "groups": 1}, "federated",
+                                    expect={"steps": steps})
+                except ProgramFailed as e:
+                    progress(f"reactorfed federated, agents in 1 federate, failed: {e}")
+                else:
+                    grouped_v.append(o["steps_per_s"])
+                    rewards["grouped"].add(round(o["total_reward"], 6))
         for mode, vs in ours.items():
             if vs:
                 res.add(f"{n} agents {mode}", "steps_per_s", float(np.median(vs)), "ray", float(np.median(ray_v)),
                         "higher", len(vs), same_rewards_as_ray=rewards[mode] == rewards["ray"])
                 res.add(f"{n} agents {mode} vs raw", "steps_per_s", float(np.median(vs)), "raw", float(np.median(raw_v)),
                         "higher", len(vs))
+        if grouped_v:
+            case = f"{n} agents federated, agents in 1 federate"
+            res.add(case, "steps_per_s", float(np.median(grouped_v)), "ray", float(np.median(ray_v)),
+                    "higher", len(grouped_v), same_rewards_as_ray=rewards["grouped"] == rewards["ray"])
+            res.add(f"{case} (vs Ray, agents in 1 actor)", "steps_per_s", float(np.median(grouped_v)), "ray-grouped",
+                    float(np.median(ray_grouped_v)), "higher", len(grouped_v),
+                    same_rewards_as_ray=rewards["grouped"] == rewards["ray-grouped"] == rewards["ray"])
         # The ceiling itself against Ray: what any framework could reach here at most.
         res.add(f"{n} agents raw (no framework)", "steps_per_s", float(np.median(raw_v)), "ray", float(np.median(ray_v)),
                 "higher", len(raw_v), same_rewards_as_ray=rewards["raw"] == rewards["ray"])

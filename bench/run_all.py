@@ -38,6 +38,7 @@ def bar(row: dict[str, Any]) -> tuple[float, str] | None:
 
     Bars are judged on the federated rows (Ray runs every actor in its own process);
     the single-process rows show what the runtime costs when nothing crosses a process.
+    The MARL bar is judged on peer "ray" only: the like-for-like "ray-grouped" row stays out.
     """
     case, peer = row["case"], row["peer"]
     if "federated" not in case:
