@@ -188,8 +188,8 @@ def test_forged_descriptors_are_refused(forged: list[tuple[int, int]]) -> None:
         good = w.put([payload(1, 300)])  # at 400
         assert good == (400, 300)
         for at in forged:
-            if at == good:
-                continue
+            if at in (good, (good[0], 0)):
+                continue  # the true record, or an empty record where it starts: both are valid reads
             with pytest.raises(ShmError):
                 r.take(*at)
         # A descriptor past what was written: the true next one but longer, or a forged
