@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -103,3 +105,29 @@ def test_atari_frames_and_seeding() -> None:
     np.testing.assert_array_equal(fa.obs, fb.obs)
     np.testing.assert_array_equal(fa.actions, fb.actions)
     assert a.num_actions == 6
+
+
+def test_a_sampler_program_loads_without_torch() -> None:
+    """A process that only steps environments (a sampler federate) does not pay for torch
+    (seconds and hundreds of MB at start-up); torch-based names still import on use."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from reactorfed.program import load_program\n"
+        "load_program('examples/rl/sampling.py:Main', {})\n"
+        "assert 'torch' not in sys.modules, 'torch was imported'\n"
+        "from reactorfed.rl import greedy_action, DQNLearner\n"
+        "assert 'torch' in sys.modules and greedy_action.__module__ == 'reactorfed.rl.network'\n"
+        "import reactorfed.rl as rl\n"
+        "try:\n"
+        "    rl.no_such_name\n"
+        "except AttributeError:\n"
+        "    pass\n"
+        "else:\n"
+        "    raise AssertionError('a missing name resolved')\n"
+    )
+    root = Path(__file__).resolve().parents[2]
+    out = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr

@@ -2,12 +2,18 @@
 
 The pieces are plain Python/numpy/torch; the reactors that wire them into
 reactorfed programs live beside them.
+
+torch is imported on first use of a torch-based name (networks, DQN): a process
+that only steps environments (a sampler federate) starts without it, about 2 s
+and 300 MB sooner.
 """
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from .buffer import Batch, ReplayBuffer
-from .dqn import DQNConfig, DQNLearner, EpsilonGreedy, linear_schedule, make_qnetwork
 from .envs import (
     ATARI_GAMES,
     GYM_ENVS,
@@ -19,17 +25,36 @@ from .envs import (
     pack_fragment,
     unpack_fragment,
 )
-from .network import (
-    AtariQNetwork,
-    QNetwork,
-    Weights,
-    default_device,
-    flat_weights,
-    get_weights,
-    greedy_action,
-    load_flat_weights,
-    set_weights,
-)
+
+if TYPE_CHECKING:
+    from .dqn import DQNConfig, DQNLearner, EpsilonGreedy, linear_schedule, make_qnetwork
+    from .network import (
+        AtariQNetwork,
+        QNetwork,
+        Weights,
+        default_device,
+        flat_weights,
+        get_weights,
+        greedy_action,
+        load_flat_weights,
+        set_weights,
+    )
+
+#: the names that need torch, and their module
+_LAZY = {
+    **dict.fromkeys(["DQNConfig", "DQNLearner", "EpsilonGreedy", "linear_schedule", "make_qnetwork"], "dqn"),
+    **dict.fromkeys(["AtariQNetwork", "QNetwork", "Weights", "default_device", "flat_weights", "get_weights",
+                     "greedy_action", "load_flat_weights", "set_weights"], "network"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value  # once imported, a plain attribute
+    return value
 
 __all__ = [
     "ATARI_GAMES",
