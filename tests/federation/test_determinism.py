@@ -315,11 +315,12 @@ def test_federated_run_equals_single_process(name: str, peer_grants: bool) -> No
         run = run_threads(factory, fast=True, timeout=timeout, join_timeout_s=60, peer_grants=peer_grants)
         run.raise_errors()
         assert _federated_traces(run) == expected
-        # Federates with upstream peers did advance on their peers' promises (or, turned
-        # off, never); around a zero-delay cycle only the RTI's PTAG can.
-        used = sum(run.peer_grants.values()) > 0
-        if name not in ZERO_DELAY_CYCLES or not peer_grants:
-            assert used == peer_grants, run.peer_grants
+        # Turned off, federates never advance on promises. That they do when on is pinned
+        # by test_peer_grants_alone_are_correct (RTI grants withheld): here, in a short
+        # run, the RTI's grant may come first every time (it failed ~1 run in 6 when
+        # this asserted that some promise was used).
+        if not peer_grants:
+            assert sum(run.peer_grants.values()) == 0, run.peer_grants
 
 
 def test_real_time_federation_keeps_physical_time() -> None:
