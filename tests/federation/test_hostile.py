@@ -260,7 +260,7 @@ def test_hostile_input_to_a_running_federation() -> None:
     assert sorted(server._ctl.values()) == [0, 1, 2]
     assert sorted(server._hb.values()) == [0, 1, 2]
     for name, c in sinks.items():
-        assert sorted(c._authed.values()) == sorted(c.layout.direct_upstream(c.me)), name
+        assert sorted(c._inbound._authed.values()) == sorted(c.layout.direct_upstream(c.me)), name
         assert c.rejected_messages > data_rejected0[name]
     # the output is the single-process output, tag for tag, up to the agreed stop
     trace = fed.programs["sink"].sink.trace  # type: ignore[attr-defined]

@@ -1,7 +1,8 @@
 """Federated execution: a program split into federates, coordinated by an RTI."""
 
 from .codec import CodecError
-from .federate import FederateConfig, FederationError
+from .errors import FederationError
+from .federate import FederateConfig
 from .layout import Layout
 from .rti_server import RtiConfig, RtiSummary
 from .runner import layout_of, run_federate, run_rti

@@ -7,6 +7,9 @@ outputs peer to peer, receives its inputs, and reports each completed tag. A hea
 thread keeps the RTI informed that this process is alive, and notices when the RTI is
 not.
 
+Joining is in :mod:`.join`; the data plane's two sides are in :mod:`.outbound` and
+:mod:`.inbound`.
+
 The receiver never processes a tag before everything sent to it for that tag has
 arrived: every report to the RTI carries how many messages this federate has sent to
 each peer, and every grant carries how many messages the grantee must have received
@@ -16,27 +19,24 @@ from each upstream peer before using it.
 from __future__ import annotations
 
 import logging
-import os
 import time
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from ..clock import Clock
-from ..errors import ReactorError
 from ..graph import Program
 from ..scheduler import Scheduler
 from ..tag import FOREVER, FOREVER_TAG, NEVER
 from ..trigger import Slot
 from . import protocol as P
-from .codec import CodecError, decode, encode
+from .codec import CodecError, encode
+from .errors import FederationError
 from .heartbeat import Heartbeat
-from .layout import Delay, Layout, Link, add_delay, link_delay
+from .inbound import Inbound
+from .join import colocated, join
+from .layout import Layout, Link, add_delay, link_delay
 from .outbound import Outbound
 from .rti import FOREVER_T, pred, succ
-from .shm import ShmError, ShmReader
-from .throttle import Throttle
 from .transport import Client, Poller, Server
 
 __all__ = ["FederateConfig", "FederateCoordinator", "FederationError"]
@@ -52,10 +52,6 @@ _DATA_SLICE_NS = 20_000_000
 #: With peer-assisted grants, the RTI's copy of the reports (its grants are then a
 #: backstop, and it serves status, metrics and stop agreement) goes at most this often.
 _RTI_REPORT_NS = 10_000_000
-
-
-class FederationError(ReactorError):
-    """The federation cannot go on: rejected, aborted, a peer or the RTI is gone."""
 
 
 @dataclass
@@ -105,7 +101,9 @@ class FederateCoordinator:
         self.grant: TagT = (NEVER, 0)
         self.ptag: TagT | None = None
         self.required: dict[int, int] = {}
-        self.received: dict[int, int] = {u: 0 for u in layout.direct_upstream(self.me)}
+        self._inbound = Inbound(program, layout, self.me, secret=cfg.secret, trusted_pickle=cfg.trusted_pickle,
+                                ring_token=self._ring_token)
+        self.received = self._inbound.received  # the same dict: reports carry the counts without a lookup
         # per downstream peer: [messages sent, earliest tag sent since the last report]
         self.sent: dict[int, list[int]] = {d: [0, FOREVER, 0] for d in layout.downstream(self.me)}
         self._net: TagT = (NEVER, 0)
@@ -117,17 +115,11 @@ class FederateCoordinator:
         self.start: int = 0
         self.session = b""
         self.peers: dict[int, str] = {}
-        self._in: dict[int, Slot] = {lk.id: program.links[lk.id].dst._slot for lk in layout.links if lk.dst == self.me}
-        self._in_links = {lk.id: lk for lk in layout.links if lk.dst == self.me}
-        self._status: dict[int, TagT] = {}  # link id -> latest tag whose status is known (cyclic links)
         self._outs: list[_Out] = []
         self._cyclic_outs: list[tuple[int, _Out]] = []  # (send after this level, out)
         self._cyclic_ins: list[tuple[int, int]] = []  # (needed before this level, link id)
         self._sent_this_tag: set[int] = set()
         self._next_look = 0  # federates without upstream: when to look for messages next
-        self._mid_tag = False  # inside at_level: a message for the current tag may still come
-        self._tick = Slot(f"{self.name}.<network tick>")  # an event with no reactions
-        self._authed: dict[bytes, int] = {}
         self._rti: Client | None = None
         self._data: Server | None = None
         self._clients: dict[int, Client] = {}
@@ -136,29 +128,20 @@ class FederateCoordinator:
         self._last_rti = 0
         self._last_progress = 0
         self._ltc_pending: TagT | None = None  # a completed tag not yet reported (see completed)
-        self.rejected_messages = 0
-        self._warn = Throttle(log)  # for what strangers send to the data port
+        self._rti_rejected = 0  # bad messages from the RTI (the inbound side counts the data port's)
         self.messages_sent = 0
         self.bytes_sent = 0
-        self.messages_received = 0
         # Peer promises (null messages, as in Chandy and Misra's conservative simulation):
         # each federate tells its downstream peers the earliest tag it could still send
         # them, from its own next event and its upstream peers' promises. A federate may
         # process every tag before the earliest promise on its inputs (FIFO links: what was
         # sent before a promise has arrived). Around a zero-delay cycle promises cannot
         # advance, and the RTI's grants (PTAG) do that; the RTI's grants still come for
-        # everyone, and whichever comes first is used.
-        self._promise_links: dict[int, list[Delay]] = {}  # upstream peer -> delays of its links here
-        for lk in layout.links:
-            if lk.dst == self.me and lk.src != self.me:
-                self._promise_links.setdefault(lk.src, []).append(link_delay(lk.delay))
-        self._promised_in: dict[int, TagT] = {}  # upstream peer -> its latest promise
+        # everyone, and whichever comes first is used. Promises received: see Inbound.
         self._promised_out: TagT = (NEVER, 0)  # the latest promise this federate made
         self._in_zero_cycle = len(layout.scc[self.me]) > 1
         self._ltc: TagT = (NEVER, 0)
         self.local_grants = 0
-        self._promises_in = False  # promises arrived since the grant was last computed
-        self._shm_in: dict[int, ShmReader] = {}
         self._out = Outbound(self._clients, sorted(layout.downstream(self.me)), layout.names, clock,
                              shm_bytes=cfg.shm_bytes, shm_min=cfg.shm_min, before_wait=self._send_held_report)
 
@@ -168,64 +151,25 @@ class FederateCoordinator:
         self._data = Server(f"tcp://{cfg.bind_host}:0", max_message=cfg.max_message)
         port = self._data.endpoint.rsplit(":", 1)[1]
         endpoint = f"tcp://{cfg.advertise_host or cfg.bind_host}:{port}"
-        self._rti = rti = Client(cfg.rti, max_message=P.RTI_MAX_MESSAGE)
-        nonce = os.urandom(16)
-        rti.send([P.pack(P.HELLO, P.PROTOCOL_VERSION, cfg.federation_id, self.name, self.layout.digest, endpoint, nonce)])
-        deadline = self.clock.now() + cfg.join_timeout_ns
-        msg = self._await_rti(deadline, {P.CHALLENGE, P.REJECT}, "the RTI's challenge")
-        if msg[0] == P.REJECT:
-            raise FederationError(f"the RTI rejected federate {self.name}: {msg[1]}")
-        rti_nonce, rti_mac = msg[1], msg[2]
-        if not P.mac_equal(rti_mac, P.mac(cfg.secret, "rti", nonce, cfg.federation_id, self.name)):
-            raise FederationError(
-                f"federate {self.name} and the RTI at {cfg.rti} do not share a secret: the RTI's proof does "
-                "not match this federate's secret (a wrong secret here, or not the federation's RTI)"
-            )
-        rti.send([P.pack(P.PROOF, P.mac(cfg.secret, "federate", rti_nonce, cfg.federation_id, self.name))])
-        msg = self._await_rti(deadline, {P.START, P.REJECT}, "the start of the federation (are all federates up?)")
-        if msg[0] == P.REJECT:
-            raise FederationError(f"the RTI rejected federate {self.name}: {msg[1]}")
-        _, self.start, peers, self.session, index = msg
+        self._rti = Client(cfg.rti, max_message=P.RTI_MAX_MESSAGE)
+        _, self.start, peers, self.session, index = join(self._rti, cfg, self.name, self.layout.digest, endpoint, self.clock)
         if index != self.me:
             raise FederationError(f"the RTI numbers this federate {index}, the program says {self.me}: different programs?")
         self.peers = peers
-        mine = _host(endpoint)
-        self._out.colocated = {d for d, ep in peers.items() if _host(ep) == mine or (_loopback(mine) and _loopback(_host(ep)))}
+        self._out.colocated = colocated(endpoint, peers)
         self._out.ring_token = lambda d: self._ring_token(self.me, d)
-        # Before its first promise, a peer might send at the start tag.
-        self._promised_in = {u: (int(self.start), 0) for u in self._promise_links}
+        self._inbound.begin(self.session, int(self.start))
         for d in self.layout.downstream(self.me):
             if d not in peers:
                 raise FederationError(f"the RTI sent no address for federate {self.layout.names[d]}")
             c = Client(peers[d], max_message=cfg.max_message)
             c.send([P.pack(P.AUTH, self.me, P.mac(cfg.secret, "data", self.session, self.me, d))])
             self._clients[d] = c
-        self._poller = Poller(rti, self._data)
+        self._poller = Poller(self._rti, self._data)
         self._last_rti = self.clock.now()
         self._hb = Heartbeat(self)
         self._hb.start()
         return int(self.start)
-
-    def _await_rti(self, deadline: int, kinds: set[int], what: str) -> list[Any]:
-        assert self._rti is not None
-        poller = Poller(self._rti)
-        while True:
-            left = deadline - self.clock.now()
-            if left <= 0:
-                raise FederationError(f"federate {self.name} timed out waiting for {what} from the RTI at {self.cfg.rti}")
-            if not poller.wait(min(left // 1_000_000 + 1, 200)):
-                continue
-            frames = self._rti.recv()
-            if not frames:
-                continue
-            try:
-                msg = P.parse(frames[0], frozenset(kinds | {P.ABORT}))
-            except P.ProtocolError as e:
-                log.warning("ignoring a bad message from the RTI: %s", e)
-                continue
-            if msg[0] == P.ABORT:
-                raise FederationError(f"the federation was aborted: {msg[1]}")
-            return msg
 
     def install(self, sched: Scheduler) -> None:
         """Prepare the scheduler: output senders and, for zero-delay cycles, checkpoints."""
@@ -243,9 +187,9 @@ class FederateCoordinator:
                 self._cyclic_outs.append((levels_writing.get(id(out.slot), -1) + 1, out))
             else:
                 self._outs.append(out)
-        for lk in self._in_links.values():
-            if self.layout.cyclic(lk):
-                slot = self._in[lk.id]
+        for lk in self.layout.links:
+            if lk.dst == self.me and self.layout.cyclic(lk):
+                slot = self.program.links[lk.id].dst._slot
                 need = min((rx.level for rx in slot.reactions), default=None)
                 if need is not None:
                     self._cyclic_ins.append((need, lk.id))
@@ -299,17 +243,18 @@ class FederateCoordinator:
             self._out.flush()  # peers in the cycle wait for these within this tag
         if tag <= self.grant:
             return  # a full grant: every input of this tag is already here
-        self._mid_tag = True
+        inb = self._inbound
+        inb.mid_tag = True
         try:
             for need, lid in self._cyclic_ins:
                 if need > level:
                     continue
-                while self._status.get(lid, (NEVER, 0)) < tag and tag > self.grant:
+                while inb.status.get(lid, (NEVER, 0)) < tag and tag > self.grant:
                     self._pump(sched, 100)
             while not self._counts_ok():
                 self._pump(sched, 100)
         finally:
-            self._mid_tag = False
+            inb.mid_tag = False
 
     def completed(self, sched: Scheduler, tag: TagT) -> None:
         self._sent_this_tag.clear()
@@ -432,13 +377,22 @@ class FederateCoordinator:
         if self.shm_messages:
             log.info("%d of %d payloads went through shared memory", self.shm_messages, self.messages_sent)
         self._out.close_rings(self.cfg.liveness_ns if drain else 0)
-        for r in self._shm_in.values():
-            r.close()
+        self._inbound.close()
 
     @property
     def shm_messages(self) -> int:
         """Payloads sent through shared memory."""
         return self._out.shm_payloads
+
+    @property
+    def messages_received(self) -> int:
+        """Data messages received from peers."""
+        return self._inbound.messages_received
+
+    @property
+    def rejected_messages(self) -> int:
+        """Messages dropped as malformed or unauthenticated: from the RTI and at the data port."""
+        return self._rti_rejected + self._inbound.rejected
 
     # -- sending ---------------------------------------------------------------------
     def _send_outputs(self, tag: TagT, _set: list[Slot]) -> None:
@@ -482,17 +436,6 @@ class FederateCoordinator:
             self._report(net, self.clock.now())
 
     # -- peer promises -------------------------------------------------------------------
-    def _input_bound(self) -> TagT:
-        """The earliest tag at which anything could still arrive here, by the promises."""
-        best = FOREVER_T
-        for u, delays in self._promise_links.items():
-            base = self._promised_in[u]
-            for d in delays:
-                t = add_delay(base, d)
-                if t < best:
-                    best = t
-        return best
-
     def _promise(self, net: TagT, resigned: bool = False) -> None:
         """Promise the downstream peers nothing more before min(this federate's next event
         ``net``, the earliest input it could still get): every message it sends later has a
@@ -501,14 +444,14 @@ class FederateCoordinator:
             base = FOREVER_T
         else:
             nxt = max(net, succ(self._ltc))  # its next event: never before the tag after its last
-            bound = self._input_bound()
+            bound = self._inbound.input_bound()
             base = nxt if nxt < bound else bound
         if base > self._promised_out:
             self._promised_out = base
             self._out.post_all([P.PROMISE, base[0], base[1]])
 
     def _grant_from_promises(self) -> None:
-        g = pred(self._input_bound())
+        g = pred(self._inbound.input_bound())
         if g > self.grant:
             self.grant = g
             self.local_grants += 1
@@ -544,17 +487,19 @@ class FederateCoordinator:
             # Bounded, so that a flood on the data port cannot hold the scheduler here:
             # what is left is read at the next pump.
             until = self.clock.now() + _DATA_SLICE_NS
+            inb = self._inbound
+            recv, on_data = self._data.recv, inb.on_data
             for i in range(1, 1 << 30):
-                got = self._data.recv()
+                got = recv()
                 if got is None:
                     break
-                self._on_data(sched, got[0], got[1])
+                on_data(sched, got[0], got[1])
                 if i % 64 == 0 and self.clock.now() > until:
                     break
-            if self._promises_in:
-                self._promises_in = False
+            if inb.promises_in:
+                inb.promises_in = False
                 self._grant_from_promises()
-                if not self._mid_tag and self.cfg.peer_grants and self.has_downstream:
+                if not inb.mid_tag and self.cfg.peer_grants and self.has_downstream:
                     # A federate with nothing to do passes its upstream's progress on. Its
                     # next event: the head of its queue now (what just arrived included).
                     eq = sched._eq
@@ -568,7 +513,7 @@ class FederateCoordinator:
         try:
             msg = P.parse(frames[0], _FROM_RTI)
         except P.ProtocolError as e:
-            self.rejected_messages += 1
+            self._rti_rejected += 1
             log.warning("ignoring a bad message from the RTI: %s", e)
             return
         kind = msg[0]
@@ -611,129 +556,5 @@ class FederateCoordinator:
         """The token of the shared-memory ring from federate ``src`` to ``dst``."""
         return P.mac(self.cfg.secret, "shm", self.session, src, dst)
 
-    def _on_shm_open(self, sender: int, name: str) -> None:
-        if sender in self._shm_in:
-            self.rejected_messages += 1
-            log.warning("ignored a second shared-memory ring from %s", self.layout.names[sender])
-            return
-        try:
-            self._shm_in[sender] = ShmReader(name, self._ring_token(sender, self.me))
-        except ShmError as e:
-            raise FederationError(
-                f"cannot attach the shared memory federate {self.layout.names[sender]} offers ({e}): the two "
-                "share an address but not /dev/shm; run the federates with --no-shm"
-            ) from e
-
-    def _on_data(self, sched: Scheduler, peer: bytes, frames: list[memoryview]) -> None:
-        sender = self._authed.get(peer)
-        try:
-            msg = P.parse(frames[0], _BATCH_ONLY if sender is not None else _AUTH_ONLY)
-        except P.ProtocolError as e:
-            self.rejected_messages += 1
-            log.debug("dropped a bad data message: %s", e)
-            return
-        if sender is None:
-            claimed = msg[1]
-            if claimed in self._authed.values() or claimed not in self.received:
-                # Each upstream peer connects once per session, and a federate this one
-                # has no link from never sends it data: a second AUTH is a replay.
-                self.rejected_messages += 1
-                self._warn.warning("refused a data connection claiming to be federate %s: %s", claimed,
-                            "it is already connected" if claimed in self._authed.values() else "it sends nothing here")
-            elif P.mac_equal(msg[2], P.mac(self.cfg.secret, "data", self.session, claimed, self.me)):
-                self._authed[peer] = claimed
-            else:
-                self.rejected_messages += 1
-                self._warn.warning("refused a data connection that failed authentication")
-            return
-        i = 1  # the next payload frame
-        for item in msg[1]:
-            try:
-                item = P.check_item(item, _DATA_KINDS)
-            except P.ProtocolError as e:
-                self.rejected_messages += 1
-                log.warning("dropped the rest of a batch from %s: %s", self.layout.names[sender], e)
-                return
-            if item[0] == P.DATA:
-                if i >= len(frames):
-                    self.rejected_messages += 1
-                    log.warning("dropped a DATA item without its payload from %s", self.layout.names[sender])
-                    return
-                self._on_item(sched, sender, item, frames[i])
-                i += 1
-            elif item[0] == P.DATA_INLINE:
-                self._on_item(sched, sender, item, item[6])
-            else:
-                self._on_item(sched, sender, item, None)
-
-    def _on_item(self, sched: Scheduler, sender: int, msg: list[Any], frame: Any) -> None:
-        kind = msg[0]
-        if kind == P.PROMISE:
-            t = (msg[1], msg[2])
-            if t > self._promised_in.get(sender, (NEVER, 0)):
-                self._promised_in[sender] = t
-                self._promises_in = True
-            return
-        if kind == P.SHM_OPEN:
-            self._on_shm_open(sender, msg[1])
-            return
-        lk = self._in_links.get(msg[1])
-        if lk is None or lk.src != sender:
-            self.rejected_messages += 1
-            log.warning("dropped a message for link %s from %s", msg[1], self.layout.names[sender])
-            return
-        tag = (msg[2], msg[3])
-        if msg[0] == P.ABSENT:
-            if tag > self._status.get(lk.id, (NEVER, 0)):
-                self._status[lk.id] = tag
-            if tag > sched.current_tag:
-                # In a zero-delay cycle every member processes every tag one of them does,
-                # if only to announce its own outputs absent at it.
-                sched.post_remote(tag, self._tick, None)
-            return
-        payload: list[Any] = [frame]
-        if kind == P.SHM_DATA:
-            r = self._shm_in.get(sender)
-            if r is None:
-                raise FederationError(f"{self.layout.names[sender]} sent a payload through shared memory it never opened")
-            try:
-                payload = [r.lend(msg[6], msg[7])]
-            except ShmError as e:
-                raise FederationError(f"the shared memory from {self.layout.names[sender]} is out of step: {e}") from e
-        try:
-            value = decode(msg[4], msg[5], payload, self.cfg.trusted_pickle)
-        except CodecError as e:
-            self.rejected_messages += 1
-            log.warning("dropped an undecodable value on %s: %s", lk.dst_port, e)
-            return
-        if kind == P.SHM_DATA and isinstance(value, np.ndarray) and not value.flags.aligned:
-            value = value.copy()  # a view at an odd offset of the ring: numpy math on it may round differently
-        self.received[sender] = self.received.get(sender, 0) + 1
-        self.messages_received += 1
-        if tag > self._status.get(lk.id, (NEVER, 0)):
-            self._status[lk.id] = tag
-        cur = sched.current_tag
-        slot = self._in[lk.id]
-        if tag > cur:
-            sched.post_remote(tag, slot, value)
-        elif tag == cur and self._mid_tag:
-            sched.fire_now(slot, value)
-        else:
-            raise FederationError(
-                f"a message for {lk.dst_port} at {tag} arrived after that tag was processed (now {cur}): "
-                "the coordination was violated"
-            )
-
 
 _FROM_RTI = frozenset({P.TAG, P.PTAG, P.STOP_REQUEST, P.STOP_GRANTED, P.ABORT, P.HEARTBEAT, P.REJECT})
-_DATA_KINDS = frozenset({P.DATA, P.DATA_INLINE, P.ABSENT, P.PROMISE, P.SHM_OPEN, P.SHM_DATA})
-_BATCH_ONLY = frozenset({P.BATCH})
-
-
-def _host(endpoint: str) -> str:
-    return endpoint.removeprefix("tcp://").rsplit(":", 1)[0]
-
-
-def _loopback(host: str) -> bool:
-    return host.startswith("127.") or host in ("localhost", "::1", "[::1]")
-_AUTH_ONLY = frozenset({P.AUTH})

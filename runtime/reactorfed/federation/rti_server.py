@@ -15,7 +15,7 @@ from typing import Any
 
 from ..clock import Clock
 from . import protocol as P
-from .federate import FederationError
+from .errors import FederationError
 from .layout import Layout
 from .rti import Grant, RtiCore
 from .throttle import Throttle

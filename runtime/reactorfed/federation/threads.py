@@ -12,7 +12,8 @@ from typing import Any
 
 from ..environment import RunSummary
 from ..reactor import Reactor
-from .federate import FederateConfig, FederationError
+from .errors import FederationError
+from .federate import FederateConfig
 from .rti_server import RtiConfig, RtiSummary
 from .runner import layout_of, run_federate, run_rti
 

@@ -1,0 +1,210 @@
+"""What a federate receives from its upstream peers: their data connections, the batches
+that arrive on them, and the items in those batches, delivered to the scheduler.
+
+Each upstream peer connects once per session and proves who it is (AUTH) before anything
+else it sends is read. Its batches (see :mod:`.outbound`) carry data (inside the batch,
+as a payload frame after it, or through a shared-memory ring the peer opened with
+SHM_OPEN), absent ports of zero-delay cycles, and promises: the earliest tag the peer
+could still send here, from which the coordinator grants itself tags.
+
+Kept apart from the coordinator (grants, reports, the RTI link), which calls
+:meth:`Inbound.on_data` for each message from its data port.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ..graph import Program
+from ..scheduler import Scheduler
+from ..tag import NEVER
+from ..trigger import Slot
+from . import protocol as P
+from .codec import CodecError, decode
+from .errors import FederationError
+from .layout import Delay, Layout, add_delay, link_delay
+from .rti import FOREVER_T
+from .shm import ShmError, ShmReader
+from .throttle import Throttle
+
+__all__ = ["Inbound"]
+
+log = logging.getLogger("reactorfed.federate")
+
+TagT = tuple[int, int]
+
+_DATA_KINDS = frozenset({P.DATA, P.DATA_INLINE, P.ABSENT, P.PROMISE, P.SHM_OPEN, P.SHM_DATA})
+_BATCH_ONLY = frozenset({P.BATCH})
+_AUTH_ONLY = frozenset({P.AUTH})
+
+
+class Inbound:
+    def __init__(self, program: Program, layout: Layout, me: int, *, secret: bytes, trusted_pickle: bool,
+                 ring_token: Callable[[int, int], bytes]) -> None:
+        self._me = me
+        self._names = layout.names
+        self._secret = secret
+        self._session = b""  # set by begin
+        self._trusted_pickle = trusted_pickle
+        self._ring_token = ring_token  # (src, dst) -> the ring's token; the coordinator's, for one definition
+        self._in: dict[int, Slot] = {lk.id: program.links[lk.id].dst._slot for lk in layout.links if lk.dst == me}
+        self._in_links = {lk.id: lk for lk in layout.links if lk.dst == me}
+        self._tick = Slot(f"{program.federate}.<network tick>")  # an event with no reactions
+        self._authed: dict[bytes, int] = {}  # connection -> the upstream peer it proved to be
+        self._warn = Throttle(log)  # for what strangers send to the data port
+        self._shm_in: dict[int, ShmReader] = {}
+        self._promise_links: dict[int, list[Delay]] = {}  # upstream peer -> delays of its links here
+        for lk in layout.links:
+            if lk.dst == me and lk.src != me:
+                self._promise_links.setdefault(lk.src, []).append(link_delay(lk.delay))
+        self._promised_in: dict[int, TagT] = {}  # upstream peer -> its latest promise
+        #: upstream peer -> data messages received from it; mutated in place, never rebound
+        #: (the coordinator reports this very dict)
+        self.received: dict[int, int] = {u: 0 for u in layout.direct_upstream(me)}
+        self.messages_received = 0
+        self.rejected = 0  # data messages dropped as malformed or unauthenticated
+        self.status: dict[int, TagT] = {}  # link id -> latest tag whose status is known (cyclic links)
+        self.promises_in = False  # promises arrived since the coordinator last looked (it resets this)
+        #: set by the coordinator inside a tag (at_level): a message for the current tag may still come
+        self.mid_tag = False
+
+    def begin(self, session: bytes, start: int) -> None:
+        """The federation started: ``session`` keys the peers' proofs."""
+        self._session = session
+        # Before its first promise, a peer might send at the start tag.
+        self._promised_in = {u: (start, 0) for u in self._promise_links}
+
+    def input_bound(self) -> TagT:
+        """The earliest tag at which anything could still arrive here, by the promises."""
+        best = FOREVER_T
+        promised = self._promised_in
+        for u, delays in self._promise_links.items():
+            base = promised[u]
+            for d in delays:
+                t = add_delay(base, d)
+                if t < best:
+                    best = t
+        return best
+
+    def close(self) -> None:
+        for r in self._shm_in.values():
+            r.close()
+
+    # -- per message ---------------------------------------------------------------------
+    def on_data(self, sched: Scheduler, peer: bytes, frames: list[memoryview]) -> None:
+        """One message from connection ``peer``: its AUTH, or a batch of items."""
+        sender = self._authed.get(peer)
+        try:
+            msg = P.parse(frames[0], _BATCH_ONLY if sender is not None else _AUTH_ONLY)
+        except P.ProtocolError as e:
+            self.rejected += 1
+            log.debug("dropped a bad data message: %s", e)
+            return
+        if sender is None:
+            claimed = msg[1]
+            if claimed in self._authed.values() or claimed not in self.received:
+                # Each upstream peer connects once per session, and a federate this one
+                # has no link from never sends it data: a second AUTH is a replay.
+                self.rejected += 1
+                self._warn.warning("refused a data connection claiming to be federate %s: %s", claimed,
+                            "it is already connected" if claimed in self._authed.values() else "it sends nothing here")
+            elif P.mac_equal(msg[2], P.mac(self._secret, "data", self._session, claimed, self._me)):
+                self._authed[peer] = claimed
+            else:
+                self.rejected += 1
+                self._warn.warning("refused a data connection that failed authentication")
+            return
+        i = 1  # the next payload frame
+        for item in msg[1]:
+            try:
+                item = P.check_item(item, _DATA_KINDS)
+            except P.ProtocolError as e:
+                self.rejected += 1
+                log.warning("dropped the rest of a batch from %s: %s", self._names[sender], e)
+                return
+            if item[0] == P.DATA:
+                if i >= len(frames):
+                    self.rejected += 1
+                    log.warning("dropped a DATA item without its payload from %s", self._names[sender])
+                    return
+                self._on_item(sched, sender, item, frames[i])
+                i += 1
+            elif item[0] == P.DATA_INLINE:
+                self._on_item(sched, sender, item, item[6])
+            else:
+                self._on_item(sched, sender, item, None)
+
+    def _on_item(self, sched: Scheduler, sender: int, msg: list[Any], frame: Any) -> None:
+        kind = msg[0]
+        if kind == P.PROMISE:
+            t = (msg[1], msg[2])
+            if t > self._promised_in.get(sender, (NEVER, 0)):
+                self._promised_in[sender] = t
+                self.promises_in = True
+            return
+        if kind == P.SHM_OPEN:
+            self._on_shm_open(sender, msg[1])
+            return
+        lk = self._in_links.get(msg[1])
+        if lk is None or lk.src != sender:
+            self.rejected += 1
+            log.warning("dropped a message for link %s from %s", msg[1], self._names[sender])
+            return
+        tag = (msg[2], msg[3])
+        if msg[0] == P.ABSENT:
+            if tag > self.status.get(lk.id, (NEVER, 0)):
+                self.status[lk.id] = tag
+            if tag > sched.current_tag:
+                # In a zero-delay cycle every member processes every tag one of them does,
+                # if only to announce its own outputs absent at it.
+                sched.post_remote(tag, self._tick, None)
+            return
+        payload: list[Any] = [frame]
+        if kind == P.SHM_DATA:
+            r = self._shm_in.get(sender)
+            if r is None:
+                raise FederationError(f"{self._names[sender]} sent a payload through shared memory it never opened")
+            try:
+                payload = [r.lend(msg[6], msg[7])]
+            except ShmError as e:
+                raise FederationError(f"the shared memory from {self._names[sender]} is out of step: {e}") from e
+        try:
+            value = decode(msg[4], msg[5], payload, self._trusted_pickle)
+        except CodecError as e:
+            self.rejected += 1
+            log.warning("dropped an undecodable value on %s: %s", lk.dst_port, e)
+            return
+        if kind == P.SHM_DATA and isinstance(value, np.ndarray) and not value.flags.aligned:
+            value = value.copy()  # a view at an odd offset of the ring: numpy math on it may round differently
+        self.received[sender] = self.received.get(sender, 0) + 1
+        self.messages_received += 1
+        if tag > self.status.get(lk.id, (NEVER, 0)):
+            self.status[lk.id] = tag
+        cur = sched.current_tag
+        slot = self._in[lk.id]
+        if tag > cur:
+            sched.post_remote(tag, slot, value)
+        elif tag == cur and self.mid_tag:
+            sched.fire_now(slot, value)
+        else:
+            raise FederationError(
+                f"a message for {lk.dst_port} at {tag} arrived after that tag was processed (now {cur}): "
+                "the coordination was violated"
+            )
+
+    def _on_shm_open(self, sender: int, name: str) -> None:
+        if sender in self._shm_in:
+            self.rejected += 1
+            log.warning("ignored a second shared-memory ring from %s", self._names[sender])
+            return
+        try:
+            self._shm_in[sender] = ShmReader(name, self._ring_token(sender, self._me))
+        except ShmError as e:
+            raise FederationError(
+                f"cannot attach the shared memory federate {self._names[sender]} offers ({e}): the two "
+                "share an address but not /dev/shm; run the federates with --no-shm"
+            ) from e
