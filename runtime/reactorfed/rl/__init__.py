@@ -25,6 +25,7 @@ from .envs import (
     pack_fragment,
     unpack_fragment,
 )
+from .vector import VectorEnvRunner, VectorFragment
 
 if TYPE_CHECKING:
     from .dqn import DQNConfig, DQNLearner, EpsilonGreedy, linear_schedule, make_qnetwork
@@ -68,6 +69,8 @@ __all__ = [
     "Fragment",
     "QNetwork",
     "ReplayBuffer",
+    "VectorEnvRunner",
+    "VectorFragment",
     "Weights",
     "default_device",
     "env_id",

@@ -9,7 +9,10 @@ multiport. Three patterns:
 * ``step-sync`` (closed loop): the collector's ``go`` starts each round (after 0),
   as a central inference loop would, where the next step depends on the gathered
   observations;
-* ``fragment`` (``fragment > 0``): every sampler emits ``fragment``-step rollouts.
+* ``fragment`` (``fragment > 0``): every sampler emits ``fragment``-step rollouts;
+  with ``num_envs > 1`` each sampler steps that many copies of its environment as a
+  batch (:class:`~reactorfed.rl.vector.VectorEnvRunner`) and a fragment's observations
+  are shaped ``(fragment, num_envs, ...)``.
 
 The collector measures throughput in its own process: from its startup reaction
 (samplers start work one microstep later) to the last observation received.
@@ -28,6 +31,7 @@ from .. import SHUTDOWN, STARTUP, Input, LogicalAction, Output, Reactor, reactio
 from ..action import ActionHandle
 from ..port import MultiReader, PortReader, PortWriter
 from .envs import EnvRunner
+from .vector import VectorEnvRunner
 
 __all__ = ["Collector", "EnvSampler", "write_result"]
 
@@ -57,9 +61,14 @@ class EnvSampler(Reactor):
         steps: int = 1000,
         fragment: int = 0,
         closed_loop: bool = False,
+        num_envs: int = 1,
     ) -> None:
-        self.runner = EnvRunner(env, seed=seed)
-        self.steps = steps
+        if num_envs > 1 and not fragment:
+            raise ValueError(f"a sampler of {num_envs} environments emits fragments: give fragment > 0")
+        self.runner: EnvRunner | VectorEnvRunner = (
+            VectorEnvRunner(env, num_envs, seed=seed) if num_envs > 1 else EnvRunner(env, seed=seed)
+        )
+        self.steps = steps  # rows: with num_envs copies, each row is num_envs environment steps
         self.fragment = fragment
         self.closed_loop = closed_loop
         self.done = 0
@@ -80,6 +89,7 @@ class EnvSampler(Reactor):
             obs.set(self.runner.rollout(n).obs)
             self.done += n
         else:
+            assert isinstance(self.runner, EnvRunner)
             o, _, _ = self.runner.step()
             obs.set(o)
             self.done += 1
@@ -98,9 +108,10 @@ class Collector(Reactor):
     obs: Input[np.ndarray] = Input(np.ndarray, width="n")
     go: Output[object] = Output(object)
 
-    def __init__(self, n: int, fragment: int = 0, rounds: int = 0, result_path: str = "") -> None:
+    def __init__(self, n: int, fragment: int = 0, rounds: int = 0, result_path: str = "", num_envs: int = 1) -> None:
         self.n = n
         self.fragment = fragment
+        self.num_envs = num_envs  # environment copies per sampler: each fragment row is that many steps
         self.rounds = rounds
         self.result_path = result_path
         self.steps = 0
@@ -119,7 +130,7 @@ class Collector(Reactor):
     @reaction(triggers=[obs], effects=[go])
     def gather(self, obs: MultiReader[np.ndarray], go: PortWriter[object]) -> None:
         for _, value in obs.present():
-            self.steps += len(value) if self.fragment else 1
+            self.steps += len(value) * self.num_envs if self.fragment else 1
         self.t_last = time.perf_counter()
         self.rounds_done += 1
         if self.rounds and self.rounds_done < self.rounds:

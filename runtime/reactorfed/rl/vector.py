@@ -1,0 +1,144 @@
+"""Vectorised sampling: ``num_envs`` copies of one environment stepped as a batch.
+
+Where gymnasium has a native vectorised implementation (CartPole: one numpy step for
+all copies, ~2 us per environment step at 16 copies here against ~5 us for one
+environment) that is used; otherwise the copies are stepped one after the other in
+the process (gymnasium's ``SyncVectorEnv``: no faster per step, but one fragment
+covers ``num_envs`` episodes at once).
+
+Seeding follows :class:`~reactorfed.rl.envs.EnvRunner`: copy ``k`` is reset with
+``seed + k``, random actions come from ``numpy.random.default_rng(seed)``.
+
+gymnasium's vector environments reset a finished copy on the *next* step (its action is
+ignored, its reward is 0): that row of a fragment is no transition, and
+:attr:`VectorFragment.resets` marks it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from .envs import _obs_converter, _register_ale, env_id
+
+__all__ = ["VectorEnvRunner", "VectorFragment"]
+
+
+@dataclass(slots=True)
+class VectorFragment:
+    """``n`` consecutive steps of ``num_envs`` copies: arrays shaped ``(n, num_envs, ...)``.
+
+    ``resets[i, k]``: row ``i`` of copy ``k`` was its automatic reset after the episode
+    that ended at row ``i - 1`` (or in the previous fragment), not a transition.
+    ``episode_returns`` lists the returns of the episodes that ended in this fragment,
+    by row, then by copy.
+    """
+
+    obs: np.ndarray
+    actions: np.ndarray
+    rewards: np.ndarray
+    terminated: np.ndarray
+    truncated: np.ndarray
+    resets: np.ndarray
+    episode_returns: tuple[float, ...] = ()
+
+    def __len__(self) -> int:
+        return int(self.actions.shape[0])
+
+    @property
+    def env_steps(self) -> int:
+        """Environment steps taken: rows times copies (reset rows included: each was a step call)."""
+        return int(self.rewards.size)
+
+
+def _vectorization_mode(full_id: str) -> str:
+    spec = gym.spec(full_id)
+    return "vector_entry_point" if spec.vector_entry_point is not None else "sync"
+
+
+class VectorEnvRunner:
+    """Steps ``num_envs`` copies of one environment with seeded random actions;
+    ``rollout(n)`` returns an ``n``-row :class:`VectorFragment`."""
+
+    def __init__(self, name: str, num_envs: int, seed: int = 0) -> None:
+        if not isinstance(num_envs, int) or num_envs < 1:
+            raise ValueError(f"num_envs must be an int >= 1, got {num_envs!r}")
+        self.name = name
+        self.num_envs = num_envs
+        self.seed = seed
+        full = env_id(name)
+        if full.startswith("ALE/"):
+            _register_ale()
+        self.mode = _vectorization_mode(full)
+        self.env = gym.make_vec(full, num_envs=num_envs, vectorization_mode=self.mode)
+        self.rng = np.random.default_rng(seed)
+        single_obs = self.env.single_observation_space
+        self._convert, self.obs_shape, self.obs_dtype = _obs_converter(single_obs)
+        space = self.env.single_action_space
+        self.discrete = isinstance(space, gym.spaces.Discrete)
+        if self.discrete:
+            self.num_actions = int(space.n)  # type: ignore[attr-defined]
+            self.action_shape: tuple[int, ...] = ()
+        else:
+            assert isinstance(space, gym.spaces.Box)
+            self.num_actions = 0
+            self._low, self._high = space.low, space.high
+            self.action_shape = tuple(space.shape)
+            self._action_dtype = np.dtype(space.dtype)
+        obs, _ = self.env.reset(seed=seed)
+        self.obs: np.ndarray = self._as_array(obs)
+        self.episode_return = np.zeros(num_envs, dtype=np.float64)
+        self._resetting = np.zeros(num_envs, dtype=np.bool_)  # ended at the last step: reset at the next
+        self.episodes = 0
+        self.steps = 0
+
+    def _as_array(self, obs: Any) -> np.ndarray:
+        if self._convert is None:
+            return np.asarray(obs)
+        if isinstance(obs, tuple):  # a Tuple space comes batched per element: (k,) arrays
+            return np.stack(obs, axis=-1).astype(np.int64)
+        return np.asarray(obs, dtype=np.int64)
+
+    def random_actions(self, n: int) -> np.ndarray:
+        """``(n, num_envs, ...)`` uniformly random actions from the seeded generator."""
+        if self.discrete:
+            return self.rng.integers(0, self.num_actions, size=(n, self.num_envs))
+        return self.rng.uniform(self._low, self._high, size=(n, self.num_envs, *self.action_shape)).astype(
+            self._action_dtype
+        )
+
+    def rollout(self, n: int) -> VectorFragment:
+        """``n`` steps of every copy into a fresh :class:`VectorFragment`."""
+        k = self.num_envs
+        obs_buf = np.empty((n, k, *self.obs_shape), dtype=self.obs_dtype)
+        actions = self.random_actions(n)
+        rewards = np.empty((n, k), dtype=np.float32)
+        terminated = np.empty((n, k), dtype=np.bool_)
+        truncated = np.empty((n, k), dtype=np.bool_)
+        resets = np.empty((n, k), dtype=np.bool_)
+        returns: list[float] = []
+        env, obs, resetting, ep_ret = self.env, self.obs, self._resetting, self.episode_return
+        for i in range(n):
+            obs_buf[i] = obs
+            resets[i] = resetting
+            nxt, r, term, trunc, _ = env.step(actions[i])
+            rewards[i] = r
+            terminated[i] = term
+            truncated[i] = trunc
+            ep_ret += r
+            resetting = np.logical_or(term, trunc)
+            if resetting.any():
+                for j in np.flatnonzero(resetting):
+                    returns.append(float(ep_ret[j]))
+                ep_ret[resetting] = 0.0
+            obs = self._as_array(nxt)
+        self.obs, self._resetting = obs, resetting
+        self.steps += n * k
+        self.episodes += len(returns)
+        return VectorFragment(obs_buf, actions, rewards, terminated, truncated, resets, tuple(returns))
+
+    def close(self) -> None:
+        self.env.close()

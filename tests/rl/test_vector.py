@@ -1,0 +1,84 @@
+"""Vectorised sampling: seeding, reset rows, accounting, and samplers of several copies."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from reactorfed import Environment
+from reactorfed.federation.threads import run_threads
+from reactorfed.rl import EnvRunner, VectorEnvRunner
+from reactorfed.rl.samplers import EnvSampler
+
+from .conftest import load_example
+
+
+@pytest.mark.parametrize(
+    ("name", "mode", "obs_shape"),
+    [("CartPole-v1", "vector_entry_point", (4,)), ("Pendulum-v1", "sync", (3,)), ("Blackjack-v1", "sync", (3,))],
+)
+def test_rollout_shapes_and_determinism(name: str, mode: str, obs_shape: tuple[int, ...]) -> None:
+    a, b = VectorEnvRunner(name, 4, seed=3), VectorEnvRunner(name, 4, seed=3)
+    assert a.mode == mode
+    fa, fb = a.rollout(120), b.rollout(120)
+    assert fa.obs.shape == (120, 4, *obs_shape) and fa.rewards.shape == (120, 4) and len(fa) == 120
+    assert fa.env_steps == 480 and a.steps == 480
+    for x, y in [(fa.obs, fb.obs), (fa.actions, fb.actions), (fa.rewards, fb.rewards), (fa.resets, fb.resets)]:
+        np.testing.assert_array_equal(x, y)
+    assert fa.episode_returns == fb.episode_returns
+    other = VectorEnvRunner(name, 4, seed=4).rollout(120)
+    assert not np.array_equal(other.obs, fa.obs)
+
+
+@pytest.mark.parametrize("name", ["Pendulum-v1", "Blackjack-v1"])
+def test_copy_k_is_seeded_like_a_runner_with_seed_plus_k(name: str) -> None:
+    v = VectorEnvRunner(name, 3, seed=10)
+    for k in range(3):
+        np.testing.assert_array_equal(v.obs[k], EnvRunner(name, seed=10 + k).obs)
+
+
+def test_reset_rows_follow_episode_ends_and_rewards_add_up() -> None:
+    v = VectorEnvRunner("CartPole-v1", 8, seed=0)
+    frags = [v.rollout(150) for _ in range(3)]
+    ends = np.concatenate([f.terminated | f.truncated for f in frags])
+    resets = np.concatenate([f.resets for f in frags])
+    rewards = np.concatenate([f.rewards for f in frags])
+    assert ends.sum() > 20  # random CartPole episodes are short: plenty of ends
+    assert not resets[0].any()
+    # A copy's episode ending at row i is reset at row i + 1 (also across fragments), with
+    # reward 0 and nothing ending there.
+    np.testing.assert_array_equal(resets[1:], ends[:-1])
+    assert (rewards[resets] == 0).all() and not ends[resets].any()
+    returns = [r for f in frags for r in f.episode_returns]
+    assert len(returns) == ends.sum() == v.episodes
+    assert np.isclose(rewards.sum(), sum(returns) + v.episode_return.sum())
+
+
+def test_bad_arguments_are_refused() -> None:
+    with pytest.raises(ValueError, match="num_envs must be"):
+        VectorEnvRunner("CartPole-v1", 0)
+    with pytest.raises(ValueError, match="emits fragments"):
+        EnvSampler("CartPole-v1", num_envs=4)
+    sampling = load_example("sampling")
+    with pytest.raises(ValueError, match="needs pattern=fragment"):
+        sampling.Main(pattern="step", num_envs=4)
+
+
+def test_sampling_program_with_vectorised_samplers() -> None:
+    """2 samplers x 4 copies x fragments of 25 rows: every environment step is counted, in
+    one process and federated."""
+    sampling = load_example("sampling")
+    main = sampling.Main(num_samplers=2, env="CartPole-v1", pattern="fragment", fragment=25, steps=800, num_envs=4)
+    Environment(fast=True).run(main)
+    assert main.collector.result["steps"] == 800
+    assert main.collector.result["rounds"] == 4  # 100 rows per sampler, 25 per fragment
+    holder: list[object] = []
+
+    def factory() -> object:
+        m = sampling.Main(num_samplers=2, env="CartPole-v1", pattern="fragment", fragment=25, steps=800, num_envs=4)
+        holder.append(m)
+        return m
+
+    run = run_threads(factory)
+    run.raise_errors()
+    assert any(m.collector.result.get("steps") == 800 for m in holder)  # type: ignore[attr-defined]
