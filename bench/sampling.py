@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from reactorfed.rl import EnvRunner
+from reactorfed.rl import EnvRunner, VectorEnvRunner
 
 try:
     from ray_util import init_ray
@@ -35,17 +35,22 @@ except ImportError:  # imported as bench.sampling
     from bench.ray_util import init_ray
 
 
-class SamplerWorker:
-    """What a Ray sampler actor holds: one environment runner."""
+def _runner(env: str, seed: int, num_envs: int) -> EnvRunner | VectorEnvRunner:
+    return VectorEnvRunner(env, num_envs, seed=seed) if num_envs > 1 else EnvRunner(env, seed=seed)
 
-    def __init__(self, env: str, seed: int) -> None:
+
+class SamplerWorker:
+    """What a Ray sampler actor holds: one environment runner (``num_envs`` copies)."""
+
+    def __init__(self, env: str, seed: int, num_envs: int = 1) -> None:
         torch.set_num_threads(1)
-        self.runner = EnvRunner(env, seed=seed)
+        self.runner = _runner(env, seed, num_envs)
 
     def ready(self) -> bool:
         return True
 
     def step(self) -> np.ndarray:
+        assert isinstance(self.runner, EnvRunner)
         obs, _, _ = self.runner.step()
         return obs
 
@@ -69,13 +74,14 @@ def ray_step_rounds(env: str, num_samplers: int, rounds: int) -> float:
     return rounds * num_samplers / dt
 
 
-def ray_fragments(env: str, num_samplers: int, fragment: int, total_steps: int, in_flight: int = 2) -> float:
+def ray_fragments(env: str, num_samplers: int, fragment: int, total_steps: int, in_flight: int = 2,
+                  num_envs: int = 1) -> float:
     """Ray, rollout fragments: ``in_flight`` requests per actor, ``ray.wait`` for the next ready one."""
     ray = init_ray(num_samplers)
     actor = ray.remote(num_cpus=1)(SamplerWorker)
-    samplers = [actor.remote(env, 100 + i) for i in range(num_samplers)]
+    samplers = [actor.remote(env, 100 + i, num_envs) for i in range(num_samplers)]
     ray.get([s.ready.remote() for s in samplers])
-    n_frag = max(num_samplers, total_steps // fragment)
+    n_frag = max(num_samplers, total_steps // (fragment * num_envs))
     t0 = time.perf_counter()
     pending: dict[Any, Any] = {}
     submitted = 0
@@ -90,7 +96,7 @@ def ray_fragments(env: str, num_samplers: int, fragment: int, total_steps: int, 
         ref = ready[0]
         s = pending.pop(ref)
         frag = ray.get(ref)
-        done += len(frag)
+        done += frag.env_steps
         if submitted < n_frag:
             pending[s.rollout.remote(fragment)] = s
             submitted += 1
@@ -100,12 +106,12 @@ def ray_fragments(env: str, num_samplers: int, fragment: int, total_steps: int, 
     return done / dt
 
 
-def _raw_worker(env: str, seed: int, steps: int, fragment: int, barrier: Any, out: Any) -> None:
+def _raw_worker(env: str, seed: int, steps: int, fragment: int, barrier: Any, out: Any, num_envs: int = 1) -> None:
     torch.set_num_threads(1)
-    runner = EnvRunner(env, seed=seed)
+    runner = _runner(env, seed, num_envs)
     barrier.wait()
     t0 = time.perf_counter()
-    left = steps
+    left = steps // num_envs  # rows
     while left > 0:
         n = min(fragment, left)
         runner.rollout(n)
@@ -113,14 +119,14 @@ def _raw_worker(env: str, seed: int, steps: int, fragment: int, barrier: Any, ou
     out.put((t0, time.perf_counter()))
 
 
-def raw_ceiling(env: str, num_samplers: int, total_steps: int, fragment: int = 1000) -> float:
+def raw_ceiling(env: str, num_samplers: int, total_steps: int, fragment: int = 1000, num_envs: int = 1) -> float:
     """Independent processes stepping the same environments; total steps / wall span."""
     ctx = mp.get_context("forkserver")
     barrier = ctx.Barrier(num_samplers)
     out = ctx.Queue()
     per = total_steps // num_samplers
     procs = [
-        ctx.Process(target=_raw_worker, args=(env, 100 + i, per, fragment, barrier, out))
+        ctx.Process(target=_raw_worker, args=(env, 100 + i, per, fragment, barrier, out, num_envs))
         for i in range(num_samplers)
     ]
     for p in procs:
@@ -130,7 +136,7 @@ def raw_ceiling(env: str, num_samplers: int, total_steps: int, fragment: int = 1
         p.join()
     start = min(s for s, _ in spans)
     end = max(e for _, e in spans)
-    return per * num_samplers / (end - start)
+    return per // num_envs * num_envs * num_samplers / (end - start)
 
 
 # -- the benchmark driver shared by gym_sampling.py and atari_sampling.py -------------------
@@ -149,8 +155,12 @@ def bench_env(
     runs: int,
     results: Any,
     modes: tuple[str, ...],
+    num_envs: int = 1,
 ) -> None:
     """Every pattern for one environment; runs interleaved (ray, ours per mode), medians.
+
+    ``num_envs > 1``: every sampler (Ray's, raw, ours) steps that many copies as a batch
+    (:class:`reactorfed.rl.VectorEnvRunner`); fragment patterns only.
 
     ``step_rounds``: rounds of the per-step pattern; ``frag_steps``: total steps per
     fragment size. The raw ceiling runs the total steps of the largest fragment size
@@ -171,26 +181,29 @@ def bench_env(
 
     def ours(key: str, mode: str, **params: Any) -> None:
         try:
-            total = params["steps"] // num_samplers * num_samplers
-            r = run_program(PROGRAM, {"num_samplers": num_samplers, "env": env, **params}, mode,
-                            expect={"steps": total})
+            total = params["steps"] // num_samplers // num_envs * num_envs * num_samplers
+            r = run_program(PROGRAM, {"num_samplers": num_samplers, "env": env, "num_envs": num_envs, **params},
+                            mode, expect={"steps": total})
             add(f"{key}|{mode}", r["steps_per_s"])
         except ProgramFailed as e:
             progress(f"reactorfed {mode} {key} failed: {e}")
 
     for run in range(runs):
         progress(f"{env}: run {run + 1}/{runs}")
-        add("raw", raw_ceiling(env, num_samplers, raw_steps))
-        add("step|ray", ray_step_rounds(env, num_samplers, step_rounds))
-        for mode in modes:
-            ours("step", mode, pattern="step", steps=step_rounds * num_samplers)
-            ours("step-sync", mode, pattern="step-sync", steps=step_rounds * num_samplers)
+        add("raw", raw_ceiling(env, num_samplers, raw_steps, num_envs=num_envs))
+        if num_envs == 1:
+            add("step|ray", ray_step_rounds(env, num_samplers, step_rounds))
+            for mode in modes:
+                ours("step", mode, pattern="step", steps=step_rounds * num_samplers)
+                ours("step-sync", mode, pattern="step-sync", steps=step_rounds * num_samplers)
         for frag, steps in frag_steps.items():
-            add(f"fragment-{frag}|ray", ray_fragments(env, num_samplers, frag, steps))
+            add(f"fragment-{frag}|ray", ray_fragments(env, num_samplers, frag, steps, num_envs=num_envs))
             for mode in modes:
                 ours(f"fragment-{frag}", mode, pattern="fragment", fragment=frag, steps=steps)
     raw = _median(samples["raw"])
-    for pattern in ("step", "step-sync", *(f"fragment-{f}" for f in frag_steps)):
+    name = env if num_envs == 1 else f"{env} x{num_envs} envs"
+    patterns = ("step", "step-sync") if num_envs == 1 else ()
+    for pattern in (*patterns, *(f"fragment-{f}" for f in frag_steps)):
         ray_key = "step|ray" if pattern.startswith("step") else f"{pattern}|ray"
         ray_v = _median(samples[ray_key])
         for mode in modes:
@@ -198,12 +211,13 @@ def bench_env(
             if not mine:
                 continue
             v = _median(mine)
-            results.add(f"{env} {pattern} {mode}", "steps_per_s", v, "ray", ray_v, "higher", len(mine),
-                        samplers=num_samplers)
+            results.add(f"{name} {pattern} {mode}", "steps_per_s", v, "ray", ray_v, "higher", len(mine),
+                        samplers=num_samplers, num_envs=num_envs)
             if pattern.startswith("fragment"):
-                results.add(f"{env} {pattern} {mode} vs raw", "steps_per_s", v, "raw", raw, "higher",
-                            len(mine), samplers=num_samplers)
-    progress(f"{env}: raw ceiling {raw:,.0f} steps/s; ray per-step {_median(samples['step|ray']):,.0f}")
+                results.add(f"{name} {pattern} {mode} vs raw", "steps_per_s", v, "raw", raw, "higher",
+                            len(mine), samplers=num_samplers, num_envs=num_envs)
+    per_step = f"; ray per-step {_median(samples['step|ray']):,.0f}" if num_envs == 1 else ""
+    progress(f"{name}: raw ceiling {raw:,.0f} steps/s{per_step}")
 
 
 def run_suite(
@@ -225,20 +239,25 @@ def run_suite(
     p = base_parser(doc)
     p.add_argument("--samplers", type=int, default=2)
     p.add_argument("--envs", default=",".join(envs))
+    p.add_argument("--num-envs", type=int, default=1,
+                   help="environment copies per sampler, stepped as a batch (fragment patterns only; results "
+                        "go to BENCH_xN.jsonl)")
     args = p.parse_args(argv)
     runs = 1 if args.quick else args.runs
     div = quick_divisor if args.quick else 1
     modes = MODES if federated_available() else ("single",)
     if "federated" not in modes:
         progress("reactorfed launch not available: single-process mode only")
-    res = Results(bench, args.out)
+    res = Results(bench if args.num_envs == 1 else f"{bench}_x{args.num_envs}", args.out)
     # fragment-1000 runs at least min_frag_1000 total steps (divided too under --quick,
     # but never fewer than 2 fragments per sampler), so fixed costs weigh little.
     floor_1000 = max(min_frag_1000 // div, 2 * 1000 * args.samplers) if min_frag_1000 else 0
     for env in args.envs.split(","):
-        frag = frag_steps[env] // div
+        # With num_envs copies a fragment holds num_envs times the steps: as many fragments
+        # as with one copy, so that the runs are not num_envs times shorter.
+        frag = frag_steps[env] * args.num_envs // div
         bench_env(env, args.samplers, step_rounds[env] // div, {100: frag, 1000: max(frag, floor_1000)},
-                  runs, res, modes)
+                  runs, res, modes, num_envs=args.num_envs)
     res.write()
     res.plot(title)
     progress("\n" + summarize(res.rows))

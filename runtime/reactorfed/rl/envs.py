@@ -80,7 +80,8 @@ def make_mpe(num_agents: int, seed: int | None = None, max_cycles: int = 25) -> 
 
 @dataclass(slots=True)
 class Fragment:
-    """A rollout fragment: ``n`` consecutive steps of one environment (or ``n x num_envs``).
+    """A rollout fragment: ``n`` consecutive steps of one environment (several copies:
+    :class:`~reactorfed.rl.vector.VectorFragment`).
 
     ``obs[i]`` is the observation the action ``actions[i]`` was taken in; ``next_obs``
     (kept only when asked, for replay) is the observation that step produced, before
@@ -97,6 +98,11 @@ class Fragment:
 
     def __len__(self) -> int:
         return int(self.actions.shape[0])
+
+    @property
+    def env_steps(self) -> int:
+        """Environment steps taken (as :attr:`VectorFragment.env_steps`): the rows."""
+        return len(self)
 
 
 def pack_fragment(fragment: Fragment) -> np.ndarray:

@@ -6,6 +6,10 @@ environment) that is used; otherwise the copies are stepped one after the other 
 the process (gymnasium's ``SyncVectorEnv``: no faster per step, but one fragment
 covers ``num_envs`` episodes at once).
 
+ALE Atari games have one too (ale-py's ``AtariVectorEnv``, stepping the copies on its
+own threads): its observations are preprocessed as Atari agents are usually trained
+(84x84 grayscale, 4 frames stacked), not the 210x160 RGB frames of one environment.
+
 Seeding follows :class:`~reactorfed.rl.envs.EnvRunner`: copy ``k`` is reset with
 ``seed + k``, random actions come from ``numpy.random.default_rng(seed)``.
 
