@@ -160,6 +160,31 @@ def _obs_converter(space: gym.Space[Any]) -> tuple[Any, tuple[int, ...], np.dtyp
     raise TypeError(f"unsupported observation space {space}")
 
 
+@dataclass(frozen=True, slots=True)
+class _Actions:
+    """What seeded random actions need of an action space (Discrete or Box)."""
+
+    discrete: bool
+    num_actions: int  # Discrete: n; Box: 0
+    shape: tuple[int, ...]
+    dtype: np.dtype[Any]
+    low: Any = None
+    high: Any = None
+
+    @classmethod
+    def of(cls, space: gym.Space[Any]) -> _Actions:
+        if isinstance(space, gym.spaces.Discrete):
+            return cls(True, int(space.n), (), np.dtype(np.int64))
+        assert isinstance(space, gym.spaces.Box)
+        return cls(False, 0, tuple(space.shape), np.dtype(space.dtype), space.low, space.high)
+
+    def sample(self, rng: np.random.Generator, lead: tuple[int, ...]) -> np.ndarray:
+        """Uniform random actions shaped ``lead + shape``."""
+        if self.discrete:
+            return rng.integers(0, self.num_actions, size=lead)
+        return rng.uniform(self.low, self.high, size=(*lead, *self.shape)).astype(self.dtype)
+
+
 class EnvRunner:
     """Steps one environment with automatic reset; random or supplied actions.
 
@@ -174,18 +199,8 @@ class EnvRunner:
         self.env = make_env(name, **kwargs)
         self.rng = np.random.default_rng(seed)
         self._convert, self.obs_shape, self.obs_dtype = _obs_converter(self.env.observation_space)
-        space = self.env.action_space
-        self.discrete = isinstance(space, gym.spaces.Discrete)
-        if self.discrete:
-            self.num_actions = int(space.n)  # type: ignore[attr-defined]
-            self.action_shape: tuple[int, ...] = ()
-            self.action_dtype = np.dtype(np.int64)
-        else:
-            assert isinstance(space, gym.spaces.Box)
-            self.num_actions = 0
-            self._low, self._high = space.low, space.high
-            self.action_shape = tuple(space.shape)
-            self.action_dtype = np.dtype(space.dtype)
+        self._actions = a = _Actions.of(self.env.action_space)
+        self.discrete, self.num_actions, self.action_shape, self.action_dtype = a.discrete, a.num_actions, a.shape, a.dtype
         obs, _ = self.env.reset(seed=seed)
         self.obs: np.ndarray = self._as_array(obs)
         self.episode_return = 0.0
@@ -197,11 +212,7 @@ class EnvRunner:
 
     def random_actions(self, n: int) -> np.ndarray:
         """``n`` uniformly random actions from this runner's seeded generator."""
-        if self.discrete:
-            return self.rng.integers(0, self.num_actions, size=n)
-        return self.rng.uniform(self._low, self._high, size=(n, *self.action_shape)).astype(
-            self.action_dtype
-        )
+        return self._actions.sample(self.rng, (n,))
 
     def step(self, action: Any = None) -> tuple[np.ndarray, float, bool]:
         """One step (random action when ``action`` is None): (observation, reward, done).

@@ -26,7 +26,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from .envs import _obs_converter, _register_ale, env_id
+from .envs import _Actions, _obs_converter, _register_ale, env_id
 
 __all__ = ["VectorEnvRunner", "VectorFragment"]
 
@@ -81,17 +81,8 @@ class VectorEnvRunner:
         self.rng = np.random.default_rng(seed)
         single_obs = self.env.single_observation_space
         self._convert, self.obs_shape, self.obs_dtype = _obs_converter(single_obs)
-        space = self.env.single_action_space
-        self.discrete = isinstance(space, gym.spaces.Discrete)
-        if self.discrete:
-            self.num_actions = int(space.n)  # type: ignore[attr-defined]
-            self.action_shape: tuple[int, ...] = ()
-        else:
-            assert isinstance(space, gym.spaces.Box)
-            self.num_actions = 0
-            self._low, self._high = space.low, space.high
-            self.action_shape = tuple(space.shape)
-            self._action_dtype = np.dtype(space.dtype)
+        self._actions = _Actions.of(self.env.single_action_space)
+        self.num_actions = self._actions.num_actions
         obs, _ = self.env.reset(seed=seed)
         self.obs: np.ndarray = self._as_array(obs)
         self.episode_return = np.zeros(num_envs, dtype=np.float64)
@@ -108,11 +99,7 @@ class VectorEnvRunner:
 
     def random_actions(self, n: int) -> np.ndarray:
         """``(n, num_envs, ...)`` uniformly random actions from the seeded generator."""
-        if self.discrete:
-            return self.rng.integers(0, self.num_actions, size=(n, self.num_envs))
-        return self.rng.uniform(self._low, self._high, size=(n, self.num_envs, *self.action_shape)).astype(
-            self._action_dtype
-        )
+        return self._actions.sample(self.rng, (n, self.num_envs))
 
     def rollout(self, n: int) -> VectorFragment:
         """``n`` steps of every copy into a fresh :class:`VectorFragment`."""
