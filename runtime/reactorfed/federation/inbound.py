@@ -43,6 +43,8 @@ _AUTH_ONLY = frozenset({P.AUTH})
 
 
 class Inbound:
+    """The receiving side of one federate's data port (see the module docstring)."""
+
     def __init__(self, program: Program, layout: Layout, me: int, *, secret: bytes, trusted_pickle: bool,
                  ring_token: Callable[[int, int], bytes]) -> None:
         self._me = me
