@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from reactorfed.rl import EnvRunner, VectorEnvRunner
+from reactorfed.rl import EnvRunner, make_runner
 
 try:
     from ray_util import init_ray
@@ -35,16 +35,12 @@ except ImportError:  # imported as bench.sampling
     from bench.ray_util import init_ray
 
 
-def _runner(env: str, seed: int, num_envs: int) -> EnvRunner | VectorEnvRunner:
-    return VectorEnvRunner(env, num_envs, seed=seed) if num_envs > 1 else EnvRunner(env, seed=seed)
-
-
 class SamplerWorker:
     """What a Ray sampler actor holds: one environment runner (``num_envs`` copies)."""
 
     def __init__(self, env: str, seed: int, num_envs: int = 1) -> None:
         torch.set_num_threads(1)
-        self.runner = _runner(env, seed, num_envs)
+        self.runner = make_runner(env, seed, num_envs)
 
     def ready(self) -> bool:
         return True
@@ -108,7 +104,7 @@ def ray_fragments(env: str, num_samplers: int, fragment: int, total_steps: int, 
 
 def _raw_worker(env: str, seed: int, steps: int, fragment: int, barrier: Any, out: Any, num_envs: int = 1) -> None:
     torch.set_num_threads(1)
-    runner = _runner(env, seed, num_envs)
+    runner = make_runner(env, seed, num_envs)
     barrier.wait()
     t0 = time.perf_counter()
     left = steps // num_envs  # rows

@@ -25,7 +25,7 @@ from .envs import (
     pack_fragment,
     unpack_fragment,
 )
-from .vector import VectorEnvRunner, VectorFragment
+from .vector import VectorEnvRunner, VectorFragment, make_runner
 
 if TYPE_CHECKING:
     from .dqn import DQNConfig, DQNLearner, EpsilonGreedy, linear_schedule, make_qnetwork
@@ -82,6 +82,7 @@ __all__ = [
     "make_env",
     "make_mpe",
     "make_qnetwork",
+    "make_runner",
     "pack_fragment",
     "set_weights",
     "unpack_fragment",

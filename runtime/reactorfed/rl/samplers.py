@@ -31,7 +31,7 @@ from .. import SHUTDOWN, STARTUP, Input, LogicalAction, Output, Reactor, reactio
 from ..action import ActionHandle
 from ..port import MultiReader, PortReader, PortWriter
 from .envs import EnvRunner
-from .vector import VectorEnvRunner
+from .vector import make_runner
 
 __all__ = ["Collector", "EnvSampler", "write_result"]
 
@@ -65,9 +65,7 @@ class EnvSampler(Reactor):
     ) -> None:
         if num_envs > 1 and not fragment:
             raise ValueError(f"a sampler of {num_envs} environments emits fragments: give fragment > 0")
-        self.runner: EnvRunner | VectorEnvRunner = (
-            VectorEnvRunner(env, num_envs, seed=seed) if num_envs > 1 else EnvRunner(env, seed=seed)
-        )
+        self.runner = make_runner(env, seed, num_envs)
         self.steps = steps  # rows: with num_envs copies, each row is num_envs environment steps
         self.fragment = fragment
         self.closed_loop = closed_loop

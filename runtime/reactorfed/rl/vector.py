@@ -26,9 +26,9 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from .envs import _Actions, _obs_converter, _register_ale, env_id
+from .envs import EnvRunner, _Actions, _obs_converter, _register_ale, env_id
 
-__all__ = ["VectorEnvRunner", "VectorFragment"]
+__all__ = ["VectorEnvRunner", "VectorFragment", "make_runner"]
 
 
 @dataclass(slots=True)
@@ -133,3 +133,9 @@ class VectorEnvRunner:
 
     def close(self) -> None:
         self.env.close()
+
+
+def make_runner(name: str, seed: int = 0, num_envs: int = 1) -> EnvRunner | VectorEnvRunner:
+    """The runner a sampler of ``num_envs`` copies uses: one :class:`EnvRunner`, or a
+    :class:`VectorEnvRunner` for more than one copy."""
+    return VectorEnvRunner(name, num_envs, seed=seed) if num_envs > 1 else EnvRunner(name, seed=seed)
