@@ -302,9 +302,10 @@ PROGRAMS: dict[str, Callable[[], Reactor]] = {
 }
 
 
-@pytest.mark.parametrize("peer_grants", [True, False], ids=["peer-grants", "rti-grants-only"])
+@pytest.mark.parametrize(("peer_grants", "unix"), [(True, True), (False, True), (True, False)],
+                         ids=["peer-grants", "rti-grants-only", "peer-grants-tcp"])
 @pytest.mark.parametrize("name", list(PROGRAMS))
-def test_federated_run_equals_single_process(name: str, peer_grants: bool) -> None:
+def test_federated_run_equals_single_process(name: str, peer_grants: bool, unix: bool) -> None:
     factory = PROGRAMS[name]
     timeout = ms(40)
     single = factory()
@@ -312,9 +313,12 @@ def test_federated_run_equals_single_process(name: str, peer_grants: bool) -> No
     expected = _traces(single)
     assert len(expected) >= 5, "the program must do something worth comparing"
     for _ in range(2):  # every time, not once
-        run = run_threads(factory, fast=True, timeout=timeout, join_timeout_s=60, peer_grants=peer_grants)
+        run = run_threads(factory, fast=True, timeout=timeout, join_timeout_s=60, peer_grants=peer_grants,
+                          unix_sockets=unix)
         run.raise_errors()
         assert _federated_traces(run) == expected
+        # every link between these federates (one host) goes over Unix sockets, or none
+        assert (sum(run.unix_links.values()) > 0) == unix, run.unix_links
         # Turned off, federates never advance on promises. That they do when on is pinned
         # by test_peer_grants_alone_are_correct (RTI grants withheld): here, in a short
         # run, the RTI's grant may come first every time (it failed ~1 run in 6 when

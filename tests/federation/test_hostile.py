@@ -168,7 +168,8 @@ def test_hostile_input_to_a_running_federation() -> None:
     expected = reference(Pipeline, timeout=sec(60)).sink.trace  # type: ignore[attr-defined]
     with capturing() as cap:
         fed = Federation(Pipeline)
-        fed.start_all(fast=False, timeout=sec(60), max_message=DATA_MAX)
+        # Data over TCP, to the ports sprayed here (the Unix sockets: test_local.py).
+        fed.start_all(fast=False, timeout=sec(60), max_message=DATA_MAX, unix_sockets=False)
         wait_until(fed.running, what="the federation to start")
         wait_until(lambda: P.BATCH in cap.by_kind and P.LTC in cap.by_kind, what="data to flow")
     server = fed.server

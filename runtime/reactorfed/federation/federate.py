@@ -35,6 +35,7 @@ from .heartbeat import Heartbeat
 from .inbound import Inbound
 from .join import colocated, join
 from .layout import Layout, Link, add_delay, link_delay
+from .local import LocalClient, LocalServer, split_endpoint, with_local
 from .outbound import Outbound
 from .rti import FOREVER_T, pred, succ
 from .transport import Client, Poller, Server
@@ -76,6 +77,9 @@ class FederateConfig:
     shm_bytes: int = 256 << 20
     #: payloads smaller than this go inline (the notice costs a message either way)
     shm_min: int = 16 << 10
+    #: Data to a peer on this host goes over a Unix socket, sent and read by the federates'
+    #: own threads, instead of ZeroMQ over TCP (see :mod:`.local`); False: always TCP.
+    unix_sockets: bool = True
 
 
 class _Out:
@@ -122,7 +126,8 @@ class FederateCoordinator:
         self._next_look = 0  # federates without upstream: when to look for messages next
         self._rti: Client | None = None
         self._data: Server | None = None
-        self._clients: dict[int, Client] = {}
+        self._local: LocalServer | None = None
+        self._clients: dict[int, Client | LocalClient] = {}
         self._poller: Poller | None = None
         self._hb: Heartbeat | None = None
         self._last_rti = 0
@@ -151,25 +156,50 @@ class FederateCoordinator:
         self._data = Server(f"tcp://{cfg.bind_host}:0", max_message=cfg.max_message)
         port = self._data.endpoint.rsplit(":", 1)[1]
         endpoint = f"tcp://{cfg.advertise_host or cfg.bind_host}:{port}"
+        advertised = endpoint
+        if cfg.unix_sockets and self.layout.upstream(self.me):
+            try:
+                self._local = LocalServer(max_message=cfg.max_message)
+            except OSError as e:
+                log.warning("no Unix socket for peers on this host (%s): they send over TCP", e)
+            else:
+                advertised = with_local(endpoint, self._local.path)
         self._rti = Client(cfg.rti, max_message=P.RTI_MAX_MESSAGE)
-        _, self.start, peers, self.session, index = join(self._rti, cfg, self.name, self.layout.digest, endpoint, self.clock)
+        _, self.start, peers, self.session, index = join(self._rti, cfg, self.name, self.layout.digest, advertised,
+                                                         self.clock)
         if index != self.me:
             raise FederationError(f"the RTI numbers this federate {index}, the program says {self.me}: different programs?")
-        self.peers = peers
-        self._out.colocated = colocated(endpoint, peers)
+        split = {d: split_endpoint(ep) for d, ep in peers.items()}
+        self.peers = {d: tcp for d, (tcp, _) in split.items()}
+        self._out.colocated = colocated(endpoint, self.peers)
         self._out.ring_token = lambda d: self._ring_token(self.me, d)
         self._inbound.begin(self.session, int(self.start))
         for d in self.layout.downstream(self.me):
             if d not in peers:
                 raise FederationError(f"the RTI sent no address for federate {self.layout.names[d]}")
-            c = Client(peers[d], max_message=cfg.max_message)
+            c = self._connect(d, *split[d])
             c.send([P.pack(P.AUTH, self.me, P.mac(cfg.secret, "data", self.session, self.me, d))])
             self._clients[d] = c
         self._poller = Poller(self._rti, self._data)
+        if self._local is not None:
+            self._poller.add(self._local)
+        for c in self._clients.values():
+            if isinstance(c, LocalClient):
+                self._poller.add_sender(c)
         self._last_rti = self.clock.now()
         self._hb = Heartbeat(self)
         self._hb.start()
         return int(self.start)
+
+    def _connect(self, d: int, tcp: str, path: str | None) -> Client | LocalClient:
+        """The data link to peer ``d``: its Unix socket if it is on this host and has one
+        this process can reach (another pod's path does not exist here), else TCP."""
+        if path is not None and self.cfg.unix_sockets and d in self._out.colocated:
+            try:
+                return LocalClient(path)
+            except OSError as e:
+                log.debug("sending to %s over TCP: its Unix socket %s: %s", self.layout.names[d], path, e)
+        return Client(tcp, max_message=self.cfg.max_message)
 
     def install(self, sched: Scheduler) -> None:
         """Prepare the scheduler: output senders and, for zero-delay cycles, checkpoints."""
@@ -371,6 +401,8 @@ class FederateCoordinator:
                     s.close(linger)
             if self._data is not None:
                 self._data.close()
+            if self._local is not None:
+                self._local.close()
             self._close_shm(error is None)
 
     def _close_shm(self, drain: bool) -> None:
@@ -391,8 +423,14 @@ class FederateCoordinator:
 
     @property
     def rejected_messages(self) -> int:
-        """Messages dropped as malformed or unauthenticated: from the RTI and at the data port."""
-        return self._rti_rejected + self._inbound.rejected
+        """Messages dropped as malformed or unauthenticated: from the RTI and at the data
+        port (a Unix socket connection that sent what is not a message counts as one)."""
+        return self._rti_rejected + self._inbound.rejected + (self._local.dropped if self._local is not None else 0)
+
+    @property
+    def unix_links(self) -> int:
+        """Downstream peers this federate sends to over their Unix sockets (not TCP)."""
+        return sum(isinstance(c, LocalClient) for c in self._clients.values())
 
     # -- sending ---------------------------------------------------------------------
     def _send_outputs(self, tag: TagT, _set: list[Slot]) -> None:
@@ -483,12 +521,14 @@ class FederateCoordinator:
                     break
                 self._last_rti = self.clock.now()
                 self._on_rti(sched, frames)
-        if self._data in ready:
+        for src in (self._data, self._local):
+            if src is None or src not in ready:
+                continue
             # Bounded, so that a flood on the data port cannot hold the scheduler here:
             # what is left is read at the next pump.
             until = self.clock.now() + _DATA_SLICE_NS
             inb = self._inbound
-            recv, on_data = self._data.recv, inb.on_data
+            recv, on_data = src.recv, inb.on_data
             for i in range(1, 1 << 30):
                 got = recv()
                 if got is None:
@@ -496,18 +536,19 @@ class FederateCoordinator:
                 on_data(sched, got[0], got[1])
                 if i % 64 == 0 and self.clock.now() > until:
                     break
-            if inb.promises_in:
-                inb.promises_in = False
-                self._grant_from_promises()
-                if not inb.mid_tag and self.cfg.peer_grants and self.has_downstream:
-                    # A federate with nothing to do passes its upstream's progress on. Its
-                    # next event: the head of its queue now (what just arrived included).
-                    eq = sched._eq
-                    head: TagT = eq[0] if eq else FOREVER_T
-                    stop = sched.stop_tag
-                    self._promise(head if head <= stop else (stop[0], stop[1]))
-                    if timeout_ms:
-                        self._out.flush()
+        inb = self._inbound
+        if inb.promises_in:
+            inb.promises_in = False
+            self._grant_from_promises()
+            if not inb.mid_tag and self.cfg.peer_grants and self.has_downstream:
+                # A federate with nothing to do passes its upstream's progress on. Its
+                # next event: the head of its queue now (what just arrived included).
+                eq = sched._eq
+                head: TagT = eq[0] if eq else FOREVER_T
+                stop = sched.stop_tag
+                self._promise(head if head <= stop else (stop[0], stop[1]))
+                if timeout_ms:
+                    self._out.flush()
 
     def _on_rti(self, sched: Scheduler, frames: list[memoryview]) -> None:
         try:

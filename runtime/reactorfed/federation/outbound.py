@@ -15,14 +15,13 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Protocol
 
 from ..clock import Clock
 from . import protocol as P
 from .codec import NUMPY, TORCH
 from .shm import ShmError, ShmWriter
-from .transport import Client
 
 __all__ = ["Outbound"]
 
@@ -34,8 +33,14 @@ _SHM_WAIT_NS = 100_000_000
 _INLINE_MAX = 4096
 
 
+class Sender(Protocol):
+    """A data link to one peer: ZeroMQ over TCP, or a Unix socket on this host."""
+
+    def send(self, frames: Sequence[Any]) -> None: ...
+
+
 class Outbound:
-    def __init__(self, clients: dict[int, Client], downstream: Sequence[int], names: Sequence[str], clock: Clock, *,
+    def __init__(self, clients: Mapping[int, Sender], downstream: Sequence[int], names: Sequence[str], clock: Clock, *,
                  shm_bytes: int, shm_min: int, before_wait: Callable[[], None]) -> None:
         self._clients = clients  # filled in when the federation starts
         self._names = names

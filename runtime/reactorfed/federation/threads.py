@@ -31,6 +31,8 @@ class ThreadedRun:
     peer_grants: dict[str, int] = field(default_factory=dict)
     #: payloads each federate sent through shared memory
     shm_payloads: dict[str, int] = field(default_factory=dict)
+    #: downstream peers each federate sent to over their Unix sockets
+    unix_links: dict[str, int] = field(default_factory=dict)
 
     def raise_errors(self) -> None:
         if self.errors:
@@ -48,6 +50,7 @@ def run_threads(
     liveness_ns: int = 3_000_000_000,
     trusted_pickle: bool = False,
     peer_grants: bool = True,
+    unix_sockets: bool = True,
 ) -> ThreadedRun:
     """Run ``factory()``'s program federated in threads; wait for the end."""
     secret = os.urandom(16)
@@ -72,7 +75,7 @@ def run_threads(
         main = factory()
         out.programs[name] = main
         cfg = FederateConfig(fid, secret, endpoint[0], liveness_ns=liveness_ns, trusted_pickle=trusted_pickle,
-                             peer_grants=peer_grants)
+                             peer_grants=peer_grants, unix_sockets=unix_sockets)
         scheds: list[Any] = []
         try:
             out.summaries[name] = run_federate(main, name, cfg, fast=fast, timeout=timeout, workers=workers,
@@ -83,6 +86,7 @@ def run_threads(
             if scheds:
                 out.peer_grants[name] = scheds[0].coordinator.local_grants
                 out.shm_payloads[name] = scheds[0].coordinator.shm_messages
+                out.unix_links[name] = scheds[0].coordinator.unix_links
 
     t = threading.Thread(target=rti, name="rti", daemon=True)
     t.start()

@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Protocol
 
 import zmq
 
@@ -124,23 +124,72 @@ class Client(_Socket):
         return [p.buffer for p in parts]
 
 
-class Poller:
-    """Waits until one of several sockets has a message."""
+class _FdSource(Protocol):
+    """A source the poller watches by file descriptor (see :mod:`.local`)."""
 
-    def __init__(self, *sockets: _Socket) -> None:
+    def fileno(self) -> int: ...
+    def buffered(self) -> bool: ...
+
+
+class _FdSink(Protocol):
+    """A sender with output waiting for its socket to take it (see :mod:`.local`)."""
+
+    def fileno(self) -> int: ...
+    @property
+    def pending(self) -> bool: ...
+    def flush(self) -> None: ...
+
+
+class Poller:
+    """Waits until one of several sockets has a message. Also watches sources by file
+    descriptor, and sends what waits on registered senders when their sockets take it."""
+
+    def __init__(self, *sockets: _Socket | _FdSource) -> None:
         self._poller = zmq.Poller()
-        self._socks: dict[Any, _Socket] = {}
+        self._socks: dict[Any, Any] = {}
+        self._fd_sources: list[_FdSource] = []
+        self._sinks: dict[int, _FdSink] = {}
+        self._sinks_polled: set[int] = set()
         for s in sockets:
             self.add(s)
 
-    def add(self, s: _Socket) -> None:
-        self._poller.register(s._sock, zmq.POLLIN)
-        self._socks[s._sock] = s
+    def add(self, s: _Socket | _FdSource) -> None:
+        if isinstance(s, _Socket):
+            self._poller.register(s._sock, zmq.POLLIN)
+            self._socks[s._sock] = s
+        else:
+            self._poller.register(s.fileno(), zmq.POLLIN)
+            self._socks[s.fileno()] = s
+            self._fd_sources.append(s)
 
     def remove(self, s: _Socket) -> None:
         self._poller.unregister(s._sock)
         self._socks.pop(s._sock, None)
 
-    def wait(self, timeout_ms: int) -> list[_Socket]:
-        """The sockets with a message, after at most ``timeout_ms`` ms (-1: forever)."""
-        return [self._socks[s] for s, _ in self._poller.poll(timeout_ms)]
+    def add_sender(self, s: _FdSink) -> None:
+        self._sinks[s.fileno()] = s
+
+    def wait(self, timeout_ms: int) -> list[Any]:
+        """The sources with a message, after at most ``timeout_ms`` ms (-1: forever).
+        Senders with output waiting are flushed as their sockets take it."""
+        for fd, sink in self._sinks.items():
+            want = sink.pending
+            if want != (fd in self._sinks_polled):
+                if want:
+                    self._poller.register(fd, zmq.POLLOUT)
+                    self._sinks_polled.add(fd)
+                else:
+                    self._poller.unregister(fd)
+                    self._sinks_polled.discard(fd)
+        if timeout_ms and any(s.buffered() for s in self._fd_sources):
+            timeout_ms = 0
+        ready = []
+        for s, ev in self._poller.poll(timeout_ms):
+            if ev & zmq.POLLOUT and s in self._sinks_polled:
+                self._sinks[s].flush()
+            if ev & zmq.POLLIN:
+                ready.append(self._socks[s])
+        for src in self._fd_sources:
+            if src.buffered() and src not in ready:
+                ready.append(src)
+        return ready

@@ -1,0 +1,318 @@
+"""Same-host data links: Unix domain stream sockets, written and read by the federate's
+own thread.
+
+ZeroMQ moves every message through a background I/O thread on each side: one message
+wakes the sender's I/O thread, the receiver's, and then the receiver. In a closed loop
+(a collector and its samplers exchanging one small batch each way per round) those
+wakeups, not the bytes, are most of a round's cost. A federate therefore also listens on
+a Unix socket in a private directory (mode 0700) and advertises its path with its TCP
+address; a peer on the same host sends there, straight from its own thread: one wakeup
+per message. Peers on other hosts (other pods) cannot reach the path and use TCP.
+
+The link carries the same messages as the TCP data port (the first is the peer's AUTH,
+checked by :class:`~reactorfed.federation.inbound.Inbound` as on TCP): each as a frame
+count, the frames' lengths and the frames. A connection that sends a malformed header, a
+message over ``max_message`` or too many frames is closed; the others go on.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import shutil
+import socket
+import struct
+import tempfile
+from collections import deque
+from collections.abc import Sequence
+from typing import Any
+
+__all__ = ["SOCKET_NAME", "LocalClient", "LocalServer", "split_endpoint", "with_local"]
+
+Frames = list[memoryview]
+
+#: the file name of every federate's socket (a peer connects to no other name)
+SOCKET_NAME = "reactorfed-data.sock"
+_COUNT = struct.Struct("<I")
+_LEN = struct.Struct("<Q")
+_MAX_FRAMES = 1024  # below the kernel's IOV_MAX, so one sendmsg takes a whole message
+_READ = 256 << 10  # bytes read from one connection per call: a flood cannot hold the reader
+_BIG = 64 << 10  # bodies at least this large are read into their own buffer (no extra copy)
+_SNDBUF = 4 << 20
+_TAG = "#unix="
+
+
+def with_local(endpoint: str, path: str) -> str:
+    """``endpoint`` (tcp://host:port) with the Unix socket ``path`` attached."""
+    return f"{endpoint}{_TAG}{path}"
+
+
+def split_endpoint(endpoint: str) -> tuple[str, str | None]:
+    """A peer's advertised endpoint: its TCP address, and its Unix socket path if it has one
+    (absolute and named :data:`SOCKET_NAME`; anything else is ignored)."""
+    tcp, _, path = endpoint.partition(_TAG)
+    if not path or not os.path.isabs(path) or os.path.basename(path) != SOCKET_NAME or "\0" in path:
+        return tcp, None
+    return tcp, path
+
+
+class LocalServer:
+    """Listens on a Unix socket; receives ``(connection id, frames)`` like the TCP
+    :class:`~reactorfed.federation.transport.Server`. :meth:`fileno` is readable when
+    something arrived (an epoll set of the listener and every connection)."""
+
+    def __init__(self, *, max_message: int, max_connections: int = 256) -> None:
+        self._dir = tempfile.mkdtemp(prefix="reactorfed-")  # 0700: only this user can connect
+        self.path = os.path.join(self._dir, SOCKET_NAME)
+        self._max_message = max_message if max_message > 0 else 1 << 62
+        self._max_connections = max_connections
+        self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._epoll = select.epoll()
+        try:
+            self._listener.bind(self.path)
+            self._listener.listen(64)
+        except OSError:
+            self.close()
+            raise
+        self._listener.setblocking(False)
+        self._epoll.register(self._listener.fileno(), select.EPOLLIN)
+        self._conns: dict[int, _Reader] = {}
+        self._ready: deque[tuple[bytes, Frames]] = deque()
+        self._next_id = 0
+        self.dropped = 0  # connections closed for sending what is not a message
+
+    def fileno(self) -> int:
+        return self._epoll.fileno()
+
+    def buffered(self) -> bool:
+        """Messages already read, waiting for :meth:`recv` (the poller must not sleep)."""
+        return bool(self._ready)
+
+    def recv(self) -> tuple[bytes, Frames] | None:
+        """One message without blocking, or None."""
+        if not self._ready:
+            self._read()
+        return self._ready.popleft() if self._ready else None
+
+    def _read(self) -> None:
+        for fd, _ in self._epoll.poll(0):
+            if fd == self._listener.fileno():
+                self._accept()
+                continue
+            r = self._conns.get(fd)
+            if r is None:
+                continue
+            try:
+                alive = r.read(self._ready)
+            except _Malformed:
+                self.dropped += 1
+                alive = False
+            if not alive:
+                self._drop(fd)
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                conn, _ = self._listener.accept()
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError:
+                return  # out of descriptors, say: the peer retries nothing, TCP would fail alike
+            if len(self._conns) >= self._max_connections:
+                conn.close()
+                self.dropped += 1
+                continue
+            conn.setblocking(False)
+            self._next_id += 1
+            self._conns[conn.fileno()] = _Reader(conn, b"unix:%d" % self._next_id, self._max_message)
+            self._epoll.register(conn.fileno(), select.EPOLLIN)
+
+    def _drop(self, fd: int) -> None:
+        r = self._conns.pop(fd)
+        with contextlib.suppress(OSError):
+            self._epoll.unregister(fd)
+        r.sock.close()
+
+    def close(self) -> None:
+        for fd in list(self._conns):
+            self._drop(fd)
+        self._listener.close()
+        self._epoll.close()
+        shutil.rmtree(self._dir, ignore_errors=True)
+
+    @property
+    def closed(self) -> bool:
+        return self._epoll.closed
+
+
+class _Malformed(Exception):
+    pass
+
+
+class _Reader:
+    """One accepted connection: bytes in, whole messages out."""
+
+    __slots__ = ("_body", "_buf", "_filled", "_lens", "_max", "peer", "sock")
+
+    def __init__(self, sock: socket.socket, peer: bytes, max_message: int) -> None:
+        self.sock = sock
+        self.peer = peer
+        self._max = max_message
+        self._buf = bytearray()  # bytes read and not yet part of a message
+        self._lens: list[int] | None = None  # the frame lengths of the message being read
+        self._body: bytearray | None = None  # a large message's own buffer, being filled
+        self._filled = 0
+
+    def read(self, out: deque[tuple[bytes, Frames]]) -> bool:
+        """Read what is there (at most ``_READ`` bytes); append whole messages to ``out``.
+        False when the peer closed the connection."""
+        body = self._body
+        try:
+            if body is not None:
+                n = self.sock.recv_into(memoryview(body)[self._filled:], min(_READ, len(body) - self._filled))
+                if n == 0:
+                    return False
+                self._filled += n
+                if self._filled == len(body):
+                    self._emit(out, body)
+                return True
+            chunk = self.sock.recv(_READ)
+        except (BlockingIOError, InterruptedError):
+            return True
+        except OSError:
+            return False
+        if not chunk:
+            return False
+        self._buf += chunk
+        self._parse(out)
+        return True
+
+    def _parse(self, out: deque[tuple[bytes, Frames]]) -> None:
+        buf = self._buf
+        pos = 0
+        while True:
+            lens = self._lens
+            if lens is None:
+                if len(buf) - pos < _COUNT.size:
+                    break
+                (n,) = _COUNT.unpack_from(buf, pos)
+                if not 1 <= n <= _MAX_FRAMES:
+                    raise _Malformed(f"{n} frames")
+                end = pos + _COUNT.size + n * _LEN.size
+                if len(buf) < end:
+                    break
+                lens = [_LEN.unpack_from(buf, pos + _COUNT.size + i * _LEN.size)[0] for i in range(n)]
+                if sum(lens) > self._max:
+                    raise _Malformed(f"a message of {sum(lens)} bytes")
+                self._lens = lens
+                pos = end
+            total = sum(lens)
+            have = len(buf) - pos
+            if have >= total:
+                body = bytes(memoryview(buf)[pos:pos + total])  # its own buffer: the receiver may keep views
+                pos += total
+                self._emit(out, body)
+                continue
+            if total >= _BIG:
+                # Read the rest straight into the message's own buffer.
+                big = bytearray(total)
+                big[:have] = memoryview(buf)[pos:]
+                pos = len(buf)
+                self._body, self._filled = big, have
+            break
+        del buf[:pos]
+
+    def _emit(self, out: deque[tuple[bytes, Frames]], body: bytes | bytearray) -> None:
+        lens = self._lens
+        assert lens is not None
+        view = memoryview(body).toreadonly()
+        frames, at = [], 0
+        for n in lens:
+            frames.append(view[at:at + n])
+            at += n
+        out.append((self.peer, frames))
+        self._lens, self._body, self._filled = None, None, 0
+
+
+class LocalClient:
+    """Connects to a :class:`LocalServer`; sends messages without blocking: what the socket
+    does not take at once waits in :attr:`pending` (in order) until :meth:`flush`."""
+
+    def __init__(self, path: str) -> None:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            with contextlib.suppress(OSError):
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, _SNDBUF)
+            sock.connect(path)
+        except OSError:
+            sock.close()
+            raise
+        sock.setblocking(False)
+        self._sock = sock
+        self.endpoint = path
+        self._pending = bytearray()
+        self._broken = False
+
+    def fileno(self) -> int:
+        return self._sock.fileno()
+
+    @property
+    def pending(self) -> bool:
+        return bool(self._pending)
+
+    def send(self, frames: Sequence[Any]) -> None:
+        if self._broken:
+            return  # the peer is gone: drop, as ZeroMQ does; its heartbeat times out
+        views = [memoryview(f).cast("B") for f in frames]
+        if not 1 <= len(views) <= _MAX_FRAMES:
+            raise ValueError(f"a message has 1 to {_MAX_FRAMES} frames, not {len(views)}")
+        head = _COUNT.pack(len(views)) + b"".join(_LEN.pack(v.nbytes) for v in views)
+        if self._pending:
+            self._pending += head
+            for v in views:
+                self._pending += v
+            self.flush()
+            return
+        total = len(head) + sum(v.nbytes for v in views)
+        try:
+            sent = self._sock.sendmsg([head, *views])
+        except (BlockingIOError, InterruptedError):
+            sent = 0
+        except OSError:
+            self._broken = True
+            return
+        if sent < total:
+            # Keep a copy of the rest: the caller may reuse its buffers once send returns.
+            rest = bytearray(head)
+            for v in views:
+                rest += v
+            self._pending = rest[sent:]
+
+    def flush(self) -> None:
+        """Send what waits, as far as the socket takes it."""
+        while self._pending and not self._broken:
+            try:
+                n = self._sock.send(self._pending)
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError:
+                self._broken = True
+                self._pending = bytearray()
+                return
+            del self._pending[:n]
+
+    def close(self, linger_ms: int = 0) -> None:
+        """Close; with ``linger_ms`` > 0, what waits keeps leaving for up to that long."""
+        if self._sock.fileno() < 0:
+            return
+        idle = linger_ms // 10  # 10 ms waits without progress allowed
+        while self._pending and not self._broken and idle > 0:
+            self.flush()
+            if self._pending and not select.select([], [self._sock], [], 0.01)[1]:
+                idle -= 1
+        self._sock.close()
+
+    @property
+    def closed(self) -> bool:
+        return self._sock.fileno() < 0
