@@ -156,3 +156,35 @@ class FailingPipeline(Reactor):
         self.sink = Faulty()
         self.connect(self.src.out, self.relay.inp)
         self.connect(self.relay.out, self.sink.inp)
+
+
+class _PolicyReporter(Reactor):
+    """Prints ``POLICY <n>``: this process's CPU scheduling policy (os.SCHED_*)."""
+
+    out = Output(int)
+
+    @reaction(triggers=[STARTUP], effects=[out])
+    def hello(self, out: Any) -> None:
+        print(f"POLICY {os.sched_getscheduler(0)}", flush=True)
+        out.set(1)
+
+
+class _PolicySink(Reactor):
+    inp = Input(int)
+
+    @reaction(triggers=[STARTUP])
+    def hello(self) -> None:
+        print(f"POLICY {os.sched_getscheduler(0)}", flush=True)
+
+    @reaction(triggers=[inp])
+    def got(self, inp: Any) -> None:
+        pass
+
+
+class Policies(Reactor):
+    """Two federates that print their processes' scheduling policies."""
+
+    def __init__(self) -> None:
+        self.a = _PolicyReporter()
+        self.b = _PolicySink()
+        self.connect(self.a.out, self.b.inp)

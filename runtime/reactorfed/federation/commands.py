@@ -70,6 +70,10 @@ def _common(p: argparse.ArgumentParser, *, launch: bool = False) -> None:
     g.add_argument("--no-shm", action="store_true",
                    help="send every payload over TCP, also between federates on one host (by default large "
                    "numpy/torch payloads to a peer at the same address go through shared memory)")
+    g.add_argument("--no-sched-batch", action="store_true",
+                   help="with --fast, keep federates under the default CPU scheduling policy (by default they run "
+                   "under SCHED_BATCH: a federate woken by a message does not preempt the one that sent it "
+                   "mid-batch; closed loops run ~25%% faster on 2 cores)")
     g.add_argument("--no-unix-sockets", action="store_true",
                    help="send data to peers on this host over TCP too (by default a federate reaches a peer "
                    "on its host through the peer's Unix socket: no ZeroMQ I/O thread, faster closed loops)")
@@ -168,6 +172,8 @@ def cmd_federate(args: argparse.Namespace) -> int:
 
     if args.checkpoint_dir is not None:
         os.environ["REACTORFED_CHECKPOINT_DIR"] = str(args.checkpoint_dir)
+    if args.fast and not args.no_sched_batch:
+        sched_batch()
     main = load_program(args.program, parse_params(args.params))
     rti = args.rti if args.rti.startswith("tcp://") else f"tcp://{args.rti}"
     bind = args.bind_host or ("0.0.0.0" if args.advertise_host else "127.0.0.1")
@@ -192,6 +198,23 @@ def cmd_federate(args: argparse.Namespace) -> int:
         shutdown(cfg.liveness_ns / 1e9 + 1)
     print_summary(summary, False)
     return 0
+
+
+def sched_batch() -> None:
+    """Put this process (and the threads it starts from now on) under SCHED_BATCH.
+
+    With the default policy, a process woken by a message preempts the running one that
+    sent it (it slept, so it is owed CPU): a collector sending a round's batches to its
+    samplers is descheduled after the first, and the samplers run one after the other.
+    Under SCHED_BATCH a woken federate waits for a free CPU or for the sender to block.
+    For runs as fast as possible (--fast), where throughput, not wakeup latency, counts.
+    """
+    if not (hasattr(os, "sched_setscheduler") and hasattr(os, "SCHED_BATCH")):
+        return
+    try:
+        os.sched_setscheduler(0, os.SCHED_BATCH, os.sched_param(0))
+    except OSError as e:
+        log.debug("could not use SCHED_BATCH: %s", e)
 
 
 def add_launch(sub: Any) -> None:
@@ -221,6 +244,8 @@ def cmd_launch(args: argparse.Namespace) -> int:
         run_args.append("--no-shm")
     if args.no_unix_sockets:
         run_args.append("--no-unix-sockets")
+    if args.no_sched_batch:
+        run_args.append("--no-sched-batch")
     log.info("launching %s: RTI + %d federates (%s)", args.program, len(layout.names), ", ".join(layout.names))
     result = launch(args.program, layout.names, params=args.params, run_args=run_args,
                     progress=False if args.no_progress else None, timeout_ns=args.timeout)
