@@ -230,15 +230,14 @@ class FederateCoordinator:
     # -- the scheduler's hooks ------------------------------------------------------------
     def acquire(self, sched: Scheduler, head: TagT | None) -> TagT | None:
         while True:
-            if self.has_upstream:
+            # Look for messages every 1 ms, not at every tag (a poll costs more than a small
+            # tag): a tag already granted needs nothing more (whatever was sent for it was
+            # read before the promise or counted in the grant), and a federate that must
+            # wait reads as it waits, below.
+            now = self.clock.now()
+            if now >= self._next_look:
+                self._next_look = now + 1_000_000
                 self._pump(sched, 0)
-            else:
-                # Nothing but control messages can arrive (stop, abort): look every 1 ms,
-                # not at every tag (a poll costs more than a small tag).
-                now = self.clock.now()
-                if now >= self._next_look:
-                    self._next_look = now + 1_000_000
-                    self._pump(sched, 0)
             eq = sched._eq
             head = eq[0] if eq else None
             stop = sched.stop_tag

@@ -19,6 +19,9 @@ __all__ = ["Client", "Poller", "Server", "TransportError", "context", "shutdown"
 
 Frames = list[memoryview]
 _ZERO_COPY_MIN = 64 * 1024
+# plain ints: zmq's flags are an enum.IntFlag, whose operators run Python code
+_POLLIN = int(zmq.POLLIN)
+_POLLOUT = int(zmq.POLLOUT)
 
 
 class TransportError(OSError):
@@ -176,7 +179,7 @@ class Poller:
             want = sink.pending
             if want != (fd in self._sinks_polled):
                 if want:
-                    self._poller.register(fd, zmq.POLLOUT)
+                    self._poller.register(fd, _POLLOUT)
                     self._sinks_polled.add(fd)
                 else:
                     self._poller.unregister(fd)
@@ -185,9 +188,9 @@ class Poller:
             timeout_ms = 0
         ready = []
         for s, ev in self._poller.poll(timeout_ms):
-            if ev & zmq.POLLOUT and s in self._sinks_polled:
+            if ev & _POLLOUT and s in self._sinks_polled:
                 self._sinks[s].flush()
-            if ev & zmq.POLLIN:
+            if ev & _POLLIN:
                 ready.append(self._socks[s])
         for src in self._fd_sources:
             if src.buffered() and src not in ready:
