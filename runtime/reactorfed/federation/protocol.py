@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+from collections.abc import Callable
 from typing import Any
 
 import msgpack
@@ -124,18 +125,21 @@ def parse(data: bytes | memoryview, allowed: frozenset[int] | None = None) -> li
 
 
 def _validated(msg: Any, allowed: frozenset[int] | None, what: str) -> list[Any]:
-    if not isinstance(msg, list) or not msg or type(msg[0]) is not int:
+    if type(msg) is not list or not msg or type(msg[0]) is not int:
         raise ProtocolError(f"{what} is an array starting with its type")
     kind = msg[0]
-    schema = _SCHEMA.get(kind)
-    if schema is None:
+    checks = _CHECKS.get(kind)
+    if checks is None:
         raise ProtocolError(f"unknown message type {kind}")
     if allowed is not None and kind not in allowed:
         raise ProtocolError(f"unexpected {NAMES[kind]} here")
-    if len(msg) != len(schema) + 1:
-        raise ProtocolError(f"{NAMES[kind]} has {len(msg) - 1} fields, expected {len(schema)}")
-    for i, (field, v) in enumerate(zip(schema, msg[1:], strict=True)):
-        _check(NAMES[kind], i, field, v)
+    if len(msg) != len(checks) + 1:
+        raise ProtocolError(f"{NAMES[kind]} has {len(msg) - 1} fields, expected {len(checks)}")
+    i = 1
+    for ok in checks:
+        if not ok(msg[i]):
+            raise ProtocolError(f"{NAMES[kind]}: field {i} is not a valid {_SCHEMA[kind][i - 1]}")
+        i += 1
     return msg
 
 
@@ -143,29 +147,8 @@ def _is_int(v: Any) -> bool:
     return type(v) is int and _I64_MIN <= v <= _I64_MAX
 
 
-def _check(name: str, i: int, field: str, v: Any) -> None:
-    bad = False
-    if field == "i":
-        bad = not _is_int(v)
-    elif field == "u":
-        bad = not _is_int(v) or v < 0
-    elif field == "s":
-        bad = not isinstance(v, str) or len(v) > _MAX_STR
-    elif field == "bin":
-        bad = not isinstance(v, bytes)
-    elif field == "items":
-        bad = not isinstance(v, list) or not v
-    elif field in ("b16", "b32"):
-        bad = not isinstance(v, bytes) or len(v) != int(field[1:])
-    elif field == "counts":
-        bad = not _is_counts(v)
-    elif field == "sent":
-        bad = not _is_sent(v)
-
-    elif field == "peers":
-        bad = not isinstance(v, dict) or not all(_is_int(k) and k >= 0 and isinstance(e, str) for k, e in v.items())
-    if bad:
-        raise ProtocolError(f"{name}: field {i + 1} is not a valid {field}")
+def _is_uint(v: Any) -> bool:
+    return type(v) is int and 0 <= v <= _I64_MAX
 
 
 def _is_counts(v: Any) -> bool:
@@ -178,6 +161,29 @@ def _is_sent(v: Any) -> bool:
         and _is_int(e[0]) and e[0] >= 0 and _is_int(e[1]) and _is_int(e[2]) and e[2] >= 0
         for k, e in v.items()
     )
+
+
+def _is_peers(v: Any) -> bool:
+    return isinstance(v, dict) and all(_is_uint(k) and isinstance(e, str) for k, e in v.items())
+
+
+_FIELD_CHECKS: dict[str, Callable[[Any], bool]] = {
+    "i": _is_int,
+    "u": _is_uint,
+    "s": lambda v: isinstance(v, str) and len(v) <= _MAX_STR,
+    "bin": lambda v: isinstance(v, bytes),
+    "items": lambda v: isinstance(v, list) and len(v) > 0,
+    "b16": lambda v: isinstance(v, bytes) and len(v) == 16,
+    "b32": lambda v: isinstance(v, bytes) and len(v) == 32,
+    "counts": _is_counts,
+    "sent": _is_sent,
+    "peers": _is_peers,
+    "any": lambda v: True,
+}
+#: per message type, one check per field (looked up once, not per message)
+_CHECKS: dict[int, tuple[Callable[[Any], bool], ...]] = {
+    kind: tuple(_FIELD_CHECKS[f] for f in schema) for kind, schema in _SCHEMA.items()
+}
 
 
 def mac(secret: bytes, *parts: bytes | str | int) -> bytes:
