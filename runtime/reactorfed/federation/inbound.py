@@ -64,6 +64,7 @@ class Inbound:
             if lk.dst == me and lk.src != me:
                 self._promise_links.setdefault(lk.src, []).append(link_delay(lk.delay))
         self._promised_in: dict[int, TagT] = {}  # upstream peer -> its latest promise
+        self._bound: TagT | None = None  # input_bound(), None: to be computed
         #: upstream peer -> data messages received from it; mutated in place, never rebound
         #: (the coordinator reports this very dict)
         self.received: dict[int, int] = {u: 0 for u in layout.direct_upstream(me)}
@@ -79,17 +80,21 @@ class Inbound:
         self._session = session
         # Before its first promise, a peer might send at the start tag.
         self._promised_in = {u: (start, 0) for u in self._promise_links}
+        self._bound = None
 
     def input_bound(self) -> TagT:
         """The earliest tag at which anything could still arrive here, by the promises."""
-        best = FOREVER_T
-        promised = self._promised_in
-        for u, delays in self._promise_links.items():
-            base = promised[u]
-            for d in delays:
-                t = add_delay(base, d)
-                if t < best:
-                    best = t
+        best = self._bound
+        if best is None:
+            best = FOREVER_T
+            promised = self._promised_in
+            for u, delays in self._promise_links.items():
+                base = promised[u]
+                for d in delays:
+                    t = add_delay(base, d)
+                    if t < best:
+                        best = t
+            self._bound = best  # until the next promise
         return best
 
     def close(self) -> None:
@@ -146,6 +151,7 @@ class Inbound:
             t = (msg[1], msg[2])
             if t > self._promised_in.get(sender, (NEVER, 0)):
                 self._promised_in[sender] = t
+                self._bound = None
                 self.promises_in = True
             return
         if kind == P.SHM_OPEN:

@@ -36,6 +36,7 @@ Frames = list[memoryview]
 SOCKET_NAME = "reactorfed-data.sock"
 _COUNT = struct.Struct("<I")
 _LEN = struct.Struct("<Q")
+_ONE = struct.Struct("<IQ")  # the header of a one-frame message
 _MAX_FRAMES = 1024  # below the kernel's IOV_MAX, so one sendmsg takes a whole message
 _READ = 256 << 10  # bytes read from one connection per call: a flood cannot hold the reader
 _BIG = 64 << 10  # bodies at least this large are read into their own buffer (no extra copy)
@@ -265,9 +266,12 @@ class LocalClient:
         if self._broken:
             return  # the peer is gone: drop, as ZeroMQ does; its heartbeat times out
         views = [memoryview(f).cast("B") for f in frames]
-        if not 1 <= len(views) <= _MAX_FRAMES:
+        if len(views) == 1:  # the usual batch: one frame
+            head = _ONE.pack(1, views[0].nbytes)
+        elif not 1 <= len(views) <= _MAX_FRAMES:
             raise ValueError(f"a message has 1 to {_MAX_FRAMES} frames, not {len(views)}")
-        head = _COUNT.pack(len(views)) + b"".join(_LEN.pack(v.nbytes) for v in views)
+        else:
+            head = _COUNT.pack(len(views)) + b"".join(_LEN.pack(v.nbytes) for v in views)
         if self._pending:
             self._pending += head
             for v in views:
