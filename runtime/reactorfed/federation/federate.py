@@ -52,7 +52,9 @@ _LTC_BATCH_NS = 3_000_000
 _DATA_SLICE_NS = 20_000_000
 #: With peer-assisted grants, the RTI's copy of the reports (its grants are then a
 #: backstop, and it serves status, metrics and stop agreement) goes at most this often.
-_RTI_REPORT_NS = 10_000_000
+#: Every report is a message the RTI answers: with 5 federates stepping a closed loop,
+#: 50 ms instead of 10 gave ~5% more steps/s (4-agent inference, 3 alternating runs).
+_RTI_REPORT_NS = 50_000_000
 
 
 @dataclass
