@@ -18,8 +18,9 @@ program, against raw ZeroMQ and Ray measured in the same run.
    frame; frames/s and MB/s from the source's first tick to the sink's last arrival,
    beside raw ZeroMQ PUSH/PULL of the same frames (zero-copy send) between two processes,
    timed the same way. Bar: at least 70% of raw. The two federates share a host, so the
-   frames go through shared memory; the same run with ``--no-shm`` (all over TCP, as
-   between hosts) is reported as its own case.
+   frames go through shared memory; the same run with ``--no-shm`` (over the federates'
+   Unix socket) and with ``--no-shm --no-unix-sockets`` (all over TCP, as between hosts)
+   are reported as cases of their own.
 3. **Start-up and memory.** ``reactorfed launch`` of RTI + two federates: time from
    starting the launcher to the sink's first tag (its start-up reaction), and the whole
    wall time of a one-tag program; the RSS (and PSS) sum of the RTI and the two
@@ -410,9 +411,11 @@ def main(argv: list[str] | None = None) -> int:
         if "payload" in parts:
             zframes.append(zmq_frames_per_s(nframes))
             ours.setdefault("payload", []).append(rf_frames_per_s(nframes))
-            ours.setdefault("payload tcp", []).append(rf_frames_per_s(nframes, ("--no-shm",)))
-            progress(f"run {i + 1}: 100 KB frames/s: reactorfed {ours['payload'][-1]:,.0f} (over TCP only: "
-                     f"{ours['payload tcp'][-1]:,.0f}), zmq {zframes[-1]:,.0f}")
+            ours.setdefault("payload unix", []).append(rf_frames_per_s(nframes, ("--no-shm",)))
+            ours.setdefault("payload tcp", []).append(rf_frames_per_s(nframes, ("--no-shm", "--no-unix-sockets")))
+            progress(f"run {i + 1}: 100 KB frames/s: reactorfed {ours['payload'][-1]:,.0f} (over the Unix socket: "
+                     f"{ours['payload unix'][-1]:,.0f}, over TCP only: {ours['payload tcp'][-1]:,.0f}), "
+                     f"zmq {zframes[-1]:,.0f}")
         if "startup" in parts:
             rfstart.append(rf_startup())
             rfmem.append(rf_memory())
@@ -446,10 +449,14 @@ def main(argv: list[str] | None = None) -> int:
                 bar=">= 70% of raw (ratio >= 0.7)", meets_bar=ozf / zf >= 0.7, **extra)
         res.add("100 KB frames, 2 federates", "MB_per_s", ozf * FRAME / 1e6, "zmq PUSH/PULL", zf * FRAME / 1e6,
                 "higher", runs, **extra)
-        # The same with --no-shm: what federates on different hosts (or pods) get.
+        # Without shared memory: over the Unix socket, and over TCP (what federates on
+        # different hosts, or pods, get).
+        ouf = _med(ours["payload unix"])
+        res.add("100 KB frames, 2 federates, Unix socket (--no-shm)", "frames_per_s", ouf, "zmq PUSH/PULL", zf,
+                "higher", runs, **{**extra, "samples": [round(x) for x in ours["payload unix"]]})
         otf = _med(ours["payload tcp"])
-        res.add("100 KB frames, 2 federates, TCP only (--no-shm)", "frames_per_s", otf, "zmq PUSH/PULL", zf, "higher",
-                runs, **{**extra, "samples": [round(x) for x in ours["payload tcp"]]})
+        res.add("100 KB frames, 2 federates, TCP only (--no-shm --no-unix-sockets)", "frames_per_s", otf,
+                "zmq PUSH/PULL", zf, "higher", runs, **{**extra, "samples": [round(x) for x in ours["payload tcp"]]})
     if "startup" in parts:
         extra = {"mode": "federated", **common}
         res.add("RTI + 2 federates", "ready_s", _med([r["ready_s"] for r in rfstart]), "ray: import + init + 2 actors",

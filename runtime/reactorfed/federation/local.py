@@ -18,6 +18,7 @@ message over ``max_message`` or too many frames is closed; the others go on.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import select
 import shutil
@@ -38,7 +39,7 @@ _COUNT = struct.Struct("<I")
 _LEN = struct.Struct("<Q")
 _ONE = struct.Struct("<IQ")  # the header of a one-frame message
 _MAX_FRAMES = 1024  # below the kernel's IOV_MAX, so one sendmsg takes a whole message
-_READ = 256 << 10  # bytes read from one connection per call: a flood cannot hold the reader
+_READ = 256 << 10  # bytes read from one connection per call (its buffer): a flood cannot hold the reader
 _BIG = 64 << 10  # bodies at least this large are read into their own buffer (no extra copy)
 _SNDBUF = 4 << 20
 _TAG = "#unix="
@@ -152,15 +153,19 @@ class _Malformed(Exception):
 
 
 class _Reader:
-    """One accepted connection: bytes in, whole messages out."""
+    """One accepted connection: bytes in, whole messages out. Reads into one buffer of
+    its own; a message's body is copied out once (small ones) or read straight into a
+    buffer of the message's own (large ones)."""
 
-    __slots__ = ("_body", "_buf", "_filled", "_lens", "_max", "peer", "sock")
+    __slots__ = ("_body", "_buf", "_end", "_filled", "_lens", "_max", "_start", "_view", "peer", "sock")
 
     def __init__(self, sock: socket.socket, peer: bytes, max_message: int) -> None:
         self.sock = sock
         self.peer = peer
         self._max = max_message
-        self._buf = bytearray()  # bytes read and not yet part of a message
+        self._buf = bytearray(_READ)  # bytes read and not yet part of a message: [_start, _end)
+        self._view = memoryview(self._buf)
+        self._start = self._end = 0
         self._lens: list[int] | None = None  # the frame lengths of the message being read
         self._body: bytearray | None = None  # a large message's own buffer, being filled
         self._filled = 0
@@ -178,51 +183,59 @@ class _Reader:
                 if self._filled == len(body):
                     self._emit(out, body)
                 return True
-            chunk = self.sock.recv(_READ)
+            if self._start == self._end:
+                self._start = self._end = 0
+            elif self._end > _READ // 2:
+                # Keep room to read: move the unparsed rest (a header, or a small body's
+                # start: less than _BIG + a header) to the front.
+                rest = self._end - self._start
+                self._buf[:rest] = self._view[self._start:self._end]
+                self._start, self._end = 0, rest
+            n = self.sock.recv_into(self._view[self._end:])
         except (BlockingIOError, InterruptedError):
             return True
         except OSError:
             return False
-        if not chunk:
+        if n == 0:
             return False
-        self._buf += chunk
+        self._end += n
         self._parse(out)
         return True
 
     def _parse(self, out: deque[tuple[bytes, Frames]]) -> None:
-        buf = self._buf
-        pos = 0
+        buf, view = self._buf, self._view
+        pos, end = self._start, self._end
         while True:
             lens = self._lens
             if lens is None:
-                if len(buf) - pos < _COUNT.size:
+                if end - pos < _COUNT.size:
                     break
                 (n,) = _COUNT.unpack_from(buf, pos)
                 if not 1 <= n <= _MAX_FRAMES:
                     raise _Malformed(f"{n} frames")
-                end = pos + _COUNT.size + n * _LEN.size
-                if len(buf) < end:
+                head_end = pos + _COUNT.size + n * _LEN.size
+                if end < head_end:
                     break
                 lens = [_LEN.unpack_from(buf, pos + _COUNT.size + i * _LEN.size)[0] for i in range(n)]
                 if sum(lens) > self._max:
                     raise _Malformed(f"a message of {sum(lens)} bytes")
                 self._lens = lens
-                pos = end
+                pos = head_end
             total = sum(lens)
-            have = len(buf) - pos
+            have = end - pos
             if have >= total:
-                body = bytes(memoryview(buf)[pos:pos + total])  # its own buffer: the receiver may keep views
+                body = bytes(view[pos:pos + total])  # its own buffer: the receiver may keep views
                 pos += total
                 self._emit(out, body)
                 continue
             if total >= _BIG:
                 # Read the rest straight into the message's own buffer.
                 big = bytearray(total)
-                big[:have] = memoryview(buf)[pos:]
-                pos = len(buf)
+                big[:have] = view[pos:end]
+                pos = end
                 self._body, self._filled = big, have
             break
-        del buf[:pos]
+        self._start = pos
 
     def _emit(self, out: deque[tuple[bytes, Frames]], body: bytes | bytearray) -> None:
         lens = self._lens
@@ -234,7 +247,6 @@ class _Reader:
             at += n
         out.append((self.peer, frames))
         self._lens, self._body, self._filled = None, None, 0
-
 
 class LocalClient:
     """Connects to a :class:`LocalServer`; sends messages without blocking: what the socket
@@ -252,7 +264,7 @@ class LocalClient:
         sock.setblocking(False)
         self._sock = sock
         self.endpoint = path
-        self._pending = bytearray()
+        self._pending: deque[bytes | memoryview] = deque()  # what the socket has not taken, in order
         self._broken = False
 
     def fileno(self) -> int:
@@ -273,12 +285,13 @@ class LocalClient:
         else:
             head = _COUNT.pack(len(views)) + b"".join(_LEN.pack(v.nbytes) for v in views)
         if self._pending:
-            self._pending += head
-            for v in views:
-                self._pending += v
+            # Behind what waits. Small frames are copied (the caller may reuse its buffers once
+            # send returns); large ones are kept by reference, as ZeroMQ's zero-copy sends do:
+            # a value sent is not to be changed (in one process its receivers share it too).
+            self._pending.append(head)
+            self._pending.extend(v if v.nbytes >= _BIG else v.tobytes() for v in views if v.nbytes)
             self.flush()
             return
-        total = len(head) + sum(v.nbytes for v in views)
         try:
             sent = self._sock.sendmsg([head, *views])
         except (BlockingIOError, InterruptedError):
@@ -286,25 +299,35 @@ class LocalClient:
         except OSError:
             self._broken = True
             return
-        if sent < total:
-            # Keep a copy of the rest: the caller may reuse its buffers once send returns.
-            rest = bytearray(head)
-            for v in views:
-                rest += v
-            self._pending = rest[sent:]
+        for part in (memoryview(head), *views):
+            if sent >= part.nbytes:
+                sent -= part.nbytes
+            else:
+                rest = part[sent:]
+                self._pending.append(rest if rest.nbytes >= _BIG else rest.tobytes())
+                sent = 0
 
     def flush(self) -> None:
         """Send what waits, as far as the socket takes it."""
-        while self._pending and not self._broken:
+        pending = self._pending
+        while pending and not self._broken:
             try:
-                n = self._sock.send(self._pending)
+                n = self._sock.sendmsg(list(itertools.islice(pending, 64)))
             except (BlockingIOError, InterruptedError):
                 return
             except OSError:
                 self._broken = True
-                self._pending = bytearray()
+                pending.clear()
                 return
-            del self._pending[:n]
+            while n:
+                first = pending[0]
+                size = len(first) if isinstance(first, bytes) else first.nbytes
+                if n >= size:
+                    n -= size
+                    pending.popleft()
+                else:
+                    pending[0] = memoryview(first)[n:]  # the rest of one chunk, not a copy of all that waits
+                    n = 0
 
     def close(self, linger_ms: int = 0) -> None:
         """Close; with ``linger_ms`` > 0, what waits keeps leaving for up to that long."""
