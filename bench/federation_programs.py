@@ -19,9 +19,11 @@ import numpy as np
 from reactorfed import STARTUP, Input, LogicalAction, Output, Reactor, bank, reaction, us
 
 
-def _write(path: str, data: dict[str, Any]) -> None:
+def _write(path: str, data: dict[str, Any], suffix: str = "") -> None:
+    """Write ``data`` as JSON to ``path + suffix``; nothing without a path (no result asked)."""
     if not path:
         return
+    path += suffix
     tmp = f"{path}.{os.getpid()}.tmp"
     with open(tmp, "w") as f:
         json.dump(data, f)
@@ -49,7 +51,7 @@ class Source(Reactor):
     def tick(self, again: Any, out: Any) -> None:
         v = again.get()
         if v == 0:
-            _write(self.result_path + ".src", {"first": time.time()})
+            _write(self.result_path, {"first": time.time()}, ".src")
         out.set(v if self.frame is None else self.frame)
         if v + 1 < self.n:
             again.schedule(v + 1, self.step)
@@ -82,7 +84,7 @@ class Sink(Reactor):
 
     @reaction(triggers=[STARTUP])
     def ready(self) -> None:
-        _write(self.result_path + ".ready", {"ready": time.time(), "pid": os.getpid()})
+        _write(self.result_path, {"ready": time.time(), "pid": os.getpid()}, ".ready")
 
     @reaction(triggers=[inp])
     def recv(self, inp: Any) -> None:
