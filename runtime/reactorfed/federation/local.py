@@ -248,6 +248,7 @@ class _Reader:
         out.append((self.peer, frames))
         self._lens, self._body, self._filled = None, None, 0
 
+
 class LocalClient:
     """Connects to a :class:`LocalServer`; sends messages without blocking: what the socket
     does not take at once waits in :attr:`pending` (in order) until :meth:`flush`."""
@@ -284,21 +285,21 @@ class LocalClient:
             raise ValueError(f"a message has 1 to {_MAX_FRAMES} frames, not {len(views)}")
         else:
             head = _COUNT.pack(len(views)) + b"".join(_LEN.pack(v.nbytes) for v in views)
-        if self._pending:
-            # Behind what waits. Small frames are copied (the caller may reuse its buffers once
-            # send returns); large ones are kept by reference, as ZeroMQ's zero-copy sends do:
-            # a value sent is not to be changed (in one process its receivers share it too).
-            self._pending.append(head)
-            self._pending.extend(v if v.nbytes >= _BIG else v.tobytes() for v in views if v.nbytes)
-            self.flush()
-            return
-        try:
-            sent = self._sock.sendmsg([head, *views])
-        except (BlockingIOError, InterruptedError):
-            sent = 0
-        except OSError:
-            self._broken = True
-            return
+        behind = bool(self._pending)
+        if behind:
+            sent = 0  # behind what waits: all of it waits
+        else:
+            try:
+                sent = self._sock.sendmsg([head, *views])
+            except (BlockingIOError, InterruptedError):
+                sent = 0
+            except OSError:
+                self._broken = True
+                return
+        # What the socket did not take waits. Small parts are copied (the caller may reuse
+        # its buffers once send returns); large ones are kept by reference, as ZeroMQ's
+        # zero-copy sends do: a value sent is not to be changed (in one process its
+        # receivers share it too).
         for part in (memoryview(head), *views):
             if sent >= part.nbytes:
                 sent -= part.nbytes
@@ -306,6 +307,8 @@ class LocalClient:
                 rest = part[sent:]
                 self._pending.append(rest if rest.nbytes >= _BIG else rest.tobytes())
                 sent = 0
+        if behind:
+            self.flush()
 
     def flush(self) -> None:
         """Send what waits, as far as the socket takes it."""
