@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from reactorfed import sec
@@ -31,7 +31,7 @@ from reactorfed.federation.local import (
 
 from .harness import Federation, reference, wait_until
 from .programs import Pipeline
-from .test_hostile import MULTI, one_frame, truncations
+from .test_hostile import DATA_MAX, MULTI, examples, one_frame, truncations
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -209,13 +209,6 @@ def test_too_many_connections_are_refused() -> None:
 
 
 # -- a running federation ----------------------------------------------------------------
-
-DATA_MAX = 256 * 1024
-
-
-def examples(n: int) -> settings:
-    return settings(max_examples=n, deadline=None, suppress_health_check=list(HealthCheck), database=None)
-
 
 def _frame(frames: list[bytes]) -> bytes:
     return struct.pack("<I", len(frames)) + b"".join(struct.pack("<Q", len(f)) for f in frames) + b"".join(frames)
