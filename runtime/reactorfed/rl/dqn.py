@@ -28,6 +28,7 @@ from .network import (
     default_device,
     flat_weights,
     get_weights,
+    greedy_action,
     load_flat_weights,
     set_weights,
 )
@@ -97,12 +98,10 @@ class EpsilonGreedy:
         load_flat_weights(self.q, payload[:-1])
         self.epsilon = float(payload[-1])
 
-    @torch.inference_mode()
     def __call__(self, obs: np.ndarray) -> int:
         if self.rng.random() < self.epsilon:
             return int(self.rng.integers(self.num_actions))
-        x = torch.from_numpy(np.asarray(obs, dtype=np.float32)).unsqueeze(0)
-        return int(self.q(x).argmax(dim=1).item())
+        return greedy_action(self.q, obs)
 
 
 class DQNLearner:

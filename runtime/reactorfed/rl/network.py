@@ -7,6 +7,8 @@ pickling torch objects.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import torch
 from torch import nn
@@ -81,13 +83,64 @@ def set_weights(module: nn.Module, weights: Weights) -> None:
     module.load_state_dict({k: torch.as_tensor(v, device=device) for k, v in weights.items()})
 
 
-@torch.inference_mode()
+#: a Linear layer's parameter dict (``weight``, ``bias`` or None)
+_Params = dict[str, Any]
+
+
 def greedy_action(module: nn.Module, obs: np.ndarray) -> int:
-    """argmax_a Q(obs, a) for a single observation."""
-    device = next(module.parameters()).device
+    """argmax_a Q(obs, a) for a single observation.
+
+    A per-step policy calls this once per environment step, so its fixed cost counts:
+    for an MLP (a :class:`QNetwork`, or a ``Sequential`` of ``Linear`` and ``ReLU``
+    without hooks) it is a chain of matrix-vector products on the parameters as they are
+    now (loads into them are seen), about a third of a full ``module(x)`` call and
+    inference-mode context (8 vs 26 us for a 64-64 MLP on this machine). Other modules
+    take the general path. Every caller (single process, federates, the Ray peers in
+    bench/) uses this function, so they all take the same actions.
+    """
+    layers = _mlp_layers(module)
     # a copy: ``obs`` may sit unaligned in a received frame (see load_flat_weights)
-    x = torch.tensor(obs, dtype=torch.float32, device=device).unsqueeze(0)
-    return int(module(x).argmax(dim=1).item())
+    x = torch.from_numpy(np.array(obs, dtype=np.float32))
+    with torch.inference_mode():
+        if layers is None or x.dim() != 1:
+            device = next(module.parameters()).device
+            return int(module(x.to(device).unsqueeze(0)).argmax(dim=1).item())
+        w = layers[0]["weight"]
+        if not w.is_cpu:
+            x = x.to(w.device)
+        last = layers[-1]
+        for params in layers:  # each layer's parameter dict: what is loaded into it, or replaced, is seen
+            w, b = params["weight"], params["bias"]
+            x = torch.mv(w, x) if b is None else torch.addmv(b, w, x)
+            if params is not last:
+                x = x.relu_()
+        return int(x.argmax())
+
+
+def _mlp_layers(module: nn.Module) -> list[_Params] | None:
+    """The parameter dicts of ``module``'s Linear layers if it is a chain Linear, ReLU,
+    ..., Linear without hooks (found once, cached on the module), else None."""
+    cached = module.__dict__.get("_rf_mlp")
+    if cached is None:
+        cached = module.__dict__["_rf_mlp"] = (_find_mlp(module),)
+    layers: list[_Params] | None = cached[0]
+    if layers is not None and (module._forward_hooks or module._forward_pre_hooks):
+        return None
+    return layers
+
+
+def _find_mlp(module: nn.Module) -> list[_Params] | None:
+    seq = module.net if isinstance(module, QNetwork) else module
+    if not isinstance(seq, nn.Sequential) or not len(seq):
+        return None
+    mods = list(seq)
+    if len(mods) % 2 == 0 or not all(type(m) is nn.Linear for m in mods[0::2]):
+        return None
+    if not all(type(m) is nn.ReLU for m in mods[1::2]):
+        return None
+    if any(m._forward_hooks or m._forward_pre_hooks for m in (seq, *mods)):
+        return None
+    return [m._parameters for m in mods[0::2]]
 
 
 def flat_weights(module: nn.Module) -> np.ndarray:

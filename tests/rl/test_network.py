@@ -1,0 +1,91 @@
+"""greedy_action: the MLP fast path takes the actions the module's own forward takes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+from reactorfed.rl import (
+    AtariQNetwork,
+    flat_weights,
+    greedy_action,
+    load_flat_weights,
+    make_qnetwork,
+    set_weights,
+)
+
+
+def _reference(module: nn.Module, obs: np.ndarray) -> int:
+    with torch.no_grad():
+        q = module(torch.as_tensor(np.asarray(obs, dtype=np.float32)).unsqueeze(0))
+    return int(q.argmax(dim=1).item())
+
+
+@pytest.mark.parametrize("hidden", [(64, 64), (120, 84), (7,)])
+def test_mlp_fast_path_matches_forward(hidden: tuple[int, ...]) -> None:
+    q = make_qnetwork(8, 5, hidden, seed=3)
+    rng = np.random.default_rng(0)
+    for _ in range(300):
+        obs = rng.normal(size=8).astype(np.float32) * 3
+        assert greedy_action(q, obs) == _reference(q, obs)
+    assert q.__dict__["_rf_mlp"][0] is not None  # it did take the fast path
+
+
+def test_plain_sequential_and_other_dtypes() -> None:
+    torch.manual_seed(1)
+    seq = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, 3))
+    for obs in (np.arange(4, dtype=np.float64), (1, 0, 2, 5), np.ones(4, dtype=np.int64)):
+        assert greedy_action(seq, obs) == _reference(seq, np.asarray(obs))
+
+
+def test_weights_loaded_later_are_seen() -> None:
+    """Samplers load new weights into the same network between calls."""
+    q = make_qnetwork(6, 4, (32,), seed=0)
+    other = make_qnetwork(6, 4, (32,), seed=1)
+    rng = np.random.default_rng(1)
+    obs = [rng.normal(size=6).astype(np.float32) for _ in range(200)]
+    before = [greedy_action(q, o) for o in obs]
+    load_flat_weights(q, flat_weights(other))
+    after = [greedy_action(q, o) for o in obs]
+    assert after == [_reference(other, o) for o in obs] and after != before
+    set_weights(q, {k: np.zeros_like(v.numpy()) for k, v in q.state_dict().items()})
+    assert {greedy_action(q, o) for o in obs} == {0}  # all-zero Q: the first action
+    q.net[0].weight = nn.Parameter(other.net[0].weight.detach().clone())  # replaced, not loaded into
+    q.net[0].bias = None
+    assert [greedy_action(q, o) for o in obs] == [_reference(q, o) for o in obs]
+
+
+def test_hooks_and_other_modules_take_the_general_path() -> None:
+    q = make_qnetwork(3, 2, (8,), seed=0)
+    calls: list[int] = []
+    handle = q.register_forward_hook(lambda *_: calls.append(1))
+    greedy_action(q, np.zeros(3, dtype=np.float32))
+    assert calls == [1]
+    handle.remove()
+    greedy_action(q, np.zeros(3, dtype=np.float32))
+    assert calls == [1]
+    odd = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 2))
+    obs = np.array([0.5, -1.0, 2.0], dtype=np.float32)
+    assert greedy_action(odd, obs) == _reference(odd, obs) and odd.__dict__["_rf_mlp"] == (None,)
+    atari = AtariQNetwork(num_actions=6)
+    frame = np.random.default_rng(0).integers(0, 255, size=(4, 84, 84), dtype=np.uint8)
+    assert greedy_action(atari, frame) == _reference(atari, frame)
+
+
+def test_unaligned_read_only_observation() -> None:
+    """A received frame's array may be read-only and unaligned."""
+    q = make_qnetwork(5, 3, (16,), seed=2)
+    obs = np.random.default_rng(2).normal(size=5).astype(np.float32)
+    raw = bytes(1) + obs.tobytes()
+    view = np.frombuffer(memoryview(raw)[1:], dtype=np.float32)
+    assert not view.flags.writeable
+    assert greedy_action(q, view) == _reference(q, obs)
+
+
+def test_a_batch_takes_the_general_path() -> None:
+    """Not one observation: the module's forward decides what it means (here: an error)."""
+    q = make_qnetwork(4, 2, (8,), seed=0)
+    with pytest.raises(RuntimeError):
+        greedy_action(q, np.zeros((3, 4), dtype=np.float32))
