@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import select
 import socket
 import stat
 import struct
@@ -65,6 +66,28 @@ def test_messages_arrive_whole_and_in_order(server: LocalServer) -> None:
     got = drain(server, len(msgs))
     assert {peer for peer, _ in got} == {got[0][0]}  # one connection, one peer id
     assert [f for _, f in got] == [[bytes(memoryview(x).cast("B")) for x in m] for m in msgs]
+    c.close()
+
+
+def test_received_takes_one_read_and_later_messages_wake_the_poller(server: LocalServer) -> None:
+    """What the federate's pump uses: one read of every connection, no second look; what
+    comes after leaves the server's descriptor readable."""
+    c = LocalClient(server.path)
+    for i in range(5):
+        c.send([b"m%d" % i])
+    wait_until(lambda: bool(select.select([server.fileno()], [], [], 0)[0]))
+    got: list[bytes] = []
+    deadline = time.monotonic() + 5
+    while len(got) < 5 and time.monotonic() < deadline:  # the accept, then the messages
+        q = server.received()
+        while q:
+            got.append(bytes(q.popleft()[1][0]))
+    assert got == [b"m%d" % i for i in range(5)]
+    assert not server.received() and not server.buffered()
+    c.send([b"later"])
+    assert select.select([server.fileno()], [], [], 5)[0]
+    q = server.received()
+    assert [bytes(f[0]) for _, f in q] == [b"later"]
     c.close()
 
 

@@ -498,7 +498,10 @@ class FederateCoordinator:
     # -- receiving -------------------------------------------------------------------
     def _counts_ok(self) -> bool:
         rec = self.received
-        return all(rec.get(u, 0) >= n for u, n in self.required.items())
+        for u, n in self.required.items():  # noqa: SIM110 (a loop, not all(genexpr): called for every tag)
+            if rec.get(u, 0) < n:
+                return False
+        return True
 
     def _pump(self, sched: Scheduler, timeout_ms: int) -> None:
         """Handle what arrived, waiting up to ``timeout_ms`` for the first message."""
@@ -522,14 +525,19 @@ class FederateCoordinator:
                     break
                 self._last_rti = self.clock.now()
                 self._on_rti(sched, frames)
-        for src in (self._data, self._local):
-            if src is None or src not in ready:
-                continue
+        inb = self._inbound
+        local = self._local
+        if local is not None and local in ready:
+            q = local.received()  # one bounded read of each connection
+            on_data = inb.on_data
+            while q:
+                peer, frames = q.popleft()
+                on_data(sched, peer, frames)
+        if self._data in ready:
             # Bounded, so that a flood on the data port cannot hold the scheduler here:
             # what is left is read at the next pump.
             until = self.clock.now() + _DATA_SLICE_NS
-            inb = self._inbound
-            recv, on_data = src.recv, inb.on_data
+            recv, on_data = self._data.recv, inb.on_data
             for i in range(1, 1 << 30):
                 got = recv()
                 if got is None:
@@ -537,7 +545,6 @@ class FederateCoordinator:
                 on_data(sched, got[0], got[1])
                 if i % 64 == 0 and self.clock.now() > until:
                     break
-        inb = self._inbound
         if inb.promises_in:
             inb.promises_in = False
             self._grant_from_promises()

@@ -97,6 +97,16 @@ class LocalServer:
             self._read()
         return self._ready.popleft() if self._ready else None
 
+    def received(self) -> deque[tuple[bytes, Frames]]:
+        """The messages read and not yet taken, after one read of every connection with
+        something to read if there were none (the caller pops them from the left; what
+        arrives later makes :meth:`fileno` readable again). One read per connection is
+        bounded (``_READ`` bytes): a flood cannot hold the reader. Unlike :meth:`recv` in
+        a loop, no second look at the connections after the last message."""
+        if not self._ready:
+            self._read()
+        return self._ready
+
     def _read(self) -> None:
         for fd, _ in self._epoll.poll(0):
             if fd == self._listener.fileno():

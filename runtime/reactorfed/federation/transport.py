@@ -175,17 +175,21 @@ class Poller:
     def wait(self, timeout_ms: int) -> list[Any]:
         """The sources with a message, after at most ``timeout_ms`` ms (-1: forever).
         Senders with output waiting are flushed as their sockets take it."""
+        polled = self._sinks_polled
         for fd, sink in self._sinks.items():
             want = sink.pending
-            if want != (fd in self._sinks_polled):
+            if want != (fd in polled):
                 if want:
                     self._poller.register(fd, _POLLOUT)
-                    self._sinks_polled.add(fd)
+                    polled.add(fd)
                 else:
                     self._poller.unregister(fd)
-                    self._sinks_polled.discard(fd)
-        if timeout_ms and any(s.buffered() for s in self._fd_sources):
-            timeout_ms = 0
+                    polled.discard(fd)
+        if timeout_ms:
+            for src in self._fd_sources:
+                if src.buffered():
+                    timeout_ms = 0
+                    break
         ready = []
         for s, ev in self._poller.poll(timeout_ms):
             if ev & _POLLOUT and s in self._sinks_polled:
