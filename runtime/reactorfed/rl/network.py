@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import torch
 from torch import nn
+from torch.nn.modules import module as _torch_module
 
 __all__ = [
     "AtariQNetwork",
@@ -83,6 +84,11 @@ def set_weights(module: nn.Module, weights: Weights) -> None:
     module.load_state_dict({k: torch.as_tensor(v, device=device) for k, v in weights.items()})
 
 
+# hooks registered for every module (register_module_forward_hook): the same dicts torch
+# fills; empty stand-ins if a torch version names them otherwise
+_global_forward_hooks: dict[Any, Any] = getattr(_torch_module, "_global_forward_hooks", {})
+_global_forward_pre_hooks: dict[Any, Any] = getattr(_torch_module, "_global_forward_pre_hooks", {})
+
 #: a Linear layer's parameter dict (``weight``, ``bias`` or None)
 _Params = dict[str, Any]
 
@@ -119,26 +125,34 @@ def greedy_action(module: nn.Module, obs: np.ndarray) -> int:
 
 def _mlp_layers(module: nn.Module) -> list[_Params] | None:
     """The parameter dicts of ``module``'s Linear layers if it is a chain Linear, ReLU,
-    ..., Linear without hooks (found once, cached on the module), else None."""
+    ..., Linear with no forward hooks anywhere, else None. The chain is found once and
+    kept on the module with the submodules it was found in: a layer replaced since (or a
+    hook added) is noticed at the next call."""
     cached = module.__dict__.get("_rf_mlp")
-    if cached is None:
-        cached = module.__dict__["_rf_mlp"] = (_find_mlp(module),)
-    layers: list[_Params] | None = cached[0]
-    if layers is not None and (module._forward_hooks or module._forward_pre_hooks):
+    if cached is None or not _still(module, cached[0], cached[1]):
+        seq = module.net if isinstance(module, QNetwork) else module
+        mods = tuple(seq._modules.values()) if isinstance(seq, nn.Sequential) else ()
+        cached = module.__dict__["_rf_mlp"] = (seq, mods, _chain(mods))
+    layers: list[_Params] | None = cached[2]
+    if layers is not None and (_hooked(module) or any(_hooked(m) for m in cached[1])
+                               or _global_forward_hooks or _global_forward_pre_hooks):
         return None
     return layers
 
 
-def _find_mlp(module: nn.Module) -> list[_Params] | None:
-    seq = module.net if isinstance(module, QNetwork) else module
-    if not isinstance(seq, nn.Sequential) or not len(seq):
-        return None
-    mods = list(seq)
+def _still(module: nn.Module, seq: nn.Module, mods: tuple[nn.Module, ...]) -> bool:
+    """Whether ``module`` still runs ``seq`` made of ``mods``."""
+    return (seq is module or module._modules.get("net") is seq) and tuple(seq._modules.values()) == mods
+
+
+def _hooked(m: nn.Module) -> bool:
+    return bool(m._forward_hooks or m._forward_pre_hooks)
+
+
+def _chain(mods: tuple[nn.Module, ...]) -> list[_Params] | None:
     if len(mods) % 2 == 0 or not all(type(m) is nn.Linear for m in mods[0::2]):
         return None
     if not all(type(m) is nn.ReLU for m in mods[1::2]):
-        return None
-    if any(m._forward_hooks or m._forward_pre_hooks for m in (seq, *mods)):
         return None
     return [m._parameters for m in mods[0::2]]
 
