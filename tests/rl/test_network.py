@@ -119,3 +119,13 @@ def test_a_batch_takes_the_general_path() -> None:
     q = make_qnetwork(4, 2, (8,), seed=0)
     with pytest.raises(RuntimeError):
         greedy_action(q, np.zeros((3, 4), dtype=np.float32))
+
+
+def test_the_chain_is_found_once_per_module() -> None:
+    """Looked up again only when the module changed (a stale cache would be a lookup a call)."""
+    for module in (make_qnetwork(4, 2, (8,), seed=0), AtariQNetwork(num_actions=3)):
+        obs = np.zeros((4,) if isinstance(module, QNetwork) else (4, 84, 84), dtype=np.float32)
+        greedy_action(module, obs)
+        first = module.__dict__["_rf_mlp"]
+        greedy_action(module, obs)
+        assert module.__dict__["_rf_mlp"] is first

@@ -93,9 +93,8 @@ class LocalServer:
 
     def recv(self) -> tuple[bytes, Frames] | None:
         """One message without blocking, or None."""
-        if not self._ready:
-            self._read()
-        return self._ready.popleft() if self._ready else None
+        q = self.received()
+        return q.popleft() if q else None
 
     def received(self) -> deque[tuple[bytes, Frames]]:
         """The messages read and not yet taken, after one read of every connection with

@@ -7,7 +7,7 @@ pickling torch objects.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import torch
@@ -131,8 +131,10 @@ def _mlp_layers(module: nn.Module) -> list[_Params] | None:
     cached = module.__dict__.get("_rf_mlp")
     if cached is None or not _still(module, cached[0], cached[1]):
         seq = module.net if isinstance(module, QNetwork) else module
-        mods = tuple(seq._modules.values()) if isinstance(seq, nn.Sequential) else ()
-        cached = module.__dict__["_rf_mlp"] = (seq, mods, _chain(mods))
+        # (a None entry, which Sequential allows, is no Linear/ReLU: then there is no chain)
+        mods = cast(tuple[nn.Module, ...], tuple(seq._modules.values()))
+        chain = _chain(mods) if isinstance(seq, nn.Sequential) else None
+        cached = module.__dict__["_rf_mlp"] = (seq, mods, chain)
     layers: list[_Params] | None = cached[2]
     if layers is not None and (_hooked(module) or any(_hooked(m) for m in cached[1])
                                or _global_forward_hooks or _global_forward_pre_hooks):
