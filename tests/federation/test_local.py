@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import resource
 import select
 import socket
 import stat
@@ -88,6 +89,35 @@ def test_received_takes_one_read_and_later_messages_wake_the_poller(server: Loca
     assert select.select([server.fileno()], [], [], 5)[0]
     q = server.received()
     assert [bytes(f[0]) for _, f in q] == [b"later"]
+    c.close()
+
+
+def test_out_of_descriptors_a_pending_connection_is_refused_not_spun_on(server: LocalServer) -> None:
+    """A connection that cannot be accepted (no descriptor left) would keep the listener
+    readable, and the federate's poll returning at once: the spare descriptor takes it."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)  # made while there are descriptors
+    client.settimeout(5)
+    held: list[int] = []
+    resource.setrlimit(resource.RLIMIT_NOFILE, (len(os.listdir("/proc/self/fd")) + 8, hard))
+    try:
+        with contextlib.suppress(OSError):
+            while True:
+                held.append(os.open(os.devnull, os.O_RDONLY))
+        client.connect(server.path)  # takes no descriptor on this side
+        assert select.select([server.fileno()], [], [], 5)[0]
+        assert not server.received()
+        assert server.dropped == 1
+        assert not select.select([server.fileno()], [], [], 0)[0]  # nothing left to spin on
+        assert client.recv(1) == b""  # the peer sees its connection closed
+    finally:
+        for fd in held:
+            os.close(fd)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+        client.close()
+    c = LocalClient(server.path)  # descriptors again: connections are accepted again
+    c.send([b"after"])
+    assert drain(server, 1)[0][1] == [b"after"]
     c.close()
 
 

@@ -18,6 +18,7 @@ message over ``max_message`` or too many frames is closed; the others go on.
 from __future__ import annotations
 
 import contextlib
+import errno
 import itertools
 import os
 import select
@@ -69,6 +70,14 @@ class LocalServer:
         self.path = os.path.join(self._dir, SOCKET_NAME)
         self._max_message = max_message if max_message > 0 else 1 << 62
         self._max_connections = max_connections
+        self._conns: dict[int, _Reader] = {}
+        self._ready: deque[tuple[bytes, Frames]] = deque()
+        self._next_id = 0
+        self.dropped = 0  # connections closed for sending what is not a message, or refused
+        # A descriptor held in reserve: out of descriptors, a pending connection cannot be
+        # accepted and keeps the listener readable (the poll would return at once, again
+        # and again); freeing this one lets it be accepted and closed.
+        self._spare = _spare_fd()
         self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self._epoll = select.epoll()
         try:
@@ -79,10 +88,6 @@ class LocalServer:
             raise
         self._listener.setblocking(False)
         self._epoll.register(self._listener.fileno(), select.EPOLLIN)
-        self._conns: dict[int, _Reader] = {}
-        self._ready: deque[tuple[bytes, Frames]] = deque()
-        self._next_id = 0
-        self.dropped = 0  # connections closed for sending what is not a message
 
     def fileno(self) -> int:
         return self._epoll.fileno()
@@ -128,8 +133,10 @@ class LocalServer:
                 conn, _ = self._listener.accept()
             except (BlockingIOError, InterruptedError):
                 return
-            except OSError:
-                return  # out of descriptors, say: the peer retries nothing, TCP would fail alike
+            except OSError as e:
+                if e.errno in (errno.EMFILE, errno.ENFILE) and self._refuse_one():
+                    continue
+                return
             if len(self._conns) >= self._max_connections:
                 conn.close()
                 self.dropped += 1
@@ -145,9 +152,31 @@ class LocalServer:
             self._epoll.unregister(fd)
         r.sock.close()
 
+    def _refuse_one(self) -> bool:
+        """Out of descriptors: accept one pending connection with the spare one and close
+        it (the peer sees its connection closed, as at the connection limit). False if
+        there was none (accept fails for want of a descriptor before it looks)."""
+        if self._spare < 0:
+            return False
+        os.close(self._spare)
+        self._spare = -1
+        try:
+            conn, _ = self._listener.accept()
+        except OSError:
+            refused = False
+        else:
+            conn.close()
+            self.dropped += 1
+            refused = True
+        self._spare = _spare_fd()
+        return refused
+
     def close(self) -> None:
         for fd in list(self._conns):
             self._drop(fd)
+        if self._spare >= 0:
+            os.close(self._spare)
+            self._spare = -1
         self._listener.close()
         self._epoll.close()
         shutil.rmtree(self._dir, ignore_errors=True)
@@ -155,6 +184,13 @@ class LocalServer:
     @property
     def closed(self) -> bool:
         return self._epoll.closed
+
+
+def _spare_fd() -> int:
+    try:
+        return os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return -1
 
 
 class _Malformed(Exception):
