@@ -11,6 +11,7 @@ import select
 import socket
 import stat
 import struct
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -119,6 +120,17 @@ def test_out_of_descriptors_a_pending_connection_is_refused_not_spun_on(server: 
     c.send([b"after"])
     assert drain(server, 1)[0][1] == [b"after"]
     c.close()
+
+
+def test_a_socket_path_too_long_is_an_os_error_and_leaves_nothing(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A deep TMPDIR makes the path longer than a Unix socket's (108 bytes): the federate
+    catches the OSError and sends over TCP, so it must be one."""
+    deep = tmp_path / ("d" * 120)
+    deep.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(deep))
+    with pytest.raises(OSError):
+        LocalServer(max_message=1 << 20)
+    assert list(deep.iterdir()) == []  # its private directory is gone
 
 
 def test_each_connection_is_a_peer_of_its_own(server: LocalServer) -> None:
