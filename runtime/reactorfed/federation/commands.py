@@ -68,8 +68,9 @@ def _common(p: argparse.ArgumentParser, *, launch: bool = False) -> None:
                    help="federates wait for the RTI's grants only, instead of also computing them from the "
                    "reports their upstream peers relay (slower; for comparison; no effect on the RTI)")
     g.add_argument("--no-shm", action="store_true",
-                   help="send every payload over TCP, also between federates on one host (by default large "
-                   "numpy/torch payloads to a peer at the same address go through shared memory)")
+                   help="send every payload with the other messages (over the Unix socket or TCP), also between "
+                   "federates on one host (by default large numpy/torch payloads to a peer at the same address go "
+                   "through shared memory, the faster way for streams of them)")
     g.add_argument("--no-sched-batch", action="store_true",
                    help="with --fast, keep federates under the default CPU scheduling policy (by default they run "
                    "under SCHED_BATCH: a federate woken by a message does not preempt the one that sent it "
