@@ -17,9 +17,10 @@ reactor (reactorfed). Two layouts on each side:
   and against Ray's single actor (peer ``ray-grouped``), like for like.
 
 Every variant runs the same environment seeds and policy weights, so they collect the
-same total reward (recorded in the result line). The raw ceiling (``bench/marl_raw.py``):
-the same environment and one process per agent over ZeroMQ with no framework at all,
-the most any framework running an agent per process could reach on this machine.
+same total reward (recorded in the result line). The raw ceilings (``bench/marl_raw.py``):
+the same environment and one process per agent with no framework at all, over ZeroMQ
+(``raw``), and over Unix socket pairs (``raw-unix``: reactorfed's own transport between
+federates on one host, without its coordination, batching and checks).
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ import numpy as np
 import torch
 
 from common import Results, base_parser, progress, summarize
-from marl_raw import drive, raw_marl
+from marl_raw import drive, raw_marl, raw_marl_unix
 from ray_util import init_ray
 from reactorfed.rl import greedy_action, make_mpe, make_qnetwork
 from rf_runner import MODES, ProgramFailed, federated_available, run_program
@@ -121,10 +122,11 @@ def main(argv: list[str] | None = None) -> Results:
         ray_v: list[float] = []
         ray_grouped_v: list[float] = []
         raw_v: list[float] = []
+        raw_unix_v: list[float] = []
         ours: dict[str, list[float]] = {m: [] for m in modes}
         grouped_v: list[float] = []  # reactorfed federated, groups=1
-        rewards: dict[str, set[float]] = {"ray": set(), "ray-grouped": set(), "raw": set(), "grouped": set(),
-                                          **{m: set() for m in modes}}
+        rewards: dict[str, set[float]] = {"ray": set(), "ray-grouped": set(), "raw": set(), "raw-unix": set(),
+                                          "grouped": set(), **{m: set() for m in modes}}
         for run in range(runs):
             progress(f"marl: {n} agents, run {run + 1}/{runs}")
             r = ray_marl(n, steps)
@@ -137,6 +139,9 @@ def main(argv: list[str] | None = None) -> Results:
             r = raw_marl(n, steps)
             raw_v.append(r["steps_per_s"])
             rewards["raw"].add(round(r["total_reward"], 6))
+            r = raw_marl_unix(n, steps)
+            raw_unix_v.append(r["steps_per_s"])
+            rewards["raw-unix"].add(round(r["total_reward"], 6))
             for mode in modes:
                 try:
                     o = run_program(PROGRAM, {"num_agents": n, "steps": steps}, mode, expect={"steps": steps})
@@ -160,6 +165,8 @@ def main(argv: list[str] | None = None) -> Results:
                         "higher", len(vs), same_rewards_as_ray=rewards[mode] == rewards["ray"])
                 res.add(f"{n} agents {mode} vs raw", "steps_per_s", float(np.median(vs)), "raw", float(np.median(raw_v)),
                         "higher", len(vs))
+                res.add(f"{n} agents {mode} vs raw over Unix sockets", "steps_per_s", float(np.median(vs)), "raw-unix",
+                        float(np.median(raw_unix_v)), "higher", len(vs))
         if grouped_v:
             case = f"{n} agents federated, agents in 1 federate"
             res.add(case, "steps_per_s", float(np.median(grouped_v)), "ray", float(np.median(ray_v)),
@@ -167,9 +174,11 @@ def main(argv: list[str] | None = None) -> Results:
             res.add(f"{case} (vs Ray, agents in 1 actor)", "steps_per_s", float(np.median(grouped_v)), "ray-grouped",
                     float(np.median(ray_grouped_v)), "higher", len(grouped_v),
                     same_rewards_as_ray=rewards["grouped"] == rewards["ray-grouped"] == rewards["ray"])
-        # The ceiling itself against Ray: what any framework could reach here at most.
+        # The ceilings themselves against Ray: what a process per agent reaches here without a framework.
         res.add(f"{n} agents raw (no framework)", "steps_per_s", float(np.median(raw_v)), "ray", float(np.median(ray_v)),
                 "higher", len(raw_v), same_rewards_as_ray=rewards["raw"] == rewards["ray"])
+        res.add(f"{n} agents raw over Unix sockets (no framework)", "steps_per_s", float(np.median(raw_unix_v)), "ray",
+                float(np.median(ray_v)), "higher", len(raw_unix_v), same_rewards_as_ray=rewards["raw-unix"] == rewards["ray"])
     res.write()
     res.plot("Multi-agent inference: env steps/s (ratio > 1: reactorfed ahead)")
     progress("\n" + summarize(res.rows))

@@ -1,9 +1,11 @@
-"""The raw ceiling of workload 4: the environment in this process and one process per
-agent, exchanging observations and actions over ZeroMQ PUSH/PULL, no framework. The same
-environment seeds and policies (seeded as reactorfed's AgentPolicy) as bench/marl.py, so
-the total reward matches.
+"""The raw ceilings of workload 4: the environment in this process and one process per
+agent, exchanging observations and actions with no framework, over ZeroMQ PUSH/PULL
+(:func:`raw_marl`) or over Unix socket pairs (:func:`raw_marl_unix`, the leaner transport
+reactorfed itself uses between federates on one host). The same environment seeds and
+policies (seeded as reactorfed's AgentPolicy) as bench/marl.py, so the total reward
+matches.
 
-    python bench/marl_raw.py AGENTS STEPS   # prints {"steps_per_s": ..., "total_reward": ...}
+    python bench/marl_raw.py AGENTS STEPS [zmq|unix]   # prints {"steps_per_s": ..., "total_reward": ...}
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import json
 import multiprocessing as mp
 import os
+import socket
 import sys
 import time
 from collections.abc import Callable
@@ -96,6 +99,55 @@ def raw_marl(num_agents: int, steps: int, seed: int = 0) -> dict[str, Any]:
     return {"steps_per_s": steps / seconds, "total_reward": total}
 
 
+def _unix_agent(seed: int, sock: socket.socket, obs_dim: int, num_actions: int) -> None:
+    import torch
+
+    from reactorfed.rl import greedy_action, make_qnetwork
+
+    torch.set_num_threads(1)
+    q = make_qnetwork(obs_dim, num_actions, (64, 64), seed)
+    q.eval()
+    n = obs_dim * 4
+    buf = bytearray(n)
+    while sock.recv_into(buf, n, socket.MSG_WAITALL) == n:  # the driver closing its end: 0
+        sock.sendall(int(greedy_action(q, np.frombuffer(buf, dtype=np.float32))).to_bytes(2, "little"))
+
+
+def raw_marl_unix(num_agents: int, steps: int, seed: int = 0) -> dict[str, Any]:
+    """As :func:`raw_marl`, over one Unix socket pair per agent (blocking reads, no poller)."""
+    from reactorfed.rl import make_mpe
+
+    env = make_mpe(num_agents)
+    names = list(env.possible_agents)
+    obs_dim = int(env.observation_space(names[0]).shape[0])
+    num_actions = int(env.action_space(names[0]).n)
+    pairs = [socket.socketpair() for _ in names]
+    spawn = mp.get_context("spawn")
+    procs = []
+    for i, (_, theirs) in enumerate(pairs):
+        pr = spawn.Process(target=_unix_agent, args=(seed * 1000 + i, theirs, obs_dim, num_actions), daemon=True)
+        pr.start()
+        procs.append(pr)
+    socks = [mine for mine, _ in pairs]
+    for _, theirs in pairs:
+        theirs.close()
+    obs, _ = env.reset(seed=seed)
+
+    def round_trip(o: dict[str, np.ndarray]) -> list[int]:
+        for s, name in zip(socks, names, strict=True):
+            s.sendall(np.asarray(o[name], dtype=np.float32).tobytes())
+        return [int.from_bytes(s.recv(2, socket.MSG_WAITALL), "little") for s in socks]
+
+    round_trip(obs)  # the agents' processes are up once they all answered
+    seconds, total = drive(env, names, obs, steps, seed, round_trip)
+    for s in socks:
+        s.close()
+    for pr in procs:
+        pr.join(10)
+    return {"steps_per_s": steps / seconds, "total_reward": total}
+
+
 if __name__ == "__main__":
     os.environ.setdefault("OMP_NUM_THREADS", "1")
-    print(json.dumps(raw_marl(int(sys.argv[1]), int(sys.argv[2]))))
+    fn = raw_marl_unix if sys.argv[3:] == ["unix"] else raw_marl
+    print(json.dumps(fn(int(sys.argv[1]), int(sys.argv[2]))))
