@@ -57,15 +57,19 @@ def drive(env: Any, names: list[str], obs: dict[str, np.ndarray], steps: int, se
     return time.perf_counter() - t0, total
 
 
-def raw_marl(num_agents: int, steps: int, seed: int = 0) -> dict[str, Any]:
-    import zmq
-
+def _mpe(num_agents: int) -> tuple[Any, list[str], int, int]:
+    """The environment, its agents' names, their observation size and number of actions."""
     from reactorfed.rl import make_mpe
 
     env = make_mpe(num_agents)
     names = list(env.possible_agents)
-    obs_dim = int(env.observation_space(names[0]).shape[0])
-    num_actions = int(env.action_space(names[0]).n)
+    return env, names, int(env.observation_space(names[0]).shape[0]), int(env.action_space(names[0]).n)
+
+
+def raw_marl(num_agents: int, steps: int, seed: int = 0) -> dict[str, Any]:
+    import zmq
+
+    env, names, obs_dim, num_actions = _mpe(num_agents)
     ctx = zmq.Context()
     back = ctx.socket(zmq.PULL)
     port_back = back.bind_to_random_port("tcp://127.0.0.1")
@@ -115,12 +119,7 @@ def _unix_agent(seed: int, sock: socket.socket, obs_dim: int, num_actions: int) 
 
 def raw_marl_unix(num_agents: int, steps: int, seed: int = 0) -> dict[str, Any]:
     """As :func:`raw_marl`, over one Unix socket pair per agent (blocking reads, no poller)."""
-    from reactorfed.rl import make_mpe
-
-    env = make_mpe(num_agents)
-    names = list(env.possible_agents)
-    obs_dim = int(env.observation_space(names[0]).shape[0])
-    num_actions = int(env.action_space(names[0]).n)
+    env, names, obs_dim, num_actions = _mpe(num_agents)
     pairs = [socket.socketpair() for _ in names]
     spawn = mp.get_context("spawn")
     procs = []
