@@ -260,6 +260,7 @@ class FederateCoordinator:
             self._flush_ltc(head)
             self._report_net(head)
             self._pump(sched, self._rti_report_wait())
+            self._next_look = self.clock.now() + 1_000_000  # it just looked
 
     def at_level(self, sched: Scheduler, level: int) -> None:
         tag = sched.current_tag
@@ -404,6 +405,8 @@ class FederateCoordinator:
                 self._data.close()
             if self._local is not None:
                 self._local.close()
+            if self._poller is not None:
+                self._poller.close()
             self._close_shm(error is None)
 
     def _close_shm(self, drain: bool) -> None:
@@ -444,11 +447,11 @@ class FederateCoordinator:
             codec, meta, frames = encode(value, self.cfg.trusted_pickle)
         except CodecError as e:
             raise FederationError(f"{out.link.src_port} -> {out.link.dst_port}: {e}") from e
-        size = sum(memoryview(f).nbytes for f in frames)
+        size = memoryview(frames[0]).nbytes if len(frames) == 1 else sum(memoryview(f).nbytes for f in frames)
         self._out.post_value(out.link.dst, out.link.id, tag, codec, meta, frames, size)
         s = self.sent[out.link.dst]
         s[0] += 1
-        if (tag[0], tag[1]) < (s[1], s[2]):
+        if tag[0] < s[1] or (tag[0] == s[1] and tag[1] < s[2]):
             s[1], s[2] = tag
         self.messages_sent += 1
         self.bytes_sent += size

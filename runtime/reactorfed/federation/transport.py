@@ -9,7 +9,9 @@ and sockets never linger at close, so a dead peer cannot hang a process.
 from __future__ import annotations
 
 import contextlib
+import select
 import threading
+import time
 from collections.abc import Sequence
 from typing import Any, Protocol
 
@@ -54,6 +56,9 @@ class _Socket:
     def __init__(self, sock: zmq.Socket[Any]) -> None:
         self._sock = sock
         sock.setsockopt(zmq.LINGER, 0)
+        #: sent or received on since a poller last asked ZeroMQ for its state: the socket's
+        #: file descriptor only signals changes ZeroMQ has not yet been asked about
+        self._dirty = True
 
     def close(self, linger_ms: int = 0) -> None:
         """Close. With ``linger_ms`` > 0, messages still queued keep leaving for up to
@@ -84,6 +89,7 @@ class Server(_Socket):
 
     def recv(self) -> tuple[bytes, Frames] | None:
         """One message without blocking, or None."""
+        self._dirty = True
         try:
             parts = self._sock.recv_multipart(flags=zmq.NOBLOCK, copy=False)
         except zmq.Again:
@@ -94,6 +100,7 @@ class Server(_Socket):
 
     def send(self, peer: bytes, frames: Sequence[Any]) -> None:
         # A full queue or a gone peer: drop; the peer's heartbeat will time out.
+        self._dirty = True
         with contextlib.suppress(zmq.Again):
             self._sock.send_multipart([peer, *frames], flags=zmq.NOBLOCK, copy=False)
 
@@ -117,9 +124,11 @@ class Client(_Socket):
         # Zero-copy only pays for large frames: for small ones pyzmq's Frame bookkeeping
         # costs more than the copy.
         big = any(memoryview(f).nbytes >= _ZERO_COPY_MIN for f in frames) if len(frames) > 1 else False
+        self._dirty = True
         self._sock.send_multipart(list(frames), copy=not big)
 
     def recv(self) -> Frames | None:
+        self._dirty = True
         try:
             parts = self._sock.recv_multipart(flags=zmq.NOBLOCK, copy=False)
         except zmq.Again:
@@ -143,13 +152,28 @@ class _FdSink(Protocol):
     def flush(self) -> None: ...
 
 
+def _zmq_fd(s: _Socket) -> int:
+    """The descriptor ZeroMQ signals changes of socket ``s`` on."""
+    return int(s._sock.getsockopt(zmq.FD))
+
+
 class Poller:
     """Waits until one of several sockets has a message. Also watches sources by file
-    descriptor, and sends what waits on registered senders when their sockets take it."""
+    descriptor, and sends what waits on registered senders when their sockets take it.
+
+    One ``epoll`` over every descriptor: a ZeroMQ socket's own (``ZMQ_FD``), which becomes
+    readable when something changed for the socket, and the others'. Asking ZeroMQ a
+    socket's state costs system calls (``zmq_poll`` with two sockets makes five a call),
+    so it is asked only when that descriptor signals or the socket was used since it was
+    last asked (a send or receive can leave a message to read without a signal: ZeroMQ's
+    documented edge-triggered contract). A federate waiting for its peers' data then
+    makes one system call a wait.
+    """
 
     def __init__(self, *sockets: _Socket | _FdSource) -> None:
-        self._poller = zmq.Poller()
-        self._socks: dict[Any, Any] = {}
+        self._ep = select.epoll()
+        self._zsocks: list[_Socket] = []
+        self._by_fd: dict[int, Any] = {}  # descriptor -> the ZeroMQ socket or source behind it
         self._fd_sources: list[_FdSource] = []
         self._sinks: dict[int, _FdSink] = {}
         self._sinks_polled: set[int] = set()
@@ -158,45 +182,86 @@ class Poller:
 
     def add(self, s: _Socket | _FdSource) -> None:
         if isinstance(s, _Socket):
-            self._poller.register(s._sock, zmq.POLLIN)
-            self._socks[s._sock] = s
+            fd = _zmq_fd(s)
+            self._zsocks.append(s)
+            s._dirty = True  # whatever another poller saw of it, look again
         else:
-            self._poller.register(s.fileno(), zmq.POLLIN)
-            self._socks[s.fileno()] = s
+            fd = s.fileno()
             self._fd_sources.append(s)
+        self._ep.register(fd, select.EPOLLIN)
+        self._by_fd[fd] = s
 
     def remove(self, s: _Socket) -> None:
-        self._poller.unregister(s._sock)
-        self._socks.pop(s._sock, None)
+        fd = _zmq_fd(s)
+        self._ep.unregister(fd)
+        self._by_fd.pop(fd, None)
+        self._zsocks.remove(s)
 
     def add_sender(self, s: _FdSink) -> None:
         self._sinks[s.fileno()] = s
 
+    def close(self) -> None:
+        self._ep.close()
+
     def wait(self, timeout_ms: int) -> list[Any]:
-        """The sources with a message, after at most ``timeout_ms`` ms (-1: forever).
-        Senders with output waiting are flushed as their sockets take it."""
+        """The sockets and sources with something to read, after waiting up to
+        ``timeout_ms`` ms for one (-1: forever). Senders with output waiting are flushed
+        as their sockets take it."""
+        if self._sinks:
+            self._watch_sinks()
+        ready: list[Any] = []
+        for z in self._zsocks:
+            if z._dirty and self._readable(z):
+                ready.append(z)
+        if timeout_ms and not ready:
+            for src in self._fd_sources:
+                if src.buffered():
+                    timeout_ms = 0
+                    break
+        timeout = 0 if ready else -1 if timeout_ms < 0 else timeout_ms / 1000
+        deadline = time.monotonic() + timeout if timeout > 0 else float("inf")
+        while True:
+            for fd, ev in self._ep.poll(timeout):
+                s = self._by_fd.get(fd)
+                if s is None:  # a sender's descriptor: its socket takes more
+                    sink = self._sinks.get(fd)
+                    if sink is not None:
+                        sink.flush()
+                elif s in ready:
+                    pass
+                elif isinstance(s, _Socket):
+                    if self._readable(s):
+                        ready.append(s)
+                elif ev & (select.EPOLLIN | select.EPOLLHUP | select.EPOLLERR):
+                    ready.append(s)
+            if ready or timeout == 0:
+                break
+            # Woken for something else (a ZeroMQ socket connecting, a sender's socket
+            # taking more): wait on, until the time is up.
+            now = time.monotonic()
+            if now >= deadline:
+                break
+            timeout = -1 if deadline == float("inf") else deadline - now
+        for src in self._fd_sources:
+            if src.buffered() and src not in ready:
+                ready.append(src)
+        return ready
+
+    @staticmethod
+    def _readable(z: _Socket) -> bool:
+        z._dirty = False
+        if z._sock.closed:
+            return False
+        return bool(int(z._sock.getsockopt(zmq.EVENTS)) & _POLLIN)
+
+    def _watch_sinks(self) -> None:
         polled = self._sinks_polled
         for fd, sink in self._sinks.items():
             want = sink.pending
             if want != (fd in polled):
                 if want:
-                    self._poller.register(fd, _POLLOUT)
+                    self._ep.register(fd, select.EPOLLOUT)
                     polled.add(fd)
                 else:
-                    self._poller.unregister(fd)
+                    self._ep.unregister(fd)
                     polled.discard(fd)
-        if timeout_ms:
-            for src in self._fd_sources:
-                if src.buffered():
-                    timeout_ms = 0
-                    break
-        ready = []
-        for s, ev in self._poller.poll(timeout_ms):
-            if ev & _POLLOUT and s in self._sinks_polled:
-                self._sinks[s].flush()
-            if ev & _POLLIN:
-                ready.append(self._socks[s])
-        for src in self._fd_sources:
-            if src.buffered() and src not in ready:
-                ready.append(src)
-        return ready

@@ -1,0 +1,129 @@
+"""The poller (federation/transport.py) over real ZeroMQ sockets and Unix sockets: a
+message is never missed, whatever was sent or received on a socket before the wait
+(ZeroMQ's descriptor signals only changes it was not asked about), and a wait with
+nothing to read lasts its timeout."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from reactorfed.federation.local import LocalClient, LocalServer
+from reactorfed.federation.transport import Client, Poller, Server
+
+
+@pytest.fixture()
+def pair() -> Iterator[tuple[Server, Client]]:
+    server = Server("tcp://127.0.0.1:0")
+    client = Client(server.endpoint)
+    yield server, client
+    client.close()
+    server.close()
+
+
+def _peer(server: Server, client: Client) -> bytes:
+    """Connect the pair (one message up) and return the client's id at the server."""
+    client.send([b"hello"])
+    poller = Poller(server)
+    assert poller.wait(2000) == [server]
+    got = server.recv()
+    assert got is not None and bytes(got[1][0]) == b"hello"
+    poller.close()
+    return got[0]
+
+
+def test_messages_are_seen_whatever_happened_on_the_socket_before(pair: tuple[Server, Client]) -> None:
+    server, client = pair
+    peer = _peer(server, client)
+    poller = Poller(client)
+    assert poller.wait(0) == []
+    for i in range(200):
+        # The reply is queued while the client sends: after a send, the descriptor may not
+        # signal what arrived meanwhile. Every reply must still wake the wait.
+        client.send([b"ping %d" % i])
+        deadline = time.monotonic() + 2
+        while server.recv() is None:
+            assert time.monotonic() < deadline
+        server.send(peer, [b"pong %d" % i])
+        time.sleep(0.0005 if i % 2 else 0)
+        assert poller.wait(2000) == [client], i
+        frames = client.recv()
+        assert frames is not None and bytes(frames[0]) == b"pong %d" % i
+        assert client.recv() is None
+    poller.close()
+
+
+def test_several_queued_messages_read_one_per_wait(pair: tuple[Server, Client]) -> None:
+    """A reader that takes one message per wakeup (as the join does) is woken for each."""
+    server, client = pair
+    peer = _peer(server, client)
+    for i in range(5):
+        server.send(peer, [b"m%d" % i])
+    poller = Poller(client)
+    got = []
+    for _ in range(5):
+        assert poller.wait(2000) == [client]
+        frames = client.recv()
+        assert frames is not None
+        got.append(bytes(frames[0]))
+    assert got == [b"m0", b"m1", b"m2", b"m3", b"m4"]
+    assert poller.wait(0) == []
+    poller.close()
+
+
+def test_a_message_from_another_thread_wakes_a_blocked_wait(pair: tuple[Server, Client]) -> None:
+    server, client = pair
+    peer = _peer(server, client)
+    poller = Poller(client)
+    assert poller.wait(0) == []  # the socket was asked about: only its descriptor can wake it now
+    timer = threading.Timer(0.05, lambda: server.send(peer, [b"late"]))
+    timer.start()
+    t0 = time.monotonic()
+    assert poller.wait(5000) == [client]
+    assert time.monotonic() - t0 < 2
+    timer.join()
+    poller.close()
+
+
+def test_an_idle_wait_lasts_its_timeout_and_a_new_poller_sees_what_another_left(pair: tuple[Server, Client]) -> None:
+    server, client = pair
+    peer = _peer(server, client)
+    poller = Poller(client)
+    t0 = time.monotonic()
+    assert poller.wait(100) == []
+    assert 0.09 <= time.monotonic() - t0 < 1
+    server.send(peer, [b"x"])
+    assert poller.wait(2000) == [client]
+    poller.close()
+    # Left unread by the first poller: a second one (the federate's, after the join's)
+    # must not wait for a signal that already came.
+    second = Poller(client)
+    assert second.wait(0) == [client]
+    second.close()
+
+
+def test_zeromq_sockets_and_unix_sockets_together(pair: tuple[Server, Client]) -> None:
+    server, client = pair
+    peer = _peer(server, client)
+    local = LocalServer(max_message=1 << 20)
+    sender = LocalClient(local.path)
+    poller = Poller(client, local)
+    sender.send([b"over unix"])
+    assert poller.wait(2000) == [local]
+    deadline = time.monotonic() + 2
+    while local.recv() is None:  # the first read may only accept the connection
+        assert time.monotonic() < deadline
+        poller.wait(100)
+    server.send(peer, [b"over zmq"])
+    sender.send([b"both"])
+    deadline = time.monotonic() + 2
+    seen: set[object] = set()
+    while len(seen) < 2 and time.monotonic() < deadline:
+        seen.update(poller.wait(100))
+    assert seen == {client, local}
+    poller.close()
+    sender.close()
+    local.close()
