@@ -77,12 +77,16 @@ def test_layers_replaced_and_hooks_added_later_are_seen() -> None:
     h1 = q.net[0].register_forward_hook(lambda *_: calls.append("inner"))
     greedy_action(q, obs[0])
     h1.remove()
+    h0 = q.net.register_forward_pre_hook(lambda *_: calls.append("sequential"))  # the chain itself
+    greedy_action(q, obs[0])
+    h0.remove()
+    greedy_action(q, obs[0])  # no hook left: the fast path again, nothing called
     h2 = torch.nn.modules.module.register_module_forward_hook(lambda *_: calls.append("global"))
     try:
         greedy_action(q, obs[0])
     finally:
         h2.remove()
-    assert calls[0] == "inner" and "global" in calls
+    assert calls[:2] == ["inner", "sequential"] and "global" in calls
     q.net = nn.Sequential(nn.Linear(6, 4))  # the whole network replaced
     assert [greedy_action(q, o) for o in obs] == [_reference(q, o) for o in obs]
 

@@ -26,6 +26,8 @@ NUMPY = 1
 PICKLE = 2
 TORCH = 3
 
+_SCALARS = frozenset({int, float, bool, str, bytes, type(None)})
+
 _MAX_DIMS = 32
 
 
@@ -35,6 +37,11 @@ class CodecError(ValueError):
 
 def encode(value: Any, trusted_pickle: bool = False) -> tuple[int, Any, list[Any]]:
     """Return (codec, meta, frames). ``frames`` may hold buffers that are sent without copying."""
+    if value.__class__ in _SCALARS:  # an action, a reward: no other type to look for
+        try:
+            return MSGPACK, None, [msgpack.packb(value, use_bin_type=True)]
+        except OverflowError:
+            pass  # an int beyond 64 bits: the general path says so
     if isinstance(value, np.ndarray):
         return NUMPY, _array_meta(value), [_raw(value)]
     torch = sys.modules.get("torch")  # a tensor means torch is imported; never import it here
@@ -113,6 +120,14 @@ _DTYPES: dict[str, np.dtype[Any]] = {}
 
 
 def _array_from(meta: Any, buf: Any) -> np.ndarray:
+    if type(meta) is list and len(meta) == 2:
+        # The usual header: a plain dtype seen before and one dimension (an observation).
+        dtype = _DTYPES.get(meta[0]) if type(meta[0]) is str else None
+        shape = meta[1]
+        if dtype is not None and type(shape) is list and len(shape) == 1 and type(shape[0]) is int:
+            mv = memoryview(buf)
+            if shape[0] >= 0 and dtype.itemsize and shape[0] * dtype.itemsize == mv.nbytes:
+                return np.frombuffer(mv, dtype=dtype)
     if not (isinstance(meta, (list, tuple)) and len(meta) == 2 and isinstance(meta[0], (str, list))
             and isinstance(meta[1], (list, tuple))):
         raise CodecError("bad array header")

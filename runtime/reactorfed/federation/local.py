@@ -261,12 +261,17 @@ class _Reader:
                 head_end = pos + _COUNT.size + n * _LEN.size
                 if end < head_end:
                     break
-                lens = [_LEN.unpack_from(buf, pos + _COUNT.size + i * _LEN.size)[0] for i in range(n)]
-                if sum(lens) > self._max:
-                    raise _Malformed(f"a message of {sum(lens)} bytes")
+                if n == 1:  # the usual batch
+                    lens = [_ONE.unpack_from(buf, pos)[1]]
+                else:
+                    lens = [_LEN.unpack_from(buf, pos + _COUNT.size + i * _LEN.size)[0] for i in range(n)]
+                total = sum(lens)
+                if total > self._max:
+                    raise _Malformed(f"a message of {total} bytes")
                 self._lens = lens
                 pos = head_end
-            total = sum(lens)
+            else:
+                total = sum(lens)
             have = end - pos
             if have >= total:
                 body = bytes(view[pos:pos + total])  # its own buffer: the receiver may keep views
@@ -286,10 +291,13 @@ class _Reader:
         lens = self._lens
         assert lens is not None
         view = memoryview(body).toreadonly()
-        frames, at = [], 0
-        for n in lens:
-            frames.append(view[at:at + n])
-            at += n
+        if len(lens) == 1:
+            frames = [view]
+        else:
+            frames, at = [], 0
+            for n in lens:
+                frames.append(view[at:at + n])
+                at += n
         out.append((self.peer, frames))
         self._lens, self._body, self._filled = None, None, 0
 
@@ -341,6 +349,8 @@ class LocalClient:
             except OSError:
                 self._broken = True
                 return
+            if sent == len(head) + sum(v.nbytes for v in views):
+                return  # the usual case: the socket took it all
         # What the socket did not take waits. Small parts are copied (the caller may reuse
         # its buffers once send returns); large ones are kept by reference, as ZeroMQ's
         # zero-copy sends do: a value sent is not to be changed (in one process its

@@ -109,6 +109,20 @@ def pack(kind: int, *fields: Any) -> bytes:
 
 def check_item(msg: Any, allowed: frozenset[int]) -> list[Any]:
     """Validate one item of a BATCH (already decoded) as a message of an allowed type."""
+    # Every message of a closed loop carries these two: checked here field by field,
+    # what the schema checks (the general path below says what is wrong, if anything).
+    if type(msg) is list:
+        n = len(msg)
+        if n == 7 and msg[0] == DATA_INLINE and DATA_INLINE in allowed:
+            link, t, m, codec = msg[1], msg[2], msg[3], msg[4]
+            if (type(link) is int and type(t) is int and type(m) is int and type(codec) is int
+                    and 0 <= link <= _I64_MAX and _I64_MIN <= t <= _I64_MAX and 0 <= m <= _I64_MAX
+                    and 0 <= codec <= _I64_MAX and type(msg[6]) is bytes):
+                return msg
+        elif n == 3 and msg[0] == PROMISE and PROMISE in allowed:
+            t, m = msg[1], msg[2]
+            if type(t) is int and type(m) is int and _I64_MIN <= t <= _I64_MAX and 0 <= m <= _I64_MAX:
+                return msg
     return _validated(msg, allowed, "a batch item")
 
 

@@ -126,18 +126,21 @@ def greedy_action(module: nn.Module, obs: np.ndarray) -> int:
 def _mlp_layers(module: nn.Module) -> list[_Params] | None:
     """The parameter dicts of ``module``'s Linear layers if it is a chain Linear, ReLU,
     ..., Linear with no forward hooks anywhere, else None. The chain is found once and
-    kept on the module with the submodules it was found in: a layer replaced since (or a
-    hook added) is noticed at the next call."""
+    kept on the module with the submodules it was found in and their hook dicts (torch
+    registers a hook into these): a layer replaced since, or a hook added, is noticed at
+    the next call."""
     cached = module.__dict__.get("_rf_mlp")
     if cached is None or not _still(module, cached[0], cached[1]):
         seq = module.net if isinstance(module, QNetwork) else module
         # (a None entry, which Sequential allows, is no Linear/ReLU: then there is no chain)
         mods = cast(tuple[nn.Module, ...], tuple(seq._modules.values()))
         chain = _chain(mods) if isinstance(seq, nn.Sequential) else None
-        cached = module.__dict__["_rf_mlp"] = (seq, mods, chain)
+        # the hook dicts of every module a full call runs (torch adds hooks into these)
+        hooks = [d for m in {id(m): m for m in (module, seq, *mods)}.values()
+                 for d in (m._forward_hooks, m._forward_pre_hooks)]
+        cached = module.__dict__["_rf_mlp"] = (seq, mods, chain, hooks)
     layers: list[_Params] | None = cached[2]
-    if layers is not None and (_hooked(module) or any(_hooked(m) for m in cached[1])
-                               or _global_forward_hooks or _global_forward_pre_hooks):
+    if layers is not None and (any(cached[3]) or _global_forward_hooks or _global_forward_pre_hooks):
         return None
     return layers
 
@@ -145,10 +148,6 @@ def _mlp_layers(module: nn.Module) -> list[_Params] | None:
 def _still(module: nn.Module, seq: nn.Module, mods: tuple[nn.Module, ...]) -> bool:
     """Whether ``module`` still runs ``seq`` made of ``mods``."""
     return (seq is module or module._modules.get("net") is seq) and tuple(seq._modules.values()) == mods
-
-
-def _hooked(m: nn.Module) -> bool:
-    return bool(m._forward_hooks or m._forward_pre_hooks)
 
 
 def _chain(mods: tuple[nn.Module, ...]) -> list[_Params] | None:
