@@ -23,7 +23,6 @@ Frames = list[memoryview]
 _ZERO_COPY_MIN = 64 * 1024
 # plain ints: zmq's flags are an enum.IntFlag, whose operators run Python code
 _POLLIN = int(zmq.POLLIN)
-_POLLOUT = int(zmq.POLLOUT)
 
 
 class TransportError(OSError):
@@ -190,12 +189,6 @@ class Poller:
             self._fd_sources.append(s)
         self._ep.register(fd, select.EPOLLIN)
         self._by_fd[fd] = s
-
-    def remove(self, s: _Socket) -> None:
-        fd = _zmq_fd(s)
-        self._ep.unregister(fd)
-        self._by_fd.pop(fd, None)
-        self._zsocks.remove(s)
 
     def add_sender(self, s: _FdSink) -> None:
         self._sinks[s.fileno()] = s
