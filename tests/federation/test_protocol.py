@@ -147,3 +147,45 @@ def test_batch_items_are_checked_one_by_one() -> None:
                 ["x", 1], [P.PROMISE, 1, 2, 3], None, b"\x93"):
         with pytest.raises(P.ProtocolError):
             P.check_item(bad, kinds)
+
+
+def _checked(check: Any, item: list[Any], allowed: frozenset[int]) -> Any:
+    """What ``check`` makes of (a copy of) ``item``: the item, or ProtocolError."""
+    try:
+        return check(list(item), allowed)
+    except P.ProtocolError:
+        return P.ProtocolError
+
+
+def _schema(item: list[Any], allowed: frozenset[int]) -> list[Any]:
+    """The schema's verdict alone, without check_item's straight-line path."""
+    return P._validated(item, allowed, "an item")
+
+
+# A field of a batch item as the wire can carry it: in range or not, of the right type or not.
+_ANY_FIELD = st.one_of(I64, st.integers(-(2**65), 2**65), st.booleans(), st.floats(allow_nan=False),
+                       st.binary(max_size=8), st.text(max_size=4), st.none(), st.lists(U64, max_size=2))
+
+
+@given(st.sampled_from([P.DATA_INLINE, P.PROMISE, P.DATA, P.ABSENT, 99]), st.lists(_ANY_FIELD, max_size=8),
+       st.sampled_from([frozenset({P.DATA_INLINE, P.PROMISE}), frozenset({P.PROMISE}), frozenset({P.DATA})]))
+@settings(max_examples=400)
+def test_check_item_accepts_exactly_what_the_schema_accepts(kind: int, fields: list[Any], allowed: frozenset[int]) -> None:
+    """check_item's straight-line checks of the two commonest items agree with the schema."""
+    item = [kind, *fields]
+    assert _checked(P.check_item, item, allowed) == _checked(_schema, item, allowed)
+
+
+@given(I64, U64, U64, U64, st.binary(max_size=16))
+def test_check_item_takes_well_formed_data_and_promises(t: int, m: int, link: int, codec: int, payload: bytes) -> None:
+    allowed = frozenset({P.DATA_INLINE, P.PROMISE})
+    assert P.check_item([P.DATA_INLINE, link, t, m, codec, None, payload], allowed)[6] == payload
+    assert P.check_item([P.PROMISE, t, m], allowed) == [P.PROMISE, t, m]
+
+
+@given(st.sampled_from([[P.DATA_INLINE, 3, 10, 1, 0, None, b"x"], [P.PROMISE, 10, 1]]), st.data())
+def test_check_item_and_the_schema_agree_on_items_one_field_off(valid: list[Any], data: st.DataObject) -> None:
+    item = list(valid)
+    item[data.draw(st.integers(1, len(item) - 1))] = data.draw(_ANY_FIELD)
+    allowed = frozenset({P.DATA_INLINE, P.PROMISE})
+    assert _checked(P.check_item, item, allowed) == _checked(_schema, item, allowed)
