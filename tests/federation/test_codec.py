@@ -208,3 +208,23 @@ def test_array_headers_against_frames_of_any_size(dtype: str, shape: list[int], 
         except CodecError:
             continue
         assert tuple(out.shape) == tuple(shape)
+
+
+def _decoded(meta: Any, buf: bytes) -> Any:
+    try:
+        a = decode(C.NUMPY, meta, [buf])
+    except CodecError:
+        return CodecError
+    return (a.dtype, a.shape, a.tobytes())
+
+
+@given(st.sampled_from(["<f4", "<i8", "|u1", "<f8", "|b1", "<U0", "|V0", "<c16"]),
+       st.one_of(st.integers(-3, 40), st.booleans(), st.floats(allow_nan=False), st.none()),
+       st.binary(max_size=200))
+@settings(max_examples=300)
+def test_one_dimension_decodes_as_the_general_path_does(descr: str, n: Any, buf: bytes) -> None:
+    """A list header with one dimension takes a shorter path: same array, same refusals
+    as the general one (taken with a tuple header)."""
+    for d in ("<f4", "<i8", "|u1", "<f8", "|b1", "<c16"):
+        decode(C.NUMPY, [d, [0]], [b""])  # dtypes seen before (the shorter path needs one)
+    assert _decoded([descr, [n]], buf) == _decoded((descr, (n,)), buf)
