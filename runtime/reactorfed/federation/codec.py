@@ -19,7 +19,7 @@ from typing import Any
 import msgpack
 import numpy as np
 
-__all__ = ["CodecError", "decode", "encode"]
+__all__ = ["CodecError", "decode", "encode", "flat_array"]
 
 MSGPACK = 0
 NUMPY = 1
@@ -119,6 +119,38 @@ _DESCRS: dict[np.dtype[Any], str] = {}
 _DTYPES: dict[str, np.dtype[Any]] = {}
 
 
+def _dtype(descr: Any) -> np.dtype[Any]:
+    """The dtype a header names; never one of Python objects or of zero-sized items."""
+    dtype = _DTYPES.get(descr) if isinstance(descr, str) else None
+    if dtype is None:
+        try:
+            dtype = np.lib.format.descr_to_dtype(descr)
+        except Exception as e:
+            raise CodecError(f"bad array dtype {descr!r}") from e
+        if isinstance(descr, str) and len(_DTYPES) < 256 and not dtype.hasobject:
+            _DTYPES[descr] = dtype
+    if dtype.hasobject:
+        raise CodecError("refused an array of Python objects")
+    if dtype.itemsize == 0:
+        raise CodecError(f"bad array dtype {descr!r}: zero-sized items")
+    return dtype
+
+
+def flat_array(meta: Any) -> tuple[np.dtype[Any], int] | None:
+    """For the header of a one-dimensional array of a plain dtype: the dtype and the
+    payload's size in bytes, with which ``np.frombuffer(payload, dtype)`` is what
+    :func:`decode` returns for it (a receiver that sees the same header again keeps
+    these). None for any other header (or a bad one: :func:`decode` says what is wrong)."""
+    if not (type(meta) is list and len(meta) == 2 and type(meta[0]) is str and type(meta[1]) is list
+            and len(meta[1]) == 1 and type(meta[1][0]) is int and meta[1][0] >= 0):
+        return None
+    try:
+        dtype = _dtype(meta[0])
+    except CodecError:
+        return None
+    return dtype, meta[1][0] * dtype.itemsize
+
+
 def _array_from(meta: Any, buf: Any) -> np.ndarray:
     if type(meta) is list and len(meta) == 2:
         # The usual header: a plain dtype seen before and one dimension (an observation).
@@ -134,18 +166,7 @@ def _array_from(meta: Any, buf: Any) -> np.ndarray:
     descr, shape = meta
     if len(shape) > _MAX_DIMS or not all(type(d) is int and d >= 0 for d in shape):
         raise CodecError("bad array shape")
-    dtype = _DTYPES.get(descr) if isinstance(descr, str) else None
-    if dtype is None:
-        try:
-            dtype = np.lib.format.descr_to_dtype(descr)
-        except Exception as e:
-            raise CodecError(f"bad array dtype {descr!r}") from e
-        if isinstance(descr, str) and len(_DTYPES) < 256 and not dtype.hasobject:
-            _DTYPES[descr] = dtype
-    if dtype.hasobject:
-        raise CodecError("refused an array of Python objects")
-    if dtype.itemsize == 0:
-        raise CodecError(f"bad array dtype {descr!r}: zero-sized items")
+    dtype = _dtype(descr)
     n = 1
     for d in shape:
         n *= d

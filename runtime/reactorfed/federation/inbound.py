@@ -24,7 +24,7 @@ from ..scheduler import Scheduler
 from ..tag import NEVER
 from ..trigger import Slot
 from . import protocol as P
-from .codec import CodecError, decode
+from .codec import NUMPY, CodecError, decode, flat_array
 from .errors import FederationError
 from .layout import Delay, Layout, add_delay, link_delay
 from .rti import FOREVER_T
@@ -40,6 +40,7 @@ TagT = tuple[int, int]
 _DATA_KINDS = frozenset({P.DATA, P.DATA_INLINE, P.ABSENT, P.PROMISE, P.SHM_OPEN, P.SHM_DATA})
 _BATCH_ONLY = frozenset({P.BATCH})
 _AUTH_ONLY = frozenset({P.AUTH})
+_METAS_MAX = 256
 
 
 class Inbound:
@@ -64,7 +65,9 @@ class Inbound:
             if lk.dst == me and lk.src != me:
                 self._promise_links.setdefault(lk.src, []).append(link_delay(lk.delay))
         self._promised_in: dict[int, TagT] = {}  # upstream peer -> its latest promise
+        self._bound_from: dict[int, TagT] = {}  # upstream peer -> the earliest tag it could still send here
         self._bound: TagT | None = None  # input_bound(), None: to be computed
+        self._metas: dict[bytes, tuple[Any, tuple[np.dtype[Any], int] | None]] = {}  # see _meta
         #: upstream peer -> data messages received from it; mutated in place, never rebound
         #: (the coordinator reports this very dict)
         self.received: dict[int, int] = {u: 0 for u in layout.direct_upstream(me)}
@@ -80,21 +83,14 @@ class Inbound:
         self._session = session
         # Before its first promise, a peer might send at the start tag.
         self._promised_in = {u: (start, 0) for u in self._promise_links}
+        self._bound_from = {u: min(add_delay((start, 0), d) for d in ds) for u, ds in self._promise_links.items()}
         self._bound = None
 
     def input_bound(self) -> TagT:
         """The earliest tag at which anything could still arrive here, by the promises."""
         best = self._bound
         if best is None:
-            best = FOREVER_T
-            promised = self._promised_in
-            for u, delays in self._promise_links.items():
-                base = promised[u]
-                for d in delays:
-                    t = add_delay(base, d)
-                    if t < best:
-                        best = t
-            self._bound = best  # until the next promise
+            best = self._bound = min(self._bound_from.values(), default=FOREVER_T)  # until the next promise
         return best
 
     def close(self) -> None:
@@ -105,6 +101,10 @@ class Inbound:
     def on_data(self, sched: Scheduler, peer: bytes, frames: list[memoryview]) -> None:
         """One message from connection ``peer``: its AUTH, or a batch of items."""
         sender = self._authed.get(peer)
+        f = frames[0]
+        if sender is not None and len(frames) == 1 and P.is_compact(f):
+            self._on_compact(sched, sender, f)
+            return
         try:
             msg = P.parse(frames[0], _BATCH_ONLY if sender is not None else _AUTH_ONLY)
         except P.ProtocolError as e:
@@ -145,22 +145,66 @@ class Inbound:
             else:
                 self._on_item(sched, sender, item, None)
 
+    def _on_compact(self, sched: Scheduler, sender: int, frame: memoryview) -> None:
+        """A compact message (see :func:`.protocol.pack_compact`): a value, a promise, or both."""
+        try:
+            flags, link, t, m, codec, mb, payload, pt, pm = P.parse_compact(frame)
+            entry = (self._metas.get(mb) or self._meta(mb)) if flags & 1 else None
+        except P.ProtocolError as e:
+            self.rejected += 1
+            log.warning("dropped a message from %s: %s", self._names[sender], e)
+            return
+        if entry is not None:
+            lk = self._link(sender, link)
+            if lk is not None:
+                meta, flat = entry
+                if codec == NUMPY and flat is not None and len(payload) == flat[1]:
+                    # an array header seen before: what decode would return, without its checks
+                    value = np.frombuffer(payload, flat[0])
+                    self._accept(sched, sender, lk, (t, m), value if value.flags.aligned else value.copy())
+                else:
+                    self._deliver(sched, sender, lk, (t, m), codec, meta, payload, True)
+        if flags & 2:
+            self._promised(sender, (pt, pm))
+
+    def _meta(self, mb: bytes) -> tuple[Any, tuple[np.dtype[Any], int] | None]:
+        """A compact message's meta from its bytes, with its array plan (see flat_array);
+        kept for the next message with the same bytes (a few distinct ones recur)."""
+        meta = P.compact_meta(mb)
+        entry = (meta, flat_array(meta))
+        if len(self._metas) < _METAS_MAX:
+            self._metas[mb] = entry
+        return entry
+
+    def _promised(self, sender: int, t: TagT) -> None:
+        if t > self._promised_in.get(sender, (NEVER, 0)):
+            self._promised_in[sender] = t
+            delays = self._promise_links.get(sender)
+            if delays is not None:
+                # the earliest tag of a message from this peer, over its links' delays
+                self._bound_from[sender] = min(add_delay(t, d) for d in delays) if len(delays) > 1 else add_delay(t, delays[0])
+                self._bound = None
+            self.promises_in = True
+
+    def _link(self, sender: int, link: int) -> Any:
+        """The link ``link`` into this federate, if ``sender`` is its source (else None, counted)."""
+        lk = self._in_links.get(link)
+        if lk is None or lk.src != sender:
+            self.rejected += 1
+            log.warning("dropped a message for link %s from %s", link, self._names[sender])
+            return None
+        return lk
+
     def _on_item(self, sched: Scheduler, sender: int, msg: list[Any], frame: Any) -> None:
         kind = msg[0]
         if kind == P.PROMISE:
-            t = (msg[1], msg[2])
-            if t > self._promised_in.get(sender, (NEVER, 0)):
-                self._promised_in[sender] = t
-                self._bound = None
-                self.promises_in = True
+            self._promised(sender, (msg[1], msg[2]))
             return
         if kind == P.SHM_OPEN:
             self._on_shm_open(sender, msg[1])
             return
-        lk = self._in_links.get(msg[1])
-        if lk is None or lk.src != sender:
-            self.rejected += 1
-            log.warning("dropped a message for link %s from %s", msg[1], self._names[sender])
+        lk = self._link(sender, msg[1])
+        if lk is None:
             return
         tag = (msg[2], msg[3])
         if msg[0] == P.ABSENT:
@@ -171,23 +215,33 @@ class Inbound:
                 # if only to announce its own outputs absent at it.
                 sched.post_remote(tag, self._tick, None)
             return
-        payload: list[Any] = [frame]
         if kind == P.SHM_DATA:
             r = self._shm_in.get(sender)
             if r is None:
                 raise FederationError(f"{self._names[sender]} sent a payload through shared memory it never opened")
             try:
-                payload = [r.lend(msg[6], msg[7])]
+                frame = r.lend(msg[6], msg[7])
             except ShmError as e:
                 raise FederationError(f"the shared memory from {self._names[sender]} is out of step: {e}") from e
+        self._deliver(sched, sender, lk, tag, msg[4], msg[5], frame, kind != P.DATA_INLINE)
+
+    def _deliver(self, sched: Scheduler, sender: int, lk: Any, tag: TagT, codec: int, meta: Any, frame: Any,
+                 realign: bool) -> None:
+        """Decode a value for link ``lk`` at ``tag`` and post it to the scheduler. With
+        ``realign``, an array over ``frame`` at an odd offset (of a ring, of a frame ZeroMQ
+        placed) is copied: numpy math on it may round differently."""
         try:
-            value = decode(msg[4], msg[5], payload, self._trusted_pickle)
+            value = decode(codec, meta, [frame], self._trusted_pickle)
         except CodecError as e:
             self.rejected += 1
             log.warning("dropped an undecodable value on %s: %s", lk.dst_port, e)
             return
-        if kind == P.SHM_DATA and isinstance(value, np.ndarray) and not value.flags.aligned:
-            value = value.copy()  # a view at an odd offset of the ring: numpy math on it may round differently
+        if realign and isinstance(value, np.ndarray) and not value.flags.aligned:
+            value = value.copy()
+        self._accept(sched, sender, lk, tag, value)
+
+    def _accept(self, sched: Scheduler, sender: int, lk: Any, tag: TagT, value: Any) -> None:
+        """Count a value received from ``sender`` for link ``lk`` at ``tag`` and post it."""
         self.received[sender] = self.received.get(sender, 0) + 1
         self.messages_received += 1
         if tag > self.status.get(lk.id, (NEVER, 0)):

@@ -3,7 +3,9 @@ host, shared-memory rings for large payloads.
 
 What goes to one peer between two waits (data, absent ports, promises) leaves as one
 message: a BATCH frame listing the items (small payloads inside), then the payload frames
-of the large DATA items, in order. One send, one receive, one decode.
+of the large DATA items, in order. One send, one receive, one decode. A batch of one small
+value and a promise (what a closed loop sends each step), or of one of them, goes in the
+compact form instead (see :func:`.protocol.pack_compact`).
 
 A numpy/torch payload of at least ``shm_min`` bytes to a peer on this host goes through a
 ring (:mod:`.shm`) made at the first such payload and announced with SHM_OPEN; the item
@@ -52,6 +54,7 @@ class Outbound:
         self._before_wait = before_wait
         self._batch: dict[int, list[list[Any]]] = {d: [] for d in downstream}
         self._payloads: dict[int, list[Any]] = {d: [] for d in downstream}
+        self._posted = False  # something posted since the last flush
         self.colocated: set[int] = set()  # peers on this host
         self.ring_token: Callable[[int], bytes] = lambda d: b""  # the ring's token for peer d
         self._rings: dict[int, ShmWriter | None] = {}  # None: tried, not available
@@ -61,6 +64,7 @@ class Outbound:
     # -- batches -------------------------------------------------------------------------
     def post(self, d: int, item: list[Any], *payload: Any) -> None:
         self._batch[d].append(item)
+        self._posted = True
         if payload:
             self._payloads[d].extend(payload)
 
@@ -73,9 +77,15 @@ class Outbound:
 
     def flush(self) -> None:
         """Send every peer its batch: before this federate waits, and at the end of a tag."""
+        if not self._posted:
+            return
+        self._posted = False
         for d, items in self._batch.items():
             if items:
-                self._clients[d].send([P.pack(P.BATCH, items), *self._payloads[d]])
+                payloads = self._payloads[d]
+                # A closed loop's usual message (a small value and a promise) in the compact form
+                frame = P.pack_compact(items) if len(items) <= 2 and not payloads else None
+                self._clients[d].send([frame] if frame is not None else [P.pack(P.BATCH, items), *payloads])
                 self._batch[d] = []
                 self._payloads[d] = []
 
