@@ -37,7 +37,7 @@ from .join import colocated, join
 from .layout import Layout, Link, add_delay, link_delay
 from .local import LocalClient, LocalServer, split_endpoint, with_local
 from .outbound import Outbound
-from .rti import FOREVER_T, pred, succ
+from .rti import FOREVER_T, pred
 from .transport import Client, Poller, Server
 
 __all__ = ["FederateConfig", "FederateCoordinator", "FederationError"]
@@ -107,6 +107,7 @@ class FederateCoordinator:
         self.grant: TagT = (NEVER, 0)
         self.ptag: TagT | None = None
         self.required: dict[int, int] = {}
+        self._counts_met = True  # see _counts_ok
         self._inbound = Inbound(program, layout, self.me, secret=cfg.secret, trusted_pickle=cfg.trusted_pickle,
                                 ring_token=self._ring_token)
         self.received = self._inbound.received  # the same dict: reports carry the counts without a lookup
@@ -115,7 +116,8 @@ class FederateCoordinator:
         self._net: TagT = (NEVER, 0)
         self._rti_dirty = False  # a report the RTI has not had yet
         self._last_rti_report = 0
-        self.reported: tuple[TagT, tuple[int, ...]] | None = None
+        #: the latest NET reported, and the messages received when it was (see _report_net)
+        self.reported: tuple[TagT, int] = ((NEVER, 0), -1)
         self.stop_limit: TagT | None = None  # agreed not to pass this until STOP_GRANTED
         self.stop_granted: TagT | None = None
         self.start: int = 0
@@ -231,15 +233,16 @@ class FederateCoordinator:
 
     # -- the scheduler's hooks ------------------------------------------------------------
     def acquire(self, sched: Scheduler, head: TagT | None) -> TagT | None:
+        clock = self.clock
+        now = clock.now()
         while True:
             # Look for messages every 1 ms, not at every tag (a poll costs more than a small
             # tag): a tag already granted needs nothing more (whatever was sent for it was
             # read before the promise or counted in the grant), and a federate that must
             # wait reads as it waits, below.
-            now = self.clock.now()
             if now >= self._next_look:
                 self._next_look = now + 1_000_000
-                self._pump(sched, 0)
+                self._pump(sched, 0, now)
             eq = sched._eq
             head = eq[0] if eq else None
             stop = sched.stop_tag
@@ -250,17 +253,19 @@ class FederateCoordinator:
                 pass  # wait for the stop to be agreed before going past it
             elif not self.has_upstream:
                 if self._rti_dirty:
-                    self._rti_report_wait()
+                    self._rti_report_wait(now)
                 return head
-            elif self._counts_ok():
-                if head is not None and (head <= self.grant or head == self.ptag):
+            elif head is not None:
+                if (head <= self.grant or head == self.ptag) and self._counts_ok():
                     return head
-                if head is None and self.grant >= FOREVER_TAG:
-                    return None
-            self._flush_ltc(head)
-            self._report_net(head)
-            self._pump(sched, self._rti_report_wait())
-            self._next_look = self.clock.now() + 1_000_000  # it just looked
+            elif self.grant >= FOREVER_TAG and self._counts_ok():
+                return None
+            if self._ltc_pending is not None:
+                self._flush_ltc(head)
+            self._report_net(head, now)
+            self._pump(sched, self._rti_report_wait(now), now)
+            now = clock.now()
+            self._next_look = now + 1_000_000  # it just looked
 
     def at_level(self, sched: Scheduler, level: int) -> None:
         tag = sched.current_tag
@@ -282,9 +287,9 @@ class FederateCoordinator:
                 if need > level:
                     continue
                 while inb.status.get(lid, (NEVER, 0)) < tag and tag > self.grant:
-                    self._pump(sched, 100)
+                    self._pump(sched, 100, self.clock.now())
             while not self._counts_ok():
-                self._pump(sched, 100)
+                self._pump(sched, 100, self.clock.now())
         finally:
             inb.mid_tag = False
 
@@ -332,7 +337,7 @@ class FederateCoordinator:
         the RTI at once or, where promises advance this federate's peers (outside zero-delay
         cycles), at most every ``_RTI_REPORT_NS``: the RTI then serves as the backstop."""
         self._net = net
-        self.reported = (net, tuple(self.received.values()))
+        self.reported = (net, self._inbound.messages_received)
         self._rti_dirty = True
         if (not self.cfg.peer_grants or self._in_zero_cycle or self.stop_limit is not None
                 or now - self._last_rti_report >= _RTI_REPORT_NS):
@@ -349,11 +354,10 @@ class FederateCoordinator:
         ltc, net = self._ltc, self._net
         self._rti.send([P.pack(P.LTC, ltc[0], ltc[1], net[0], net[1], self._sent_report(), self.received)])
 
-    def _rti_report_wait(self) -> int:
+    def _rti_report_wait(self, now: int) -> int:
         """Send the RTI's report if it is due; how long (ms) a pump may wait meanwhile."""
         if not self._rti_dirty:
             return 100
-        now = self.clock.now()
         due = self._last_rti_report + _RTI_REPORT_NS
         if now >= due:
             self._flush_rti(now)
@@ -376,7 +380,7 @@ class FederateCoordinator:
         while self.stop_granted is None:
             if self.clock.now() > deadline:
                 raise FederationError("the RTI did not agree on a stop tag in time")
-            self._pump(sched, 100)
+            self._pump(sched, 100, self.clock.now())
         return self.stop_granted
 
     def finish(self, sched: Scheduler, error: BaseException | None) -> None:
@@ -467,15 +471,14 @@ class FederateCoordinator:
             v[1], v[2] = FOREVER, 0
         return rep
 
-    def _report_net(self, head: TagT | None) -> None:
+    def _report_net(self, head: TagT | None, now: int) -> None:
         if not self.has_downstream:
             # Nobody's grant depends on this federate's next event (a federate on a cycle
             # has downstream), nor does its own, outside a zero-delay cycle: no NET needed.
             return
         net = head if head is not None else FOREVER_TAG
-        key = (net, tuple(self.received.values()))
-        if key != self.reported:
-            self._report(net, self.clock.now())
+        if net != self.reported[0] or self._inbound.messages_received != self.reported[1]:
+            self._report(net, now)
 
     # -- peer promises -------------------------------------------------------------------
     def _promise(self, net: TagT, resigned: bool = False) -> None:
@@ -485,7 +488,9 @@ class FederateCoordinator:
         if resigned:
             base = FOREVER_T
         else:
-            nxt = max(net, succ(self._ltc))  # its next event: never before the tag after its last
+            ltc = self._ltc
+            # its next event: never before the tag after its last
+            nxt = net if ltc[0] >= FOREVER or net > (ltc[0], ltc[1] + 1) else (ltc[0], ltc[1] + 1)
             bound = self._inbound.input_bound()
             base = nxt if nxt < bound else bound
         if base > self._promised_out:
@@ -500,21 +505,39 @@ class FederateCoordinator:
 
     # -- receiving -------------------------------------------------------------------
     def _counts_ok(self) -> bool:
+        """Whether every message the grants require has arrived. Counts only grow: once
+        met, they stay met until a grant requires more (see _require)."""
+        if self._counts_met:
+            return True
         rec = self.received
-        for u, n in self.required.items():  # noqa: SIM110 (a loop, not all(genexpr): called for every tag)
+        for u, n in self.required.items():
             if rec.get(u, 0) < n:
                 return False
+        self._counts_met = True
         return True
 
-    def _pump(self, sched: Scheduler, timeout_ms: int) -> None:
-        """Handle what arrived, waiting up to ``timeout_ms`` for the first message."""
+    def _require(self, counts: dict[int, int]) -> None:
+        """A grant's counts: the messages from each upstream peer to have before using it."""
+        req = self.required
+        for u, n in counts.items():
+            if n > req.get(u, 0):
+                req[u] = n
+                self._counts_met = False
+
+    def _pump(self, sched: Scheduler, timeout_ms: int, now: int) -> None:
+        """Handle what arrived, waiting up to ``timeout_ms`` for the first message (``now``:
+        the clock, read just before)."""
         assert self._poller is not None and self._rti is not None and self._data is not None
         if timeout_ms:
             self._out.flush()  # nothing may wait in a batch while this federate waits
         hb = self._hb
-        if hb is not None and hb.abort_reason is not None:
-            raise FederationError(hb.abort_reason)
-        if self.clock.now() - max(self._last_rti, hb.last_seen if hb else 0) > self.cfg.liveness_ns:
+        if hb is not None:
+            if hb.abort_reason is not None:
+                raise FederationError(hb.abort_reason)
+            heard = hb.last_seen if hb.last_seen > self._last_rti else self._last_rti
+        else:
+            heard = self._last_rti
+        if now - heard > self.cfg.liveness_ns:
             raise FederationError(f"lost the RTI: nothing heard from {self.cfg.rti} for {self.cfg.liveness_ns // 1_000_000} ms")
         ready = self._poller.wait(timeout_ms)
         if not ready:
@@ -573,17 +596,13 @@ class FederateCoordinator:
             tag = (msg[1], msg[2])
             if tag > self.grant:
                 self.grant = tag
-            for u, n in msg[3].items():
-                if n > self.required.get(u, 0):
-                    self.required[u] = n
+            self._require(msg[3])
         elif kind == P.PTAG:
             tag = (msg[1], msg[2])
             if self.ptag is None or tag > self.ptag:
                 # A late PTAG (a peer-assisted grant came first) must not take back a newer one.
                 self.ptag = tag
-            for u, n in msg[3].items():
-                if n > self.required.get(u, 0):
-                    self.required[u] = n
+            self._require(msg[3])
         elif kind == P.STOP_REQUEST:
             cur = sched.current_tag
             reply = max((msg[1], msg[2]), (cur[0], cur[1] + 1) if cur[0] != NEVER else (self.start, 0))

@@ -27,7 +27,7 @@ import socket
 import struct
 import tempfile
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 __all__ = ["SOCKET_NAME", "LocalClient", "LocalServer", "split_endpoint", "with_local"]
@@ -38,11 +38,12 @@ Frames = list[memoryview]
 SOCKET_NAME = "reactorfed-data.sock"
 _COUNT = struct.Struct("<I")
 _LEN = struct.Struct("<Q")
-_ONE = struct.Struct("<IQ")  # the header of a one-frame message
+_ONE = struct.Struct("<IQ")  # the header of a one-frame message (12 bytes)
 _MAX_FRAMES = 1024  # below the kernel's IOV_MAX, so one sendmsg takes a whole message
 _READ = 256 << 10  # bytes read from one connection per call (its buffer): a flood cannot hold the reader
 _BIG = 64 << 10  # bodies at least this large are read into their own buffer (no extra copy)
 _SNDBUF = 4 << 20
+_DIRECT_READS = 64
 _TAG = "#unix="
 
 
@@ -71,6 +72,8 @@ class LocalServer:
         self._max_message = max_message if max_message > 0 else 1 << 62
         self._max_connections = max_connections
         self._conns: dict[int, _Reader] = {}
+        self._solo: _Reader | None = None  # the connection, when there is exactly one
+        self._direct = 0  # reads of it since the last full look
         self._ready: deque[tuple[bytes, Frames]] = deque()
         self._next_id = 0
         self.dropped = 0  # connections closed for sending what is not a message, or refused
@@ -108,6 +111,16 @@ class LocalServer:
         bounded (``_READ`` bytes): a flood cannot hold the reader. Unlike :meth:`recv` in
         a loop, no second look at the connections after the last message."""
         if not self._ready:
+            solo = self._solo
+            if solo is not None and self._direct < _DIRECT_READS:
+                # One connection (the usual: one upstream peer): read it without asking
+                # the epoll set first; when it has nothing, or every _DIRECT_READS reads
+                # (a connection waiting to be accepted), the full look below.
+                self._direct += 1
+                self._read_one(solo.sock.fileno(), solo)
+                if self._ready:
+                    return self._ready
+            self._direct = 0
             self._read()
         return self._ready
 
@@ -117,15 +130,17 @@ class LocalServer:
                 self._accept()
                 continue
             r = self._conns.get(fd)
-            if r is None:
-                continue
-            try:
-                alive = r.read(self._ready)
-            except _Malformed:
-                self.dropped += 1
-                alive = False
-            if not alive:
-                self._drop(fd)
+            if r is not None:
+                self._read_one(fd, r)
+
+    def _read_one(self, fd: int, r: _Reader) -> None:
+        try:
+            alive = r.read(self._ready)
+        except _Malformed:
+            self.dropped += 1
+            alive = False
+        if not alive:
+            self._drop(fd)
 
     def _accept(self) -> None:
         while True:
@@ -145,9 +160,11 @@ class LocalServer:
             self._next_id += 1
             self._conns[conn.fileno()] = _Reader(conn, b"unix:%d" % self._next_id, self._max_message)
             self._epoll.register(conn.fileno(), select.EPOLLIN)
+            self._solo = next(iter(self._conns.values())) if len(self._conns) == 1 else None
 
     def _drop(self, fd: int) -> None:
         r = self._conns.pop(fd)
+        self._solo = next(iter(self._conns.values())) if len(self._conns) == 1 else None
         with contextlib.suppress(OSError):
             self._epoll.unregister(fd)
         r.sock.close()
@@ -250,6 +267,17 @@ class _Reader:
     def _parse(self, out: deque[tuple[bytes, Frames]]) -> None:
         buf, view = self._buf, self._view
         pos, end = self._start, self._end
+        while self._lens is None and end - pos >= 12:
+            n, total = _ONE.unpack_from(buf, pos)
+            if n != 1 or total > self._max or end - pos - 12 < total:
+                break
+            # the usual case: a whole one-frame message (a batch) is here
+            pos += 12
+            out.append((self.peer, [memoryview(bytes(view[pos:pos + total]))]))  # its own buffer
+            pos += total
+        if pos == end:
+            self._start = pos
+            return
         while True:
             lens = self._lens
             if lens is None:
@@ -290,7 +318,7 @@ class _Reader:
     def _emit(self, out: deque[tuple[bytes, Frames]], body: bytes | bytearray) -> None:
         lens = self._lens
         assert lens is not None
-        view = memoryview(body).toreadonly()
+        view = memoryview(body).toreadonly()  # (a view of bytes is read-only already; one of a large body's bytearray is not)
         if len(lens) == 1:
             frames = [view]
         else:
@@ -320,6 +348,7 @@ class LocalClient:
         self.endpoint = path
         self._pending: deque[bytes | memoryview] = deque()  # what the socket has not taken, in order
         self._broken = False
+        self.notify: Callable[[], None] | None = None  # called when output starts waiting (see transport.Poller)
 
     def fileno(self) -> int:
         return self._sock.fileno()
@@ -331,14 +360,20 @@ class LocalClient:
     def send(self, frames: Sequence[Any]) -> None:
         if self._broken:
             return  # the peer is gone: drop, as ZeroMQ does; its heartbeat times out
-        views = [memoryview(f).cast("B") for f in frames]
-        if len(views) == 1:  # the usual batch: one frame
-            head = _ONE.pack(1, views[0].nbytes)
-        elif not 1 <= len(views) <= _MAX_FRAMES:
-            raise ValueError(f"a message has 1 to {_MAX_FRAMES} frames, not {len(views)}")
-        else:
-            head = _COUNT.pack(len(views)) + b"".join(_LEN.pack(v.nbytes) for v in views)
         behind = bool(self._pending)
+        if len(frames) == 1 and type(frames[0]) is bytes:  # the usual message: one frame (a batch)
+            views: list[Any] = [frames[0]]
+            size = len(frames[0])
+            head = _ONE.pack(1, size)
+        else:
+            views = [memoryview(f).cast("B") for f in frames]
+            size = sum(v.nbytes for v in views)
+            if len(views) == 1:
+                head = _ONE.pack(1, size)
+            elif not 1 <= len(views) <= _MAX_FRAMES:
+                raise ValueError(f"a message has 1 to {_MAX_FRAMES} frames, not {len(views)}")
+            else:
+                head = _COUNT.pack(len(views)) + b"".join(_LEN.pack(v.nbytes) for v in views)
         if behind:
             sent = 0  # behind what waits: all of it waits
         else:
@@ -349,13 +384,13 @@ class LocalClient:
             except OSError:
                 self._broken = True
                 return
-            if sent == len(head) + sum(v.nbytes for v in views):
+            if sent == len(head) + size:
                 return  # the usual case: the socket took it all
         # What the socket did not take waits. Small parts are copied (the caller may reuse
         # its buffers once send returns); large ones are kept by reference, as ZeroMQ's
         # zero-copy sends do: a value sent is not to be changed (in one process its
         # receivers share it too).
-        for part in (memoryview(head), *views):
+        for part in (memoryview(head), *(memoryview(v) for v in views)):
             if sent >= part.nbytes:
                 sent -= part.nbytes
             else:
@@ -364,6 +399,8 @@ class LocalClient:
                 sent = 0
         if behind:
             self.flush()
+        if self._pending and self.notify is not None:
+            self.notify()
 
     def flush(self) -> None:
         """Send what waits, as far as the socket takes it."""

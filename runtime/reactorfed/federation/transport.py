@@ -9,10 +9,11 @@ and sockets never linger at close, so a dead peer cannot hang a process.
 from __future__ import annotations
 
 import contextlib
+import functools
 import select
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 import zmq
@@ -23,6 +24,7 @@ Frames = list[memoryview]
 _ZERO_COPY_MIN = 64 * 1024
 # plain ints: zmq's flags are an enum.IntFlag, whose operators run Python code
 _POLLIN = int(zmq.POLLIN)
+_READABLE = select.EPOLLIN | select.EPOLLHUP | select.EPOLLERR
 
 
 class TransportError(OSError):
@@ -143,7 +145,10 @@ class _FdSource(Protocol):
 
 
 class _FdSink(Protocol):
-    """A sender with output waiting for its socket to take it (see :mod:`.local`)."""
+    """A sender with output waiting for its socket to take it (see :mod:`.local`). It
+    calls :attr:`notify` (set by the poller) when output starts waiting."""
+
+    notify: Callable[[], None] | None
 
     def fileno(self) -> int: ...
     @property
@@ -175,7 +180,8 @@ class Poller:
         self._by_fd: dict[int, Any] = {}  # descriptor -> the ZeroMQ socket or source behind it
         self._fd_sources: list[_FdSource] = []
         self._sinks: dict[int, _FdSink] = {}
-        self._sinks_polled: set[int] = set()
+        self._sinks_polled: set[int] = set()  # senders watched for room (EPOLLOUT)
+        self._sinks_waiting: set[int] = set()  # senders whose output started waiting since the last look
         for s in sockets:
             self.add(s)
 
@@ -191,7 +197,11 @@ class Poller:
         self._by_fd[fd] = s
 
     def add_sender(self, s: _FdSink) -> None:
-        self._sinks[s.fileno()] = s
+        fd = s.fileno()
+        self._sinks[fd] = s
+        s.notify = functools.partial(self._sinks_waiting.add, fd)
+        if s.pending:
+            self._sinks_waiting.add(fd)
 
     def close(self) -> None:
         self._ep.close()
@@ -200,17 +210,15 @@ class Poller:
         """The sockets and sources with something to read, after waiting up to
         ``timeout_ms`` ms for one (-1: forever). Senders with output waiting are flushed
         as their sockets take it."""
-        if self._sinks:
+        if self._sinks_waiting or self._sinks_polled:
             self._watch_sinks()
         ready: list[Any] = []
         for z in self._zsocks:
             if z._dirty and self._readable(z):
                 ready.append(z)
-        if timeout_ms and not ready:
-            for src in self._fd_sources:
-                if src.buffered():
-                    timeout_ms = 0
-                    break
+        for src in self._fd_sources:
+            if src.buffered():  # read already, not taken yet (this wait does not block)
+                ready.append(src)
         timeout = 0 if ready else -1 if timeout_ms < 0 else timeout_ms / 1000
         deadline = time.monotonic() + timeout if timeout > 0 else float("inf")
         while True:
@@ -225,7 +233,7 @@ class Poller:
                 elif isinstance(s, _Socket):
                     if self._readable(s):
                         ready.append(s)
-                elif ev & (select.EPOLLIN | select.EPOLLHUP | select.EPOLLERR):
+                elif ev & _READABLE:
                     ready.append(s)
             if ready or timeout == 0:
                 break
@@ -235,9 +243,6 @@ class Poller:
             if now >= deadline:
                 break
             timeout = -1 if deadline == float("inf") else deadline - now
-        for src in self._fd_sources:
-            if src.buffered() and src not in ready:
-                ready.append(src)
         return ready
 
     @staticmethod
@@ -248,13 +253,13 @@ class Poller:
         return bool(int(z._sock.getsockopt(zmq.EVENTS)) & _POLLIN)
 
     def _watch_sinks(self) -> None:
+        """Watch the senders with output waiting for room, and only those."""
         polled = self._sinks_polled
-        for fd, sink in self._sinks.items():
-            want = sink.pending
-            if want != (fd in polled):
-                if want:
-                    self._ep.register(fd, select.EPOLLOUT)
-                    polled.add(fd)
-                else:
-                    self._ep.unregister(fd)
-                    polled.discard(fd)
+        for fd in self._sinks_waiting:
+            if fd not in polled and self._sinks[fd].pending:
+                self._ep.register(fd, select.EPOLLOUT)
+                polled.add(fd)
+        self._sinks_waiting.clear()
+        for fd in [fd for fd in polled if not self._sinks[fd].pending]:
+            self._ep.unregister(fd)
+            polled.discard(fd)
