@@ -36,7 +36,7 @@ import torch
 
 from common import Results, base_parser, progress, summarize
 from marl_raw import drive, raw_marl, raw_marl_unix
-from ray_util import init_ray
+from ray_util import init_ray, shutdown_ray
 from reactorfed.rl import greedy_action, make_mpe, make_qnetwork
 from rf_runner import MODES, ProgramFailed, federated_available, run_program
 
@@ -89,6 +89,7 @@ def ray_marl(num_agents: int, steps: int, seed: int = 0) -> dict[str, Any]:
                            lambda o: ray.get([a.act.remote(o[name]) for a, name in zip(agents, names, strict=True)]))
     for a in agents:
         ray.kill(a)
+    shutdown_ray()
     return {"steps_per_s": steps / seconds, "total_reward": total}
 
 
@@ -106,6 +107,7 @@ def ray_marl_grouped(num_agents: int, steps: int, seed: int = 0) -> dict[str, An
     seconds, total = drive(env, names, obs, steps, seed,
                            lambda o: ray.get(group.act_all.remote([o[name] for name in names])))
     ray.kill(group)
+    shutdown_ray()
     return {"steps_per_s": steps / seconds, "total_reward": total}
 
 

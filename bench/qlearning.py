@@ -25,7 +25,7 @@ import numpy as np
 import torch
 
 from common import Results, base_parser, progress, summarize
-from ray_util import init_ray
+from ray_util import init_ray, shutdown_ray
 from reactorfed.rl import (
     DQNConfig,
     DQNLearner,
@@ -80,6 +80,7 @@ def ray_qlearning(num_samplers: int, iterations: int, seed: int = 0) -> dict[str
     seconds = time.perf_counter() - t0
     for s in samplers:
         ray.kill(s)
+    shutdown_ray()
     return {"seconds": seconds, "weights_sha256": weights_digest(learner)}
 
 

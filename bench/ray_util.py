@@ -5,6 +5,12 @@ without the dashboard, and with ``bench/`` on the workers' import path so the
 actor classes defined in the benchmark modules load in the workers.  Every
 process (driver and actors) uses one torch thread, as Ray's actors do by
 default (``OMP_NUM_THREADS=1``); the reactorfed side does the same.
+
+Each Ray measurement starts Ray and shuts it down when it is done
+(:func:`shutdown_ray`), outside the timed part: the measurements of reactorfed and
+of the raw ceilings that follow do not share the machine with Ray's idle daemons
+(GCS server, raylet, agents: ~3% of a CPU here, and their periodic wakeups). Every
+system is measured on a machine running nothing else.
 """
 
 from __future__ import annotations

@@ -30,9 +30,9 @@ import torch
 from reactorfed.rl import EnvRunner, make_runner
 
 try:
-    from ray_util import init_ray
+    from ray_util import init_ray, shutdown_ray
 except ImportError:  # imported as bench.sampling
-    from bench.ray_util import init_ray
+    from bench.ray_util import init_ray, shutdown_ray
 
 
 class SamplerWorker:
@@ -67,6 +67,7 @@ def ray_step_rounds(env: str, num_samplers: int, rounds: int) -> float:
     dt = time.perf_counter() - t0
     for s in samplers:
         ray.kill(s)
+    shutdown_ray()
     return rounds * num_samplers / dt
 
 
@@ -99,6 +100,7 @@ def ray_fragments(env: str, num_samplers: int, fragment: int, total_steps: int, 
     dt = time.perf_counter() - t0
     for s in samplers:
         ray.kill(s)
+    shutdown_ray()
     return done / dt
 
 
