@@ -417,3 +417,28 @@ def test_a_federate_without_the_peers_socket_falls_back_to_tcp(monkeypatch: pyte
     assert fed.rti_error is None and not fed.errors, (fed.rti_error, fed.errors)
     assert all(c.unix_links == 0 for c in fed.coords.values())
     assert fed.programs["sink"].sink.trace == expected  # type: ignore[attr-defined]
+
+
+def test_a_second_connection_is_accepted_while_the_first_streams(server: LocalServer) -> None:
+    """With one connection the server reads it without asking its epoll set; a peer that
+    connects meanwhile is still accepted (a full look at least every 64 reads) and its
+    messages delivered, while the first keeps sending."""
+    first = LocalClient(server.path)
+    first.send([b"hello"])
+    assert drain(server, 1)[0][1] == [b"hello"]
+    second = LocalClient(server.path)
+    second.send([b"from the second"])
+    seen: list[bytes] = []
+    for i in range(200):  # the first one never pauses
+        first.send([b"stream %d" % i])
+        q = server.received()
+        while q:
+            seen.append(bytes(q.popleft()[1][0]))
+        if b"from the second" in seen:
+            break
+    assert b"from the second" in seen, f"not accepted after {i + 1} reads"
+    assert i < 100
+    streamed = [m for m in seen if m.startswith(b"stream")]
+    assert streamed == [b"stream %d" % k for k in range(len(streamed))]  # in order, none lost
+    first.close()
+    second.close()

@@ -127,3 +127,31 @@ def test_zeromq_sockets_and_unix_sockets_together(pair: tuple[Server, Client]) -
     poller.close()
     sender.close()
     local.close()
+
+
+def test_the_poller_drains_a_sender_that_had_to_wait_and_then_stops_watching_it() -> None:
+    """A send the socket did not take whole waits in the sender; the poller watches its
+    socket for room from the next wait on and sends the rest as room comes (no flush by
+    the caller), then stops watching it: an idle wait lasts its timeout again."""
+    local = LocalServer(max_message=1 << 30)
+    sender = LocalClient(local.path)
+    poller = Poller(local)
+    poller.add_sender(sender)
+    payload = bytes(range(256)) * (64 << 10)  # 16 MiB: more than the socket takes at once
+    sender.send([b"big", payload])
+    assert sender.pending
+    got = None
+    deadline = time.monotonic() + 20
+    while got is None:
+        assert time.monotonic() < deadline, "the waiting output never left"
+        poller.wait(100)
+        got = local.recv()
+    assert [bytes(f) for f in got[1]] == [b"big", payload]
+    assert not sender.pending
+    poller.wait(10)  # the look after the drain stops watching for room
+    t0 = time.monotonic()
+    assert poller.wait(200) == []
+    assert time.monotonic() - t0 >= 0.15  # not woken again and again by a socket with room
+    poller.close()
+    sender.close()
+    local.close()

@@ -489,8 +489,8 @@ class FederateCoordinator:
             base = FOREVER_T
         else:
             ltc = self._ltc
-            # its next event: never before the tag after its last
-            nxt = net if ltc[0] >= FOREVER or net > (ltc[0], ltc[1] + 1) else (ltc[0], ltc[1] + 1)
+            after = ltc if ltc[0] >= FOREVER else (ltc[0], ltc[1] + 1)
+            nxt = net if net > after else after  # its next event: never before the tag after its last
             bound = self._inbound.input_bound()
             base = nxt if nxt < bound else bound
         if base > self._promised_out:

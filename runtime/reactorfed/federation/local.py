@@ -318,7 +318,7 @@ class _Reader:
     def _emit(self, out: deque[tuple[bytes, Frames]], body: bytes | bytearray) -> None:
         lens = self._lens
         assert lens is not None
-        view = memoryview(body).toreadonly()  # (a view of bytes is read-only already; one of a large body's bytearray is not)
+        view = memoryview(body).toreadonly()  # a large body is a bytearray
         if len(lens) == 1:
             frames = [view]
         else:
