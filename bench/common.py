@@ -26,6 +26,33 @@ def progress(msg: str) -> None:
     print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
 
 
+def _busy_jiffies() -> tuple[int, int]:
+    """(busy, total) CPU time of the whole machine so far, from /proc/stat (clock ticks)."""
+    with open("/proc/stat") as f:
+        fields = [int(x) for x in f.readline().split()[1:]]
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)  # idle + iowait
+    total = sum(fields[:8])  # (guest time is counted in user time already)
+    return total - idle, total
+
+
+def wait_quiet(max_s: float = 30.0, busy_below: float = 0.1, window_s: float = 0.5) -> float:
+    """Wait until the machine is quiet: two windows in a row in which less than
+    ``busy_below`` of its CPU time was busy (processes just started, such as Ray's
+    daemons after ``ray.init``, settle first). Gives up after ``max_s``; returns the
+    seconds waited. Called right before a measurement's timed part."""
+    t0 = time.monotonic()
+    calm = 0
+    while calm < 2 and time.monotonic() - t0 < max_s:
+        b0, a0 = _busy_jiffies()
+        time.sleep(window_s)
+        b1, a1 = _busy_jiffies()
+        calm = calm + 1 if a1 > a0 and (b1 - b0) / (a1 - a0) < busy_below else 0
+    waited = time.monotonic() - t0
+    if calm < 2:
+        progress(f"the machine did not quiet down within {max_s:.0f} s; measuring anyway")
+    return waited
+
+
 def median_of(runs: int, fn: Callable[[], float]) -> tuple[float, list[float]]:
     """Run ``fn`` ``runs`` times; return the median and every sample."""
     samples = [fn() for _ in range(runs)]

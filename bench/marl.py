@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import numpy as np
 import torch
 
-from common import Results, base_parser, progress, summarize
+from common import Results, base_parser, progress, summarize, wait_quiet
 from marl_raw import drive, raw_marl, raw_marl_unix
 from ray_util import init_ray, shutdown_ray
 from reactorfed.rl import greedy_action, make_mpe, make_qnetwork
@@ -84,6 +84,7 @@ def ray_marl(num_agents: int, steps: int, seed: int = 0) -> dict[str, Any]:
     actor = ray.remote(num_cpus=1)(AgentWorker)
     agents = [actor.remote(obs_dim, num_actions, seed * 1000 + i) for i in range(num_agents)]
     ray.get([a.ready.remote() for a in agents])
+    wait_quiet()
     obs, _ = env.reset(seed=seed)
     seconds, total = drive(env, names, obs, steps, seed,
                            lambda o: ray.get([a.act.remote(o[name]) for a, name in zip(agents, names, strict=True)]))
@@ -103,6 +104,7 @@ def ray_marl_grouped(num_agents: int, steps: int, seed: int = 0) -> dict[str, An
     num_actions = int(env.action_space(names[0]).n)
     group = ray.remote(num_cpus=1)(AgentGroupWorker).remote(obs_dim, num_actions, num_agents, seed)
     ray.get(group.ready.remote())
+    wait_quiet()
     obs, _ = env.reset(seed=seed)
     seconds, total = drive(env, names, obs, steps, seed,
                            lambda o: ray.get(group.act_all.remote([o[name] for name in names])))

@@ -21,6 +21,9 @@ from typing import Any
 
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import wait_quiet
+
 
 def _agent(index: int, seed: int, port_in: int, port_out: int, obs_dim: int, num_actions: int) -> None:
     import torch
@@ -95,6 +98,7 @@ def raw_marl(num_agents: int, steps: int, seed: int = 0) -> dict[str, Any]:
         return actions
 
     round_trip(obs)  # the agents' processes are up once they all answered
+    wait_quiet()
     seconds, total = drive(env, names, obs, steps, seed, round_trip)
     for s in outs:
         s.send(b"stop")
@@ -138,6 +142,7 @@ def raw_marl_unix(num_agents: int, steps: int, seed: int = 0) -> dict[str, Any]:
         return [int.from_bytes(s.recv(2, socket.MSG_WAITALL), "little") for s in socks]
 
     round_trip(obs)  # the agents' processes are up once they all answered
+    wait_quiet()
     seconds, total = drive(env, names, obs, steps, seed, round_trip)
     for s in socks:
         s.close()

@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import numpy as np
 import torch
 
-from common import Results, base_parser, progress, summarize
+from common import Results, base_parser, progress, summarize, wait_quiet
 from ray_util import init_ray, shutdown_ray
 from reactorfed.rl import (
     DQNConfig,
@@ -69,6 +69,7 @@ def ray_qlearning(num_samplers: int, iterations: int, seed: int = 0) -> dict[str
     ray.get([s.ready.remote() for s in samplers])
     probe = EnvRunner(ENV)
     learner = DQNLearner(int(np.prod(probe.obs_shape)), probe.num_actions, seed=seed, device=torch.device("cpu"))
+    wait_quiet()
     t0 = time.perf_counter()
     payload = learner.payload()
     for _ in range(iterations):

@@ -24,6 +24,11 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+try:
+    from common import wait_quiet
+except ImportError:  # imported as bench.rf_runner
+    from bench.common import wait_quiet
+
 ROOT = Path(__file__).resolve().parent.parent
 CLI = [sys.executable, "-m", "reactorfed.cli"]
 MODES = ("single", "federated")
@@ -62,6 +67,7 @@ def run_program(
             cmd += ["--param", f"{k}={v}"]
         cmd += extra or []
         env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT / "examples" / "rl")}
+        wait_quiet()  # (the program times itself once every process is up)
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=timeout, env=env)
         except subprocess.TimeoutExpired as e:

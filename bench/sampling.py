@@ -30,8 +30,10 @@ import torch
 from reactorfed.rl import EnvRunner, make_runner
 
 try:
+    from common import wait_quiet
     from ray_util import init_ray, shutdown_ray
 except ImportError:  # imported as bench.sampling
+    from bench.common import wait_quiet
     from bench.ray_util import init_ray, shutdown_ray
 
 
@@ -61,6 +63,7 @@ def ray_step_rounds(env: str, num_samplers: int, rounds: int) -> float:
     samplers = [actor.remote(env, 100 + i) for i in range(num_samplers)]
     ray.get([s.ready.remote() for s in samplers])
     ray.get([s.step.remote() for s in samplers])  # warm
+    wait_quiet()
     t0 = time.perf_counter()
     for _ in range(rounds):
         ray.get([s.step.remote() for s in samplers])
@@ -79,6 +82,7 @@ def ray_fragments(env: str, num_samplers: int, fragment: int, total_steps: int, 
     samplers = [actor.remote(env, 100 + i, num_envs) for i in range(num_samplers)]
     ray.get([s.ready.remote() for s in samplers])
     n_frag = max(num_samplers, total_steps // (fragment * num_envs))
+    wait_quiet()
     t0 = time.perf_counter()
     pending: dict[Any, Any] = {}
     submitted = 0
@@ -123,6 +127,7 @@ def raw_ceiling(env: str, num_samplers: int, total_steps: int, fragment: int = 1
     barrier = ctx.Barrier(num_samplers)
     out = ctx.Queue()
     per = total_steps // num_samplers
+    wait_quiet()
     procs = [
         ctx.Process(target=_raw_worker, args=(env, 100 + i, per, fragment, barrier, out, num_envs))
         for i in range(num_samplers)
