@@ -24,7 +24,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from reactorfed import sec
+from reactorfed import Input, Output, Reactor, Timer, ms, reaction, sec
 from reactorfed.federation import protocol as P
 from reactorfed.federation.local import (
     SOCKET_NAME,
@@ -442,3 +442,57 @@ def test_a_second_connection_is_accepted_while_the_first_streams(server: LocalSe
     assert streamed == [b"stream %d" % k for k in range(len(streamed))]  # in order, none lost
     first.close()
     second.close()
+
+
+class _OddSource(Reactor):
+    """Each tag a small value whose size changes (so does the batch frame's) and a 6 KB
+    array: a DATA item whose payload frame follows the batch in the same message."""
+
+    small = Output(object)
+    big = Output(object)
+    tick = Timer(offset=0, period=ms(1))
+
+    def __init__(self) -> None:
+        self.i = 0
+
+    @reaction(triggers=[tick], effects=[small, big])
+    def emit(self, small: Any, big: Any) -> None:
+        self.i += 1
+        if self.i <= 24:
+            small.set(b"x" * self.i)
+            big.set(np.arange(750, dtype=np.float64) + self.i)
+
+
+class _AlignedSink(Reactor):
+    small = Input(object)
+    big = Input(object)
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[bool, float]] = []
+
+    @reaction(triggers=[big])
+    def record(self, big: Any) -> None:
+        a = big.get()
+        self.seen.append((bool(a.flags.aligned), float(a.sum())))
+
+
+class _OddPair(Reactor):
+    def __init__(self) -> None:
+        self.src = _OddSource()
+        self.sink = _AlignedSink()
+        self.connect(self.src.small, self.sink.small)
+        self.connect(self.src.big, self.sink.big)
+
+
+def test_arrays_after_a_batch_arrive_aligned() -> None:
+    """Over a Unix socket a payload frame sits in the message after the batch frame, at
+    whatever offset that frame's length puts it: an array there is copied when it is not
+    aligned (numpy's reductions may round differently on unaligned data), so every
+    received array is aligned and holds what was sent."""
+    fed = Federation(_OddPair)
+    fed.start_all(fast=True, timeout=ms(40))
+    fed.wait(60)
+    assert fed.rti_error is None and not fed.errors, (fed.rti_error, fed.errors)
+    assert fed.coords["sink"].unix_links == 0 and fed.coords["src"].unix_links == 1  # (over the Unix socket)
+    seen = fed.programs["sink"].sink.seen  # type: ignore[attr-defined]
+    assert seen == [(True, float((np.arange(750, dtype=np.float64) + i).sum())) for i in range(1, 25)]
