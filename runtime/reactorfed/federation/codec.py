@@ -152,14 +152,11 @@ def flat_array(meta: Any) -> tuple[np.dtype[Any], int] | None:
 
 
 def _array_from(meta: Any, buf: Any) -> np.ndarray:
-    if type(meta) is list and len(meta) == 2:
-        # The usual header: a plain dtype seen before and one dimension (an observation).
-        dtype = _DTYPES.get(meta[0]) if type(meta[0]) is str else None
-        shape = meta[1]
-        if dtype is not None and type(shape) is list and len(shape) == 1 and type(shape[0]) is int:
-            mv = memoryview(buf)
-            if shape[0] >= 0 and dtype.itemsize and shape[0] * dtype.itemsize == mv.nbytes:
-                return np.frombuffer(mv, dtype=dtype)
+    plan = flat_array(meta)  # the usual header: one dimension (an observation), a plain dtype
+    if plan is not None:
+        mv = memoryview(buf)
+        if plan[1] == mv.nbytes:
+            return np.frombuffer(mv, dtype=plan[0])
     if not (isinstance(meta, (list, tuple)) and len(meta) == 2 and isinstance(meta[0], (str, list))
             and isinstance(meta[1], (list, tuple))):
         raise CodecError("bad array header")

@@ -43,6 +43,12 @@ _AUTH_ONLY = frozenset({P.AUTH})
 _METAS_MAX = 256
 
 
+def _earliest(promise: TagT, delays: list[Delay]) -> TagT:
+    """The earliest tag a message from a peer that promised ``promise`` can carry here,
+    over the delays of its links to this federate."""
+    return add_delay(promise, delays[0]) if len(delays) == 1 else min(add_delay(promise, d) for d in delays)
+
+
 class Inbound:
     """The receiving side of one federate's data port (see the module docstring)."""
 
@@ -83,7 +89,7 @@ class Inbound:
         self._session = session
         # Before its first promise, a peer might send at the start tag.
         self._promised_in = {u: (start, 0) for u in self._promise_links}
-        self._bound_from = {u: min(add_delay((start, 0), d) for d in ds) for u, ds in self._promise_links.items()}
+        self._bound_from = {u: _earliest((start, 0), ds) for u, ds in self._promise_links.items()}
         self._bound = None
 
     def input_bound(self) -> TagT:
@@ -106,7 +112,7 @@ class Inbound:
             self._on_compact(sched, sender, f)
             return
         try:
-            msg = P.parse(frames[0], _BATCH_ONLY if sender is not None else _AUTH_ONLY)
+            msg = P.parse(f, _BATCH_ONLY if sender is not None else _AUTH_ONLY)
         except P.ProtocolError as e:
             self.rejected += 1
             log.debug("dropped a bad data message: %s", e)
@@ -181,8 +187,7 @@ class Inbound:
             self._promised_in[sender] = t
             delays = self._promise_links.get(sender)
             if delays is not None:
-                # the earliest tag of a message from this peer, over its links' delays
-                self._bound_from[sender] = min(add_delay(t, d) for d in delays) if len(delays) > 1 else add_delay(t, delays[0])
+                self._bound_from[sender] = _earliest(t, delays)
                 self._bound = None
             self.promises_in = True
 
