@@ -266,6 +266,7 @@ def print_summary(summary: RunSummary, as_json: bool) -> None:
                     "tags": summary.tags,
                     "reactions": summary.reactions,
                     "wall_s": round(summary.wall_ns / 1e9, 6),
+                    "cpu_s": round(summary.cpu_ns / 1e9, 6),
                     "reactions_per_s": round(summary.reactions_per_s, 1),
                     "last_tag_ns": summary.last_tag.time,
                     "last_microstep": summary.last_tag.microstep,
@@ -277,8 +278,8 @@ def print_summary(summary: RunSummary, as_json: bool) -> None:
         )
         return
     print(
-        f"reactorfed: {summary.tags} tags, {summary.reactions} reactions in {summary.wall_ns / 1e9:.3f} s wall "
-        f"({summary.reactions_per_s:,.0f} reactions/s); stopped at "
+        f"reactorfed: {summary.tags} tags, {summary.reactions} reactions in {summary.wall_ns / 1e9:.3f} s wall, "
+        f"{summary.cpu_ns / 1e9:.3f} s CPU ({summary.reactions_per_s:,.0f} reactions/s); stopped at "
         f"{format_duration(summary.last_tag.time)} +{summary.last_tag.microstep} microsteps "
         f"({summary.stop_reason})" + (f"; {summary.deadline_misses} deadline misses" if summary.deadline_misses else ""),
         flush=True,

@@ -54,7 +54,7 @@ def test_run_the_example_and_print_a_summary():
     out, summary = r.stdout.rsplit("reactorfed: ", 1)
     assert out == HELLO_FAST_1S
     assert re.fullmatch(
-        r"21 tags, 56 reactions in \d+\.\d{3} s wall \([\d,]+ reactions/s\); stopped at 1 s \+0 microsteps \(timeout\)\n",
+        r"21 tags, 56 reactions in \d+\.\d{3} s wall, \d+\.\d{3} s CPU \([\d,]+ reactions/s\); stopped at 1 s \+0 microsteps \(timeout\)\n",
         summary,
     ), summary
     assert re.search(r"\d\d:\d\d:\d\d\.\d{3} INFO    reactorfed\.cli: running examples/hello\.py:Main \(fast, timeout 1 s\)", r.stderr)
@@ -83,6 +83,7 @@ def test_params_and_json_summary():
         "shutdown at 300 ms: 3 averages shown, hottest 22.500 C",
     ]
     summary = json.loads(lines[5])
+    assert summary["cpu_s"] > 0  # (its value: test_the_summary_reports_the_cpu_time_of_the_run)
     assert {k: summary[k] for k in ("tags", "reactions", "last_tag_ns", "last_microstep", "stop_reason")} == {
         "tags": 7,
         "reactions": 29,

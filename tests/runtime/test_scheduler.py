@@ -338,3 +338,33 @@ def test_environment_arguments_are_checked():
         Environment(workers=0)
     with pytest.raises(ValidationError, match="nothing to run"):
         Environment().run()
+
+
+class Burner(Reactor):
+    """At startup, keeps the CPU busy for ``cpu_ns`` of this process's CPU time; at
+    shutdown, sleeps ``sleep_s`` (wall time without CPU)."""
+
+    def __init__(self, cpu_ns: int, sleep_s: float) -> None:
+        self.cpu_ns = cpu_ns
+        self.sleep_s = sleep_s
+
+    @reaction(triggers=[STARTUP])
+    def burn(self) -> None:
+        import time
+
+        end = time.process_time_ns() + self.cpu_ns
+        while time.process_time_ns() < end:
+            pass
+
+    @reaction(triggers=[SHUTDOWN])
+    def rest(self) -> None:
+        import time
+
+        time.sleep(self.sleep_s)
+
+
+def test_the_summary_reports_the_cpu_time_of_the_run():
+    # What the run cost in CPU, beside its wall time: 80 ms burnt, 200 ms asleep.
+    summary = Environment(fast=True).run(Burner(80_000_000, 0.2))
+    assert 80_000_000 <= summary.cpu_ns < summary.wall_ns - 150_000_000, summary
+    assert f"{summary.cpu_ns / 1e9:.3f} s CPU" in str(summary)
