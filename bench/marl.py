@@ -21,10 +21,18 @@ same total reward (recorded in the result line). The raw ceilings (``bench/marl_
 the same environment and one process per agent with no framework at all, over ZeroMQ
 (``raw``), and over Unix socket pairs (``raw-unix``: reactorfed's own transport between
 federates on one host, without its coordination, batching and checks).
+
+Where the time goes: for the federated per-agent layout and the raw Unix-socket ceiling,
+the CPU each process spends per step (the environment's process, and the mean agent) is
+recorded on the "vs raw over Unix sockets" row (``cpu_us_per_step``), with what a
+simple model predicts from it (``model_steps_per_s``): a step costs the environment's
+CPU in series (the agents wait for its observations, it waits for their actions) plus
+the agents' CPU spread over the cores.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -113,6 +121,17 @@ def ray_marl_grouped(num_agents: int, steps: int, seed: int = 0) -> dict[str, An
     return {"steps_per_s": steps / seconds, "total_reward": total}
 
 
+def cpu_per_step(env_s: float, agents_s: list[float], steps: int) -> dict[str, float]:
+    """CPU microseconds per environment step: the environment's process and the mean agent's."""
+    return {"env": env_s / steps * 1e6, "agent": sum(agents_s) / len(agents_s) / steps * 1e6}
+
+
+def model_rate(cpu_us: dict[str, float], agents: int, cores: int) -> float:
+    """Steps/s if a step took the environment's CPU in series plus the agents' CPU
+    spread evenly over the cores (no waiting, no switching costs)."""
+    return 1e6 / (cpu_us["env"] + agents * cpu_us["agent"] / min(agents, cores))
+
+
 def main(argv: list[str] | None = None) -> Results:
     p = base_parser(__doc__ or "")
     p.add_argument("--agents", default="4,10")
@@ -129,6 +148,7 @@ def main(argv: list[str] | None = None) -> Results:
         raw_unix_v: list[float] = []
         ours: dict[str, list[float]] = {m: [] for m in modes}
         grouped_v: list[float] = []  # reactorfed federated, groups=1
+        cpu: dict[str, list[dict[str, float]]] = {"federated": [], "raw-unix": []}  # per run: cpu_per_step
         rewards: dict[str, set[float]] = {"ray": set(), "ray-grouped": set(), "raw": set(), "raw-unix": set(),
                                           "grouped": set(), **{m: set() for m in modes}}
         for run in range(runs):
@@ -145,6 +165,7 @@ def main(argv: list[str] | None = None) -> Results:
             rewards["raw"].add(round(r["total_reward"], 6))
             r = raw_marl_unix(n, steps)
             raw_unix_v.append(r["steps_per_s"])
+            cpu["raw-unix"].append(cpu_per_step(r["cpu_s"]["env"], r["cpu_s"]["agents"], steps))
             rewards["raw-unix"].add(round(r["total_reward"], 6))
             for mode in modes:
                 try:
@@ -154,6 +175,10 @@ def main(argv: list[str] | None = None) -> Results:
                     continue
                 ours[mode].append(o["steps_per_s"])
                 rewards[mode].add(round(o["total_reward"], 6))
+                if mode == "federated" and "env" in o["cpu_s"]:
+                    agents_s = [v for k, v in o["cpu_s"].items() if k.startswith("agents[")]
+                    if len(agents_s) == n:
+                        cpu[mode].append(cpu_per_step(o["cpu_s"]["env"], agents_s, steps))
             if "federated" in modes:
                 try:
                     o = run_program(PROGRAM, {"num_agents": n, "steps": steps, "groups": 1}, "federated",
@@ -169,8 +194,16 @@ def main(argv: list[str] | None = None) -> Results:
                         "higher", len(vs), same_rewards_as_ray=rewards[mode] == rewards["ray"])
                 res.add(f"{n} agents {mode} vs raw", "steps_per_s", float(np.median(vs)), "raw", float(np.median(raw_v)),
                         "higher", len(vs))
+                where = _where_the_time_goes(n, cpu) if mode == "federated" else {}
                 res.add(f"{n} agents {mode} vs raw over Unix sockets", "steps_per_s", float(np.median(vs)), "raw-unix",
-                        float(np.median(raw_unix_v)), "higher", len(vs))
+                        float(np.median(raw_unix_v)), "higher", len(vs), **where)
+                if where:
+                    c, m = where["cpu_us_per_step"], where["model_steps_per_s"]
+                    progress(f"marl: {n} agents, CPU per step (median of runs): reactorfed environment "
+                             f"{c['reactorfed']['env']:,.0f} us, agent {c['reactorfed']['agent']:,.0f} us; raw "
+                             f"{c['raw-unix']['env']:,.0f} us, {c['raw-unix']['agent']:,.0f} us. Model (environment "
+                             f"in series + agents over {os.cpu_count()} cores): reactorfed {m['reactorfed']:,.0f} steps/s "
+                             f"(measured {np.median(vs):,.0f}), raw {m['raw-unix']:,.0f} (measured {np.median(raw_unix_v):,.0f})")
         if grouped_v:
             case = f"{n} agents federated, agents in 1 federate"
             res.add(case, "steps_per_s", float(np.median(grouped_v)), "ray", float(np.median(ray_v)),
@@ -187,6 +220,18 @@ def main(argv: list[str] | None = None) -> Results:
     res.plot("Multi-agent inference: env steps/s (ratio > 1: reactorfed ahead)")
     progress("\n" + summarize(res.rows))
     return res
+
+
+def _where_the_time_goes(n: int, cpu: dict[str, list[dict[str, float]]]) -> dict[str, Any]:
+    """The rows' extra fields: median CPU per step of each side and the model's rates."""
+    if not cpu["federated"] or not cpu["raw-unix"]:
+        return {}
+    med = {side: {k: float(np.median([c[k] for c in runs])) for k in ("env", "agent")} for side, runs in cpu.items()}
+    cores = os.cpu_count() or 1
+    return {"cpu_us_per_step": {"reactorfed" if side == "federated" else side: {k: round(v, 1) for k, v in c.items()}
+                                for side, c in med.items()},
+            "model_steps_per_s": {"reactorfed" if side == "federated" else side: round(model_rate(c, n, cores), 1)
+                                  for side, c in med.items()}}
 
 
 if __name__ == "__main__":

@@ -107,7 +107,7 @@ def raw_marl(num_agents: int, steps: int, seed: int = 0) -> dict[str, Any]:
     return {"steps_per_s": steps / seconds, "total_reward": total}
 
 
-def _unix_agent(seed: int, sock: socket.socket, obs_dim: int, num_actions: int) -> None:
+def _unix_agent(seed: int, sock: socket.socket, obs_dim: int, num_actions: int, cpu: Any = None) -> None:
     import torch
 
     from reactorfed.rl import greedy_action, make_qnetwork
@@ -117,18 +117,26 @@ def _unix_agent(seed: int, sock: socket.socket, obs_dim: int, num_actions: int) 
     q.eval()
     n = obs_dim * 4
     buf = bytearray(n)
+    c0 = None
     while sock.recv_into(buf, n, socket.MSG_WAITALL) == n:  # the driver closing its end: 0
+        if c0 is None:
+            c0 = time.process_time_ns()
         sock.sendall(int(greedy_action(q, np.frombuffer(buf, dtype=np.float32))).to_bytes(2, "little"))
+    if cpu is not None and c0 is not None:
+        cpu.put(time.process_time_ns() - c0)  # this agent's CPU from its first observation on
 
 
 def raw_marl_unix(num_agents: int, steps: int, seed: int = 0) -> dict[str, Any]:
-    """As :func:`raw_marl`, over one Unix socket pair per agent (blocking reads, no poller)."""
+    """As :func:`raw_marl`, over one Unix socket pair per agent (blocking reads, no poller).
+    Also the CPU seconds each process spent stepping: ``cpu_s`` = {"env": the driver's,
+    "agents": each agent's}."""
     env, names, obs_dim, num_actions = _mpe(num_agents)
     pairs = [socket.socketpair() for _ in names]
     spawn = mp.get_context("spawn")
+    cpu = spawn.Queue()
     procs = []
     for i, (_, theirs) in enumerate(pairs):
-        pr = spawn.Process(target=_unix_agent, args=(seed * 1000 + i, theirs, obs_dim, num_actions), daemon=True)
+        pr = spawn.Process(target=_unix_agent, args=(seed * 1000 + i, theirs, obs_dim, num_actions, cpu), daemon=True)
         pr.start()
         procs.append(pr)
     socks = [mine for mine, _ in pairs]
@@ -143,12 +151,15 @@ def raw_marl_unix(num_agents: int, steps: int, seed: int = 0) -> dict[str, Any]:
 
     round_trip(obs)  # the agents' processes are up once they all answered
     wait_quiet()
+    c0 = time.process_time_ns()
     seconds, total = drive(env, names, obs, steps, seed, round_trip)
+    env_cpu = time.process_time_ns() - c0
     for s in socks:
         s.close()
+    agents_cpu = [cpu.get(timeout=10) / 1e9 for _ in procs]
     for pr in procs:
         pr.join(10)
-    return {"steps_per_s": steps / seconds, "total_reward": total}
+    return {"steps_per_s": steps / seconds, "total_reward": total, "cpu_s": {"env": env_cpu / 1e9, "agents": agents_cpu}}
 
 
 if __name__ == "__main__":

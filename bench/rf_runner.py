@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -80,4 +81,16 @@ def run_program(
         wrong = {k: (v, data.get(k)) for k, v in (expect or {}).items() if data.get(k) != v}
         if wrong:
             raise ProgramFailed(f"{' '.join(cmd)}: result differs from the work asked (expected, got): {wrong}")
+        data["cpu_s"] = cpu_by_process(proc.stdout)
         return data
+
+
+# A run's summary line; the launcher prefixes each federate's output with [its name].
+_SUMMARY = re.compile(r"^(?:\[(?P<name>.+?)\] )?reactorfed: \d+ tags, \d+ reactions in [\d.]+ s wall, (?P<cpu>[\d.]+) s CPU",
+                      re.MULTILINE)
+
+
+def cpu_by_process(stdout: str) -> dict[str, float]:
+    """The CPU seconds each process spent in its run, from the summaries it printed:
+    {federate: seconds} (``main`` for a single-process run)."""
+    return {m["name"] or "main": float(m["cpu"]) for m in _SUMMARY.finditer(stdout)}

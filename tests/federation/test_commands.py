@@ -32,3 +32,14 @@ def test_fast_federates_run_under_sched_batch() -> None:
 def test_real_time_federates_and_the_opt_out_keep_the_default_policy() -> None:
     assert policies() == [os.SCHED_OTHER] * 2
     assert policies("--fast", "--no-sched-batch") == [os.SCHED_OTHER] * 2
+
+
+def test_each_federate_reports_the_cpu_time_of_its_run() -> None:
+    """The launcher's output says where the federation spent its CPU, federate by federate."""
+    proc = subprocess.run([sys.executable, "-m", "reactorfed", "launch", PROGRAM, "--timeout", "10ms", "--fast",
+                           "--no-progress"], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    found = dict(re.findall(r"^\[([ab])\] reactorfed: \d+ tags, \d+ reactions in [\d.]+ s wall, (\d+\.\d{3}) s CPU",
+                            proc.stdout, re.MULTILINE))
+    assert sorted(found) == ["a", "b"], proc.stdout
+    assert all(float(c) > 0 for c in found.values()), found
