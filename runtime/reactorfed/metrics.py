@@ -108,10 +108,12 @@ class MetricsServer:
 
 def serve_metrics(env: Environment, port: int, addr: str = "0.0.0.0", labels: Mapping[str, str] | None = None) -> MetricsServer:
     """Serve ``env``'s scheduler counters on ``http://addr:port/metrics`` (port 0: any
-    free port, see :attr:`MetricsServer.port`). A registry of its own: nothing global."""
-    from prometheus_client import CollectorRegistry, start_http_server
+    free port, see :attr:`MetricsServer.port`). A registry of its own: nothing global;
+    with the process's own metrics (CPU seconds, resident memory, open descriptors)."""
+    from prometheus_client import CollectorRegistry, ProcessCollector, start_http_server
 
     registry = CollectorRegistry(auto_describe=False)
+    ProcessCollector(registry=registry)
     registry.register(SchedulerCollector(lambda: env.scheduler, labels))
     server, thread = start_http_server(port, addr=addr, registry=registry)
     ms = MetricsServer(server, thread)

@@ -102,6 +102,10 @@ def test_metrics_and_status_during_a_run(tmp_path: Path) -> None:
         assert sample(sink, "reactorfed_federate_rejected_total", federate="sink") == 0
         assert sample(sink, "reactorfed_federate_peer_grants_total", federate="sink") > 0  # src's promises
         assert sample(src, "reactorfed_federate_shm_payloads_total", federate="src") == 0  # small payloads
+        for text in (src, sink, get(rti_port, "/metrics")):  # each process's own (Linux: /proc)
+            if sys.platform.startswith("linux"):
+                assert sample(text, "process_cpu_seconds_total") > 0
+                assert sample(text, "process_resident_memory_bytes") > 10 << 20
         st = json.loads(get(fed_ports["sink"], "/status"))
         assert st["federate"] == "sink" and st["tags"] >= 10 and st["reactions"] >= 10
         assert get(rti_port, "/healthz").strip() == "ok"

@@ -194,6 +194,9 @@ def _scrape(url: str) -> dict[str, float]:
             name_labels, value = line.rsplit(" ", 1)
             assert name_labels.endswith('{program="examples/hello.py:Main"}'), name_labels
             values[name_labels.split("{")[0]] = float(value)
+        elif line.startswith("process_"):  # prometheus_client's process metrics: no labels
+            name, value = line.split(" ")
+            values[name] = float(value)
     return values
 
 
@@ -220,6 +223,9 @@ def test_metrics_endpoint_and_ctrl_c_stop_cleanly():
         assert metrics["reactorfed_deadline_misses_total"] == 0
         assert 0.1 <= metrics["reactorfed_logical_time_elapsed_seconds"] < 30
         assert 0 <= metrics["reactorfed_lag_seconds"] < 5  # real time: logical never runs ahead
+        if sys.platform.startswith("linux"):  # the process's own (prometheus_client reads /proc)
+            assert metrics["process_cpu_seconds_total"] > 0
+            assert metrics["process_resident_memory_bytes"] > 10 << 20
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=30)
     finally:

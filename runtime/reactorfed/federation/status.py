@@ -19,9 +19,10 @@ class StatusServer:
     """Serves ``/metrics`` from ``collectors`` and ``/status`` from ``status()``."""
 
     def __init__(self, port: int, collectors: Iterable[Any], status: Callable[[], dict[str, Any]], host: str = "0.0.0.0") -> None:
-        from prometheus_client import CollectorRegistry, generate_latest
+        from prometheus_client import CollectorRegistry, ProcessCollector, generate_latest
 
         registry = CollectorRegistry(auto_describe=False)
+        ProcessCollector(registry=registry)  # process_cpu_seconds_total, resident memory, open fds (Linux)
         for c in collectors:
             registry.register(c)
 
