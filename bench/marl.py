@@ -148,7 +148,7 @@ def main(argv: list[str] | None = None) -> Results:
         raw_unix_v: list[float] = []
         ours: dict[str, list[float]] = {m: [] for m in modes}
         grouped_v: list[float] = []  # reactorfed federated, groups=1
-        cpu: dict[str, list[dict[str, float]]] = {"federated": [], "raw-unix": []}  # per run: cpu_per_step
+        cpu: dict[str, list[dict[str, float]]] = {"reactorfed": [], "raw-unix": []}  # per run: cpu_per_step
         rewards: dict[str, set[float]] = {"ray": set(), "ray-grouped": set(), "raw": set(), "raw-unix": set(),
                                           "grouped": set(), **{m: set() for m in modes}}
         for run in range(runs):
@@ -178,7 +178,7 @@ def main(argv: list[str] | None = None) -> Results:
                 if mode == "federated" and "env" in o["cpu_s"]:
                     agents_s = [v for k, v in o["cpu_s"].items() if k.startswith("agents[")]
                     if len(agents_s) == n:
-                        cpu[mode].append(cpu_per_step(o["cpu_s"]["env"], agents_s, steps))
+                        cpu["reactorfed"].append(cpu_per_step(o["cpu_s"]["env"], agents_s, steps))
             if "federated" in modes:
                 try:
                     o = run_program(PROGRAM, {"num_agents": n, "steps": steps, "groups": 1}, "federated",
@@ -224,14 +224,12 @@ def main(argv: list[str] | None = None) -> Results:
 
 def _where_the_time_goes(n: int, cpu: dict[str, list[dict[str, float]]]) -> dict[str, Any]:
     """The rows' extra fields: median CPU per step of each side and the model's rates."""
-    if not cpu["federated"] or not cpu["raw-unix"]:
+    if not all(cpu.values()):
         return {}
     med = {side: {k: float(np.median([c[k] for c in runs])) for k in ("env", "agent")} for side, runs in cpu.items()}
     cores = os.cpu_count() or 1
-    return {"cpu_us_per_step": {"reactorfed" if side == "federated" else side: {k: round(v, 1) for k, v in c.items()}
-                                for side, c in med.items()},
-            "model_steps_per_s": {"reactorfed" if side == "federated" else side: round(model_rate(c, n, cores), 1)
-                                  for side, c in med.items()}}
+    return {"cpu_us_per_step": {side: {k: round(v, 1) for k, v in c.items()} for side, c in med.items()},
+            "model_steps_per_s": {side: round(model_rate(c, n, cores), 1) for side, c in med.items()}}
 
 
 if __name__ == "__main__":
