@@ -277,13 +277,7 @@ def print_summary(summary: RunSummary, as_json: bool) -> None:
             flush=True,
         )
         return
-    print(
-        f"reactorfed: {summary.tags} tags, {summary.reactions} reactions in {summary.wall_ns / 1e9:.3f} s wall, "
-        f"{summary.cpu_ns / 1e9:.3f} s CPU ({summary.reactions_per_s:,.0f} reactions/s); stopped at "
-        f"{format_duration(summary.last_tag.time)} +{summary.last_tag.microstep} microsteps "
-        f"({summary.stop_reason})" + (f"; {summary.deadline_misses} deadline misses" if summary.deadline_misses else ""),
-        flush=True,
-    )
+    print(f"reactorfed: {summary}", flush=True)
 
 
 # -- reactorfed run ------------------------------------------------------------------------

@@ -40,8 +40,8 @@ class RunSummary:
     def __str__(self) -> str:
         return (
             f"{self.tags} tags, {self.reactions} reactions in {self.wall_ns / 1e9:.3f} s wall, "
-            f"{self.cpu_ns / 1e9:.3f} s CPU ({self.reactions_per_s:,.0f} reactions/s); last tag {format_duration(self.last_tag.time)} "
-            f"+{self.last_tag.microstep} microsteps ({self.stop_reason})"
+            f"{self.cpu_ns / 1e9:.3f} s CPU ({self.reactions_per_s:,.0f} reactions/s); stopped at "
+            f"{format_duration(self.last_tag.time)} +{self.last_tag.microstep} microsteps ({self.stop_reason})"
             + (f"; {self.deadline_misses} deadline misses" if self.deadline_misses else "")
         )
 
