@@ -35,7 +35,7 @@ def test_real_time_federates_and_the_opt_out_keep_the_default_policy() -> None:
 
 
 def test_each_federate_reports_the_cpu_time_of_its_run() -> None:
-    """The launcher's output says where the federation spent its CPU, federate by federate."""
+    """The launcher's output says where the federation spent its CPU, process by process."""
     proc = subprocess.run([sys.executable, "-m", "reactorfed", "launch", PROGRAM, "--timeout", "10ms", "--fast",
                            "--no-progress"], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -43,3 +43,5 @@ def test_each_federate_reports_the_cpu_time_of_its_run() -> None:
                             proc.stdout, re.MULTILINE))
     assert sorted(found) == ["a", "b"], proc.stdout
     assert all(float(c) > 0 for c in found.values()), found
+    rti = re.search(r"^\[rti\] RTI: 2 federates resigned; .* in [\d.]+ s wall, (\d+\.\d{3}) s CPU;", proc.stdout, re.MULTILINE)
+    assert rti is not None and float(rti.group(1)) > 0, proc.stdout

@@ -57,12 +57,15 @@ class RtiSummary:
     rejected: int
     wall_ns: int
     last_tag_elapsed: tuple[int, int]
+    #: CPU time this process used while serving (as a federate's run summary reports its own)
+    cpu_ns: int = 0
 
     def __str__(self) -> str:
         t, m = self.last_tag_elapsed
         return (
             f"RTI: {self.federates} federates resigned; {self.grants} grants, {self.messages} control messages, "
-            f"{self.rejected} rejected, in {self.wall_ns / 1e9:.3f} s; last tag {t} ns +{m}"
+            f"{self.rejected} rejected, in {self.wall_ns / 1e9:.3f} s wall, {self.cpu_ns / 1e9:.3f} s CPU; "
+            f"last tag {t} ns +{m}"
         )
 
 
@@ -110,7 +113,7 @@ class RtiServer:
         from .transport import Poller
 
         poller = Poller(server)
-        t0 = time.perf_counter_ns()
+        t0, c0 = time.perf_counter_ns(), time.process_time_ns()
         joined_by = self.clock.now() + self.cfg.join_timeout_ns
         next_beat = 0
         try:
@@ -147,11 +150,11 @@ class RtiServer:
                             )
         finally:
             server.close()
-        wall = time.perf_counter_ns() - t0
+        wall, cpu = time.perf_counter_ns() - t0, time.process_time_ns() - c0
         last = max(self._final.values(), default=(0, 0))
         start = self.start_time or 0
         return RtiSummary(len(self._final), self.grants, self.messages, self.rejected, wall,
-                          (last[0] - start if last[0] > start else 0, last[1]))
+                          (last[0] - start if last[0] > start else 0, last[1]), cpu)
 
     def _fail(self, reason: str) -> None:
         self.error = reason
