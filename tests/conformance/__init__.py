@@ -1,0 +1,1 @@
+"""Lingua Franca's own Python-target test programs, written again as reactorfed programs."""
