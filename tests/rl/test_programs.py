@@ -150,6 +150,9 @@ def test_dqn_example_short_run_saves_a_checkpoint(tmp_path: Path, capsys: pytest
     assert result["eval_episodes"] == 3 and result["eval_return"] > 0
     err = capsys.readouterr().err
     assert "iter     2/4" in err and "iter     4/4" in err and "done:" in err
+    # 4 short iterations cannot reach the target: the verdict says so, with what was spent
+    assert "result: not solved: the greedy policy averages" in err and "of CartPole-v1 (target 195)" in err
+    assert "512 env steps, 4 iterations" in err
     restored = DQNLearner.load(ckpt, device=torch.device("cpu"))
     assert restored.env_steps == result["env_steps"]
     from reactorfed.rl.learner import weights_digest

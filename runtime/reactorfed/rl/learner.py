@@ -202,6 +202,18 @@ class DQNLearnerReactor(Reactor):
             flush=True,
         )
 
+    def _verdict(self) -> str:
+        """One line for a person: did training reach its target, and at what cost."""
+        r = self.result
+        spent = f"{r['env_steps']:,} env steps, {r['iterations']} iterations, {r['seconds']:.1f} s of training"
+        if "eval_return" not in r:
+            return f"result: mean return of the last 100 training episodes {r['mean_return_100']:.1f} after {spent}"
+        target = self.target_return
+        verdict = "solved" if target is not None and r["eval_return"] >= target else "not solved"
+        goal = f" (target {target:g})" if target is not None else ""
+        return (f"result: {verdict}: the greedy policy averages {r['eval_return']:.1f} over "
+                f"{r['eval_episodes']} episodes of {self.eval_env}{goal} after {spent}")
+
     @reaction(triggers=[SHUTDOWN])
     def finish(self) -> None:
         if self.checkpoint:
@@ -225,5 +237,6 @@ class DQNLearnerReactor(Reactor):
             self.result["eval_episodes"] = self.eval_episodes
         if self.progress:
             self._show()
+            print(self._verdict(), file=sys.stderr, flush=True)
             print(f"done: {json.dumps(self.result)}", file=sys.stderr, flush=True)
         write_result(self.result_path, self.result)
