@@ -63,10 +63,13 @@ def test_min_delay_adds_to_the_extra_delay():
     assert log == [(Tag(ms(2), 0), 1), (Tag(ms(7), 0), 2)]
 
 
-def test_two_schedules_for_one_tag_keep_the_last_value():
+def test_two_schedules_for_one_tag_pile_up_in_superdense_time():
+    """No min_spacing declared: the second event for an occupied tag goes to the next
+    microstep; both are delivered, in the order scheduled (reactor-c's lf_schedule_trigger).
+    This test used to pin the defect: the second value overwrote the first."""
     log = []
     run(Scheduler([(ms(1), 1), (ms(1), 2)], log))
-    assert log == [(Tag(ms(1), 0), 2)]
+    assert log == [(Tag(ms(1), 0), 1), (Tag(ms(1), 1), 2)]
 
 
 def test_an_action_can_reschedule_itself_every_microstep():

@@ -85,12 +85,14 @@ class FederateConfig:
 
 
 class _Out:
-    __slots__ = ("delay", "link", "slot")
+    __slots__ = ("delay", "last", "link", "slot")
 
     def __init__(self, link: Link, slot: Slot) -> None:
         self.link = link
         self.slot = slot
         self.delay = link_delay(link.delay)
+        #: the tag of the last message sent on the link (see _send_outputs)
+        self.last: TagT = (NEVER, 0)
 
 
 class FederateCoordinator:
@@ -444,7 +446,19 @@ class FederateCoordinator:
     def _send_outputs(self, tag: TagT, _set: list[Slot]) -> None:
         for out in self._outs:
             if out.slot.present:
-                self._send_data(out, add_delay(tag, out.delay), out.slot.value)
+                sent = add_delay(tag, out.delay)
+                last = out.last
+                if sent <= last:
+                    # A burst on an "after d" link (sent at (t, 0), (t, 1), ... all for
+                    # (t + d, 0)): piled up in superdense time here, at the sender, as one
+                    # process piles it up at the destination (Scheduler._post). The sender
+                    # knows its own earlier sends on the link, so the exact tag goes on the
+                    # wire, and the grants, promises and message counts computed from it
+                    # stay exact. Tags on a link only grow, so the next free microstep is
+                    # the one after the last.
+                    sent = (last[0], last[1] + 1)
+                out.last = sent
+                self._send_data(out, sent, out.slot.value)
 
     def _send_data(self, out: _Out, tag: TagT, value: Any) -> None:
         try:

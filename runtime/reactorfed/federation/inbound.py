@@ -218,7 +218,7 @@ class Inbound:
             if tag > sched.current_tag:
                 # In a zero-delay cycle every member processes every tag one of them does,
                 # if only to announce its own outputs absent at it.
-                sched.post_remote(tag, self._tick, None)
+                sched.post_remote(tag, self._tick, None)  # False when already there: fine
             return
         if kind == P.SHM_DATA:
             r = self._shm_in.get(sender)
@@ -254,7 +254,13 @@ class Inbound:
         cur = sched.current_tag
         slot = self._in[lk.id]
         if tag > cur:
-            sched.post_remote(tag, slot, value)
+            if not sched.post_remote(tag, slot, value):
+                # Senders pile a burst up themselves (one tag per message on a link), so
+                # this is a broken peer: say so rather than lose a value.
+                raise FederationError(
+                    f"two messages for {lk.dst_port} at {tag} from {self._names[sender]}: a link "
+                    "carries one message per tag; refusing to drop either"
+                )
         elif tag == cur and self.mid_tag:
             sched.fire_now(slot, value)
         else:
