@@ -1,9 +1,10 @@
 """The ``reactorfed`` command line.
 
 Subcommands register themselves in :data:`COMMANDS` (a function that adds its parser
-to the subparsers); options shared between subcommands come from the ``add_*_args``
-helpers, and :func:`environment_from_args`, :func:`setup_logging`,
-:func:`stop_on_interrupt` and :func:`metrics_from_args` turn them into objects.
+to the subparsers); the flags they share are defined once, in :mod:`reactorfed.options`.
+The federation's commands (``rti``, ``federate``, ``launch``) live in
+:mod:`reactorfed.federation.commands`, which imports its heavy modules only when one
+of them runs: ``reactorfed run --help`` loads no network stack.
 
 Exit codes: 0 the program ran to its end (timeout, starvation or a stop request,
 including Ctrl-C); 1 a reaction failed or the runtime refused the program; 2 a usage
@@ -13,39 +14,28 @@ error (bad option, program spec or parameter); 130 interrupted hard (Ctrl-C twic
 from __future__ import annotations
 
 import argparse
-import contextlib
-import json
 import logging
-import signal
 import sys
-import threading
 import traceback
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 from . import __version__
-from .duration import format_duration, parse_duration
-from .environment import Environment, RunSummary
+from .duration import format_duration
 from .errors import ReactorError
-from .metrics import MetricsServer, serve_metrics
+from .options import (
+    add_execution_args,
+    add_logging_args,
+    add_metrics_args,
+    environment_from_args,
+    metrics_from_args,
+    print_summary,
+    setup_logging,
+    stop_on_interrupt,
+)
 from .program import ProgramError, add_program_args, load_program, parse_params
 
-__all__ = [
-    "COMMANDS",
-    "EXIT_FAILED",
-    "EXIT_INTERRUPTED",
-    "EXIT_OK",
-    "EXIT_USAGE",
-    "add_execution_args",
-    "add_logging_args",
-    "add_metrics_args",
-    "build_parser",
-    "environment_from_args",
-    "main",
-    "metrics_from_args",
-    "setup_logging",
-    "stop_on_interrupt",
-]
+__all__ = ["COMMANDS", "EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE", "build_parser", "main"]
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -54,13 +44,7 @@ EXIT_INTERRUPTED = 130
 
 log = logging.getLogger("reactorfed.cli")
 
-LOG_FORMAT = "%(asctime)s.%(msecs)03d %(levelname)-7s %(name)s: %(message)s"
-LOG_DATEFMT = "%H:%M:%S"
-LOG_LEVELS = ("debug", "info", "warning", "error")
-
 _Formatter = argparse.RawDescriptionHelpFormatter
-#: a parser or one of its argument groups
-_Container = argparse.ArgumentParser | argparse._ArgumentGroup
 
 MAIN_DESCRIPTION = """\
 reactorfed runs reactor programs (the reactor model of Lingua Franca:
@@ -109,175 +93,6 @@ exit codes: 0 ran to its end (timeout, starvation, stop request, Ctrl-C);
             1 a reaction failed or the program was refused (e.g. a causality loop);
             2 usage error (bad option, program or parameter); 130 aborted.
 """
-
-
-# -- shared options --------------------------------------------------------------------
-def _duration(text: str) -> int:
-    try:
-        return parse_duration(text)
-    except ValueError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
-
-
-def _positive_int(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"expected a number >= 1, got {v}")
-    return v
-
-
-def _port(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a port number, got {text!r}") from None
-    if not 0 <= v <= 65535:
-        raise argparse.ArgumentTypeError(f"expected a port number 0-65535 (0: any free port), got {v}")
-    return v
-
-
-def add_logging_args(parser: _Container) -> None:
-    parser.add_argument(
-        "--log-level",
-        choices=LOG_LEVELS,
-        default="info",
-        type=str.lower,
-        help="how much the runtime logs to stderr (default: info)",
-    )
-
-
-def add_metrics_args(parser: argparse.ArgumentParser) -> None:
-    g = parser.add_argument_group("metrics")
-    g.add_argument(
-        "--metrics-port",
-        type=_port,
-        default=None,
-        metavar="PORT",
-        help="serve Prometheus metrics on http://ADDR:PORT/metrics (0: any free port; the "
-        "address is logged). Counters are read at scrape time: no cost while running",
-    )
-    g.add_argument(
-        "--metrics-addr", default="0.0.0.0", metavar="ADDR", help="address for --metrics-port (default: 0.0.0.0)"
-    )
-
-
-def add_execution_args(parser: argparse.ArgumentParser) -> None:
-    g = parser.add_argument_group("execution")
-    g.add_argument(
-        "--fast",
-        action="store_true",
-        help="do not wait for physical time: logical time runs as fast as the program can go",
-    )
-    g.add_argument(
-        "--timeout",
-        type=_duration,
-        default=None,
-        metavar="DURATION",
-        help="stop at start + DURATION of logical time, e.g. 5s, 100ms, 2min (default: run "
-        "until nothing is left to do, a reaction requests stop, or Ctrl-C)",
-    )
-    g.add_argument(
-        "--workers",
-        type=_positive_int,
-        default=1,
-        metavar="N",
-        help="threads running the reactions of one level in parallel; results are the same "
-        "as with 1 (default: 1)",
-    )
-    g.add_argument(
-        "--keepalive",
-        action="store_true",
-        default=None,
-        help="keep running with no events pending, waiting for physical actions (default: "
-        "on when the program has physical actions)",
-    )
-    g.add_argument(
-        "--check-types", action="store_true", help="check every value written to a port against the port's type"
-    )
-
-
-def environment_from_args(args: argparse.Namespace) -> Environment:
-    return Environment(
-        fast=args.fast,
-        timeout=args.timeout,
-        keepalive=args.keepalive,
-        workers=args.workers,
-        check_types=args.check_types,
-    )
-
-
-def setup_logging(level: str) -> None:
-    """Readable logs on stderr: ``12:03:04.123 INFO    reactorfed.cli: message``."""
-    root = logging.getLogger()
-    for h in list(root.handlers):
-        if getattr(h, "_reactorfed", False):  # ours from an earlier call; leave others be
-            root.removeHandler(h)
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter(LOG_FORMAT, LOG_DATEFMT))
-    handler._reactorfed = True  # type: ignore[attr-defined]
-    root.addHandler(handler)
-    root.setLevel(level.upper())
-
-
-@contextlib.contextmanager
-def stop_on_interrupt(request_stop: Callable[[], None]) -> Iterator[None]:
-    """While inside: the first Ctrl-C (SIGINT) or SIGTERM calls ``request_stop`` (from a
-    helper thread, so the scheduler sees a request from outside and wakes up, whatever
-    it was waiting for); a second Ctrl-C raises KeyboardInterrupt."""
-    if threading.current_thread() is not threading.main_thread():
-        yield  # signal handlers can only be installed from the main thread
-        return
-    requested = threading.Event()
-
-    def handler(signum: int, frame: Any) -> None:
-        if requested.is_set():
-            if signum == signal.SIGINT:
-                raise KeyboardInterrupt
-            return
-        requested.set()
-        log.warning("%s: stopping at the next tag (Ctrl-C again to abort)", signal.Signals(signum).name)
-        threading.Thread(target=request_stop, name="reactorfed-stop", daemon=True).start()
-
-    previous = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        yield
-    finally:
-        for s, h in previous.items():
-            signal.signal(s, h)
-
-
-def metrics_from_args(args: argparse.Namespace, env: Environment, labels: dict[str, str]) -> MetricsServer | None:
-    if args.metrics_port is None:
-        return None
-    try:
-        return serve_metrics(env, args.metrics_port, args.metrics_addr, labels)
-    except OSError as e:
-        raise ProgramError(f"--metrics-port {args.metrics_port}: cannot listen on {args.metrics_addr}: {e}") from None
-
-
-def print_summary(summary: RunSummary, as_json: bool) -> None:
-    if as_json:
-        print(
-            json.dumps(
-                {
-                    "tags": summary.tags,
-                    "reactions": summary.reactions,
-                    "wall_s": round(summary.wall_ns / 1e9, 6),
-                    "cpu_s": round(summary.cpu_ns / 1e9, 6),
-                    "reactions_per_s": round(summary.reactions_per_s, 1),
-                    "last_tag_ns": summary.last_tag.time,
-                    "last_microstep": summary.last_tag.microstep,
-                    "stop_reason": summary.stop_reason,
-                    "deadline_misses": summary.deadline_misses,
-                }
-            ),
-            flush=True,
-        )
-        return
-    print(f"reactorfed: {summary}", flush=True)
 
 
 # -- reactorfed run ------------------------------------------------------------------------

@@ -15,8 +15,6 @@ scrapes, so the hot path pays nothing::
 
 from __future__ import annotations
 
-import logging
-import threading
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -25,10 +23,9 @@ from .tag import NEVER
 if TYPE_CHECKING:
     from .environment import Environment
     from .scheduler import Scheduler
+    from .status import StatusServer
 
-__all__ = ["MetricsServer", "SchedulerCollector", "serve_metrics"]
-
-log = logging.getLogger("reactorfed.metrics")
+__all__ = ["SchedulerCollector", "serve_metrics"]
 
 
 class SchedulerCollector:
@@ -85,37 +82,18 @@ class SchedulerCollector:
         )
 
 
-class MetricsServer:
-    """The HTTP endpoint serving ``/metrics``; :meth:`close` stops it."""
-
-    def __init__(self, server: Any, thread: threading.Thread) -> None:
-        self._server = server
-        self._thread = thread
-
-    @property
-    def port(self) -> int:
-        return int(self._server.server_port)
-
-    @property
-    def address(self) -> str:
-        return str(self._server.server_address[0])
-
-    def close(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=5)
-
-
-def serve_metrics(env: Environment, port: int, addr: str = "0.0.0.0", labels: Mapping[str, str] | None = None) -> MetricsServer:
+def serve_metrics(env: Environment, port: int, addr: str = "0.0.0.0", labels: Mapping[str, str] | None = None) -> StatusServer:
     """Serve ``env``'s scheduler counters on ``http://addr:port/metrics`` (port 0: any
-    free port, see :attr:`MetricsServer.port`). A registry of its own: nothing global;
-    with the process's own metrics (CPU seconds, resident memory, open descriptors)."""
-    from prometheus_client import CollectorRegistry, ProcessCollector, start_http_server
+    free port, see :attr:`StatusServer.port`), with the process's own metrics (CPU
+    seconds, resident memory, open descriptors) and a JSON ``/status``."""
+    from .status import StatusServer
 
-    registry = CollectorRegistry(auto_describe=False)
-    ProcessCollector(registry=registry)
-    registry.register(SchedulerCollector(lambda: env.scheduler, labels))
-    server, thread = start_http_server(port, addr=addr, registry=registry)
-    ms = MetricsServer(server, thread)
-    log.info("metrics on http://%s:%d/metrics", ms.address, ms.port)
-    return ms
+    def status() -> dict[str, Any]:
+        sched = env.scheduler
+        out: dict[str, Any] = dict(labels or {})
+        if sched is not None:
+            out.update(tag=list(sched.current_tag), start_time=sched.start_time, tags=sched.tags_processed,
+                       reactions=sched.reactions_executed)
+        return out
+
+    return StatusServer(port, [SchedulerCollector(lambda: env.scheduler, labels)], status, host=addr)

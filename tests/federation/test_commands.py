@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import argparse
 import os
 import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -45,3 +47,46 @@ def test_each_federate_reports_the_cpu_time_of_its_run() -> None:
     assert all(float(c) > 0 for c in found.values()), found
     rti = re.search(r"^\[rti\] RTI: 2 federates resigned; .* in [\d.]+ s wall, (\d+\.\d{3}) s CPU;", proc.stdout, re.MULTILINE)
     assert rti is not None and float(rti.group(1)) > 0, proc.stdout
+
+
+def _subparser(name: str) -> Any:
+    from reactorfed.cli import build_parser
+
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    return sub.choices[name]
+
+
+def test_launch_forwards_every_execution_and_federation_flag_it_was_given() -> None:
+    """One place rebuilds launch's flags for its children: each one a federate takes,
+    given to launch, reaches the federate with the same value; defaults are not repeated."""
+    from reactorfed.options import forwarded
+
+    launch = _subparser("launch")
+    given = ["prog.py:Main", "--fast", "--timeout", "1500ms", "--workers", "3", "--keepalive", "--check-types",
+             "--heartbeat-timeout", "7s", "--no-peer-grants", "--no-shm", "--no-sched-batch", "--no-unix-sockets",
+             "--log-level", "debug"]
+    args = launch.parse_args(given)
+    out = forwarded(launch, args)
+    federate = _subparser("federate")
+    child = federate.parse_args(["prog.py:Main", "--federate", "a", "--rti", "h:1", *out])
+    for dest in ("fast", "timeout", "workers", "keepalive", "check_types", "heartbeat_timeout", "no_peer_grants",
+                 "no_shm", "no_sched_batch", "no_unix_sockets", "log_level"):
+        assert getattr(child, dest) == getattr(args, dest), dest
+    assert child.timeout == 1_500_000_000 and child.heartbeat_timeout == 7_000_000_000
+    assert forwarded(launch, launch.parse_args(["prog.py:Main"])) == []
+
+
+def test_metrics_port_is_one_flag_with_one_validation() -> None:
+    for command in ("run", "rti", "federate"):
+        p = _subparser(command)
+        action = next(a for a in p._actions if "--metrics-port" in a.option_strings)
+        assert action.type("0") == 0
+        with pytest.raises(argparse.ArgumentTypeError, match="0-65535"):
+            action.type("70000")
+        assert any("--metrics-addr" in a.option_strings for a in p._actions), command
+
+
+def test_heartbeat_timeout_below_the_floor_is_a_usage_error() -> None:
+    r = subprocess.run([sys.executable, "-m", "reactorfed", "federate", PROGRAM, "--federate", "a", "--rti", "h:1",
+                        "--heartbeat-timeout", "50ms"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "--heartbeat-timeout: must be at least 200ms" in r.stderr

@@ -10,6 +10,18 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ..options import (
+    add_execution_args,
+    add_logging_args,
+    add_metrics_args,
+    duration,
+    forwarded,
+    port,
+    print_summary,
+    stop_on_interrupt,
+)
+from ..program import ProgramError, add_program_args, load_program, parse_params
+
 __all__ = ["add_federate", "add_launch", "add_rti"]
 
 log = logging.getLogger("reactorfed.cli")
@@ -49,10 +61,14 @@ examples:
 """
 
 
-def _common(p: argparse.ArgumentParser, *, launch: bool = False) -> None:
-    from ..cli import add_execution_args, add_logging_args
-    from ..program import add_program_args
+def _heartbeat_timeout(text: str) -> int:
+    v = duration(text)
+    if v < 200_000_000:
+        raise argparse.ArgumentTypeError("must be at least 200ms")
+    return v
 
+
+def _common(p: argparse.ArgumentParser, *, launch: bool = False) -> None:
     add_program_args(p)
     add_execution_args(p)
     g = p.add_argument_group("federation")
@@ -62,8 +78,8 @@ def _common(p: argparse.ArgumentParser, *, launch: bool = False) -> None:
                        "$REACTORFED_FEDERATION_ID or 'reactorfed')")
         g.add_argument("--secret-file", type=Path, default=None,
                        help="file holding the shared secret (default: $REACTORFED_SECRET)")
-    g.add_argument("--heartbeat-timeout", default="3s", metavar="DURATION",
-                   help="declare a silent process dead after this long (default: 3s)")
+    g.add_argument("--heartbeat-timeout", type=_heartbeat_timeout, default=3_000_000_000, metavar="DURATION",
+                   help="declare a silent process dead after this long, at least 200ms (default: 3s)")
     g.add_argument("--no-peer-grants", action="store_true",
                    help="federates wait for the RTI's grants only, instead of also computing them from the "
                    "reports their upstream peers relay (slower; for comparison; no effect on the RTI)")
@@ -78,12 +94,10 @@ def _common(p: argparse.ArgumentParser, *, launch: bool = False) -> None:
     g.add_argument("--no-unix-sockets", action="store_true",
                    help="send data to peers on this host over TCP too (by default a federate reaches a peer "
                    "on its host through the peer's Unix socket: no ZeroMQ I/O thread, faster closed loops)")
-    add_logging_args(p)
+    add_logging_args(p.add_argument_group("output"))
 
 
 def _secret(args: argparse.Namespace) -> bytes:
-    from ..program import ProgramError
-
     if args.secret_file is not None:
         try:
             data = args.secret_file.read_bytes().strip()
@@ -96,53 +110,33 @@ def _secret(args: argparse.Namespace) -> bytes:
     return data
 
 
-def _liveness(args: argparse.Namespace) -> int:
-    from ..duration import parse_duration
-    from ..program import ProgramError
-
-    try:
-        v = parse_duration(args.heartbeat_timeout)
-    except ValueError as e:
-        raise ProgramError(f"--heartbeat-timeout: {e}") from None
-    if v < 200_000_000:
-        raise ProgramError("--heartbeat-timeout must be at least 200ms")
-    return v
-
-
 def add_rti(sub: Any) -> None:
     p = sub.add_parser("rti", help="serve as the RTI of a federated program", description=RTI_DESCRIPTION,
                        epilog=EXAMPLES, formatter_class=_RAW)
     _common(p)
     g = p.add_argument_group("network")
     g.add_argument("--host", default="0.0.0.0", help="address to listen on (default: 0.0.0.0)")
-    g.add_argument("--port", type=int, default=15045, help="port to listen on; 0 picks a free one (default: 15045)")
-    g.add_argument("--metrics-port", type=int, default=None, metavar="PORT",
-                   help="serve Prometheus /metrics and JSON /status on this port (0: any free port)")
+    g.add_argument("--port", type=port, default=15045, help="port to listen on; 0 picks a free one (default: 15045)")
     g.add_argument("--ready-file", type=Path, default=None, help=argparse.SUPPRESS)
+    add_metrics_args(p)
     p.set_defaults(func=cmd_rti)
 
 
 def cmd_rti(args: argparse.Namespace) -> int:
-    from ..clock import SystemClock
-    from ..program import load_program, parse_params
-    from .rti_server import RtiConfig, RtiServer
-    from .runner import layout_of
-    from .status import StatusServer
+    from .rti_server import RtiConfig
+    from .runner import run_rti
 
     main = load_program(args.program, parse_params(args.params))
-    cfg = RtiConfig(args.federation_id, _secret(args), host=args.host, port=args.port, liveness_ns=_liveness(args))
-    server = RtiServer(layout_of(main), cfg, SystemClock())
-    endpoint = server.bind()
-    status = StatusServer(args.metrics_port, [server], server.status) if args.metrics_port is not None else None
-    if args.ready_file is not None:
-        tmp = args.ready_file.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"endpoint": endpoint, "status_port": status.port if status else None}))
-        tmp.rename(args.ready_file)
-    try:
-        summary = server.run()
-    finally:
-        if status is not None:
-            status.close()
+    cfg = RtiConfig(args.federation_id, _secret(args), host=args.host, port=args.port,
+                    liveness_ns=args.heartbeat_timeout)
+
+    def ready(endpoint: str, status_port: int | None) -> None:
+        if args.ready_file is not None:  # for `launch`: where to find the RTI
+            tmp = args.ready_file.with_suffix(".tmp")
+            tmp.write_text(json.dumps({"endpoint": endpoint, "status_port": status_port}))
+            tmp.rename(args.ready_file)
+
+    summary = run_rti(main, cfg, metrics_port=args.metrics_port, metrics_addr=args.metrics_addr, on_bound=ready)
     print(summary, flush=True)
     return 0
 
@@ -157,16 +151,14 @@ def add_federate(sub: Any) -> None:
     g.add_argument("--bind-host", default=None, help="address for this federate's data port (default: 127.0.0.1, or 0.0.0.0 with --advertise-host)")
     g.add_argument("--advertise-host", default=os.environ.get("REACTORFED_ADVERTISE_HOST"),
                    help="address peers use to reach this federate (in Kubernetes: the pod IP; default: $REACTORFED_ADVERTISE_HOST or the bind address)")
-    g.add_argument("--metrics-port", type=int, default=None, metavar="PORT", help="serve Prometheus /metrics and /status on this port")
     g.add_argument("--checkpoint-dir", type=Path, default=None, help="directory where reactors may keep checkpoints ($REACTORFED_CHECKPOINT_DIR)")
     g.add_argument("--trusted-pickle", action="store_true",
                    help="accept pickled payloads from peers (runs code from the network: only in a trusted federation)")
+    add_metrics_args(p)
     p.set_defaults(func=cmd_federate)
 
 
 def cmd_federate(args: argparse.Namespace) -> int:
-    from ..cli import print_summary, stop_on_interrupt
-    from ..program import load_program, parse_params
     from .federate import FederateConfig
     from .runner import run_federate
     from .transport import shutdown
@@ -179,7 +171,7 @@ def cmd_federate(args: argparse.Namespace) -> int:
     rti = args.rti if args.rti.startswith("tcp://") else f"tcp://{args.rti}"
     bind = args.bind_host or ("0.0.0.0" if args.advertise_host else "127.0.0.1")
     cfg = FederateConfig(args.federation_id, _secret(args), rti, bind_host=bind, advertise_host=args.advertise_host,
-                         liveness_ns=_liveness(args), trusted_pickle=args.trusted_pickle,
+                         liveness_ns=args.heartbeat_timeout, trusted_pickle=args.trusted_pickle,
                          peer_grants=not args.no_peer_grants, unix_sockets=not args.no_unix_sockets)
     if args.no_shm:
         cfg.shm_bytes = 0
@@ -193,7 +185,7 @@ def cmd_federate(args: argparse.Namespace) -> int:
     try:
         with stop_on_interrupt(request_stop):
             summary = run_federate(main, args.federate, cfg, fast=args.fast, timeout=args.timeout, workers=args.workers,
-                                   metrics_port=args.metrics_port, on_scheduler=lambda s: holder.__setitem__("sched", s))
+                                   metrics_port=args.metrics_port, metrics_addr=args.metrics_addr, on_scheduler=lambda s: holder.__setitem__("sched", s))
     finally:
         # Before the process exits: let the last payloads and the resignation leave.
         shutdown(cfg.liveness_ns / 1e9 + 1)
@@ -223,32 +215,16 @@ def add_launch(sub: Any) -> None:
                        description=LAUNCH_DESCRIPTION, epilog=EXAMPLES, formatter_class=_RAW)
     _common(p, launch=True)
     p.add_argument("--no-progress", action="store_true", help="no progress line")
-    p.set_defaults(func=cmd_launch)
+    p.set_defaults(func=cmd_launch, parser=p)
 
 
 def cmd_launch(args: argparse.Namespace) -> int:
-    from ..program import load_program, parse_params
     from .launch import launch
     from .runner import layout_of
 
     layout = layout_of(load_program(args.program, parse_params(args.params)))
-    run_args: list[str] = ["--heartbeat-timeout", args.heartbeat_timeout, "--log-level", args.log_level]
-    if args.fast:
-        run_args.append("--fast")
-    if args.timeout is not None:
-        run_args += ["--timeout", f"{args.timeout}ns"]
-    if args.workers != 1:
-        run_args += ["--workers", str(args.workers)]
-    if args.no_peer_grants:
-        run_args.append("--no-peer-grants")
-    if args.no_shm:
-        run_args.append("--no-shm")
-    if args.no_unix_sockets:
-        run_args.append("--no-unix-sockets")
-    if args.no_sched_batch:
-        run_args.append("--no-sched-batch")
     log.info("launching %s: RTI + %d federates (%s)", args.program, len(layout.names), ", ".join(layout.names))
-    result = launch(args.program, layout.names, params=args.params, run_args=run_args,
+    result = launch(args.program, layout.names, params=args.params, run_args=forwarded(args.parser, args),
                     progress=False if args.no_progress else None, timeout_ns=args.timeout)
     if result.code == 0:
         log.info("federation finished in %.2f s", result.wall_s)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from ..clock import Clock, SystemClock
@@ -10,10 +11,10 @@ from ..environment import Environment, RunSummary
 from ..graph import assemble
 from ..metrics import SchedulerCollector
 from ..reactor import Reactor
+from ..status import StatusServer
 from .federate import FederateConfig, FederateCoordinator
 from .layout import Layout
 from .rti_server import RtiConfig, RtiServer, RtiSummary
-from .status import StatusServer
 
 __all__ = ["layout_of", "run_federate", "run_rti"]
 
@@ -30,16 +31,17 @@ def layout_of(main: Reactor) -> Layout:
 
 
 def run_rti(main: Reactor, cfg: RtiConfig, clock: Clock | None = None, metrics_port: int | None = None,
-            on_bound: Any = None) -> RtiSummary:
+            on_bound: Callable[[str, int | None], None] | None = None, metrics_addr: str = "0.0.0.0") -> RtiSummary:
     """Serve as the RTI of ``main``'s federation until every federate resigned.
-    ``on_bound(endpoint)`` is called once the port is bound (for tests and launchers)."""
+    ``on_bound(endpoint, status_port)`` is called once the RTI's port (and the metrics
+    port, if any) is bound: for tests and launchers."""
     layout = layout_of(main)
     server = RtiServer(layout, cfg, clock or SystemClock())
     endpoint = server.bind()
-    if on_bound is not None:
-        on_bound(endpoint)
-    status = StatusServer(metrics_port, [server], server.status) if metrics_port is not None else None
+    status = StatusServer(metrics_port, [server], server.status, host=metrics_addr) if metrics_port is not None else None
     try:
+        if on_bound is not None:
+            on_bound(endpoint, status.port if status else None)
         summary = server.run()
     finally:
         if status is not None:
@@ -58,6 +60,7 @@ def run_federate(
     workers: int = 1,
     clock: Clock | None = None,
     metrics_port: int | None = None,
+    metrics_addr: str = "0.0.0.0",
     on_scheduler: Any = None,
 ) -> RunSummary:
     """Run ``federate`` (one of ``main``'s children) as part of its federation."""
@@ -77,6 +80,7 @@ def run_federate(
             [SchedulerCollector(lambda: env.scheduler, {"federate": federate}), _FederateCollector(coord)],
             lambda: {"federate": federate, "tag": list(sched.current_tag), "start_time": sched.start_time,
                      "tags": sched.tags_processed, "reactions": sched.reactions_executed},
+            host=metrics_addr,
         )
     error: BaseException | None = None
     try:

@@ -60,7 +60,7 @@ def run_threads(
     bound = threading.Event()
     endpoint: list[str] = []
 
-    def on_bound(e: str) -> None:
+    def on_bound(e: str, status_port: int | None) -> None:
         endpoint.append(e)
         bound.set()
 

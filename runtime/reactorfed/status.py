@@ -1,5 +1,6 @@
-"""HTTP endpoint of long-running federation processes: Prometheus ``/metrics`` and a
-JSON ``/status`` (what the Kubernetes operator polls)."""
+"""The one HTTP endpoint of a long-running reactorfed process (``reactorfed run``, a
+federate, the RTI): Prometheus ``/metrics``, a JSON ``/status`` (what the Kubernetes
+operator polls) and ``/healthz``."""
 
 from __future__ import annotations
 
@@ -56,11 +57,15 @@ class StatusServer:
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever, name="reactorfed-status", daemon=True)
         self._thread.start()
-        log.info("metrics on http://%s:%d/metrics, status on /status", host, self.port)
+        log.info("metrics on http://%s:%d/metrics, status on /status", self.address, self.port)
 
     @property
     def port(self) -> int:
         return int(self._httpd.server_address[1])
+
+    @property
+    def address(self) -> str:
+        return str(self._httpd.server_address[0])
 
     def close(self) -> None:
         self._httpd.shutdown()

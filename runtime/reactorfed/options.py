@@ -1,0 +1,256 @@
+"""Command-line options shared by ``reactorfed``'s commands: each flag is defined once
+here, with its validation, and turned into objects by the helpers below.
+
+A flag a launcher must pass on to the processes it starts (``reactorfed launch`` to its
+RTI and federates) is *forwarded*: :func:`forwarded` rebuilds it from the parsed value,
+so adding a flag to a forwarded group is all it takes to have ``launch`` pass it on.
+
+This module imports nothing heavy: ``reactorfed COMMAND --help`` stays quick.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import logging
+import signal
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
+
+from .duration import parse_duration
+
+if TYPE_CHECKING:
+    from .environment import Environment, RunSummary
+    from .status import StatusServer
+
+__all__ = [
+    "FORWARDED_GROUPS",
+    "add_execution_args",
+    "add_logging_args",
+    "add_metrics_args",
+    "duration",
+    "environment_from_args",
+    "forwarded",
+    "metrics_from_args",
+    "port",
+    "positive_int",
+    "print_summary",
+    "setup_logging",
+    "stop_on_interrupt",
+]
+
+log = logging.getLogger("reactorfed.cli")
+
+LOG_FORMAT = "%(asctime)s.%(msecs)03d %(levelname)-7s %(name)s: %(message)s"
+LOG_DATEFMT = "%H:%M:%S"
+LOG_LEVELS = ("debug", "info", "warning", "error")
+
+#: a parser or one of its argument groups
+Container = argparse.ArgumentParser | argparse._ArgumentGroup
+#: argument groups whose flags a launcher passes on to the processes it starts
+FORWARDED_GROUPS = ("execution", "federation", "output")
+
+
+# -- value types -----------------------------------------------------------------------
+def duration(text: str) -> int:
+    """A duration flag's value (``5s``, ``100ms``, ``2min``) in integer ns."""
+    try:
+        return parse_duration(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def positive_int(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"expected a number >= 1, got {v}")
+    return v
+
+
+def port(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a port number, got {text!r}") from None
+    if not 0 <= v <= 65535:
+        raise argparse.ArgumentTypeError(f"expected a port number 0-65535 (0: any free port), got {v}")
+    return v
+
+
+# -- the shared flags ------------------------------------------------------------------
+def add_logging_args(parser: Container) -> None:
+    parser.add_argument(
+        "--log-level",
+        choices=LOG_LEVELS,
+        default="info",
+        type=str.lower,
+        help="how much the runtime logs to stderr (default: info)",
+    )
+
+
+def add_metrics_args(parser: argparse.ArgumentParser) -> None:
+    g = parser.add_argument_group("metrics")
+    g.add_argument(
+        "--metrics-port",
+        type=port,
+        default=None,
+        metavar="PORT",
+        help="serve Prometheus metrics on http://ADDR:PORT/metrics and a JSON status on /status "
+        "(0: any free port; the address is logged). Counters are read at scrape time: no cost "
+        "while running",
+    )
+    g.add_argument(
+        "--metrics-addr", default="0.0.0.0", metavar="ADDR", help="address for --metrics-port (default: 0.0.0.0)"
+    )
+
+
+def add_execution_args(parser: argparse.ArgumentParser) -> None:
+    g = parser.add_argument_group("execution")
+    g.add_argument(
+        "--fast",
+        action="store_true",
+        help="do not wait for physical time: logical time runs as fast as the program can go",
+    )
+    g.add_argument(
+        "--timeout",
+        type=duration,
+        default=None,
+        metavar="DURATION",
+        help="stop at start + DURATION of logical time, e.g. 5s, 100ms, 2min (default: run "
+        "until nothing is left to do, a reaction requests stop, or Ctrl-C)",
+    )
+    g.add_argument(
+        "--workers",
+        type=positive_int,
+        default=1,
+        metavar="N",
+        help="threads running the reactions of one level in parallel; results are the same "
+        "as with 1 (default: 1)",
+    )
+    g.add_argument(
+        "--keepalive",
+        action="store_true",
+        default=None,
+        help="keep running with no events pending, waiting for physical actions (default: "
+        "on when the program has physical actions)",
+    )
+    g.add_argument(
+        "--check-types", action="store_true", help="check every value written to a port against the port's type"
+    )
+
+
+def forwarded(parser: argparse.ArgumentParser, args: argparse.Namespace,
+              groups: tuple[str, ...] = FORWARDED_GROUPS) -> list[str]:
+    """The command line that gives another process the values ``args`` holds for every
+    flag of ``parser``'s ``groups`` that differs from its default."""
+    out: list[str] = []
+    for group in parser._action_groups:
+        if group.title not in groups:
+            continue
+        for action in group._group_actions:
+            if not action.option_strings or action.help == argparse.SUPPRESS:
+                continue
+            value = getattr(args, action.dest, action.default)
+            if value is None or value == action.default:
+                continue
+            flag = action.option_strings[0]
+            if isinstance(action, argparse._StoreTrueAction):
+                out.append(flag)
+            elif action.metavar == "DURATION":  # parsed to ns; every duration flag says so
+                out += [flag, f"{value}ns"]
+            else:
+                out += [flag, str(value)]
+    return out
+
+
+# -- what the flags become ---------------------------------------------------------------
+def environment_from_args(args: argparse.Namespace) -> Environment:
+    from .environment import Environment
+
+    return Environment(
+        fast=args.fast,
+        timeout=args.timeout,
+        keepalive=args.keepalive,
+        workers=args.workers,
+        check_types=args.check_types,
+    )
+
+
+def metrics_from_args(args: argparse.Namespace, env: Environment, labels: dict[str, str]) -> StatusServer | None:
+    from .metrics import serve_metrics
+    from .program import ProgramError
+
+    if args.metrics_port is None:
+        return None
+    try:
+        return serve_metrics(env, args.metrics_port, args.metrics_addr, labels)
+    except OSError as e:
+        raise ProgramError(f"--metrics-port {args.metrics_port}: cannot listen on {args.metrics_addr}: {e}") from None
+
+
+def setup_logging(level: str) -> None:
+    """Readable logs on stderr: ``12:03:04.123 INFO    reactorfed.cli: message``."""
+    root = logging.getLogger()
+    for h in list(root.handlers):
+        if getattr(h, "_reactorfed", False):  # ours from an earlier call; leave others be
+            root.removeHandler(h)
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter(LOG_FORMAT, LOG_DATEFMT))
+    handler._reactorfed = True  # type: ignore[attr-defined]
+    root.addHandler(handler)
+    root.setLevel(level.upper())
+
+
+@contextlib.contextmanager
+def stop_on_interrupt(request_stop: Callable[[], None]) -> Iterator[None]:
+    """While inside: the first Ctrl-C (SIGINT) or SIGTERM calls ``request_stop`` (from a
+    helper thread, so the scheduler sees a request from outside and wakes up, whatever
+    it was waiting for); a second Ctrl-C raises KeyboardInterrupt."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # signal handlers can only be installed from the main thread
+        return
+    requested = threading.Event()
+
+    def handler(signum: int, frame: Any) -> None:
+        if requested.is_set():
+            if signum == signal.SIGINT:
+                raise KeyboardInterrupt
+            return
+        requested.set()
+        log.warning("%s: stopping at the next tag (Ctrl-C again to abort)", signal.Signals(signum).name)
+        threading.Thread(target=request_stop, name="reactorfed-stop", daemon=True).start()
+
+    previous = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for s, h in previous.items():
+            signal.signal(s, h)
+
+
+def print_summary(summary: RunSummary, as_json: bool) -> None:
+    if as_json:
+        print(
+            json.dumps(
+                {
+                    "tags": summary.tags,
+                    "reactions": summary.reactions,
+                    "wall_s": round(summary.wall_ns / 1e9, 6),
+                    "cpu_s": round(summary.cpu_ns / 1e9, 6),
+                    "reactions_per_s": round(summary.reactions_per_s, 1),
+                    "last_tag_ns": summary.last_tag.time,
+                    "last_microstep": summary.last_tag.microstep,
+                    "stop_reason": summary.stop_reason,
+                    "deadline_misses": summary.deadline_misses,
+                }
+            ),
+            flush=True,
+        )
+        return
+    print(f"reactorfed: {summary}", flush=True)

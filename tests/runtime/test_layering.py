@@ -1,0 +1,120 @@
+"""The package's shape, checked: no import cycle inside ``reactorfed``, and the command
+line loads no network stack, serialiser or ML library before a command needs one."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+PKG = Path(__file__).resolve().parents[2] / "runtime" / "reactorfed"
+HEAVY = ("zmq", "msgpack", "torch", "numpy", "gymnasium")
+
+
+def _module(path: Path) -> str:
+    parts = list(path.relative_to(PKG.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _is_module(name: str) -> bool:
+    p = PKG.parent / name.replace(".", "/")
+    return p.with_suffix(".py").exists() or (p / "__init__.py").exists()
+
+
+def _imports(path: Path) -> set[str]:
+    """Modules of reactorfed that ``path`` imports when it runs: at module level or
+    inside functions (a lazy import is still an edge), but not under TYPE_CHECKING."""
+    me = _module(path)
+    package = me if path.name == "__init__.py" else me.rsplit(".", 1)[0]
+    found: set[str] = set()
+
+    def visit(node: ast.AST) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
+                for orelse in child.orelse:
+                    visit(orelse)
+                continue
+            if isinstance(child, ast.ImportFrom):
+                if child.level:
+                    base = package.split(".")[: len(package.split(".")) - (child.level - 1)]
+                    target = ".".join([*base, *([child.module] if child.module else [])])
+                else:
+                    target = child.module or ""
+                if target.split(".")[0] == "reactorfed":
+                    for alias in child.names:
+                        sub = f"{target}.{alias.name}"
+                        found.add(sub if _is_module(sub) else target)
+            elif isinstance(child, ast.Import):
+                found.update(a.name for a in child.names if a.name.split(".")[0] == "reactorfed")
+            visit(child)
+
+    visit(ast.parse(path.read_text()))
+    found.discard(me)
+    return found
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    out: list[list[str]] = []
+
+    def strong(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph[v]:
+            if w not in graph:
+                continue
+            if w not in index:
+                strong(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in graph:
+        if v not in index:
+            strong(v)
+    return out
+
+
+def test_no_import_cycle_inside_the_package() -> None:
+    graph = {_module(p): _imports(p) for p in PKG.rglob("*.py")}
+    assert len(graph) > 40 and graph["reactorfed.cli"], "the walk found the package's modules and their imports"
+    assert _cycles(graph) == []
+
+
+def test_the_walk_sees_a_cycle_through_a_lazy_import() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert _cycles(graph) == [["a", "b", "c"]]
+
+
+@pytest.mark.parametrize("argv", [["run", "--help"], ["launch", "--help"], ["--help"]])
+def test_help_loads_nothing_heavy(argv: list[str]) -> None:
+    code = (
+        "import sys\n"
+        "from reactorfed.cli import main\n"
+        "try:\n"
+        f"    main({argv!r})\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        f"print('LOADED', sorted(m for m in {HEAVY!r} if m in sys.modules))\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert "usage: reactorfed" in r.stdout
+    assert r.stdout.strip().splitlines()[-1] == "LOADED []"
