@@ -2,10 +2,30 @@
 
 A logical action is scheduled by a reaction for a later tag: ``min_delay + delay`` after
 the current tag (``(t, m+1)`` when that is 0). A physical action is scheduled from any
-thread and takes ``(physical now + min_delay + delay, 0)``. ``min_spacing`` bounds how
-close two events of one action may be; ``policy`` says what happens when they would be
-closer: ``defer`` (move it to last + spacing), ``drop`` (discard it) or ``replace``
-(replace the pending event's value; defer when that event has already happened).
+thread and takes ``(physical now + min_delay + delay, 0)``.
+
+Without a ``min_spacing`` (the default, ``None``), a second event for a tag this action
+already has an event at goes to the next microstep, and the next if that is taken too:
+events pile up in superdense time and none is lost (reactor-c's ``lf_schedule_trigger``).
+
+A declared ``min_spacing`` (0 included: "declared as 0" is not "not declared") bounds how
+close two successive events of the action may be: each event's tag must be at least
+``min_spacing`` after the previous event's time and, at 0, after the previous event's tag
+(so tags strictly grow). An event that would be closer ("early") is handled by ``policy``:
+
+* ``defer`` (the default): moved to the earliest tag allowed: ``(previous time +
+  min_spacing, 0)``, or at 0 the microstep after the previous event;
+* ``drop``: discarded;
+* ``replace``: the previous event, if still pending, takes the new value (no new event);
+  if it has already happened, deferred as above.
+
+"Previous" is the event placed by the most recent ``schedule`` of this action (dropped
+ones do not count). Events past the stop tag are dropped. Differences from reactor-c's
+code, where it has defects (its documentation says what is done here): it compares only
+times, so at ``min_spacing`` 0 an event at a later microstep of the previous event's time
+counts as early, and ``defer`` then puts it at microstep 0 of that time, which may be the
+previous event's own tag (one value lost) or a tag already past. reactor-c's ``update``
+policy is not offered.
 """
 
 from __future__ import annotations
@@ -39,19 +59,28 @@ class ActionDecl(Generic[T]):
         type: type[T] | Any = object,
         *,
         min_delay: int = 0,
-        min_spacing: int = 0,
-        policy: Policy | str = Policy.DEFER,
+        min_spacing: int | None = None,
+        policy: Policy | str | None = None,
     ) -> None:
+        """``min_spacing=None``: not declared (events pile up in superdense time); any
+        int >= 0, 0 included, declares it and makes ``policy`` (default ``defer``) apply.
+        A ``policy`` without a ``min_spacing`` would never apply: refused."""
         self.type = type
         self.min_delay = min_delay
         self.min_spacing = min_spacing
         self.name = "?"
         try:
-            self.policy = Policy(policy)
+            self.policy = Policy(policy if policy is not None else Policy.DEFER)
         except ValueError:
             raise ValidationError(f"action policy must be one of defer, drop, replace; got {policy!r}") from None
+        if policy is not None and min_spacing is None:
+            raise ValidationError(
+                f"action policy {self.policy.value!r} applies only with a declared min_spacing (0 included); "
+                "without one, events for one tag pile up in superdense time"
+            )
         check_duration(min_delay, "action min_delay")
-        check_duration(min_spacing, "action min_spacing")
+        if min_spacing is not None:
+            check_duration(min_spacing, "action min_spacing")
 
     def __set_name__(self, owner: type, name: str) -> None:
         self.name = name
@@ -85,7 +114,7 @@ class Action(OwnedSlot):
     def __init__(self, reactor: Reactor, decl: ActionDecl[Any]) -> None:
         super().__init__(reactor, decl.name)
         self.decl = decl
-        #: tag of the last event scheduled (for min_spacing), None before the first
+        #: with a min_spacing: the tag of the previous event placed, None before the first
         self.last_tag: tuple[int, int] | None = None
         self.scheduled_by: list[Any] = []
         self._reader: ActionReader | None = None

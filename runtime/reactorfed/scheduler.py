@@ -296,31 +296,44 @@ class Scheduler:
         d = decl.min_delay + delay
         t, m = self.current_tag
         tag = (t, m + 1) if d == 0 else (t + d, 0)
-        if decl.min_spacing:
+        if decl.min_spacing is not None:
             self._place(action, value, tag)
-            return
-        action.last_tag = tag  # what _place does without min_spacing
-        if tag <= self.stop_tag:
-            self._post(tag, action, value)
+        elif tag <= self.stop_tag:
+            self._post(tag, action, value)  # no min_spacing: a collision piles up
 
     def _schedule_locked(self, action: Action, value: Any, delay: int) -> None:
         with self._lock:
             self._schedule(action, value, delay)
 
     def _place(self, action: Action, value: Any, tag: TagT) -> None:
+        """Queue an event of an action with a declared min_spacing (0 included) at ``tag``,
+        or where its policy puts it (see :mod:`reactorfed.action`; reactor-c's
+        ``lf_schedule_trigger``, lib/schedule.c). Tags of such an action strictly grow,
+        so it never collides with itself."""
         decl = action.decl
+        spacing = decl.min_spacing
+        assert spacing is not None
         last = action.last_tag
-        if decl.min_spacing and last is not None and tag[0] < last[0] + decl.min_spacing:
-            if decl.policy is Policy.DROP:
+        if last is not None and (tag <= last if spacing == 0 else tag[0] < last[0] + spacing):
+            policy = decl.policy
+            if policy is Policy.DROP:
                 return
-            if decl.policy is Policy.REPLACE:
+            if policy is Policy.REPLACE:
                 pending = self._events.get(last)
                 if pending is not None and action in pending:
-                    pending[action] = value
+                    pending[action] = value  # the previous event is still queued: it takes the value
                     return
-            tag = (last[0] + decl.min_spacing, 0)
+            # defer (and replace once the previous event has happened): the earliest tag allowed
+            tag = (last[0], last[1] + 1) if spacing == 0 else (last[0] + spacing, 0)
+        if tag > self.stop_tag:
+            return  # past the last tag: dropped, and not the previous event for the spacing
         action.last_tag = tag
-        if tag <= self.stop_tag:
+        self._post(tag, action, value)
+
+    def _place_any(self, action: Action, value: Any, tag: TagT) -> None:
+        if action.decl.min_spacing is not None:
+            self._place(action, value, tag)
+        elif tag <= self.stop_tag:
             self._post(tag, action, value)
 
     def schedule_physical(self, action: Action, value: Any, delay: int) -> None:
@@ -376,7 +389,7 @@ class Scheduler:
             tag = (t, 0)
             if tag <= cur:
                 tag = (cur[0], cur[1] + 1)
-            self._place(action, value, tag)
+            self._place_any(action, value, tag)
         if self._external_stop:
             self._external_stop = False
             cur = self.current_tag

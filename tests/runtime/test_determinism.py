@@ -150,7 +150,7 @@ def programs(draw):
     nodes = []
     for _ in range(n):
         timer = draw(st.one_of(st.none(), st.tuples(st.integers(0, 5), st.sampled_from([0, 2, 3, 5]))))
-        action = draw(st.tuples(st.sampled_from([0, ms(1)]), st.sampled_from([0, ms(2)]), st.sampled_from(["defer", "drop", "replace"])))
+        action = draw(st.tuples(st.sampled_from([0, ms(1)]), st.sampled_from([None, 0, ms(2)]), st.sampled_from(["defer", "drop", "replace"])))
         reschedule = draw(st.lists(st.sampled_from([0, ms(1), ms(2)]), max_size=3))
         nodes.append((timer, action, reschedule))
     order = draw(st.permutations(range(n)))
@@ -161,7 +161,9 @@ def _build(spec, trace, shuffled):
     n, edges, nodes, order = spec
     classes = []
     for i, (timer, (min_delay, min_spacing, policy), _) in enumerate(nodes):
-        body = {"act": LogicalAction(int, min_delay=min_delay, min_spacing=min_spacing, policy=policy)}
+        # a policy applies only with a declared min_spacing (None: not declared)
+        body = {"act": LogicalAction(int, min_delay=min_delay, min_spacing=min_spacing,
+                                     policy=None if min_spacing is None else policy)}
         if timer is not None:
             body["t"] = Timer(ms(timer[0]), ms(timer[1]))
         classes.append(type(f"Node{i}", (Node,), body))
