@@ -83,21 +83,26 @@ class Reactor(metaclass=_ReactorMeta):
     fqn: str
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Collect the class's elements, inherited ones included, in Lingua Franca's order
+        for ``reactor C extends A, B``: A's (with its own bases' first), then B's, then C's
+        own; a class reached twice (a diamond) counts once, where first reached. An element
+        redefined under the same name keeps the position of its first definition, and the
+        definition is the one Python's attribute lookup finds (the MRO: C's, else A's,
+        else B's). Python's MRO alone would give B's reactions before A's."""
         super().__init_subclass__(**kwargs)
         ports: dict[str, PortDecl[Any]] = {}
         actions: dict[str, ActionDecl[Any]] = {}
         timers: dict[str, Timer] = {}
         reactions: dict[str, ReactionDecl] = {}
-        for klass in reversed(cls.__mro__):
+        kinds: tuple[tuple[type, dict[str, Any]], ...] = (
+            (PortDecl, ports), (ActionDecl, actions), (Timer, timers), (ReactionDecl, reactions))
+        for klass in _lf_order(cls):
             for attr, v in vars(klass).items():
-                if isinstance(v, PortDecl):
-                    ports[attr] = v
-                elif isinstance(v, ActionDecl):
-                    actions[attr] = v
-                elif isinstance(v, Timer):
-                    timers[attr] = v
-                elif isinstance(v, ReactionDecl):
-                    reactions[attr] = v  # an override keeps the base's position
+                for kind, found in kinds:
+                    if isinstance(v, kind) and attr not in found:
+                        resolved = getattr(cls, attr, None)  # the MRO's definition
+                        if isinstance(resolved, kind):
+                            found[attr] = resolved
         cls._decl_ports, cls._decl_actions, cls._decl_timers = ports, actions, timers
         cls._decl_reactions = list(reactions.values())
         for r in cls._decl_reactions:
@@ -235,6 +240,24 @@ class Reactor(metaclass=_ReactorMeta):
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.fqn}>"
+
+
+def _lf_order(cls: type) -> list[type]:
+    """``cls`` and its bases, bases first, in the order listed, each once (depth first,
+    post-order): for ``C(A, B)`` with ``A(Base)`` and ``B(Base)``: Base, A, B, C."""
+    out: list[type] = []
+    seen: set[type] = set()
+
+    def visit(k: type) -> None:
+        if k in seen or k is object:
+            return
+        seen.add(k)
+        for b in k.__bases__:
+            visit(b)
+        out.append(k)
+
+    visit(cls)
+    return out
 
 
 def _element_name(ref: Any) -> str | None:
