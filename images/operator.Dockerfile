@@ -1,4 +1,3 @@
-# syntax=docker/dockerfile:1.7
 # The reactorfed operator (Kopf). The Helm chart runs it with its own arguments.
 #   docker build -f images/operator.Dockerfile -t ghcr.io/reactorfed/reactorfed-operator:0.1.0 .
 ARG PYTHON_IMAGE=python:3.11.11-slim-bookworm

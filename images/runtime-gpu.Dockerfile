@@ -1,4 +1,3 @@
-# syntax=docker/dockerfile:1.7
 # reactorfed runtime, GPU: the learner with CUDA torch (the pods ask for nvidia.com/gpu).
 #   docker build -f images/runtime-gpu.Dockerfile -t reactorfed-runtime-gpu:0.1.0 .
 # CUDA torch wheels carry their CUDA libraries; the driver comes from the node through the
@@ -8,10 +7,13 @@ ARG PYTHON_IMAGE=python:3.11.11-slim-bookworm
 FROM ${PYTHON_IMAGE} AS build
 ARG TORCH_VERSION=2.15.0
 ARG TORCH_CUDA=cu132
-ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1 PATH=/opt/venv/bin:$PATH
+ARG TORCH_INDEX=https://download.pytorch.org/whl/${TORCH_CUDA}
+ENV PIP_DISABLE_PIP_VERSION_CHECK=1 PATH=/opt/venv/bin:$PATH
 WORKDIR /src
-RUN python -m venv /opt/venv \
- && pip install --no-cache-dir --index-url "https://download.pytorch.org/whl/${TORCH_CUDA}" "torch==${TORCH_VERSION}"
+# torch's wheels (GBs) stay in a BuildKit cache between builds; nothing of it lands in a layer
+RUN --mount=type=cache,target=/root/.cache/pip \
+    python -m venv /opt/venv \
+ && pip install --index-url "${TORCH_INDEX}" "torch==${TORCH_VERSION}"
 COPY pyproject.toml README.md ./
 COPY runtime ./runtime
 COPY operator ./operator

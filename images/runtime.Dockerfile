@@ -1,4 +1,3 @@
-# syntax=docker/dockerfile:1.7
 # reactorfed runtime, CPU: runs the RTI, the samplers and (gpus: 0) learners.
 #   docker build -f images/runtime.Dockerfile -t reactorfed-runtime:0.1.0 .
 # Multi-stage: build a virtualenv with CPU-only torch, copy it into a slim non-root image.
@@ -7,11 +6,15 @@ ARG PYTHON_IMAGE=python:3.11.11-slim-bookworm
 
 FROM ${PYTHON_IMAGE} AS build
 ARG TORCH_VERSION=2.15.0
-ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1 PATH=/opt/venv/bin:$PATH
+# where torch comes from: the CPU-only wheels (the default wheel on PyPI is the CUDA build)
+ARG TORCH_INDEX=https://download.pytorch.org/whl/cpu
+ENV PIP_DISABLE_PIP_VERSION_CHECK=1 PATH=/opt/venv/bin:$PATH
 WORKDIR /src
+# torch's wheels (GBs) stay in a BuildKit cache between builds; nothing of it lands in a layer
 # torch first, from the CPU index: the default wheel would pull in CUDA libraries.
-RUN python -m venv /opt/venv \
- && pip install --no-cache-dir --index-url https://download.pytorch.org/whl/cpu "torch==${TORCH_VERSION}"
+RUN --mount=type=cache,target=/root/.cache/pip \
+    python -m venv /opt/venv \
+ && pip install --index-url "${TORCH_INDEX}" "torch==${TORCH_VERSION}"
 COPY pyproject.toml README.md ./
 COPY runtime ./runtime
 COPY operator ./operator
