@@ -66,8 +66,9 @@ class Coordinator(Protocol):
         """Called before the first reaction of each level in ``scheduler.checkpoints``."""
         ...
 
-    def completed(self, scheduler: Scheduler, tag: TagT) -> None:
-        """``tag`` is complete (its outputs are sent)."""
+    def completed(self, scheduler: Scheduler, tag: TagT, next_tag: TagT | None) -> None:
+        """``tag`` is complete (its outputs are sent); ``next_tag``: the earliest event
+        queued after it (None: none; it may lie past the stop tag)."""
         ...
 
     def stop_requested(self, scheduler: Scheduler, tag: TagT) -> TagT:
@@ -358,6 +359,18 @@ class Scheduler:
     def _set_stop(self, tag: TagT, reason: str) -> None:
         if self.coordinator is not None:
             tag = self.coordinator.stop_requested(self, tag)
+        self.lower_stop_tag(tag, reason)
+
+    # -- the coordination surface (what a coordinator may read and change) -------------
+    def next_event_tag(self) -> TagT | None:
+        """The tag of the earliest queued event (None: none), stop tag or not. A
+        coordinator reads it after posting what arrived from the network."""
+        eq = self._eq
+        return eq[0] if eq else None
+
+    def lower_stop_tag(self, tag: TagT, reason: str) -> None:
+        """Stop at ``tag`` (``reason`` says why) if that is earlier than the stop tag so
+        far: a stop tag only moves back (a federation's agreed stop, a request, a timeout)."""
         if tag < self.stop_tag:
             self.stop_tag = tag
             self.stop_reason = reason
@@ -511,7 +524,8 @@ class Scheduler:
                 slot.value = None
         setl.clear()
         if self.coordinator is not None:
-            self.coordinator.completed(self, tag)
+            eq = self._eq
+            self.coordinator.completed(self, tag, eq[0] if eq else None)
 
     def _run_serial(self) -> None:
         rq = self._rq

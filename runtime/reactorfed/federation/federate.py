@@ -245,8 +245,7 @@ class FederateCoordinator:
             if now >= self._next_look:
                 self._next_look = now + 1_000_000
                 self._pump(sched, 0, now)
-            eq = sched._eq
-            head = eq[0] if eq else None
+            head = sched.next_event_tag()
             stop = sched.stop_tag
             if stop != FOREVER_TAG and (head is None or head > stop):
                 head = stop  # the stop tag is processed (shutdown) once it is safe
@@ -295,9 +294,9 @@ class FederateCoordinator:
         finally:
             inb.mid_tag = False
 
-    def completed(self, sched: Scheduler, tag: TagT) -> None:
+    def completed(self, sched: Scheduler, tag: TagT, next_tag: TagT | None) -> None:
         self._sent_this_tag.clear()
-        net = sched._eq[0] if sched._eq else FOREVER_TAG
+        net = next_tag if next_tag is not None else FOREVER_TAG
         if sched.stop_tag != FOREVER_TAG and net > sched.stop_tag:
             net = sched.stop_tag if tag < sched.stop_tag else FOREVER_TAG
         now = self.clock.now()
@@ -373,7 +372,7 @@ class FederateCoordinator:
 
     def stop_requested(self, sched: Scheduler, tag: TagT) -> TagT:
         assert self._rti is not None
-        self._flush_ltc(sched._eq[0] if sched._eq else None)
+        self._flush_ltc(sched.next_event_tag())
         self._flush_rti(self.clock.now())
         self._out.flush()
         self._rti.send([P.pack(P.STOP_REQ, tag[0], tag[1])])
@@ -591,8 +590,8 @@ class FederateCoordinator:
             if not inb.mid_tag and self.cfg.peer_grants and self.has_downstream:
                 # A federate with nothing to do passes its upstream's progress on. Its
                 # next event: the head of its queue now (what just arrived included).
-                eq = sched._eq
-                head: TagT = eq[0] if eq else FOREVER_T
+                nxt = sched.next_event_tag()
+                head: TagT = nxt if nxt is not None else FOREVER_T
                 stop = sched.stop_tag
                 self._promise(head if head <= stop else (stop[0], stop[1]))
                 if timeout_ms:
@@ -625,9 +624,7 @@ class FederateCoordinator:
         elif kind == P.STOP_GRANTED:
             g = (msg[1], msg[2])
             self.stop_granted = g
-            if g < sched.stop_tag:
-                sched.stop_tag = g
-                sched.stop_reason = "stop requested"
+            sched.lower_stop_tag(g, "stop requested")
         elif kind == P.ABORT:
             raise FederationError(f"the federation was aborted: {msg[1]}")
         elif kind == P.REJECT:
