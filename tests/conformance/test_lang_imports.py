@@ -2,8 +2,7 @@
 
 An LF ``import X from "lib/Y.lf"`` is a Python import of the ported reactor class; an
 ``import X as Z`` is a second name for the same class. The library reactors are written
-here once (``Count``, ``TestCount``, ``TestCountMultiport`` and ``InternalDelay`` are in
-``test_fed_count``), and the library files themselves are not programs (no main reactor).
+here once, and the library files themselves are not programs (no main reactor).
 """
 
 from __future__ import annotations
@@ -23,8 +22,64 @@ from reactorfed import (
     sec,
 )
 from tests.conformance.harness import lf_test, run
-from tests.conformance.test_fed_count import count
 from tests.conformance.test_lang_hierarchy import HelloWorld2
+
+# -- lib/Count.lf, lib/TestCount.lf --------------------------------------------------------
+
+_COUNT_CLASSES: dict[tuple[int, int], type[Reactor]] = {}
+
+
+def count(offset: int = 0, period: int = sec(1)) -> Reactor:
+    """``new Count(offset=..., period=...)``: outputs 1, 2, 3, ... on a timer (offset,
+    period). LF's timer takes the reactor's parameters; until reactorfed's timers do (gap
+    (d)), each (offset, period) gets its own class with those constants."""
+    cls = _COUNT_CLASSES.get((offset, period))
+    if cls is None:
+
+        class Count(Reactor):
+            out = Output(int)
+            t = Timer(offset, period)
+
+            def __init__(self) -> None:
+                self.offset = offset
+                self.period = period
+                self.count = 1
+
+            @reaction(triggers=[t], effects=[out])
+            def emit(self, out: Any) -> None:
+                out.set(self.count)
+                self.count += 1
+
+        cls = _COUNT_CLASSES[(offset, period)] = Count
+    return cls()
+
+
+class TestCount(Reactor):
+    """Inputs start at ``start``, go up by ``stride``, and exactly ``num_inputs`` arrive."""
+
+    __test__ = False  # not a pytest class
+    inp = Input(int)
+
+    def __init__(self, start: int = 1, stride: int = 1, num_inputs: int = 1) -> None:
+        self.stride = stride
+        self.num_inputs = num_inputs
+        self.count = start
+        self.inputs_received = 0
+        self.shutdown_checked = False
+
+    @reaction(triggers=[inp])
+    def check(self, inp: Any) -> None:
+        assert inp.get() == self.count, f"Expected {self.count}."
+        self.count += self.stride
+        self.inputs_received += 1
+
+    @reaction(triggers=[SHUTDOWN])
+    def done(self) -> None:
+        assert self.inputs_received == self.num_inputs, (
+            f"Expected to receive {self.num_inputs} inputs, but got {self.inputs_received}."
+        )
+        self.shutdown_checked = True
+
 
 # -- lib/ImportedAgain.lf, lib/Imported.lf, lib/ImportedComposition.lf ------------------------
 
@@ -402,17 +457,17 @@ def test_lingo_import_packages_optional_file() -> None:
 
 
 LEFT_OUT: dict[str, str] = {
-    "lib/Count.lf": "library used by AfterOverlapped, CountTest, DoublePort, RepeatedInheritance, ToReactionNested and federated/ programs (ported in test_fed_count.count)",
-    "lib/TestCount.lf": "library used by RepeatedInheritance and federated/ChainWithDelay, ParallelDestinations, ParallelSources, ParallelSourcesMultiport (ported in test_fed_count.TestCount)",
-    "lib/TestCountMultiport.lf": "library used by multiport/ReactionToContainedBankMultiport (ported in test_fed_count.TestCountMultiport)",
-    "lib/InternalDelay.lf": "library used by federated/ChainWithDelay (ported in test_fed_count.InternalDelay)",
-    "lib/Imported.lf": "library used by Import, ImportRenamed (ported here as Imported)",
-    "lib/ImportedAgain.lf": "library used by Imported.lf, ImportRenamed (ported here as ImportedAgain)",
-    "lib/ImportedComposition.lf": "library used by ImportComposition (ported here)",
-    "lib/GenDelay.lf": "library used by GenDelayTest (ported here as GenDelaySource, GenDelaySink)",
-    "lib/Test.lf": "library used by MovingAverage (ported here as TestDouble)",
-    "lib/LoopedActionSender.lf": "library used by Stop, Timeout, TimeoutZero and federated/DistributedLoopedAction* (ported here as LoopedActionSender)",
-    "lib/FileLevelPreamble.lf": "library used by PreambleFileLevel (ported here)",
+    "lib/Count.lf": "library used by AfterOverlapped, CountTest, DoublePort, RepeatedInheritance, ToReactionNested and federated/ programs; ported with them (here: count)",
+    "lib/TestCount.lf": "library used by RepeatedInheritance and federated/ChainWithDelay, ParallelDestinations, ParallelSources, ParallelSourcesMultiport; ported with them (here: TestCount)",
+    "lib/TestCountMultiport.lf": "library used by multiport/ReactionToContainedBankMultiport; ported with it",
+    "lib/InternalDelay.lf": "library used by federated/ChainWithDelay; ported with it",
+    "lib/Imported.lf": "library used by Import, ImportRenamed; ported here as Imported",
+    "lib/ImportedAgain.lf": "library used by Imported.lf, ImportRenamed; ported here as ImportedAgain",
+    "lib/ImportedComposition.lf": "library used by ImportComposition; ported here",
+    "lib/GenDelay.lf": "library used by GenDelayTest; ported here as GenDelaySource, GenDelaySink",
+    "lib/Test.lf": "library used by MovingAverage; ported here as TestDouble",
+    "lib/LoopedActionSender.lf": "library used by Stop, Timeout, TimeoutZero and federated/DistributedLoopedAction*; ported here as LoopedActionSender",
+    "lib/FileLevelPreamble.lf": "library used by PreambleFileLevel; ported here",
     "lib/InstanceInMode.lf": "library used by ImportInstanceInMode (a modal reactor: reactorfed has no modes)",
     "lib/PassThrough.lf": "library used by no Python-target program",
     "ImportInstanceInMode.lf": "imports lib/InstanceInMode.lf's B, a modal reactor (`initial mode A` containing a reactor instance): reactorfed has no modal models",

@@ -7,7 +7,7 @@ from typing import Any
 
 from reactorfed import SHUTDOWN, STARTUP, Input, LogicalAction, Output, Reactor, reaction, sec
 from tests.conformance.harness import lf_test, run
-from tests.conformance.test_fed_count import TestCount, count
+from tests.conformance.test_lang_imports import TestCount, count
 
 # -- InheritanceAction.lf ---------------------------------------------------------------
 
