@@ -21,8 +21,10 @@ from reactorfed import (
     STARTUP,
     Input,
     Output,
+    ReactionFailed,
     Reactor,
     Timer,
+    ValidationError,
     VirtualClock,
     bank,
     ms,
@@ -155,7 +157,11 @@ def _deadline_handled_above(clock: VirtualClock) -> Any:
     return _DeadlineHandledAbove()
 
 
-@pytest.mark.xfail(strict=True, reason="runtime gap (d): a deadline from a constructor parameter (deadline(threshold))")
+@pytest.mark.xfail(
+    strict=True,
+    raises=ValidationError,
+    reason="runtime gap (d): a deadline from a constructor parameter (deadline(threshold))",
+)
 @lf_test("DeadlineHandledAbove.lf")
 def test_deadline_handled_above() -> None:
     clock = VirtualClock()
@@ -211,7 +217,7 @@ class _DeadlinePriority(Reactor):
         self.b = _PWithDeadline(self.g)
 
 
-@pytest.mark.xfail(strict=True, reason=_EDF_GAP)
+@pytest.mark.xfail(strict=True, raises=ReactionFailed, reason=_EDF_GAP)
 @lf_test("DeadlinePriority.lf")
 def test_deadline_priority() -> None:
     main = _DeadlinePriority()
@@ -248,7 +254,7 @@ class _DeadlineInherited(Reactor):
         self.b = _IWithDeadline(self.g)
 
 
-@pytest.mark.xfail(strict=True, reason=_EDF_GAP)
+@pytest.mark.xfail(strict=True, raises=ReactionFailed, reason=_EDF_GAP)
 @lf_test("DeadlineInherited.lf")
 def test_deadline_inherited() -> None:
     main = _DeadlineInherited()
@@ -298,7 +304,7 @@ class _DeadlineWithAfterDelay(Reactor):
         self.connect(self.a.out, self.b.inp, after=ms(100))
 
 
-@pytest.mark.xfail(strict=True, reason=_EDF_GAP)
+@pytest.mark.xfail(strict=True, raises=ReactionFailed, reason=_EDF_GAP)
 @lf_test("DeadlineWithAfterDelay.lf")
 def test_deadline_with_after_delay() -> None:
     main = _DeadlineWithAfterDelay()
@@ -356,6 +362,7 @@ def _deadline_with_banks(g: _Global) -> Any:
 
 @pytest.mark.xfail(
     strict=True,
+    raises=(ValidationError, ReactionFailed),
     reason="runtime gap (d): deadlines from constructor parameters (Sink(dead=...)); and " + _EDF_GAP,
 )
 @lf_test("DeadlineWithBanks.lf")
@@ -402,6 +409,7 @@ class _DeadlineZero(Reactor):
 
 @pytest.mark.xfail(
     strict=True,
+    raises=ReactionFailed,
     reason=(
         "runtime gap: reactor-c treats a deadline of 0 as always violated (reaction->deadline == 0 "
         "|| physical > logical + deadline); reactorfed only checks physical > logical + 0, which "
