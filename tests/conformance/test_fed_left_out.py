@@ -1,0 +1,89 @@
+"""LF's ``federated/`` programs that are not ported, each with its reason (rendered into
+docs/conformance.md). reactorfed's federations are coordinated centrally: programs that
+test what only decentralized coordination has (STP offsets and their violations, tardy
+and STAA handlers, ``maxwait`` changes at run time) are left out, as are physical
+connections (``~>``, which reactorfed does not have: a connection is logical, with or
+without ``after``) and transient federates (``@transient``: a federate that leaves and
+rejoins a running federation, which reactorfed's RTI does not admit)."""
+
+from __future__ import annotations
+
+_PHYSICAL = (
+    "uses a physical connection (`~>`: the receiver stamps a message with its physical arrival time); "
+    "reactorfed has only logical connections (with or without `after`)"
+)
+_STP = (
+    "tests the detection of STP violations under decentralized coordination (an STAA/tardy handler "
+    "counts the late messages); reactorfed's coordination is centralized, where no message is ever late"
+)
+_TRANSIENT = (
+    "tests a transient federate (`@transient`: launched by another federate from LF's generated "
+    "binaries, leaving and rejoining the running federation); reactorfed's RTI admits exactly the "
+    "federates the program declares, for the whole run"
+)
+_TRANSIENT_DECENTRALIZED = _TRANSIENT + ", and runs under decentralized coordination, which reactorfed does not have"
+_REALTIME_THREAD = (
+    "its reactions are C code in a Python-target file (LF lists it as failing); its logic is a thread "
+    "that schedules a physical action every second of real time, checked for a count after a 5 s timeout: "
+    "5 s of wall clock per run, and a count that depends on the machine's timing"
+)
+
+LEFT_OUT: dict[str, str] = {
+    "federated/DecentralizedP2PUnbalancedTimeoutPhysical.lf": _PHYSICAL,
+    "federated/DistributedCountPhysical.lf": _PHYSICAL,
+    "federated/DistributedCountPhysicalAfterDelay.lf": _PHYSICAL + " (here with `after 400 msec`)",
+    "federated/DistributedCountPhysicalDecentralized.lf": _PHYSICAL + ", under decentralized coordination",
+    "federated/PingPongDistributed.lf": _PHYSICAL + " in both directions",
+    "federated/DistributedCountDecentralizedLate.lf": _STP,
+    "federated/DistributedCountDecentralizedLateDownstream.lf": _STP + " (in a contained reactor)",
+    "federated/DistributedCountDecentralizedLateHierarchy.lf": _STP + " (passed down the hierarchy)",
+    "federated/PhysicalSTP.lf": (
+        "tests STP violations judged by a message's physical time of arrival (`inp.physical_time_of_arrival`, "
+        "an STAA handler) under decentralized coordination; reactorfed is centrally coordinated and "
+        "does not expose arrival times"
+    ),
+    "federated/DistributedLoopedActionDecentralized.lf": (
+        "tests raising a federate's `maxwait` at run time (`lf.set_fed_maxwait`) from a tardy handler "
+        "under decentralized coordination, which reactorfed does not have"
+    ),
+    "federated/DistributedLoopedActionDecentralizedMW.lf": (
+        "tests raising a federate's `maxwait` at run time (`lf.set_fed_maxwait`) from an STAA handler, "
+        "and that STP violations are handled by the enclosing reactor, under decentralized coordination, "
+        "which reactorfed does not have"
+    ),
+    "federated/TransientDownstreamWithTimer.lf": _TRANSIENT,
+    "federated/TransientDownstreamWithTwoUpstream.lf": _TRANSIENT,
+    "federated/TransientHotSwap.lf": _TRANSIENT + " (a second instance replacing the first: hot swap)",
+    "federated/TransientStatePersistence.lf": _TRANSIENT + " (its state kept by another federate across joins)",
+    "federated/TransientStatePersistenceWithPhysicalConnection.lf": (
+        _TRANSIENT + " (its state kept across joins), over physical connections (`~>`), which reactorfed does not have"
+    ),
+    "federated/TransientDecentralizedDownstreamWithTimer.lf": _TRANSIENT_DECENTRALIZED,
+    "federated/TransientDecentralizedDownstreamWithTwoUpstream.lf": _TRANSIENT_DECENTRALIZED,
+    "federated/TransientDecentralizedHotSwap.lf": _TRANSIENT_DECENTRALIZED,
+    "federated/TransientDecentralizedStatePersistence.lf": _TRANSIENT_DECENTRALIZED,
+    "federated/TransientDecentralizedWithPhysicalConnection.lf": (
+        _TRANSIENT_DECENTRALIZED + "; its connection is physical (`~>`), which reactorfed does not have either"
+    ),
+    "federated/failing/ClockSync.lf": (
+        "tests LF's runtime clock synchronization between federates (`clock-sync: on`, artificial clock "
+        "offsets, C code reading `_lf_clock_sync_offset`; LF lists it as failing); reactorfed has no clock "
+        "synchronization: federates agree on tags, and hosts keep their own clocks"
+    ),
+    "federated/failing/DistributedNetworkOrder.lf": (
+        "calls `send_timed_message`, an internal C API of LF's federated runtime, to put two messages on "
+        "the network with the same intended tag (C code; LF lists it as failing); reactorfed has no such "
+        "call: messages between federates come only from connections"
+    ),
+    "federated/failing/LoopDistributedCentralized.lf": _REALTIME_THREAD,
+    "federated/failing/LoopDistributedDouble.lf": _REALTIME_THREAD + " (with two connections each way)",
+    "federated/failing/LoopDistributedDecentralized.lf": (
+        _REALTIME_THREAD + "; it also relies on decentralized coordination (an STP handler and STP offsets)"
+    ),
+    "federated/failing/TopLevelArtifacts.lf": (
+        "puts reactions, ports, an action and state in the federated (top-level) reactor, which LF "
+        "replicates in every federate (LF lists it as failing); a reactorfed federated program's main "
+        "reactor only contains federates and connects them (anything else is refused at assembly, with "
+        "a message saying so)"
+    ),
+}
