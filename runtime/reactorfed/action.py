@@ -33,7 +33,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from .duration import check_duration
+from .duration import DurationParam, check_duration, check_param, resolve_param
 from .errors import UndeclaredAccessError, ValidationError
 from .trigger import OwnedSlot, undeclared
 
@@ -58,13 +58,18 @@ class ActionDecl(Generic[T]):
         self,
         type: type[T] | Any = object,
         *,
-        min_delay: int = 0,
-        min_spacing: int | None = None,
+        min_delay: DurationParam = 0,
+        min_spacing: DurationParam | None = None,
         policy: Policy | str | None = None,
     ) -> None:
         """``min_spacing=None``: not declared (events pile up in superdense time); any
         int >= 0, 0 included, declares it and makes ``policy`` (default ``defer``) apply.
-        A ``policy`` without a ``min_spacing`` would never apply: refused."""
+        A ``policy`` without a ``min_spacing`` would never apply: refused.
+
+        ``min_delay`` and ``min_spacing`` are ns, or (as LF's ``logical action a(d)`` with
+        a parameter ``d``) the name of an attribute the reactor's ``__init__`` sets, or a
+        function of the reactor; resolved for each instance when the program is assembled
+        (a parameter giving a min_spacing of None leaves it undeclared)."""
         self.type = type
         self.min_delay = min_delay
         self.min_spacing = min_spacing
@@ -73,14 +78,15 @@ class ActionDecl(Generic[T]):
             self.policy = Policy(policy if policy is not None else Policy.DEFER)
         except ValueError:
             raise ValidationError(f"action policy must be one of defer, drop, replace; got {policy!r}") from None
+        self.policy_given = policy is not None
         if policy is not None and min_spacing is None:
             raise ValidationError(
                 f"action policy {self.policy.value!r} applies only with a declared min_spacing (0 included); "
                 "without one, events for one tag pile up in superdense time"
             )
-        check_duration(min_delay, "action min_delay")
+        check_param(min_delay, "action min_delay")
         if min_spacing is not None:
-            check_duration(min_spacing, "action min_spacing")
+            check_param(min_spacing, "action min_spacing")
 
     def __set_name__(self, owner: type, name: str) -> None:
         self.name = name
@@ -109,15 +115,32 @@ class PhysicalAction(ActionDecl[T]):
 class Action(OwnedSlot):
     """The runtime action of one reactor instance."""
 
-    __slots__ = ("_reader", "decl", "last_tag", "scheduled_by")
+    __slots__ = ("_reader", "decl", "last_tag", "min_delay", "min_spacing", "scheduled_by")
 
     def __init__(self, reactor: Reactor, decl: ActionDecl[Any]) -> None:
         super().__init__(reactor, decl.name)
         self.decl = decl
+        #: this instance's min_delay and min_spacing (None: not declared): ints now,
+        #: parameters (and everything again) when the program is assembled (see resolve)
+        self.min_delay = decl.min_delay if isinstance(decl.min_delay, int) else 0
+        self.min_spacing: int | None = decl.min_spacing if isinstance(decl.min_spacing, int) else None
         #: with a min_spacing: the tag of the previous event placed, None before the first
         self.last_tag: tuple[int, int] | None = None
         self.scheduled_by: list[Any] = []
         self._reader: ActionReader | None = None
+
+    def resolve(self) -> None:
+        """Take min_delay and min_spacing from the reactor's parameters where the
+        declaration names them (at assembly: the parameters are set, and the full name is
+        known for errors)."""
+        decl, r = self.decl, self.reactor
+        what = f"{self.fqn}: action min_delay"
+        self.min_delay = check_duration(resolve_param(decl.min_delay, r, what), what)
+        what = f"{self.fqn}: action min_spacing"
+        spacing = resolve_param(decl.min_spacing, r, what)
+        if spacing is None and decl.policy_given:
+            raise ValidationError(f"{what} is None (not declared), but the action declares the policy {decl.policy.value!r}")
+        self.min_spacing = None if spacing is None else check_duration(spacing, what)
 
     @property
     def physical(self) -> bool:

@@ -4,10 +4,16 @@ from __future__ import annotations
 
 import numbers
 import re
+from collections.abc import Callable
+from typing import Any
 
 __all__ = ["Duration", "format_duration", "hours", "minutes", "ms", "ns", "parse_duration", "sec", "us"]
 
 Duration = int
+#: A duration a declaration may take from the reactor's parameters, as a multiport's
+#: ``width=`` does: an int (ns), the name of an attribute the reactor's ``__init__``
+#: sets, or a function of the reactor. Resolved per instance when the program is assembled.
+DurationParam = int | str | Callable[[Any], Any]
 
 _UNITS: dict[str, int] = {
     "ns": 1,
@@ -96,4 +102,35 @@ def check_duration(value: object, what: str) -> int:
 
     if not isinstance(value, int) or isinstance(value, bool) or value < 0:
         raise ValidationError(f"{what} must be a whole number of ns >= 0 (time is never a float), got {value!r}")
+    return value
+
+
+def check_param(value: object, what: str) -> None:
+    """Check a :data:`DurationParam` where it is declared: an int now; an attribute name
+    or a function when it is resolved (:func:`resolve_param`)."""
+    from .errors import ValidationError
+
+    if isinstance(value, str):
+        if not value.isidentifier():
+            raise ValidationError(f"{what}: {value!r} is not the name of a parameter (an attribute of the reactor)")
+        return
+    if callable(value):
+        return
+    check_duration(value, what)
+
+
+def resolve_param(value: Any, reactor: Any, what: str) -> Any:
+    """The value of a :data:`DurationParam` for ``reactor`` (not yet checked: callers check
+    it with a message naming the element). ``what`` names the element for errors."""
+    from .errors import ValidationError
+
+    if isinstance(value, str):
+        try:
+            return getattr(reactor, value)
+        except AttributeError:
+            raise ValidationError(
+                f"{what} is the parameter {value!r}, but {reactor.fqn} has no attribute {value!r} (set it in __init__)"
+            ) from None
+    if callable(value):
+        return value(reactor)
     return value

@@ -243,6 +243,11 @@ def assemble(main: Reactor, federate: str | None = None) -> Program:
             prog.channels.extend(p.channels())
         prog.actions.extend(r._actions())
         prog.timers.extend(r._timers())
+        # timers' and actions' parameters, now that __init__ set them and full names are known
+        for action in r._actions():
+            action.resolve()
+        for timer in r._timers():
+            timer.resolve()
     for r in prog.reactors:
         for c in r._connections:
             _connect(c)

@@ -21,7 +21,7 @@ import inspect
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .duration import check_duration
+from .duration import DurationParam, check_duration, check_param, resolve_param
 from .errors import ValidationError
 
 if TYPE_CHECKING:
@@ -44,7 +44,7 @@ class ReactionDecl:
         triggers: Sequence[Ref],
         sources: Sequence[Ref],
         effects: Sequence[Ref],
-        deadline: int | None,
+        deadline: DurationParam | None,
     ) -> None:
         self.fn = fn
         self.name = fn.__name__
@@ -55,7 +55,7 @@ class ReactionDecl:
         self.deadline_fn: Callable[..., Any] | None = None
         self.params = [p.name for p in list(inspect.signature(fn).parameters.values())[1:]]
         if deadline is not None:
-            check_duration(deadline, f"reaction {self.name}: deadline")
+            check_param(deadline, f"reaction {self.name}: deadline")
         if not self.triggers:
             raise ValidationError(f"reaction {self.name} declares no trigger")
 
@@ -79,12 +79,14 @@ def reaction(
     triggers: Sequence[Ref],
     sources: Sequence[Ref] = (),
     effects: Sequence[Ref] = (),
-    deadline: int | None = None,
+    deadline: DurationParam | None = None,
 ) -> Callable[[Callable[..., Any]], ReactionDecl]:
     """Declare a reaction. ``deadline`` (ns) makes the runtime check, just before the
     reaction runs, that physical time has not passed logical time + deadline; when it
     has, the ``@<reaction>.deadline_handler`` runs instead (or the body, with a warning
-    counted, when there is no handler)."""
+    counted, when there is no handler). ``deadline`` may also name an attribute the
+    reactor's ``__init__`` sets, or be a function of the reactor (LF's ``deadline(d)``
+    with a parameter ``d``): resolved for each instance when the program is assembled."""
 
     def wrap(fn: Callable[..., Any]) -> ReactionDecl:
         return ReactionDecl(fn, triggers, sources, effects, deadline)
@@ -122,7 +124,10 @@ class Reaction:
         self.fqn = f"{reactor.fqn}.{decl.name}"
         self.body = decl.fn
         self.late = decl.deadline_fn
-        self.deadline = decl.deadline
+        self.deadline: int | None = None
+        if decl.deadline is not None:
+            what = f"{self.fqn}: deadline"
+            self.deadline = check_duration(resolve_param(decl.deadline, reactor, what), what)
         self.level = 0
         self.rank = 0
         self.stamp = -1

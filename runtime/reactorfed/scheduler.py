@@ -293,11 +293,10 @@ class Scheduler:
     def _schedule(self, action: Action, value: Any, delay: int) -> None:
         if delay and (delay.__class__ is not int or delay < 0):
             raise ValidationError(f"{action.fqn}: delay must be a whole number of ns >= 0, got {delay!r}")
-        decl = action.decl
-        d = decl.min_delay + delay
+        d = action.min_delay + delay
         t, m = self.current_tag
         tag = (t, m + 1) if d == 0 else (t + d, 0)
-        if decl.min_spacing is not None:
+        if action.min_spacing is not None:
             self._place(action, value, tag)
         elif tag <= self.stop_tag:
             self._post(tag, action, value)  # no min_spacing: a collision piles up
@@ -311,12 +310,11 @@ class Scheduler:
         or where its policy puts it (see :mod:`reactorfed.action`; reactor-c's
         ``lf_schedule_trigger``, lib/schedule.c). Tags of such an action strictly grow,
         so it never collides with itself."""
-        decl = action.decl
-        spacing = decl.min_spacing
+        spacing = action.min_spacing
         assert spacing is not None
         last = action.last_tag
         if last is not None and (tag <= last if spacing == 0 else tag[0] < last[0] + spacing):
-            policy = decl.policy
+            policy = action.decl.policy
             if policy is Policy.DROP:
                 return
             if policy is Policy.REPLACE:
@@ -332,7 +330,7 @@ class Scheduler:
         self._post(tag, action, value)
 
     def _place_any(self, action: Action, value: Any, tag: TagT) -> None:
-        if action.decl.min_spacing is not None:
+        if action.min_spacing is not None:
             self._place(action, value, tag)
         elif tag <= self.stop_tag:
             self._post(tag, action, value)
@@ -341,7 +339,7 @@ class Scheduler:
         """Thread-safe: timestamp with physical time now, hand over to the scheduler."""
         if delay.__class__ is not int or delay < 0:
             raise ValidationError(f"{action.fqn}: delay must be a whole number of ns >= 0, got {delay!r}")
-        self._inbox.append((action, value, self.clock.now() + action.decl.min_delay + delay))
+        self._inbox.append((action, value, self.clock.now() + action.min_delay + delay))
         self._wakeup.set()
 
     def request_stop(self) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .duration import check_duration
+from .duration import DurationParam, check_duration, check_param, resolve_param
 from .trigger import OwnedSlot
 
 if TYPE_CHECKING:
@@ -14,11 +14,16 @@ __all__ = ["SHUTDOWN", "STARTUP", "Timer"]
 
 
 class Timer:
-    """Fires first at start + ``offset``, then every ``period``; a period of 0 fires once."""
+    """Fires first at start + ``offset``, then every ``period``; a period of 0 fires once.
 
-    def __init__(self, offset: int = 0, period: int = 0) -> None:
-        check_duration(offset, "timer offset")
-        check_duration(period, "timer period")
+    ``offset`` and ``period`` are ns, or (as LF's ``timer t(offset, period)`` with
+    parameters) the name of an attribute the reactor's ``__init__`` sets, or a function of
+    the reactor: ``Timer(offset="start", period=lambda r: r.every)``. Those are resolved for
+    each instance when the program is assembled."""
+
+    def __init__(self, offset: DurationParam = 0, period: DurationParam = 0) -> None:
+        check_param(offset, "timer offset")
+        check_param(period, "timer period")
         self.offset = offset
         self.period = period
         self.name = "?"
@@ -38,12 +43,23 @@ class Timer:
 
 
 class TimerSlot(OwnedSlot):
-    __slots__ = ("offset", "period")
+    __slots__ = ("decl", "offset", "period")
 
     def __init__(self, reactor: Reactor, decl: Timer) -> None:
         super().__init__(reactor, decl.name)
-        self.offset = decl.offset
-        self.period = decl.period
+        self.decl = decl
+        # ints now; parameters (and everything again) when the program is assembled
+        self.offset = decl.offset if isinstance(decl.offset, int) else 0
+        self.period = decl.period if isinstance(decl.period, int) else 0
+
+    def resolve(self) -> None:
+        """Take the offset and period from the reactor's parameters where the timer names
+        them (at assembly: the parameters are set, and the full name is known for errors)."""
+        r = self.reactor
+        self.offset = check_duration(resolve_param(self.decl.offset, r, f"{self.fqn}: timer offset"),
+                                     f"{self.fqn}: timer offset")
+        self.period = check_duration(resolve_param(self.decl.period, r, f"{self.fqn}: timer period"),
+                                     f"{self.fqn}: timer period")
 
 
 class _Builtin:
