@@ -7,6 +7,7 @@ from typing import Any
 
 from reactorfed import SHUTDOWN, STARTUP, Input, Output, Reactor, Timer, bank, ms, reaction, sec
 from tests.conformance.harness import lf_test, run
+from tests.conformance.test_lang_imports import Count, HelloWorld2
 
 # -- Gain.lf ---------------------------------------------------------------------------
 
@@ -721,23 +722,6 @@ def test_minimal() -> None:
 # the metrics and run summary, does not change the program.)
 
 
-class HelloWorld2(Reactor):
-    """Public: SimpleImport.lf imports it from HelloWorld.lf."""
-
-    def __init__(self) -> None:
-        self.success = False
-        self.shutdown_checked = False
-
-    @reaction(triggers=[STARTUP])
-    def hello(self) -> None:
-        self.success = True
-
-    @reaction(triggers=[SHUTDOWN])
-    def done(self) -> None:
-        assert self.success, "ERROR: startup reaction not executed."
-        self.shutdown_checked = True
-
-
 class _HelloWorldMain(Reactor):
     def __init__(self) -> None:
         self.a = HelloWorld2()
@@ -794,3 +778,88 @@ def test_stride() -> None:
     main = _StrideMain()
     run(main, timeout=sec(2), fast=True)
     assert main.d.received == 21
+
+
+# -- ToReactionNested.lf ----------------------------------------------------------------
+
+
+class _CountContainer(Reactor):
+    out = Output(int)
+
+    def __init__(self) -> None:
+        self.c1 = Count()
+        self.connect(self.c1.out, self.out)
+
+
+class _ToReactionNestedMain(Reactor):
+    def __init__(self) -> None:
+        self.count = 1
+        self.received = False
+        self.s = _CountContainer()
+
+    @reaction(triggers=["s.out"])
+    def got(self, s: Any) -> None:
+        if s.out.is_present:
+            assert self.count == s.out.get(), f"ERROR: Expected {self.count}."
+            self.received = True
+        self.count += 1
+
+    @reaction(triggers=[SHUTDOWN])
+    def done(self) -> None:
+        assert self.received, "ERROR: No inputs present."
+
+
+@lf_test("ToReactionNested.lf")
+def test_to_reaction_nested() -> None:
+    main = _ToReactionNestedMain()
+    run(main, timeout=sec(5), fast=True)
+    assert main.count == 7  # 1 .. 6 received, 0 s .. 5 s
+
+
+# -- IdentifierLength.lf ----------------------------------------------------------------
+
+
+class A_Really_Long_Name_For_A_Source_But_Not_Quite_255_Characters_Which_Is_The_Maximum_For_The_Python_Target(
+    Reactor
+):
+    y = Output(int)
+    t = Timer(offset=sec(1), period="period")  # timer t(1 sec, period)
+
+    def __init__(self, period: int = sec(2)) -> None:
+        self.period = period
+        self.count = 0
+
+    @reaction(triggers=[t], effects=[y])
+    def emit(self, y: Any) -> None:
+        self.count += 1
+        y.set(self.count)
+
+
+class Another_Really_Long_Name_For_A_Test_Class(Reactor):
+    x = Input(int)
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    @reaction(triggers=[x])
+    def check(self, x: Any) -> None:
+        self.count += 1
+        assert x.get() == self.count, f"FAILURE: Expected {self.count}."
+
+
+class IdentifierLength(Reactor):
+    def __init__(self) -> None:
+        self.a_really_long_name_for_a_source_instance = (
+            A_Really_Long_Name_For_A_Source_But_Not_Quite_255_Characters_Which_Is_The_Maximum_For_The_Python_Target()
+        )
+        self.another_really_long_name_for_a_test_instance = Another_Really_Long_Name_For_A_Test_Class()
+        self.connect(
+            self.a_really_long_name_for_a_source_instance.y, self.another_really_long_name_for_a_test_instance.x
+        )
+
+
+@lf_test("IdentifierLength.lf")
+def test_identifier_length() -> None:
+    main = IdentifierLength()
+    run(main, timeout=sec(10), fast=True)
+    assert main.another_really_long_name_for_a_test_instance.count == 5  # 1, 3, 5, 7, 9 s

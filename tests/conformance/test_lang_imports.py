@@ -22,36 +22,46 @@ from reactorfed import (
     sec,
 )
 from tests.conformance.harness import lf_test, run
-from tests.conformance.test_lang_hierarchy import HelloWorld2
+
+# -- HelloWorld.lf's HelloWorld2 -----------------------------------------------------------
+
+
+class HelloWorld2(Reactor):
+    """HelloWorld.lf's reactor (HelloWorld.lf is ported in test_lang_hierarchy;
+    SimpleImport.lf imports it from there)."""
+
+    def __init__(self) -> None:
+        self.success = False
+        self.shutdown_checked = False
+
+    @reaction(triggers=[STARTUP])
+    def hello(self) -> None:
+        self.success = True
+
+    @reaction(triggers=[SHUTDOWN])
+    def done(self) -> None:
+        assert self.success, "ERROR: startup reaction not executed."
+        self.shutdown_checked = True
+
 
 # -- lib/Count.lf, lib/TestCount.lf --------------------------------------------------------
 
-_COUNT_CLASSES: dict[tuple[int, int], type[Reactor]] = {}
 
+class Count(Reactor):
+    """Outputs 1, 2, 3, ... on a timer (offset, period) taken from its parameters."""
 
-def count(offset: int = 0, period: int = sec(1)) -> Reactor:
-    """``new Count(offset=..., period=...)``: outputs 1, 2, 3, ... on a timer (offset,
-    period). LF's timer takes the reactor's parameters; until reactorfed's timers do (gap
-    (d)), each (offset, period) gets its own class with those constants."""
-    cls = _COUNT_CLASSES.get((offset, period))
-    if cls is None:
+    out = Output(int)
+    t = Timer(offset="offset", period="period")
 
-        class Count(Reactor):
-            out = Output(int)
-            t = Timer(offset, period)
+    def __init__(self, offset: int = 0, period: int = sec(1)) -> None:
+        self.offset = offset
+        self.period = period
+        self.count = 1
 
-            def __init__(self) -> None:
-                self.offset = offset
-                self.period = period
-                self.count = 1
-
-            @reaction(triggers=[t], effects=[out])
-            def emit(self, out: Any) -> None:
-                out.set(self.count)
-                self.count += 1
-
-        cls = _COUNT_CLASSES[(offset, period)] = Count
-    return cls()
+    @reaction(triggers=[t], effects=[out])
+    def emit(self, out: Any) -> None:
+        out.set(self.count)
+        self.count += 1
 
 
 class TestCount(Reactor):
@@ -415,7 +425,7 @@ class _Actuator(Reactor):
 
 class _PackageImportMain(Reactor):
     def __init__(self) -> None:
-        self.count = count()
+        self.count = Count()
         self.act = _Actuator()
         self.connect(self.count.out, self.act.results)
 
@@ -457,7 +467,7 @@ def test_lingo_import_packages_optional_file() -> None:
 
 
 LEFT_OUT: dict[str, str] = {
-    "lib/Count.lf": "library used by AfterOverlapped, CountTest, DoublePort, RepeatedInheritance, ToReactionNested and federated/ programs; ported with them (here: count)",
+    "lib/Count.lf": "library used by AfterOverlapped, CountTest, DoublePort, RepeatedInheritance, ToReactionNested and federated/ programs; ported with them (here: Count)",
     "lib/TestCount.lf": "library used by RepeatedInheritance and federated/ChainWithDelay, ParallelDestinations, ParallelSources, ParallelSourcesMultiport; ported with them (here: TestCount)",
     "lib/TestCountMultiport.lf": "library used by multiport/ReactionToContainedBankMultiport; ported with it",
     "lib/InternalDelay.lf": "library used by federated/ChainWithDelay; ported with it",

@@ -7,7 +7,7 @@ from typing import Any
 
 from reactorfed import SHUTDOWN, STARTUP, Input, LogicalAction, Output, Reactor, reaction, sec
 from tests.conformance.harness import lf_test, run
-from tests.conformance.test_lang_imports import TestCount, count
+from tests.conformance.test_lang_imports import Count, TestCount
 
 # -- InheritanceAction.lf ---------------------------------------------------------------
 
@@ -120,7 +120,7 @@ class _RIA(_RIB, _RIC):
 
 class _RepeatedInheritanceMain(Reactor):
     def __init__(self) -> None:
-        self.c = count()
+        self.c = Count()
         self.a = _RIA()
         self.t = TestCount(start=4, stride=4, num_inputs=6)
         # (c.out)+ -> a.a, a.b, a.c, a.d

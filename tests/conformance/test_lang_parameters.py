@@ -6,13 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
 from reactorfed import STARTUP, LogicalAction, Reactor, Timer, bank, each, ms, reaction, sec
 from tests.conformance.harness import lf_test, run
-
-GAP_D_TIMER = "runtime gap (d): a timer's offset or period from a constructor parameter (timer t(offset, period))"
-GAP_D_ACTION = "runtime gap (d): a logical action's minimum delay from a constructor parameter (logical action a(delay))"
 
 # -- ParameterHierarchy.lf --------------------------------------------------------------
 
@@ -190,46 +185,42 @@ def test_parent_params_access_to_child_init() -> None:
 # -- NativeListsAndTimes.lf -------------------------------------------------------------
 
 
-def _native_lists_and_times() -> Any:
-    class _NativeListsAndTimesMain(Reactor):
-        tick = Timer(0)  # units missing but not required
-        tock = Timer(sec(1))
-        toe = Timer(offset="z")  # type: ignore[arg-type]  # timer toe(z)
+class _NativeListsAndTimesMain(Reactor):
+    tick = Timer(0)  # units missing but not required
+    tock = Timer(sec(1))
+    toe = Timer(offset="z")  # timer toe(z)
 
-        def __init__(
-            self,
-            x: int = 0,
-            y: int = 0,
-            z: int = ms(1),
-            p: list[int] | None = None,
-            q: list[int] | None = None,
-            g: list[int] | None = None,
-        ) -> None:
-            self.x, self.y, self.z = x, y, z
-            self.p = p if p is not None else [1, 2, 3, 4]
-            self.q = q if q is not None else [ms(1), ms(2), ms(3)]
-            self.g = g if g is not None else [ms(1), ms(2)]
-            self.s = y
-            self.t = z
-            self.v = None
-            self.w = None
-            self.baz = self.p
-            self.period = z
-            self.bar = [ms(1), ms(2), ms(3)]
-            self.notype = [1, 2, 3, 4]
-            self.ticked = 0
+    def __init__(
+        self,
+        x: int = 0,
+        y: int = 0,
+        z: int = ms(1),
+        p: list[int] | None = None,
+        q: list[int] | None = None,
+        g: list[int] | None = None,
+    ) -> None:
+        self.x, self.y, self.z = x, y, z
+        self.p = p if p is not None else [1, 2, 3, 4]
+        self.q = q if q is not None else [ms(1), ms(2), ms(3)]
+        self.g = g if g is not None else [ms(1), ms(2)]
+        self.s = y
+        self.t = z
+        self.v = None
+        self.w = None
+        self.baz = self.p
+        self.period = z
+        self.bar = [ms(1), ms(2), ms(3)]
+        self.notype = [1, 2, 3, 4]
+        self.ticked = 0
 
-        @reaction(triggers=[tick])
-        def on_tick(self) -> None:
-            self.ticked += 1  # (target code)
-
-    return _NativeListsAndTimesMain()
+    @reaction(triggers=[tick])
+    def on_tick(self) -> None:
+        self.ticked += 1  # (target code)
 
 
-@pytest.mark.xfail(strict=True, reason=GAP_D_TIMER)
 @lf_test("NativeListsAndTimes.lf")
 def test_native_lists_and_times() -> None:
-    main = _native_lists_and_times()
+    main = _NativeListsAndTimesMain()
     run(main)
     assert main.ticked == 1
 
@@ -237,48 +228,46 @@ def test_native_lists_and_times() -> None:
 # -- Hello.lf ---------------------------------------------------------------------------
 
 
-def _hello() -> Any:
-    class _Reschedule(Reactor):
-        t = Timer(offset=sec(1), period="period")  # type: ignore[arg-type]  # timer t(1 sec, period)
-        a = LogicalAction()
+class _Reschedule(Reactor):
+    t = Timer(offset=sec(1), period="period")  # timer t(1 sec, period)
+    a = LogicalAction()
 
-        def __init__(self, period: int = sec(2), message: str = "Hello Python") -> None:
-            self.period = period
-            self.message = message
-            self.count = 0
-            self.previous_time = 0
+    def __init__(self, period: int = sec(2), message: str = "Hello Python") -> None:
+        self.period = period
+        self.message = message
+        self.count = 0
+        self.previous_time = 0
 
-        @reaction(triggers=[t], effects=[a])
-        def tick(self, a: Any) -> None:
-            a.schedule(delay=ms(200))
-            self.previous_time = self.logical_time()
+    @reaction(triggers=[t], effects=[a])
+    def tick(self, a: Any) -> None:
+        a.schedule(delay=ms(200))
+        self.previous_time = self.logical_time()
 
-        @reaction(triggers=[a])
-        def action(self, a: Any) -> None:
-            self.count += 1
-            assert a.get() is None, "FAILURE: Expected a.value to be None, but it exists."
-            tm = self.logical_time()
-            assert tm - self.previous_time == 200_000_000, (
-                f"FAILURE: Expected 200ms of logical time to elapse but got {tm - self.previous_time} nanoseconds."
-            )
-
-    class _Inside(Reactor):
-        def __init__(self, period: int = sec(1), message: str = "Composite default message.") -> None:
-            self.third_instance = _Reschedule(period=period, message=message)
-
-    class _HelloMain(Reactor):
-        def __init__(self) -> None:
-            self.first_instance = _Reschedule(period=sec(4), message="Hello from first_instance.")
-            self.second_instance = _Reschedule(message="Hello from second_instance.")
-            self.composite_instance = _Inside(message="Hello from composite_instance.")
-
-    return _HelloMain()
+    @reaction(triggers=[a])
+    def action(self, a: Any) -> None:
+        self.count += 1
+        assert a.get() is None, "FAILURE: Expected a.value to be None, but it exists."
+        tm = self.logical_time()
+        assert tm - self.previous_time == 200_000_000, (
+            f"FAILURE: Expected 200ms of logical time to elapse but got {tm - self.previous_time} nanoseconds."
+        )
 
 
-@pytest.mark.xfail(strict=True, reason=GAP_D_TIMER)
+class _Inside(Reactor):
+    def __init__(self, period: int = sec(1), message: str = "Composite default message.") -> None:
+        self.third_instance = _Reschedule(period=period, message=message)
+
+
+class _HelloMain(Reactor):
+    def __init__(self) -> None:
+        self.first_instance = _Reschedule(period=sec(4), message="Hello from first_instance.")
+        self.second_instance = _Reschedule(message="Hello from second_instance.")
+        self.composite_instance = _Inside(message="Hello from composite_instance.")
+
+
 @lf_test("Hello.lf")
 def test_hello() -> None:
-    main = _hello()
+    main = _HelloMain()
     run(main, timeout=sec(10), fast=True)
     # Ticks at 1 s then every period; each action 200 ms later, within the 10 s timeout.
     assert main.first_instance.count == 3  # 1, 5, 9 s
@@ -289,35 +278,31 @@ def test_hello() -> None:
 # -- PeriodicDesugared.lf ---------------------------------------------------------------
 
 
-def _periodic_desugared() -> Any:
-    class _PeriodicDesugaredMain(Reactor):
-        init = LogicalAction(min_delay="offset")  # type: ignore[arg-type]  # logical action init(offset)
-        recur = LogicalAction(min_delay="period")  # type: ignore[arg-type]  # logical action recur(period)
+class _PeriodicDesugaredMain(Reactor):
+    init = LogicalAction(min_delay="offset")  # logical action init(offset)
+    recur = LogicalAction(min_delay="period")  # logical action recur(period)
 
-        def __init__(self, offset: int = 0, period: int = ms(500)) -> None:
-            self.offset = offset
-            self.period = period
-            self.printed: list[int] = []
+    def __init__(self, offset: int = 0, period: int = ms(500)) -> None:
+        self.offset = offset
+        self.period = period
+        self.printed: list[int] = []
 
-        @reaction(triggers=[STARTUP], effects=[init, recur])
-        def start(self, init: Any, recur: Any) -> None:
-            if self.offset == 0:
-                self.printed.append(self.elapsed())  # "Hello World!"
-                recur.schedule(delay=0)
-            else:
-                init.schedule(delay=0)
-
-        @reaction(triggers=[init, recur], effects=[recur])
-        def again(self, recur: Any) -> None:
+    @reaction(triggers=[STARTUP], effects=[init, recur])
+    def start(self, init: Any, recur: Any) -> None:
+        if self.offset == 0:
             self.printed.append(self.elapsed())  # "Hello World!"
             recur.schedule(delay=0)
+        else:
+            init.schedule(delay=0)
 
-    return _PeriodicDesugaredMain()
+    @reaction(triggers=[init, recur], effects=[recur])
+    def again(self, recur: Any) -> None:
+        self.printed.append(self.elapsed())  # "Hello World!"
+        recur.schedule(delay=0)
 
 
-@pytest.mark.xfail(strict=True, reason=GAP_D_ACTION)
 @lf_test("PeriodicDesugared.lf")
 def test_periodic_desugared() -> None:
-    main = _periodic_desugared()
+    main = _PeriodicDesugaredMain()
     run(main, timeout=sec(1), fast=True)
     assert main.printed == [0, ms(500), ms(1000)]

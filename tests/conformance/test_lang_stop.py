@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
 from reactorfed import (
     SHUTDOWN,
     STARTUP,
@@ -297,58 +295,56 @@ def test_timeout_zero() -> None:
 # -- TimeLimit.lf -----------------------------------------------------------------------
 
 
-def _time_limit() -> Any:
-    class _Clock(Reactor):
-        y = Output(int)
-        t = Timer(offset="offset", period="period")  # type: ignore[arg-type]  # timer t(offset, period)
+class _TLClock(Reactor):
+    y = Output(int)
+    t = Timer(offset="offset", period="period")  # timer t(offset, period)
 
-        def __init__(self, offset: int = 0, period: int = sec(1)) -> None:
-            self.offset = offset
-            self.period = period
-            self.count = 0
+    def __init__(self, offset: int = 0, period: int = sec(1)) -> None:
+        self.offset = offset
+        self.period = period
+        self.count = 0
 
-        @reaction(triggers=[t], effects=[y])
-        def tick(self, y: Any) -> None:
-            self.count += 1
-            y.set(self.count)
-
-    class _Destination(Reactor):
-        x = Input(int)
-
-        def __init__(self) -> None:
-            self.s = 1
-            self.shutdown_checked = False
-
-        @reaction(triggers=[x])
-        def got(self, x: Any) -> None:
-            assert x.get() == self.s, f"ERROR: Expected {self.s} and got {x.get()}."
-            self.s += 1
-
-        @reaction(triggers=[SHUTDOWN])
-        def done(self) -> None:
-            assert self.s == 12, f"ERROR: Expected 12 but got {self.s}."
-            self.shutdown_checked = True
-
-    class _TimeLimitMain(Reactor):
-        stop = Timer(sec(10))
-
-        def __init__(self, period: int = sec(1)) -> None:
-            self.period = period
-            self.c = _Clock(period=period)
-            self.d = _Destination()
-            self.connect(self.c.y, self.d.x)
-
-        @reaction(triggers=[stop])
-        def on_stop(self) -> None:
-            self.request_stop()
-
-    return _TimeLimitMain()
+    @reaction(triggers=[t], effects=[y])
+    def tick(self, y: Any) -> None:
+        self.count += 1
+        y.set(self.count)
 
 
-@pytest.mark.xfail(strict=True, reason="runtime gap (d): a timer's offset and period from constructor parameters (timer t(offset, period))")
+class _TLDestination(Reactor):
+    x = Input(int)
+
+    def __init__(self) -> None:
+        self.s = 1
+        self.shutdown_checked = False
+
+    @reaction(triggers=[x])
+    def got(self, x: Any) -> None:
+        assert x.get() == self.s, f"ERROR: Expected {self.s} and got {x.get()}."
+        self.s += 1
+
+    @reaction(triggers=[SHUTDOWN])
+    def done(self) -> None:
+        assert self.s == 12, f"ERROR: Expected 12 but got {self.s}."
+        self.shutdown_checked = True
+
+
+class _TimeLimitMain(Reactor):
+    stop = Timer(sec(10))
+
+    def __init__(self, period: int = sec(1)) -> None:
+        self.period = period
+        self.c = _TLClock(period=period)
+        self.d = _TLDestination()
+        self.connect(self.c.y, self.d.x)
+
+    @reaction(triggers=[stop])
+    def on_stop(self) -> None:
+        self.request_stop()
+
+
 @lf_test("TimeLimit.lf")
 def test_time_limit() -> None:
-    main = _time_limit()
+    main = _TimeLimitMain()
     summary = run(main, fast=True)
     assert main.d.shutdown_checked
     assert summary.last_tag == Tag(sec(10), 1)

@@ -1,0 +1,48 @@
+"""LF programs of the top level (F to Z), serialization/ and failing/ that are not ported,
+each with the reason: a feature reactorfed does not have, or a matter of LF's C runtime
+or code generator rather than of reactor semantics."""
+
+from __future__ import annotations
+
+_PROTOBUFS = (
+    "the target property `protobufs: {}` has lfc run protoc on a .proto file and import "
+    "the generated Python module; reactorfed has no protobuf support (its federation sends "
+    "msgpack, numpy/torch buffers, or pickle when trusted), and the program's subject is that "
+    "generated code"
+)
+
+LEFT_OUT: dict[str, str] = {
+    "PhysicalConnection.lf": (
+        "a physical connection (`source.out ~> destination.inp`, which delivers at the "
+        "receiver's physical time): reactorfed's connections are logical only (none, `after=0` "
+        "or `after=d`)"
+    ),
+    "PhysicalConnectionCycle.lf": (
+        "a physical connection (`a.out ~> b.inp`) breaking a cycle: reactorfed's connections "
+        "are logical only, so neither the connection nor the cycle it breaks can be written"
+    ),
+    "PeriodicTask.lf": (
+        "the target property `scheduler: GEDF_NP`: its check is that reactor-c's "
+        "global-earliest-deadline-first scheduler runs detector2 (level 1, deadline 25 ms) before "
+        "task1 (level 0, inferred deadline 50 ms) when both are ready at one tag; reactorfed has "
+        "one scheduler, which runs reactions by level and then declaration order (task1 first), "
+        "and no deadline-ordered option"
+    ),
+    "serialization/CustomSerializer.lf": (
+        "a per-connection custom serializer (`after 100 ms serializer \"pickle_serializer\"`, a "
+        "Python package pip-installed by the program's preamble) under decentralized "
+        "coordination: reactorfed's federation chooses the codec by the value's type (msgpack, "
+        "numpy/torch buffers, pickle with trusted_pickle) and has no serializer hook per "
+        "connection, nor decentralized coordination"
+    ),
+    "serialization/PersonProtocolBuffers.lf": _PROTOBUFS.format("Person.proto"),
+    "serialization/ProtoBuiltInSerialization.lf": _PROTOBUFS.format("ProtoHelloWorld.proto")
+    + "; it is also a federated program whose connection names `serializer \"proto\"`",
+    "serialization/ProtoNoPacking.lf": _PROTOBUFS.format("ProtoHelloWorld.proto"),
+    "failing/DeadlineUpdateIncrease.lf": (
+        "in LF's failing/ folder (flaky by its own account); it calls update_deadline() and "
+        "check_deadline() inside the reaction body (changing a reaction's deadline at run time "
+        "and checking it mid-reaction): reactorfed's deadlines are fixed per reaction and "
+        "checked only before the reaction starts"
+    ),
+}
