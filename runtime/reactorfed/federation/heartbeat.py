@@ -1,34 +1,62 @@
 """The federate's heartbeat thread: tells the RTI this process lives (even while a
 reaction runs for long) over a connection of its own, and notices when the RTI does not
-answer or aborts the federation."""
+answer or aborts the federation.
+
+The two threads share one :class:`Liveness`: each records when it last heard from the RTI
+(each field is written by one thread only), and both ask it the one question whether the
+RTI is lost.
+"""
 
 from __future__ import annotations
 
 import logging
 import os
 import threading
-from typing import TYPE_CHECKING
 
+from ..clock import Clock
 from . import protocol as P
 from .transport import Client, Poller
 
-if TYPE_CHECKING:
-    from .federate import FederateCoordinator
-
-__all__ = ["Heartbeat"]
+__all__ = ["Heartbeat", "Liveness"]
 
 log = logging.getLogger("reactorfed.federate")
 
 
+class Liveness:
+    """When the RTI was last heard from, over either connection, and why the federation
+    ended if the RTI said so."""
+
+    __slots__ = ("abort_reason", "heard_data", "heard_hb", "limit_ns", "rti")
+
+    def __init__(self, rti: str, limit_ns: int, now: int) -> None:
+        self.rti = rti  # its address, for the message
+        self.limit_ns = limit_ns
+        self.heard_data = now  # on the coordination connection (the scheduler's thread writes it)
+        self.heard_hb = now  # on the heartbeat's connection (the heartbeat thread writes it)
+        self.abort_reason: str | None = None  # set by the heartbeat thread
+
+    def lost(self, now: int) -> str | None:
+        """Why this federate must give up at ``now`` (the RTI aborted, or has said nothing
+        for longer than the limit), or None."""
+        if self.abort_reason is not None:
+            return self.abort_reason
+        heard = self.heard_hb if self.heard_hb > self.heard_data else self.heard_data
+        if now - heard > self.limit_ns:
+            return f"lost the RTI: nothing heard from {self.rti} for {self.limit_ns // 1_000_000} ms"
+        return None
+
 
 class Heartbeat(threading.Thread):
-    """Tells the RTI this process lives (even during a long reaction) and watches the RTI."""
+    """Sends ``hello`` (the packed HB_HELLO that proves who this is), then a HEARTBEAT every
+    ``period_ns`` to the RTI at ``live.rti``, and watches the RTI (see :class:`Liveness`)."""
 
-    def __init__(self, fed: FederateCoordinator) -> None:
-        super().__init__(name=f"reactorfed-heartbeat-{fed.name}", daemon=True)
-        self.fed = fed
-        self.last_seen = fed.clock.now()
-        self.abort_reason: str | None = None
+    def __init__(self, name: str, hello: bytes, period_ns: int, live: Liveness, clock: Clock) -> None:
+        super().__init__(name=f"reactorfed-heartbeat-{name}", daemon=True)
+        self._hello = hello
+        self._period_ns = period_ns
+        self.live = live
+        self._clock = clock
+        live.heard_hb = clock.now()
         self._stop_event = threading.Event()
 
     def stop(self) -> None:
@@ -37,44 +65,44 @@ class Heartbeat(threading.Thread):
             self.join(timeout=2)
 
     def run(self) -> None:
-        fed = self.fed
-        cfg = fed.cfg
-        client = Client(cfg.rti, max_message=P.RTI_MAX_MESSAGE)
+        live, clock = self.live, self._clock
+        client = Client(live.rti, max_message=P.RTI_MAX_MESSAGE)
         try:
-            nonce = os.urandom(16)
-            client.send([P.pack(P.HB_HELLO, cfg.federation_id, fed.name, nonce, P.mac(cfg.secret, "hb", fed.session, fed.name, nonce))])
+            client.send([self._hello])
             poller = Poller(client)
-            period_ms = max(1, cfg.heartbeat_ns // 1_000_000)
+            period_ms = max(1, self._period_ns // 1_000_000)
             next_beat = 0
             while not self._stop_event.is_set():
-                now = fed.clock.now()
+                now = clock.now()
                 if now >= next_beat:
                     client.send([P.pack(P.HEARTBEAT)])
-                    next_beat = now + cfg.heartbeat_ns
+                    next_beat = now + self._period_ns
                 if poller.wait(period_ms):
                     while (frames := client.recv()) is not None:
-                        self.last_seen = fed.clock.now()
+                        live.heard_hb = clock.now()
                         try:
                             msg = P.parse(frames[0])
                         except P.ProtocolError:
                             continue
-                        if msg[0] == P.ABORT and self.abort_reason is None:
-                            self.abort_reason = f"the federation was aborted: {msg[1]}"
+                        if msg[0] == P.ABORT and live.abort_reason is None:
+                            live.abort_reason = f"the federation was aborted: {msg[1]}"
                             self._hard_exit_later()
-                if fed.clock.now() - max(self.last_seen, fed._last_rti) > cfg.liveness_ns and self.abort_reason is None:
-                    self.abort_reason = f"lost the RTI: nothing heard from {cfg.rti} for {cfg.liveness_ns // 1_000_000} ms"
-                    self._hard_exit_later()
+                if live.abort_reason is None:
+                    reason = live.lost(clock.now())
+                    if reason is not None:
+                        live.abort_reason = reason
+                        self._hard_exit_later()
         finally:
             client.close()
 
     def _hard_exit_later(self) -> None:
         """If the main thread is stuck in a reaction and does not notice the abort, end
         the process anyway: a federation never hangs."""
-        grace = 3 * self.fed.cfg.liveness_ns / 1e9
+        grace = 3 * self.live.limit_ns / 1e9
 
         def kill() -> None:
             if not self._stop_event.wait(grace):
-                log.error("%s; the main thread did not stop in time, exiting", self.abort_reason)
+                log.error("%s; the main thread did not stop in time, exiting", self.live.abort_reason)
                 os._exit(3)
 
         threading.Thread(target=kill, daemon=True, name="reactorfed-hard-exit").start()

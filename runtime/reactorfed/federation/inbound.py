@@ -5,10 +5,11 @@ Each upstream peer connects once per session and proves who it is (AUTH) before 
 else it sends is read. Its batches (see :mod:`.outbound`) carry data (inside the batch,
 as a payload frame after it, or through a shared-memory ring the peer opened with
 SHM_OPEN), absent ports of zero-delay cycles, and promises: the earliest tag the peer
-could still send here, from which the coordinator grants itself tags.
+could still send here. Values go to the scheduler; what coordination needs (each message
+counted, absent ports, promises) goes to the federate's :class:`.federate_core.FederateCore`.
 
-Kept apart from the coordinator (grants, reports, the RTI link), which calls
-:meth:`Inbound.on_data` for each message from its data port.
+The driver (:mod:`.federate`) calls :meth:`Inbound.on_data` for each message from its
+data port.
 """
 
 from __future__ import annotations
@@ -21,13 +22,12 @@ import numpy as np
 
 from ..graph import Program
 from ..scheduler import Scheduler
-from ..tag import NEVER
 from ..trigger import Slot
 from . import protocol as P
 from .codec import NUMPY, CodecError, decode, flat_array
 from .errors import FederationError
-from .layout import Delay, Layout, add_delay, link_delay
-from .rti import FOREVER_T
+from .federate_core import FederateCore
+from .layout import Layout
 from .shm import ShmError, ShmReader
 from .throttle import Throttle
 
@@ -43,18 +43,16 @@ _AUTH_ONLY = frozenset({P.AUTH})
 _METAS_MAX = 256
 
 
-def _earliest(promise: TagT, delays: list[Delay]) -> TagT:
-    """The earliest tag a message from a peer that promised ``promise`` can carry here,
-    over the delays of its links to this federate."""
-    return add_delay(promise, delays[0]) if len(delays) == 1 else min(add_delay(promise, d) for d in delays)
-
-
 class Inbound:
     """The receiving side of one federate's data port (see the module docstring)."""
 
-    def __init__(self, program: Program, layout: Layout, me: int, *, secret: bytes, trusted_pickle: bool,
-                 ring_token: Callable[[int, int], bytes]) -> None:
+    def __init__(self, program: Program, layout: Layout, me: int, core: FederateCore, *, secret: bytes,
+                 trusted_pickle: bool, ring_token: Callable[[int, int], bytes]) -> None:
         self._me = me
+        # the core's methods, bound once (they run for every message)
+        self._counted = core.on_data
+        self._absent = core.on_absent
+        self._promised = core.on_promise
         self._names = layout.names
         self._secret = secret
         self._session = b""  # set by begin
@@ -66,38 +64,15 @@ class Inbound:
         self._authed: dict[bytes, int] = {}  # connection -> the upstream peer it proved to be
         self._warn = Throttle(log)  # for what strangers send to the data port
         self._shm_in: dict[int, ShmReader] = {}
-        self._promise_links: dict[int, list[Delay]] = {}  # upstream peer -> delays of its links here
-        for lk in layout.links:
-            if lk.dst == me and lk.src != me:
-                self._promise_links.setdefault(lk.src, []).append(link_delay(lk.delay))
-        self._promised_in: dict[int, TagT] = {}  # upstream peer -> its latest promise
-        self._bound_from: dict[int, TagT] = {}  # upstream peer -> the earliest tag it could still send here
-        self._bound: TagT | None = None  # input_bound(), None: to be computed
+        self._upstream = frozenset(layout.direct_upstream(me))  # the peers that may connect
         self._metas: dict[bytes, tuple[Any, tuple[np.dtype[Any], int] | None]] = {}  # see _meta
-        #: upstream peer -> data messages received from it; mutated in place, never rebound
-        #: (the coordinator reports this very dict)
-        self.received: dict[int, int] = {u: 0 for u in layout.direct_upstream(me)}
-        self.messages_received = 0
         self.rejected = 0  # data messages dropped as malformed or unauthenticated
-        self.status: dict[int, TagT] = {}  # link id -> latest tag whose status is known (cyclic links)
-        self.promises_in = False  # promises arrived since the coordinator last looked (it resets this)
-        #: set by the coordinator inside a tag (at_level): a message for the current tag may still come
+        #: set by the driver inside a tag (at_level): a message for the current tag may still come
         self.mid_tag = False
 
-    def begin(self, session: bytes, start: int) -> None:
+    def begin(self, session: bytes) -> None:
         """The federation started: ``session`` keys the peers' proofs."""
         self._session = session
-        # Before its first promise, a peer might send at the start tag.
-        self._promised_in = {u: (start, 0) for u in self._promise_links}
-        self._bound_from = {u: _earliest((start, 0), ds) for u, ds in self._promise_links.items()}
-        self._bound = None
-
-    def input_bound(self) -> TagT:
-        """The earliest tag at which anything could still arrive here, by the promises."""
-        best = self._bound
-        if best is None:
-            best = self._bound = min(self._bound_from.values(), default=FOREVER_T)  # until the next promise
-        return best
 
     def close(self) -> None:
         for r in self._shm_in.values():
@@ -119,7 +94,7 @@ class Inbound:
             return
         if sender is None:
             claimed = msg[1]
-            if claimed in self._authed.values() or claimed not in self.received:
+            if claimed in self._authed.values() or claimed not in self._upstream:
                 # Each upstream peer connects once per session, and a federate this one
                 # has no link from never sends it data: a second AUTH is a replay.
                 self.rejected += 1
@@ -182,15 +157,6 @@ class Inbound:
             self._metas[mb] = entry
         return entry
 
-    def _promised(self, sender: int, t: TagT) -> None:
-        if t > self._promised_in.get(sender, (NEVER, 0)):
-            self._promised_in[sender] = t
-            delays = self._promise_links.get(sender)
-            if delays is not None:
-                self._bound_from[sender] = _earliest(t, delays)
-                self._bound = None
-            self.promises_in = True
-
     def _link(self, sender: int, link: int) -> Any:
         """The link ``link`` into this federate, if ``sender`` is its source (else None, counted)."""
         lk = self._in_links.get(link)
@@ -213,8 +179,7 @@ class Inbound:
             return
         tag = (msg[2], msg[3])
         if msg[0] == P.ABSENT:
-            if tag > self.status.get(lk.id, (NEVER, 0)):
-                self.status[lk.id] = tag
+            self._absent(lk.id, tag)
             if tag > sched.current_tag:
                 # In a zero-delay cycle every member processes every tag one of them does,
                 # if only to announce its own outputs absent at it.
@@ -247,10 +212,7 @@ class Inbound:
 
     def _accept(self, sched: Scheduler, sender: int, lk: Any, tag: TagT, value: Any) -> None:
         """Count a value received from ``sender`` for link ``lk`` at ``tag`` and post it."""
-        self.received[sender] = self.received.get(sender, 0) + 1
-        self.messages_received += 1
-        if tag > self.status.get(lk.id, (NEVER, 0)):
-            self.status[lk.id] = tag
+        self._counted(sender, lk.id, tag)
         cur = sched.current_tag
         slot = self._in[lk.id]
         if tag > cur:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..clock import Clock
@@ -20,14 +21,23 @@ from .transport import Client, Poller
 if TYPE_CHECKING:
     from .federate import FederateConfig
 
-__all__ = ["colocated", "join"]
+__all__ = ["Joined", "colocated", "join"]
 
 log = logging.getLogger("reactorfed.federate")
 
 
-def join(rti: Client, cfg: FederateConfig, name: str, digest: str, endpoint: str, clock: Clock) -> list[Any]:
-    """Join as federate ``name`` (data port at ``endpoint``) over the RTI link ``rti``;
-    the RTI's START message: ``[START, start, peers, session, index]``."""
+@dataclass(frozen=True, slots=True)
+class Joined:
+    """What the RTI's START message gives a federate that joined."""
+
+    start: int  # the federation's start time (ns)
+    peers: dict[int, str]  # downstream peer -> its data address
+    session: bytes  # keys the proofs between peers, and the heartbeat's
+    index: int  # this federate's number in the RTI's layout
+
+
+def join(rti: Client, cfg: FederateConfig, name: str, digest: str, endpoint: str, clock: Clock) -> Joined:
+    """Join as federate ``name`` (data port at ``endpoint``) over the RTI link ``rti``."""
     nonce = os.urandom(16)
     rti.send([P.pack(P.HELLO, P.PROTOCOL_VERSION, cfg.federation_id, name, digest, endpoint, nonce)])
     deadline = clock.now() + cfg.join_timeout_ns
@@ -45,7 +55,7 @@ def join(rti: Client, cfg: FederateConfig, name: str, digest: str, endpoint: str
                      "the start of the federation (are all federates up?)")
     if msg[0] == P.REJECT:
         raise FederationError(f"the RTI rejected federate {name}: {msg[1]}")
-    return msg
+    return Joined(int(msg[1]), msg[2], msg[3], msg[4])
 
 
 def _await_rti(rti: Client, cfg: FederateConfig, name: str, clock: Clock, deadline: int, kinds: set[int],
