@@ -410,7 +410,7 @@ class _SlowingClockPhysicalMain(Reactor):
 @lf_test("SlowingClockPhysical.lf")
 def test_slowing_clock_physical() -> None:
     main = _SlowingClockPhysicalMain()
-    run(main, timeout=ms(1500))
+    run(main, timeout=ms(1500), keepalive=True)  # LF: physical actions keep the program alive
     # On the virtual clock physical time is logical time when a reaction schedules:
     # 100 ms, then + 100 ms min delay + 200, 300, 400 ms (the next, 1900 ms, is past the end).
     assert main.seen == [ms(100), ms(400), ms(800), ms(1300)]

@@ -863,3 +863,57 @@ def test_identifier_length() -> None:
     main = IdentifierLength()
     run(main, timeout=sec(10), fast=True)
     assert main.another_really_long_name_for_a_test_instance.count == 5  # 1, 3, 5, 7, 9 s
+
+
+# -- target/AfterNoTypes.lf -------------------------------------------------------------
+# After.lf with untyped ports (`input x`, `output y`) and not fast: `after` needs no
+# port types.
+
+
+class _ANTFoo(Reactor):
+    x = Input()
+    y = Output()
+
+    @reaction(triggers=[x], effects=[y])
+    def double(self, x: Any, y: Any) -> None:
+        y.set(2 * x.get())
+
+
+class _ANTPrint(Reactor):
+    x = Input()
+
+    def __init__(self) -> None:
+        self.expected_time = ms(10)
+        self.received = 0
+
+    @reaction(triggers=[x])
+    def check(self, x: Any) -> None:
+        self.received += 1
+        elapsed_time = self.elapsed()
+        assert x.get() == 84, "ERROR: Expected result to be 84."
+        assert elapsed_time == self.expected_time, f"ERROR: Expected logical time to be {self.expected_time}"
+        self.expected_time += sec(1)
+
+    @reaction(triggers=[SHUTDOWN])
+    def done(self) -> None:
+        assert self.received != 0, "ERROR: Final reactor received no data."
+
+
+class _AfterNoTypesMain(Reactor):
+    t = Timer(0, sec(1))
+
+    def __init__(self) -> None:
+        self.f = _ANTFoo()
+        self.p = _ANTPrint()
+        self.connect(self.f.y, self.p.x, after=ms(10))
+
+    @reaction(triggers=[t], effects=["f.x"])
+    def kick(self, f: Any) -> None:
+        f.x.set(42)
+
+
+@lf_test("target/AfterNoTypes.lf")
+def test_after_no_types() -> None:
+    main = _AfterNoTypesMain()
+    run(main, timeout=sec(3))
+    assert main.p.received == 3  # 10 ms, 1.01 s, 2.01 s (3 s's output lands after the timeout)
