@@ -1,7 +1,7 @@
 """Session fixtures for the e2e tests: a real control plane, the chart, the operator.
 
-Skips (with the reason) when Go or the cached binaries are missing; build them with
-``scripts/k8s-tools.sh`` (scripts/test.sh does that when Go is installed).
+Skips (with the reason) when Go or the cached binaries are missing, and fails instead under
+CI=true; build them with ``scripts/k8s-tools.sh`` (scripts/test.sh does that).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from ..kind.prereq import missing
 from .controlplane import ControlPlane, ControlPlaneError, wait_for
 
 REPO = Path(__file__).resolve().parents[2]
@@ -39,15 +40,15 @@ def _tool_paths() -> tuple[Path, Path]:
 @pytest.fixture(scope="session")
 def k8s_tools() -> tuple[Path, Path]:
     if shutil.which("openssl") is None:
-        pytest.skip("e2e: openssl is needed to make the test control plane's certificates")
+        missing("e2e: openssl is needed to make the test control plane's certificates")
     bin_dir, stages = _tool_paths()
     if subprocess.run([str(TOOLS), "--check"], capture_output=True, timeout=30).returncode != 0 and not (
         (bin_dir / "kube-apiserver").exists() and stages.exists()
     ):
         if shutil.which("go") is None:
-            pytest.skip("e2e: Go is not installed, so the Kubernetes test binaries cannot be built "
+            missing("e2e: Go is not installed, so the Kubernetes test binaries cannot be built "
                         "(install Go >= 1.26 and run scripts/k8s-tools.sh)")  # fmt: skip
-        pytest.skip(f"e2e: Kubernetes test binaries are not built yet in {bin_dir}; run scripts/k8s-tools.sh")
+        missing(f"e2e: Kubernetes test binaries are not built yet in {bin_dir}; run scripts/k8s-tools.sh")
     return bin_dir, stages
 
 

@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from ..kind.prereq import missing
 from .conftest import NAMESPACE
 from .controlplane import ControlPlane, free_port, wait_for
 
@@ -115,7 +116,7 @@ def test_applied_federation_runs_to_completion(installed: ControlPlane, operator
                                                tmp_path: Path) -> None:  # fmt: skip
     reason = _commands_missing()
     if reason:
-        pytest.skip(f"local run of the created pods: {reason}")
+        missing(f"local run of the created pods: {reason}")
     cp = installed
     cp.kubectl("apply", "-n", NAMESPACE, "-f", "-", input=_manifest())
 
