@@ -1,11 +1,11 @@
 """reactorfed: deterministic reactors (Lingua Franca semantics) for distributed RL."""
 
-from .action import LogicalAction, PhysicalAction, Policy
+from .action import ActionHandle, ActionReader, LogicalAction, PhysicalAction, Policy
 from .clock import Clock, SystemClock, VirtualClock
 from .duration import Duration, format_duration, hours, minutes, ms, ns, parse_duration, sec, us
 from .environment import Environment, RunSummary
 from .errors import CausalityLoopError, ReactorError, UndeclaredAccessError, ValidationError
-from .port import Input, Output
+from .port import Input, MultiReader, MultiWriter, Output, PortReader, PortWriter
 from .reaction import reaction
 from .reactor import Bank, Reactor, bank, each
 from .scheduler import ReactionFailed
@@ -19,6 +19,8 @@ __all__ = [
     "NEVER",
     "SHUTDOWN",
     "STARTUP",
+    "ActionHandle",
+    "ActionReader",
     "Bank",
     "CausalityLoopError",
     "Clock",
@@ -26,9 +28,13 @@ __all__ = [
     "Environment",
     "Input",
     "LogicalAction",
+    "MultiReader",
+    "MultiWriter",
     "Output",
     "PhysicalAction",
     "Policy",
+    "PortReader",
+    "PortWriter",
     "ReactionFailed",
     "Reactor",
     "ReactorError",

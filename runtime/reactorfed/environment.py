@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
 
 from .clock import Clock, SystemClock
 from .duration import check_duration, format_duration
@@ -32,6 +34,8 @@ class RunSummary:
     deadline_misses: int
     #: CPU time this process used during the run (every thread; user and system)
     cpu_ns: int = 0
+    #: what reactors reported (Reactor.report_result), by the reactor's full name
+    results: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
     @property
     def reactions_per_s(self) -> float:
@@ -119,8 +123,12 @@ class Environment:
         finally:
             wall = time.perf_counter_ns() - t0
             cpu = time.process_time_ns() - c0
+            results: dict[str, Mapping[str, Any]] = {}
             for r in sched.program.reactors:
                 r.__dict__["_env"] = None
+                reported = r.__dict__.pop("_result", None)
+                if reported is not None:
+                    results[r.fqn] = reported
         t, m = sched.current_tag
         return RunSummary(
             tags=sched.tags_processed,
@@ -131,6 +139,7 @@ class Environment:
             stop_reason=sched.stop_reason,
             deadline_misses=sched.deadline_misses,
             cpu_ns=cpu,
+            results=results,
         )
 
     def request_stop(self) -> None:

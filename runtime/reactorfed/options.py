@@ -235,6 +235,9 @@ def stop_on_interrupt(request_stop: Callable[[], None]) -> Iterator[None]:
 
 
 def print_summary(summary: RunSummary, as_json: bool) -> None:
+    """The run's summary on stdout: a line for a person and, after it, one line per
+    reactor that reported a result (``reactorfed: result of FQN: {json}``); or all of it
+    as one JSON object with ``as_json``."""
     if as_json:
         print(
             json.dumps(
@@ -248,9 +251,25 @@ def print_summary(summary: RunSummary, as_json: bool) -> None:
                     "last_microstep": summary.last_tag.microstep,
                     "stop_reason": summary.stop_reason,
                     "deadline_misses": summary.deadline_misses,
-                }
+                    "results": summary.results,
+                },
+                default=_jsonable,
             ),
             flush=True,
         )
         return
     print(f"reactorfed: {summary}", flush=True)
+    for fqn, values in summary.results.items():
+        print(f"reactorfed: result of {fqn}: {json.dumps(values, default=_jsonable)}", flush=True)
+
+
+def _jsonable(value: Any) -> Any:
+    """numpy scalars and arrays, and anything else a reactor reports, as JSON can hold it."""
+    for conv in ("item", "tolist"):
+        f = getattr(value, conv, None)
+        if callable(f):
+            try:
+                return f()
+            except (TypeError, ValueError):
+                pass
+    return str(value)

@@ -8,6 +8,11 @@
 * a function returning the main reactor: called the same way;
 * a reactor instance: used as it is (no parameters).
 
+A constructor (or function) whose one parameter is a dataclass (``def __init__(self,
+args: Args = Args())``, the way CleanRL's recipes keep their settings) takes the
+dataclass's fields as parameters: ``--param lr=3e-4`` sets ``args.lr``, converted by the
+field's annotation; fields not given keep their defaults.
+
 Without ``:ATTR``, the attribute ``Main`` is used. Conversion: ``int`` also takes
 durations (``10ms`` -> 10000000, since durations are ints in ns), ``bool`` takes
 true/false/yes/no/on/off/1/0, ``X | None`` takes ``none``, ``list[X]``/``tuple[X, ...]``
@@ -21,6 +26,7 @@ the user's own code (while importing the module or building the reactor) propaga
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import enum
 import importlib
 import importlib.util
@@ -178,8 +184,30 @@ def _signature_target(obj: Any) -> Callable[..., Any]:
 
 
 def program_params(obj: Any) -> dict[str, inspect.Parameter]:
-    """The keyword parameters ``obj`` (a reactor class or a factory) accepts, with the
-    annotations resolved to types where possible."""
+    """The parameters ``obj`` (a reactor class or a factory) accepts, with the annotations
+    resolved to types where possible: its keyword parameters or, when its one parameter
+    is a settings dataclass, that dataclass's fields."""
+    params = _signature_params(obj)
+    settings = _settings_class(params)
+    if settings is None:
+        return params
+    cls = settings[1]
+    try:
+        hints = typing.get_type_hints(cls)
+    except Exception:
+        hints = {}
+    empty = inspect.Parameter.empty
+    return {
+        f.name: inspect.Parameter(
+            f.name, inspect.Parameter.KEYWORD_ONLY, annotation=hints.get(f.name, f.type),
+            default=(f.default if f.default is not dataclasses.MISSING
+                     else f.default_factory() if f.default_factory is not dataclasses.MISSING else empty))
+        for f in dataclasses.fields(cls) if f.init
+    }
+
+
+def _signature_params(obj: Any) -> dict[str, inspect.Parameter]:
+    """The keyword parameters of ``obj``'s signature, annotations resolved."""
     fn = _signature_target(obj)
     try:
         sig = inspect.signature(fn)
@@ -277,8 +305,45 @@ def convert(text: str, annotation: Any, default: Any = inspect.Parameter.empty) 
     return text
 
 
+def _settings_class(named: Mapping[str, inspect.Parameter]) -> tuple[str, type] | None:
+    """(name, dataclass) when the program's one parameter is a dataclass of settings."""
+    if len(named) != 1:
+        return None
+    (name, p), = named.items()
+    t = p.annotation
+    return (name, t) if isinstance(t, type) and dataclasses.is_dataclass(t) else None
+
+
+def _convert_settings(spec: str, name: str, cls: type, params: Mapping[str, str]) -> dict[str, Any]:
+    """Build the settings dataclass from the parameters, field by field."""
+    try:
+        hints = typing.get_type_hints(cls)
+    except Exception:
+        hints = {}
+    fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
+
+    def listing() -> str:
+        return "its settings (" + cls.__name__ + "): " + ", ".join(
+            f"{n}: {_type_name(hints.get(n, f.type))}" for n, f in fields.items())
+
+    values: dict[str, Any] = {}
+    for key, text in params.items():
+        f = fields.get(key)
+        if f is None:
+            raise ProgramError(f"program {spec!r} has no parameter {key!r}; {listing()}")
+        default = f.default if f.default is not dataclasses.MISSING else inspect.Parameter.empty
+        try:
+            values[key] = convert(text, hints.get(key, inspect.Parameter.empty), default)
+        except ValueError as e:
+            raise ProgramError(f"--param {key}={text}: {e}") from None
+    try:
+        return {name: cls(**values)}
+    except TypeError as e:  # a field without a default that was not given
+        raise ProgramError(f"program {spec!r}: {e}; {listing()}") from None
+
+
 def _convert_params(spec: str, obj: Any, params: Mapping[str, str]) -> dict[str, Any]:
-    accepted = program_params(obj)
+    accepted = _signature_params(obj)
     var_kw = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in accepted.values())
     named = {n: p for n, p in accepted.items() if p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)}
 
@@ -292,6 +357,9 @@ def _convert_params(spec: str, obj: Any, params: Mapping[str, str]) -> dict[str,
             parts.append(f"{n}{t}{d}")
         return "its parameters: " + ", ".join(parts)
 
+    settings = _settings_class(named)
+    if settings is not None and settings[0] not in params:
+        return _convert_settings(spec, settings[0], settings[1], params)
     out: dict[str, Any] = {}
     for key, text in params.items():
         p = named.get(key)

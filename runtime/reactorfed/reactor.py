@@ -10,7 +10,7 @@ assembles and executes the program.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar, cast, overload
 
 from .action import Action, ActionDecl
@@ -229,6 +229,15 @@ class Reactor(metaclass=_ReactorMeta):
     def request_stop(self) -> None:
         """Stop at the next microstep: shutdown reactions run there, later events are dropped."""
         self._running_env().request_stop()
+
+    def report_result(self, values: Mapping[str, Any]) -> None:
+        """Report what this reactor measured or achieved in this run (e.g. steps/s, the
+        final return): it goes into the run's summary, :attr:`RunSummary.results` under
+        this reactor's full name, which ``reactorfed run`` and ``reactorfed federate``
+        print after their summary line (one JSON object; in the ``--json`` summary too).
+        A later report replaces an earlier one."""
+        self._running_env()
+        self.__dict__["_result"] = dict(values)
 
     @property
     def children(self) -> list[Reactor]:

@@ -249,3 +249,60 @@ def test_var_keyword_factories_take_any_param_as_text(tmp_path):
     )
     assert load_program(f"{tmp_path / 'kw.py'}:Main", {"a": "1"}).opts == {"a": "1"}
     sys.modules.pop("kw", None)
+
+
+SETTINGS_PROGRAM = '''
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from reactorfed import Reactor
+
+
+@dataclass
+class Args:
+    env: str = "CartPole-v1"
+    num_samplers: int = 2
+    lr: float = 2.5e-4
+    hidden: tuple[int, ...] = (64, 64)
+    target: float | None = None
+    tags: list[str] = field(default_factory=list)
+
+
+class Main(Reactor):
+    def __init__(self, args: Args = Args()) -> None:
+        self.args = args
+
+
+@dataclass
+class Needs:
+    steps: int
+
+
+def needs(args: Needs) -> Main:
+    return Main()
+'''
+
+
+def test_a_settings_dataclass_takes_its_fields_as_parameters(tmp_path: Path) -> None:
+    """CleanRL-style recipes keep their settings in one dataclass: --param sets its fields."""
+    f = tmp_path / "recipe.py"
+    f.write_text(SETTINGS_PROGRAM)
+    main = load_program(f"{f}:Main", {"num_samplers": "4", "lr": "1e-3", "hidden": "128,128", "target": "none",
+                                       "tags": "a,b"})
+    args = main.args  # type: ignore[attr-defined]
+    assert (args.env, args.num_samplers, args.lr, args.hidden, args.target, args.tags) == (
+        "CartPole-v1", 4, 1e-3, (128, 128), None, ["a", "b"])
+    assert load_program(f"{f}:Main").args.num_samplers == 2  # type: ignore[attr-defined]
+    from reactorfed.program import resolve_spec
+
+    params = program_params(resolve_spec(f"{f}:Main"))  # what the operator checks manifests against
+    assert list(params) == ["env", "num_samplers", "lr", "hidden", "target", "tags"]
+    assert params["num_samplers"].default == 2 and params["tags"].default == []
+    with pytest.raises(ProgramError, match=r"no parameter 'num_sampler'; its settings \(Args\): env: str, num_samplers: int"):
+        load_program(f"{f}:Main", {"num_sampler": "3"})
+    with pytest.raises(ProgramError, match=r"--param num_samplers=many: expected an integer"):
+        load_program(f"{f}:Main", {"num_samplers": "many"})
+    with pytest.raises(ProgramError, match=r"missing 1 required positional argument: 'steps'"):
+        load_program(f"{f}:needs")
+    assert isinstance(load_program(f"{f}:needs", {"steps": "5"}), Reactor)
