@@ -8,9 +8,9 @@ Both modes run in a fresh process through the ``reactorfed`` command line, with
   each child of the main reactor, each bank member its own).
 
 The program measures itself (a reactor records the physical time of its first
-and last events) and writes a JSON result to ``result_path``: start-up of the
-processes and of the federation is not part of the figure, as Ray's actor
-start-up is not part of Ray's.
+and last events) and reports the result (``Reactor.report_result``), which the
+command line prints after the run's summary: start-up of the processes and of the
+federation is not part of the figure, as Ray's actor start-up is not part of Ray's.
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ import os
 import re
 import subprocess
 import sys
-import tempfile
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -61,28 +60,36 @@ def run_program(
     """
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}")
-    with tempfile.TemporaryDirectory(prefix="rfbench-") as tmp:
-        result = Path(tmp) / "result.json"
-        cmd = [*CLI, "run" if mode == "single" else "launch", program, "--fast"]
-        for k, v in {**params, "result_path": str(result)}.items():
-            cmd += ["--param", f"{k}={v}"]
-        cmd += extra or []
-        env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT / "examples" / "rl")}
-        wait_quiet()  # (the program times itself once every process is up)
-        try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=timeout, env=env)
-        except subprocess.TimeoutExpired as e:
-            tail = "\n".join(str(e.stderr or "").splitlines()[-25:])
-            raise ProgramFailed(f"{' '.join(cmd)} did not finish within {timeout:.0f} s:\n{tail}") from e
-        if proc.returncode != 0 or not result.exists():
-            tail = "\n".join((proc.stderr or proc.stdout).splitlines()[-25:])
-            raise ProgramFailed(f"{' '.join(cmd)} exited {proc.returncode}:\n{tail}")
-        data: dict[str, Any] = json.loads(result.read_text())
-        wrong = {k: (v, data.get(k)) for k, v in (expect or {}).items() if data.get(k) != v}
-        if wrong:
-            raise ProgramFailed(f"{' '.join(cmd)}: result differs from the work asked (expected, got): {wrong}")
-        data["cpu_s"] = cpu_by_process(proc.stdout)
-        return data
+    cmd = [*CLI, "run" if mode == "single" else "launch", program, "--fast"]
+    for k, v in params.items():
+        cmd += ["--param", f"{k}={v}"]
+    cmd += extra or []
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT / "examples" / "rl")}
+    wait_quiet()  # (the program times itself once every process is up)
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=timeout, env=env)
+    except subprocess.TimeoutExpired as e:
+        tail = "\n".join(str(e.stderr or "").splitlines()[-25:])
+        raise ProgramFailed(f"{' '.join(cmd)} did not finish within {timeout:.0f} s:\n{tail}") from e
+    reported = results_by_reactor(proc.stdout)
+    if proc.returncode != 0 or len(reported) != 1:
+        tail = "\n".join((proc.stderr or proc.stdout).splitlines()[-25:])
+        raise ProgramFailed(f"{' '.join(cmd)} exited {proc.returncode} with {len(reported)} results (1 expected):\n{tail}")
+    data: dict[str, Any] = next(iter(reported.values()))
+    wrong = {k: (v, data.get(k)) for k, v in (expect or {}).items() if data.get(k) != v}
+    if wrong:
+        raise ProgramFailed(f"{' '.join(cmd)}: result differs from the work asked (expected, got): {wrong}")
+    data["cpu_s"] = cpu_by_process(proc.stdout)
+    return data
+
+
+# A reactor's reported result, printed after its process's summary.
+_RESULT = re.compile(r"^(?:\[.+?\] )?reactorfed: result of (?P<fqn>\S+): (?P<json>\{.*\})$", re.MULTILINE)
+
+
+def results_by_reactor(stdout: str) -> dict[str, dict[str, Any]]:
+    """What the program's reactors reported, by full name, from the command's output."""
+    return {m["fqn"]: json.loads(m["json"]) for m in _RESULT.finditer(stdout)}
 
 
 # A run's summary line; the launcher prefixes each federate's output with [its name].

@@ -1,4 +1,4 @@
-"""Multi-agent inference (the paper's workload 4) as a reactorfed program.
+"""Multi-agent inference as a reactorfed program (the paper's MARL workload).
 
 An MPE ``simple_spread`` environment with ``num_agents`` agents scatters each
 agent's observation to that agent's policy reactor (one torch network per agent)
@@ -15,29 +15,39 @@ same either way.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from reactorfed import Reactor, bank, each
 from reactorfed.rl import make_mpe
 from reactorfed.rl.agents import AgentGroup, AgentPolicy, MultiAgentEnv
 
 
+@dataclass(frozen=True)
+class Args:
+    num_agents: int = 4
+    steps: int = 1000
+    seed: int = 0
+    #: 0: a federate per agent; G: the agents in G federates
+    groups: int = 0
+
+
 class Main(Reactor):
-    def __init__(
-        self, num_agents: int = 4, steps: int = 1000, seed: int = 0, groups: int = 0, result_path: str = ""
-    ) -> None:
-        if not 0 <= groups <= num_agents:
-            raise ValueError(f"groups must be between 0 (one federate per agent) and num_agents, got {groups}")
-        probe = make_mpe(num_agents)
+    def __init__(self, args: Args = Args()) -> None:
+        n = args.num_agents
+        if not 0 <= args.groups <= n:
+            raise ValueError(f"groups must be between 0 (one federate per agent) and num_agents, got {args.groups}")
+        probe = make_mpe(n)
         first = probe.possible_agents[0]
         obs_dim = int(probe.observation_space(first).shape[0])
         num_actions = int(probe.action_space(first).n)
-        self.env = MultiAgentEnv(num_agents, seed=seed, steps=steps, result_path=result_path)
-        if groups:
-            # as even as possible: the first num_agents % groups groups get one more agent
-            sizes = [num_agents // groups + (g < num_agents % groups) for g in range(groups)]
-            firsts = [sum(sizes[:g]) for g in range(groups)]
-            self.agents = bank(AgentGroup, groups, k=each(lambda g: sizes[g]), obs_dim=obs_dim, num_actions=num_actions,
-                               seed=seed * 1000, first=each(lambda g: firsts[g]))
+        self.env = MultiAgentEnv(n, seed=args.seed, steps=args.steps)
+        if args.groups:
+            # as even as possible: the first n % groups groups get one more agent
+            sizes = [n // args.groups + (g < n % args.groups) for g in range(args.groups)]
+            firsts = [sum(sizes[:g]) for g in range(args.groups)]
+            self.agents = bank(AgentGroup, args.groups, k=each(lambda g: sizes[g]), obs_dim=obs_dim,
+                               num_actions=num_actions, seed=args.seed * 1000, first=each(lambda g: firsts[g]))
         else:
-            self.agents = bank(AgentPolicy, num_agents, obs_dim, num_actions, seed=each(lambda i: seed * 1000 + i))
+            self.agents = bank(AgentPolicy, n, obs_dim, num_actions, seed=each(lambda i: args.seed * 1000 + i))
         self.connect(self.env.obs, self.agents.obs)
         self.connect(self.agents.action, self.env.actions, after=0)

@@ -166,6 +166,7 @@ class _PolicyReporter(Reactor):
     @reaction(triggers=[STARTUP], effects=[out])
     def hello(self, out: Any) -> None:
         print(f"POLICY {os.sched_getscheduler(0)}", flush=True)
+        print(f"THREADS {os.environ.get('OMP_NUM_THREADS')}", flush=True)
         out.set(1)
 
 
@@ -175,6 +176,7 @@ class _PolicySink(Reactor):
     @reaction(triggers=[STARTUP])
     def hello(self) -> None:
         print(f"POLICY {os.sched_getscheduler(0)}", flush=True)
+        print(f"THREADS {os.environ.get('OMP_NUM_THREADS')}", flush=True)
 
     @reaction(triggers=[inp])
     def got(self, inp: Any) -> None:

@@ -90,3 +90,15 @@ def test_heartbeat_timeout_below_the_floor_is_a_usage_error() -> None:
     r = subprocess.run([sys.executable, "-m", "reactorfed", "federate", PROGRAM, "--federate", "a", "--rti", "h:1",
                         "--heartbeat-timeout", "50ms"], capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and "--heartbeat-timeout: must be at least 200ms" in r.stderr
+
+
+def test_launch_gives_each_process_its_share_of_the_cores_unless_told() -> None:
+    """Numeric libraries start a thread per core in every process unless told: launch
+    tells them each process's share (2 federates here), and keeps the user's setting."""
+    share = str(max(1, (os.cpu_count() or 1) // 2))
+    for env, expect in (({k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"}, share),
+                        ({**os.environ, "OMP_NUM_THREADS": "3"}, "3")):
+        proc = subprocess.run([sys.executable, "-m", "reactorfed", "launch", PROGRAM, "--timeout", "10ms", "--no-progress"],
+                              capture_output=True, text=True, timeout=60, env=env)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert re.findall(r"\[[ab]\] THREADS (\S+)", proc.stdout) == [expect, expect], proc.stdout

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -19,20 +20,21 @@ PARAMS = {"iterations": 3, "fragment_len": 64, "updates_per_iteration": 8, "eval
 
 @pytest.mark.slow
 def test_dqn_example_launched_matches_single_process(tmp_path: Path) -> None:
-    ckpt, result = tmp_path / "fed.pt", tmp_path / "fed.json"
+    ckpt = tmp_path / "fed.pt"
     cmd = [sys.executable, "-m", "reactorfed.cli", "launch", f"{EXAMPLES / 'dqn_cartpole.py'}:Main", "--fast",
            "--no-progress"]
-    for k, v in {**PARAMS, "checkpoint": ckpt, "result_path": result}.items():
+    for k, v in {**PARAMS, "checkpoint": ckpt, "progress": False}.items():
         cmd += ["--param", f"{k}={v}"]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600,
                           env={**os.environ, "OMP_NUM_THREADS": "1"})
     assert proc.returncode == 0, proc.stderr[-3000:]
-    assert "[learner]" in proc.stdout + proc.stderr  # the launcher prefixes each federate's output
-    fed = json.loads(result.read_text())
+    # the launcher prefixes each federate's output; the learner's result follows its summary
+    found = re.findall(r"^\[learner\] reactorfed: result of Main\.learner: (\{.*\})$", proc.stdout, re.MULTILINE)
+    assert len(found) == 1, proc.stdout[-3000:]
+    fed = json.loads(found[0])
     assert ckpt.exists() and fed["iterations"] == 3
 
     dqn = load_example("dqn_cartpole")
-    single = tmp_path / "single.json"
-    Environment(fast=True).run(dqn.Main(**PARAMS, checkpoint=str(tmp_path / "single.pt"), progress=False,
-                                        result_path=str(single)))
-    assert json.loads(single.read_text())["weights_sha256"] == fed["weights_sha256"]
+    single = Environment(fast=True).run(dqn.Main(dqn.Args(**PARAMS, checkpoint=str(tmp_path / "single.pt"),
+                                                          progress=False)))
+    assert single.results["Main.learner"]["weights_sha256"] == fed["weights_sha256"]

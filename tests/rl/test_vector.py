@@ -61,21 +61,21 @@ def test_bad_arguments_are_refused() -> None:
         EnvSampler("CartPole-v1", num_envs=4)
     sampling = load_example("sampling")
     with pytest.raises(ValueError, match="needs pattern=fragment"):
-        sampling.Main(pattern="step", num_envs=4)
+        sampling.Main(sampling.Args(pattern="step", num_envs=4))
 
 
 def test_sampling_program_with_vectorised_samplers() -> None:
     """2 samplers x 4 copies x fragments of 25 rows: every environment step is counted, in
     one process and federated."""
     sampling = load_example("sampling")
-    main = sampling.Main(num_samplers=2, env="CartPole-v1", pattern="fragment", fragment=25, steps=800, num_envs=4)
+    main = sampling.Main(sampling.Args(num_samplers=2, env="CartPole-v1", pattern="fragment", fragment=25, steps=800, num_envs=4))
     Environment(fast=True).run(main)
     assert main.collector.result["steps"] == 800
     assert main.collector.result["rounds"] == 4  # 100 rows per sampler, 25 per fragment
     holder: list[object] = []
 
     def factory() -> object:
-        m = sampling.Main(num_samplers=2, env="CartPole-v1", pattern="fragment", fragment=25, steps=800, num_envs=4)
+        m = sampling.Main(sampling.Args(num_samplers=2, env="CartPole-v1", pattern="fragment", fragment=25, steps=800, num_envs=4))
         holder.append(m)
         return m
 

@@ -94,6 +94,10 @@ def launch(
     env = dict(os.environ)
     env["REACTORFED_SECRET"] = secrets.token_hex(32)
     env.setdefault("PYTHONUNBUFFERED", "1")
+    # Every federate shares this machine's cores: numeric libraries (torch, BLAS) that
+    # start a thread per core in every process would oversubscribe them. Unless the user
+    # says otherwise, each process gets its share (at least one thread).
+    env.setdefault("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // max(1, len(federates)))))
     plist = [a for p in params for a in ("--param", p)]
     t0 = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="reactorfed-launch-") as tmp:

@@ -29,6 +29,7 @@ from .vector import VectorEnvRunner, VectorFragment, make_runner
 
 if TYPE_CHECKING:
     from .dqn import DQNConfig, DQNLearner, EpsilonGreedy, linear_schedule, make_qnetwork
+    from .learner import DQNLearnerReactor, QSampler, TrainConfig
     from .network import (
         AtariQNetwork,
         QNetwork,
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
 
 #: the names that need torch, and their module
 _LAZY = {
+    **dict.fromkeys(["DQNLearnerReactor", "QSampler", "TrainConfig"], "learner"),
     **dict.fromkeys(["DQNConfig", "DQNLearner", "EpsilonGreedy", "linear_schedule", "make_qnetwork"], "dqn"),
     **dict.fromkeys(["AtariQNetwork", "QNetwork", "Weights", "default_device", "flat_weights", "get_weights",
                      "greedy_action", "load_flat_weights", "set_weights"], "network"),
@@ -64,11 +66,14 @@ __all__ = [
     "Batch",
     "DQNConfig",
     "DQNLearner",
+    "DQNLearnerReactor",
     "EnvRunner",
     "EpsilonGreedy",
     "Fragment",
     "QNetwork",
+    "QSampler",
     "ReplayBuffer",
+    "TrainConfig",
     "VectorEnvRunner",
     "VectorFragment",
     "Weights",

@@ -1,4 +1,4 @@
-"""Multi-agent inference (workload 4): one policy reactor per agent around a
+"""Multi-agent inference: one policy reactor per agent around a
 PettingZoo environment reactor, with per-step scatter (observations) and gather
 (actions)."""
 
@@ -8,14 +8,12 @@ import time
 from typing import Any
 
 import numpy as np
-import torch
 
 from .. import SHUTDOWN, STARTUP, Input, Output, Reactor, bank, each, reaction
 from ..port import MultiReader, MultiWriter, PortReader, PortWriter
 from .dqn import make_qnetwork
 from .envs import make_mpe
 from .network import greedy_action
-from .samplers import write_result
 
 __all__ = ["AgentGroup", "AgentPolicy", "MultiAgentEnv"]
 
@@ -27,7 +25,7 @@ class MultiAgentEnv(Reactor):
     actions: Input[int] = Input(int, width="n")
     obs: Output[np.ndarray] = Output(np.ndarray, width="n")
 
-    def __init__(self, n: int, seed: int = 0, steps: int = 1000, result_path: str = "") -> None:
+    def __init__(self, n: int, seed: int = 0, steps: int = 1000) -> None:
         self.n = n
         self.env = make_mpe(n)
         self.seed = seed
@@ -36,7 +34,6 @@ class MultiAgentEnv(Reactor):
         self.done = 0
         self.episodes = 0
         self.total_reward = 0.0
-        self.result_path = result_path
         self.result: dict[str, Any] = {}
         self.t0 = self.t_last = 0.0
 
@@ -73,7 +70,7 @@ class MultiAgentEnv(Reactor):
             "seconds": seconds,
             "steps_per_s": self.done / seconds if seconds > 0 else 0.0,
         }
-        write_result(self.result_path, self.result)
+        self.report_result(self.result)
 
 
 class AgentPolicy(Reactor):
@@ -82,8 +79,7 @@ class AgentPolicy(Reactor):
     obs: Input[np.ndarray] = Input(np.ndarray)
     action: Output[int] = Output(int)
 
-    def __init__(self, obs_dim: int, num_actions: int, seed: int = 0, torch_threads: int = 1) -> None:
-        torch.set_num_threads(torch_threads)
+    def __init__(self, obs_dim: int, num_actions: int, seed: int = 0) -> None:
         self.q = make_qnetwork(obs_dim, num_actions, (64, 64), seed)
         self.q.eval()
 

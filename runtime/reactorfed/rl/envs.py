@@ -207,6 +207,11 @@ class EnvRunner:
         self.episodes = 0
         self.steps = 0
 
+    @property
+    def obs_size(self) -> int:
+        """Elements of one observation, flattened (what a fully connected network takes)."""
+        return int(np.prod(self.obs_shape))
+
     def _as_array(self, obs: Any) -> np.ndarray:
         return obs if self._convert is None else self._convert(obs)
 

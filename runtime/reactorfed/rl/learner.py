@@ -1,4 +1,4 @@
-"""Synchronized parallel Q-learning (workload 3) and DQN training, as reactors.
+"""Synchronized parallel Q-learning and DQN training, as reactors.
 
 Each iteration: the :class:`DQNLearnerReactor` broadcasts its payload (flat
 weights + epsilon), every :class:`QSampler` collects a fragment with it, the
@@ -15,6 +15,7 @@ import json
 import sys
 import time
 from collections import deque
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,9 +27,8 @@ from ..port import MultiReader, PortReader, PortWriter
 from .dqn import DQNConfig, DQNLearner, EpsilonGreedy
 from .envs import EnvRunner, pack_fragment, unpack_fragment
 from .network import greedy_action
-from .samplers import write_result
 
-__all__ = ["DQNLearnerReactor", "QSampler", "evaluate", "weights_digest"]
+__all__ = ["DQNLearnerReactor", "QSampler", "TrainConfig", "evaluate", "weights_digest"]
 
 
 def weights_digest(learner: DQNLearner) -> str:
@@ -67,11 +67,9 @@ class QSampler(Reactor):
         seed: int = 0,
         fragment_len: int = 100,
         hidden: tuple[int, ...] = DQNConfig.hidden,
-        torch_threads: int = 1,
     ) -> None:
-        torch.set_num_threads(torch_threads)
         self.runner = EnvRunner(env, seed=seed, keep_next_obs=True)
-        obs_dim = int(np.prod(self.runner.obs_shape))
+        obs_dim = self.runner.obs_size
         self.policy = EpsilonGreedy(obs_dim, self.runner.num_actions, seed=seed + 7919, hidden=hidden)
         self.fragment_len = fragment_len
 
@@ -83,17 +81,44 @@ class QSampler(Reactor):
         fragment.set(pack_fragment(self.runner.rollout(self.fragment_len, self.policy)))
 
 
+@dataclass(frozen=True)
+class TrainConfig:
+    """How a :class:`DQNLearnerReactor` runs training (DQN's own settings are a
+    :class:`~reactorfed.rl.DQNConfig`)."""
+
+    #: stop after this many iterations (one fragment from every sampler, then updates)
+    iterations: int = 1000
+    #: gradient steps per iteration
+    updates_per_iteration: int = 4
+    #: stop once solved: the last 100 training episodes average this, and (with
+    #: ``eval_episodes``) so does the greedy policy over ``eval_episodes`` episodes
+    target_return: float | None = None
+    #: the environment the greedy policy is evaluated on ("" with eval_episodes=0: none)
+    eval_env: str = ""
+    eval_episodes: int = 0
+    eval_seed: int = 10_000
+    #: evaluate at most every this many iterations
+    eval_every: int = 5
+    #: where to save the learner ("": nowhere); every ``checkpoint_every`` iterations
+    #: (0: only at shutdown) and at shutdown
+    checkpoint: str = ""
+    checkpoint_every: int = 0
+    #: a status line on stderr every ``progress_every`` iterations
+    progress: bool = False
+    progress_every: int = 10
+
+
 class DQNLearnerReactor(Reactor):
     """Replay buffer + DQN learner; gathers ``n`` fragments per iteration.
 
-    Stops after ``iterations`` iterations, or (with ``target_return``) once solved:
-    when the mean training return of the last 100 episodes reaches the target, the
-    greedy policy is evaluated over ``eval_episodes`` episodes of ``eval_env`` (at most
-    every ``eval_every`` iterations) and training stops if that average reaches it
-    too (without ``eval_episodes``, the training mean decides). The final greedy
-    evaluation is in the result as ``eval_return``. ``checkpoint`` is written
-    every ``checkpoint_every`` iterations and at shutdown; ``progress`` prints a
-    status line on stderr every ``progress_every`` iterations.
+    Stops after ``train.iterations`` iterations, or (with ``train.target_return``) once
+    solved: when the mean training return of the last 100 episodes reaches the target,
+    the greedy policy is evaluated over ``train.eval_episodes`` episodes (at most every
+    ``train.eval_every`` iterations) and training stops if that average reaches it too
+    (without ``eval_episodes``, the training mean decides). At shutdown the learner
+    reports its result (iterations, env steps, returns, the weights' digest, the final
+    greedy evaluation) with :meth:`~reactorfed.Reactor.report_result` and keeps it in
+    :attr:`result`.
     """
 
     fragments: Input[np.ndarray] = Input(np.ndarray, width="n")
@@ -104,39 +129,27 @@ class DQNLearnerReactor(Reactor):
         n: int,
         obs_dim: int,
         num_actions: int,
-        iterations: int = 1000,
-        updates_per_iteration: int = 4,
+        *,
+        dqn: DQNConfig | None = None,
+        train: TrainConfig = TrainConfig(),
         seed: int = 0,
-        config: DQNConfig | None = None,
-        target_return: float | None = None,
-        checkpoint: str = "",
-        checkpoint_every: int = 0,
-        progress: bool = False,
-        progress_every: int = 10,
-        result_path: str = "",
-        torch_threads: int = 1,
-        eval_env: str = "",
-        eval_episodes: int = 0,
-        eval_seed: int = 10_000,
-        eval_every: int = 5,
     ) -> None:
-        torch.set_num_threads(torch_threads)
         self.n = n
-        self.eval_env = eval_env
-        self.eval_episodes = eval_episodes
-        self.eval_seed = eval_seed
-        self.eval_every = eval_every
+        self.train = train
+        self.eval_env = train.eval_env
+        self.eval_episodes = train.eval_episodes
+        self.eval_seed = train.eval_seed
+        self.eval_every = train.eval_every
         self.eval_return = float("nan")
-        self.last_eval = -eval_every
-        self.learner = DQNLearner(obs_dim, num_actions, config, seed=seed, device=torch.device("cpu"))
-        self.iterations = iterations
-        self.updates_per_iteration = updates_per_iteration
-        self.target_return = target_return
-        self.checkpoint = checkpoint
-        self.checkpoint_every = checkpoint_every
-        self.progress = progress
-        self.progress_every = progress_every
-        self.result_path = result_path
+        self.last_eval = -train.eval_every
+        self.learner = DQNLearner(obs_dim, num_actions, dqn, seed=seed, device=torch.device("cpu"))
+        self.iterations = train.iterations
+        self.updates_per_iteration = train.updates_per_iteration
+        self.target_return = train.target_return
+        self.checkpoint = train.checkpoint
+        self.checkpoint_every = train.checkpoint_every
+        self.progress = train.progress
+        self.progress_every = train.progress_every
         self.iteration = 0
         self.incomplete_iterations = 0
         self.recent: deque[float] = deque(maxlen=100)
@@ -239,4 +252,4 @@ class DQNLearnerReactor(Reactor):
             self._show()
             print(self._verdict(), file=sys.stderr, flush=True)
             print(f"done: {json.dumps(self.result)}", file=sys.stderr, flush=True)
-        write_result(self.result_path, self.result)
+        self.report_result(self.result)

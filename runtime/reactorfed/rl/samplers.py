@@ -1,4 +1,4 @@
-"""Sampler and collector reactors for sample generation (workloads 1 and 2).
+"""Sampler and collector reactors for sample generation.
 
 A :class:`EnvSampler` steps one environment (gymnasium or ALE) with seeded random
 actions and emits observations; a :class:`Collector` gathers them through a
@@ -20,9 +20,7 @@ The collector measures throughput in its own process: from its startup reaction
 
 from __future__ import annotations
 
-import json
 import time
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -33,17 +31,7 @@ from ..port import MultiReader, PortReader, PortWriter
 from .envs import EnvRunner
 from .vector import make_runner
 
-__all__ = ["Collector", "EnvSampler", "write_result"]
-
-
-def write_result(path: str, result: dict[str, Any]) -> None:
-    """Write a program's measured result as JSON (the benchmark's way out of a federate)."""
-    if path:
-        p = Path(path)
-        p.parent.mkdir(parents=True, exist_ok=True)
-        tmp = p.with_suffix(".tmp")
-        tmp.write_text(json.dumps(result))
-        tmp.replace(p)
+__all__ = ["Collector", "EnvSampler"]
 
 
 class EnvSampler(Reactor):
@@ -99,19 +87,18 @@ class Collector(Reactor):
     """Gathers observations from ``n`` samplers; in a closed loop, starts each round.
 
     ``rounds`` (closed loop only) is the number of rounds to run. The measured
-    result (steps, seconds, steps/s) is kept in :attr:`result` and written to
-    ``result_path`` at shutdown.
+    result (steps, seconds, steps/s) is kept in :attr:`result` and reported at
+    shutdown (:meth:`~reactorfed.Reactor.report_result`).
     """
 
     obs: Input[np.ndarray] = Input(np.ndarray, width="n")
     go: Output[object] = Output(object)
 
-    def __init__(self, n: int, fragment: int = 0, rounds: int = 0, result_path: str = "", num_envs: int = 1) -> None:
+    def __init__(self, n: int, fragment: int = 0, rounds: int = 0, num_envs: int = 1) -> None:
         self.n = n
         self.fragment = fragment
         self.num_envs = num_envs  # environment copies per sampler: each fragment row is that many steps
         self.rounds = rounds
-        self.result_path = result_path
         self.steps = 0
         self.rounds_done = 0
         self.t0 = 0.0
@@ -143,4 +130,4 @@ class Collector(Reactor):
             "seconds": seconds,
             "steps_per_s": self.steps / seconds if seconds > 0 else 0.0,
         }
-        write_result(self.result_path, self.result)
+        self.report_result(self.result)
