@@ -21,13 +21,6 @@ LEFT_OUT: dict[str, str] = {
         "a physical connection (`a.out ~> b.inp`) breaking a cycle: reactorfed's connections "
         "are logical only, so neither the connection nor the cycle it breaks can be written"
     ),
-    "PeriodicTask.lf": (
-        "the target property `scheduler: GEDF_NP`: its check is that reactor-c's "
-        "global-earliest-deadline-first scheduler runs detector2 (level 1, deadline 25 ms) before "
-        "task1 (level 0, inferred deadline 50 ms) when both are ready at one tag; reactorfed has "
-        "one scheduler, which runs reactions by level and then declaration order (task1 first), "
-        "and no deadline-ordered option"
-    ),
     "serialization/CustomSerializer.lf": (
         "a per-connection custom serializer (`after 100 ms serializer \"pickle_serializer\"`, a "
         "Python package pip-installed by the program's preamble) under decentralized "
