@@ -17,7 +17,10 @@ from reactorfed import (
     SHUTDOWN,
     STARTUP,
     Input,
+    MultiReader,
     Output,
+    PortReader,
+    PortWriter,
     Reactor,
     Timer,
     bank,
@@ -38,7 +41,7 @@ class Sensor(Reactor):
         self.count = 0
 
     @reaction(triggers=[sample], effects=[reading])
-    def measure(self, reading) -> None:
+    def measure(self, reading: PortWriter[float]) -> None:
         i = self.bank_index or 0
         wobble = ((self.count * 7 + i * 3) % 5 - 2) / 10
         reading.set(round(20 + i + 0.25 * self.count + wobble, 2))
@@ -55,7 +58,7 @@ class Averager(Reactor):
         self.width = width
 
     @reaction(triggers=[readings], effects=[average])
-    def combine(self, readings, average) -> None:
+    def combine(self, readings: MultiReader[float], average: PortWriter[tuple[int, int, float]]) -> None:
         present = readings.present()  # [(channel, value)] of the channels present
         mean = sum(v for _, v in present) / len(present)
         average.set((self.elapsed(), len(present), round(mean, 3)))
@@ -75,8 +78,10 @@ class Display(Reactor):
         print(f"{self.greeting}! the display starts at {format_duration(self.elapsed())}")
 
     @reaction(triggers=[shown])
-    def show(self, shown) -> None:
-        measured, n, mean = shown.get()
+    def show(self, shown: PortReader[tuple[int, int, float]]) -> None:
+        value = shown.get()
+        assert value is not None  # it triggered this reaction: it is present
+        measured, n, mean = value
         flag = "  <- above threshold" if mean > self.threshold else ""
         print(
             f"t={format_duration(self.elapsed()):>7}: mean of {n} sensors {mean:6.3f} C "

@@ -10,7 +10,19 @@ Both print the same lines: determinism across processes is the point.
 
 from __future__ import annotations
 
-from reactorfed import SHUTDOWN, Input, Output, Reactor, Timer, bank, ms, reaction
+from reactorfed import (
+    SHUTDOWN,
+    Input,
+    MultiReader,
+    Output,
+    PortReader,
+    PortWriter,
+    Reactor,
+    Timer,
+    bank,
+    ms,
+    reaction,
+)
 
 
 class Sensor(Reactor):
@@ -23,7 +35,7 @@ class Sensor(Reactor):
         self.state = seed * 7919 + (self.bank_index or 0)
 
     @reaction(triggers=[tick], effects=[reading])
-    def sample(self, reading: Output[int]) -> None:
+    def sample(self, reading: PortWriter[int]) -> None:
         self.state = (self.state * 1103515245 + 12345) % (2**31)
         reading.set(self.state % 1000)
 
@@ -38,7 +50,7 @@ class Filter(Reactor):
         self.width = width
 
     @reaction(triggers=[readings], effects=[total])
-    def combine(self, readings, total) -> None:  # type: ignore[no-untyped-def]
+    def combine(self, readings: MultiReader[int], total: PortWriter[int]) -> None:
         total.set(sum(v for _, v in readings.present()))
 
 
@@ -49,7 +61,7 @@ class Logger(Reactor):
         self.count = 0
 
     @reaction(triggers=[total])
-    def show(self, total) -> None:  # type: ignore[no-untyped-def]
+    def show(self, total: PortReader[int]) -> None:
         self.count += 1
         t = self.elapsed_tag()
         print(f"t={t.time // 1_000_000:>5} ms m={t.microstep} total={total.get()}", flush=True)

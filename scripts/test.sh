@@ -10,6 +10,7 @@ if [ -x scripts/k8s-tools.sh ] && command -v go >/dev/null 2>&1; then
 fi
 .venv/bin/ruff check .
 .venv/bin/mypy
+.venv/bin/mypy examples/*.py examples/rl/*.py   # the examples teach the API: their types must hold too
 [ ! -f scripts/check-chart-crds.sh ] || scripts/check-chart-crds.sh
 # The kind suite (real containers and a kind cluster) runs on its own: scripts/kind-test.sh.
 # A later -m given as an argument replaces this one.

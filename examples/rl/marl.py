@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from reactorfed import Reactor, bank, each
+from reactorfed import Bank, Reactor, bank, each
 from reactorfed.rl import make_mpe
 from reactorfed.rl.agents import AgentGroup, AgentPolicy, MultiAgentEnv
 
@@ -41,6 +41,7 @@ class Main(Reactor):
         obs_dim = int(probe.observation_space(first).shape[0])
         num_actions = int(probe.action_space(first).n)
         self.env = MultiAgentEnv(n, seed=args.seed, steps=args.steps)
+        self.agents: Bank[AgentGroup] | Bank[AgentPolicy]
         if args.groups:
             # as even as possible: the first n % groups groups get one more agent
             sizes = [n // args.groups + (g < n % args.groups) for g in range(args.groups)]

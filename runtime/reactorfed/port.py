@@ -38,7 +38,14 @@ class PortDecl(Generic[T]):
 
     is_input = False
 
-    def __init__(self, type: type[T] | Any = object, *, width: Width | None = None) -> None:
+    # Two signatures so that a type checker infers T from the type given (Input(int) is
+    # a PortDecl[int]) and still takes what is not a class (a typing alias, say).
+    @overload
+    def __init__(self, type: type[T], *, width: Width | None = None) -> None: ...
+    @overload
+    def __init__(self: PortDecl[Any], type: Any = object, *, width: Width | None = None) -> None: ...
+
+    def __init__(self, type: Any = object, *, width: Width | None = None) -> None:
         self.type = type
         self.width = width
         self.name = "?"
