@@ -61,14 +61,14 @@ class Source(Reactor):
 
     @reaction(triggers=[STARTUP], effects=[again])
     def start(self, again: Any) -> None:
-        again.schedule(0)
+        again.schedule(value=0)
 
     @reaction(triggers=[again], effects=[again, out])
     def tick(self, again: Any, out: Any) -> None:
         v = again.get()
         out.set(v)
         if v + 1 < self.n:
-            again.schedule(v + 1)
+            again.schedule(value=v + 1)
 
 
 class Relay(Reactor):
@@ -133,7 +133,7 @@ def _xronos_program(k: int, n: int) -> tuple[Any, Any]:
         def start(self, ctx: xronos.ReactionContext) -> Callable[[], None]:
             ctx.add_trigger(self.startup)
             again = ctx.add_effect(self.again)
-            return lambda: again.schedule(0)
+            return lambda: again.schedule(value=0)
 
         @xronos.reaction
         def tick(self, ctx: xronos.ReactionContext) -> Callable[[], None]:
@@ -146,7 +146,7 @@ def _xronos_program(k: int, n: int) -> tuple[Any, Any]:
                 v = trig.get()
                 out.set(v)
                 if v + 1 < n:
-                    again.schedule(v + 1)
+                    again.schedule(value=v + 1)
 
             return handler
 

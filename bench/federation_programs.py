@@ -45,7 +45,7 @@ class Source(Reactor):
 
     @reaction(triggers=[STARTUP], effects=[again])
     def start(self, again: Any) -> None:
-        again.schedule(0)
+        again.schedule(value=0)
 
     @reaction(triggers=[again], effects=[again, out])
     def tick(self, again: Any, out: Any) -> None:
@@ -54,7 +54,7 @@ class Source(Reactor):
             _write(self.result_path, {"first": time.time()}, ".src")
         out.set(v if self.frame is None else self.frame)
         if v + 1 < self.n:
-            again.schedule(v + 1, self.step)
+            again.schedule(value=v + 1, delay=self.step)
 
 
 class Relay(Reactor):

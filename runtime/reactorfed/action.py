@@ -2,7 +2,9 @@
 
 A logical action is scheduled by a reaction for a later tag: ``min_delay + delay`` after
 the current tag (``(t, m+1)`` when that is 0). A physical action is scheduled from any
-thread and takes ``(physical now + min_delay + delay, 0)``.
+thread and takes ``(physical now + min_delay + delay, 0)``. ``schedule`` takes its
+arguments by keyword only (``a.schedule(delay=ms(5), value=x)``; see
+:meth:`ActionHandle.schedule` for why).
 
 Without a ``min_spacing`` (the default, ``None``), a second event for a tag this action
 already has an event at goes to the next microstep, and the next if that is taken too:
@@ -146,9 +148,13 @@ class Action(OwnedSlot):
     def physical(self) -> bool:
         return self.decl.physical
 
-    def schedule(self, value: Any = None, delay: int = 0) -> None:
-        """Physical actions may be scheduled from any thread; logical ones only by the
-        reactions that declare them as effects (through their handle)."""
+    def schedule(self, *args: Any, value: Any = None, delay: int = 0) -> None:
+        """Schedule this physical action (from any thread): ``schedule(value=v,
+        delay=d)``, both keyword-only (see :meth:`ActionHandle.schedule`). Logical actions
+        are scheduled only by the reactions that declare them as effects (through their
+        handle)."""
+        if args:
+            raise ValidationError(positional_schedule(self, args))
         env = self.reactor._env
         if not self.decl.physical:
             raise UndeclaredAccessError(undeclared(self.reactor, f"schedules {self.fqn} without declaring it as an effect"))
@@ -189,6 +195,27 @@ class ActionHandle(ActionReader):
         super().__init__(action)
         self._schedule = schedule
 
-    def schedule(self, value: Any = None, delay: int = 0) -> None:
-        """Schedule the action ``min_delay + delay`` ns after the current tag."""
+    def schedule(self, *args: Any, value: Any = None, delay: int = 0) -> None:
+        """Schedule the action ``min_delay + delay`` ns after the current tag, carrying
+        ``value``: ``schedule()``, ``schedule(delay=ms(10))``, ``schedule(value=x)``,
+        ``schedule(delay=0, value=x)``.
+
+        Both arguments are keyword-only, and a positional call is an error, never a guess:
+        LF's Python target writes ``schedule(delay, value)`` and reactorfed's first API
+        was ``schedule(value, delay)``, so ``a.schedule(5)`` or ``a.schedule(0, 42)``
+        means different things to the two, and since a value may be an int, no check of
+        the arguments could tell which was meant."""
+        if args:
+            raise ValidationError(positional_schedule(self._slot, args))
         self._schedule(self._slot, value, delay)
+
+
+def positional_schedule(action: Action, args: tuple[Any, ...]) -> str:
+    """The error for ``schedule`` called with positional arguments."""
+    shown = ", ".join(repr(a) if len(repr(a)) <= 40 else f"<{type(a).__name__}>" for a in args)
+    return (
+        f"{action.fqn}: schedule({shown}): pass the arguments by keyword, "
+        "schedule(delay=..., value=...) (LF's Python target writes schedule(delay, value), an earlier "
+        "reactorfed schedule(value, delay); a positional call would be misread by one of them, so it "
+        "is refused)"
+    )

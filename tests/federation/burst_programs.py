@@ -39,7 +39,7 @@ class Burst(Reactor):
             return
         out.set(100 * self.i + k)
         if k + 1 < self.n:
-            again.schedule(k + 1)
+            again.schedule(value=k + 1)
 
 
 class Sink(Reactor):

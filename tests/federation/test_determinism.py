@@ -46,7 +46,7 @@ class Source(Reactor):
         self.i += 1
         out.set(self.i)
         if self.i % 3 == 0:
-            again.schedule(None)
+            again.schedule()
 
 
 class Relay(Reactor):

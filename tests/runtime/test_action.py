@@ -34,7 +34,7 @@ class Scheduler(Reactor):
     @reaction(triggers=[STARTUP], effects=[act])
     def start(self, act):
         for delay, value in self.plan:
-            act.schedule(value, delay)
+            act.schedule(value=value, delay=delay)
 
     @reaction(triggers=[act])
     def fired(self, act):
@@ -80,13 +80,13 @@ def test_an_action_can_reschedule_itself_every_microstep():
 
         @reaction(triggers=[STARTUP], effects=[act])
         def start(self, act):
-            act.schedule(0)
+            act.schedule(value=0)
 
         @reaction(triggers=[act], effects=[act])
         def step(self, act):
             log.append((self.elapsed_tag(), act.get()))
             if act.get() < 3:
-                act.schedule(act.get() + 1)
+                act.schedule(value=act.get() + 1)
 
     run(Count())
     assert log == [(Tag(0, 1), 0), (Tag(0, 2), 1), (Tag(0, 3), 2), (Tag(0, 4), 3)]
@@ -132,13 +132,13 @@ def test_min_spacing_replace_defers_when_the_last_event_already_happened():
 
         @reaction(triggers=[STARTUP], effects=[act])
         def start(self, act):
-            act.schedule(1, ms(5))
+            act.schedule(value=1, delay=ms(5))
 
         @reaction(triggers=[act], effects=[act])
         def fired(self, act):
             log.append((self.elapsed_tag(), act.get()))
             if act.get() == 1:
-                act.schedule(2, ms(1))  # 6 ms < 5 + 10 ms, and nothing is pending
+                act.schedule(value=2, delay=ms(1))  # 6 ms < 5 + 10 ms, and nothing is pending
 
     run(S())
     assert log == [(Tag(ms(5), 0), 1), (Tag(ms(15), 0), 2)]
@@ -152,13 +152,13 @@ def test_min_spacing_applies_across_tags():
 
         @reaction(triggers=[STARTUP], effects=[act])
         def start(self, act):
-            act.schedule(0)
+            act.schedule(value=0)
 
         @reaction(triggers=[act], effects=[act])
         def fired(self, act):
             log.append((self.elapsed_tag(), act.get()))
             if act.get() < 2:
-                act.schedule(act.get() + 1)  # next microstep wanted, deferred by spacing
+                act.schedule(value=act.get() + 1)  # next microstep wanted, deferred by spacing
 
     run(S())
     assert log == [(Tag(0, 1), 0), (Tag(ms(10), 0), 1), (Tag(ms(20), 0), 2)]
@@ -180,7 +180,7 @@ def test_bad_schedule_delays_are_refused(delay):
 
         @reaction(triggers=[STARTUP], effects=[act])
         def start(self, act):
-            act.schedule(None, delay)
+            act.schedule(delay=delay)
 
     with pytest.raises(ValidationError, match=r"S\.act: delay must be a whole number of ns >= 0"):
         run(S())
@@ -192,7 +192,7 @@ def test_scheduling_an_undeclared_logical_action_is_refused_with_the_reaction_na
 
         @reaction(triggers=[STARTUP])
         def start(self):
-            self.act.schedule(1)
+            self.act.schedule(value=1)
 
     class Main(Reactor):
         def __init__(self):
@@ -207,7 +207,7 @@ def test_scheduling_a_physical_action_before_the_program_runs_is_refused():
         act = PhysicalAction()
 
     with pytest.raises(ValidationError, match="before the program runs"):
-        P().act.schedule(1)
+        P().act.schedule(value=1)
 
 
 @pytest.mark.timeout(20)
@@ -228,7 +228,7 @@ def test_physical_actions_scheduled_from_another_thread():
             def feed():
                 for i in range(3):
                     scheduled_at.append(clock.now())
-                    self.act.schedule(i)
+                    self.act.schedule(value=i)
 
             threading.Thread(target=feed, daemon=True).start()
 

@@ -59,7 +59,7 @@ class Crunch(Reactor):
         self.acc = self.acc * 0.5 + float(m.sum())
         out.set(self.acc)
         if self.bank_index % 2:
-            again.schedule(self.acc, ms(1) // 2)
+            again.schedule(value=self.acc, delay=ms(1) // 2)
 
     @reaction(triggers=[again])
     def later(self, again):
@@ -131,7 +131,7 @@ class Node(Reactor):
         if tag.microstep < MICROSTEP_LIMIT:
             out.set(self.state)
             if self.reschedule:
-                act.schedule(self.state, self.reschedule.pop())
+                act.schedule(value=self.state, delay=self.reschedule.pop())
 
 
 delays = st.sampled_from([None, None, 0, ms(1), ms(3)])

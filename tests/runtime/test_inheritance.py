@@ -155,7 +155,7 @@ def test_ports_actions_and_timers_of_every_base_are_the_subclass_s() -> None:
         @reaction(triggers=["tick"], effects=["act", "out"])
         def on_tick(self, act: Any, out: Any) -> None:
             out.set(self.elapsed())
-            act.schedule(self.elapsed(), ms(1))
+            act.schedule(value=self.elapsed(), delay=ms(1))
 
         @reaction(triggers=[Scheduling.act])
         def on_act(self, act: Any) -> None:

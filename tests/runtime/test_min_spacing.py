@@ -34,7 +34,7 @@ def plan(action: LogicalAction[Any], steps: list[tuple[int, int]]) -> Reactor:
         @reaction(triggers=[STARTUP], effects=[act])
         def start(self, act: Any) -> None:
             for delay, value in steps:
-                act.schedule(value, delay)
+                act.schedule(value=value, delay=delay)
 
         @reaction(triggers=[act])
         def fired(self, act: Any) -> None:
@@ -98,13 +98,13 @@ def test_declared_0_does_not_hold_back_a_later_microstep_of_the_same_time() -> N
 
             @reaction(triggers=[STARTUP], effects=[act])
             def start(self, act: Any) -> None:
-                act.schedule(0)
+                act.schedule(value=0)
 
             @reaction(triggers=[act], effects=[act])
             def again(self, act: Any) -> None:
                 self.log.append((self.elapsed_tag(), act.get()))
                 if act.get() < 3:
-                    act.schedule(act.get() + 1)
+                    act.schedule(value=act.get() + 1)
 
         c = Chain()
         run(c)
@@ -146,7 +146,7 @@ def test_physical_events_with_spacing_0_at_one_instant_follow_the_policy() -> No
             @reaction(triggers=[STARTUP])
             def start(self) -> None:
                 for i in range(3):
-                    self.act.schedule(i)
+                    self.act.schedule(value=i)
 
             @reaction(triggers=[act])
             def got(self, act: Any) -> None:

@@ -96,7 +96,7 @@ class Delayed(Reactor):
     @reaction(triggers=[STARTUP], effects=[act])
     def start(self, act: Any) -> None:
         for i in range(3):
-            act.schedule(i, ms(i))  # at min_delay + 0, 1, 2 ms
+            act.schedule(value=i, delay=ms(i))  # at min_delay + 0, 1, 2 ms
 
     @reaction(triggers=[act])
     def got(self, act: Any) -> None:
@@ -125,8 +125,8 @@ def test_a_min_spacing_parameter_of_none_leaves_it_undeclared() -> None:
 
         @reaction(triggers=[STARTUP], effects=[act])
         def start(self, act: Any) -> None:
-            act.schedule(1, ms(10))
-            act.schedule(2, ms(5))
+            act.schedule(value=1, delay=ms(10))
+            act.schedule(value=2, delay=ms(5))
 
         @reaction(triggers=[act])
         def got(self, act: Any) -> None:
@@ -149,7 +149,7 @@ def test_physical_action_min_delay_from_a_parameter() -> None:
 
         @reaction(triggers=[STARTUP])
         def start(self) -> None:
-            self.act.schedule(1)
+            self.act.schedule(value=1)
 
         @reaction(triggers=[act])
         def got(self) -> None:

@@ -111,7 +111,7 @@ def test_handles_are_bound_by_parameter_name_in_any_order_and_strings_work():
         def go(self, act, b, a):
             a.set(1)
             b.set(2)
-            act.schedule(3)
+            act.schedule(value=3)
 
         @reaction(triggers=[act], sources=[])
         def later(self, act):

@@ -39,7 +39,7 @@ class Periodic(Reactor):
     def tick(self, out, echo):
         self.log.append(("tick", self.elapsed_tag(), self.n))
         out.set(self.n)
-        echo.schedule(self.n, self.echo_delay)
+        echo.schedule(value=self.n, delay=self.echo_delay)
         self.n += 1
 
     @reaction(triggers=[echo])
@@ -102,13 +102,13 @@ def test_starvation_stops_at_the_next_microstep_after_the_last_event():
 
         @reaction(triggers=[STARTUP], effects=[act])
         def start(self, act):
-            act.schedule(0, ms(5))
+            act.schedule(value=0, delay=ms(5))
 
         @reaction(triggers=[act], effects=[act])
         def step(self, act):
             log.append(("step", self.elapsed_tag(), act.get()))
             if act.get() < 2:
-                act.schedule(act.get() + 1)
+                act.schedule(value=act.get() + 1)
 
         @reaction(triggers=[SHUTDOWN])
         def bye(self):
@@ -186,7 +186,7 @@ def test_request_stop_at_startup_and_twice_keeps_the_earliest_stop_tag():
         @reaction(triggers=[STARTUP], effects=[act])
         def start(self, act):
             self.request_stop()
-            act.schedule(None)  # at the stop tag (0, 1): still processed
+            act.schedule()  # at the stop tag (0, 1): still processed
 
         @reaction(triggers=[act])
         def again(self):
@@ -211,7 +211,7 @@ def test_shutdown_reactions_may_not_produce_events_past_the_last_tag():
         @reaction(triggers=[SHUTDOWN], effects=[act])
         def bye(self, act):
             log.append(("shutdown", self.elapsed_tag()))
-            act.schedule(None)
+            act.schedule()
 
         @reaction(triggers=[act])
         def never(self):
@@ -236,7 +236,7 @@ def test_real_time_on_the_virtual_clock_never_runs_ahead_of_physical_time():
         @reaction(triggers=[t], effects=[act])
         def tick(self, act):
             seen.append((self.elapsed_tag(), self.physical_time() - self.start_time()))
-            act.schedule(None, ms(1))
+            act.schedule(delay=ms(1))
             if self.elapsed() == ms(10):
                 clock.advance(ms(5))  # slow work: the next tags are already in the past
 

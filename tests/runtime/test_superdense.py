@@ -38,7 +38,7 @@ class Plan(Reactor):
     @reaction(triggers=[STARTUP], effects=[act])
     def start(self, act: Any) -> None:
         for delay, value in self.plan:
-            act.schedule(value, delay)
+            act.schedule(value=value, delay=delay)
 
     @reaction(triggers=[act])
     def fired(self, act: Any) -> None:
@@ -76,9 +76,9 @@ def test_the_pile_up_is_per_action_not_per_tag() -> None:
 
         @reaction(triggers=[STARTUP], effects=[a, b])
         def start(self, a: Any, b: Any) -> None:
-            a.schedule(1, ms(1))
-            b.schedule(2, ms(1))
-            a.schedule(3, ms(1))
+            a.schedule(value=1, delay=ms(1))
+            b.schedule(value=2, delay=ms(1))
+            a.schedule(value=3, delay=ms(1))
 
         @reaction(triggers=[a])
         def on_a(self, a: Any) -> None:
@@ -125,7 +125,7 @@ class Burst(Reactor):
             return
         out.set(100 * self.i + k)
         if k + 1 < self.n:
-            again.schedule(k + 1)
+            again.schedule(value=k + 1)
 
 
 class Sink(Reactor):
@@ -200,7 +200,7 @@ def test_physical_actions_scheduled_for_one_instant_pile_up() -> None:
         @reaction(triggers=[STARTUP])
         def start(self) -> None:
             for i in range(3):
-                self.act.schedule(i)
+                self.act.schedule(value=i)
 
         @reaction(triggers=[act])
         def got(self, act: Any) -> None:

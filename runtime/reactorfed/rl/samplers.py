@@ -62,7 +62,7 @@ class EnvSampler(Reactor):
     @reaction(triggers=[STARTUP], effects=[again])
     def start(self, again: ActionHandle) -> None:
         if not self.closed_loop:
-            again.schedule(None)
+            again.schedule()
 
     @reaction(triggers=[again, go], effects=[obs, again])
     def step(
@@ -80,7 +80,7 @@ class EnvSampler(Reactor):
             obs.set(o)
             self.done += 1
         if not self.closed_loop and self.done < self.steps:
-            again.schedule(None)
+            again.schedule()
 
 
 class Collector(Reactor):
