@@ -24,7 +24,6 @@ from reactorfed import (
     ReactionFailed,
     Reactor,
     Timer,
-    ValidationError,
     VirtualClock,
     bank,
     ms,
@@ -117,55 +116,49 @@ def test_deadline() -> None:
 # ------------------------------------------------------------------- DeadlineHandledAbove.lf
 
 
-def _deadline_handled_above(clock: VirtualClock) -> Any:
-    # Classes built here: the deadline comes from the reactor's parameter `threshold`
-    # (instantiated with 10 msec, default 100 msec), which reactorfed does not accept yet.
-    class _Deadline(Reactor):
-        x = Input(int)
-        deadline_violation = Output(bool)
+class _DHADeadline(Reactor):
+    """DeadlineHandledAbove.lf's Deadline(threshold = 100 msec)."""
 
-        def __init__(self, threshold: int = ms(100)) -> None:
-            self.threshold = threshold
+    x = Input(int)
+    deadline_violation = Output(bool)
 
-        @reaction(triggers=[x], effects=[deadline_violation], deadline="threshold")  # type: ignore[arg-type]
-        def on_time(self, x: Any, deadline_violation: Any) -> None:
-            raise AssertionError("ERROR: Deadline violation was not detected!")
+    def __init__(self, threshold: int = ms(100)) -> None:
+        self.threshold = threshold
 
-        @on_time.deadline_handler
-        def late(self, x: Any, deadline_violation: Any) -> None:
-            deadline_violation.set(True)
+    @reaction(triggers=[x], effects=[deadline_violation], deadline="threshold")
+    def on_time(self, x: Any, deadline_violation: Any) -> None:
+        raise AssertionError("ERROR: Deadline violation was not detected!")
 
-    class _DeadlineHandledAbove(Reactor):
-        def __init__(self) -> None:
-            self.violation_detected = False
-            self.d = _Deadline(threshold=ms(10))
-
-        @reaction(triggers=[STARTUP], effects=["d.x"])
-        def start(self, d: Any) -> None:
-            clock.advance(ms(200))  # time.sleep(0.2)
-            d.x.set(42)
-
-        @reaction(triggers=["d.deadline_violation"])
-        def handled(self, d: Any) -> None:
-            if d.deadline_violation.get() is True:
-                self.violation_detected = True
-
-        @reaction(triggers=[SHUTDOWN])
-        def done(self) -> None:
-            assert self.violation_detected is True, "FAILURE. Container did not react to deadline violation."
-
-    return _DeadlineHandledAbove()
+    @on_time.deadline_handler
+    def late(self, x: Any, deadline_violation: Any) -> None:
+        deadline_violation.set(True)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=ValidationError,
-    reason="runtime gap (d): a deadline from a constructor parameter (deadline(threshold))",
-)
+class _DeadlineHandledAbove(Reactor):
+    def __init__(self, clock: VirtualClock) -> None:
+        self.clock = clock
+        self.violation_detected = False
+        self.d = _DHADeadline(threshold=ms(10))
+
+    @reaction(triggers=[STARTUP], effects=["d.x"])
+    def start(self, d: Any) -> None:
+        self.clock.advance(ms(200))  # time.sleep(0.2)
+        d.x.set(42)
+
+    @reaction(triggers=["d.deadline_violation"])
+    def handled(self, d: Any) -> None:
+        if d.deadline_violation.get() is True:
+            self.violation_detected = True
+
+    @reaction(triggers=[SHUTDOWN])
+    def done(self) -> None:
+        assert self.violation_detected is True, "FAILURE. Container did not react to deadline violation."
+
+
 @lf_test("DeadlineHandledAbove.lf")
 def test_deadline_handled_above() -> None:
     clock = VirtualClock()
-    main = _deadline_handled_above(clock)
+    main = _DeadlineHandledAbove(clock)
     summary = run(main, clock=clock)
     assert main.violation_detected
     assert summary.deadline_misses == 1
@@ -315,60 +308,54 @@ def test_deadline_with_after_delay() -> None:
 # --------------------------------------------------------------------- DeadlineWithBanks.lf
 
 
-def _deadline_with_banks(g: _Global) -> Any:
-    # Classes built here: the Sink's deadline comes from its parameter `dead`, different
-    # for each instance, which reactorfed does not accept yet.
-    class _Bank(Reactor):
-        t = Timer(offset=0, period=ms(100))
-        out = Output(int)
+class _WBBank(Reactor):
+    t = Timer(offset=0, period=ms(100))
+    out = Output(int)
 
-        def __init__(self) -> None:
-            self.ran = 0
+    def __init__(self, g: _Global) -> None:
+        self.g = g
+        self.ran = 0
 
-        @reaction(triggers=[t], effects=[out])
-        def tick(self, out: Any) -> None:
-            exp_cnt = {0: 3, 1: 1, 2: 0, 3: 2}[self.bank_index or 0]
-            assert g.cnt == exp_cnt, f"global_cnt={g.cnt} expected={exp_cnt}"
-            g.cnt += 1
-            if self.bank_index == 0:
-                g.cnt = 0
-            self.ran += 1
-
-    class _Sink(Reactor):
-        inp = Input(int)
-
-        def __init__(self, dead: int = 0) -> None:
-            self.dead = dead
-
-        @reaction(triggers=[inp], deadline="dead")  # type: ignore[arg-type]
-        def receive(self, inp: Any) -> None:
-            pass
-
-        @receive.deadline_handler
-        def late(self, inp: Any) -> None:
-            pass
-
-    class _Main(Reactor):
-        def __init__(self) -> None:
-            self.rp = bank(_Bank, 4)
-            self.s1 = _Sink(dead=ms(14))
-            self.s2 = _Sink(dead=ms(12))
-            self.s3 = _Sink(dead=ms(11))
-            self.s4 = _Sink(dead=ms(13))
-            self.connect(self.rp.out, [self.s1.inp, self.s2.inp, self.s3.inp, self.s4.inp])
-
-    return _Main()
+    @reaction(triggers=[t], effects=[out])
+    def tick(self, out: Any) -> None:
+        exp_cnt = {0: 3, 1: 1, 2: 0, 3: 2}[self.bank_index or 0]
+        assert self.g.cnt == exp_cnt, f"global_cnt={self.g.cnt} expected={exp_cnt}"
+        self.g.cnt += 1
+        if self.bank_index == 0:
+            self.g.cnt = 0
+        self.ran += 1
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=(ValidationError, ReactionFailed),
-    reason="runtime gap (d): deadlines from constructor parameters (Sink(dead=...)); and " + _EDF_GAP,
-)
+class _WBSink(Reactor):
+    inp = Input(int)
+
+    def __init__(self, dead: int = 0) -> None:
+        self.dead = dead
+
+    @reaction(triggers=[inp], deadline="dead")
+    def receive(self, inp: Any) -> None:
+        pass
+
+    @receive.deadline_handler
+    def late(self, inp: Any) -> None:
+        pass
+
+
+class _DeadlineWithBanks(Reactor):
+    def __init__(self) -> None:
+        self.g = _Global()
+        self.rp = bank(_WBBank, 4, self.g)
+        self.s1 = _WBSink(dead=ms(14))
+        self.s2 = _WBSink(dead=ms(12))
+        self.s3 = _WBSink(dead=ms(11))
+        self.s4 = _WBSink(dead=ms(13))
+        self.connect(self.rp.out, [self.s1.inp, self.s2.inp, self.s3.inp, self.s4.inp])
+
+
+@pytest.mark.xfail(strict=True, raises=ReactionFailed, reason=_EDF_GAP)
 @lf_test("DeadlineWithBanks.lf")
 def test_deadline_with_banks() -> None:
-    g = _Global()
-    main = _deadline_with_banks(g)
+    main = _DeadlineWithBanks()
     run(main, timeout=ms(300))
     assert [m.ran for m in main.rp] == [4, 4, 4, 4]
 
