@@ -113,12 +113,14 @@ def test_after_cycles() -> None:
 
 
 class _Count(Reactor):
-    """LF's lib/Count.lf with its default parameters (offset 0, period 1 s)."""
+    """LF's lib/Count.lf."""
 
     out = Output(int)
-    t = Timer(offset=0, period=sec(1))
+    t = Timer(offset="offset", period="period")
 
-    def __init__(self) -> None:
+    def __init__(self, offset: int = 0, period: int = sec(1)) -> None:
+        self.offset = offset
+        self.period = period
         self.count = 1
 
     @reaction(triggers=[t], effects=[out])

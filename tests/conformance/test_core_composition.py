@@ -73,13 +73,11 @@ def test_char_literal_initializer() -> None:
 
 
 class _CSource(Reactor):
-    """Source(period = 2 sec) with ``timer t(1 sec, period)``; every program here uses
-    the default period."""
-
     y = Output(int)
-    t = Timer(offset=sec(1), period=sec(2))
+    t = Timer(offset=sec(1), period="period")
 
-    def __init__(self) -> None:
+    def __init__(self, period: int = sec(2)) -> None:
+        self.period = period
         self.count = 0
 
     @reaction(triggers=[t], effects=[y])
@@ -199,9 +197,10 @@ def test_composition_gain() -> None:
 class _CISource(Reactor):
     foo = Input(int)
     y = Output(int)
-    t = Timer(offset=sec(1), period=sec(2))  # (1 sec, period), period = 2 sec by default
+    t = Timer(offset=sec(1), period="period")
 
-    def __init__(self) -> None:
+    def __init__(self, period: int = sec(2)) -> None:
+        self.period = period
         self.count = 0
         self.base_sent: list[int] = []
 
@@ -241,12 +240,14 @@ def test_composition_inheritance() -> None:
 
 
 class _Count(Reactor):
-    """LF's lib/Count.lf with its default parameters (offset 0, period 1 s)."""
+    """LF's lib/Count.lf."""
 
     out = Output(int)
-    t = Timer(offset=0, period=sec(1))
+    t = Timer(offset="offset", period="period")
 
-    def __init__(self) -> None:
+    def __init__(self, offset: int = 0, period: int = sec(1)) -> None:
+        self.offset = offset
+        self.period = period
         self.count = 1
 
     @reaction(triggers=[t], effects=[out])
@@ -502,12 +503,12 @@ def test_double_port() -> None:
 
 
 class _Clock(Reactor):
-    """Clock(offset = 0, period = 1 sec), used with its defaults."""
-
     y = Output(int)
-    t = Timer(offset=0, period=sec(1))
+    t = Timer(offset="offset", period="period")
 
-    def __init__(self) -> None:
+    def __init__(self, offset: int = 0, period: int = sec(1)) -> None:
+        self.offset = offset
+        self.period = period
         self.count = 0
 
     @reaction(triggers=[t], effects=[y])

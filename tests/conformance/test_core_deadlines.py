@@ -58,10 +58,11 @@ _EDF_GAP = (
 
 class _DSource(Reactor):
     y = Output(int)
-    t = Timer(offset=0, period=sec(3))  # timer t(0, period), period = 3 sec by default
+    t = Timer(offset=0, period="period")
 
-    def __init__(self, clock: VirtualClock) -> None:
+    def __init__(self, clock: VirtualClock, period: int = sec(3)) -> None:
         self.clock = clock
+        self.period = period
         self.count = 0
 
     @reaction(triggers=[t], effects=[y])
@@ -74,15 +75,14 @@ class _DSource(Reactor):
 
 
 class _DDestination(Reactor):
-    """Destination(timeout = 1 sec), instantiated with timeout = 1 sec."""
-
     x = Input(int)
 
-    def __init__(self) -> None:
+    def __init__(self, timeout: int = sec(1)) -> None:
+        self.timeout = timeout
         self.count = 0
         self.log: list[tuple[str, int]] = []
 
-    @reaction(triggers=[x], deadline=sec(1))
+    @reaction(triggers=[x], deadline="timeout")
     def receive(self, x: Any) -> None:
         self.log.append(("on time", x.get()))
         # The count variable is odd, so the deadline should have been violated.
@@ -100,7 +100,7 @@ class _DDestination(Reactor):
 class _Deadline(Reactor):
     def __init__(self, clock: VirtualClock) -> None:
         self.s = _DSource(clock)
-        self.d = _DDestination()
+        self.d = _DDestination(timeout=sec(1))
         self.connect(self.s.y, self.d.x)
 
 
