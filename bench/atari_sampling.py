@@ -1,6 +1,6 @@
 """Workload 2: sample generation from ALE Atari (v5) games, reactorfed vs Ray vs raw.
 
-    python bench/atari_sampling.py [--quick] [--runs 3] [--samplers 2]
+    python -m bench.atari_sampling [--quick] [--runs 3] [--samplers 2]
 
 Cases per environment (Pong, MsPacman, SpaceInvaders; 210x160x3 frames): per-step rounds
 (``step`` open loop, ``step-sync`` closed loop) against Ray's per-step remote calls,
@@ -10,14 +10,9 @@ and rollout fragments of 100 and 1000 steps against Ray and against the raw ceil
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from common import Results
+from bench.common import Results
+from bench.sampling import run_suite
 from reactorfed.rl import ATARI_GAMES
-from sampling import run_suite
 
 # total steps for full runs (fragment-1000 runs MIN_FRAG_1000 steps: 20 fragments per
 # sampler with 2 samplers, so that set-up and the first fragment weigh little). Per-step

@@ -12,9 +12,9 @@ reactorfed, that the scheduler's own counter agrees). Time is wall time around t
 call that assembles and executes the program (``Environment.run`` / ``execute``),
 fast mode, single process, one thread.
 
-    .venv/bin/python bench/chain.py            # N=200000, K=0,4,16, median of 3
-    .venv/bin/python bench/chain.py --quick    # N=20000
-    .venv/bin/python bench/chain.py --profile  # also: where reactorfed's time goes at K=4
+    .venv/bin/python -m bench.chain            # N=200000, K=0,4,16, median of 3
+    .venv/bin/python -m bench.chain --quick    # N=20000
+    .venv/bin/python -m bench.chain --profile  # also: where reactorfed's time goes at K=4
 
 Where reactorfed's time goes at K=4 (cProfile own time, 6 reactions per tag; after the
 inline-mark and per-tag fast-path commits): port writes ~23% (``set``: presence, the
@@ -37,12 +37,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from bench.common import Results, base_parser, progress
 from reactorfed import STARTUP, Environment, Input, LogicalAction, Output, Reactor, reaction
-
-try:
-    from common import Results, base_parser, progress
-except ImportError:  # imported as bench.chain
-    from bench.common import Results, base_parser, progress
 
 KS = (0, 4, 16)
 

@@ -176,7 +176,7 @@ def load(path: Path) -> Results:
 
 
 if __name__ == "__main__":
-    # python bench/common.py bench/results/*.jsonl: redraw the plots of earlier runs.
+    # python -m bench.common bench/results/*.jsonl: redraw the plots of earlier runs.
     for arg in sys.argv[1:]:
         res = load(Path(arg))
         print(res.plot(f"{res.bench} (ratio > 1: reactorfed wins)"))

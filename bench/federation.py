@@ -1,9 +1,9 @@
 """Federation benchmark: tag advance, payload throughput and start-up of a federated
 program, against raw ZeroMQ and Ray measured in the same run.
 
-    .venv/bin/python bench/federation.py            # median of 3 runs
-    .venv/bin/python bench/federation.py --quick    # fewer tags and frames
-    .venv/bin/python bench/federation.py --federates 8 --profile   # cProfile every process
+    .venv/bin/python -m bench.federation            # median of 3 runs
+    .venv/bin/python -m bench.federation --quick    # fewer tags and frames
+    .venv/bin/python -m bench.federation --federates 8 --profile   # cProfile every process
 
 1. **Tag advance.** ``bench/federation_programs.py:TagChain``: a source reschedules
    itself 1 us later (one tag per step) and sends a counter through a zero-delay chain
@@ -51,9 +51,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from common import Results, base_parser, progress
+from bench.common import Results, base_parser, progress
 
 ROOT = Path(__file__).resolve().parent.parent
 PROGRAM = "bench/federation_programs.py:TagChain"
@@ -190,7 +188,7 @@ def rf_profile(federates: int, n: int, top: int = 12) -> str:
     ``reactorfed rti`` / ``reactorfed federate``); each one's top functions by own time."""
     import pstats
 
-    from federation_programs import TagChain
+    from bench.federation_programs import TagChain
     from reactorfed.federation import layout_of
 
     names = layout_of(TagChain(federates=federates)).names

@@ -1,6 +1,6 @@
 """Workload 1: sample generation from gymnasium environments, reactorfed vs Ray vs raw.
 
-    python bench/gym_sampling.py [--quick] [--runs 3] [--samplers 2]
+    python -m bench.gym_sampling [--quick] [--runs 3] [--samplers 2]
 
 Cases per environment (CartPole-v1, Blackjack-v1, Pendulum-v1): per-step rounds
 (``step`` open loop, ``step-sync`` closed loop) against Ray's per-step remote calls,
@@ -10,14 +10,9 @@ and rollout fragments of 100 and 1000 steps against Ray and against the raw ceil
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from common import Results
+from bench.common import Results
+from bench.sampling import run_suite
 from reactorfed.rl import GYM_ENVS
-from sampling import run_suite
 
 # total steps for full runs
 STEP_ROUNDS = {"CartPole-v1": 3000, "Blackjack-v1": 2000, "Pendulum-v1": 3000}

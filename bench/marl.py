@@ -1,6 +1,6 @@
 """Workload 4: multi-agent inference, per-step gather/scatter (MPE simple_spread).
 
-    python bench/marl.py [--quick] [--runs 3] [--agents 4,10]
+    python -m bench.marl [--quick] [--runs 3] [--agents 4,10]
 
 One torch policy per agent; the environment steps in the driver (Ray) or in its own
 reactor (reactorfed). Two layouts on each side:
@@ -33,20 +33,16 @@ the agents' CPU spread over the cores.
 from __future__ import annotations
 
 import os
-import sys
-from pathlib import Path
 from typing import Any
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import numpy as np
 import torch
 
-from common import Results, base_parser, progress, summarize, wait_quiet
-from marl_raw import drive, raw_marl, raw_marl_unix
-from ray_util import init_ray, shutdown_ray
+from bench.common import Results, base_parser, progress, summarize, wait_quiet
+from bench.marl_raw import drive, raw_marl, raw_marl_unix
+from bench.ray_util import init_ray, shutdown_ray
+from bench.rf_runner import MODES, ProgramFailed, federated_available, run_program
 from reactorfed.rl import greedy_action, make_mpe, make_qnetwork
-from rf_runner import MODES, ProgramFailed, federated_available, run_program
 
 PROGRAM = "examples/rl/marl.py:Main"
 

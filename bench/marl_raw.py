@@ -5,7 +5,7 @@ reactorfed itself uses between federates on one host). The same environment seed
 policies (seeded as reactorfed's AgentPolicy) as bench/marl.py, so the total reward
 matches.
 
-    python bench/marl_raw.py AGENTS STEPS [zmq|unix]   # prints {"steps_per_s": ..., "total_reward": ...}
+    python -m bench.marl_raw AGENTS STEPS [zmq|unix]   # prints {"steps_per_s": ..., "total_reward": ...}
 """
 
 from __future__ import annotations
@@ -21,8 +21,7 @@ from typing import Any
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import wait_quiet
+from bench.common import wait_quiet
 
 
 def _agent(index: int, seed: int, port_in: int, port_out: int, obs_dim: int, num_actions: int) -> None:

@@ -1,6 +1,6 @@
 """Workload 3: synchronized parallel Q-learning, wall time for a fixed number of iterations.
 
-    python bench/qlearning.py [--quick] [--runs 3] [--iterations 1000] [--samplers 4]
+    python -m bench.qlearning [--quick] [--runs 3] [--iterations 1000] [--samplers 4]
 
 Each iteration: ``samplers`` samplers collect 100 CartPole steps each with the
 learner's current weights (epsilon-greedy, torch inference per step), the learner
@@ -14,18 +14,15 @@ with the same weights: the result line records whether the digests matched.
 
 from __future__ import annotations
 
-import sys
 import time
-from pathlib import Path
 from typing import Any
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import numpy as np
 import torch
 
-from common import Results, base_parser, progress, summarize, wait_quiet
-from ray_util import init_ray, shutdown_ray
+from bench.common import Results, base_parser, progress, summarize, wait_quiet
+from bench.ray_util import init_ray, shutdown_ray
+from bench.rf_runner import MODES, ProgramFailed, federated_available, run_program
 from reactorfed.rl import (
     DQNConfig,
     DQNLearner,
@@ -35,7 +32,6 @@ from reactorfed.rl import (
     unpack_fragment,
 )
 from reactorfed.rl.learner import weights_digest
-from rf_runner import MODES, ProgramFailed, federated_available, run_program
 
 PROGRAM = "examples/rl/qlearning.py:Main"
 ENV = "CartPole-v1"

@@ -1,8 +1,9 @@
 """Starting Ray for the benchmarks, the same way for every workload.
 
 Ray runs locally with one CPU slot per actor (so no actor waits for a slot),
-without the dashboard, and with ``bench/`` on the workers' import path so the
-actor classes defined in the benchmark modules load in the workers.  Every
+without the dashboard, and with the repository on the workers' import path so the
+actor classes defined in the benchmark modules (``bench.sampling`` ...) load in the
+workers.  Every
 process (driver and actors) uses one torch thread, as Ray's actors do by
 default (``OMP_NUM_THREADS=1``); the reactorfed side does the same.
 
@@ -16,22 +17,19 @@ system is measured on a machine running nothing else.
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 from typing import Any
 
-BENCH_DIR = Path(__file__).resolve().parent
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def init_ray(num_cpus: int) -> Any:
     """Start (or restart with more CPU slots) a local Ray instance; return the module."""
-    paths = [str(BENCH_DIR), *[p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]]
+    paths = [str(ROOT), *[p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]]
     os.environ["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
     os.environ.setdefault("RAY_DEDUP_LOGS", "0")
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     os.environ.setdefault("OMP_NUM_THREADS", "1")
-    if str(BENCH_DIR) not in sys.path:
-        sys.path.insert(0, str(BENCH_DIR))
     import ray
 
     if ray.is_initialized():

@@ -24,10 +24,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-try:
-    from common import wait_quiet
-except ImportError:  # imported as bench.rf_runner
-    from bench.common import wait_quiet
+from bench.common import wait_quiet
 
 ROOT = Path(__file__).resolve().parent.parent
 CLI = [sys.executable, "-m", "reactorfed.cli"]

@@ -27,14 +27,9 @@ from typing import Any
 import numpy as np
 import torch
 
+from bench.common import wait_quiet
+from bench.ray_util import init_ray, shutdown_ray
 from reactorfed.rl import EnvRunner, make_runner
-
-try:
-    from common import wait_quiet
-    from ray_util import init_ray, shutdown_ray
-except ImportError:  # imported as bench.sampling
-    from bench.common import wait_quiet
-    from bench.ray_util import init_ray, shutdown_ray
 
 
 class SamplerWorker:
@@ -52,8 +47,10 @@ class SamplerWorker:
         obs, _, _ = self.runner.step()
         return obs
 
-    def rollout(self, n: int) -> Any:
-        return self.runner.rollout(n)
+    def rollout(self, n: int) -> np.ndarray:
+        # What a reactorfed sampler sends (EnvSampler emits the fragment's observations):
+        # the same data on both sides, so the comparison is of the frameworks, not of bytes.
+        return self.runner.rollout(n).obs
 
 
 def ray_step_rounds(env: str, num_samplers: int, rounds: int) -> float:
@@ -96,8 +93,8 @@ def ray_fragments(env: str, num_samplers: int, fragment: int, total_steps: int, 
         ready, _ = ray.wait(list(pending), num_returns=1)
         ref = ready[0]
         s = pending.pop(ref)
-        frag = ray.get(ref)
-        done += frag.env_steps
+        obs = ray.get(ref)
+        done += len(obs) * num_envs  # rows, each num_envs environment steps
         if submitted < n_frag:
             pending[s.rollout.remote(fragment)] = s
             submitted += 1
@@ -169,12 +166,8 @@ def bench_env(
     fragment size. The raw ceiling runs the total steps of the largest fragment size
     (``fragment-1000``), the case it is the ceiling of.
     """
-    try:
-        from common import progress
-        from rf_runner import ProgramFailed, run_program
-    except ImportError:
-        from bench.common import progress
-        from bench.rf_runner import ProgramFailed, run_program
+    from bench.common import progress
+    from bench.rf_runner import ProgramFailed, run_program
 
     raw_steps = frag_steps[max(frag_steps)]
     samples: dict[str, list[float]] = {}
@@ -236,8 +229,8 @@ def run_suite(
 ) -> Any:
     """The command line of a sampling benchmark (workloads 1 and 2): every env, every
     pattern, single-process and (where ``reactorfed launch`` works) federated."""
-    from common import Results, base_parser, progress, summarize
-    from rf_runner import MODES, federated_available
+    from bench.common import Results, base_parser, progress, summarize
+    from bench.rf_runner import MODES, federated_available
 
     p = base_parser(doc)
     p.add_argument("--samplers", type=int, default=2)
