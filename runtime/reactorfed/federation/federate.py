@@ -244,7 +244,7 @@ class FederateCoordinator:
     def at_level(self, sched: Scheduler, level: int) -> None:
         tag = sched.current_tag
         core = self.core
-        due = core.outputs_due(level)
+        due = core.outputs_due(tag, level)
         for lid in due:
             out = self._cyclic_outs[lid]
             if out.slot.present:

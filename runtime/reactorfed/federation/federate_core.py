@@ -55,7 +55,7 @@ from .layout import Delay, Layout, add_delay, link_delay
 from .rti import FOREVER_T, NEVER_T, pred
 
 __all__ = [
-    "WAIT", "FederateCore", "Promise", "Report", "Resign", "StopReply", "StopRequest",
+    "WAIT", "FederateCore", "Message", "Promise", "Report", "Resign", "StopReply", "StopRequest",
 ]
 
 TagT = tuple[int, int]
@@ -180,7 +180,8 @@ class FederateCore:
         # -- zero-delay cycles
         self._cyclic_outs: list[tuple[int, int]] = []  # (send after this level, link id)
         self._cyclic_ins: list[tuple[int, int]] = []  # (needed before this level, link id)
-        self._sent_this_tag: set[int] = set()
+        self._sent_this_tag: set[int] = set()  # links whose value or absence went at _sent_at
+        self._sent_at: TagT = NEVER_T
         # -- stopping
         self.stop_limit: TagT | None = None  # agreed not to pass this until STOP_GRANTED
         self.stop_granted: TagT | None = None
@@ -219,7 +220,7 @@ class FederateCore:
                 self._rti_report_wait(now)
             return head
         elif head is not None:
-            if (head <= self.grant or head == self.ptag) and self.counts_ok():
+            if (head <= self.grant or head == self.ptag) and (self._counts_met or self.counts_ok()):
                 return head
         elif self.grant >= FOREVER_T and self.counts_ok():
             return None
@@ -234,7 +235,6 @@ class FederateCore:
         """``tag`` is complete; the earliest event queued is at ``next_tag`` (None: none)
         and the stop tag is ``stop``. Reports it, or holds the report back (``ltc_pending``)
         while the next tag can be processed at once."""
-        self._sent_this_tag.clear()
         net = next_tag if next_tag is not None else FOREVER_T
         if stop != FOREVER_T and net > stop:
             net = stop if tag < stop else FOREVER_T
@@ -255,7 +255,7 @@ class FederateCore:
             and not self._cyclic_outs
             and not self._cyclic_ins
             and (self.fast or net[0] <= now)
-            and (not self.has_upstream or (net <= self.grant and self.counts_ok()))
+            and (not self.has_upstream or (net <= self.grant and (self._counts_met or self.counts_ok())))
         )
 
     def report_held(self, now: int) -> None:
@@ -266,10 +266,13 @@ class FederateCore:
         if pending is not None:
             self._send_ltc(pending, pending, now)
 
-    def outputs_due(self, level: int) -> list[int]:
-        """At a checkpoint before ``level`` of the current tag: the links on a zero-delay
-        cycle whose value (or absence) can go now, each once a tag."""
+    def outputs_due(self, tag: TagT, level: int) -> list[int]:
+        """At a checkpoint before ``level`` of ``tag``: the links on a zero-delay cycle whose
+        value (or absence) can go now, each once a tag."""
         done = self._sent_this_tag
+        if tag != self._sent_at:
+            self._sent_at = tag
+            done.clear()
         due = [lid for lvl, lid in self._cyclic_outs if lvl <= level and lid not in done]
         done.update(due)
         return due

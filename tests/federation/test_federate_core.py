@@ -1,0 +1,500 @@
+"""FederateCore: a federate's coordination logic, pure (no sockets, no clock, no threads).
+
+Each test feeds the core what the driver would (messages from the RTI and the peers, the
+scheduler's events, the time) and asserts what it decides: whether a tag may be processed
+now, and what it queues for the RTI and the peers.
+"""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from reactorfed.federation.federate_core import (
+    _LTC_BATCH_NS,
+    _PROGRESS_NS,
+    _RTI_REPORT_NS,
+    WAIT,
+    FederateCore,
+    Message,
+    Promise,
+    Report,
+    Resign,
+    StopReply,
+    StopRequest,
+)
+from reactorfed.federation.rti import FOREVER_T, NEVER_T, pred, succ
+
+from .test_layout import lay
+
+MS = 1_000_000
+#: the start time; the clock readings the tests pass are about as late (the core's timers
+#: start at 0, so a first report is never held back)
+START = 1_000 * MS
+
+
+def at(dt: int, m: int = 0) -> tuple[int, int]:
+    return (START + dt, m)
+
+
+def core(n: int, me: int, *edges: tuple[int, int, int | None], peer_grants: bool = True,
+         fast: bool = True) -> FederateCore:
+    c = FederateCore(lay(n, *edges), me, peer_grants=peer_grants, fast=fast)
+    c.begin(START)
+    return c
+
+
+def take(c: FederateCore) -> list[Message]:
+    out = list(c.outbox)
+    c.outbox.clear()
+    return out
+
+
+def promises(msgs: list[Message]) -> list[tuple[int, int]]:
+    return [m.tag for m in msgs if isinstance(m, Promise)]
+
+
+def reports(msgs: list[Message]) -> list[Report]:
+    return [m for m in msgs if isinstance(m, Report)]
+
+
+# -- grants ------------------------------------------------------------------------------
+def test_a_federate_without_upstream_never_waits() -> None:
+    c = core(2, 0, (0, 1, None))
+    assert c.acquire(at(0), FOREVER_T, START) == at(0)
+    assert c.acquire(at(500), FOREVER_T, START) == at(500)  # fast: physical time is not its concern
+    assert c.acquire(None, FOREVER_T, START) is None  # nothing left: starvation
+
+
+def test_a_tag_waits_for_its_grant() -> None:
+    c = core(2, 1, (0, 1, None), peer_grants=False)
+    assert c.acquire(at(0), FOREVER_T, START) is WAIT
+    c.on_tag(at(5), {})
+    assert c.acquire(at(0), FOREVER_T, START) == at(0)
+    assert c.acquire(at(5), FOREVER_T, START) == at(5)
+    assert c.acquire(at(5, 1), FOREVER_T, START) is WAIT
+    c.on_tag(at(3), {})  # a late, older grant takes nothing back
+    assert c.grant == at(5)
+    assert c.acquire(None, FOREVER_T, START) is WAIT  # an upstream peer may still send
+    c.on_tag(FOREVER_T, {})
+    assert c.acquire(None, FOREVER_T, START) is None
+
+
+def test_a_ptag_allows_exactly_its_tag() -> None:
+    c = core(2, 1, (0, 1, None), (1, 0, None), peer_grants=False)
+    c.on_ptag(at(0), {})
+    assert c.acquire(at(0), FOREVER_T, START) == at(0)
+    assert c.acquire(at(0, 1), FOREVER_T, START) is WAIT
+    c.on_ptag(at(10), {})
+    c.on_ptag(at(5), {})  # late: a newer PTAG stays
+    assert c.ptag == at(10)
+    assert c.acquire(at(10), FOREVER_T, START) == at(10)
+    assert c.acquire(at(5), FOREVER_T, START) is WAIT  # not granted in full
+
+
+def test_a_grant_is_used_only_once_its_counts_arrived() -> None:
+    c = core(3, 2, (0, 2, None), (1, 2, None), peer_grants=False)
+    c.on_tag(at(10), {0: 2, 1: 1})
+    assert c.acquire(at(0), FOREVER_T, START) is WAIT
+    c.on_data(0, 0, at(0))
+    c.on_data(1, 1, at(0))
+    assert c.acquire(at(0), FOREVER_T, START) is WAIT  # one message from 0 still missing
+    c.on_data(0, 0, at(1))
+    assert c.acquire(at(0), FOREVER_T, START) == at(0)
+    c.on_tag(at(20), {0: 2, 1: 1})  # nothing new required: still met
+    assert c.counts_ok()
+    c.on_tag(at(30), {0: 3})
+    assert not c.counts_ok()
+    assert c.acquire(at(1), FOREVER_T, START) is WAIT  # within the older grant, but counts are counts
+    c.on_data(0, 0, at(2))
+    assert c.acquire(at(1), FOREVER_T, START) == at(1)
+    assert c.received == {0: 3, 1: 1} and c.messages_received == 4
+
+
+def test_the_stop_tag_is_processed_once_granted() -> None:
+    c = core(2, 1, (0, 1, None), peer_grants=False)
+    c.on_tag(at(4), {})
+    assert c.acquire(at(9), at(5), START) is WAIT  # the stop tag comes first, not granted yet
+    c.on_tag(at(5), {})
+    assert c.acquire(at(9), at(5), START) == at(5)
+    assert c.acquire(None, at(5), START) == at(5)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(
+    st.tuples(st.just("tag"), st.integers(0, 40), st.integers(0, 3), st.integers(0, 4)),
+    st.tuples(st.just("ptag"), st.integers(0, 40), st.integers(0, 3), st.integers(0, 4)),
+    st.tuples(st.just("data"), st.integers(0, 40), st.integers(0, 3), st.integers(0, 0)),
+    st.tuples(st.just("promise"), st.integers(0, 40), st.integers(0, 3), st.integers(0, 0)),
+), max_size=30), st.integers(0, 45), st.integers(0, 3))
+def test_acquire_allows_exactly_what_the_grants_allow(events: list[tuple[str, int, int, int]], t: int,
+                                                      m: int) -> None:
+    """Against a model: a tag may be processed when it is at most the latest TAG or the tag
+    before the earliest promised input, or is the latest PTAG, and every count a grant
+    required has arrived."""
+    c = core(2, 1, (0, 1, 2))  # upstream 0, its link delayed by 2 ns
+    granted, ptag, need, got, promised = NEVER_T, None, 0, 0, (START, 0)
+    for kind, dt, mi, n in events:
+        if kind == "tag":
+            c.on_tag(at(dt, mi), {0: n})
+            granted, need = max(granted, at(dt, mi)), max(need, n)
+        elif kind == "ptag":
+            c.on_ptag(at(dt, mi), {0: n})
+            ptag, need = max(ptag or NEVER_T, at(dt, mi)), max(need, n)
+        elif kind == "data":
+            c.on_data(0, 0, at(dt + 2, mi))
+            got += 1
+        else:
+            c.on_promise(0, at(dt, mi))
+            promised = max(promised, at(dt, mi))
+            if c.promises_in:
+                c.grant_from_promises()
+    if promised > (START, 0):  # a promise arrived (the start tag is what peers promise at first)
+        granted = max(granted, pred((promised[0] + 2, 0)))
+    head = at(t, m)
+    may = (head <= granted or head == ptag) and got >= need
+    assert (c.acquire(head, FOREVER_T, START) == head) == may
+    assert c.grant == granted
+
+
+# -- peer promises -----------------------------------------------------------------------
+def test_promises_grant_every_tag_before_the_earliest_input() -> None:
+    # 0 -after 5 ns-> 2 <-none- 1
+    c = core(3, 2, (0, 2, 5), (1, 2, None))
+    assert c.input_bound() == (START, 0)  # before any promise: 1 might send at the start tag
+    c.on_promise(0, at(100))
+    c.grant_from_promises()
+    assert c.grant < at(0)
+    c.on_promise(1, at(50))
+    c.grant_from_promises()
+    assert c.grant == pred(at(50)) and c.local_grants == 2
+    c.on_promise(1, at(200))
+    c.grant_from_promises()
+    assert c.grant == pred(at(105))  # 0's promise plus its link's delay
+    c.on_promise(0, at(90))  # an older promise changes nothing
+    assert not c.promises_in
+    assert c.acquire(at(104, 7), FOREVER_T, START) == at(104, 7)
+    assert c.acquire(at(105), FOREVER_T, START) is WAIT
+    c.on_promise(0, FOREVER_T)
+    c.on_promise(1, FOREVER_T)
+    c.grant_from_promises()
+    assert c.grant == FOREVER_T and c.acquire(None, FOREVER_T, START) is None
+
+
+def test_a_promise_is_the_later_of_net_and_the_tag_after_the_last_completed() -> None:
+    c = core(2, 0, (0, 1, None))
+    c.completed(at(10), at(3), FOREVER_T, START + 1)  # a NET before the tag after the LTC
+    assert promises(take(c)) == [at(10, 1)]
+    c.completed(at(11), at(20), FOREVER_T, START + 20 * MS)
+    assert promises(take(c)) == [at(20)]
+    c.completed(at(12), None, FOREVER_T, START + 40 * MS)  # nothing queued: FOREVER
+    assert promises(take(c)) == [FOREVER_T]
+
+
+def test_a_promise_saturates_at_forever() -> None:
+    c = core(2, 0, (0, 1, None))
+    c.completed(FOREVER_T, None, FOREVER_T, START)
+    assert c.ltc == FOREVER_T
+    assert promises(take(c)) == [FOREVER_T]  # the tag after FOREVER is FOREVER
+    c.completed(FOREVER_T, None, FOREVER_T, START + 1)
+    assert promises(take(c)) == []  # promises only grow
+
+
+def test_a_relay_promises_no_more_than_its_inputs_allow_and_passes_progress_on() -> None:
+    # 0 -> 1 -> 2, no delays: 1 relays
+    c = core(3, 1, (0, 1, None), (1, 2, None))
+    c.completed(at(0), None, FOREVER_T, START)
+    assert promises(take(c)) == [(START, 0)]  # 0 might still send at the start tag
+    c.on_promise(0, at(7))
+    c.grant_from_promises()
+    c.pass_on(None, FOREVER_T)
+    assert promises(take(c)) == [at(7)]
+    c.on_promise(0, at(30))
+    c.grant_from_promises()
+    c.pass_on(at(12), FOREVER_T)  # its own next event comes first
+    assert promises(take(c)) == [at(12)]
+    c.on_promise(0, at(40))
+    c.grant_from_promises()
+    c.pass_on(None, at(20))  # nothing queued, but it stops at 20
+    assert promises(take(c)) == [at(20)]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 50), st.integers(0, 3), st.integers(-5, 60), st.booleans(),
+                          st.integers(0, 60)), max_size=25))
+def test_promises_follow_the_rule_and_only_grow(steps: list[tuple[int, int, int, bool, int]]) -> None:
+    """Each promise = min(max(NET, the tag after the LTC), the earliest input) and is later
+    than every promise before it; none is made that would not be later."""
+    c = core(3, 1, (0, 1, None), (1, 2, None))
+    ltc, sent = NEVER_T, NEVER_T
+    now = START
+    for dt, m, net_dt, none, promise_dt in steps:
+        c.on_promise(0, at(promise_dt))
+        if c.promises_in:
+            c.grant_from_promises()
+        tag = max(at(dt, m), succ(ltc))  # completed tags only grow
+        net = None if none else at(net_dt)
+        now += 10 * MS  # no batching: every tag is reported
+        c.completed(tag, net, FOREVER_T, now)
+        ltc = tag
+        n = FOREVER_T if net is None else net
+        want = min(max(n, succ(ltc)), c.input_bound())
+        got = promises(take(c))
+        if want > sent:
+            assert got == [want]
+            sent = want
+        else:
+            assert got == []
+        assert c.promised == sent
+
+
+def test_a_resigned_federate_promises_forever() -> None:
+    c = core(2, 0, (0, 1, None))
+    c.completed(at(0), at(5), FOREVER_T, START)
+    take(c)
+    c.resign(at(3))
+    out = take(c)
+    assert isinstance(out[0], Resign) and out[0].tag == at(3)
+    assert promises(out) == [FOREVER_T]
+
+
+# -- reports and LTC batching ------------------------------------------------------------
+def test_running_ahead_holds_the_report_back_until_it_waits() -> None:
+    c = core(2, 0, (0, 1, None))
+    c.completed(at(0), at(1), FOREVER_T, START + 10 * MS)  # the first report goes at once
+    assert [r.ltc for r in reports(take(c))] == [at(0)]
+    c.completed(at(1), at(2), FOREVER_T, START + 10 * MS + 1)
+    c.completed(at(2), at(3), FOREVER_T, START + 10 * MS + 2)
+    assert c.ltc_pending == at(2) and take(c) == []  # held: the next tag goes on at once
+    # the scheduler must wait (a stop limit holds it): the held report goes now, with its NET
+    c.stop_limit = at(2)
+    assert c.acquire(at(3), FOREVER_T, START + 10 * MS + 3) is WAIT
+    out = take(c)
+    assert c.ltc_pending is None and c.ltc == at(2)
+    assert promises(out) == [at(3)]
+
+
+def test_a_held_report_goes_within_the_batch_interval() -> None:
+    c = core(2, 0, (0, 1, None))
+    now = START + 10 * MS
+    c.completed(at(0), at(1), FOREVER_T, now)
+    take(c)
+    c.completed(at(1), at(2), FOREVER_T, now + _LTC_BATCH_NS - 1)
+    assert c.ltc_pending == at(1)
+    c.completed(at(2), at(3), FOREVER_T, now + _LTC_BATCH_NS)
+    assert c.ltc_pending is None and c.ltc == at(2) and promises(take(c)) == [at(3)]
+
+
+def test_no_batching_when_the_next_tag_must_wait() -> None:
+    c = core(3, 1, (0, 1, None), (1, 2, None), fast=False)
+    now = START  # the clock at the start time: tags after it wait for it (real time)
+    c.completed(at(0), at(1), FOREVER_T, now)
+    take(c)
+    c.on_tag(at(50), {})
+    c.completed(at(1), at(2), FOREVER_T, now + 1)  # granted, but its time is ahead of the clock
+    assert c.ltc_pending is None
+    c.completed(at(2), at(3), FOREVER_T, now + 3)  # its time has come: goes on
+    assert c.ltc_pending == at(2)
+    c.fast = True
+    c.completed(at(3), at(60), FOREVER_T, now + 4)  # not granted
+    assert c.ltc_pending is None and c.ltc == at(3)
+    c.on_tag(at(80), {0: 1})
+    c.completed(at(60), at(75), FOREVER_T, now + 6)
+    assert c.ltc_pending is None  # granted, but the grant's count has not arrived
+    c.on_data(0, 0, at(75))
+    c.completed(at(75), at(76), FOREVER_T, now + 7)  # granted: goes on
+    assert c.ltc_pending == at(75)
+
+
+def test_report_held_reports_the_tag_as_its_own_next_event() -> None:
+    c = core(2, 0, (0, 1, None))
+    c.completed(at(0), at(1), FOREVER_T, START + 10 * MS)
+    take(c)
+    c.completed(at(1), at(2), FOREVER_T, START + 10 * MS + 1)
+    c.report_held(START + 10 * MS + 2)
+    assert c.ltc == at(1) and c.net == at(1) and promises(take(c)) == [at(1, 1)]
+
+
+def test_the_rti_gets_reports_at_most_every_interval_with_peer_promises() -> None:
+    c = core(2, 0, (0, 1, None))
+    t0 = START + _RTI_REPORT_NS
+    c.completed(at(0), at(10), FOREVER_T, t0)
+    assert len(reports(take(c))) == 1
+    c.completed(at(10), at(20), FOREVER_T, t0 + 10 * MS)
+    out = take(c)
+    assert reports(out) == [] and promises(out) == [at(20)]  # the peers hear at once
+    assert c.acquire(at(20), FOREVER_T, t0 + 20 * MS) == at(20)  # no upstream: never waits
+    assert take(c) == []
+    assert c.acquire(at(20), FOREVER_T, t0 + _RTI_REPORT_NS) == at(20)
+    (r,) = reports(take(c))  # due now
+    assert r.ltc == at(10) and r.net == at(20)
+
+
+def test_without_peer_promises_every_report_goes_to_the_rti() -> None:
+    c = core(2, 0, (0, 1, None), peer_grants=False)
+    c.completed(at(0), at(10), FOREVER_T, START + 10 * MS)
+    c.completed(at(10), at(20), FOREVER_T, START + 20 * MS)
+    out = take(c)
+    assert [r.ltc for r in reports(out)] == [at(0), at(10)] and promises(out) == []
+
+
+def test_reports_carry_the_counts_and_the_earliest_tag_sent_since_the_last() -> None:
+    c = core(3, 0, (0, 1, None), (0, 2, 5), peer_grants=False)
+    c.sent_message(1, at(3))
+    c.sent_message(1, at(2, 4))
+    c.sent_message(2, at(9))
+    c.completed(at(3), None, FOREVER_T, START + 10 * MS)
+    (r,) = reports(take(c))
+    assert r.sent == {1: [2, START + 2, 4], 2: [1, START + 9, 0]}
+    c.sent_message(1, at(7))
+    c.completed(at(7), None, FOREVER_T, START + 20 * MS)
+    (r,) = reports(take(c))
+    assert r.sent == {1: [3, START + 7, 0], 2: [1, *FOREVER_T[:1], 0]}
+
+
+def test_a_federate_without_downstream_reports_progress_rarely() -> None:
+    c = core(2, 1, (0, 1, None), peer_grants=False)
+    c.completed(at(0), None, FOREVER_T, START + _PROGRESS_NS + 1)
+    assert len(reports(take(c))) == 1
+    c.completed(at(1), None, FOREVER_T, START + _PROGRESS_NS + 2)
+    assert take(c) == []
+    c.on_tag(at(0), {})
+    assert c.acquire(at(5), FOREVER_T, START) is WAIT
+    assert take(c) == []  # its next event matters to nobody
+    c.completed(at(2), None, FOREVER_T, START + 2 * _PROGRESS_NS + 3)
+    assert [r.ltc for r in reports(take(c))] == [at(2)]
+
+
+def test_a_waiting_federate_reports_its_next_event_when_it_changed() -> None:
+    c = core(3, 1, (0, 1, None), (1, 2, None), peer_grants=False)
+    assert c.acquire(at(0), FOREVER_T, START) is WAIT
+    (r,) = reports(take(c))
+    assert r.net == at(0)
+    assert c.acquire(at(0), FOREVER_T, START + 1) is WAIT
+    assert take(c) == []  # nothing new
+    c.on_data(0, 0, at(0))
+    assert c.acquire(at(0), FOREVER_T, START + 2) is WAIT
+    (r,) = reports(take(c))  # a message arrived: the RTI hears the count
+    assert r.received == {0: 1}
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 3), st.integers(0, 2 * _LTC_BATCH_NS), st.booleans()),
+                min_size=1, max_size=40))
+def test_batching_loses_no_tag(steps: list[tuple[int, int, bool]]) -> None:
+    """Whatever the timing, reported LTCs only grow, and the last completed tag is reported
+    by the time the federate waits (or stops)."""
+    c = core(2, 0, (0, 1, None))
+    now, t = START, 0
+    reported: list[tuple[int, int]] = []
+    for dt, elapsed, wait in steps:
+        t += dt
+        now += elapsed
+        c.completed(at(t), at(t + 1), FOREVER_T, now)
+        if wait:
+            c.stop_limit = at(t)  # holds the next tag: acquire waits, after reporting
+            assert c.acquire(at(t + 1), FOREVER_T, now) is WAIT
+            c.stop_limit = None
+            assert c.ltc == at(t)
+        reported += [m.tag for m in take(c) if isinstance(m, Promise)]
+    c.flush_reports(at(t + 1), now)
+    reported += promises(take(c))
+    assert c.ltc == at(t) and c.ltc_pending is None
+    assert reported == sorted(set(reported))
+    assert reported[-1] == at(t + 1)
+
+
+# -- zero-delay cycles -------------------------------------------------------------------
+def test_zero_delay_cycle_checkpoints_and_absent_ports() -> None:
+    # 0 <-> 1 without delays: links 0 (0 -> 1) and 1 (1 -> 0)
+    c = core(2, 0, (0, 1, None), (1, 0, None))
+    assert c.in_zero_cycle
+    assert c.checkpoints([(2, 0)], [(1, 1)]) == [1, 2]
+    tag = at(0)
+    assert c.outputs_due(tag, 1) == []  # its writer is at level 1: not before level 2
+    assert not c.inputs_ready(tag, 1)  # link 1's value or absence at the tag has not come
+    assert c.inputs_ready(tag, 0)  # not read before level 1
+    c.on_absent(1, tag)
+    assert c.inputs_ready(tag, 1)
+    assert c.outputs_due(tag, 2) == [0]
+    assert c.outputs_due(tag, 3) == []  # once a tag
+    assert c.outputs_due(at(1), 2) == [0]  # and again at the next
+    assert not c.inputs_ready(at(1), 1)
+    c.on_data(1, 1, at(1))
+    assert c.inputs_ready(at(1), 1)
+    c.on_tag(at(5), {})
+    assert c.inputs_ready(at(4), 1)  # a full grant: everything at the tag is here
+
+
+def test_zero_delay_cycles_report_at_once_and_never_batch() -> None:
+    c = core(2, 0, (0, 1, None), (1, 0, None))
+    c.checkpoints([(1, 0)], [(0, 1)])
+    now = START + 10 * MS
+    for i in range(3):
+        c.on_ptag(at(i + 1), {})
+        c.completed(at(i), at(i + 1), FOREVER_T, now + i)
+        assert [r.ltc for r in reports(take(c))] == [at(i)]
+        assert c.ltc_pending is None
+
+
+# -- stop agreement ----------------------------------------------------------------------
+def test_a_stop_request_from_the_rti_is_answered_and_held_to() -> None:
+    c = core(2, 1, (0, 1, None), peer_grants=False)
+    c.on_stop_request(at(5), at(7))
+    assert take(c) == [StopReply(at(7, 1))]  # it is past 5 already: the tag after its own
+    assert c.stop_limit == at(7, 1)
+    c.on_tag(FOREVER_T, {})
+    assert c.acquire(at(7, 1), FOREVER_T, START) == at(7, 1)
+    assert c.acquire(at(9), FOREVER_T, START) is WAIT  # not past it until agreed
+    assert c.on_stop_granted(at(8)) == at(8)
+    assert c.acquire(at(8), at(8), START) == at(8)
+    c2 = core(2, 1, (0, 1, None))
+    c2.on_stop_request(at(5), NEVER_T)  # not started yet
+    assert take(c2) == [StopReply(at(5))]
+    c3 = core(2, 1, (0, 1, None))
+    c3.on_stop_request(NEVER_T, NEVER_T)
+    assert take(c3) == [StopReply((START, 0))]
+
+
+def test_a_local_stop_request_reports_first_and_holds() -> None:
+    c = core(2, 0, (0, 1, None))
+    c.completed(at(0), at(1), FOREVER_T, START + 10 * MS)
+    c.completed(at(1), at(2), FOREVER_T, START + 10 * MS + 1)
+    take(c)
+    assert c.ltc_pending == at(1)
+    c.flush_reports(at(2), START + 10 * MS + 2)
+    out = take(c)
+    assert [r.ltc for r in reports(out)] == [at(1)]  # the RTI has everything before the request
+    c.request_stop(at(1, 1))
+    assert take(c) == [StopRequest(at(1, 1))]
+    assert c.acquire(at(2), FOREVER_T, START) is WAIT  # no upstream, yet it waits for the agreement
+    c.completed(at(1, 1), at(2), FOREVER_T, START + 10 * MS + 3)
+    assert c.ltc_pending is None  # no batching while a stop is agreed
+    assert c.on_stop_granted(at(3)) == at(3)
+    assert c.acquire(at(2), at(3), START) == at(2)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.booleans(), st.integers(0, 30), st.integers(0, 2)), min_size=1, max_size=6),
+       st.integers(0, 30), st.integers(0, 2), st.integers(0, 40))
+def test_nothing_passes_an_unagreed_stop(asks: list[tuple[bool, int, int]], cur_dt: int, cur_m: int,
+                                         head_dt: int) -> None:
+    """Every answer is at least the tag asked and after the current tag; the federate goes
+    no further than the latest tag it asked or answered until the stop is agreed."""
+    c = core(2, 0, (0, 1, None))
+    cur = at(cur_dt, cur_m)
+    limit = NEVER_T
+    for local, dt, m in asks:
+        if local:
+            c.request_stop(at(dt, m))
+            limit = max(limit, at(dt, m))
+        else:
+            c.on_stop_request(at(dt, m), cur)
+            (reply,) = [x.tag for x in take(c) if isinstance(x, StopReply)]
+            assert reply >= at(dt, m) and reply > cur
+            limit = max(limit, reply)
+    assert c.stop_limit == limit
+    head = at(head_dt)
+    assert (c.acquire(head, FOREVER_T, START) == head) == (head <= limit)
+    c.on_stop_granted(limit)
+    assert c.acquire(head, limit, START) == min(head, limit)
