@@ -70,9 +70,10 @@ def lf_test(source: str, *, federated: bool = False) -> Callable[[F], F]:
 
 
 def run(main: Reactor, *, timeout: int | None = None, fast: bool = False, workers: int = 1,
-        keepalive: bool = False, clock: Any = None) -> RunSummary:
+        keepalive: bool | None = None, clock: Any = None) -> RunSummary:
     """Run a ported program in one process, as LF would with the same target properties
-    (``timeout``, ``fast``, ``keepalive``), on a virtual clock unless one is given."""
+    (``timeout``, ``fast``, ``keepalive``: as in LF, on by default when the program has
+    physical actions), on a virtual clock unless one is given."""
     env = Environment(fast=fast, timeout=timeout, workers=workers, keepalive=keepalive,
                       clock=clock if clock is not None else VirtualClock())
     return env.run(main)
