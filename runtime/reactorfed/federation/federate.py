@@ -96,6 +96,17 @@ class _Out:
         self.last: TagT = (NEVER, 0)
 
 
+def _last_writer_levels(program: Program) -> dict[int, int]:
+    """id(slot) -> the level of the last reaction that may write it."""
+    levels: dict[int, int] = {}
+    for rx in program.reactions:
+        for e in rx.effects:
+            slot = getattr(e, "_slot", None)
+            if slot is not None:
+                levels[id(slot)] = max(levels.get(id(slot), -1), rx.level)
+    return levels
+
+
 class FederateCoordinator:
     def __init__(self, program: Program, layout: Layout, cfg: FederateConfig, clock: Clock) -> None:
         assert program.federate is not None
@@ -128,53 +139,63 @@ class FederateCoordinator:
 
     # -- joining ---------------------------------------------------------------------
     def start_time(self, proposed: int) -> int:
-        cfg = self.cfg
-        self._data = Server(f"tcp://{cfg.bind_host}:0", max_message=cfg.max_message)
-        port = self._data.endpoint.rsplit(":", 1)[1]
-        endpoint = f"tcp://{cfg.advertise_host or cfg.bind_host}:{port}"
-        advertised = endpoint
-        if cfg.unix_sockets and self.layout.upstream(self.me):
-            try:
-                self._local = LocalServer(max_message=cfg.max_message)
-            except OSError as e:
-                log.warning("no Unix socket for peers on this host (%s): they send over TCP", e)
-            else:
-                advertised = with_local(endpoint, self._local.path)
-        self._rti = Client(cfg.rti, max_message=P.RTI_MAX_MESSAGE)
-        joined = join(self._rti, cfg, self.name, self.layout.digest, advertised, self.clock)
+        """Open the data port, join the RTI, connect to the downstream peers, start the
+        heartbeat; the federation's start time."""
+        endpoint, advertised = self._open_data_port()
+        self._rti = Client(self.cfg.rti, max_message=P.RTI_MAX_MESSAGE)
+        joined = join(self._rti, self.cfg, self.name, self.layout.digest, advertised, self.clock)
         if joined.index != self.me:
             raise FederationError(f"the RTI numbers this federate {joined.index}, the program says {self.me}: "
                                   "different programs?")
         self.session = joined.session
-        split = {d: split_endpoint(ep) for d, ep in joined.peers.items()}
-        self.peers = {d: tcp for d, (tcp, _) in split.items()}
-        self._out.colocated = colocated(endpoint, self.peers)
-        self._out.ring_token = lambda d: self._ring_token(self.me, d)
         self.core.begin(joined.start)
         self._inbound.begin(self.session)
-        for d in self.layout.downstream(self.me):
-            if d not in joined.peers:
-                raise FederationError(f"the RTI sent no address for federate {self.layout.names[d]}")
-            c = self._connect(d, *split[d])
-            c.send([P.pack(P.AUTH, self.me, P.mac(cfg.secret, "data", self.session, self.me, d))])
-            self._clients[d] = c
+        self._connect_peers(endpoint, joined.peers)
+        assert self._data is not None
         self._poller = Poller(self._rti, self._data)
         if self._local is not None:
             self._poller.add(self._local)
         for c in self._clients.values():
             if isinstance(c, LocalClient):
                 self._poller.add_sender(c)
-        self._live = Liveness(cfg.rti, cfg.liveness_ns, self.clock.now())
-        nonce = os.urandom(16)
-        hello = P.pack(P.HB_HELLO, cfg.federation_id, self.name, nonce, P.mac(cfg.secret, "hb", self.session, self.name, nonce))
-        self._hb = Heartbeat(self.name, hello, cfg.heartbeat_ns, self._live, self.clock)
-        self._hb.start()
+        self._start_heartbeat()
         return joined.start
 
     @property
     def start(self) -> int:
         """The federation's start time (ns)."""
         return self.core.start
+
+    def _open_data_port(self) -> tuple[str, str]:
+        """Listen for upstream peers: on TCP, and on a Unix socket for those on this host.
+        Returns the TCP endpoint and the address to advertise (both, when there is a
+        Unix socket)."""
+        cfg = self.cfg
+        self._data = Server(f"tcp://{cfg.bind_host}:0", max_message=cfg.max_message)
+        port = self._data.endpoint.rsplit(":", 1)[1]
+        endpoint = f"tcp://{cfg.advertise_host or cfg.bind_host}:{port}"
+        if cfg.unix_sockets and self.layout.upstream(self.me):
+            try:
+                self._local = LocalServer(max_message=cfg.max_message)
+            except OSError as e:
+                log.warning("no Unix socket for peers on this host (%s): they send over TCP", e)
+            else:
+                return endpoint, with_local(endpoint, self._local.path)
+        return endpoint, endpoint
+
+    def _connect_peers(self, endpoint: str, peers: dict[int, str]) -> None:
+        """Connect to every downstream peer (at the addresses the RTI gave) and prove who
+        this federate is."""
+        split = {d: split_endpoint(ep) for d, ep in peers.items()}
+        self.peers = {d: tcp for d, (tcp, _) in split.items()}
+        self._out.colocated = colocated(endpoint, self.peers)
+        self._out.ring_token = lambda d: self._ring_token(self.me, d)
+        for d in self.layout.downstream(self.me):
+            if d not in peers:
+                raise FederationError(f"the RTI sent no address for federate {self.layout.names[d]}")
+            c = self._connect(d, *split[d])
+            c.send([P.pack(P.AUTH, self.me, P.mac(self.cfg.secret, "data", self.session, self.me, d))])
+            self._clients[d] = c
 
     def _connect(self, d: int, tcp: str, path: str | None) -> Client | LocalClient:
         """The data link to peer ``d``: its Unix socket if it is on this host and has one
@@ -186,31 +207,33 @@ class FederateCoordinator:
                 log.debug("sending to %s over TCP: its Unix socket %s: %s", self.layout.names[d], path, e)
         return Client(tcp, max_message=self.cfg.max_message)
 
+    def _start_heartbeat(self) -> None:
+        cfg = self.cfg
+        self._live = Liveness(cfg.rti, cfg.liveness_ns, self.clock.now())
+        nonce = os.urandom(16)
+        hello = P.pack(P.HB_HELLO, cfg.federation_id, self.name, nonce,
+                       P.mac(cfg.secret, "hb", self.session, self.name, nonce))
+        self._hb = Heartbeat(self.name, hello, cfg.heartbeat_ns, self._live, self.clock)
+        self._hb.start()
+
     def install(self, sched: Scheduler) -> None:
         """Prepare the scheduler: output senders and, for zero-delay cycles, checkpoints."""
-        levels_writing: dict[int, int] = {}
-        for rx in self.program.reactions:
-            for e in rx.effects:
-                slot = getattr(e, "_slot", None)
-                if slot is not None:
-                    levels_writing[id(slot)] = max(levels_writing.get(id(slot), -1), rx.level)
-        cyclic_outs: list[tuple[int, int]] = []
-        cyclic_ins: list[tuple[int, int]] = []
-        for lk in self.layout.links:
-            if lk.src != self.me:
-                continue
-            out = _Out(lk, self.program.links[lk.id].src._slot)
-            if self.layout.cyclic(lk):
-                self._cyclic_outs[lk.id] = out
-                cyclic_outs.append((levels_writing.get(id(out.slot), -1) + 1, lk.id))
-            else:
-                self._outs.append(out)
-        for lk in self.layout.links:
-            if lk.dst == self.me and self.layout.cyclic(lk):
-                slot = self.program.links[lk.id].dst._slot
-                need = min((rx.level for rx in slot.reactions), default=None)
-                if need is not None:
-                    cyclic_ins.append((need, lk.id))
+        program, layout = self.program, self.layout
+        writers = _last_writer_levels(program)
+        cyclic_outs: list[tuple[int, int]] = []  # (send after this level, link id)
+        cyclic_ins: list[tuple[int, int]] = []  # (needed before this level, link id)
+        for lk in layout.links:
+            if lk.src == self.me:
+                out = _Out(lk, program.links[lk.id].src._slot)
+                if layout.cyclic(lk):
+                    self._cyclic_outs[lk.id] = out
+                    cyclic_outs.append((writers.get(id(out.slot), -1) + 1, lk.id))
+                else:
+                    self._outs.append(out)
+            elif lk.dst == self.me and layout.cyclic(lk):
+                readers = program.links[lk.id].dst._slot.reactions
+                if readers:
+                    cyclic_ins.append((min(rx.level for rx in readers), lk.id))
         self.core.fast = sched.fast
         sched.checkpoints = self.core.checkpoints(cyclic_outs, cyclic_ins)
         if self._outs:
