@@ -23,6 +23,7 @@ from reactorfed import (
     Timer,
     ms,
     reaction,
+    sec,
 )
 from tests.conformance.harness import lf_test, run
 from tests.conformance.test_fed_count import run_fed, run_local
@@ -37,7 +38,7 @@ class _Client(Reactor):
     server_message = Input(int)
     client_message = Output(int)
 
-    def __init__(self, STP_offset: int = 2_000_000_000) -> None:
+    def __init__(self, STP_offset: int = sec(2)) -> None:
         self.STP_offset = STP_offset
         self.started = False
         self.values: list[int] = []
@@ -60,7 +61,7 @@ class _Server(Reactor):
     server_message = Output(int)
     client_message = Input(int)
 
-    def __init__(self, STP_offset: int = 2_000_000_000) -> None:
+    def __init__(self, STP_offset: int = sec(2)) -> None:
         self.STP_offset = STP_offset
         self.values: list[int] = []
         self.done_at: Tag | None = None
@@ -87,7 +88,7 @@ class _Server(Reactor):
 
 
 class _DockerComposeConfig(Reactor):
-    def __init__(self, STP_offset: int = 2_000_000_000) -> None:
+    def __init__(self, STP_offset: int = sec(2)) -> None:
         self.client = _Client()
         self.server = _Server()
         self.connect(self.server.server_message, self.client.server_message, after=ms(100))

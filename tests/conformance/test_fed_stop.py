@@ -16,6 +16,7 @@ from reactorfed import (
     Reactor,
     Tag,
     Timer,
+    ms,
     reaction,
     sec,
     us,
@@ -69,7 +70,7 @@ class _Sender(Reactor):
 class _Receiver(Reactor):
     inp = Input(int)
 
-    def __init__(self, stp_offset: int = 10_000_000) -> None:  # stp_offset: for the decentralized variant
+    def __init__(self, stp_offset: int = ms(10)) -> None:  # used in the decentralized variant
         self.stp_offset = stp_offset
         self.reaction_invoked_correctly = False
         self.received = 0
