@@ -190,3 +190,20 @@ class Policies(Reactor):
         self.a = _PolicyReporter()
         self.b = _PolicySink()
         self.connect(self.a.out, self.b.inp)
+
+
+class _ParentReporter(Reactor):
+    """Prints ``PARENT <pid>``: the process this federate's process was started by."""
+
+    @reaction(triggers=[STARTUP])
+    def hello(self) -> None:
+        print(f"PARENT {os.getppid()}", flush=True)
+
+
+class Parents(Reactor):
+    """Three federates that say which process started theirs."""
+
+    def __init__(self) -> None:
+        self.a = _ParentReporter()
+        self.b = _ParentReporter()
+        self.c = _ParentReporter()

@@ -214,7 +214,11 @@ def add_launch(sub: Any) -> None:
     p = sub.add_parser("launch", help="run a program federated as local processes (RTI + one per federate)",
                        description=LAUNCH_DESCRIPTION, epilog=EXAMPLES, formatter_class=_RAW)
     _common(p, launch=True)
-    p.add_argument("--no-progress", action="store_true", help="no progress line")
+    g = p.add_argument_group("launcher")
+    g.add_argument("--no-progress", action="store_true", help="no progress line")
+    g.add_argument("--no-fork-server", action="store_true",
+                   help="start every federate as a new interpreter (by default they are forked from one process "
+                   "that has imported the program: Python's start-up and imports are paid once, not per federate)")
     p.set_defaults(func=cmd_launch, parser=p)
 
 
@@ -225,7 +229,8 @@ def cmd_launch(args: argparse.Namespace) -> int:
     layout = layout_of(load_program(args.program, parse_params(args.params)))
     log.info("launching %s: RTI + %d federates (%s)", args.program, len(layout.names), ", ".join(layout.names))
     result = launch(args.program, layout.names, params=args.params, run_args=forwarded(args.parser, args),
-                    progress=False if args.no_progress else None, timeout_ns=args.timeout)
+                    progress=False if args.no_progress else None, timeout_ns=args.timeout,
+                    fork_server=not args.no_fork_server)
     if result.code == 0:
         log.info("federation finished in %.2f s", result.wall_s)
     else:

@@ -16,6 +16,7 @@ import os
 import re
 import secrets
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -26,6 +27,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
+
+from .forkserver import ForkServer
 
 __all__ = ["LaunchResult", "launch"]
 
@@ -51,23 +54,40 @@ def _die_with(parent: int) -> Callable[[], None]:
 
 
 class _Child:
-    def __init__(self, name: str, argv: list[str], env: dict[str, str], out: IO[str], lock: threading.Lock) -> None:
+    """A process of the federation as the launcher sees it: ``proc`` (a
+    :class:`subprocess.Popen`, or a :class:`~.forkserver.Forked` federate) and a thread
+    copying its output, prefixed with its name."""
+
+    def __init__(self, name: str, proc: Any, stream: IO[str], out: IO[str], lock: threading.Lock) -> None:
         self.name = name
-        self.proc = subprocess.Popen(
-            argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1,
-            preexec_fn=_die_with(os.getpid()) if sys.platform.startswith("linux") else None,
-        )
+        self.proc = proc
+        self.tail: list[str] = []
+        self._stream = stream
         self._pump = threading.Thread(target=self._copy, args=(out, lock), daemon=True, name=f"launch-{name}")
         self._pump.start()
-        self.tail: list[str] = []
+
+    @classmethod
+    def spawn(cls, name: str, argv: list[str], env: dict[str, str], out: IO[str], lock: threading.Lock,
+              pass_fds: Sequence[int] = ()) -> _Child:
+        proc = subprocess.Popen(
+            argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1,
+            preexec_fn=_die_with(os.getpid()) if sys.platform.startswith("linux") else None, pass_fds=pass_fds,
+        )
+        assert proc.stdout is not None
+        return cls(name, proc, proc.stdout, out, lock)
+
+    @classmethod
+    def fork(cls, name: str, server: ForkServer, argv: list[str], out: IO[str], lock: threading.Lock) -> _Child:
+        proc, fd = server.spawn(name, argv)
+        return cls(name, proc, os.fdopen(fd, "r", buffering=1), out, lock)
 
     def _copy(self, out: IO[str], lock: threading.Lock) -> None:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            self.tail = [*self.tail[-19:], line.rstrip()]
-            with lock:
-                out.write(f"[{self.name}] {line}")
-                out.flush()
+        with self._stream:
+            for line in self._stream:
+                self.tail = [*self.tail[-19:], line.rstrip()]
+                with lock:
+                    out.write(f"[{self.name}] {line}")
+                    out.flush()
 
     def join_output(self) -> None:
         self._pump.join(timeout=5)
@@ -85,8 +105,13 @@ def launch(
     timeout_ns: int | None = None,
     grace_s: float = 3.0,
     python: str | None = None,
+    fork_server: bool = True,
 ) -> LaunchResult:
-    """Start the RTI and ``federates`` of ``program`` locally; wait for all of them."""
+    """Start the RTI and ``federates`` of ``program`` locally; wait for all of them.
+
+    With ``fork_server`` (on Linux), the federates are forked from one process that has
+    imported the program (:mod:`.forkserver`), instead of each starting an interpreter
+    and importing everything again; if that process cannot start, they are spawned."""
     out = out or sys.stdout
     lock = threading.Lock()
     py = python or sys.executable
@@ -102,23 +127,66 @@ def launch(
     t0 = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="reactorfed-launch-") as tmp:
         ready = Path(tmp) / "rti.json"
-        rti = _Child("rti", [py, "-m", "reactorfed", "rti", program, *plist, "--federation-id", federation_id,
-                             "--port", "0", "--ready-file", str(ready), "--metrics-port", "0", *rti_args, *run_args],
-                     env, out, lock)
+        rti = _Child.spawn("rti", [py, "-m", "reactorfed", "rti", program, *plist, "--federation-id", federation_id,
+                                   "--port", "0", "--ready-file", str(ready), "--metrics-port", "0", *rti_args,
+                                   *run_args], env, out, lock)
         children = [rti]
+        server = _start_fork_server(py, program, params, env, out, lock) if fork_server else None
         info = _await_ready(ready, rti, 60.0)
         if info is None:
             _stop(children, grace_s)
             rti.join_output()
+            _close_fork_server(server)
             return LaunchResult(1, "rti", "the RTI did not start: " + " | ".join(rti.tail[-5:]), time.monotonic() - t0,
                                 {"rti": rti.proc.returncode})
         for name in federates:
-            children.append(_Child(name, [py, "-m", "reactorfed", "federate", program, *plist, "--federate", name,
-                                          "--federation-id", federation_id, "--rti", info["endpoint"], *run_args], env, out, lock))
+            args = [program, *plist, "--federate", name, "--federation-id", federation_id, "--rti", info["endpoint"],
+                    *run_args]
+            if server is not None:
+                children.append(_Child.fork(name, server[0], args, out, lock))
+            else:
+                children.append(_Child.spawn(name, [py, "-m", "reactorfed", "federate", *args], env, out, lock))
+        if server is not None:
+            server[0].watch()
         show = progress if progress is not None else sys.stderr.isatty()
-        result = _supervise(children, info.get("status_port"), show, timeout_ns, grace_s)
+        try:
+            result = _supervise(children, info.get("status_port"), show, timeout_ns, grace_s)
+        finally:
+            _close_fork_server(server)
     result.wall_s = time.monotonic() - t0
     return result
+
+
+def _start_fork_server(py: str, program: str, params: Sequence[str], env: dict[str, str], out: IO[str],
+                       lock: threading.Lock) -> tuple[ForkServer, _Child] | None:
+    """A fork server that has imported the program, or None (then federates are spawned)."""
+    if not (sys.platform.startswith("linux") and hasattr(socket, "SCM_RIGHTS")):
+        return None
+    mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        proc = _Child.spawn("forkserver", [py, "-m", "reactorfed.federation.forkserver", str(theirs.fileno()), program,
+                                           *params], env, out, lock, pass_fds=[theirs.fileno()])
+    finally:
+        theirs.close()
+    server = ForkServer(mine, proc.proc)
+    if server.ready(60.0):
+        return server, proc
+    with lock:
+        out.write("[launch] the fork server did not start: every federate starts an interpreter of its own\n")
+    server.close()
+    _stop([proc], 1.0)
+    proc.join_output()
+    return None
+
+
+def _close_fork_server(server: tuple[ForkServer, _Child] | None) -> None:
+    if server is None:
+        return
+    server[0].close()  # it ends when its socket does
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        server[1].proc.wait(timeout=5)
+    _stop([server[1]], 1.0)
+    server[1].join_output()
 
 
 def _await_ready(path: Path, rti: _Child, limit_s: float) -> dict[str, Any] | None:

@@ -1,0 +1,60 @@
+"""``reactorfed launch`` forks its federates from one process that imported the program
+(the fork server): the same federation, the same output, started at the cost of one
+import instead of one per federate."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = [pytest.mark.timeout(180), pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux only")]
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+
+
+def _launch(program: str, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "reactorfed", "launch", program, "--no-progress", *args],
+                          capture_output=True, text=True, timeout=120, cwd=ROOT)
+
+
+def test_federates_are_forked_from_one_process_unless_told_otherwise() -> None:
+    prog = f"{HERE / 'programs.py'}:Parents"
+    r = subprocess.Popen([sys.executable, "-m", "reactorfed", "launch", prog, "--no-progress"],
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT)
+    out, _ = r.communicate(timeout=120)
+    assert r.returncode == 0, out
+    parents = {int(p) for p in re.findall(r"^\[[abc]\] PARENT (\d+)$", out, re.MULTILINE)}
+    assert len(parents) == 1 and r.pid not in parents, out  # one fork server, not the launcher
+    r = subprocess.Popen([sys.executable, "-m", "reactorfed", "launch", prog, "--no-progress", "--no-fork-server"],
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT)
+    out, _ = r.communicate(timeout=120)
+    assert r.returncode == 0, out
+    assert re.findall(r"^\[[abc]\] PARENT (\d+)$", out, re.MULTILINE) == [str(r.pid)] * 3, out
+
+
+def _program_lines(out: str) -> list[str]:
+    """What the federates' reactions printed: their output less logs and summaries."""
+    return sorted(line for line in out.splitlines()
+                  if line.startswith("[") and not line.startswith(("[rti]", "[forkserver]"))
+                  and " INFO " not in line and "reactorfed:" not in line)
+
+
+def test_forked_and_spawned_federations_print_the_same() -> None:
+    args = ("examples/pipeline.py:Main", "--fast", "--timeout", "1s", "-p", "sensors=5")
+    forked, spawned = _launch(*args), _launch(*args, "--no-fork-server")
+    assert forked.returncode == 0 and spawned.returncode == 0, forked.stderr + spawned.stderr
+    lines = _program_lines(forked.stdout)
+    assert len(lines) == 11 and lines == _program_lines(spawned.stdout)
+
+
+def test_a_program_that_cannot_be_imported_fails_clearly(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.py"
+    bad.write_text("import no_such_module_anywhere\n")
+    r = _launch(f"{bad}:Main")
+    assert r.returncode != 0
+    assert "no_such_module_anywhere" in r.stdout + r.stderr
