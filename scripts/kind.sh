@@ -1,0 +1,488 @@
+#!/usr/bin/env bash
+# A kind cluster from kind-config.yaml on a machine that reaches no container registry.
+#
+# A user with internet access runs `kind create cluster --config kind-config.yaml`
+# (docs/kubernetes.md). Here nothing can be pulled, so this script builds, from Debian
+# packages and Go modules, everything kind would otherwise download, and caches it:
+#   * kind itself (Go module sigs.k8s.io/kind), kubeadm, kubelet, kubectl, kube-proxy,
+#     the control plane (scripts/k8s-tools.sh), containerd, CoreDNS and
+#     local-path-provisioner (Go modules), pause (gcc -static, from the Kubernetes module);
+#   * a node image: a debootstrapped Debian bookworm with systemd, Debian's runc and CNI
+#     plugins, containerd, kind's own base-image files (shipped in kind's module), the
+#     binaries above, and the control-plane images preloaded into its containerd.
+# kind's usual network plugin (kindnetd) cannot be built from what such a machine reaches,
+# so the cluster is created with `disableDefaultCNI` and gets a plain routed network
+# instead: the CNI ptp + host-local plugins on every node with its node's pod CIDR, and on
+# every node a route to each other node's pod CIDR (no NetworkPolicy enforcement).
+# DNS is kubeadm's CoreDNS; PVCs are served by local-path-provisioner (StorageClass
+# "standard", as in kind's own node images).
+#
+# Usage:
+#   scripts/kind.sh build             build (or reuse) the binaries and the node image
+#   scripts/kind.sh create [--no-images]   create the cluster (building first if needed),
+#                                     install the pod network, wait for the nodes, load
+#                                     the project's images (scripts/images.sh --local builds them)
+#   scripts/kind.sh load IMAGE...     load images into the cluster's nodes
+#   scripts/kind.sh delete            delete the cluster
+#   scripts/kind.sh kubeconfig        print the path of the cluster's kubeconfig
+#   scripts/kind.sh bin-dir           print the directory of kind, kubectl, helm
+#   scripts/kind.sh check             exit 0 iff kind and the node image are built
+# Environment: KIND_CLUSTER (default: the name in kind-config.yaml, reactorfed),
+#   KIND_CONFIG (default kind-config.yaml), REACTORFED_KIND_CACHE
+#   (default ~/.cache/reactorfed/kind), GOFLAGS (default -p=2).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+REPO=$PWD
+
+KIND_VERSION=${KIND_VERSION:-v0.33.0}
+K8S_VERSION=${K8S_VERSION:-v1.37.1}          # as scripts/k8s-tools.sh
+CONTAINERD_VERSION=${CONTAINERD_VERSION:-v2.4.2}
+COREDNS_MODULE_VERSION=${COREDNS_MODULE_VERSION:-}   # default: the tag kubeadm asks for
+LOCAL_PATH_VERSION=${LOCAL_PATH_VERSION:-v0.0.30}
+STAGING_VERSION="v0.${K8S_VERSION#v1.}"
+KIND_CONFIG=${KIND_CONFIG:-kind-config.yaml}
+CLUSTER=${KIND_CLUSTER:-$(awk '/^name:/ {print $2; exit}' "$KIND_CONFIG")}
+CLUSTER=${CLUSTER:-kind}
+
+BASE=${REACTORFED_KIND_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/reactorfed/kind}
+ROOT="$BASE/kind$KIND_VERSION-k8s$K8S_VERSION-containerd$CONTAINERD_VERSION"
+BIN="$ROOT/bin"
+# The node image's tag changes with the part of this script that builds it (everything
+# above "--- the cluster ---"), so an edit there rebuilds it.
+SCRIPT_HASH=$(sed '/^# --- the cluster ---/q' "$0" | sha256sum | cut -c1-12)
+NODE_BASE_IMAGE="reactorfed/kind-node-base:bookworm-$SCRIPT_HASH"
+NODE_IMAGE="reactorfed/kind-node:$K8S_VERSION-$SCRIPT_HASH"
+HELPER_IMAGE="$NODE_BASE_IMAGE"   # local-path-provisioner's helper pods need only sh and mkdir
+LOCAL_PATH_IMAGE="reactorfed/local-path-provisioner:$LOCAL_PATH_VERSION"
+DEBIAN_MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
+export GOTOOLCHAIN=${GOTOOLCHAIN:-local} GOFLAGS="${GOFLAGS:--p=2} -trimpath -buildvcs=false"
+KIND_MOD_DIR=""
+
+log() { echo "kind.sh: $*" >&2; }
+die() { echo "kind.sh: error: $*" >&2; exit 1; }
+timed() {  # label command...: run, and log how long it took
+  local label=$1 start; shift; start=$(date +%s)
+  "$@"
+  log "$label took $(( $(date +%s) - start )) s"
+}
+
+need() { command -v "$1" >/dev/null 2>&1 || die "$1 is needed ($2)"; }
+
+# --- binaries --------------------------------------------------------------------------
+build_wrapper() {  # name module version ldflags pkg...: a module that requires MODULE, built with -mod=mod
+  local name=$1 mod=$2 ver=$3 ldf=$4; shift 4
+  local src="$ROOT/src/$name"; mkdir -p "$src"
+  printf 'module reactorfed.local/%s\n\ngo 1.26.0\n\nrequire %s %s\n' "$name" "$mod" "$ver" > "$src/go.mod"
+  (cd "$src" && CGO_ENABLED=0 go build -mod=mod -ldflags "$ldf" -o "$src/out/" "$@" >&2)
+  mv "$src"/out/* "$BIN/"
+}
+
+build_binaries() {
+  need go "Go >= 1.26 builds kind and the node's binaries"
+  mkdir -p "$BIN"
+  local k8s_bin; k8s_bin=$(scripts/k8s-tools.sh)
+  for b in kubectl helm kube-apiserver kube-controller-manager kube-scheduler etcd; do
+    [ -x "$BIN/$b" ] || cp "$k8s_bin/$b" "$BIN/$b"
+  done
+  if [ ! -x "$BIN/kind" ]; then
+    log "building kind $KIND_VERSION"
+    timed "kind" build_wrapper kind sigs.k8s.io/kind "$KIND_VERSION" "-s -w" sigs.k8s.io/kind
+  fi
+  if [ ! -x "$BIN/kubelet" ] || [ ! -x "$BIN/kubeadm" ] || [ ! -x "$BIN/kube-proxy" ]; then
+    # the same wrapper module as scripts/k8s-tools.sh (its go.mod replaces the staging modules)
+    local k8s_src; k8s_src="$(dirname "$k8s_bin")/src/kubernetes"
+    [ -s "$k8s_src/go.mod" ] || die "scripts/k8s-tools.sh left no wrapper module in $k8s_src"
+    local src="$ROOT/src/kubernetes"; mkdir -p "$src"
+    cp "$k8s_src/go.mod" "$src/go.mod"; [ ! -f "$k8s_src/go.sum" ] || cp "$k8s_src/go.sum" "$src/go.sum"
+    local minor=${K8S_VERSION#v1.}; minor=${minor%%.*}
+    local ldflags="-s -w" p
+    for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+      ldflags+=" -X $p.gitVersion=$K8S_VERSION -X $p.gitMajor=1 -X $p.gitMinor=$minor"
+      ldflags+=" -X $p.gitTreeState=clean -X $p.buildDate=1970-01-01T00:00:00Z"
+    done
+    log "building kubelet, kubeadm, kube-proxy $K8S_VERSION"
+    (cd "$src" && timed "kubelet+kubeadm+kube-proxy" env CGO_ENABLED=0 go build -mod=mod -ldflags "$ldflags" -o "$src/out/" \
+      k8s.io/kubernetes/cmd/kubelet k8s.io/kubernetes/cmd/kubeadm k8s.io/kubernetes/cmd/kube-proxy >&2)
+    mv "$src"/out/* "$BIN/"
+  fi
+  if [ ! -x "$BIN/containerd" ] || [ ! -x "$BIN/ctr" ] || [ ! -x "$BIN/containerd-shim-runc-v2" ]; then
+    log "building containerd $CONTAINERD_VERSION"
+    local cld="-s -w -X github.com/containerd/containerd/v2/version.Version=$CONTAINERD_VERSION"
+    cld+=" -X github.com/containerd/containerd/v2/version.Revision=reactorfed"
+    local src="$ROOT/src/containerd"; mkdir -p "$src"
+    printf 'module reactorfed.local/containerd\n\ngo 1.26.0\n\nrequire github.com/containerd/containerd/v2 %s\n' "$CONTAINERD_VERSION" > "$src/go.mod"
+    (cd "$src" && timed "containerd" env CGO_ENABLED=0 go build -mod=mod -tags "no_aufs no_zfs no_btrfs no_devmapper" \
+      -ldflags "$cld" -o "$src/out/" github.com/containerd/containerd/v2/cmd/containerd \
+      github.com/containerd/containerd/v2/cmd/ctr github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2 >&2)
+    mv "$src"/out/* "$BIN/"
+  fi
+  local coredns_tag; coredns_tag=$(kubeadm_image coredns); coredns_tag=${coredns_tag##*:}
+  local coredns_version=${COREDNS_MODULE_VERSION:-$coredns_tag}
+  if [ ! -x "$BIN/coredns" ]; then
+    log "building coredns $coredns_version"
+    timed "coredns" build_wrapper coredns github.com/coredns/coredns "$coredns_version" "-s -w" github.com/coredns/coredns
+  fi
+  if [ ! -x "$BIN/local-path-provisioner" ]; then
+    log "building local-path-provisioner $LOCAL_PATH_VERSION"
+    timed "local-path-provisioner" build_wrapper local-path-provisioner github.com/rancher/local-path-provisioner \
+      "$LOCAL_PATH_VERSION" "-s -w" github.com/rancher/local-path-provisioner
+  fi
+  if [ ! -x "$BIN/pause" ]; then
+    need gcc "the pause container is built with gcc -static"
+    local pause_c; pause_c="$(go env GOMODCACHE)/k8s.io/kubernetes@$K8S_VERSION/build/pause/linux/pause.c"
+    [ -f "$pause_c" ] || (cd "$ROOT/src/kubernetes" && go mod download "k8s.io/kubernetes@$K8S_VERSION" >&2)
+    [ -f "$pause_c" ] || die "pause.c is not in the Kubernetes module ($pause_c)"
+    gcc -Os -static -Wall -DVERSION="v3.10-reactorfed" -o "$BIN/pause" "$pause_c"
+    strip "$BIN/pause"
+  fi
+}
+
+kubeadm_image() {  # NAME: the image kubeadm asks for (registry.k8s.io/NAME:TAG)
+  "$BIN/kubeadm" config images list --kubernetes-version "$K8S_VERSION" 2>/dev/null | grep "/$1:" | head -n 1
+}
+
+kind_module_dir() {
+  if [ -z "$KIND_MOD_DIR" ]; then
+    KIND_MOD_DIR="$(go env GOMODCACHE)/sigs.k8s.io/kind@$KIND_VERSION"
+    [ -d "$KIND_MOD_DIR/images/base/files" ] || (cd "$ROOT/src/kind" && go mod download "sigs.k8s.io/kind@$KIND_VERSION" >&2)
+    [ -d "$KIND_MOD_DIR/images/base/files" ] || die "kind's base-image files are not in its module ($KIND_MOD_DIR)"
+  fi
+  echo "$KIND_MOD_DIR"
+}
+
+# --- the node's base image: Debian + systemd + containerd + kind's base files -----------
+build_node_base() {
+  docker image inspect "$NODE_BASE_IMAGE" >/dev/null 2>&1 && return 0
+  need debootstrap "apt-get install debootstrap"
+  local tarball="$BASE/node-base-bookworm.tar"
+  if [ ! -s "$tarball" ]; then
+    local root; root=$(mktemp -d /tmp/reactorfed-kind-root.XXXXXX)
+    log "debootstrap bookworm for the node image into $root"
+    timed "debootstrap (node base)" debootstrap --variant=minbase \
+      --include=systemd,dbus,conntrack,iptables,nftables,iproute2,ethtool,util-linux,mount,kmod,libseccomp2,pigz,bash,ca-certificates,jq,procps,runc,containernetworking-plugins,e2fsprogs \
+      bookworm "$root" "$DEBIAN_MIRROR" >&2
+    chroot "$root" apt-get clean
+    rm -rf "$root"/var/lib/apt/lists/* "$root"/usr/share/doc/* "$root"/usr/share/man/*
+    tar -C "$root" -cf "$tarball.tmp" .
+    mv "$tarball.tmp" "$tarball"
+    rm -rf "$root"
+  fi
+  local files; files="$(kind_module_dir)/images/base/files"
+  local ctx; ctx=$(mktemp -d /tmp/reactorfed-kind-ctx.XXXXXX)
+  cp "$BIN/containerd" "$BIN/ctr" "$BIN/containerd-shim-runc-v2" "$ctx/"
+  cp -r "$files" "$ctx/files"
+  docker import "$tarball" reactorfed/kind-node-rootfs:bookworm >/dev/null
+  # As kind's images/base/Dockerfile does, with Debian's runc and CNI plugins.
+  cat > "$ctx/Dockerfile" <<'DOCKERFILE'
+FROM reactorfed/kind-node-rootfs:bookworm
+COPY files/usr/local/bin/ /usr/local/bin/
+COPY files/kind/ /kind/
+COPY files/etc/ /etc/
+COPY containerd ctr containerd-shim-runc-v2 /usr/local/bin/
+RUN chmod 0755 /usr/local/bin/* /kind /kind/bin /kind/bin/* \
+ && find /lib/systemd/system/sysinit.target.wants/ -name "systemd-tmpfiles-setup.service" -delete \
+ && rm -f /lib/systemd/system/multi-user.target.wants/* /etc/systemd/system/*.wants/* \
+          /lib/systemd/system/local-fs.target.wants/* /lib/systemd/system/sockets.target.wants/*udev* \
+          /lib/systemd/system/sockets.target.wants/*initctl* /lib/systemd/system/basic.target.wants/* \
+ && echo "ReadKMsg=no" >> /etc/systemd/journald.conf \
+ && ln -sf /usr/lib/systemd/systemd /sbin/init \
+ && systemctl enable kubelet.service containerd.service undo-mount-hacks.service \
+ && systemctl mask systemd-binfmt.service \
+ && mkdir -p /etc/kubernetes/manifests /opt/cni /etc/cni/net.d \
+ && ln -sfn /usr/lib/cni /opt/cni/bin \
+ && ctr oci spec \
+    | jq '.hooks.createContainer[.hooks.createContainer | length] |= . + {"path": "/kind/bin/mount-product-files.sh"}' \
+    | jq 'del(.process.rlimits)' > /etc/containerd/cri-base.json \
+ && sed -i 's/restrict_oom_score_adj = false/restrict_oom_score_adj = true/' /etc/containerd/config.toml
+ENV container=docker
+STOPSIGNAL SIGRTMIN+3
+ENTRYPOINT ["/usr/local/bin/entrypoint", "/sbin/init"]
+DOCKERFILE
+  # restrict_oom_score_adj: pod sandboxes may not lower their OOM score below containerd's
+  # (a nested container cannot: "failed to update /proc/self/oom_score_adj: Permission denied")
+  DOCKER_BUILDKIT=0 docker build -q -t "$NODE_BASE_IMAGE" "$ctx" >/dev/null
+  rm -rf "$ctx"
+}
+
+# --- control-plane images, then the node image ------------------------------------------
+build_images_tar() {  # OUT: docker save of every image the node preloads
+  local out=$1 ctx; ctx=$(mktemp -d /tmp/reactorfed-kind-images.XXXXXX)
+  local images=() name tag
+  scratch_image() {  # TAG BINARY ENTRYPOINT-JSON
+    local t=$1 b=$2 ep=$3 d; d="$ctx/$(echo "$t" | tr '/:' '__')"; mkdir -p "$d"
+    cp "$BIN/$b" "$d/$b"
+    printf 'FROM scratch\nCOPY %s /usr/local/bin/%s\nENV PATH=/usr/local/bin:/usr/bin:/bin\nENTRYPOINT %s\n' "$b" "$b" "$ep" > "$d/Dockerfile"
+    DOCKER_BUILDKIT=0 docker build -q -t "$t" "$d" >/dev/null
+    images+=("$t")
+  }
+  for name in kube-apiserver kube-controller-manager kube-scheduler etcd; do
+    tag=$(kubeadm_image "$name"); [ -n "$tag" ] || die "kubeadm names no $name image"
+    scratch_image "$tag" "$name" "[\"/usr/local/bin/$name\"]"
+  done
+  tag=$(kubeadm_image coredns); scratch_image "$tag" coredns '["/usr/local/bin/coredns"]'
+  # containerd's sandbox image (kind's config) and the one kubeadm names, if another
+  local sandbox; sandbox=$(awk -F'"' '/sandbox_image/ {print $2}' "$(kind_module_dir)/images/base/files/etc/containerd/config.toml")
+  scratch_image "$sandbox" pause '["/usr/local/bin/pause"]'
+  tag=$(kubeadm_image pause); if [ -n "$tag" ] && [ "$tag" != "$sandbox" ]; then docker tag "$sandbox" "$tag"; images+=("$tag"); fi
+  scratch_image "$LOCAL_PATH_IMAGE" local-path-provisioner '["/usr/local/bin/local-path-provisioner"]'
+  # kube-proxy needs iptables and conntrack: the node's own Debian base has them
+  tag=$(kubeadm_image kube-proxy); mkdir -p "$ctx/kube-proxy"; cp "$BIN/kube-proxy" "$ctx/kube-proxy/"
+  printf 'FROM %s\nCOPY kube-proxy /usr/local/bin/kube-proxy\nENTRYPOINT ["/usr/local/bin/kube-proxy"]\n' "$NODE_BASE_IMAGE" > "$ctx/kube-proxy/Dockerfile"
+  DOCKER_BUILDKIT=0 docker build -q -t "$tag" "$ctx/kube-proxy" >/dev/null
+  images+=("$tag" "$HELPER_IMAGE")
+  docker save -o "$out" "${images[@]}"
+  rm -rf "$ctx"
+}
+
+storage_manifest() {  # local-path-provisioner as kind's own node images deploy it, with local images
+  cat <<YAML
+apiVersion: v1
+kind: Namespace
+metadata: {name: local-path-storage}
+---
+apiVersion: v1
+kind: ServiceAccount
+metadata: {name: local-path-provisioner-service-account, namespace: local-path-storage}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: local-path-provisioner-role, namespace: local-path-storage}
+rules:
+  - {apiGroups: [""], resources: [pods], verbs: [get, list, watch, create, patch, update, delete]}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: local-path-provisioner-role}
+rules:
+  - {apiGroups: [""], resources: [nodes, persistentvolumeclaims, configmaps, pods, pods/log], verbs: [get, list, watch]}
+  - {apiGroups: [""], resources: [persistentvolumes], verbs: [get, list, watch, create, patch, update, delete]}
+  - {apiGroups: [""], resources: [events], verbs: [create, patch]}
+  - {apiGroups: [storage.k8s.io], resources: [storageclasses], verbs: [get, list, watch]}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: local-path-provisioner-bind, namespace: local-path-storage}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: local-path-provisioner-role}
+subjects: [{kind: ServiceAccount, name: local-path-provisioner-service-account, namespace: local-path-storage}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: local-path-provisioner-bind}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: local-path-provisioner-role}
+subjects: [{kind: ServiceAccount, name: local-path-provisioner-service-account, namespace: local-path-storage}]
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: local-path-provisioner, namespace: local-path-storage}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: local-path-provisioner}}
+  template:
+    metadata: {labels: {app: local-path-provisioner}}
+    spec:
+      tolerations:
+        - {key: node-role.kubernetes.io/control-plane, operator: Exists, effect: NoSchedule}
+      nodeSelector: {node-role.kubernetes.io/control-plane: ""}
+      serviceAccountName: local-path-provisioner-service-account
+      containers:
+        - name: local-path-provisioner
+          image: $LOCAL_PATH_IMAGE
+          imagePullPolicy: Never
+          command: [local-path-provisioner, start, --helper-image, $HELPER_IMAGE, --config, /etc/config/config.json]
+          volumeMounts: [{name: config-volume, mountPath: /etc/config/}]
+          env:
+            - name: POD_NAMESPACE
+              valueFrom: {fieldRef: {fieldPath: metadata.namespace}}
+            - {name: CONFIG_MOUNT_PATH, value: /etc/config/}
+      volumes:
+        - {name: config-volume, configMap: {name: local-path-config}}
+---
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata:
+  name: standard
+  annotations: {storageclass.kubernetes.io/is-default-class: "true"}
+provisioner: rancher.io/local-path
+volumeBindingMode: WaitForFirstConsumer
+reclaimPolicy: Delete
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: local-path-config, namespace: local-path-storage}
+data:
+  config.json: |-
+    {"nodePathMap": [{"node": "DEFAULT_PATH_FOR_NON_LISTED_NODES", "paths": ["/var/local-path-provisioner"]}]}
+  setup: |-
+    #!/bin/sh
+    set -eu
+    mkdir -m 0777 -p "\$VOL_DIR"
+  teardown: |-
+    #!/bin/sh
+    set -eu
+    rm -rf "\$VOL_DIR"
+  helperPod.yaml: |-
+    apiVersion: v1
+    kind: Pod
+    metadata: {name: helper-pod}
+    spec:
+      priorityClassName: system-node-critical
+      tolerations: [{key: node.kubernetes.io/disk-pressure, operator: Exists, effect: NoSchedule}]
+      containers:
+        - {name: helper-pod, image: $HELPER_IMAGE, imagePullPolicy: Never}
+YAML
+}
+
+build_node_image() {
+  docker image inspect "$NODE_IMAGE" >/dev/null 2>&1 && return 0
+  build_node_base
+  local work; work=$(mktemp -d /tmp/reactorfed-kind-node.XXXXXX)
+  log "building the control-plane images"
+  timed "control-plane images" build_images_tar "$work/images.tar"
+  storage_manifest > "$work/default-storage.yaml"
+  local id="reactorfed-kind-build-$$"
+  docker rm -f "$id" >/dev/null 2>&1 || true
+  docker run -d --name "$id" --entrypoint sleep --security-opt seccomp=unconfined "$NODE_BASE_IMAGE" infinity >/dev/null
+  # shellcheck disable=SC2064
+  trap "docker rm -f $id >/dev/null 2>&1 || true; rm -rf $work" RETURN
+  local b
+  for b in kubeadm kubelet kubectl; do docker cp "$BIN/$b" "$id:/usr/bin/$b"; done
+  docker exec "$id" sh -c "chown root:root /usr/bin/kubeadm /usr/bin/kubelet /usr/bin/kubectl \
+    && chmod 0755 /usr/bin/kubeadm /usr/bin/kubelet /usr/bin/kubectl \
+    && mkdir -p /kind/manifests && printf '%s' '$K8S_VERSION' > /kind/version"
+  docker cp "$work/default-storage.yaml" "$id:/kind/manifests/default-storage.yaml"
+  # preload the images into the node's containerd, as kind's node-image builder does
+  docker exec "$id" sh -c 'nohup containerd >/tmp/containerd.log 2>&1 &'
+  local i
+  for i in $(seq 1 60); do docker exec "$id" ctr version >/dev/null 2>&1 && break; sleep 0.5; done
+  docker exec -i "$id" ctr --namespace=k8s.io images import --all-platforms --no-unpack --digests - < "$work/images.tar" >&2
+  docker exec "$id" sh -c 'pkill containerd; sleep 1; rm -rf /tmp/containerd.log'
+  docker commit --change 'ENTRYPOINT [ "/usr/local/bin/entrypoint", "/sbin/init" ]' "$id" "$NODE_IMAGE" >/dev/null
+  log "node image $NODE_IMAGE built"
+}
+
+cmd_build() {
+  need docker "a Docker engine runs kind's nodes (scripts/docker-engine.sh --kind starts one)"
+  docker info >/dev/null 2>&1 || die "no Docker engine answers; scripts/docker-engine.sh --kind starts one"
+  timed "binaries" build_binaries
+  timed "node image" build_node_image
+}
+
+# --- the cluster ---
+kubectl_() { "$BIN/kubectl" --kubeconfig "$KUBECONFIG_PATH" "$@"; }
+KUBECONFIG_PATH="$BASE/$CLUSTER.kubeconfig"
+
+derived_config() {  # kind-config.yaml plus what this machine needs (no default CNI; cgroup v1)
+  cat "$KIND_CONFIG"
+  printf '\n# added by scripts/kind.sh: the node image has no kindnetd; a routed pod network is installed instead\n'
+  printf 'networking:\n  disableDefaultCNI: true\n'
+  if [ "$(stat -fc %T /sys/fs/cgroup)" != cgroup2fs ]; then
+    printf 'kubeadmConfigPatches:\n  - |\n    kind: KubeletConfiguration\n    failCgroupV1: false\n'
+  fi
+}
+
+install_pod_network() {
+  local nodes node cidr ip other
+  nodes=$("$BIN/kind" get nodes --name "$CLUSTER")
+  declare -A CIDR IP
+  for node in $nodes; do
+    for _ in $(seq 1 120); do
+      cidr=$(kubectl_ get node "$node" -o jsonpath='{.spec.podCIDR}' 2>/dev/null || true)
+      [ -n "$cidr" ] && break; sleep 1
+    done
+    [ -n "$cidr" ] || die "node $node got no pod CIDR"
+    CIDR[$node]=$cidr
+    IP[$node]=$(docker inspect -f '{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}' "$node")
+  done
+  for node in $nodes; do
+    docker exec -i "$node" sh -c 'cat > /etc/cni/net.d/10-reactorfed.conflist' <<JSON
+{
+  "cniVersion": "0.4.0",
+  "name": "reactorfed",
+  "plugins": [
+    {"type": "ptp", "ipMasq": false, "mtu": 1500,
+     "ipam": {"type": "host-local", "dataDir": "/run/cni-ipam-state",
+              "ranges": [[{"subnet": "${CIDR[$node]}"}]], "routes": [{"dst": "0.0.0.0/0"}]}},
+    {"type": "portmap", "capabilities": {"portMappings": true}}
+  ]
+}
+JSON
+    for other in $nodes; do
+      [ "$other" = "$node" ] || docker exec "$node" ip route replace "${CIDR[$other]}" via "${IP[$other]}"
+    done
+  done
+}
+
+cmd_create() {
+  local with_images=1
+  [ "${1:-}" != --no-images ] || with_images=0
+  cmd_build
+  if "$BIN/kind" get clusters 2>/dev/null | grep -qx "$CLUSTER"; then
+    die "a kind cluster named $CLUSTER exists; delete it first (scripts/kind.sh delete)"
+  fi
+  local config; config=$(mktemp /tmp/reactorfed-kind-config.XXXXXX.yaml)
+  derived_config > "$config"
+  mkdir -p "$(dirname "$KUBECONFIG_PATH")"
+  log "creating cluster $CLUSTER from $KIND_CONFIG with $NODE_IMAGE"
+  timed "kind create cluster" "$BIN/kind" create cluster --name "$CLUSTER" --config "$config" --image "$NODE_IMAGE" \
+    --kubeconfig "$KUBECONFIG_PATH" --retain >&2 || { rm -f "$config"; die "kind create cluster failed (nodes retained for a look: docker ps -a)"; }
+  rm -f "$config"
+  timed "pod network" install_pod_network
+  timed "nodes Ready" kubectl_ wait --for=condition=Ready nodes --all --timeout=180s >&2
+  timed "CoreDNS" kubectl_ -n kube-system rollout status deployment/coredns --timeout=180s >&2
+  if [ $with_images = 1 ]; then
+    local images=() tag
+    for tag in $(scripts/images.sh --print); do
+      docker image inspect "$tag" >/dev/null 2>&1 && images+=("$tag")
+    done
+    [ ${#images[@]} -eq 0 ] || cmd_load "${images[@]}"
+  fi
+  log "cluster $CLUSTER is ready: export KUBECONFIG=$KUBECONFIG_PATH"
+}
+
+load_image() {  # IMAGE NODE...: what `kind load docker-image --nodes` does, streamed, keeping one copy
+  # `docker save` streams into each node's containerd; the layers' tarballs are dropped once
+  # unpacked (--discard-unpacked-layers), so a node holds a multi-GB image once, not twice.
+  local image=$1 node; shift
+  for node in "$@"; do
+    docker save "$image" | docker exec -i "$node" ctr --namespace=k8s.io images import --all-platforms \
+      --digests --discard-unpacked-layers --snapshotter=overlayfs - >/dev/null \
+      || die "loading $image into $node failed"
+  done
+}
+
+cmd_load() {
+  # With no --nodes: pods run on the workers only (the control plane keeps its taint). The
+  # project's images go where their pods run: runtime-gpu to the GPU-labelled workers, the
+  # others to the rest.
+  [ $# -gt 0 ] || die "usage: $0 load IMAGE..."
+  local image gpu cpu nodes
+  gpu=$(kubectl_ get nodes -l reactorfed.io/accelerator=nvidia -o name | sed 's|node/||' | xargs)
+  cpu=$(kubectl_ get nodes -l '!reactorfed.io/accelerator,!node-role.kubernetes.io/control-plane' -o name | sed 's|node/||' | xargs)
+  for image in "$@"; do
+    docker image inspect "$image" >/dev/null 2>&1 || die "no image $image in Docker (scripts/images.sh builds the project's)"
+    case "$image" in
+      reactorfed-runtime-gpu:*) nodes=$gpu ;;
+      *) nodes=$cpu ;;
+    esac
+    # shellcheck disable=SC2086
+    timed "loading $image into $nodes" load_image "$image" $nodes
+  done
+}
+
+cmd_delete() {
+  [ -x "$BIN/kind" ] || die "kind is not built ($BIN/kind); nothing to delete"
+  "$BIN/kind" delete cluster --name "$CLUSTER" --kubeconfig "$KUBECONFIG_PATH" >&2
+}
+
+case "${1:-}" in
+  build) cmd_build ;;
+  create) shift; cmd_create "$@" ;;
+  load) shift; cmd_load "$@" ;;
+  delete) cmd_delete ;;
+  kubeconfig) echo "$KUBECONFIG_PATH" ;;
+  bin-dir) echo "$BIN" ;;
+  check)  # exit 0 iff everything `create` needs is built
+    for b in kind kubectl helm; do [ -x "$BIN/$b" ] || exit 1; done
+    docker image inspect "$NODE_IMAGE" >/dev/null 2>&1 ;;
+  *) die "usage: $0 build | create [--no-images] | load IMAGE... | delete | check | kubeconfig | bin-dir" ;;
+esac
