@@ -27,6 +27,7 @@ class Args:
     updates_per_iteration: int = 4
     seed: int = 0
     checkpoint: str = ""
+    resume: bool = False  # start from the checkpoint when it exists (examples/k8s/qlearning.yaml)
     progress: bool = False
 
 
@@ -38,7 +39,7 @@ class Main(Reactor):
         self.samplers = bank(QSampler, args.num_samplers, env=args.env,
                              seed=each(lambda i: args.seed * 1000 + 100 + i), fragment_len=args.fragment_len)
         train = TrainConfig(iterations=args.iterations, updates_per_iteration=args.updates_per_iteration,
-                            checkpoint=args.checkpoint, progress=args.progress)
+                            checkpoint=args.checkpoint, resume=args.resume, progress=args.progress)
         self.learner = DQNLearnerReactor(args.num_samplers, obs_dim, num_actions, train=train, seed=args.seed)
         self.connect(self.samplers.fragment, self.learner.fragments)
         self.connect(self.learner.weights, self.samplers.weights, after=0, broadcast=True)

@@ -194,12 +194,13 @@ class DQNLearner:
             "num_actions": self.num_actions,
         }
 
-    def save(self, path: str | Path) -> Path:
-        """Write a checkpoint (atomically: temp file then rename)."""
+    def save(self, path: str | Path, extra: dict[str, Any] | None = None) -> Path:
+        """Write a checkpoint (atomically: temp file then rename); ``extra`` entries (a
+        trainer's own counters) are saved beside the learner's state."""
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(path.suffix + ".tmp")
-        torch.save(self.state(), tmp)
+        torch.save({**self.state(), **(extra or {})}, tmp)
         tmp.replace(path)
         return path
 

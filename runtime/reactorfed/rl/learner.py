@@ -103,6 +103,10 @@ class TrainConfig:
     #: (0: only at shutdown) and at shutdown
     checkpoint: str = ""
     checkpoint_every: int = 0
+    #: start from ``checkpoint`` when it exists: the weights, the optimizer, the counters
+    #: and the iteration count carry on where the run that wrote it stopped (a federation
+    #: restarted, rescaled or resumed on Kubernetes); the replay buffer starts empty
+    resume: bool = False
     #: a status line on stderr every ``progress_every`` iterations
     progress: bool = False
     progress_every: int = 10
@@ -156,6 +160,18 @@ class DQNLearnerReactor(Reactor):
         self.episodes = 0
         self.t0 = self.t_last = 0.0
         self.result: dict[str, Any] = {}
+        self.resumed_from = 0
+        if train.resume and train.checkpoint and Path(train.checkpoint).exists():
+            state = torch.load(train.checkpoint, map_location="cpu", weights_only=False)
+            self.learner.load_state(state)
+            self.iteration = self.resumed_from = int(state.get("iteration", 0))
+            self.episodes = int(state.get("episodes", 0))
+            if self.progress:
+                print(f"resumed from {train.checkpoint} at iteration {self.iteration} "
+                      f"({self.learner.env_steps} env steps)", file=sys.stderr, flush=True)  # fmt: skip
+
+    def _save(self) -> None:
+        self.learner.save(self.checkpoint, extra={"iteration": self.iteration, "episodes": self.episodes})
 
     @property
     def mean_return(self) -> float:
@@ -183,7 +199,7 @@ class DQNLearnerReactor(Reactor):
         if self.progress and self.iteration % self.progress_every == 0:
             self._show()
         if self.checkpoint and self.checkpoint_every and self.iteration % self.checkpoint_every == 0:
-            self.learner.save(self.checkpoint)
+            self._save()
         solved = False
         if (
             self.target_return is not None
@@ -230,13 +246,14 @@ class DQNLearnerReactor(Reactor):
     @reaction(triggers=[SHUTDOWN])
     def finish(self) -> None:
         if self.checkpoint:
-            self.learner.save(self.checkpoint)
+            self._save()
         seconds = self.t_last - self.t0
         self.result = {
             "iterations": self.iteration,
             "env_steps": self.learner.env_steps,
             "updates": self.learner.updates,
             "incomplete_iterations": self.incomplete_iterations,
+            "resumed_from_iteration": self.resumed_from,
             "episodes": self.episodes,
             "mean_return_100": self.mean_return,
             "seconds": seconds,
