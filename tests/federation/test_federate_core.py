@@ -207,15 +207,15 @@ def test_a_relay_promises_no_more_than_its_inputs_allow_and_passes_progress_on()
     assert promises(take(c)) == [(START, 0)]  # 0 might still send at the start tag
     c.on_promise(0, at(7))
     c.grant_from_promises()
-    c.pass_on(None, FOREVER_T)
+    c.pass_on(None, FOREVER_T, at(0))  # between tags: the current tag is the last completed
     assert promises(take(c)) == [at(7)]
     c.on_promise(0, at(30))
     c.grant_from_promises()
-    c.pass_on(at(12), FOREVER_T)  # its own next event comes first
+    c.pass_on(at(12), FOREVER_T, at(0))  # its own next event comes first
     assert promises(take(c)) == [at(12)]
     c.on_promise(0, at(40))
     c.grant_from_promises()
-    c.pass_on(None, at(20))  # nothing queued, but it stops at 20
+    c.pass_on(None, at(20), at(0))  # nothing queued, but it stops at 20
     assert promises(take(c)) == [at(20)]
 
 
@@ -259,15 +259,24 @@ def test_a_resigned_federate_promises_forever() -> None:
 
 
 # -- reports and LTC batching ------------------------------------------------------------
+def relay_granted_forever() -> FederateCore:
+    """Federate 1 of 0 -> 1 -> 2, whose upstream has promised everything."""
+    c = core(3, 1, (0, 1, None), (1, 2, None))
+    c.on_promise(0, FOREVER_T)
+    c.grant_from_promises()
+    return c
+
+
 def test_running_ahead_holds_the_report_back_until_it_waits() -> None:
-    c = core(2, 0, (0, 1, None))
+    c = relay_granted_forever()
     c.completed(at(0), at(1), FOREVER_T, START + 10 * MS)  # the first report goes at once
     assert [r.ltc for r in reports(take(c))] == [at(0)]
     c.completed(at(1), at(2), FOREVER_T, START + 10 * MS + 1)
     c.completed(at(2), at(3), FOREVER_T, START + 10 * MS + 2)
     assert c.ltc_pending == at(2) and take(c) == []  # held: the next tag goes on at once
-    # the scheduler must wait (a stop limit holds it): the held report goes now, with its NET
-    c.stop_limit = at(2)
+    # the scheduler must wait (the RTI's grant requires a message not here yet): the held
+    # report goes now, with its NET
+    c.on_tag(at(1), {0: 1})
     assert c.acquire(at(3), FOREVER_T, START + 10 * MS + 3) is WAIT
     out = take(c)
     assert c.ltc_pending is None and c.ltc == at(2)
@@ -384,20 +393,21 @@ def test_a_waiting_federate_reports_its_next_event_when_it_changed() -> None:
 def test_batching_loses_no_tag(steps: list[tuple[int, int, bool]]) -> None:
     """Whatever the timing, reported LTCs only grow, and the last completed tag is reported
     by the time the federate waits (or stops)."""
-    c = core(2, 0, (0, 1, None))
-    now, t = START, 0
+    c = relay_granted_forever()
+    now, t, n = START, 0, 0
     reported: list[tuple[int, int]] = []
     for dt, elapsed, wait in steps:
         t += dt
         now += elapsed
         c.completed(at(t), at(t + 1), FOREVER_T, now)
         if wait:
-            c.stop_limit = at(t)  # holds the next tag: acquire waits, after reporting
+            n += 1
+            c.on_tag(at(0), {0: n})  # a message to wait for: acquire waits, after reporting
             assert c.acquire(at(t + 1), FOREVER_T, now) is WAIT
-            c.stop_limit = None
             assert c.ltc == at(t)
+            c.on_data(0, 0, at(t))
         reported += [m.tag for m in take(c) if isinstance(m, Promise)]
-    c.flush_reports(at(t + 1), now)
+    c.flush_reports(at(t + 1), at(t), now)
     reported += promises(take(c))
     assert c.ltc == at(t) and c.ltc_pending is None
     assert reported == sorted(set(reported))
@@ -462,11 +472,11 @@ def test_a_local_stop_request_reports_first_and_holds() -> None:
     c.completed(at(1), at(2), FOREVER_T, START + 10 * MS + 1)
     take(c)
     assert c.ltc_pending == at(1)
-    c.flush_reports(at(2), START + 10 * MS + 2)
+    c.request_stop(at(1, 1), at(2), at(1), START + 10 * MS + 2)  # from outside, between tags
     out = take(c)
     assert [r.ltc for r in reports(out)] == [at(1)]  # the RTI has everything before the request
-    c.request_stop(at(1, 1))
-    assert take(c) == [StopRequest(at(1, 1))]
+    assert out[-1] == StopRequest(at(1, 1))
+    assert promises(out) == [at(1, 1)]  # its next event is at 2, but it may stop before
     assert c.acquire(at(2), FOREVER_T, START) is WAIT  # no upstream, yet it waits for the agreement
     c.completed(at(1, 1), at(2), FOREVER_T, START + 10 * MS + 3)
     assert c.ltc_pending is None  # no batching while a stop is agreed
@@ -486,7 +496,7 @@ def test_nothing_passes_an_unagreed_stop(asks: list[tuple[bool, int, int]], cur_
     limit = NEVER_T
     for local, dt, m in asks:
         if local:
-            c.request_stop(at(dt, m))
+            c.request_stop(at(dt, m), None, cur, START)
             limit = max(limit, at(dt, m))
         else:
             c.on_stop_request(at(dt, m), cur)
@@ -498,3 +508,66 @@ def test_nothing_passes_an_unagreed_stop(asks: list[tuple[bool, int, int]], cur_
     assert (c.acquire(head, FOREVER_T, START) == head) == (head <= limit)
     c.on_stop_granted(limit)
     assert c.acquire(head, limit, START) == min(head, limit)
+
+
+def test_nothing_promised_or_reported_passes_a_tag_in_progress() -> None:
+    """A reaction that requests a stop waits for the agreement inside its tag: until that
+    tag completes, its outputs are still to come, so no promise or NET may pass it (the
+    race Dataflow.lf's federated run showed: a peer took such a promise as a grant and
+    processed the stop tag without this tag's message)."""
+    # 2 -> 0 -> 1, no delays; 2 has promised everything, so 0's promises follow its own events
+    c = core(3, 0, (2, 0, None), (0, 1, None))
+    c.on_promise(2, FOREVER_T)
+    c.grant_from_promises()
+    now = START + 10 * MS
+    c.completed(at(0), at(5), FOREVER_T, now)
+    assert promises(take(c)) == [at(5)]
+    # at(5) is in progress (current > the last completed); the queue's head is now at(10)
+    c.request_stop(at(5, 1), at(10), at(5), now + 1)
+    out = take(c)
+    assert promises(out) == [] and c.promised == at(5)
+    assert reports(out) == [] and c.net == at(5)  # the RTI had NET 5 already: no report past it
+    c.on_promise(2, FOREVER_T)  # nothing new: stays
+    c.pass_on(at(10), FOREVER_T, at(5))
+    assert promises(take(c)) == []
+    # once the tag is complete and the stop agreed at (5, 1), the promise goes as far as the stop
+    c.on_stop_granted(at(5, 1))
+    c.completed(at(5), at(10), at(5, 1), now + 2)
+    assert promises(take(c)) == [at(5, 1)]
+
+
+def test_a_held_report_in_a_tag_in_progress_gives_that_tag_as_next_event() -> None:
+    c = core(2, 0, (0, 1, None))
+    now = START + 10 * MS
+    c.completed(at(0), at(1), FOREVER_T, now)
+    c.completed(at(1), at(5), FOREVER_T, now + 1)
+    take(c)
+    assert c.ltc_pending == at(1)
+    c.request_stop(at(5, 1), at(10), at(5), now + 2)
+    out = take(c)
+    (r,) = reports(out)
+    assert r.ltc == at(1) and r.net == at(5) and promises(out) == [at(5)]
+
+
+def test_while_a_stop_is_agreed_nothing_is_promised_past_the_tag_answered() -> None:
+    """A federate that answered a stop request at L may stop at L, and its shutdown
+    reactions then send at L: until the stop is agreed, its NET and promises stay at L."""
+    c = core(3, 1, (0, 1, None), (1, 2, None))
+    now = START + 10 * MS
+    c.completed(at(0), at(1), FOREVER_T, now)
+    take(c)
+    c.on_stop_request(at(3), at(0))
+    assert take(c) == [StopReply(at(3))]
+    c.on_promise(0, at(50))
+    c.grant_from_promises()
+    c.pass_on(at(20), FOREVER_T, at(0))  # its next event at 20, but it may stop at 3
+    assert promises(take(c)) == [at(3)]
+    c.completed(at(3), at(20), FOREVER_T, now + 1)
+    out = take(c)
+    assert [r.net for r in reports(out)] == [at(3)]  # reported to the RTI at once, held at 3
+    assert promises(out) == [at(3, 1)]  # the tag after the last completed: it is past 3 now
+    assert c.acquire(at(20), FOREVER_T, now + 2) is WAIT
+    assert reports(take(c)) == []  # its NET, held at 3, did not change
+    c.on_stop_granted(at(4))
+    c.pass_on(at(20), at(4), at(3))
+    assert promises(take(c)) == [at(4)]

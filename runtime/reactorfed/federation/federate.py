@@ -301,11 +301,9 @@ class FederateCoordinator:
 
     def stop_requested(self, sched: Scheduler, tag: TagT) -> TagT:
         core = self.core
-        core.flush_reports(sched.next_event_tag(), self.clock.now())
+        core.request_stop(tag, sched.next_event_tag(), sched.current_tag, self.clock.now())
         self._send(core.outbox)
         self._out.flush()
-        core.request_stop(tag)
-        self._send(core.outbox)
         deadline = self.clock.now() + self.cfg.join_timeout_ns
         while core.stop_granted is None:
             if self.clock.now() > deadline:
@@ -479,7 +477,7 @@ class FederateCoordinator:
             if not inb.mid_tag and core.passes_promises:
                 # A federate with nothing to do passes its upstream's progress on. Its
                 # next event: the head of its queue now (what just arrived included).
-                core.pass_on(sched.next_event_tag(), sched.stop_tag)
+                core.pass_on(sched.next_event_tag(), sched.stop_tag, sched.current_tag)
                 if core.outbox:
                     self._send(core.outbox)
                 if timeout_ms:

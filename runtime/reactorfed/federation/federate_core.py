@@ -169,6 +169,7 @@ class FederateCore:
         #: downstream peer -> [messages sent, earliest tag sent since the last report (t, m)]
         self.sent: dict[int, list[int]] = {d: [0, FOREVER, 0] for d in layout.downstream(me)}
         self.ltc: TagT = NEVER_T  # the latest tag complete, reported
+        self.done: TagT = NEVER_T  # the latest tag complete (reported or not)
         self.ltc_pending: TagT | None = None  # a completed tag not reported yet (batching)
         self.net: TagT = NEVER_T  # the latest next event reported
         self.promised: TagT = NEVER_T  # the latest promise made
@@ -235,6 +236,7 @@ class FederateCore:
         """``tag`` is complete; the earliest event queued is at ``next_tag`` (None: none)
         and the stop tag is ``stop``. Reports it, or holds the report back (``ltc_pending``)
         while the next tag can be processed at once."""
+        self.done = tag
         net = next_tag if next_tag is not None else FOREVER_T
         if stop != FOREVER_T and net > stop:
             net = stop if tag < stop else FOREVER_T
@@ -329,11 +331,18 @@ class FederateCore:
             self.grant = g
             self.local_grants += 1
 
-    def pass_on(self, head: TagT | None, stop: TagT) -> None:
-        """Between tags, after promises arrived: promise the downstream peers what this
-        federate can now (its next event is ``head``, None: none; its stop tag ``stop``)."""
+    def pass_on(self, head: TagT | None, stop: TagT, current: TagT) -> None:
+        """After promises arrived: promise the downstream peers what this federate can now
+        (its next event is ``head``, None: none; its stop tag ``stop``; the scheduler's
+        current tag ``current``, in progress if it is later than the last completed)."""
         h = head if head is not None else FOREVER_T
-        self._promise(h if h <= stop else (stop[0], stop[1]))
+        if h > stop:
+            h = (stop[0], stop[1])
+        if current > self.done and h > current:
+            # A tag in progress (a reaction waits for a stop agreement inside it): its
+            # outputs are still to come.
+            h = current
+        self._promise(self._held(h))
 
     # -- what arrives from the RTI -------------------------------------------------------
     def on_tag(self, tag: TagT, counts: dict[int, int]) -> None:
@@ -364,19 +373,29 @@ class FederateCore:
         return tag
 
     # -- stopping ------------------------------------------------------------------------
-    def flush_reports(self, head: TagT | None, now: int) -> None:
+    def flush_reports(self, head: TagT | None, current: TagT, now: int) -> None:
         """Report everything held back now (a completed tag, a report for the RTI); the
-        next event is at ``head`` (None: none)."""
+        earliest queued event is at ``head`` (None: none), the scheduler's current tag is
+        ``current`` (in progress if it is later than the last completed: then it is the
+        next event, since its outputs are still to come)."""
+        net = head if head is not None else FOREVER_T
+        if current > self.done and net > current:
+            net = current
         pending = self.ltc_pending
         if pending is not None:
-            self._send_ltc(pending, head if head is not None else FOREVER_T, now)
+            self._send_ltc(pending, net, now)
+        elif net < self.net:
+            self._report(net, now)  # an event came before the one last reported
         self._flush_rti(now)
 
-    def request_stop(self, tag: TagT) -> None:
-        """Ask the federation to stop at ``tag`` (call :meth:`flush_reports` first); this
-        federate goes no further until the stop is agreed (:attr:`stop_granted`)."""
-        self.outbox.append(StopRequest(tag))
+    def request_stop(self, tag: TagT, head: TagT | None, current: TagT, now: int) -> None:
+        """Ask the federation to stop at ``tag`` (the scheduler's earliest event is at
+        ``head``, its current tag ``current``): the RTI gets everything held back first.
+        This federate goes no further than ``tag`` until the stop is agreed
+        (:attr:`stop_granted`), and promises nothing past it meanwhile."""
         self.stop_limit = tag if self.stop_limit is None else max(tag, self.stop_limit)
+        self.flush_reports(head, current, now)
+        self.outbox.append(StopRequest(tag))
 
     def resign(self, tag: TagT) -> None:
         """This federate is done at ``tag``: the final counts for the RTI, and a promise of
@@ -433,14 +452,25 @@ class FederateCore:
             # Nobody's grant depends on this federate's next event (a federate on a cycle
             # has downstream), nor does its own, outside a zero-delay cycle: no NET needed.
             return
-        net = head if head is not None else FOREVER_T
+        net = self._held(head if head is not None else FOREVER_T)
         if net != self._reported[0] or self.messages_received != self._reported[1]:
             self._report(net, now)
+
+    def _held(self, net: TagT) -> TagT:
+        """The next event ``net`` as reported and promised: while a stop is being agreed,
+        no later than the tag this federate asked or answered (the stop tag may be that
+        one, and what its shutdown reactions send goes out at it)."""
+        limit = self.stop_limit
+        if limit is not None and self.stop_granted is None and net > limit:
+            return limit
+        return net
 
     def _report(self, net: TagT, now: int) -> None:
         """Report the latest tag complete and ``net``: a promise to the peers at once; to
         the RTI at once or, where promises advance this federate's peers (outside zero-delay
         cycles), at most every ``_RTI_REPORT_NS``: the RTI then serves as the backstop."""
+        if self.stop_limit is not None:
+            net = self._held(net)
         self.net = net
         self._reported = (net, self.messages_received)
         self._rti_dirty = True
