@@ -14,6 +14,7 @@ from kubernetes.client.exceptions import ApiException
 
 from . import GROUP, PLURAL, VERSION
 from .manifests import ANNOTATION_WIDTH, LABEL_FEDERATION, LABEL_INCARNATION, LABEL_ROLE, Federation
+from .phase import PodPhase, Role
 from .planner import ObservedPod
 
 __all__ = ["Cluster", "load_config", "observe_pod"]
@@ -45,7 +46,8 @@ def observe_pod(pod: Mapping[str, Any]) -> ObservedPod | None:
     sched = conditions.get("PodScheduled") or {}
     if sched.get("status") == "False" and sched.get("reason") == "Unschedulable":
         message = str(sched.get("message") or "unschedulable")
-    if status.get("phase") == "Failed":
+    phase = PodPhase.parse(status.get("phase"))
+    if phase is PodPhase.FAILED:
         message = status.get("message") or status.get("reason")
         for cs in status.get("containerStatuses") or []:
             term = (cs.get("state") or {}).get("terminated") or {}
@@ -53,10 +55,10 @@ def observe_pod(pod: Mapping[str, Any]) -> ObservedPod | None:
                 message = f"exit code {term.get('exitCode')}" + (f", {term.get('reason')}" if term.get("reason") else "")
     return ObservedPod(
         name=str(meta.get("name")),
-        role=str(role),
+        role=Role(role) if role in Role.__members__.values() else str(role),
         incarnation=incarnation,
         width=width,
-        phase=str(status.get("phase") or "Pending"),
+        phase=phase,
         ready=ready,
         deleting=meta.get("deletionTimestamp") is not None,
         node=(pod.get("spec") or {}).get("nodeName"),

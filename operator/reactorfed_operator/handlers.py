@@ -22,6 +22,7 @@ from kubernetes.client.exceptions import ApiException
 from . import GROUP, KIND, PLURAL, VERSION
 from .cluster import Cluster, load_config
 from .manifests import Federation, checkpoint_pvc, rti_service, secret, secret_name
+from .phase import Phase, PodPhase, Role
 from .planner import Plan, PriorStatus, plan
 from .progress import Progress, fetch_progress
 from .spec import FederationSpec, SpecError, parse_spec
@@ -104,7 +105,7 @@ def _progress(fed: Federation, pods: list[Any], override: str | None = None) -> 
     """Poll the running RTI's /status. ``override`` (the ``reactorfed.io/status-url``
     annotation) replaces the pod-IP URL, e.g. for an operator outside the cluster network
     reaching the RTI through ``kubectl port-forward``."""
-    rti = next((p for p in pods if p.role == "rti" and not p.deleting and p.phase == "Running"), None)
+    rti = next((p for p in pods if p.role == Role.RTI and not p.deleting and p.phase == PodPhase.RUNNING), None)
     if rti is None:
         return None
     if override:
@@ -140,7 +141,7 @@ def _reconcile(obj: dict[str, Any], cluster: Cluster) -> None:
         if prior.reason != "InvalidSpec" or prior.observed_generation != generation:
             _post(body, "Warning", "InvalidSpec", str(exc))
         cluster.write_status(meta["name"], {
-            "phase": "Failed", "reason": "InvalidSpec", "message": str(exc), "observedGeneration": generation,
+            "phase": Phase.FAILED, "reason": "InvalidSpec", "message": str(exc), "observedGeneration": generation,
             "conditions": [{"type": "Ready", "status": "False", "reason": "InvalidSpec", "message": str(exc),
                             "observedGeneration": generation, "lastTransitionTime": _now()}],
         })  # fmt: skip
@@ -180,7 +181,7 @@ def on_timer(meta: kopf.Meta, logger: kopf.Logger, **_: Any) -> None:
 
 
 def _pod_finished(event: kopf.RawEvent, status: kopf.Status, **_: Any) -> bool:
-    return event.get("type") == "DELETED" or status.get("phase") in ("Failed", "Succeeded")
+    return event.get("type") == "DELETED" or status.get("phase") in (PodPhase.FAILED, PodPhase.SUCCEEDED)
 
 
 @kopf.on.event("", "v1", "pods", labels={"app.kubernetes.io/managed-by": "reactorfed-operator"}, when=_pod_finished)

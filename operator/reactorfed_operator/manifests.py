@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import API_VERSION, KIND
+from .phase import Role
 from .spec import GPU_NODE_LABEL, GPU_NODE_VALUE, GPU_RESOURCE, FederationSpec
 
 __all__ = [
@@ -292,7 +293,7 @@ def federate_pod(fed: Federation, federate: str, role: str, incarnation: int, wi
     ]  # fmt: skip
     ports = [{"name": "metrics", "containerPort": s.federate_metrics_port, "protocol": "TCP"}]
     extra: list[tuple[dict[str, Any], dict[str, Any]]] = []
-    if role == "learner":
+    if role == Role.LEARNER:
         group = s.learner
         resources = {k: dict(v) for k, v in group.resources.items()}
         selector = dict(group.node_selector)
@@ -327,6 +328,6 @@ def federation_pods(fed: Federation, incarnation: int, width: int | None = None)
     """Every pod of one incarnation of the federation: the RTI first, then the federates."""
     n = fed.spec.replicas if width is None else width
     pods = [rti_pod(fed, incarnation, n)]
-    pods += [federate_pod(fed, member, "sampler", incarnation, n) for member in fed.spec.sampler_names(n)]
-    pods.append(federate_pod(fed, fed.spec.learner.name, "learner", incarnation, n))
+    pods += [federate_pod(fed, member, Role.SAMPLER, incarnation, n) for member in fed.spec.sampler_names(n)]
+    pods.append(federate_pod(fed, fed.spec.learner.name, Role.LEARNER, incarnation, n))
     return pods

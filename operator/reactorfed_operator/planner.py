@@ -23,11 +23,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .manifests import Federation, federation_pods, sampler_selector
+from .phase import TERMINAL, Phase, PodPhase, Role
 from .progress import Progress
 
 __all__ = ["Event", "ObservedPod", "Plan", "PriorStatus", "plan"]
 
-TERMINAL = ("Succeeded", "Failed")
 
 
 @dataclass(frozen=True)
@@ -35,10 +35,10 @@ class ObservedPod:
     """What the operator sees of one of its pods."""
 
     name: str
-    role: str  # rti | sampler | learner
+    role: Role | str  # a pod of ours has a Role; anything else is not one of ours
     incarnation: int
     width: int
-    phase: str = "Pending"  # Pending | Running | Succeeded | Failed | Unknown
+    phase: PodPhase = PodPhase.PENDING
     ready: bool = False
     deleting: bool = False
     node: str | None = None
@@ -50,7 +50,7 @@ class ObservedPod:
 class PriorStatus:
     """The parts of the previous status the planner needs."""
 
-    phase: str | None = None
+    phase: Phase | None = None
     reason: str | None = None
     incarnation: int = 0
     restarts: int = 0
@@ -61,7 +61,7 @@ class PriorStatus:
     def from_status(cls, status: Mapping[str, Any] | None) -> PriorStatus:
         status = status or {}
         return cls(
-            phase=status.get("phase"),
+            phase=Phase.parse(status.get("phase")),
             reason=status.get("reason"),
             incarnation=int(status.get("incarnation") or 0),
             restarts=int(status.get("restarts") or 0),
@@ -81,7 +81,7 @@ class Event:
 class Plan:
     """Actions for this pass and the status to write."""
 
-    phase: str
+    phase: Phase
     reason: str
     message: str
     incarnation: int
@@ -101,9 +101,9 @@ class Plan:
     ) -> dict[str, Any]:
         """The full status object for this pass (conditions keep their transition times)."""
         current = [p for p in pods if p.incarnation == self.incarnation and not p.deleting]
-        samplers = [p for p in current if p.role == "sampler"]
-        ready = sum(1 for p in samplers if p.ready and p.phase == "Running")
-        fed_ready = sum(1 for p in current if p.ready and p.phase == "Running")
+        samplers = [p for p in current if p.role == Role.SAMPLER]
+        ready = sum(1 for p in samplers if p.ready and p.phase == PodPhase.RUNNING)
+        fed_ready = sum(1 for p in current if p.ready and p.phase == PodPhase.RUNNING)
         desired = fed.spec.replicas
         out: dict[str, Any] = {
             "phase": self.phase,
@@ -123,24 +123,24 @@ class Plan:
             "federates": {
                 "desired": desired + 2,
                 "ready": fed_ready,
-                "succeeded": sum(1 for p in current if p.phase == "Succeeded"),
-                "failed": sum(1 for p in current if p.phase == "Failed"),
+                "succeeded": sum(1 for p in current if p.phase == PodPhase.SUCCEEDED),
+                "failed": sum(1 for p in current if p.phase == PodPhase.FAILED),
             },
         }
-        rti = next((p for p in current if p.role == "rti" and p.ip), None)
+        rti = next((p for p in current if p.role == Role.RTI and p.ip), None)
         if rti is not None:
             out["rtiAddress"] = f"{rti.ip}:{fed.spec.rti_port}"
         if progress is not None:
             out["progress"] = progress.as_status(now)
-        ready_cond = self.phase in ("Running", "Succeeded")
+        ready_cond = self.phase in (Phase.RUNNING, Phase.SUCCEEDED)
         conditions = [
             _condition(prior, "Ready", ready_cond, self.reason, self.message, generation, now),
             _condition(
-                prior, "Progressing", self.phase in ("Starting", "Scaling", "Restarting", "Running"),
+                prior, "Progressing", self.phase in (Phase.STARTING, Phase.SCALING, Phase.RESTARTING, Phase.RUNNING),
                 self.reason, self.message, generation, now,
             ),
             _condition(
-                prior, "Degraded", self.phase == "Failed" or self.reason in _DEGRADED,
+                prior, "Degraded", self.phase == Phase.FAILED or self.reason in _DEGRADED,
                 self.reason, self.message, generation, now,
             ),
         ]
@@ -180,10 +180,10 @@ def _condition(
 def _stop(pods: Sequence[ObservedPod]) -> list[str]:
     """Names to delete to stop a federation at a safe point: the learner first."""
     live = [p for p in pods if not p.deleting]
-    learner = [p.name for p in live if p.role == "learner"]
+    learner = [p.name for p in live if p.role == Role.LEARNER]
     if learner:
         return learner
-    if any(p.role == "learner" for p in pods):  # learner still writing its checkpoint
+    if any(p.role == Role.LEARNER for p in pods):  # learner still writing its checkpoint
         return []
     return [p.name for p in live]
 
@@ -207,84 +207,84 @@ def plan(
     current = [p for p in pods if p.incarnation == inc]
     live = [p for p in current if not p.deleting]
 
-    def result(phase: str, reason: str, message: str, **kw: Any) -> Plan:
+    def result(phase: Phase, reason: str, message: str, **kw: Any) -> Plan:
         out = Plan(phase, reason, message, inc, restarts, **kw)
         out.delete = [p.name for p in stale] + out.delete
         return out
 
     if s.suspend:
         if pods:
-            return result("Suspended", "Suspending", "stopping every pod (learner first)", delete=_stop(current),
-                          events=[Event("Normal", "Suspending", "spec.suspend is true")] if prior.phase != "Suspended" else [])  # fmt: skip
-        return result("Suspended", "Suspended", "spec.suspend is true; no pods run")
+            return result(Phase.SUSPENDED, "Suspending", "stopping every pod (learner first)", delete=_stop(current),
+                          events=[Event("Normal", "Suspending", "spec.suspend is true")] if prior.phase != Phase.SUSPENDED else [])  # fmt: skip
+        return result(Phase.SUSPENDED, "Suspended", "spec.suspend is true; no pods run")
 
     edited = generation is not None and generation != prior.observed_generation
     if prior.phase in TERMINAL and not edited:
-        leftovers = [p.name for p in live if p.phase not in TERMINAL] if prior.phase == "Failed" else []
+        leftovers = [p.name for p in live if p.phase not in (PodPhase.SUCCEEDED, PodPhase.FAILED)] if prior.phase == Phase.FAILED else []
         return result(prior.phase, _reason(prior, "Finished"), _message(prior), delete=leftovers)
     if prior.phase in TERMINAL and current:
         msg = f"spec changed after {prior.phase}: starting a new incarnation"
-        return result("Restarting", "SpecChanged", msg, delete=_stop(current), events=[Event("Normal", "SpecChanged", msg)])
+        return result(Phase.RESTARTING, "SpecChanged", msg, delete=_stop(current), events=[Event("Normal", "SpecChanged", msg)])
 
     if missing:
         text = "referenced objects do not exist: " + ", ".join(missing)
         ev = [Event("Warning", "MissingDependency", text)] if _reason(prior, "") != "MissingDependency" else []
-        return result("Pending", "MissingDependency", text, events=ev)
+        return result(Phase.PENDING, "MissingDependency", text, events=ev)
 
     if not current:
         if any(p.deleting for p in pods):
-            return result(prior.phase or "Pending", _reason(prior, "Stopping"), "waiting for old pods to terminate")
+            return result(prior.phase or Phase.PENDING, _reason(prior, "Stopping"), "waiting for old pods to terminate")
         new = inc + 1
         width = s.replicas
-        out = Plan("Starting", "Creating", f"incarnation {new}: RTI, {width} samplers, learner", new, restarts)
+        out = Plan(Phase.STARTING, "Creating", f"incarnation {new}: RTI, {width} samplers, learner", new, restarts)
         out.create = federation_pods(fed, new, width)
         out.delete = [p.name for p in stale]
         out.events.append(Event("Normal", "Creating", f"starting incarnation {new} with {width} samplers"))
         return out
 
     width = current[0].width
-    if any(p.deleting for p in current) or (prior.phase in ("Scaling", "Restarting") and _stopping(prior)):
+    if any(p.deleting for p in current) or (prior.phase in (Phase.SCALING, Phase.RESTARTING) and _stopping(prior)):
         # A stop is under way (rescale, restart or suspend): finish it, learner first.
-        return result(prior.phase if prior.phase in ("Scaling", "Restarting") else "Restarting",
+        return result(prior.phase if prior.phase in (Phase.SCALING, Phase.RESTARTING) else Phase.RESTARTING,
                       _reason(prior, "Stopping"), _message(prior) or "stopping the federation", delete=_stop(current))  # fmt: skip
 
-    failed = [p for p in live if p.phase == "Failed"]
+    failed = [p for p in live if p.phase == PodPhase.FAILED]
     manifests = federation_pods(fed, inc, width)
     vanished = sorted({m["metadata"]["name"] for m in manifests} - {p.name for p in current})
     if vanished and inc > prior.incarnation and not failed:
         # The pass that created this incarnation was interrupted before it recorded it:
         # finish creating it rather than calling the missing pods a failure.
-        out = result("Starting", "Creating", f"incarnation {inc}: creating {len(vanished)} remaining pods")
+        out = result(Phase.STARTING, "Creating", f"incarnation {inc}: creating {len(vanished)} remaining pods")
         out.create = [m for m in manifests if m["metadata"]["name"] in vanished]
         return out
-    if all(p.phase == "Succeeded" for p in live) and not vanished:
-        return result("Succeeded", "Completed", f"incarnation {inc} finished",
+    if all(p.phase == PodPhase.SUCCEEDED for p in live) and not vanished:
+        return result(Phase.SUCCEEDED, "Completed", f"incarnation {inc} finished",
                       events=[Event("Normal", "Completed", "the federation finished")])  # fmt: skip
     if failed or vanished:
         what = ", ".join([f"{p.name} failed" + (f" ({p.message})" if p.message else "") for p in failed]
                          + [f"{n} vanished" for n in vanished])  # fmt: skip
         if restarts >= s.max_restarts:
-            return result("Failed", "RestartLimitExceeded",
+            return result(Phase.FAILED, "RestartLimitExceeded",
                           f"{what}; restarted {restarts} times (spec.failurePolicy.maxRestarts={s.max_restarts})",
-                          delete=[p.name for p in live if p.phase not in TERMINAL],
+                          delete=[p.name for p in live if p.phase not in (PodPhase.SUCCEEDED, PodPhase.FAILED)],
                           events=[Event("Warning", "RestartLimitExceeded", what)])  # fmt: skip
         restarts += 1
-        return result("Restarting", "FederateFailed", f"{what}; restart {restarts}/{s.max_restarts} from checkpoint",
+        return result(Phase.RESTARTING, "FederateFailed", f"{what}; restart {restarts}/{s.max_restarts} from checkpoint",
                       delete=_stop(current), events=[Event("Warning", "FederateFailed", what)])  # fmt: skip
 
     if width != s.replicas:
         msg = f"rescaling samplers {width} -> {s.replicas}: stopping at a safe point (learner checkpoints first)"
-        return result("Scaling", "Rescaling", msg, delete=_stop(current), events=[Event("Normal", "Rescaling", msg)])
+        return result(Phase.SCALING, "Rescaling", msg, delete=_stop(current), events=[Event("Normal", "Rescaling", msg)])
 
-    unschedulable = [p for p in live if p.phase == "Pending" and p.message]
+    unschedulable = [p for p in live if p.phase == PodPhase.PENDING and p.message]
     if unschedulable:
-        return result("Starting", "Unschedulable", "; ".join(f"{p.name}: {p.message}" for p in unschedulable))
-    if all(p.phase in ("Running", "Succeeded") and (p.ready or p.phase == "Succeeded") for p in live):
+        return result(Phase.STARTING, "Unschedulable", "; ".join(f"{p.name}: {p.message}" for p in unschedulable))
+    if all(p.phase in (PodPhase.RUNNING, PodPhase.SUCCEEDED) and (p.ready or p.phase == PodPhase.SUCCEEDED) for p in live):
         ev = [Event("Normal", "Running", f"all {len(live)} pods of incarnation {inc} are running")] \
-            if prior.phase != "Running" else []  # fmt: skip
-        return result("Running", "AllPodsReady", f"{width} samplers, learner and RTI running", events=ev)
+            if prior.phase != Phase.RUNNING else []  # fmt: skip
+        return result(Phase.RUNNING, "AllPodsReady", f"{width} samplers, learner and RTI running", events=ev)
     waiting = sum(1 for p in live if not p.ready)
-    return result("Starting", "PodsStarting", f"{waiting} of {len(live)} pods not ready yet")
+    return result(Phase.STARTING, "PodsStarting", f"{waiting} of {len(live)} pods not ready yet")
 
 
 def _stopping(prior: PriorStatus) -> bool:
