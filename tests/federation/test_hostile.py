@@ -203,7 +203,7 @@ def test_hostile_input_to_a_running_federation() -> None:
         alive()
 
         # 3. captured frames of the real federation, replayed and mangled, from new peers
-        replays_rti = [f for k in (P.HELLO, P.PROOF, P.HB_HELLO, P.NET, P.LTC, P.HEARTBEAT) for f in cap.frames(k)]
+        replays_rti = [f for k in (P.HELLO, P.PROOF, P.HB_HELLO, P.LTC, P.HEARTBEAT) for f in cap.frames(k)]
         # (a value and a promise each tag: the compact form; a batch when more is due at once)
         replays_data = [f for k in (P.AUTH, P.BATCH, P.COMPACT) for f in cap.frames(k)]
         assert cap.frames(P.HELLO) and cap.frames(P.PROOF) and cap.frames(P.HB_HELLO) and cap.frames(P.AUTH)

@@ -28,7 +28,7 @@ RTI_MAX_MESSAGE = 64 * 1024
 # federate -> RTI
 HELLO = 1  # version, federation id, federate name, program digest, data endpoint, nonce
 PROOF = 2  # mac
-NET = 3  # t, m, sent, recv
+# 3 was NET (a next event tag alone): every report is an LTC, which carries the NET
 LTC = 4  # t, m, net_t, net_m, sent, recv
 STOP_REQ = 5  # t, m
 STOP_REPLY = 6  # t, m
@@ -57,7 +57,7 @@ DATA_INLINE = 47  # link, t, m, codec, meta, payload bytes: a small DATA inside 
 PROMISE = 43  # t, m: the sender will send nothing more before this tag plus each link's delay
 
 NAMES = {
-    HELLO: "HELLO", PROOF: "PROOF", NET: "NET", LTC: "LTC", STOP_REQ: "STOP_REQ",
+    HELLO: "HELLO", PROOF: "PROOF", LTC: "LTC", STOP_REQ: "STOP_REQ",
     STOP_REPLY: "STOP_REPLY", RESIGN: "RESIGN", HEARTBEAT: "HEARTBEAT", FAIL: "FAIL",
     HB_HELLO: "HB_HELLO", CHALLENGE: "CHALLENGE", REJECT: "REJECT", START: "START", TAG: "TAG",
     PTAG: "PTAG", STOP_REQUEST: "STOP_REQUEST", STOP_GRANTED: "STOP_GRANTED", ABORT: "ABORT",
@@ -76,7 +76,6 @@ _MAX_ENTRIES = 4096
 _SCHEMA: dict[int, tuple[str, ...]] = {
     HELLO: ("u", "s", "s", "s", "s", "b16"),
     PROOF: ("b32",),
-    NET: ("i", "u", "sent", "counts"),
     LTC: ("i", "u", "i", "u", "sent", "counts"),
     STOP_REQ: ("i", "u"),
     STOP_REPLY: ("i", "u"),

@@ -11,6 +11,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
 from ..clock import Clock
@@ -21,7 +22,7 @@ from .rti import Grant, RtiCore
 from .throttle import Throttle
 from .transport import Server
 
-__all__ = ["RtiConfig", "RtiServer", "RtiSummary"]
+__all__ = ["RtiConfig", "RtiPhase", "RtiServer", "RtiSummary"]
 
 log = logging.getLogger("reactorfed.rti")
 
@@ -30,10 +31,19 @@ log = logging.getLogger("reactorfed.rti")
 # this many between a real HELLO and its PROOF to push it out.
 _MAX_PENDING = 4096
 _PENDING_TTL_NS = 10_000_000_000
-_CTL = frozenset({P.NET, P.LTC, P.STOP_REQ, P.STOP_REPLY, P.RESIGN, P.HEARTBEAT, P.FAIL})
+_CTL = frozenset({P.LTC, P.STOP_REQ, P.STOP_REPLY, P.RESIGN, P.HEARTBEAT, P.FAIL})
 _HB = frozenset({P.HEARTBEAT})
 _PENDING = frozenset({P.PROOF})
 _STRANGER = frozenset({P.HELLO, P.HB_HELLO})
+
+
+class RtiPhase(StrEnum):
+    """Where the RTI is in a federation's life (``/status``'s ``phase``)."""
+
+    JOINING = "joining"  # accepting the declared federates
+    RUNNING = "running"  # all joined: granting tags
+    DONE = "done"  # every federate resigned
+    FAILED = "failed"  # aborted (a federate failed or stopped answering)
 
 
 @dataclass
@@ -75,7 +85,7 @@ class RtiServer:
         self.cfg = cfg
         self.clock = clock
         self.core = RtiCore(layout)
-        self.phase = "joining"
+        self.phase = RtiPhase.JOINING
         self.start_time: int | None = None
         self.session = os.urandom(16)
         self.endpoint = ""
@@ -127,10 +137,10 @@ class RtiServer:
                         if got is None:
                             break
                         self._on_message(got[0], got[1])
-                        if self.phase == "done" or time.monotonic_ns() > budget:
+                        if self.phase == RtiPhase.DONE or time.monotonic_ns() > budget:
                             break
                     self._flush_grants()
-                if self.phase == "done":
+                if self.phase == RtiPhase.DONE:
                     break
                 now = self.clock.now()
                 if now >= next_beat:
@@ -138,10 +148,10 @@ class RtiServer:
                     beat = P.pack(P.HEARTBEAT)
                     for peer in self._hb:
                         server.send(peer, [beat])
-                if self.phase == "joining" and now > joined_by:
+                if self.phase == RtiPhase.JOINING and now > joined_by:
                     missing = [n for i, n in enumerate(self.layout.names) if i not in self._ctl_of]
                     self._fail(f"federates did not join within {self.cfg.join_timeout_ns // 10**9} s: {', '.join(missing)}")
-                if self.phase == "running":
+                if self.phase == RtiPhase.RUNNING:
                     for f, seen in self._last_seen.items():
                         if not self.core.feds[f].resigned and now - seen > self.cfg.liveness_ns:
                             self._fail(
@@ -158,7 +168,7 @@ class RtiServer:
 
     def _fail(self, reason: str) -> None:
         self.error = reason
-        self.phase = "failed"
+        self.phase = RtiPhase.FAILED
         log.error("federation failed: %s", reason)
         assert self._server is not None
         abort = P.pack(P.ABORT, reason)
@@ -219,7 +229,7 @@ class RtiServer:
         f = self.layout.index(name)
         if f in self._ctl_of:
             return self._reject(peer, f"duplicate federate {name!r}: it has already joined")
-        if self.phase != "joining":
+        if self.phase != RtiPhase.JOINING:
             return self._reject(peer, "the federation has already started")
         if digest != self.layout.digest:
             return self._reject(peer, f"federate {name!r} runs a different program (digest {digest}, expected {self.layout.digest})")
@@ -258,7 +268,7 @@ class RtiServer:
 
     def _on_hb_hello(self, peer: bytes, msg: list[Any]) -> None:
         _, fid, name, nonce, mac = msg
-        if self.phase != "running" or fid != self.cfg.federation_id or name not in self.layout.names or nonce in self._hb_nonces:
+        if self.phase != RtiPhase.RUNNING or fid != self.cfg.federation_id or name not in self.layout.names or nonce in self._hb_nonces:
             self.rejected += 1
             return
         if not P.mac_equal(mac, P.mac(self.cfg.secret, "hb", self.session, name, nonce)):
@@ -270,7 +280,7 @@ class RtiServer:
     def _start(self) -> None:
         self.start_time = start = self.clock.now() + self.cfg.start_delay_ns
         self.core.start(start)
-        self.phase = "running"
+        self.phase = RtiPhase.RUNNING
         assert self._server is not None
         for f, peer in self._ctl_of.items():
             self._server.send(peer, [P.pack(P.START, start, self._endpoints, self.session, f)])
@@ -281,10 +291,7 @@ class RtiServer:
         core = self.core
         # Reports only update the state here; the grants they make due are sent once the
         # messages waiting in the socket are all read (_flush_grants).
-        if kind == P.NET:
-            core.on_net(f, (msg[1], msg[2]), msg[3], msg[4], regrant=False)
-            self._dirty.add(f)
-        elif kind == P.LTC:
+        if kind == P.LTC:
             core.on_ltc(f, (msg[1], msg[2]), (msg[3], msg[4]), msg[5], msg[6], regrant=False)
             self._dirty.add(f)
         elif kind == P.RESIGN:
@@ -295,7 +302,7 @@ class RtiServer:
             if core.stop_proposed is not None and core.stop_tag is None:
                 self._stop_if_agreed(core.on_stop_reply(f, (msg[1], msg[2])))
             if core.all_resigned():
-                self.phase = "done"
+                self.phase = RtiPhase.DONE
         elif kind == P.STOP_REQ:
             ask = core.on_stop_request(f, (msg[1], msg[2]))
             if ask is not None:
