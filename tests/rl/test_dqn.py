@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 import torch
 
 from reactorfed.rl import (
@@ -90,3 +91,38 @@ def test_loaded_weights_do_not_alias_an_unaligned_buffer() -> None:
     unaligned[:] = 0.0
     np.testing.assert_array_equal(flat_weights(net), vec)
     assert all(p.data_ptr() % 16 == 0 for p in net.parameters())
+
+
+def test_td_target_and_loss_match_hand_computed_values() -> None:
+    """r + gamma * max_a' Q_target(s', a'), no bootstrap past a terminal step, and the
+    mean squared error of the actions taken, against numbers worked out by hand."""
+    from reactorfed.rl.dqn import td_loss, td_target
+
+    rewards = torch.tensor([1.0, 0.5, -1.0])
+    dones = torch.tensor([0.0, 1.0, 0.0])
+    next_q = torch.tensor([[0.2, 0.8], [3.0, -1.0], [-0.5, -0.25]])
+    target = td_target(rewards, dones, next_q, gamma=0.9)
+    # 1 + 0.9 * 0.8; 0.5 (terminal: no bootstrap); -1 + 0.9 * -0.25
+    assert torch.allclose(target, torch.tensor([1.72, 0.5, -1.225]))
+    q = torch.tensor([[1.5, 9.0], [7.0, 0.0], [-1.0, 4.0]])
+    actions = torch.tensor([0, 1, 0])  # taken: 1.5, 0.0, -1.0
+    loss = td_loss(q, actions, target)
+    # errors -0.22, -0.5, 0.225: (0.0484 + 0.25 + 0.050625) / 3
+    assert loss.item() == pytest.approx(0.349025 / 3, rel=1e-6)
+
+
+def test_update_minimises_the_td_loss_of_its_sampled_batch() -> None:
+    """One update's reported loss is td_loss of the batch the learner's own generator
+    draws, computed with the networks as they were before the step."""
+    from reactorfed.rl.dqn import td_loss, td_target
+
+    cfg = DQNConfig(batch_size=8, learning_starts=0, buffer_size=100, hidden=(8,))
+    learner = DQNLearner(4, 2, cfg, seed=3, device=torch.device("cpu"))
+    learner.observe(EnvRunner("CartPole-v1", seed=1, keep_next_obs=True).rollout(20))
+    replay = np.random.default_rng(3)  # the learner's generator, same seed
+    b = learner.buffer.sample(8, replay)
+    with torch.no_grad():
+        target = td_target(torch.from_numpy(b.rewards), torch.from_numpy(b.dones), learner.target(torch.from_numpy(b.next_obs)),
+                           cfg.gamma)
+        expected = td_loss(learner.q(torch.from_numpy(b.obs)), torch.from_numpy(b.actions), target).item()
+    assert learner.update(1) == pytest.approx(expected, rel=1e-6)

@@ -33,7 +33,7 @@ from .network import (
     set_weights,
 )
 
-__all__ = ["DQNConfig", "DQNLearner", "EpsilonGreedy", "linear_schedule", "make_qnetwork"]
+__all__ = ["DQNConfig", "DQNLearner", "EpsilonGreedy", "linear_schedule", "make_qnetwork", "td_loss", "td_target"]
 
 
 @dataclass(frozen=True)
@@ -51,6 +51,19 @@ class DQNConfig:
     end_e: float = 0.05
     exploration_steps: int = 20_000
     max_grad_norm: float = 10.0
+
+
+def td_target(rewards: torch.Tensor, dones: torch.Tensor, next_q: torch.Tensor, gamma: float) -> torch.Tensor:
+    """DQN's one-step target (Mnih et al. 2015): ``r + gamma * max_a' Q_target(s', a')``,
+    without the bootstrap where the episode terminated (``dones`` is 1 there).
+    ``next_q`` holds the target network's values of the next states, one row each."""
+    return rewards + gamma * next_q.max(dim=1).values * (1.0 - dones)
+
+
+def td_loss(q: torch.Tensor, actions: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+    """Mean squared TD error of the actions taken: ``mean((Q(s, a) - target)^2)``."""
+    taken = q.gather(1, actions.long().unsqueeze(1)).squeeze(1)
+    return F.mse_loss(taken, target)
 
 
 def linear_schedule(start: float, end: float, duration: int, t: int) -> float:
@@ -158,10 +171,8 @@ class DQNLearner:
             rewards = torch.from_numpy(b.rewards).to(dev)
             dones = torch.from_numpy(b.dones).to(dev)
             with torch.no_grad():
-                target_max = self.target(next_obs).max(dim=1).values
-                td_target = rewards + c.gamma * target_max * (1.0 - dones)
-            old = self.q(obs).gather(1, actions.unsqueeze(1)).squeeze(1)
-            loss = F.mse_loss(old, td_target)
+                target = td_target(rewards, dones, self.target(next_obs), c.gamma)
+            loss = td_loss(self.q(obs), actions, target)
             self.optimizer.zero_grad(set_to_none=True)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(self.q.parameters(), c.max_grad_norm)
