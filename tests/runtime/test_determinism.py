@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import threading
 
 import numpy as np
 import pytest
@@ -48,12 +49,15 @@ class Crunch(Reactor):
     out = Output(float)
     again = LogicalAction(float)
 
-    def __init__(self, log):
+    def __init__(self, log, threads=None):
         self.log = log
+        self.threads = threads  # where the reactions ran (threading identities), if asked
         self.acc = 0.0
 
     @reaction(triggers=[inp], effects=[out, again])
     def work(self, inp, out, again):
+        if self.threads is not None:
+            self.threads.add(threading.get_ident())
         row = inp.get()[self.bank_index]
         m = np.linalg.matrix_power(np.outer(row, row) / 16.0, 3)
         self.acc = self.acc * 0.5 + float(m.sum())
@@ -78,11 +82,11 @@ class Reduce(Reactor):
         self.log.setdefault(self.fqn, []).append((self.elapsed_tag(), [round(v, 9) for _, v in inp.present()]))
 
 
-def _wide(log, n=8):
+def _wide(log, n=8, threads=None):
     class Main(Reactor):
         def __init__(self):
             self.feed = Feeder(n)
-            self.c = bank(Crunch, n, log)
+            self.c = bank(Crunch, n, log, threads)
             self.r = Reduce(n, log)
             self.connect(self.feed.out, self.c.inp, broadcast=True)
             self.connect(self.c.out, self.r.inp)
@@ -92,8 +96,10 @@ def _wide(log, n=8):
 
 def test_parallel_execution_gives_the_same_trace_as_serial():
     serial, parallel = {}, {}
-    s1 = run(_wide(serial), timeout=ms(20))
-    s2 = run(_wide(parallel), timeout=ms(20), workers=4)
+    one, several = set(), set()
+    s1 = run(_wide(serial, threads=one), timeout=ms(20))
+    s2 = run(_wide(parallel, threads=several), timeout=ms(20), workers=4)
+    assert len(one) == 1 and len(several) > 1, "workers=4 must run same-level reactions on several threads"
     assert serial == parallel
     assert len(serial["Main.r"]) == 21
     assert (s1.tags, s1.reactions, s1.last_tag) == (s2.tags, s2.reactions, s2.last_tag)
