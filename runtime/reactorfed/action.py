@@ -2,7 +2,9 @@
 
 A logical action is scheduled by a reaction for a later tag: ``min_delay + delay`` after
 the current tag (``(t, m+1)`` when that is 0). A physical action is scheduled from any
-thread and takes ``(physical now + min_delay + delay, 0)``. ``schedule`` takes its
+thread (through the reactor's attribute, or the handle of a reaction that declares it as an
+effect, which may be handed to a thread) and takes ``(physical now + min_delay + delay, 0)``,
+whoever schedules it (reactor-c's ``lf_schedule_trigger``). ``schedule`` takes its
 arguments by keyword only (``a.schedule(delay=ms(5), value=x)``; see
 :meth:`ActionHandle.schedule` for why).
 

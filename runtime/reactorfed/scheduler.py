@@ -4,7 +4,8 @@ At each tag it fires the events of that tag (actions, timers, delayed connection
 startup/shutdown), runs the triggered reactions in rank order (level, then assembly
 order), then delivers delayed connections and clears presence. In ``fast`` mode it never
 waits; otherwise it does not process a tag before physical time reaches it. Physical
-actions arrive from other threads through an inbox; everything else happens on the
+actions (scheduled from any thread, a reaction's included) arrive through an inbox
+stamped with physical time; everything else happens on the
 scheduler's thread (or, with ``workers > 1``, on a pool that runs one level's reactions
 at a time, under a lock).
 
@@ -194,7 +195,12 @@ class Scheduler:
                 return MultiWriter([writer_cls(c, mark) for c in chans])
             return MultiReader([PortReader(c) for c in chans])
         if isinstance(obj, Action):
-            return ActionHandle(obj, sched) if effect else ActionReader(obj)
+            if not effect:
+                return ActionReader(obj)
+            # A physical action takes physical time + delay whoever schedules it, and its
+            # handle may be handed to another thread: it goes through the inbox (reactor-c's
+            # lf_schedule_trigger stamps every physical action that way).
+            return ActionHandle(obj, self.schedule_physical if obj.physical else sched)
         if isinstance(obj, TimerSlot):
             return ActionReader(obj)  # type: ignore[arg-type]
         raise ValidationError(f"cannot make a handle for {obj!r}")
@@ -336,11 +342,35 @@ class Scheduler:
             self._post(tag, action, value)
 
     def schedule_physical(self, action: Action, value: Any, delay: int) -> None:
-        """Thread-safe: timestamp with physical time now, hand over to the scheduler."""
+        """Thread-safe: timestamp with physical time now, hand over to the scheduler.
+
+        Every schedule of a physical action comes here, from a reaction's handle or from
+        any thread (reactor-c's ``lf_schedule_trigger``: physical time + min_delay + delay,
+        microstep 0, under the environment's lock, then a wakeup). A tag at or before the
+        current one becomes the current tag's next microstep (:meth:`_place_physical`).
+
+        From a reaction of this program the event is placed at once, as a logical action's
+        is, so the tag's end (and a coordinator's report of the next event) sees it; from
+        any other thread it goes through the inbox, which the scheduler's thread drains
+        before it picks the next tag."""
         if delay.__class__ is not int or delay < 0:
             raise ValidationError(f"{action.fqn}: delay must be a whole number of ns >= 0, got {delay!r}")
-        self._inbox.append((action, value, self.clock.now() + action.min_delay + delay))
-        self._wakeup.set()
+        t = self.clock.now() + action.min_delay + delay
+        if self._current is not None and threading.current_thread() is self._thread:
+            self._place_physical(action, value, t)  # a reaction, serial execution
+        elif self._in_worker():
+            with self._lock:  # a reaction, workers > 1 (the lock _schedule_locked takes)
+                self._place_physical(action, value, t)
+        else:
+            self._inbox.append((action, value, t))
+            self._wakeup.set()
+
+    def _place_physical(self, action: Action, value: Any, t: int) -> None:
+        cur = self.current_tag
+        tag = (t, 0)
+        if tag <= cur:
+            tag = (cur[0], cur[1] + 1)
+        self._place_any(action, value, tag)
 
     def request_stop(self) -> None:
         """From a reaction: stop at the next microstep. From another thread: stop soon."""
@@ -396,11 +426,7 @@ class Scheduler:
         inbox = self._inbox
         while inbox:
             action, value, t = inbox.popleft()
-            cur = self.current_tag
-            tag = (t, 0)
-            if tag <= cur:
-                tag = (cur[0], cur[1] + 1)
-            self._place_any(action, value, tag)
+            self._place_physical(action, value, t)
         if self._external_stop:
             self._external_stop = False
             cur = self.current_tag

@@ -11,7 +11,8 @@ A program with a physical action keeps running with an empty event queue in LF
 
 In LF, a reaction that declares a physical action as an effect (``-> a``) may hand ``a``
 to a thread, which schedules it later: the event takes physical time + delay, whoever
-calls. The ports do the same with the handle the reaction gets.
+calls. The ports do the same with the handle the reaction gets (thread-safe, stamped with
+physical time, as ``self.a.schedule`` is).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from reactorfed import STARTUP, PhysicalAction, ReactionFailed, Reactor, Timer, ms, reaction, sec
+from reactorfed import STARTUP, PhysicalAction, Reactor, Timer, ms, reaction, sec
 from tests.conformance.harness import lf_test, run
 
 _SCALE = 10
@@ -53,17 +54,6 @@ class _ScaledClock:
 def _sleep(seconds: float) -> None:
     """``time.sleep`` in the programs' threads, on the scaled clock's time."""
     time.sleep(seconds / _SCALE)
-
-
-GAP_PHYSICAL_HANDLE = (
-    "runtime gap: a physical action scheduled through the handle its reaction declared "
-    "(LF hands `a` to a thread, which calls a.schedule(...)) takes the current logical tag + "
-    "min_delay + delay (Scheduler._schedule, bound by Scheduler._handle for every Action "
-    "effect) and is posted straight into the event queue from the calling thread, without the "
-    "inbox or a wakeup; LF (reactor-c lf_schedule_trigger) stamps a physical action with "
-    "physical time + min_delay + delay whoever schedules it, and its schedule is thread-safe. "
-    "reactorfed does that only for Action.schedule (self.a.schedule, Scheduler.schedule_physical)"
-)
 
 
 # -- AsyncCallback.lf, AsyncCallbackNoTimer.lf ------------------------------------------
@@ -129,7 +119,6 @@ def _join(threads: list[threading.Thread]) -> None:
 
 
 @pytest.mark.timeout(60)
-@pytest.mark.xfail(strict=True, raises=ReactionFailed, reason=GAP_PHYSICAL_HANDLE)
 @lf_test("concurrent/AsyncCallback.lf")
 def test_async_callback() -> None:
     main = _AsyncCallbackMain()
@@ -143,7 +132,6 @@ def test_async_callback() -> None:
 
 
 @pytest.mark.timeout(60)
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=GAP_PHYSICAL_HANDLE)
 @lf_test("concurrent/AsyncCallbackNoTimer.lf")
 def test_async_callback_no_timer() -> None:
     main = _AsyncCallbackNoTimerMain()
@@ -221,7 +209,6 @@ def _run_concurrent_action(rounds: int, per_round: int, pause: float) -> None:
 
 
 @pytest.mark.timeout(60)
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=GAP_PHYSICAL_HANDLE)
 @lf_test("concurrent/failing/ConcurrentAction.lf")
 def test_concurrent_action() -> None:
     # 100 threads, each scheduling the action once, then 2 s before the end.

@@ -15,6 +15,7 @@ from reactorfed import (
     Timer,
     UndeclaredAccessError,
     ValidationError,
+    VirtualClock,
     ms,
     reaction,
 )
@@ -290,3 +291,92 @@ def test_reading_an_undeclared_action_or_timer_is_refused_with_the_reaction_name
     for what, name in (("get", "act"), ("present", "act"), ("timer", "t")):
         with pytest.raises(UndeclaredAccessError, match=rf"reaction Main\.p\.look reads Main\.p\.{name} without declaring it"):
             run(Main(what))
+
+
+class _PhysicalFromReaction(Reactor):
+    """At startup a reaction works 7 ms (virtual), then schedules its physical action
+    through its handle; records the tags the action fires at."""
+
+    act = PhysicalAction(int, min_delay=ms(1))
+
+    def __init__(self, clock, work=7_000_000, delay=2_000_000):  # 7 ms, 2 ms
+        self.clock, self.work, self.delay = clock, work, delay
+        self.got = []
+
+    @reaction(triggers=[STARTUP], effects=[act])
+    def start(self, act):
+        self.clock.advance(self.work)
+        act.schedule(delay=self.delay, value=1)
+        act.schedule(delay=self.delay, value=2)  # the same tag: piles up at the next microstep
+
+    @reaction(triggers=[act])
+    def fired(self, act):
+        t = self.elapsed_tag()
+        self.got.append((t.time, t.microstep, act.get()))
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_physical_action_scheduled_through_its_handle_takes_physical_time(workers):
+    """reactor-c's lf_schedule_trigger: a physical action takes physical time + min_delay +
+    delay, microstep 0, whoever schedules it (a reaction's handle included), not the
+    logical tag + delay a logical action takes (which would be 3 ms here)."""
+    clock = VirtualClock()
+    main = _PhysicalFromReaction(clock)
+    Environment(clock=clock, workers=workers, keepalive=False).run(main)
+    assert main.got == [(ms(10), 0, 1), (ms(10), 1, 2)]
+
+
+def test_a_physical_action_behind_logical_time_goes_to_the_next_microstep():
+    """In fast mode logical time runs ahead of physical time: a physical event whose time
+    is not after the current tag takes the current tag's next microstep (never the past)."""
+    clock = VirtualClock()
+
+    class Ahead(_PhysicalFromReaction):
+        t = Timer(offset=ms(50))
+
+        @reaction(triggers=[t], effects=[_PhysicalFromReaction.act])
+        def late(self, act):
+            act.schedule(value=3)  # physical time is still 7 ms after the start
+
+    main = Ahead(clock, delay=0)
+    Environment(clock=clock, fast=True, keepalive=False).run(main)
+    assert main.got == [(ms(8), 0, 1), (ms(8), 1, 2), (ms(50), 1, 3)]
+
+
+@pytest.mark.timeout(20)
+def test_a_physical_action_handle_handed_to_a_thread_is_thread_safe_and_wakes_the_scheduler():
+    """LF's pattern (concurrent/AsyncCallback.lf): a reaction hands the handle of the
+    physical action it declared to a thread, which schedules it later. The event goes
+    through the inbox and wakes the scheduler (keepalive, nothing else queued), stamped
+    with the physical time of the call."""
+    clock = VirtualClock()
+    threads = []
+
+    class Async(Reactor):
+        act = PhysicalAction(int)
+
+        def __init__(self):
+            self.got = []
+
+        @reaction(triggers=[STARTUP], effects=[act])
+        def start(self, act):
+            def later():
+                for i in range(3):
+                    clock.advance(ms(5))
+                    act.schedule(value=i)
+
+            x = threading.Thread(target=later)
+            threads.append(x)
+            x.start()
+
+        @reaction(triggers=[act])
+        def fired(self, act):
+            t = self.elapsed_tag()
+            self.got.append((t.time, t.microstep, act.get()))
+            if act.get() == 2:
+                self.request_stop()
+
+    main = Async()
+    Environment(clock=clock).run(main)
+    threads[0].join(5)
+    assert main.got == [(ms(5), 0, 0), (ms(10), 0, 1), (ms(15), 0, 2)]
