@@ -4,7 +4,7 @@ Ray (federation).
 
     python -m bench.run_all [--quick] [--runs 3] [--only gym_sampling,marl]
 
-Runs gym_sampling, atari_sampling, qlearning, marl, chain and federation (each also
+Runs gym_sampling, atari_sampling, qlearning, marl, chain, federation and scale (each also
 runs alone: ``python -m bench.NAME``),
 writes their JSONL lines and PNG plots to bench/results/, a markdown table to
 bench/results/SUMMARY.md, and prints the cases where reactorfed loses (ratio < 1)
@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bench import atari_sampling, chain, federation, gym_sampling, marl, qlearning
+from bench import atari_sampling, chain, federation, gym_sampling, marl, qlearning, scale
 from bench.common import Results, base_parser, load, progress, summarize
 from bench.ray_util import shutdown_ray
 
@@ -31,6 +31,7 @@ SUITE: dict[str, Callable[[list[str]], Results | int]] = {
     "marl": marl.main,
     "chain": chain.main,
     "federation": federation.main,
+    "scale": scale.main,
 }
 
 
@@ -75,7 +76,7 @@ def kind(row: dict[str, Any]) -> str:
       against Ray, the single-process runtime against xronos.
     """
     case, peer = row["case"], row["peer"]
-    if row["bench"] in ("chain", "federation"):
+    if row["bench"] in ("chain", "federation", "scale"):
         return "context"
     if peer.startswith("raw"):
         return "ceiling"
