@@ -84,7 +84,8 @@ def reaction(
     """Declare a reaction. ``deadline`` (ns) makes the runtime check, just before the
     reaction runs, that physical time has not passed logical time + deadline; when it
     has, the ``@<reaction>.deadline_handler`` runs instead (or the body, with a warning
-    counted, when there is no handler). ``deadline`` may also name an attribute the
+    counted, when there is no handler). A deadline of 0 is always missed, as in
+    reactor-c. ``deadline`` may also name an attribute the
     reactor's ``__init__`` sets, or be a function of the reactor (LF's ``deadline(d)``
     with a parameter ``d``): resolved for each instance when the program is assembled."""
 

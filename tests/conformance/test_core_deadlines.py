@@ -394,15 +394,6 @@ class _DeadlineZero(Reactor):
         self.connect(self.g.pulse, self.d.trigger)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=ReactionFailed,
-    reason=(
-        "runtime gap: reactor-c treats a deadline of 0 as always violated (reaction->deadline == 0 "
-        "|| physical > logical + deadline); reactorfed only checks physical > logical + 0, which "
-        "is false when physical time has not moved past the tag (exact on the virtual clock)"
-    ),
-)
 @lf_test("DeadlineZero.lf")
 def test_deadline_zero() -> None:
     main = _DeadlineZero()

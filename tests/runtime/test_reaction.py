@@ -327,3 +327,35 @@ def test_deadline_declarations_are_checked():
     decl = reaction(triggers=[STARTUP])(lambda self: None)
     with pytest.raises(ValidationError, match="has a deadline handler but no deadline"):
         decl.deadline_handler(lambda self: None)
+
+
+@pytest.mark.parametrize("fast", [False, True])
+def test_a_deadline_of_0_is_always_missed(fast):
+    """reactor-c: ``deadline == 0 || physical > logical + deadline``. On the virtual clock
+    physical time equals the tag's time exactly (no lag at all), and the handler still
+    runs; a 1 ns deadline is met then."""
+    clock = VirtualClock()
+    log = []
+
+    class Zero(Reactor):
+        t = Timer(0, ms(10))
+
+        @reaction(triggers=[t], deadline=0)
+        def at_once(self):
+            log.append(("zero", "body"))
+
+        @at_once.deadline_handler
+        def at_once_late(self):
+            log.append(("zero", "handler"))
+
+        @reaction(triggers=[t], deadline=1)
+        def almost(self):
+            log.append(("one", "body"))
+
+        @almost.deadline_handler
+        def almost_late(self):
+            log.append(("one", "handler"))
+
+    summary = Environment(clock=clock, fast=fast, timeout=ms(10)).run(Zero())
+    assert log == [("zero", "handler"), ("one", "body")] * 2
+    assert summary.deadline_misses == 2
