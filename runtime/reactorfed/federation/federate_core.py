@@ -42,8 +42,11 @@ absence at the tag has arrived: the scheduler stops at those levels (the checkpo
 **Stop agreement.** A local stop request goes to the RTI (STOP_REQ); a stop request from
 the RTI is answered with the earliest tag this federate can still stop at (the request's,
 or the tag after its current one). From either until the RTI's STOP_GRANTED, the federate
-does not go past the tag it asked or answered; the granted tag lowers the scheduler's
-stop tag.
+does not go past the tag it asked or answered, and reports and promises nothing past it
+(the stop may come there, and what its shutdown reactions send goes out at it); the
+granted tag lowers the scheduler's stop tag. A local request may come from a reaction,
+inside a tag whose outputs are not sent yet: nothing reported or promised meanwhile
+passes that tag.
 """
 
 from __future__ import annotations
