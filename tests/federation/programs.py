@@ -207,3 +207,38 @@ class Parents(Reactor):
         self.a = _ParentReporter()
         self.b = _ParentReporter()
         self.c = _ParentReporter()
+
+
+class _GilHog(Reactor):
+    """At startup, holds the interpreter lock for ``hold_ms`` (a C call through
+    ``ctypes.PyDLL``, which keeps the GIL): no Python thread of this process runs
+    meanwhile, its heartbeat thread included. Then sends one value."""
+
+    out = Output(int)
+
+    def __init__(self, hold_ms: int) -> None:
+        self.hold_ms = hold_ms
+
+    @reaction(triggers=[STARTUP], effects=[out])
+    def hog(self, out: Any) -> None:
+        import ctypes
+
+        ctypes.PyDLL(None).usleep(self.hold_ms * 1000)
+        out.set(1)
+
+
+class _Taker(Reactor):
+    inp = Input(int)
+
+    @reaction(triggers=[inp])
+    def got(self, inp: Any) -> None:
+        print(f"GOT {inp.get()}", flush=True)
+
+
+class GilHog(Reactor):
+    """A federate whose reaction holds the GIL for longer than the heartbeat timeout."""
+
+    def __init__(self, hold_ms: int = 2500) -> None:
+        self.hog = _GilHog(hold_ms)
+        self.taker = _Taker()
+        self.connect(self.hog.out, self.taker.inp)

@@ -79,7 +79,11 @@ def _common(p: argparse.ArgumentParser, *, launch: bool = False) -> None:
         g.add_argument("--secret-file", type=Path, default=None,
                        help="file holding the shared secret (default: $REACTORFED_SECRET)")
     g.add_argument("--heartbeat-timeout", type=_heartbeat_timeout, default=3_000_000_000, metavar="DURATION",
-                   help="declare a silent process dead after this long, at least 200ms (default: 3s)")
+                   help="declare a process dead when its connection answers nothing for this long, at least 200ms "
+                   "(default: 3s). The heartbeats are ZeroMQ's own, answered by its I/O thread, not the "
+                   "interpreter: a process busy in a long reaction still answers; one that died is found at "
+                   "once from its closed connection. A program that sends nothing at all (its heartbeat thread "
+                   "starved) is declared dead only after 10 times this, at least 30s")
     g.add_argument("--no-peer-grants", action="store_true",
                    help="federates wait for the RTI's grants only, instead of also computing them from the "
                    "reports their upstream peers relay (slower; for comparison; no effect on the RTI)")
@@ -95,6 +99,11 @@ def _common(p: argparse.ArgumentParser, *, launch: bool = False) -> None:
                    help="send data to peers on this host over TCP too (by default a federate reaches a peer "
                    "on its host through the peer's Unix socket: no ZeroMQ I/O thread, faster closed loops)")
     add_logging_args(p.add_argument_group("output"))
+
+
+def _silence(heartbeat_timeout: int) -> int:
+    """How long a live connection may carry nothing from the program itself."""
+    return max(30_000_000_000, 10 * heartbeat_timeout)
 
 
 def _secret(args: argparse.Namespace) -> bytes:
@@ -128,7 +137,7 @@ def cmd_rti(args: argparse.Namespace) -> int:
 
     main = load_program(args.program, parse_params(args.params))
     cfg = RtiConfig(args.federation_id, _secret(args), host=args.host, port=args.port,
-                    liveness_ns=args.heartbeat_timeout)
+                    liveness_ns=args.heartbeat_timeout, silence_ns=_silence(args.heartbeat_timeout))
 
     def ready(endpoint: str, status_port: int | None) -> None:
         if args.ready_file is not None:  # for `launch`: where to find the RTI
@@ -171,7 +180,8 @@ def cmd_federate(args: argparse.Namespace) -> int:
     rti = args.rti if args.rti.startswith("tcp://") else f"tcp://{args.rti}"
     bind = args.bind_host or ("0.0.0.0" if args.advertise_host else "127.0.0.1")
     cfg = FederateConfig(args.federation_id, _secret(args), rti, bind_host=bind, advertise_host=args.advertise_host,
-                         liveness_ns=args.heartbeat_timeout, trusted_pickle=args.trusted_pickle,
+                         liveness_ns=args.heartbeat_timeout, silence_ns=_silence(args.heartbeat_timeout),
+                         trusted_pickle=args.trusted_pickle,
                          peer_grants=not args.no_peer_grants, unix_sockets=not args.no_unix_sockets)
     if args.no_shm:
         cfg.shm_bytes = 0

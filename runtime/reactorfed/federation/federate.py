@@ -66,7 +66,11 @@ class FederateConfig:
     bind_host: str = "127.0.0.1"
     advertise_host: str | None = None
     heartbeat_ns: int = 200_000_000
+    #: the RTI's connection answering nothing, not even ZeroMQ's heartbeats, for this long
+    #: (or closing: at once) means the RTI is gone
     liveness_ns: int = 3_000_000_000
+    #: the backstop: the RTI's program saying nothing for this long means it is gone too
+    silence_ns: int = 30_000_000_000
     join_timeout_ns: int = 60_000_000_000
     trusted_pickle: bool = False
     max_message: int = 1 << 30
@@ -209,7 +213,7 @@ class FederateCoordinator:
 
     def _start_heartbeat(self) -> None:
         cfg = self.cfg
-        self._live = Liveness(cfg.rti, cfg.liveness_ns, self.clock.now())
+        self._live = Liveness(cfg.rti, cfg.liveness_ns, self.clock.now(), cfg.silence_ns)
         nonce = os.urandom(16)
         hello = P.pack(P.HB_HELLO, cfg.federation_id, self.name, nonce,
                        P.mac(cfg.secret, "hb", self.session, self.name, nonce))
@@ -316,6 +320,8 @@ class FederateCoordinator:
         try:
             if self._rti is not None:
                 if error is None:
+                    if self._live is not None:
+                        self._live.resigned = True  # the RTI may end, and close, once all resigned
                     self.core.resign(sched.current_tag)
                     self._send(self.core.outbox)
                     self._out.flush()

@@ -15,7 +15,7 @@ import threading
 
 from ..clock import Clock
 from . import protocol as P
-from .transport import Client, Poller
+from .transport import Client, Monitor, Poller
 
 __all__ = ["Heartbeat", "Liveness"]
 
@@ -24,16 +24,24 @@ log = logging.getLogger("reactorfed.federate")
 
 class Liveness:
     """When the RTI was last heard from, over either connection, and why the federation
-    ended if the RTI said so."""
+    ended if the RTI said so or its connection closed.
 
-    __slots__ = ("abort_reason", "heard_data", "heard_hb", "limit_ns", "rti")
+    ``limit_ns`` is the ZeroMQ heartbeat timeout of the heartbeat's connection (answered
+    by ZeroMQ's I/O thread on both sides: a closed connection means the RTI's process
+    ended or stopped); ``silence_ns`` the backstop for an RTI whose program says nothing
+    while its connection lives."""
 
-    def __init__(self, rti: str, limit_ns: int, now: int) -> None:
+    __slots__ = ("abort_reason", "heard_data", "heard_hb", "limit_ns", "resigned", "rti", "silence_ns")
+
+    def __init__(self, rti: str, limit_ns: int, now: int, silence_ns: int | None = None) -> None:
         self.rti = rti  # its address, for the message
         self.limit_ns = limit_ns
+        self.silence_ns = max(limit_ns, silence_ns if silence_ns is not None else limit_ns)
         self.heard_data = now  # on the coordination connection (the scheduler's thread writes it)
         self.heard_hb = now  # on the heartbeat's connection (the heartbeat thread writes it)
         self.abort_reason: str | None = None  # set by the heartbeat thread
+        #: set by the scheduler's thread before it resigns: the RTI may close from then on
+        self.resigned = False
 
     def lost(self, now: int) -> str | None:
         """Why this federate must give up at ``now`` (the RTI aborted, or has said nothing
@@ -41,8 +49,8 @@ class Liveness:
         if self.abort_reason is not None:
             return self.abort_reason
         heard = self.heard_hb if self.heard_hb > self.heard_data else self.heard_data
-        if now - heard > self.limit_ns:
-            return f"lost the RTI: nothing heard from {self.rti} for {self.limit_ns // 1_000_000} ms"
+        if now - heard > self.silence_ns:
+            return f"lost the RTI: nothing heard from {self.rti} for {self.silence_ns // 1_000_000} ms"
         return None
 
 
@@ -66,10 +74,11 @@ class Heartbeat(threading.Thread):
 
     def run(self) -> None:
         live, clock = self.live, self._clock
-        client = Client(live.rti, max_message=P.RTI_MAX_MESSAGE)
+        client = Client(live.rti, max_message=P.RTI_MAX_MESSAGE, liveness_ms=max(1, live.limit_ns // 1_000_000))
+        monitor = Monitor(client)
         try:
             client.send([self._hello])
-            poller = Poller(client)
+            poller = Poller(client, monitor)
             period_ms = max(1, self._period_ns // 1_000_000)
             next_beat = 0
             while not self._stop_event.is_set():
@@ -87,12 +96,17 @@ class Heartbeat(threading.Thread):
                         if msg[0] == P.ABORT and live.abort_reason is None:
                             live.abort_reason = f"the federation was aborted: {msg[1]}"
                             self._hard_exit_later()
+                if monitor.disconnected() and live.abort_reason is None and not live.resigned:
+                    live.abort_reason = (f"lost the RTI: the connection to {live.rti} closed (its process ended, "
+                                         f"or answered no heartbeat for {live.limit_ns // 1_000_000} ms)")
+                    self._hard_exit_later()
                 if live.abort_reason is None:
                     reason = live.lost(clock.now())
                     if reason is not None:
                         live.abort_reason = reason
                         self._hard_exit_later()
         finally:
+            monitor.close()
             client.close()
 
     def _hard_exit_later(self) -> None:

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from .forkserver import ForkServer
+from .forkclient import ForkServer
 
 __all__ = ["LaunchResult", "launch"]
 
@@ -110,7 +110,7 @@ def launch(
     """Start the RTI and ``federates`` of ``program`` locally; wait for all of them.
 
     With ``fork_server`` (on Linux), the federates are forked from one process that has
-    imported the program (:mod:`.forkserver`), instead of each starting an interpreter
+    imported the program (:mod:`.forkserver`; the launcher side is :mod:`.forkclient`), instead of each starting an interpreter
     and importing everything again; if that process cannot start, they are spawned."""
     out = out or sys.stdout
     lock = threading.Lock()

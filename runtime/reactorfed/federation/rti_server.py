@@ -20,7 +20,7 @@ from .errors import FederationError
 from .layout import Layout
 from .rti import Grant, RtiCore
 from .throttle import Throttle
-from .transport import Server
+from .transport import Monitor, Server
 
 __all__ = ["RtiConfig", "RtiPhase", "RtiServer", "RtiSummary"]
 
@@ -53,7 +53,13 @@ class RtiConfig:
     host: str = "127.0.0.1"
     port: int = 15045
     heartbeat_ns: int = 200_000_000
+    #: a federate whose connection answers nothing, not even ZeroMQ's own heartbeats
+    #: (answered without the interpreter), for this long is dead; one whose process ended
+    #: is found at once, from its closed connection
     liveness_ns: int = 3_000_000_000
+    #: the backstop: a federate whose program sends nothing for this long is dead too
+    #: (a process busy in one reaction stays silent while its connection lives)
+    silence_ns: int = 30_000_000_000
     join_timeout_ns: int = 60_000_000_000
     start_delay_ns: int = 20_000_000
     max_message: int = P.RTI_MAX_MESSAGE
@@ -90,6 +96,7 @@ class RtiServer:
         self.session = os.urandom(16)
         self.endpoint = ""
         self._server: Server | None = None
+        self._monitor: Monitor | None = None
         # peer -> (federate, rti nonce, when the challenge was sent), oldest first
         self._pending: OrderedDict[bytes, tuple[int, bytes, int]] = OrderedDict()
         self._ctl: dict[bytes, int] = {}
@@ -99,6 +106,8 @@ class RtiServer:
         self._endpoints_pending: dict[bytes, str] = {}
         self._final: dict[int, tuple[int, int]] = {}  # the tag each federate resigned at
         self._last_seen: dict[int, int] = {}
+        self._fed_of_fd: dict[int, int] = {}  # a joined federate's connection -> the federate
+        self._closing: dict[int, int] = {}  # federate -> when a connection of it closed
         self._hb_nonces: set[bytes] = set()
         self._dirty: set[int] = set()  # federates whose reports may make grants due
         self.grants = 0
@@ -108,7 +117,9 @@ class RtiServer:
         self._warn = Throttle(log)
 
     def bind(self) -> str:
-        self._server = Server(f"tcp://{self.cfg.host}:{self.cfg.port}", max_message=self.cfg.max_message)
+        self._server = Server(f"tcp://{self.cfg.host}:{self.cfg.port}", max_message=self.cfg.max_message,
+                              liveness_ms=max(1, self.cfg.liveness_ns // 1_000_000))
+        self._monitor = Monitor(self._server)
         self.endpoint = self._server.endpoint
         log.info("RTI for federation %r listening on %s; waiting for %d federates: %s",
                  self.cfg.federation_id, self.endpoint, len(self.layout.names), ", ".join(self.layout.names))
@@ -122,7 +133,9 @@ class RtiServer:
         assert server is not None
         from .transport import Poller
 
-        poller = Poller(server)
+        monitor = self._monitor
+        assert monitor is not None
+        poller = Poller(server, monitor)
         t0, c0 = time.perf_counter_ns(), time.process_time_ns()
         joined_by = self.clock.now() + self.cfg.join_timeout_ns
         next_beat = 0
@@ -143,6 +156,12 @@ class RtiServer:
                 if self.phase == RtiPhase.DONE:
                     break
                 now = self.clock.now()
+                # After the messages: what a federate sent before its connection closed
+                # (a RESIGN) has been read by now.
+                for fd in monitor.disconnected():
+                    self._connection_closed(fd, now)
+                if self._closing:
+                    self._check_closing(now)
                 if now >= next_beat:
                     next_beat = now + self.cfg.heartbeat_ns
                     beat = P.pack(P.HEARTBEAT)
@@ -153,18 +172,38 @@ class RtiServer:
                     self._fail(f"federates did not join within {self.cfg.join_timeout_ns // 10**9} s: {', '.join(missing)}")
                 if self.phase == RtiPhase.RUNNING:
                     for f, seen in self._last_seen.items():
-                        if not self.core.feds[f].resigned and now - seen > self.cfg.liveness_ns:
+                        if not self.core.feds[f].resigned and now - seen > self.cfg.silence_ns:
                             self._fail(
                                 f"federate {self.layout.names[f]} stopped responding "
-                                f"(no heartbeat for {(now - seen) // 1_000_000} ms)"
+                                f"(nothing from its program for {(now - seen) // 1_000_000} ms)"
                             )
         finally:
+            monitor.close()
             server.close()
         wall, cpu = time.perf_counter_ns() - t0, time.process_time_ns() - c0
         last = max(self._final.values(), default=(0, 0))
         start = self.start_time or 0
         return RtiSummary(len(self._final), self.grants, self.messages, self.rejected, wall,
                           (last[0] - start if last[0] > start else 0, last[1]), cpu)
+
+    def _connection_closed(self, fd: int, now: int) -> None:
+        """A connection closed: if it was a federate's that has not resigned, the federate
+        is dead unless its RESIGN (on its other connection) comes within a moment."""
+        f = self._fed_of_fd.pop(fd, None)
+        if f is not None and not self.core.feds[f].resigned and f not in self._closing:
+            self._closing[f] = now
+
+    def _check_closing(self, now: int) -> None:
+        # Both of a federate's connections close when its process ends; after a clean
+        # RESIGN on one, the other may close first: a short grace tells the two apart.
+        grace = min(1_000_000_000, self.cfg.liveness_ns)
+        for f, since in list(self._closing.items()):
+            if self.core.feds[f].resigned:
+                del self._closing[f]
+            elif now - since >= grace and self.phase in (RtiPhase.JOINING, RtiPhase.RUNNING):
+                self._fail(f"federate {self.layout.names[f]} stopped responding (its connection to the RTI closed: "
+                           "the process ended, or answered no heartbeat for "
+                           f"{self.cfg.liveness_ns // 1_000_000} ms)")
 
     def _fail(self, reason: str) -> None:
         self.error = reason
@@ -259,6 +298,7 @@ class RtiServer:
             return self._reject(peer, f"duplicate federate {name!r}: it has already joined")
         self._ctl[peer] = f
         self._ctl_of[f] = peer
+        self._fed_of_fd[self._server_fd()] = f
         self._endpoints[f] = endpoint
         self._last_seen[f] = self.clock.now()
         log.info("federate %s joined (%d/%d)", name, len(self._ctl_of), len(self.layout.names))
@@ -276,6 +316,12 @@ class RtiServer:
             return
         self._hb_nonces.add(nonce)
         self._hb[peer] = self.layout.index(name)
+        self._fed_of_fd[self._server_fd()] = self._hb[peer]
+
+    def _server_fd(self) -> int:
+        """The connection the message being handled came over."""
+        assert self._server is not None
+        return self._server.last_fd
 
     def _start(self) -> None:
         self.start_time = start = self.clock.now() + self.cfg.start_delay_ns

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import select
+import struct
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -18,7 +19,7 @@ from typing import Any, Protocol
 
 import zmq
 
-__all__ = ["Client", "Poller", "Server", "TransportError", "context", "shutdown"]
+__all__ = ["Client", "Monitor", "Poller", "Server", "TransportError", "context", "shutdown"]
 
 Frames = list[memoryview]
 _ZERO_COPY_MIN = 64 * 1024
@@ -72,14 +73,32 @@ class _Socket:
         return bool(self._sock.closed)
 
 
-class Server(_Socket):
-    """Binds an endpoint; receives ``(peer id, frames)`` and replies to a peer by id."""
+def _heartbeats(sock: zmq.Socket[Any], timeout_ms: int) -> None:
+    """ZeroMQ's own heartbeats (ZMTP PING/PONG) on every connection of ``sock``: a peer
+    that answers nothing for ``timeout_ms`` loses its connection. ZeroMQ's I/O thread
+    sends and answers them, without the interpreter: a process busy in a long reaction
+    (holding the GIL) still answers; a stopped or dead one does not."""
+    sock.setsockopt(zmq.HEARTBEAT_IVL, max(100, min(1000, timeout_ms // 3)))
+    sock.setsockopt(zmq.HEARTBEAT_TIMEOUT, timeout_ms)
+    sock.setsockopt(zmq.HEARTBEAT_TTL, timeout_ms)  # the peer's side drops it too
 
-    def __init__(self, endpoint: str, *, max_message: int = -1) -> None:
+
+class Server(_Socket):
+    """Binds an endpoint; receives ``(peer id, frames)`` and replies to a peer by id.
+
+    With ``liveness_ms``, connections carry ZeroMQ's heartbeats (see :class:`Monitor` for
+    the ones that close) and :attr:`last_fd` is the descriptor of the connection the
+    last message came over, so that a closed connection can be told whose it was."""
+
+    def __init__(self, endpoint: str, *, max_message: int = -1, liveness_ms: int | None = None) -> None:
         sock = context().socket(zmq.ROUTER)
         sock.setsockopt(zmq.MAXMSGSIZE, max_message)
         sock.setsockopt(zmq.ROUTER_MANDATORY, 0)
         sock.setsockopt(zmq.RCVHWM, 0)
+        if liveness_ms is not None:
+            _heartbeats(sock, liveness_ms)
+        self._track = liveness_ms is not None
+        self.last_fd = -1
         super().__init__(sock)
         try:
             sock.bind(endpoint)
@@ -97,6 +116,8 @@ class Server(_Socket):
             return None
         if len(parts) < 2:
             return None
+        if self._track:
+            self.last_fd = int(parts[0].get(zmq.SRCFD))
         return parts[0].bytes, [p.buffer for p in parts[1:]]
 
     def send(self, peer: bytes, frames: Sequence[Any]) -> None:
@@ -107,12 +128,14 @@ class Server(_Socket):
 
 
 class Client(_Socket):
-    """Connects to a :class:`Server`."""
+    """Connects to a :class:`Server` (with ``liveness_ms``: carrying ZeroMQ's heartbeats)."""
 
-    def __init__(self, endpoint: str, *, max_message: int = -1) -> None:
+    def __init__(self, endpoint: str, *, max_message: int = -1, liveness_ms: int | None = None) -> None:
         sock = context().socket(zmq.DEALER)
         sock.setsockopt(zmq.MAXMSGSIZE, max_message)
         sock.setsockopt(zmq.SNDHWM, 0)
+        if liveness_ms is not None:
+            _heartbeats(sock, liveness_ms)
         super().__init__(sock)
         try:
             sock.connect(endpoint)
@@ -135,6 +158,28 @@ class Client(_Socket):
         except zmq.Again:
             return None
         return [p.buffer for p in parts]
+
+
+class Monitor(_Socket):
+    """The connections of a socket that closed: the peer's process ended (at once: the
+    kernel closes its sockets), or answered none of ZeroMQ's heartbeats for the liveness
+    time (a stopped process, a cut network). A poller can watch it like any socket."""
+
+    def __init__(self, watched: _Socket) -> None:
+        super().__init__(watched._sock.get_monitor_socket(zmq.EVENT_DISCONNECTED))
+
+    def disconnected(self) -> list[int]:
+        """The descriptors of the connections closed since the last call (no waiting)."""
+        self._dirty = True
+        out: list[int] = []
+        while True:
+            try:
+                frames = self._sock.recv_multipart(flags=zmq.NOBLOCK)
+            except zmq.Again:
+                return out
+            event, value = struct.unpack_from("=Hi", frames[0])
+            if event == zmq.EVENT_DISCONNECTED:
+                out.append(value)
 
 
 class _FdSource(Protocol):
