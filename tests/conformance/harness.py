@@ -79,20 +79,34 @@ def run(main: Reactor, *, timeout: int | None = None, fast: bool = False, worker
     return env.run(main)
 
 
+def run_local(main: Reactor, *, timeout: int | None = None, fast: bool = False) -> RunSummary:
+    """Run a federated program in one process, with ``keepalive`` on, as LF's federates
+    always have it (they end at the timeout or a stop request, never by starvation)."""
+    return run(main, timeout=timeout, fast=fast, keepalive=True)
+
+
 def run_federated(factory: Callable[[], Reactor], *, timeout: int | None = None, fast: bool = True,
-                  wait_s: float = 60.0) -> dict[str, Reactor]:
+                  trusted_pickle: bool = False, wait_s: float = 30.0,
+                  summaries: dict[str, RunSummary] | None = None) -> dict[str, Reactor]:
     """Run ``factory()``'s program federated: an RTI and one federate per top-level child
     (bank members each on their own), in threads of this process over real sockets.
-    Returns each federate's copy of the program (its own reactor is the one that ran).
-    Any federate's or the RTI's failure fails the test with its error."""
+    Returns each federate's copy of the program (its own reactor is the one that ran) and
+    fills ``summaries`` with each federate's run summary when given. Any federate's or the
+    RTI's failure fails the test with its error.
+
+    ``trusted_pickle=True`` lets federates send arbitrary Python objects: LF's Python
+    target pickles every value it sends between federates; reactorfed sends plain data
+    and arrays without pickle, and pickles only where the federation opts in."""
     from tests.federation.harness import Federation
 
     fed = Federation(factory)
-    fed.start_all(fast=fast, timeout=timeout)
+    fed.start_all(fast=fast, timeout=timeout, trusted_pickle=trusted_pickle)
     fed.wait(wait_s)
     if fed.rti_error is not None:
         raise AssertionError(f"the RTI failed: {fed.rti_error!r}") from fed.rti_error
     if fed.errors:
         name, err = next(iter(fed.errors.items()))
         raise AssertionError(f"federate {name} failed: {err!r}") from err
+    if summaries is not None:
+        summaries.update(fed.results)
     return fed.programs

@@ -28,47 +28,17 @@ from reactorfed import (
     LogicalAction,
     Output,
     Reactor,
-    RunSummary,
     Timer,
     ms,
     reaction,
     sec,
     us,
 )
-from tests.conformance.harness import lf_test, run
+from tests.conformance.harness import lf_test, run_federated, run_local
 
 pytestmark = pytest.mark.timeout(60)
 
 # -- the two runs these modules share ----------------------------------------------------
-
-
-def run_local(main: Reactor, *, timeout: int | None = None, fast: bool = False) -> RunSummary:
-    """Run a federated program in one process, with ``keepalive`` as LF's federates have it."""
-    return run(main, timeout=timeout, fast=fast, keepalive=True)
-
-
-def run_fed(factory: Callable[[], Reactor], *, timeout: int | None = None, fast: bool = True,
-            trusted_pickle: bool = False, wait_s: float = 30.0,
-            summaries: dict[str, RunSummary] | None = None) -> dict[str, Reactor]:
-    """Run ``factory()``'s program federated, as the harness's ``run_federated`` does, with
-    one addition: ``trusted_pickle=True`` lets federates send arbitrary Python objects
-    (LF's Python target pickles every value it sends between federates; reactorfed sends
-    plain data and arrays without pickle and pickles only where the federation opts in).
-    Returns each federate's copy of the program (and fills ``summaries`` with each
-    federate's run summary when given); any failure fails the test."""
-    from tests.federation.harness import Federation
-
-    fed = Federation(factory)
-    fed.start_all(fast=fast, timeout=timeout, trusted_pickle=trusted_pickle)
-    fed.wait(wait_s)
-    if fed.rti_error is not None:
-        raise AssertionError(f"the RTI failed: {fed.rti_error!r}") from fed.rti_error
-    if fed.errors:
-        name, err = next(iter(fed.errors.items()))
-        raise AssertionError(f"federate {name} failed: {err!r}") from err
-    if summaries is not None:
-        summaries.update(fed.results)
-    return fed.programs
 
 
 # -- LF's lib/Count.lf, lib/InternalDelay.lf, lib/TestCount.lf, lib/TestCountMultiport.lf ---
@@ -223,7 +193,7 @@ def _run_count(factory: Callable[[], Reactor]) -> None:
     main = factory()
     run_local(main, timeout=sec(5))
     _check_count(main)
-    progs = run_fed(factory, timeout=sec(5))
+    progs = run_federated(factory, timeout=sec(5))
     _check_count(progs["p"])
 
 
@@ -310,7 +280,7 @@ def test_chain_with_delay() -> None:
     main = _ChainWithDelay()
     run_local(main, timeout=ms(3))
     assert main.t.inputs_received == 3 and main.t.shutdown_checked
-    progs = run_fed(_ChainWithDelay, timeout=ms(3))
+    progs = run_federated(_ChainWithDelay, timeout=ms(3))
     t = progs["t"].t  # type: ignore[attr-defined]
     assert t.inputs_received == 3 and t.shutdown_checked
 
@@ -369,7 +339,7 @@ def _run_double_port() -> None:
     main = _DistributedDoublePort()
     run_local(main, timeout=ms(900))
     assert main.p.seen == expected and main.p.done
-    progs = run_fed(_DistributedDoublePort, timeout=ms(900))
+    progs = run_federated(_DistributedDoublePort, timeout=ms(900))
     p = progs["p"].p  # type: ignore[attr-defined]
     assert p.seen == expected and p.done
 
@@ -447,7 +417,7 @@ def test_decentralized_p2p_unbalanced_timeout() -> None:
     main = _UnbalancedTimeout()
     run_local(main, timeout=ms(1))
     assert main.d.s == 102 and main.d.shut and main.c.exited
-    progs = run_fed(_UnbalancedTimeout, timeout=ms(1))
+    progs = run_federated(_UnbalancedTimeout, timeout=ms(1))
     d = progs["d"].d  # type: ignore[attr-defined]
     assert d.s == 102 and d.shut and progs["c"].c.exited  # type: ignore[attr-defined]
 
@@ -500,7 +470,7 @@ def test_decentralized_p2p_comm() -> None:
     main = _P2PComm()
     run_local(main, timeout=sec(1))
     assert (main.a.expected, main.b.expected) == (111, 11) and main.a.shut and main.b.shut
-    progs = run_fed(_P2PComm, timeout=sec(1))
+    progs = run_federated(_P2PComm, timeout=sec(1))
     a, b = progs["a"].a, progs["b"].b  # type: ignore[attr-defined]
     assert (a.expected, b.expected) == (111, 11) and a.shut and b.shut
 
@@ -537,5 +507,5 @@ def test_lingo_federated_import() -> None:
     main = _LingoFederatedImport()
     run_local(main, timeout=sec(2))
     assert main.act.seen == expected
-    progs = run_fed(_LingoFederatedImport, timeout=sec(2))
+    progs = run_federated(_LingoFederatedImport, timeout=sec(2))
     assert progs["act"].act.seen == expected  # type: ignore[attr-defined]

@@ -25,8 +25,7 @@ from reactorfed import (
     reaction,
     sec,
 )
-from tests.conformance.harness import lf_test, run
-from tests.conformance.test_fed_count import run_fed, run_local
+from tests.conformance.harness import lf_test, run, run_federated, run_local
 from tests.conformance.test_fed_struct import _Hello
 
 pytestmark = pytest.mark.timeout(60)
@@ -113,7 +112,7 @@ def test_docker_compose_config() -> None:
     main = _DockerComposeConfig()
     run_local(main)
     _check_compose(main.server, main.client)
-    progs = run_fed(_DockerComposeConfig)
+    progs = run_federated(_DockerComposeConfig)
     _check_compose(progs["server"].server, progs["client"].client)  # type: ignore[attr-defined]
 
 

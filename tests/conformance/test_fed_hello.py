@@ -11,8 +11,7 @@ from typing import Any
 import pytest
 
 from reactorfed import SHUTDOWN, STARTUP, Input, Output, Reactor, Tag, reaction
-from tests.conformance.harness import lf_test
-from tests.conformance.test_fed_count import run_fed, run_local
+from tests.conformance.harness import lf_test, run_federated, run_local
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -67,7 +66,7 @@ def test_hello_distributed() -> None:
     main = _HelloDistributed()
     run_local(main)
     assert main.d.started and main.d.at == Tag(0, 0) and main.d.shut
-    progs = run_fed(_HelloDistributed)
+    progs = run_federated(_HelloDistributed)
     d = progs["d"].d  # type: ignore[attr-defined]
     assert d.started and d.at == Tag(0, 0) and d.shut
 
@@ -129,5 +128,5 @@ def test_federated_file_reader(tmp_path: Path) -> None:
     main = _FederatedFileReader(str(src))
     run_local(main, timeout=0)
     assert main.c.checked
-    progs = run_fed(lambda: _FederatedFileReader(str(src)), timeout=0)
+    progs = run_federated(lambda: _FederatedFileReader(str(src)), timeout=0)
     assert progs["c"].c.checked  # type: ignore[attr-defined]

@@ -26,8 +26,7 @@ from reactorfed import (
     reaction,
     sec,
 )
-from tests.conformance.harness import lf_test, run
-from tests.conformance.test_fed_count import run_fed, run_local
+from tests.conformance.harness import lf_test, run, run_federated, run_local
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -101,7 +100,7 @@ def test_cycle_detection() -> None:
     main = _CycleDetection()
     run_local(main)
     assert main.u1.balances == [200] and main.u2.balances == [200] and main.u1.passed and main.u2.passed
-    progs = run_fed(_CycleDetection)
+    progs = run_federated(_CycleDetection)
     u1, u2 = progs["u1"].u1, progs["u2"].u2  # type: ignore[attr-defined]
     assert u1.balances == [200] and u2.balances == [200] and u1.passed and u2.passed
 
@@ -195,7 +194,7 @@ def test_dataflow() -> None:
     main = _Dataflow(lambda: clock.advance(ms(100)))
     run(main, keepalive=True, clock=clock)
     _check_dataflow(main.server, main.client1, main.client2)
-    progs = run_fed(lambda: _Dataflow(lambda: time.sleep(0.002)))
+    progs = run_federated(lambda: _Dataflow(lambda: time.sleep(0.002)))
     server, c1, c2 = progs["server"].server, progs["client1"].client1, progs["client2"].client2  # type: ignore[attr-defined]
     # Until d190a2b about one federated run in five ended at 48: a federate waiting for a
     # stop agreement inside its tag promised its peers past that tag's unsent outputs.
@@ -284,7 +283,7 @@ def test_loop_distributed_centralized_precedence_hierarchy() -> None:
     main = _LoopHierarchy()
     run_local(main, timeout=sec(5))
     _check_loop_h(main.left, main.right)
-    progs = run_fed(_LoopHierarchy, timeout=sec(5))
+    progs = run_federated(_LoopHierarchy, timeout=sec(5))
     _check_loop_h(progs["left"].left, progs["right"].right)  # type: ignore[attr-defined]
 
 
@@ -350,7 +349,7 @@ def test_loop_distributed_centralized_precedence() -> None:
     main = _LoopPrecedence()
     run_local(main, timeout=sec(5))
     _check_loop(main.left, main.right)
-    progs = run_fed(_LoopPrecedence, timeout=sec(5))
+    progs = run_federated(_LoopPrecedence, timeout=sec(5))
     _check_loop(progs["left"].left, progs["right"].right)  # type: ignore[attr-defined]
 
 
@@ -428,7 +427,7 @@ def test_zero_delay_cycle_physical_upstream() -> None:
     main = _ZeroDelayCyclePhysicalUpstream()
     run_local(main, timeout=ms(500))
     assert main.g.checked
-    progs = run_fed(_ZeroDelayCyclePhysicalUpstream, timeout=ms(500))
+    progs = run_federated(_ZeroDelayCyclePhysicalUpstream, timeout=ms(500))
     assert progs["g"].g.checked  # type: ignore[attr-defined]
 
 
@@ -509,7 +508,7 @@ def test_distributed_looped_action() -> None:
     main = _DistributedLoopedAction()
     run_local(main, timeout=sec(1))
     assert main.receiver.checked and main.receiver.errors == []
-    progs = run_fed(_DistributedLoopedAction, timeout=sec(1))
+    progs = run_federated(_DistributedLoopedAction, timeout=sec(1))
     r = progs["receiver"].receiver  # type: ignore[attr-defined]
     assert r.checked and r.errors == []
 
@@ -589,7 +588,7 @@ def _run_looped_physical() -> None:
     assert main.receiver.checked
     # Not fast, as LF runs it: a physical action takes physical time, so in fast mode
     # logical time would run ahead of it and the 550 ms breaks would shrink to microsteps.
-    progs = run_fed(_DistributedLoopedPhysicalAction, timeout=sec(1), fast=False)
+    progs = run_federated(_DistributedLoopedPhysicalAction, timeout=sec(1), fast=False)
     assert progs["receiver"].receiver.checked  # type: ignore[attr-defined]
 
 
@@ -640,5 +639,5 @@ def test_federated_feedback() -> None:
     main = _FederatedFeedback()
     run_local(main, timeout=ms(1))
     assert main.u.values == [42]
-    progs = run_fed(_FederatedFeedback, timeout=ms(1))
+    progs = run_federated(_FederatedFeedback, timeout=ms(1))
     assert progs["u"].u.values == [42]  # type: ignore[attr-defined]

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from reactorfed import SHUTDOWN, STARTUP, Input, Output, Reactor, Timer, bank, ms, reaction, sec
-from tests.conformance.harness import lf_test, run
-from tests.conformance.test_fed_count import TestCount, count, count_class, run_fed, run_local
+from tests.conformance.harness import lf_test, run, run_federated, run_local
+from tests.conformance.test_fed_count import TestCount, count, count_class
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -54,7 +54,7 @@ def test_bank_index_fed() -> None:
     main = _BankIndexFed()
     run_local(main)
     assert main.b.checked == 4
-    progs = run_fed(_BankIndexFed)
+    progs = run_federated(_BankIndexFed)
     assert progs["b"].b.checked == 4  # type: ignore[attr-defined]
 
 
@@ -85,7 +85,7 @@ def test_bank_index_override() -> None:
     main = _BankIndexOverride()
     run(main)
     assert main.a.checked
-    progs = run_fed(_BankIndexOverride)
+    progs = run_federated(_BankIndexOverride)
     assert progs["a"].a.checked  # type: ignore[attr-defined]
 
 
@@ -120,7 +120,7 @@ def test_distributed_bank() -> None:
     main = _DistributedBank()
     run_local(main, timeout=sec(1))
     assert [(n.count, n.checked) for n in main.n] == [(11, True), (11, True)]
-    progs = run_fed(_DistributedBank, timeout=sec(1))
+    progs = run_federated(_DistributedBank, timeout=sec(1))
     assert [(progs[f"n[{i}]"].n[i].count, progs[f"n[{i}]"].n[i].checked) for i in range(2)] == [(11, True)] * 2  # type: ignore[attr-defined]
 
 
@@ -159,7 +159,7 @@ def test_distributed_bank_to_multiport() -> None:
     main = _BankToMultiport()
     run_local(main, timeout=sec(3))
     assert main.d.count == 5 and main.d.checked
-    progs = run_fed(_BankToMultiport, timeout=sec(3))
+    progs = run_federated(_BankToMultiport, timeout=sec(3))
     d = progs["d"].d  # type: ignore[attr-defined]
     assert d.count == 5 and d.checked
 
@@ -212,7 +212,7 @@ def _run_multiport() -> None:
     main = _DistributedMultiport()
     run_local(main, timeout=sec(1))
     assert main.d.count == 44 and main.d.checked  # 11 ticks, 4 channels
-    progs = run_fed(_DistributedMultiport, timeout=sec(1))
+    progs = run_federated(_DistributedMultiport, timeout=sec(1))
     d = progs["d"].d  # type: ignore[attr-defined]
     assert d.count == 44 and d.checked
 
@@ -275,7 +275,7 @@ def test_distributed_multiport_to_bank() -> None:
     main = _MultiportToBank()
     run_local(main, timeout=sec(1))
     assert [(d.count, d.checked) for d in main.d] == [(11, True)] * 2
-    progs = run_fed(_MultiportToBank, timeout=sec(1))
+    progs = run_federated(_MultiportToBank, timeout=sec(1))
     got = [(progs[f"d[{i}]"].d[i].count, progs[f"d[{i}]"].d[i].checked) for i in range(2)]  # type: ignore[attr-defined]
     assert got == [(11, True)] * 2
 
@@ -325,7 +325,7 @@ def test_distributed_multiport_token() -> None:
     main = _MultiportToken()
     run_local(main, timeout=sec(1))
     assert main.d.received == expected
-    progs = run_fed(_MultiportToken, timeout=sec(1))
+    progs = run_federated(_MultiportToken, timeout=sec(1))
     assert progs["d"].d.received == expected  # type: ignore[attr-defined]
 
 
@@ -359,7 +359,7 @@ def test_parallel_destinations() -> None:
     main = _ParallelDestinations()
     run_local(main, timeout=sec(2))
     assert _counted(main.t1, main.t2) == [(3, True)] * 2
-    progs = run_fed(_ParallelDestinations, timeout=sec(2))
+    progs = run_federated(_ParallelDestinations, timeout=sec(2))
     assert _counted(progs["t1"].t1, progs["t2"].t2) == [(3, True)] * 2  # type: ignore[attr-defined]
 
 
@@ -386,7 +386,7 @@ def test_parallel_sources() -> None:
     main = _ParallelSources()
     run_local(main, timeout=sec(2))
     assert _counted(main.d.t1, main.d.t2) == [(3, True)] * 2
-    progs = run_fed(_ParallelSources, timeout=sec(2))
+    progs = run_federated(_ParallelSources, timeout=sec(2))
     d = progs["d"].d  # type: ignore[attr-defined]
     assert _counted(d.t1, d.t2) == [(3, True)] * 2
 
@@ -417,7 +417,7 @@ def test_parallel_sources_multiport() -> None:
     main = _ParallelSourcesMultiport()
     run_local(main, timeout=sec(2))
     assert _counted(main.d1.t1, main.d1.t2, main.d1.t3, main.t4) == [(3, True)] * 4
-    progs = run_fed(_ParallelSourcesMultiport, timeout=sec(2))
+    progs = run_federated(_ParallelSourcesMultiport, timeout=sec(2))
     d1, t4 = progs["d1"].d1, progs["t4"].t4  # type: ignore[attr-defined]
     assert _counted(d1.t1, d1.t2, d1.t3, t4) == [(3, True)] * 4
 
@@ -461,7 +461,7 @@ def test_broadcast_feedback() -> None:
     main = _BroadcastFeedback()
     run_local(main, timeout=sec(1))
     assert [s.checked for s in main.s] == [True, True]
-    progs = run_fed(_BroadcastFeedback, timeout=sec(1))
+    progs = run_federated(_BroadcastFeedback, timeout=sec(1))
     assert [progs[f"s[{i}]"].s[i].checked for i in range(2)] == [True, True]  # type: ignore[attr-defined]
 
 
@@ -509,5 +509,5 @@ def test_broadcast_feedback_with_hierarchy() -> None:
     main = _BroadcastFeedbackWithHierarchy()
     run_local(main, timeout=sec(1))
     assert [s.r.checked for s in main.s] == [True, True]
-    progs = run_fed(_BroadcastFeedbackWithHierarchy, timeout=sec(1))
+    progs = run_federated(_BroadcastFeedbackWithHierarchy, timeout=sec(1))
     assert [progs[f"s[{i}]"].s[i].r.checked for i in range(2)] == [True, True]  # type: ignore[attr-defined]

@@ -21,8 +21,7 @@ from reactorfed import (
     sec,
     us,
 )
-from tests.conformance.harness import lf_test
-from tests.conformance.test_fed_count import run_fed, run_local
+from tests.conformance.harness import lf_test, run_federated, run_local
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -116,7 +115,7 @@ def _run_stop() -> None:
     main = _DistributedStop()
     run_local(main)
     _check_stop(main.sender, main.receiver)
-    progs = run_fed(_DistributedStop)
+    progs = run_federated(_DistributedStop)
     _check_stop(progs["sender"].sender, progs["receiver"].receiver)  # type: ignore[attr-defined]
 
 
@@ -213,7 +212,7 @@ def test_distributed_stop_zero() -> None:
     run_local(main)
     assert main.sender.shutdown_tag == Tag(0, 1) and main.receiver.shutdown_tag == Tag(0, 1)
     assert main.receiver.received == 1
-    progs = run_fed(_DistributedStopZero)
+    progs = run_federated(_DistributedStopZero)
     s, r = progs["sender"].sender, progs["receiver"].receiver  # type: ignore[attr-defined]
     assert s.shutdown_tag == Tag(0, 1) and r.shutdown_tag == Tag(0, 1) and r.received == 1
 
@@ -275,7 +274,7 @@ def test_stop_at_shutdown() -> None:
     run_local(main, timeout=sec(2))
     assert main.a.started and main.a.got == 1
     assert main.a.shutdown_tag == Tag(sec(2), 0) and main.b.shutdown_tag == Tag(sec(2), 0)
-    progs = run_fed(_StopAtShutdown, timeout=sec(2))
+    progs = run_federated(_StopAtShutdown, timeout=sec(2))
     a, b = progs["a"].a, progs["b"].b  # type: ignore[attr-defined]
     assert a.started and a.got == 1
     assert a.shutdown_tag == Tag(sec(2), 0) and b.shutdown_tag == Tag(sec(2), 0)

@@ -16,8 +16,7 @@ from typing import Any
 import pytest
 
 from reactorfed import STARTUP, Input, Output, Reactor, RunSummary, Tag, reaction, sec
-from tests.conformance.harness import lf_test
-from tests.conformance.test_fed_count import run_fed, run_local
+from tests.conformance.harness import lf_test, run_federated, run_local
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -94,7 +93,7 @@ def _two(main_cls: type[Reactor], check: str, expected: list[tuple[str, int]]) -
     main = main_cls()
     run_local(main, timeout=sec(2))
     assert getattr(main, check).received == expected
-    progs = run_fed(main_cls, timeout=sec(2), trusted_pickle=True)
+    progs = run_federated(main_cls, timeout=sec(2), trusted_pickle=True)
     assert getattr(progs[check], check).received == expected
 
 
@@ -167,7 +166,7 @@ def test_distributed_struct_parallel() -> None:
     main = _StructParallel()
     run_local(main, timeout=sec(2))
     assert main.p1.received == [("Earth", 84)] and main.p2.received == [("Earth", 126)]
-    progs = run_fed(_StructParallel, timeout=sec(2), trusted_pickle=True)
+    progs = run_federated(_StructParallel, timeout=sec(2), trusted_pickle=True)
     assert progs["p1"].p1.received == [("Earth", 84)]  # type: ignore[attr-defined]
     assert progs["p2"].p2.received == [("Earth", 126)]  # type: ignore[attr-defined]
 
@@ -214,7 +213,7 @@ def _run_send_class() -> None:
     main = _SendClass()
     run_local(main)
     assert main.a.got == ["_C"]
-    progs = run_fed(_SendClass, trusted_pickle=True)
+    progs = run_federated(_SendClass, trusted_pickle=True)
     assert progs["a"].a.got == ["_C"]  # type: ignore[attr-defined]
 
 
@@ -250,6 +249,6 @@ def test_distributed_no_react() -> None:
     summary = run_local(main, timeout=sec(2))
     assert main.b.sent and summary.last_tag == Tag(sec(2), 0)
     summaries: dict[str, RunSummary] = {}
-    progs = run_fed(_NoReact, timeout=sec(2), trusted_pickle=True, summaries=summaries)
+    progs = run_federated(_NoReact, timeout=sec(2), trusted_pickle=True, summaries=summaries)
     assert progs["b"].b.sent  # type: ignore[attr-defined]
     assert {n: s.last_tag for n, s in summaries.items()} == {"a": Tag(sec(2), 0), "b": Tag(sec(2), 0)}
