@@ -7,6 +7,8 @@
 * Edges run along zero-delay data dependencies and along each reactor's declaration
   order; a cycle is a causality loop and is refused with the reactions named. A
   reaction's level is the longest path to it; reactions sharing a level are independent.
+* Reactions ready at one tag run by rank: inferred deadline, level, assembly order
+  (reactor-c's order; see :func:`rank`).
 """
 
 from __future__ import annotations
@@ -20,10 +22,11 @@ from .errors import CausalityLoopError, ValidationError
 from .port import MultiPort, Port, PortDecl
 from .reaction import Reaction, ReactionDecl
 from .reactor import Bank, Connection, Reactor
+from .tag import FOREVER
 from .timer import SHUTDOWN, STARTUP, Timer, TimerSlot
 from .trigger import Slot
 
-__all__ = ["NetLink", "Program", "assemble"]
+__all__ = ["NetLink", "Program", "assemble", "rank"]
 
 
 class NetLink:
@@ -309,6 +312,7 @@ def assemble(main: Reactor, federate: str | None = None) -> Program:
                         edges[rx].append(reader)
     prog.edges = edges
     _levels(prog.reactions, edges)
+    _infer_deadlines(prog.reactions, edges)
 
     if federate is not None:
         _partition(prog, federate)
@@ -331,12 +335,28 @@ def assemble(main: Reactor, federate: str | None = None) -> Program:
             slot = prog.startup if e is STARTUP else prog.shutdown if e is SHUTDOWN else _slot_of(e)
             if rx not in slot.reactions:
                 slot.reactions.append(rx)
-    prog.reactions.sort(key=lambda x: (x.level, x.order))
-    for rank, rx in enumerate(prog.reactions):
-        rx.rank = rank
+    rank(prog, by_deadline=True)
+    return prog
+
+
+def rank(prog: Program, *, by_deadline: bool) -> None:
+    """Number the reactions in the order they run when ready at one tag (``rx.rank``) and
+    sort ``prog.reactions`` and every slot's reactions by it.
+
+    ``by_deadline`` (what assembly does): reactor-c's order, the earliest inferred
+    deadline first, then level (``lf_combine_deadline_and_level``: a reaction's index is
+    ``deadline << 16 | level``), then assembly order, which makes it deterministic. The
+    order respects every edge: along an edge the level grows and the inferred deadline
+    never does. Without ``by_deadline``: (level, assembly order), for a scheduler that
+    must finish each level before the next (a federate's zero-delay-cycle checkpoints)."""
+    if by_deadline:
+        prog.reactions.sort(key=lambda x: (x.inferred_deadline, x.level, x.order))
+    else:
+        prog.reactions.sort(key=lambda x: (x.level, x.order))
+    for i, rx in enumerate(prog.reactions):
+        rx.rank = i
     for slot in _all_slots(prog):
         slot.reactions.sort(key=lambda x: x.rank)
-    return prog
 
 
 def _partition(prog: Program, federate: str) -> None:
@@ -400,6 +420,19 @@ def _levels(reactions: list[Reaction], edges: dict[Reaction, list[Reaction]]) ->
                 ready.append(nxt)
     if done != len(reactions):
         raise CausalityLoopError(_find_cycle([rx for rx in reactions if indeg[rx] > 0], edges))
+
+
+def _infer_deadlines(reactions: list[Reaction], edges: dict[Reaction, list[Reaction]]) -> None:
+    """A reaction's inferred deadline: its own, or the smallest of any reaction downstream
+    of it, whichever is smaller (FOREVER: none). LF's ReactionInstanceGraph
+    (assignInferredDeadlines) over the same edges: data and declaration order. Successors
+    have higher levels, so one pass from the highest level down sees them first."""
+    for rx in sorted(reactions, key=lambda x: x.level, reverse=True):
+        d = FOREVER if rx.deadline is None else rx.deadline
+        for nxt in edges[rx]:
+            if nxt.inferred_deadline < d:
+                d = nxt.inferred_deadline
+        rx.inferred_deadline = d
 
 
 def _find_cycle(rest: list[Reaction], edges: dict[Reaction, list[Reaction]]) -> list[str]:

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from .duration import DurationParam, check_duration, check_param, resolve_param
 from .errors import ValidationError
+from .tag import FOREVER
 
 if TYPE_CHECKING:
     from .reactor import Reactor
@@ -107,6 +108,7 @@ class Reaction:
         "effects",
         "fqn",
         "index",
+        "inferred_deadline",
         "late",
         "level",
         "order",
@@ -130,6 +132,8 @@ class Reaction:
             what = f"{self.fqn}: deadline"
             self.deadline = check_duration(resolve_param(decl.deadline, reactor, what), what)
         self.level = 0
+        #: its deadline or the smallest downstream of it (ns; FOREVER: none), set at assembly
+        self.inferred_deadline = FOREVER
         self.rank = 0
         self.stamp = -1
         self.args: tuple[Any, ...] = ()

@@ -1,13 +1,13 @@
 """The scheduler: executes an assembled program tag by tag in logical time.
 
 At each tag it fires the events of that tag (actions, timers, delayed connections,
-startup/shutdown), runs the triggered reactions in rank order (level, then assembly
-order), then delivers delayed connections and clears presence. In ``fast`` mode it never
-waits; otherwise it does not process a tag before physical time reaches it. Physical
-actions (scheduled from any thread, a reaction's included) arrive through an inbox
-stamped with physical time; everything else happens on the
-scheduler's thread (or, with ``workers > 1``, on a pool that runs one level's reactions
-at a time, under a lock).
+startup/shutdown), runs the triggered reactions in rank order (inferred deadline, level,
+assembly order: see :func:`reactorfed.graph.rank`), then delivers delayed connections
+and clears presence. In ``fast`` mode it never waits; otherwise it does not process a
+tag before physical time reaches it. Physical actions (scheduled from any thread, a
+reaction's included) are stamped with physical time and arrive from other threads
+through an inbox; everything else happens on the scheduler's thread (or, with
+``workers > 1``, on a pool that runs a run of same-level ranks at a time, under a lock).
 
 A :class:`Coordinator` (federated execution) may hold a tag back until it is granted,
 add events that arrived from the network, and hear of each completed tag.
@@ -28,7 +28,7 @@ from typing import Any, Protocol
 from .action import Action, ActionHandle, ActionReader, Policy
 from .clock import Clock
 from .errors import ReactorError, ValidationError
-from .graph import Program, _resolve
+from .graph import Program, _resolve, rank
 from .port import CheckedWriter, MultiPort, MultiReader, MultiWriter, Port, PortReader, PortWriter
 from .reaction import Reaction
 from .tag import FOREVER, FOREVER_TAG, NEVER
@@ -411,6 +411,10 @@ class Scheduler:
         self._thread = threading.current_thread()
         proposed = self.clock.now()
         self.start_time = start = self.coordinator.start_time(proposed) if self.coordinator else proposed
+        if self.checkpoints:
+            # A coordinator's level checkpoints need each level finished before the next:
+            # rank by level alone (no deadline-first order in such a federate).
+            rank(self.program, by_deadline=False)
         if self.timeout is not None:
             self.stop_tag = (start + self.timeout, 0)
             self.stop_reason = "timeout"

@@ -14,14 +14,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
 from reactorfed import (
     SHUTDOWN,
     STARTUP,
     Input,
     Output,
-    ReactionFailed,
     Reactor,
     Timer,
     VirtualClock,
@@ -44,14 +41,6 @@ LEFT_OUT = {
         "declaration and checked only before the reaction starts"
     ),
 }
-
-_EDF_GAP = (
-    "runtime gap: reactor-c orders reactions ready at one tag by inferred deadline (the "
-    "reaction's own or the smallest one downstream of it, lf_combine_deadline_and_level) "
-    "before level, so the reaction with the earliest deadline runs first; reactorfed ranks by "
-    "(level, assembly order) only (graph.assemble's sort) and ignores deadlines"
-)
-
 
 # ------------------------------------------------------------------------------- Deadline.lf
 
@@ -210,7 +199,6 @@ class _DeadlinePriority(Reactor):
         self.b = _PWithDeadline(self.g)
 
 
-@pytest.mark.xfail(strict=True, raises=ReactionFailed, reason=_EDF_GAP)
 @lf_test("DeadlinePriority.lf")
 def test_deadline_priority() -> None:
     main = _DeadlinePriority()
@@ -247,7 +235,6 @@ class _DeadlineInherited(Reactor):
         self.b = _IWithDeadline(self.g)
 
 
-@pytest.mark.xfail(strict=True, raises=ReactionFailed, reason=_EDF_GAP)
 @lf_test("DeadlineInherited.lf")
 def test_deadline_inherited() -> None:
     main = _DeadlineInherited()
@@ -297,7 +284,6 @@ class _DeadlineWithAfterDelay(Reactor):
         self.connect(self.a.out, self.b.inp, after=ms(100))
 
 
-@pytest.mark.xfail(strict=True, raises=ReactionFailed, reason=_EDF_GAP)
 @lf_test("DeadlineWithAfterDelay.lf")
 def test_deadline_with_after_delay() -> None:
     main = _DeadlineWithAfterDelay()
@@ -352,7 +338,6 @@ class _DeadlineWithBanks(Reactor):
         self.connect(self.rp.out, [self.s1.inp, self.s2.inp, self.s3.inp, self.s4.inp])
 
 
-@pytest.mark.xfail(strict=True, raises=ReactionFailed, reason=_EDF_GAP)
 @lf_test("DeadlineWithBanks.lf")
 def test_deadline_with_banks() -> None:
     main = _DeadlineWithBanks()

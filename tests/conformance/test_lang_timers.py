@@ -5,13 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
 from reactorfed import (
     SHUTDOWN,
     Input,
     Output,
-    ReactionFailed,
     Reactor,
     Timer,
     VirtualClock,
@@ -149,17 +146,6 @@ class _PeriodicTaskMain(Reactor):
         ), "EDF policy violated. detector2 should execute before task1 when both are triggered."
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=ReactionFailed,
-    reason=(
-        "runtime gap: reactor-c (here its GEDF_NP scheduler, `scheduler: GEDF_NP`) runs the "
-        "reactions ready at one tag earliest (inferred) deadline first: task2 and detector2 "
-        "(deadline 25 ms) before task1 (inferred 50 ms from detector1), levels permitting; "
-        "reactorfed ranks by (level, assembly order) only (graph.assemble's sort), so task1 "
-        "(level 0) starts before detector2 (level 1)"
-    ),
-)
 @lf_test("PeriodicTask.lf")
 def test_periodic_task() -> None:
     main = _PeriodicTaskMain()
