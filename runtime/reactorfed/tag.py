@@ -31,6 +31,11 @@ class Tag(NamedTuple):
             return "Tag(FOREVER)"
         return f"Tag({self.time}, {self.microstep})"
 
+    def __str__(self) -> str:
+        """LF's Python target's form (reactor-c python_tag.c, ``Tag_str``): what ``print``
+        and ``str`` give, ``Tag(time=<ns>, microstep=<m>)``; ``repr`` stays compact."""
+        return f"Tag(time={self.time}, microstep={self.microstep})"
+
     def delayed(self, delay: int) -> Tag:
         """The tag ``delay`` ns later: ``(t, m+1)`` for 0, ``(t+d, 0)`` otherwise."""
         return Tag(*delay_tag(self, delay))

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
 from reactorfed import (
     NEVER,
     SHUTDOWN,
@@ -595,15 +593,6 @@ class _TagStringMain(Reactor):
         self.s += 1
         if self.s < 10:
             l.schedule(delay=0)
-
-
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "runtime gap: LF's Python target prints a tag as 'Tag(time=..., microstep=...)'; "
-        "reactorfed's Tag.__repr__ (tag.py) prints 'Tag(<time>, <microstep>)', without the field names"
-    ),
-)
 
 
 @lf_test("TagString.lf")

@@ -34,3 +34,11 @@ def test_relative_to_and_repr():
     assert repr(Tag(7, 1)) == "Tag(7, 1)"
     assert repr(NEVER_TAG) == "Tag(NEVER)"
     assert repr(FOREVER_TAG) == "Tag(FOREVER)"
+
+
+def test_str_is_lf_pythons_form():
+    """reactor-c's python_tag.c (Tag_str): ``Tag(time=..., microstep=...)``, what LF's
+    Python programs print and parse (TagString.lf); f-strings use it too."""
+    assert str(Tag(7, 1)) == "Tag(time=7, microstep=1)"
+    assert f"{Tag(0, 0)}" == "Tag(time=0, microstep=0)"
+    assert str(NEVER_TAG) == f"Tag(time={NEVER}, microstep=0)"
