@@ -158,6 +158,11 @@ def add_federate(sub: Any) -> None:
     g.add_argument("--federate", required=True, metavar="NAME", help="which federate: a child of the main reactor, e.g. learner or samplers[3]")
     g.add_argument("--rti", required=True, metavar="ADDRESS", help="the RTI: tcp://HOST:PORT or HOST:PORT")
     g.add_argument("--bind-host", default=None, help="address for this federate's data port (default: 127.0.0.1, or 0.0.0.0 with --advertise-host)")
+    g.add_argument("--data-port", type=port, default=0, metavar="PORT",
+                   help="port of this federate's data endpoint, where upstream peers connect (default: 0, any free port)")
+    g.add_argument("--advertise-port", type=port, default=None, metavar="PORT",
+                   help="port peers are told to connect to, when a proxy or a NodePort forwards it to --data-port "
+                   "(default: the port listened on)")
     g.add_argument("--advertise-host", default=os.environ.get("REACTORFED_ADVERTISE_HOST"),
                    help="address peers use to reach this federate (in Kubernetes: the pod IP; default: $REACTORFED_ADVERTISE_HOST or the bind address)")
     g.add_argument("--checkpoint-dir", type=Path, default=None, help="directory where reactors may keep checkpoints ($REACTORFED_CHECKPOINT_DIR)")
@@ -180,6 +185,7 @@ def cmd_federate(args: argparse.Namespace) -> int:
     rti = args.rti if args.rti.startswith("tcp://") else f"tcp://{args.rti}"
     bind = args.bind_host or ("0.0.0.0" if args.advertise_host else "127.0.0.1")
     cfg = FederateConfig(args.federation_id, _secret(args), rti, bind_host=bind, advertise_host=args.advertise_host,
+                         data_port=args.data_port, advertise_port=args.advertise_port,
                          liveness_ns=args.heartbeat_timeout, silence_ns=_silence(args.heartbeat_timeout),
                          trusted_pickle=args.trusted_pickle,
                          peer_grants=not args.no_peer_grants, unix_sockets=not args.no_unix_sockets)

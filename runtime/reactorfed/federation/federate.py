@@ -65,6 +65,11 @@ class FederateConfig:
     rti: str  # tcp://host:port
     bind_host: str = "127.0.0.1"
     advertise_host: str | None = None
+    #: the data port to listen on (0: any free port)
+    data_port: int = 0
+    #: the port peers are told to reach it on, when something between forwards it (a
+    #: proxy, a NodePort); None: the port listened on
+    advertise_port: int | None = None
     heartbeat_ns: int = 200_000_000
     #: the RTI's connection answering nothing, not even ZeroMQ's heartbeats, for this long
     #: (or closing: at once) means the RTI is gone
@@ -175,8 +180,8 @@ class FederateCoordinator:
         Returns the TCP endpoint and the address to advertise (both, when there is a
         Unix socket)."""
         cfg = self.cfg
-        self._data = Server(f"tcp://{cfg.bind_host}:0", max_message=cfg.max_message)
-        port = self._data.endpoint.rsplit(":", 1)[1]
+        self._data = Server(f"tcp://{cfg.bind_host}:{cfg.data_port}", max_message=cfg.max_message)
+        port = cfg.advertise_port or self._data.endpoint.rsplit(":", 1)[1]
         endpoint = f"tcp://{cfg.advertise_host or cfg.bind_host}:{port}"
         if cfg.unix_sockets and self.layout.upstream(self.me):
             try:

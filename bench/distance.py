@@ -1,0 +1,290 @@
+"""Coordination across distance: federates as if on machines some milliseconds apart.
+
+    python -m bench.distance                # every distance, 3 runs each
+    python -m bench.distance --quick        # one run, shorter
+    python -m bench.distance --rtts 0,10    # only these added round trips (ms)
+
+This kernel has no netem, so the distance comes from Toxiproxy (a real TCP proxy that
+adds latency; its Go module github.com/Shopify/toxiproxy/v2, built once into
+``~/.cache/reactorfed/tools/bin/server``). Every link of the federation goes through it:
+the RTI's port (federates connect to the proxy) and each federate's data port (federates
+advertise the proxy's address: ``reactorfed federate --data-port P --advertise-port Q``),
+with Unix sockets and shared memory off, so every byte crosses TCP and the proxy. The
+added round trip is split over the two directions (Toxiproxy's latency is whole
+milliseconds per direction, so 1 ms is added one way); "0" is the proxy alone.
+
+Measured at each distance, each beside raw ZeroMQ over the same proxy in the same run:
+
+* tag advance in a 2-federate chain (a pipeline: the source never waits), us per tag;
+* a closed loop of a driver and one worker, the shape of synchronous RL: rounds per
+  second, against raw ZeroMQ REQ/REP round trips per second;
+* 100 KB payloads between two federates, frames per second, against raw PUSH/PULL;
+* the Q-learning example (2 samplers, a learner): wall time of its iterations.
+
+Results in ``bench/results/distance.jsonl`` and ``distance.png``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
+from typing import IO, Any
+
+from bench.common import Results, base_parser, progress, wait_quiet
+from bench.federation import FRAME, _pair
+from bench.rf_runner import results_by_reactor
+
+ROOT = Path(__file__).resolve().parent.parent
+PY = sys.executable
+TOXIPROXY = Path(os.environ.get("REACTORFED_TOOLS", Path.home() / ".cache" / "reactorfed" / "tools")) / "bin" / "server"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class Toxiproxy:
+    """A Toxiproxy server of our own on loopback, and the proxies made through its API."""
+
+    def __init__(self) -> None:
+        if not TOXIPROXY.exists():
+            raise SystemExit(f"Toxiproxy is not built: GOBIN={TOXIPROXY.parent} go install "
+                             "github.com/Shopify/toxiproxy/v2/cmd/server@v2.5.0")
+        self.port = _free_port()
+        self.proc = subprocess.Popen([str(TOXIPROXY), "-host", "127.0.0.1", "-port", str(self.port)],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                self._call("GET", "/version")
+                break
+            except OSError:
+                if time.monotonic() > deadline or self.proc.poll() is not None:
+                    raise RuntimeError("Toxiproxy did not start") from None
+                time.sleep(0.05)
+
+    def _call(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
+        data = json.dumps(body).encode() if body is not None else None
+        req = urllib.request.Request(f"http://127.0.0.1:{self.port}{path}", data=data, method=method,
+                                     headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=5) as r:
+            text = r.read()
+        try:
+            return json.loads(text) if text else None
+        except json.JSONDecodeError:
+            return text.decode()  # /version answers plain text
+
+    def proxy(self, upstream: int, rtt_ms: int) -> int:
+        """A proxy to 127.0.0.1:``upstream`` adding ``rtt_ms`` to a round trip; its port."""
+        listen = _free_port()
+        name = f"p{listen}"
+        self._call("POST", "/proxies", {"name": name, "listen": f"127.0.0.1:{listen}",
+                                        "upstream": f"127.0.0.1:{upstream}", "enabled": True})
+        down, up = rtt_ms - rtt_ms // 2, rtt_ms // 2
+        for stream, ms in (("downstream", down), ("upstream", up)):
+            if ms:
+                self._call("POST", f"/proxies/{name}/toxics", {"type": "latency", "stream": stream,
+                                                                 "attributes": {"latency": ms, "jitter": 0}})
+        return listen
+
+    def reset(self) -> None:
+        for name in list(self._call("GET", "/proxies") or {}):
+            self._call("DELETE", f"/proxies/{name}")
+
+    def close(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(10)
+
+
+@contextmanager
+def _processes() -> Iterator[list[subprocess.Popen[str]]]:
+    procs: list[subprocess.Popen[str]] = []
+    try:
+        yield procs
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+
+
+def federation(tp: Toxiproxy, program: str, names: list[str], params: dict[str, Any], rtt_ms: int,
+               timeout_s: float = 600) -> tuple[str, float]:
+    """Run ``program``'s RTI and federates as processes, every link through a proxy;
+    (everything they printed, wall seconds)."""
+    fid = f"distance-{secrets.token_hex(4)}"
+    env = {**os.environ, "REACTORFED_SECRET": secrets.token_hex(16), "OMP_NUM_THREADS": "1",
+           "PYTHONPATH": str(ROOT / "examples" / "rl")}
+    plist = [a for k, v in params.items() for a in ("--param", f"{k}={v}")]
+    rti_port = _free_port()
+    rti_proxy = tp.proxy(rti_port, rtt_ms)
+    t0 = time.monotonic()
+    with _processes() as procs, tempfile.TemporaryDirectory() as tmp, ExitStack() as files:
+        who = ["rti", *names]
+
+        def log(name: str) -> IO[str]:
+            return files.enter_context(open(Path(tmp) / f"{name}.out", "w"))
+
+        procs.append(subprocess.Popen([PY, "-m", "reactorfed", "rti", program, *plist, "--federation-id", fid,
+                                       "--host", "127.0.0.1", "--port", str(rti_port)], env=env, cwd=ROOT, text=True,
+                                      stdout=log("rti"), stderr=subprocess.STDOUT))
+        for name in names:
+            data = _free_port()
+            procs.append(subprocess.Popen(
+                [PY, "-m", "reactorfed", "federate", program, *plist, "--federate", name, "--federation-id", fid,
+                 "--rti", f"127.0.0.1:{rti_proxy}", "--data-port", str(data), "--advertise-port",
+                 str(tp.proxy(data, rtt_ms)), "--no-unix-sockets", "--no-shm", "--fast"],
+                env=env, cwd=ROOT, text=True, stdout=log(name), stderr=subprocess.STDOUT))
+        deadline = time.monotonic() + timeout_s
+        for p in procs:
+            p.wait(max(1.0, deadline - time.monotonic()))
+        wall = time.monotonic() - t0
+        files.close()
+        out = "".join((Path(tmp) / f"{n}.out").read_text() for n in who)
+        bad = [name for name, p in zip(who, procs, strict=True) if p.returncode != 0]
+        if bad:
+            raise RuntimeError(f"{program} at +{rtt_ms} ms: failed ({bad}):\n" + "\n".join(out.splitlines()[-20:]))
+    tp.reset()
+    return out, wall
+
+
+def _one(out: str) -> dict[str, Any]:
+    found = list(results_by_reactor(out).values())
+    if len(found) != 1:
+        raise RuntimeError(f"expected one reported result, got {len(found)}:\n{out[-2000:]}")
+    return found[0]
+
+
+# -- the measurements at one distance --------------------------------------------------------
+def pipeline_us_per_tag(tp: Toxiproxy, rtt: int, tags: int) -> float:
+    r = _one(federation(tp, "bench/scale_programs.py:Chain", ["source", "sink"], {"federates": 2, "tags": tags}, rtt)[0])
+    return float(r["seconds"]) * 1e6 / tags
+
+
+def loop_rounds_per_s(tp: Toxiproxy, rtt: int, rounds: int) -> float:
+    r = _one(federation(tp, "bench/scale_programs.py:Loop", ["driver", "workers[0]"], {"federates": 2, "tags": rounds},
+                        rtt)[0])
+    return rounds / float(r["seconds"])
+
+
+def payload_frames_per_s(tp: Toxiproxy, rtt: int, frames: int) -> float:
+    r = _one(federation(tp, "bench/distance_programs.py:Frames", ["src", "sink"], {"n": frames}, rtt)[0])
+    return frames / float(r["seconds"])
+
+
+def qlearning_wall_s(tp: Toxiproxy, rtt: int, iterations: int) -> float:
+    r = _one(federation(tp, "examples/rl/qlearning.py:Main", ["samplers[0]", "samplers[1]", "learner"],
+                        {"num_samplers": 2, "iterations": iterations}, rtt)[0])
+    return float(r["seconds"])
+
+
+_REP = """
+import sys, zmq
+ctx = zmq.Context(); s = ctx.socket(zmq.REP); s.bind(f"tcp://127.0.0.1:{sys.argv[2]}")
+print(sys.argv[1], flush=True)
+for _ in range(int(sys.argv[3])): s.send(s.recv())
+"""
+_REQ = """
+import sys, time, zmq, json
+ctx = zmq.Context(); s = ctx.socket(zmq.REQ); s.connect(f"tcp://127.0.0.1:{sys.argv[1]}")
+warm, n = int(sys.argv[2]), int(sys.argv[3])
+for _ in range(warm): s.send(b"x" * 32); s.recv()
+t0 = time.perf_counter()
+for _ in range(n): s.send(b"x" * 32); s.recv()
+print(json.dumps({"rtt_us": (time.perf_counter() - t0) * 1e6 / n}))
+"""
+_PULL = """
+import sys, time, zmq, json
+ctx = zmq.Context(); s = ctx.socket(zmq.PULL); s.bind(f"tcp://127.0.0.1:{sys.argv[2]}")
+print(sys.argv[1], flush=True)
+n, size = int(sys.argv[3]), int(sys.argv[4])
+for i in range(n):
+    assert len(s.recv(copy=False)) == size
+print(json.dumps({"last": time.time()}), flush=True)
+"""
+_PUSH = """
+import sys, time, zmq, json
+import numpy as np
+ctx = zmq.Context(); s = ctx.socket(zmq.PUSH); s.connect(f"tcp://127.0.0.1:{sys.argv[1]}")
+n, size = int(sys.argv[2]), int(sys.argv[3])
+frame = np.arange(size, dtype=np.uint8)
+time.sleep(0.5)  # connected through the proxy
+first = time.time()
+for _ in range(n): s.send(frame, copy=False)
+print(json.dumps({"first": first}), flush=True)
+s.close(linger=-1); ctx.term()
+"""
+
+
+def raw_round_trips_per_s(tp: Toxiproxy, rtt: int, n: int) -> float:
+    port = _free_port()
+    proxied = str(tp.proxy(port, rtt))
+    warm = max(10, n // 10)
+    out, _ = _pair(_REP, [proxied, str(port), str(warm + n)], _REQ, lambda p: [p, str(warm), str(n)])
+    tp.reset()
+    return 1e6 / float(json.loads(out)["rtt_us"])
+
+
+def raw_frames_per_s(tp: Toxiproxy, rtt: int, n: int) -> float:
+    port = _free_port()
+    proxied = str(tp.proxy(port, rtt))
+    out, rest = _pair(_PULL, [proxied, str(port), str(n), str(FRAME)], _PUSH, lambda p: [p, str(n), str(FRAME)])
+    tp.reset()
+    return n / (json.loads(rest.strip().splitlines()[-1])["last"] - json.loads(out)["first"])
+
+
+def main(argv: list[str] | None = None) -> Results:
+    p = base_parser(__doc__ or "")
+    p.add_argument("--rtts", default="0,1,10", help="added round trips in whole ms, comma-separated (default 0,1,10)")
+    args = p.parse_args(argv)
+    runs = 1 if args.quick else args.runs
+    tags, rounds, frames, iters = (300, 100, 200, 5) if args.quick else (3000, 500, 1000, 20)
+    res = Results("distance", args.out)
+    tp = Toxiproxy()
+    try:
+        for rtt in (int(x) for x in args.rtts.split(",")):
+            got: dict[str, list[float]] = {}
+            for i in range(runs):
+                wait_quiet()
+                for key, value in (("raw_rt", raw_round_trips_per_s(tp, rtt, max(20, rounds))),
+                                   ("raw_frames", raw_frames_per_s(tp, rtt, frames)),
+                                   ("pipeline", pipeline_us_per_tag(tp, rtt, tags)),
+                                   ("loop", loop_rounds_per_s(tp, rtt, rounds)),
+                                   ("frames", payload_frames_per_s(tp, rtt, frames)),
+                                   ("qlearning", qlearning_wall_s(tp, rtt, iters))):
+                    got.setdefault(key, []).append(value)
+                progress(f"+{rtt} ms run {i + 1}: " + ", ".join(f"{k} {v[-1]:,.1f}" for k, v in got.items()))
+            med = {k: statistics.median(v) for k, v in got.items()}
+            extra = {"added_rtt_ms": rtt, "raw_rtt_us": round(1e6 / med["raw_rt"], 1)}
+            res.add(f"+{rtt} ms closed loop", "rounds_per_s", med["loop"], "raw-zmq-req-rep", med["raw_rt"],
+                    "higher", runs, **extra)
+            res.add(f"+{rtt} ms 100 KB payloads", "frames_per_s", med["frames"], "raw-zmq-push-pull",
+                    med["raw_frames"], "higher", runs, **extra)
+            # the pipeline's and Q-learning's peer: the same figure with no added distance
+            res.add(f"+{rtt} ms pipeline tag advance", "us_per_tag", med["pipeline"], "raw-zmq-req-rep",
+                    1e6 / med["raw_rt"], "lower", runs, **extra)
+            res.add(f"+{rtt} ms Q-learning ({iters} iterations, 2 samplers)", "wall_s", med["qlearning"],
+                    "raw-zmq-req-rep", 1e6 / med["raw_rt"] * iters / 1e6, "lower", runs, **extra)
+    finally:
+        tp.close()
+    path = res.write()
+    pic = res.plot("federation across distance (Toxiproxy on every link), vs raw ZeroMQ over the same proxy")
+    progress(f"wrote {path}" + (f" and {pic}" if pic else ""))
+    return res
+
+
+if __name__ == "__main__":
+    main()
