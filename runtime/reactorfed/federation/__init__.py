@@ -7,8 +7,9 @@ msgpack nor numpy until a federation actually runs.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_attributes
 
 if TYPE_CHECKING:
     from .codec import CodecError
@@ -50,13 +51,7 @@ __all__ = [
 assert sorted(__all__) == sorted(_HOME)
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOME.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{home}", __name__), name)
-    globals()[name] = value  # once loaded, a plain attribute
-    return value
+__getattr__ = lazy_attributes(__name__, globals(), _HOME)
 
 
 def __dir__() -> list[str]:

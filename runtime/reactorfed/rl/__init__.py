@@ -10,9 +10,9 @@ and 300 MB sooner.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from .._lazy import lazy_attributes
 from .buffer import Batch, ReplayBuffer
 from .envs import (
     ATARI_GAMES,
@@ -51,13 +51,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
-    globals()[name] = value  # once imported, a plain attribute
-    return value
+__getattr__ = lazy_attributes(__name__, globals(), _LAZY)
 
 __all__ = [
     "ATARI_GAMES",
