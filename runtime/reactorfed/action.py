@@ -177,7 +177,9 @@ class ActionReader:
         self._slot = action
 
     def get(self) -> Any:
-        return self._slot.value
+        """The value at the current tag, None when absent."""
+        s = self._slot
+        return s.value if s.present else None
 
     @property
     def is_present(self) -> bool:
@@ -185,7 +187,9 @@ class ActionReader:
 
     @property
     def value(self) -> Any:
-        return self._slot.value
+        """As :meth:`get`: an action's value does not persist past its tag (a port's does)."""
+        s = self._slot
+        return s.value if s.present else None
 
 
 class ActionHandle(ActionReader):

@@ -1,5 +1,10 @@
 """Ports: typed inputs and outputs, single channels or multiports.
 
+A port's value persists (LF's Python target): ``handle.value`` reads the latest value the
+port had, at this tag or an earlier one, while ``handle.get()`` reads the value at the
+current tag only (None when absent) and ``handle.is_present`` says which. A persisted
+value stays referenced until the port's next value replaces it (a large array included).
+
 A port is declared on the reactor class (``inp = Input(int)``); each reactor instance
 gets its own runtime :class:`Port` (or :class:`MultiPort` of channels). Reactions never
 touch ports directly: they receive handles for what they declared — a
@@ -195,7 +200,8 @@ class PortReader(Generic[T]):
 
     def get(self) -> T | None:
         """The value at the current tag, or None when absent (never a stale value)."""
-        return self._slot.value
+        s = self._slot
+        return s.value if s.present else None
 
     @property
     def is_present(self) -> bool:
@@ -203,6 +209,9 @@ class PortReader(Generic[T]):
 
     @property
     def value(self) -> T | None:
+        """The latest value this port had, at this tag or an earlier one (None before the
+        first): LF's Python target's persistent ``port.value``. Use :meth:`get` (None when
+        absent) or :attr:`is_present` to tell a new value from an old one."""
         return self._slot.value
 
     def __repr__(self) -> str:
@@ -263,7 +272,7 @@ class MultiReader(Sequence[PortReader[T]]):
 
     def values(self) -> list[T | None]:
         """Every channel's value, None where absent."""
-        return [h._slot.value for h in self._h]
+        return [s.value if s.present else None for s in (h._slot for h in self._h)]
 
     def present(self) -> list[tuple[int, T]]:
         """(channel, value) for the channels present at this tag."""

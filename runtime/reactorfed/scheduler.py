@@ -3,7 +3,7 @@
 At each tag it fires the events of that tag (actions, timers, delayed connections,
 startup/shutdown), runs the triggered reactions in rank order (inferred deadline, level,
 assembly order: see :func:`reactorfed.graph.rank`), then delivers delayed connections
-and clears presence. In ``fast`` mode it never waits; otherwise it does not process a
+and clears presence (values persist: see :mod:`reactorfed.port`). In ``fast`` mode it never waits; otherwise it does not process a
 tag before physical time reaches it. Physical actions (scheduled from any thread, a
 reaction's included) are stamped with physical time and arrive from other threads
 through an inbox; everything else happens on the scheduler's thread (or, with
@@ -26,7 +26,7 @@ from types import SimpleNamespace
 from typing import Any, Protocol
 
 from .action import Action, ActionHandle, ActionReader, Policy
-from .clock import Clock
+from .clock import Clock, Wakeup
 from .errors import ReactorError, ValidationError
 from .graph import Program, _resolve, rank
 from .port import CheckedWriter, MultiPort, MultiReader, MultiWriter, Port, PortReader, PortWriter
@@ -74,6 +74,13 @@ class Coordinator(Protocol):
 
     def stop_requested(self, scheduler: Scheduler, tag: TagT) -> TagT:
         """A local request to stop at ``tag``; returns the agreed stop tag."""
+        ...
+
+    def wait_until(self, scheduler: Scheduler, t: int, wakeup: Wakeup) -> bool:
+        """Wait for physical time ``t`` before the tag :meth:`acquire` returned, as
+        :meth:`Clock.wait_until` does, and also for the network: returns False early when
+        ``wakeup`` is set or something arrived that may change the tag to process (an
+        earlier event, a stop request); the scheduler then asks :meth:`acquire` again."""
         ...
 
 
@@ -136,7 +143,7 @@ class Scheduler:
         self._stamp = 0
         self._reactions = program.reactions
         self._inbox: deque[tuple[Action, Any, int]] = deque()
-        self._wakeup = threading.Event()
+        self._wakeup = Wakeup()
         self._external_stop = False
         self._current: Reaction | None = None
         self._tls = threading.local()
@@ -470,8 +477,10 @@ class Scheduler:
                     continue
             if head is None:
                 return None
-            if not self.fast and head[0] > self.clock.now() and not self.clock.wait_until(head[0], self._wakeup):
-                continue  # woken by a physical action or a stop request
+            if not self.fast and head[0] > self.clock.now() and not (
+                    self.clock.wait_until(head[0], self._wakeup) if coord is None
+                    else coord.wait_until(self, head[0], self._wakeup)):
+                continue  # woken by a physical action or a stop request (or the network)
             return head
 
     def _loop(self) -> None:
@@ -544,15 +553,16 @@ class Scheduler:
                     dtag = (t, m + 1) if delay == 0 else (t + delay, 0)
                     if dtag <= self.stop_tag:
                         self._post(dtag, dst, slot.value)
-            if not hooks:  # hooks see the tag's values: clear after them
+            if not hooks:  # hooks see the tag's presence: clear after them
                 slot.present = False
-                slot.value = None
         if hooks:
             for hook in hooks:
                 hook(tag, setl)
             for slot in setl:
                 slot.present = False
-                slot.value = None
+        # Only presence is cleared: a port's value persists (LF's Python target's
+        # ``port.value``; ``get()`` is None when absent), and an action's stays in its slot
+        # unread (ActionReader gates on presence) until its next event replaces it.
         setl.clear()
         if self.coordinator is not None:
             eq = self._eq

@@ -2,7 +2,8 @@
 
 A :class:`Slot` holds the value and presence of a port (shared by every port joined to
 it by zero-delay connections), an action, a timer, or startup/shutdown. The scheduler
-sets it, pushes the reactions it triggers, and clears it at the end of the tag.
+sets it, pushes the reactions it triggers, and clears its presence at the end of the tag
+(the value stays: a port's persists, see :mod:`reactorfed.port`).
 """
 
 from __future__ import annotations

