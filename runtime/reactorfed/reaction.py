@@ -107,6 +107,7 @@ class Reaction:
         "decl",
         "effects",
         "fqn",
+        "handler",
         "index",
         "inferred_deadline",
         "late",
@@ -137,6 +138,8 @@ class Reaction:
         self.rank = 0
         self.stamp = -1
         self.args: tuple[Any, ...] = ()
+        #: the deadline handler with its arguments bound, set by the scheduler
+        self.handler: Callable[[], Any] | None = None
         #: the body (or deadline check) with its arguments bound, set by the scheduler
         self.call: Callable[[], Any] = self._unbound
         # Resolved runtime elements (ports' channels, actions, timers, builtin slots).

@@ -226,6 +226,23 @@ class Reactor(metaclass=_ReactorMeta):
     def physical_time(self) -> int:
         return self._running_env().clock.now()
 
+    def check_deadline(self, invoke_handler: bool = True) -> bool:
+        """Inside a reaction of this reactor: has its deadline passed (physical time past
+        the tag's time + the deadline)? If so and ``invoke_handler``, its deadline handler
+        runs now. False for a reaction without a deadline. LF's
+        ``self.check_deadline(invoke_handler)`` (see :mod:`reactorfed.deadlines`)."""
+        from .deadlines import check_deadline
+
+        return check_deadline(self._running_env(), self, invoke_handler)
+
+    def update_deadline(self, deadline: int) -> None:
+        """Inside a reaction of this reactor that declares a deadline: change it (ns), for
+        the rest of this invocation (see :meth:`check_deadline`) and every later one.
+        LF's ``self.update_deadline(d)``."""
+        from .deadlines import update_deadline
+
+        update_deadline(self._running_env(), self, deadline)
+
     def request_stop(self) -> None:
         """Stop at the next microstep: shutdown reactions run there, later events are dropped."""
         self._running_env().request_stop()

@@ -27,6 +27,7 @@ from typing import Any, Protocol
 
 from .action import Action, ActionHandle, ActionReader, Policy
 from .clock import Clock, Wakeup
+from .deadlines import with_deadline
 from .errors import ReactorError, ValidationError
 from .graph import Program, _resolve, rank
 from .port import CheckedWriter, MultiPort, MultiReader, MultiWriter, Port, PortReader, PortWriter
@@ -184,8 +185,8 @@ class Scheduler:
             handles.update(nested)
             rx.args = tuple(handles[p] for p in decl.params)
             body = functools.partial(rx.body, rx.reactor, *rx.args)
-            late = functools.partial(rx.late, rx.reactor, *rx.args) if rx.late is not None else None
-            rx.call = self._with_deadline(rx, body, late) if rx.deadline is not None else body
+            rx.handler = functools.partial(rx.late, rx.reactor, *rx.args) if rx.late is not None else None
+            rx.call = with_deadline(self, rx, body) if rx.deadline is not None else body
         if parallel:
             self._pool = ThreadPoolExecutor(self.workers - 1, thread_name_prefix="reactorfed-worker")
 
@@ -211,24 +212,6 @@ class Scheduler:
         if isinstance(obj, TimerSlot):
             return ActionReader(obj)  # type: ignore[arg-type]
         raise ValidationError(f"cannot make a handle for {obj!r}")
-
-    def _with_deadline(self, rx: Reaction, body: Callable[[], Any], late: Callable[[], Any] | None) -> Callable[[], Any]:
-        deadline = rx.deadline
-        assert deadline is not None
-        now = self.clock.now
-
-        # reactor-c (reactor.c, reactor_threaded.c): a deadline of 0 is always missed
-        # ("deadline == 0 || physical > logical + deadline"): no reaction starts at the
-        # very instant of its tag.
-        def run() -> Any:
-            if deadline == 0 or now() > self.current_tag[0] + deadline:
-                self.deadline_misses += 1
-                if late is not None:
-                    return late()
-                log.warning("deadline of %s missed at %s (no handler: running the body)", rx.fqn, self.current_tag)
-            return body()
-
-        return run
 
     # -- called from reactions and other threads --------------------------------------
     def current_reaction_name(self) -> str | None:

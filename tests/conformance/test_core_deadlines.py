@@ -18,6 +18,7 @@ from reactorfed import (
     SHUTDOWN,
     STARTUP,
     Input,
+    LogicalAction,
     Output,
     Reactor,
     Timer,
@@ -26,21 +27,9 @@ from reactorfed import (
     ms,
     reaction,
     sec,
+    us,
 )
 from tests.conformance.harness import lf_test, run
-
-LEFT_OUT = {
-    "DeadlineAnytime.lf": (
-        "calls check_deadline(True) inside the reaction body (LF's anytime deadline check, which "
-        "runs the deadline handler mid-reaction); reactorfed checks a deadline only before a "
-        "reaction starts and has no API to check it from inside the body"
-    ),
-    "DeadlineUpdateDecrease.lf": (
-        "calls update_deadline() and check_deadline() inside the reaction body (changing a "
-        "reaction's deadline at run time); reactorfed's deadlines are fixed per reaction "
-        "declaration and checked only before the reaction starts"
-    ),
-}
 
 # ------------------------------------------------------------------------------- Deadline.lf
 
@@ -384,3 +373,144 @@ def test_deadline_zero() -> None:
     main = _DeadlineZero()
     run(main, timeout=sec(1))
     assert main.d.cnt == 11
+
+
+# -- DeadlineAnytime.lf, DeadlineUpdateDecrease.lf, failing/DeadlineUpdateIncrease.lf --------
+# LF's self.check_deadline(invoke_handler=True) and self.update_deadline(d) inside a
+# reaction body; time.sleep(x) advances the virtual clock by x.
+
+
+class _TickingClock(VirtualClock):
+    """A virtual clock that moves 1 us forward at every read, so a busy loop that polls
+    check_deadline() sees time pass as LF's does."""
+
+    def now(self) -> int:
+        self.advance(us(1))
+        return super().now()
+
+
+class _AnytimeA(Reactor):
+    a = LogicalAction()
+
+    def __init__(self) -> None:
+        self.i = 0
+
+    @reaction(triggers=[STARTUP], effects=[a], deadline=ms(10))
+    def start(self, a: Any) -> None:
+        self.i = 0
+        while not self.check_deadline(True):
+            pass
+
+    @start.deadline_handler
+    def start_late(self, a: Any) -> None:
+        a.schedule(delay=0)
+
+    @reaction(triggers=[a])
+    def on_a(self, a: Any) -> None:
+        self.i = 42
+        # Check that if there is no deadline, check_deadline() returns false.
+        assert not self.check_deadline(), "ERROR: check_deadline() returned true when there is no deadline"
+
+    @reaction(triggers=[SHUTDOWN])
+    def bye(self) -> None:
+        assert self.i == 42, f"ERROR: Expected 42, but got {self.i}"
+
+
+class _DeadlineAnytime(Reactor):
+    def __init__(self) -> None:
+        self.a = _AnytimeA()
+
+
+@lf_test("DeadlineAnytime.lf")
+def test_deadline_anytime() -> None:
+    main = _DeadlineAnytime()
+    run(main, clock=_TickingClock())
+    assert main.a.i == 42
+
+
+class _DecreaseDeadline(Reactor):
+    t = Timer(0, ms(50))
+
+    def __init__(self, clock: VirtualClock) -> None:
+        self.clock = clock
+        self.deadline_decreased = False
+        self.violations: list[int] = []
+
+    @reaction(triggers=[t], deadline=ms(100))
+    def tick(self) -> None:
+        if not self.deadline_decreased:
+            self.update_deadline(ms(50))
+            self.clock.advance(ms(60))  # time.sleep(0.06)
+            assert self.check_deadline(), (
+                "Deadline update failed. Deadline handler was not invoked on lag of 50 msec.")
+            self.deadline_decreased = True
+        else:
+            raise AssertionError("Deadline not updated correctly.")
+
+    @tick.deadline_handler
+    def tick_late(self) -> None:
+        self.violations.append(self.elapsed())
+        # When the next reaction is invoked at 50 ms, the deadline handler is invoked
+        # because of this sleep.
+        self.clock.advance(ms(60))  # time.sleep(0.06)
+
+
+class _DeadlineUpdateDecrease(Reactor):
+    def __init__(self, clock: VirtualClock) -> None:
+        self.decreaseDeadline = _DecreaseDeadline(clock)
+
+
+@lf_test("DeadlineUpdateDecrease.lf")
+def test_deadline_update_decrease() -> None:
+    clock = VirtualClock()
+    main = _DeadlineUpdateDecrease(clock)
+    run(main, timeout=ms(50), clock=clock)
+    assert main.decreaseDeadline.violations == [0, ms(50)]  # from check_deadline, then before 50 ms
+
+
+class _IncreaseDeadline(Reactor):
+    t = Timer(0, sec(1))
+
+    def __init__(self, clock: VirtualClock) -> None:
+        self.clock = clock
+        self.deadline_increased = False
+        self.deadline_checked = False
+        self.on_time: list[int] = []
+
+    @reaction(triggers=[t], deadline=ms(200))
+    def tick(self) -> None:
+        if not self.deadline_increased:
+            self.update_deadline(ms(500))
+            self.clock.advance(ms(200))  # time.sleep(0.2)
+            assert not self.check_deadline(), (
+                "Deadline update failed. Deadline handler should not invoked on lag of 200 msec.")
+            self.clock.advance(ms(800))  # time.sleep(0.8)
+            assert self.check_deadline(), "Deadline update failed. Deadline handler was not invoked on lag of 1 sec."
+            self.deadline_increased = True
+        else:
+            # When the reaction is triggered again, the deadline should not be violated.
+            self.on_time.append(self.elapsed())
+
+    @tick.deadline_handler
+    def tick_late(self) -> None:
+        # When the next reaction is invoked at 1 s, the deadline handler should not be
+        # invoked when only sleeping 200 ms.
+        self.clock.advance(ms(200))  # time.sleep(0.2)
+        assert not self.deadline_checked, "Deadline should not be violated with lag smaller than 1 sec!"
+        self.deadline_checked = True
+
+
+class _DeadlineUpdateIncrease(Reactor):
+    def __init__(self, clock: VirtualClock) -> None:
+        self.increaseDeadline = _IncreaseDeadline(clock)
+
+
+@lf_test("failing/DeadlineUpdateIncrease.lf")
+def test_deadline_update_increase() -> None:
+    """In LF's failing/ folder for flakiness in real time (its own comment); on the
+    virtual clock its sleeps are exact."""
+    clock = VirtualClock()
+    main = _DeadlineUpdateIncrease(clock)
+    run(main, timeout=ms(1500), clock=clock)
+    d = main.increaseDeadline
+    assert d.deadline_checked and d.on_time == [sec(1)]

@@ -32,10 +32,4 @@ LEFT_OUT: dict[str, str] = {
     "serialization/ProtoBuiltInSerialization.lf": _PROTOBUFS.format("ProtoHelloWorld.proto")
     + "; it is also a federated program whose connection names `serializer \"proto\"`",
     "serialization/ProtoNoPacking.lf": _PROTOBUFS.format("ProtoHelloWorld.proto"),
-    "failing/DeadlineUpdateIncrease.lf": (
-        "in LF's failing/ folder (flaky by its own account); it calls update_deadline() and "
-        "check_deadline() inside the reaction body (changing a reaction's deadline at run time "
-        "and checking it mid-reaction): reactorfed's deadlines are fixed per reaction and "
-        "checked only before the reaction starts"
-    ),
 }

@@ -359,3 +359,114 @@ def test_a_deadline_of_0_is_always_missed(fast):
     summary = Environment(clock=clock, fast=fast, timeout=ms(10)).run(Zero())
     assert log == [("zero", "handler"), ("one", "body")] * 2
     assert summary.deadline_misses == 2
+
+
+# -- check_deadline / update_deadline inside a reaction (LF's self.check_deadline, self.update_deadline)
+
+
+class Anytime(Reactor):
+    t = Timer(0, ms(100))
+
+    def __init__(self, clock, log):
+        self.clock = clock
+        self.log = log
+
+    @reaction(triggers=[t], deadline=ms(10))
+    def work(self):
+        self.log.append(("start", self.elapsed(), self.check_deadline()))
+        self.clock.advance(ms(8))
+        self.log.append(("8 ms", self.check_deadline(invoke_handler=False)))
+        self.clock.advance(ms(4))
+        self.log.append(("12 ms, no handler", self.check_deadline(False)))
+        self.log.append(("12 ms", self.check_deadline()))
+        if self.elapsed() == 0:
+            self.update_deadline(ms(50))  # this invocation and the later ones
+            self.log.append(("50 ms now", self.check_deadline()))
+
+    @work.deadline_handler
+    def work_late(self):
+        self.log.append(("handler", self.elapsed()))
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_check_deadline_and_update_deadline_inside_a_reaction(workers):
+    """reactor-c's lf_check_deadline: physical time past the tag + the reaction's current
+    deadline; the handler runs then and there when asked (LF Python's default). An update
+    (lf_update_deadline) holds for the rest of the invocation and every later one: at
+    100 ms, 12 ms of work stays within 50 ms."""
+    clock = VirtualClock()
+    log = []
+    summary = Environment(clock=clock, workers=workers, timeout=ms(100)).run(Anytime(clock, log))
+    assert log == [
+        ("start", 0, False), ("8 ms", False), ("12 ms, no handler", True), ("handler", 0), ("12 ms", True),
+        ("50 ms now", False),
+        ("start", ms(100), False), ("8 ms", False), ("12 ms, no handler", False), ("12 ms", False),
+    ]
+    assert summary.deadline_misses == 1  # a miss is counted when a handler runs
+
+
+def test_check_deadline_without_a_deadline_is_false_and_update_is_refused():
+    clock = VirtualClock()
+    seen = []
+
+    class NoDeadline(Reactor):
+        t = Timer(0)
+
+        @reaction(triggers=[t])
+        def plain(self):
+            clock.advance(ms(1000))
+            seen.append(self.check_deadline())
+            self.update_deadline(ms(5))
+
+    with pytest.raises(ValidationError, match=r"Main\.plain: update_deadline\(\) on a reaction without a deadline"):
+        Environment(clock=clock).run(NoDeadline(name="Main"))
+    assert seen == [False]
+
+
+def test_update_deadline_takes_a_duration():
+    class Bad(Reactor):
+        t = Timer(0)
+
+        @reaction(triggers=[t], deadline=ms(1))
+        def r(self):
+            self.update_deadline(0.5)
+
+        @r.deadline_handler
+        def r_late(self):
+            pass
+
+    with pytest.raises(ValidationError, match=r"Bad\.r: deadline must be a whole number of ns"):
+        run(Bad())
+
+
+def test_check_deadline_outside_a_reaction_of_the_reactor_is_refused():
+    class Other(Reactor):
+        t = Timer(0)
+
+        @reaction(triggers=[t], deadline=ms(1))
+        def r(self):
+            pass
+
+        @r.deadline_handler
+        def r_late(self):
+            pass
+
+    class Peeker(Reactor):
+        t = Timer(0)
+
+        @reaction(triggers=[t])
+        def peek(self):
+            self._parent.other.check_deadline()
+
+    class Main(Reactor):
+        def __init__(self):
+            self.other = Other()
+            self.peeker = Peeker()
+
+    with pytest.raises(ValidationError, match=r"Main\.other\.check_deadline\(\) can only be called inside a reaction of "
+                                             r"Main\.other \(called from Main\.peeker\.peek\)"):
+        run(Main())
+    lone = Other()
+    run(lone)
+    with pytest.raises(ValidationError, match="the program is not running"):
+        lone.check_deadline()
