@@ -34,6 +34,7 @@ policy is not offered.
 
 from __future__ import annotations
 
+import logging
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -47,6 +48,8 @@ if TYPE_CHECKING:
 __all__ = ["ActionHandle", "ActionReader", "LogicalAction", "PhysicalAction", "Policy"]
 
 T = TypeVar("T")
+
+log = logging.getLogger("reactorfed.scheduler")
 
 
 class Policy(StrEnum):
@@ -154,13 +157,18 @@ class Action(OwnedSlot):
         """Schedule this physical action (from any thread): ``schedule(value=v,
         delay=d)``, both keyword-only (see :meth:`ActionHandle.schedule`). Logical actions
         are scheduled only by the reactions that declare them as effects (through their
-        handle)."""
+        handle). Before the program runs: a ValidationError. After it ended: dropped with
+        a warning, as reactor-c drops a schedule after termination (a thread racing the
+        end cannot avoid it)."""
         if args:
             raise ValidationError(positional_schedule(self, args))
         env = self.reactor._env
         if not self.decl.physical:
             raise UndeclaredAccessError(undeclared(self.reactor, f"schedules {self.fqn} without declaring it as an effect"))
         if env is None:
+            if self.reactor.__dict__.get("_ended"):
+                log.warning("%s is scheduled after the program ended: dropped (as every event past the last tag)", self.fqn)
+                return
             raise ValidationError(f"{self.fqn} is scheduled before the program runs")
         env.schedule_physical(self, value, delay)
 

@@ -126,6 +126,7 @@ class Environment:
             results: dict[str, Mapping[str, Any]] = {}
             for r in sched.program.reactors:
                 r.__dict__["_env"] = None
+                r.__dict__["_ended"] = True  # a late schedule says so (Action.schedule)
                 reported = r.__dict__.pop("_result", None)
                 if reported is not None:
                     results[r.fqn] = reported

@@ -50,7 +50,7 @@ class Connection:
 
 
 class _ReactorMeta(type):
-    def __call__(cls, *args: Any, name: str | None = None, **kwargs: Any) -> Any:
+    def __call__(cls, /, *args: Any, name: str | None = None, **kwargs: Any) -> Any:
         stack = _stack()
         obj = cls.__new__(cls)  # type: ignore[call-overload]
         parent = stack[-1] if stack else None
@@ -78,9 +78,31 @@ class Reactor(metaclass=_ReactorMeta):
     _env: Scheduler | None
     _children: list[Reactor]
     _connections: list[Connection]
+    #: the member's index in its bank (None outside a bank); as in LF, a parameter the
+    #: reactor may set itself (BankIndexOverride.lf)
     bank_index: int | None
-    name: str
-    fqn: str
+
+    # The runtime's names for the instance, read-only: an assignment in __init__ (an LF
+    # parameter called ``name``, say) would be silently replaced at assembly, so it is
+    # refused (see _read_only). Stored in the instance dict under the same key.
+    @property
+    def name(self) -> str:
+        """The instance's name: the attribute its parent assigned it to (``name=`` when
+        created, or the class name for the main reactor)."""
+        return cast(str, self.__dict__["name"])
+
+    @name.setter
+    def name(self, value: Any) -> None:
+        _read_only(self, "name", value)
+
+    @property
+    def fqn(self) -> str:
+        """The full name, from the main reactor down (final once the program is assembled)."""
+        return cast(str, self.__dict__["fqn"])
+
+    @fqn.setter
+    def fqn(self, value: Any) -> None:
+        _read_only(self, "fqn", value)
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         """Collect the class's elements, inherited ones included, in Lingua Franca's order
@@ -268,6 +290,15 @@ class Reactor(metaclass=_ReactorMeta):
         return f"<{type(self).__name__} {self.fqn}>"
 
 
+def _read_only(r: Reactor, attr: str, value: Any) -> None:
+    raise ValidationError(
+        f"{type(r).__name__} {r.fqn}: self.{attr} = {value!r}: {attr!r} is the runtime's (the instance "
+        "name, set when the program is assembled) and would "
+        "replace or be replaced by it; keep the value under another attribute (e.g. self.label), or pass "
+        "name=... when creating a reactor to choose its instance name"
+    )
+
+
 def _lf_order(cls: type) -> list[type]:
     """``cls`` and its bases, bases first, in the order listed, each once (depth first,
     post-order): for ``C(A, B)`` with ``A(Base)`` and ``B(Base)``: Base, A, B, C."""
@@ -350,9 +381,12 @@ class Bank(Sequence[R]):
         return f"<bank of {len(self)} {self._members[0].__class__.__name__ if self._members else '?'}>"
 
 
-def bank(cls: Callable[..., R], width: int, *args: Any, **kwargs: Any) -> Bank[R]:
+def bank(cls: Callable[..., R], width: int, /, *args: Any, **kwargs: Any) -> Bank[R]:
     """Create ``width`` members of ``cls`` inside the reactor being built. Arguments are
-    passed to every member; wrap one in :class:`each` to compute it from the index."""
+    passed to every member; wrap one in :class:`each` to compute it from the index.
+
+    ``cls`` and ``width`` are positional-only, so a member parameter may have either name:
+    ``bank(Cls, 4, width=8)`` is LF's ``new[4] Cls(width = 8)``."""
     if not isinstance(width, int) or isinstance(width, bool) or width < 0:
         raise ValidationError(f"bank width must be an int >= 0, got {width!r}")
     members: list[R] = []

@@ -146,6 +146,7 @@ class Scheduler:
         self._inbox: deque[tuple[Action, Any, int]] = deque()
         self._wakeup = Wakeup()
         self._external_stop = False
+        self._ended = False  # the run is over: a physical action scheduled now is dropped
         self._current: Reaction | None = None
         self._tls = threading.local()
         self._lock = threading.Lock()
@@ -165,6 +166,7 @@ class Scheduler:
         writer_cls = CheckedWriter if self.check_types else PortWriter if parallel else _SerialWriter
         for r in self.program.reactors:
             r.__dict__["_env"] = self
+            r.__dict__["_ended"] = False
         for rx in self._reactions:
             decl = rx.decl
             handles: dict[str, Any] = {}
@@ -348,6 +350,9 @@ class Scheduler:
         before it picks the next tag."""
         if delay.__class__ is not int or delay < 0:
             raise ValidationError(f"{action.fqn}: delay must be a whole number of ns >= 0, got {delay!r}")
+        if self._ended:
+            log.warning("%s is scheduled after the program ended: dropped (as every event past the last tag)", action.fqn)
+            return
         t = self.clock.now() + action.min_delay + delay
         if self._current is not None and threading.current_thread() is self._thread:
             self._place_physical(action, value, t)  # a reaction, serial execution
@@ -416,6 +421,7 @@ class Scheduler:
         try:
             self._loop()
         finally:
+            self._ended = True
             if self._pool is not None:
                 self._pool.shutdown(wait=True)
 

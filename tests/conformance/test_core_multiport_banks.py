@@ -1,8 +1,8 @@
 """Ports of LF's multiport/ programs with banks of reactors: banks to banks, to and from
 multiports, broadcast, hierarchy, nesting and interleaving.
 
-``bank(cls, width, ...)`` takes the bank's width as its own parameter named ``width``, so
-a member whose LF parameter is also called ``width`` gets it positionally here.
+A member whose LF parameter is called ``width`` gets it by keyword, as in LF
+(``bank(cls, width, /, ...)``: the bank's own width is positional-only).
 LF's ``interleaved(a.p)`` (channel-major order over a bank's multiports) has no
 reactorfed operator: the port lists the channels in that order for ``connect``.
 """
@@ -243,8 +243,8 @@ class _BTBMDestination(Reactor):
 class _BankToBankMultiport(Reactor):
     def __init__(self, bank_width: int = 4, after: int | None = None) -> None:
         self.bank_width = bank_width
-        self.a = bank(_BTBMSource, bank_width, 4)  # Source(width=4)
-        self.b = bank(_BTBMDestination, bank_width, 4)  # Destination(width=4)
+        self.a = bank(_BTBMSource, bank_width, width=4)
+        self.b = bank(_BTBMDestination, bank_width, width=4)
         self.connect(self.a.out, self.b.inp, after=after)
 
 
@@ -801,7 +801,7 @@ class _ReactionToContainedBankMultiport(Reactor):
         self.width = width
         self.count = 1
         # new[width] TestCountMultiport(num_inputs=11, width=width)
-        self.test = bank(_TestCountMultiport, width, 1, 1, 11, width)
+        self.test = bank(_TestCountMultiport, width, num_inputs=11, width=width)
 
     @reaction(triggers=[t], effects=["test.inp"])
     def send(self, test: Any) -> None:
