@@ -1,0 +1,361 @@
+"""The whole path of docs/kubernetes.md in a real kind cluster: the operator installed with
+helm as a pod, examples/k8s/qlearning.yaml training in real pods on CPU workers and the
+GPU-labelled worker, rescaled, its pods deleted, suspended and resumed, run to its end,
+deleted; then the other examples, each to its end.
+
+The machine these tests were written on has 2 cores, so every kind node advertises 2 CPUs:
+the examples' CPU *requests* (made for real nodes) are lowered before applying them, and
+nothing else. Every figure measured is recorded (conftest.record)."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from .conftest import CHART, NAMESPACE, OPERATOR_NS, REPO, Kind, record, wait_for
+
+pytestmark = [pytest.mark.kind, pytest.mark.timeout(3600)]
+
+EXAMPLES = REPO / "examples" / "k8s"
+RELEASE = "reactorfed"
+
+
+def small_requests(doc: dict[str, Any], cpu: str = "100m") -> dict[str, Any]:
+    """The example with CPU requests that fit nodes of a 2-core machine."""
+    spec = doc.get("spec", {})
+    for group in ("samplers", "learner", "rti"):
+        g = spec.setdefault(group, {})
+        res = g.setdefault("resources", {})
+        res.setdefault("requests", {})["cpu"] = cpu
+        res["requests"]["memory"] = "256Mi"
+        res.pop("limits", None)
+    return doc
+
+
+def load_example(name: str) -> list[dict[str, Any]]:
+    return [d for d in yaml.safe_load_all((EXAMPLES / name).read_text()) if d]
+
+
+def apply(k: Kind, docs: list[dict[str, Any]]) -> None:
+    k.kubectl(
+        "apply",
+        "-n",
+        NAMESPACE,
+        "-f",
+        "-",
+        input=json.dumps({"apiVersion": "v1", "kind": "List", "items": docs}),
+    )
+
+
+def rfed(k: Kind, name: str) -> dict[str, Any]:
+    return k.get_json("rfed", name, "-n", NAMESPACE)
+
+
+def pods(k: Kind, name: str) -> dict[str, dict[str, Any]]:
+    items = k.get_json("pods", "-n", NAMESPACE, "-l", f"reactorfed.io/federation={name}")["items"]
+    return {p["metadata"]["name"]: p for p in items}
+
+
+def status(k: Kind, name: str) -> dict[str, Any]:
+    return rfed(k, name).get("status") or {}
+
+
+def tag(st: dict[str, Any]) -> tuple[int, int] | None:
+    """The RTI's current tag (time ns, microstep) in the status, once the federation runs.
+    Q-learning's iterations are microsteps of logical time 0 (zero-delay loops)."""
+    p = st.get("progress") or {}
+    if p.get("rtiPhase") != "running" or p.get("tagNs") is None:
+        return None
+    return int(p["tagNs"]), int(p.get("microstep") or 0)
+
+
+def describe(k: Kind, name: str) -> str:
+    out = k.kubectl("get", "rfed,pods", "-n", NAMESPACE, "-o", "wide", check=False).stdout
+    ev = k.kubectl("get", "events", "-n", NAMESPACE, "--sort-by=.lastTimestamp", check=False).stdout
+    op = k.kubectl(
+        "logs", "-n", OPERATOR_NS, "deploy/reactorfed-reactorfed-operator", "--tail=40", check=False
+    ).stdout
+    return f"{out}\n{ev[-3000:]}\n--- operator\n{op}\n--- status\n{json.dumps(status(k, name), indent=1)[-2000:]}"
+
+
+@pytest.fixture(scope="module")
+def operator(kind_cluster: Kind, images: dict[str, str]) -> Kind:
+    """The chart installed with helm: the operator runs as a pod, with its own image,
+    ServiceAccount and RBAC, managing the namespace "rl"."""
+    k = kind_cluster
+    if k.kubectl("get", "namespace", NAMESPACE, check=False).returncode != 0:
+        k.kubectl("create", "namespace", NAMESPACE)
+    if k.helm("status", RELEASE, "-n", OPERATOR_NS, check=False).returncode != 0:
+        repo, tag = images["operator"].rsplit(":", 1)
+        t0 = time.monotonic()
+        k.helm("install", RELEASE, str(CHART), "--namespace", OPERATOR_NS, "--create-namespace",
+               "--set", f"watchNamespaces={{{NAMESPACE}}}", "--set", f"image.repository={repo}",
+               "--set", f"image.tag={tag}", "--set", "image.pullPolicy=Never", "--set", "reconcileInterval=2",
+               "--wait", "--timeout", "5m", timeout=360)  # fmt: skip
+        record(
+            "helm_install_to_ready_s",
+            time.monotonic() - t0,
+            "s",
+            "helm install ... --wait (operator pod Ready)",
+        )
+    # the learner's node gets a fake nvidia.com/gpu, as docs/kubernetes.md shows
+    gpu = [
+        n
+        for n, v in k.nodes().items()
+        if v["metadata"]["labels"].get("reactorfed.io/accelerator") == "nvidia"
+    ]
+    k.kubectl("patch", "node", gpu[0], "--subresource=status", "--type=json",
+              "-p", '[{"op":"add","path":"/status/capacity/nvidia.com~1gpu","value":"1"}]')  # fmt: skip
+    return k
+
+
+def test_operator_runs_as_a_pod(operator: Kind, images: dict[str, str]) -> None:
+    k = operator
+    items = k.get_json("pods", "-n", OPERATOR_NS)["items"]
+    assert len(items) == 1, [p["metadata"]["name"] for p in items]
+    pod = items[0]
+    assert pod["status"]["phase"] == "Running"
+    assert pod["spec"]["containers"][0]["image"] == images["operator"]
+    sa = pod["spec"]["serviceAccountName"]
+    assert sa == "reactorfed-reactorfed-operator"
+    # its RBAC: it may manage pods in "rl", and may not list Secrets anywhere
+    who = f"system:serviceaccount:{OPERATOR_NS}:{sa}"
+    assert (
+        k.kubectl("auth", "can-i", "create", "pods", "-n", NAMESPACE, "--as", who).stdout.strip()
+        == "yes"
+    )
+    assert (
+        k.kubectl(
+            "auth", "can-i", "list", "secrets", "-n", NAMESPACE, "--as", who, check=False
+        ).stdout.strip()
+        == "no"
+    )
+
+
+QL = "qlearning"
+
+
+def qlearning_doc(iterations: int) -> dict[str, Any]:
+    doc = small_requests(load_example("qlearning.yaml")[0])
+    doc["spec"]["program"]["params"]["iterations"] = str(iterations)
+    doc["spec"]["program"]["params"]["progress"] = "true"
+    return doc
+
+
+def learner_iterations(k: Kind) -> list[int]:
+    """The learner's progress lines ("iter N/M ...") in its current pod's log."""
+    out = k.kubectl("logs", "-n", NAMESPACE, f"{QL}-learner", check=False).stdout
+    its = []
+    for line in out.splitlines():
+        if line.startswith("iter "):
+            its.append(int(line.split()[1].split("/")[0]))
+    return its
+
+
+def resumed_at(k: Kind) -> int | None:
+    """The iteration the current learner resumed at ("resumed from ... at iteration N")."""
+    out = k.kubectl("logs", "-n", NAMESPACE, f"{QL}-learner", check=False).stdout
+    for line in out.splitlines():
+        if line.startswith("resumed from "):
+            return int(line.split(" at iteration ")[1].split()[0])
+    return None
+
+
+def running_at(k: Kind, width: int, incarnation: int) -> dict[str, Any] | None:
+    st = status(k, QL)
+    ok = st.get("phase") == "Running" and int(st.get("incarnation") or 0) >= incarnation
+    ok = ok and (st.get("samplers") or {}).get("readyText") == f"{width}/{width}"
+    return st if ok else None
+
+
+def first_tag(k: Kind, incarnation: int) -> dict[str, Any] | None:
+    st = status(k, QL)
+    return st if int(st.get("incarnation") or 0) >= incarnation and tag(st) is not None else None
+
+
+def clean_slate(k: Kind, name: str) -> None:
+    """No federation of that name, nor any pod or PVC of one, left from an earlier run."""
+    k.kubectl(
+        "delete", "rfed", name, "-n", NAMESPACE, "--ignore-not-found", "--timeout=180s", timeout=200
+    )
+    wait_for(f"{name}'s pods and PVC gone", lambda: not pods(k, name) and k.kubectl(
+        "get", "pvc", f"{name}-checkpoint", "-n", NAMESPACE, check=False).returncode != 0, 180)  # fmt: skip
+
+
+def test_qlearning_trains_in_pods_across_nodes(operator: Kind) -> None:
+    k = operator
+    clean_slate(k, QL)
+    t0 = time.monotonic()
+    apply(k, [qlearning_doc(iterations=3000)])
+    wait_for("qlearning Running 4/4", lambda: running_at(k, 4, 1), 600)
+    record(
+        "qlearning_apply_to_running_s",
+        time.monotonic() - t0,
+        "s",
+        "kubectl apply qlearning.yaml -> phase Running 4/4",
+    )
+    wait_for("the first tag in the status", lambda: first_tag(k, 1), 300)
+    record(
+        "qlearning_apply_to_first_tag_s",
+        time.monotonic() - t0,
+        "s",
+        "kubectl apply -> the RTI's first tag in status.progress",
+    )
+    nodes = k.nodes()
+    placed = {name: p["spec"]["nodeName"] for name, p in pods(k, QL).items()}
+    gpu = {
+        n
+        for n, v in nodes.items()
+        if v["metadata"]["labels"].get("reactorfed.io/accelerator") == "nvidia"
+    }
+    cpu = {
+        n for n, v in nodes.items() if v["metadata"]["labels"].get("reactorfed.io/pool") == "cpu"
+    }
+    assert placed[f"{QL}-learner"] in gpu, placed
+    assert placed[f"{QL}-rti"] in cpu, placed
+    samplers = [n for name, n in placed.items() if "-samplers-" in name]
+    assert len(samplers) == 4 and set(samplers) <= cpu, placed
+    assert len(set(samplers) | {placed[f"{QL}-learner"]}) >= 2, "federates on different nodes"
+    # progress while it runs: the logical time moves, and `kubectl get rfed` shows it
+    first = tag(status(k, QL))
+    assert first is not None
+    wait_for("the logical time to advance", lambda: (tag(status(k, QL)) or (0, 0)) > first, 120)
+    table = k.kubectl("get", "rfed", QL, "-n", NAMESPACE).stdout
+    assert "Running" in table and "4/4" in table, table
+    wait_for("the learner's first progress lines", lambda: len(learner_iterations(k)) >= 2, 300)
+
+
+def test_scale_during_the_run(operator: Kind) -> None:
+    k = operator
+    st = status(k, QL)
+    inc = int(st["incarnation"])
+    before = learner_iterations(k)
+    t0 = time.monotonic()
+    k.kubectl("scale", f"rfed/{QL}", "-n", NAMESPACE, "--replicas=2")
+    wait_for("Running at width 2", lambda: running_at(k, 2, inc + 1), 600)
+    record(
+        "scale_4_to_2_to_running_s",
+        time.monotonic() - t0,
+        "s",
+        "kubectl scale --replicas=2 -> Running 2/2",
+    )
+    wait_for("the first tag of the new incarnation", lambda: first_tag(k, inc + 1), 300)
+    record("scale_learner_pause_s", time.monotonic() - t0, "s",
+           "kubectl scale -> the new incarnation's first tag (the learner is stopped in between)")  # fmt: skip
+    its = wait_for("the new learner's progress", lambda: learner_iterations(k) or None, 300)
+    assert before and its
+    assert st.get("restarts", 0) == status(k, QL).get("restarts", 0), "rescaling is not a failure"
+    resumed = resumed_at(k)
+    assert resumed is not None and resumed >= before[-1], (resumed, before[-1])
+    assert its[0] > resumed
+    record("scale_learner_resumed_at_iteration", float(resumed), "iterations",
+           f"the learner's last progress line before the rescale: {before[-1]}; first after: {its[0]}")  # fmt: skip
+
+
+def _delete_and_recover(k: Kind, pod: str) -> None:
+    st = status(k, QL)
+    inc, restarts = int(st["incarnation"]), int(st.get("restarts") or 0)
+    width = int(rfed(k, QL)["spec"]["samplers"]["replicas"])
+    before = max(learner_iterations(k) or [0])
+    t0 = time.monotonic()
+    k.kubectl("delete", "pod", "-n", NAMESPACE, pod, "--wait=false")
+    wait_for(f"Running again after deleting {pod}", lambda: running_at(k, width, inc + 1), 600)
+    record(f"delete_{pod.rsplit('-', 1)[-1] if 'samplers' in pod else 'learner'}_pod_to_running_s",
+           time.monotonic() - t0, "s", f"kubectl delete pod {pod} -> Running again")  # fmt: skip
+    wait_for("progress after the restart", lambda: first_tag(k, inc + 1), 300)
+    # A pod deleted by hand is first *terminating*: the operator takes that as a stop under
+    # way (learner first) and starts the next incarnation; it counts no failure for it.
+    assert int(status(k, QL).get("restarts") or 0) in (restarts, restarts + 1)
+    resumed = wait_for("the learner to resume", lambda: resumed_at(k), 300)
+    assert resumed >= before, (
+        f"the learner started over: resumed at {resumed}, had reached {before}"
+    )
+    its = wait_for("the learner's progress", lambda: learner_iterations(k) or None, 300)
+    assert its[0] > resumed
+
+
+def test_delete_a_sampler_pod(operator: Kind) -> None:
+    _delete_and_recover(operator, f"{QL}-samplers-0")
+
+
+def test_delete_the_learner_pod(operator: Kind) -> None:
+    _delete_and_recover(operator, f"{QL}-learner")
+
+
+def test_suspend_and_resume(operator: Kind) -> None:
+    k = operator
+    inc = int(status(k, QL)["incarnation"])
+    k.kubectl(
+        "patch", "rfed", QL, "-n", NAMESPACE, "--type=merge", "-p", '{"spec":{"suspend":true}}'
+    )
+    wait_for(
+        "Suspended with no pods",
+        lambda: status(k, QL).get("phase") == "Suspended" and not pods(k, QL),
+        300,
+    )
+    assert k.get_json("pvc", f"{QL}-checkpoint", "-n", NAMESPACE)["status"]["phase"] == "Bound"
+    t0 = time.monotonic()
+    k.kubectl(
+        "patch", "rfed", QL, "-n", NAMESPACE, "--type=merge", "-p", '{"spec":{"suspend":false}}'
+    )
+    wait_for("Running after resume", lambda: running_at(k, 2, inc + 1), 600)
+    record("resume_to_running_s", time.monotonic() - t0, "s", "suspend: false -> Running")
+
+
+def test_run_ends_succeeded_and_delete_leaves_nothing(operator: Kind) -> None:
+    k = operator
+    k.kubectl("scale", f"rfed/{QL}", "-n", NAMESPACE, "--replicas=4")
+    st = wait_for("Succeeded", lambda: status(k, QL) if status(k, QL).get("phase") in ("Succeeded", "Failed") else None,
+                  3000, interval=2)  # fmt: skip
+    assert st["phase"] == "Succeeded", describe(k, QL)
+    # the last learner carried on from the checkpoint and finished the whole run
+    done = [
+        ln
+        for ln in k.kubectl("logs", "-n", NAMESPACE, f"{QL}-learner").stdout.splitlines()
+        if ln.startswith("done: ")
+    ]
+    result = json.loads(done[-1][len("done: ") :])
+    assert result["iterations"] == 3000 and result["resumed_from_iteration"] > 0, result
+    record("qlearning_final_env_steps", float(result["env_steps"]), "steps",
+           f"3000 iterations; the last incarnation resumed at iteration {result['resumed_from_iteration']}")  # fmt: skip
+    t0 = time.monotonic()
+    k.kubectl("delete", "rfed", QL, "-n", NAMESPACE, "--timeout=120s", timeout=150)
+    for kind in ("pods", "services", "secrets", "pvc"):
+        wait_for(f"no {kind} of {QL} left",
+                 lambda kind=kind: not k.get_json(kind, "-n", NAMESPACE, "-l", f"reactorfed.io/federation={QL}")["items"],
+                 120)  # fmt: skip
+    record(
+        "delete_to_nothing_left_s",
+        time.monotonic() - t0,
+        "s",
+        "kubectl delete rfed -> no pods/services/secrets/PVCs left",
+    )
+
+
+@pytest.mark.parametrize(
+    "example",
+    ["configmap-program.yaml", "gym-sampling.yaml", "marl-inference.yaml", "atari-sampling.yaml"],
+)
+def test_other_examples_run_to_their_end(operator: Kind, example: str) -> None:
+    k = operator
+    docs = load_example(example)
+    fed = next(d for d in docs if d["kind"] == "ReactorFederation")
+    small_requests(fed)
+    name = fed["metadata"]["name"]
+    t0 = time.monotonic()
+    apply(k, docs)
+    try:
+        st = wait_for(f"{name} to end",
+                      lambda: status(k, name) if status(k, name).get("phase") in ("Succeeded", "Failed") else None,
+                      1500, interval=2)  # fmt: skip
+        assert st["phase"] == "Succeeded", describe(k, name)
+        record(f"example_{Path(example).stem}_apply_to_succeeded_s", time.monotonic() - t0, "s",
+               f"kubectl apply examples/k8s/{example} -> Succeeded ({fed['spec']['samplers'].get('replicas')} samplers)")  # fmt: skip
+    finally:
+        k.kubectl("delete", "-n", NAMESPACE, "-f", "-", "--wait=true", "--timeout=120s",
+                  input=json.dumps({"apiVersion": "v1", "kind": "List", "items": docs}), check=False, timeout=150)  # fmt: skip
