@@ -129,7 +129,9 @@ def _connect(c: Connection) -> None:
             raise ValidationError(f"{owner}: {d.fqn} is already connected from {d.upstream.fqn}; a port has one upstream")
         _check_types(owner, s, d)
         d.upstream = s
-        d.upstream_delay = c.after
+        # A physical connection is never zero-delay: it shares no slot and makes no edge.
+        d.upstream_delay = (c.after or 0) if c.physical else c.after
+        d.upstream_physical = c.physical
         s.downstream.append(d)
 
 
@@ -325,7 +327,9 @@ def assemble(main: Reactor, federate: str | None = None) -> Program:
         ch._slot = root(ch, True)._slot
     for ch in prog.channels:
         if ch.upstream is not None and ch.upstream_delay is not None and id(ch) not in net_dst and local(ch.reactor):
-            ch.upstream._slot.delayed.append((ch._slot, ch.upstream_delay))
+            delay = ch.upstream_delay
+            # a physical connection's after d is coded -1 - d (Scheduler._process)
+            ch.upstream._slot.delayed.append((ch._slot, -1 - delay if ch.upstream_physical else delay))
 
     prog.reactions = [rx for rx in prog.reactions if local(rx.reactor)]
     prog.actions = [a for a in prog.actions if local(a.reactor)]
@@ -383,6 +387,11 @@ def _partition(prog: Program, federate: str) -> None:
     for ch in prog.channels:
         up = ch.upstream
         if up is not None and fed_of[id(up.reactor)] != fed_of[id(ch.reactor)]:
+            if ch.upstream_physical:
+                raise ValidationError(
+                    f"{main.fqn}: the physical connection {up.fqn} ~> {ch.fqn} joins two federates; "
+                    "physical connections are supported within one process or federate only"
+                )
             links.append(NetLink(len(links), up, ch, ch.upstream_delay, fed_of[id(up.reactor)], fed_of[id(ch.reactor)]))
     prog.links = links
 

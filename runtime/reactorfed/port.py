@@ -115,6 +115,7 @@ class Port(Generic[T]):
         "type",
         "upstream",
         "upstream_delay",
+        "upstream_physical",
         "written_by",
     )
 
@@ -130,6 +131,8 @@ class Port(Generic[T]):
         #: the zero-delay or delayed connection into this channel, if any
         self.upstream: Port[Any] | None = None
         self.upstream_delay: int | None = None
+        #: the connection into this channel is physical (LF's ~>; upstream_delay is its after)
+        self.upstream_physical = False
         self.downstream: list[Port[Any]] = []
         #: reactions that declare this channel as an effect
         self.written_by: list[Any] = []

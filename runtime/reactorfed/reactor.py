@@ -41,12 +41,14 @@ def _stack() -> list[Reactor]:
 class Connection:
     """A connection as written in a reactor's ``__init__``; checked at assembly."""
 
-    def __init__(self, owner: Reactor, src: Any, dst: Any, after: int | None, broadcast: bool) -> None:
+    def __init__(self, owner: Reactor, src: Any, dst: Any, after: int | None, broadcast: bool,
+                 physical: bool = False) -> None:
         self.owner = owner
         self.src = src
         self.dst = dst
         self.after = after
         self.broadcast = broadcast
+        self.physical = physical
 
 
 class _ReactorMeta(type):
@@ -201,7 +203,8 @@ class Reactor(metaclass=_ReactorMeta):
     def _timers(self) -> list[TimerSlot]:
         return [self.__dict__[a] for a in self._decl_timers]
 
-    def connect(self, src: Any, dst: Any, *, after: int | None = None, broadcast: bool = False) -> None:
+    def connect(self, src: Any, dst: Any, *, after: int | None = None, broadcast: bool = False,
+                physical: bool = False) -> None:
         """Connect ``src`` to ``dst``: ports, multiports, a bank's ports (``bank.out``) or
         lists of them, flattened into channels and joined pairwise.
 
@@ -209,10 +212,16 @@ class Reactor(metaclass=_ReactorMeta):
         ``after=d`` at ``d`` ns later, microstep 0. With ``broadcast=True`` the sources
         repeat to fill the destinations (their count must divide it). Any other width
         mismatch is an error.
+
+        ``physical=True`` is LF's physical connection (``~>``): the value arrives at the
+        physical time it is delivered (at the end of the sender's tag) + ``after`` (0 when
+        None), microstep 0, and never at or before the sender's tag (then its next
+        microstep). Like a delay, it breaks a cycle. Within one process or one federate
+        only: between federates it is refused at assembly.
         """
         if after is not None:
             check_duration(after, f"{self.fqn}: connection delay")
-        self._connections.append(Connection(self, src, dst, after, broadcast))
+        self._connections.append(Connection(self, src, dst, after, broadcast, physical))
 
     # -- logical time, for use inside reactions ---------------------------------------
     def _running_env(self) -> Scheduler:

@@ -539,7 +539,12 @@ class Scheduler:
             if slot.delayed:
                 t, m = tag
                 for dst, delay in slot.delayed:
-                    dtag = (t, m + 1) if delay == 0 else (t + delay, 0)
+                    if delay >= 0:
+                        dtag = (t, m + 1) if delay == 0 else (t + delay, 0)
+                    else:  # a physical connection (LF's ~>, after d coded -1 - d)
+                        dtag = (self.clock.now() - 1 - delay, 0)
+                        if dtag <= tag:
+                            dtag = (t, m + 1)
                     if dtag <= self.stop_tag:
                         self._post(dtag, dst, slot.value)
             if not hooks:  # hooks see the tag's presence: clear after them

@@ -28,7 +28,8 @@ class Slot:
         self.present = False
         #: reactions triggered when this slot becomes present, sorted by rank
         self.reactions: list[Reaction] = []
-        #: outgoing delayed connections: (destination slot, delay ns; 0 = next microstep)
+        #: outgoing delayed connections: (destination slot, delay ns; 0 = next microstep;
+        #: -1 - d: a physical connection with after d, see Scheduler._process)
         self.delayed: list[tuple[Slot, int]] = []
 
     def __repr__(self) -> str:

@@ -1,10 +1,23 @@
-"""Ports of LF's `after` programs (connections with a logical delay)."""
+"""Ports of LF's `after` programs (connections with a logical delay) and its physical
+connections (`~>`) within one program."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from reactorfed import SHUTDOWN, STARTUP, Input, Output, Reactor, Timer, ms, reaction, sec
+from reactorfed import (
+    SHUTDOWN,
+    STARTUP,
+    Input,
+    Output,
+    Reactor,
+    Timer,
+    VirtualClock,
+    ms,
+    reaction,
+    sec,
+    us,
+)
 from tests.conformance.harness import lf_test, run
 
 
@@ -209,3 +222,75 @@ def test_after_zero() -> None:
     run(main, timeout=sec(3), fast=False)
     # (0 s, 1), (1 s, 1), (2 s, 1); the 3 s tick's output would land at (3 s, 1), after the last tag
     assert main.p.received == 3
+
+
+# -- PhysicalConnection.lf, PhysicalConnectionCycle.lf -----------------------------------------
+# LF's ``source.out ~> destination.inp``: connect(..., physical=True). The program checks
+# that logical time has advanced at the receiver, which takes physical time passing: it
+# runs on a clock that moves 1 us at every read (in LF, real time passes).
+
+
+class _TickingClock(VirtualClock):
+    def now(self) -> int:
+        self.advance(us(1))
+        return super().now()
+
+
+class _PCSource(Reactor):
+    out = Output(int)
+
+    @reaction(triggers=[STARTUP], effects=[out])
+    def start(self, out: Any) -> None:
+        out.set(42)
+
+
+class _PCDestination(Reactor):
+    inp = Input(int)
+
+    def __init__(self) -> None:
+        self.received: list[tuple[int, Any]] = []
+
+    @reaction(triggers=[inp])
+    def got(self, inp: Any) -> None:
+        elapsed_time = self.elapsed()
+        self.received.append((elapsed_time, inp.get()))
+        assert elapsed_time > 0, "ERROR: Logical time should have been greater than zero."
+
+
+class _PhysicalConnection(Reactor):
+    def __init__(self) -> None:
+        self.source = _PCSource()
+        self.destination = _PCDestination()
+        self.connect(self.source.out, self.destination.inp, physical=True)  # ~>
+
+
+@lf_test("PhysicalConnection.lf")
+def test_physical_connection() -> None:
+    main = _PhysicalConnection()
+    run(main, clock=_TickingClock())
+    assert [v for _, v in main.destination.received] == [42]
+
+
+class _PCFoo(Reactor):
+    inp = Input(int)
+    out = Output(int)
+
+    @reaction(triggers=[inp], effects=[out])
+    def relay(self, inp: Any, out: Any) -> None:
+        pass
+
+
+class _PhysicalConnectionCycle(Reactor):
+    def __init__(self) -> None:
+        self.a = _PCFoo()
+        self.b = _PCFoo()
+        self.connect(self.a.out, self.b.inp, physical=True)  # a.out ~> b.inp
+        self.connect(self.b.out, self.a.inp)  # b.out -> a.inp
+
+
+@lf_test("PhysicalConnectionCycle.lf")
+def test_physical_connection_cycle() -> None:
+    """The physical connection breaks the cycle: the program assembles and runs (nothing
+    triggers it: it ends at once by starvation)."""
+    summary = run(_PhysicalConnectionCycle())
+    assert summary.stop_reason == "starvation"

@@ -12,15 +12,6 @@ _PROTOBUFS = (
 )
 
 LEFT_OUT: dict[str, str] = {
-    "PhysicalConnection.lf": (
-        "a physical connection (`source.out ~> destination.inp`, which delivers at the "
-        "receiver's physical time): reactorfed's connections are logical only (none, `after=0` "
-        "or `after=d`)"
-    ),
-    "PhysicalConnectionCycle.lf": (
-        "a physical connection (`a.out ~> b.inp`) breaking a cycle: reactorfed's connections "
-        "are logical only, so neither the connection nor the cycle it breaks can be written"
-    ),
     "serialization/CustomSerializer.lf": (
         "a per-connection custom serializer (`after 100 ms serializer \"pickle_serializer\"`, a "
         "Python package pip-installed by the program's preamble) under decentralized "

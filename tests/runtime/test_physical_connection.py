@@ -1,0 +1,100 @@
+"""Physical connections (LF's ``~>``): the value arrives at physical time + after."""
+
+from __future__ import annotations
+
+import pytest
+
+from reactorfed import (
+    STARTUP,
+    CausalityLoopError,
+    Environment,
+    Input,
+    Output,
+    Reactor,
+    ValidationError,
+    VirtualClock,
+    ms,
+    reaction,
+)
+from reactorfed.graph import assemble
+
+
+class Source(Reactor):
+    out = Output(int)
+
+    def __init__(self, clock, work):
+        self.clock = clock
+        self.work = work
+
+    @reaction(triggers=[STARTUP], effects=[out])
+    def start(self, out):
+        self.clock.advance(self.work)  # simulated work before the output
+        out.set(42)
+
+
+class Destination(Reactor):
+    inp = Input(int)
+
+    def __init__(self):
+        self.got = []
+
+    @reaction(triggers=[inp])
+    def receive(self, inp):
+        t = self.elapsed_tag()
+        self.got.append((t.time, t.microstep, inp.get()))
+
+
+def _main(clock, work, after):
+    class Main(Reactor):
+        def __init__(self):
+            self.source = Source(clock, work)
+            self.destination = Destination()
+            self.connect(self.source.out, self.destination.inp, physical=True, after=after)
+
+    return Main()
+
+
+@pytest.mark.parametrize(("work", "after", "expected"), [
+    (ms(3), None, (ms(3), 0)),  # physical time when the tag ends
+    (ms(3), ms(2), (ms(5), 0)),  # + after
+    (0, None, (0, 1)),  # no physical time passed: the sender's next microstep, never its tag
+])
+def test_a_physical_connection_delivers_at_physical_time_plus_after(work, after, expected):
+    clock = VirtualClock()
+    main = _main(clock, work, after)
+    Environment(clock=clock).run(main)
+    assert main.destination.got == [(*expected, 42)]
+
+
+class Foo(Reactor):
+    inp = Input(int)
+    out = Output(int)
+
+    @reaction(triggers=[inp], effects=[out])
+    def relay(self, inp, out):
+        pass
+
+
+def _cycle(physical):
+    class Main(Reactor):
+        def __init__(self):
+            self.a = Foo()
+            self.b = Foo()
+            self.connect(self.a.out, self.b.inp, physical=physical)
+            self.connect(self.b.out, self.a.inp)
+
+    return Main()
+
+
+def test_a_physical_connection_breaks_a_cycle():
+    with pytest.raises(CausalityLoopError):
+        assemble(_cycle(False))
+    prog = assemble(_cycle(True))
+    assert {rx.fqn: rx.level for rx in prog.reactions} == {"Main.b.relay": 0, "Main.a.relay": 1}
+
+
+def test_a_physical_connection_between_federates_is_refused():
+    clock = VirtualClock()
+    with pytest.raises(ValidationError, match=r"Main: the physical connection Main\.source\.out ~> "
+                                              r"Main\.destination\.inp joins two federates"):
+        assemble(_main(clock, 0, None), federate="source")
