@@ -445,7 +445,7 @@ load_image() {  # IMAGE NODE...: what `kind load docker-image --nodes` does, str
   local image=$1 node; shift
   for node in "$@"; do
     docker save "$image" | docker exec -i "$node" ctr --namespace=k8s.io images import --all-platforms \
-      --digests --local --discard-unpacked-layers --snapshotter=overlayfs - >/dev/null \
+      --local --discard-unpacked-layers --snapshotter=overlayfs - >/dev/null \
       || die "loading $image into $node failed"
   done
 }
