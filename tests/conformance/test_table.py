@@ -14,6 +14,13 @@ def test_every_entry_is_an_lf_program_and_accounted_once() -> None:
     assert not both, f"both ported and left out: {sorted(both)}"
     for src, why in left_out.items():
         assert len(why.strip()) > 10, f"{src} is left out without a reason"
+    missing = sorted(progs - set(ported) - set(left_out))
+    assert not missing, f"LF programs neither ported nor left out with a reason: {missing}"
+
+
+def test_at_least_150_programs_are_ported() -> None:
+    ported, _ = collect()
+    assert len(ported) >= 150, len(ported)
 
 
 def test_federated_programs_run_federated() -> None:
