@@ -7,11 +7,47 @@ repeatable.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import threading
 import time
+import weakref
 from typing import Protocol, runtime_checkable
 
-__all__ = ["Clock", "SystemClock", "VirtualClock"]
+__all__ = ["Clock", "SystemClock", "VirtualClock", "Wakeup"]
+
+
+class Wakeup(threading.Event):
+    """The event that ends a wait early (a physical action, a stop from another thread),
+    which a wait on file descriptors can watch too: :meth:`fileno` (an eventfd, made on
+    first use) becomes readable when the event is set, and is drained when it is cleared.
+    Check :meth:`is_set` before each such wait (a set racing a clear may leave the event
+    set and the descriptor drained). A federate waiting for physical time waits on its
+    sockets and this at once (:meth:`reactorfed.scheduler.Coordinator.wait_until`)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._fd = -1
+
+    def fileno(self) -> int:
+        if self._fd < 0:
+            fd = os.eventfd(0, os.EFD_NONBLOCK | os.EFD_CLOEXEC)
+            weakref.finalize(self, os.close, fd)
+            self._fd = fd
+            if self.is_set():  # set before the descriptor existed
+                os.eventfd_write(fd, 1)
+        return self._fd
+
+    def set(self) -> None:
+        super().set()
+        if self._fd >= 0:
+            os.eventfd_write(self._fd, 1)
+
+    def clear(self) -> None:
+        super().clear()
+        if self._fd >= 0:
+            with contextlib.suppress(BlockingIOError):  # not written since the last clear
+                os.eventfd_read(self._fd)
 
 
 @runtime_checkable

@@ -67,3 +67,23 @@ def test_system_clock_wait_until_reaches_the_time_or_wakes_early():
 def test_both_clocks_satisfy_the_protocol():
     assert isinstance(SystemClock(), Clock)
     assert isinstance(VirtualClock(), Clock)
+
+
+def test_a_wakeup_is_an_event_a_descriptor_wait_can_watch():
+    import select
+
+    from reactorfed.clock import Wakeup
+
+    def readable(w: Wakeup) -> bool:
+        return bool(select.select([w.fileno()], [], [], 0)[0])
+
+    w = Wakeup()
+    w.set()  # before the descriptor exists
+    assert readable(w) and w.is_set()
+    w.clear()
+    assert not readable(w) and not w.is_set()
+    w.clear()  # nothing to drain
+    threading.Timer(0.05, w.set).start()  # from another thread
+    assert select.select([w.fileno()], [], [], 5)[0] and w.is_set()
+    assert SystemClock().wait_until(SystemClock().now() + 60 * 10**9, w) is False  # still an Event
+    assert not w.is_set() and not readable(w)
