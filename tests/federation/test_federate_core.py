@@ -16,6 +16,7 @@ from reactorfed.federation.federate_core import (
     _RTI_REPORT_NS,
     WAIT,
     FederateCore,
+    Mark,
     Message,
     Promise,
     Report,
@@ -248,14 +249,25 @@ def test_promises_follow_the_rule_and_only_grow(steps: list[tuple[int, int, int,
         assert c.promised == sent
 
 
+def marks(msgs: list[Message]) -> list[tuple[int, int]]:
+    return [m.tag for m in msgs if isinstance(m, Mark)]
+
+
 def test_a_resigned_federate_promises_forever() -> None:
+    """With a Mark: a resigned federate sends nothing more, whatever stop comes."""
     c = core(2, 0, (0, 1, None))
     c.completed(at(0), at(5), FOREVER_T, START)
     take(c)
     c.resign(at(3))
     out = take(c)
     assert isinstance(out[0], Resign) and out[0].tag == at(3)
-    assert promises(out) == [FOREVER_T]
+    assert marks(out) == [FOREVER_T] and promises(out) == []
+    # even if it had promised everything already (a Mark is never redundant)
+    c2 = core(2, 0, (0, 1, None))
+    c2.completed(at(0), None, FOREVER_T, START)
+    assert promises(take(c2)) == [FOREVER_T]
+    c2.resign(at(0))
+    assert marks(take(c2)) == [FOREVER_T]
 
 
 # -- reports and LTC batching ------------------------------------------------------------
@@ -454,9 +466,13 @@ def test_a_stop_request_from_the_rti_is_answered_and_held_to() -> None:
     assert take(c) == [StopReply(at(7, 1))]  # it is past 5 already: the tag after its own
     assert c.stop_limit == at(7, 1)
     c.on_tag(FOREVER_T, {})
-    assert c.acquire(at(7, 1), FOREVER_T, START) == at(7, 1)
-    assert c.acquire(at(9), FOREVER_T, START) is WAIT  # not past it until agreed
+    assert c.acquire(at(7), FOREVER_T, START) == at(7)
+    # not at it until agreed: the stop may come there, and then its events are processed
+    # with the shutdown reactions, once (as reactor-c's tag barrier holds proposed >= horizon)
+    assert c.acquire(at(7, 1), FOREVER_T, START) is WAIT
+    assert c.acquire(at(9), FOREVER_T, START) is WAIT
     assert c.on_stop_granted(at(8)) == at(8)
+    c.on_tag(FOREVER_T, {})  # (the grant held before the agreement stops short of it)
     assert c.acquire(at(8), at(8), START) == at(8)
     c2 = core(2, 1, (0, 1, None))
     c2.on_stop_request(at(5), NEVER_T)  # not started yet
@@ -505,7 +521,7 @@ def test_nothing_passes_an_unagreed_stop(asks: list[tuple[bool, int, int]], cur_
             limit = max(limit, reply)
     assert c.stop_limit == limit
     head = at(head_dt)
-    assert (c.acquire(head, FOREVER_T, START) == head) == (head <= limit)
+    assert (c.acquire(head, FOREVER_T, START) == head) == (head < limit)
     c.on_stop_granted(limit)
     assert c.acquire(head, limit, START) == min(head, limit)
 
@@ -557,17 +573,165 @@ def test_while_a_stop_is_agreed_nothing_is_promised_past_the_tag_answered() -> N
     c.completed(at(0), at(1), FOREVER_T, now)
     take(c)
     c.on_stop_request(at(3), at(0))
-    assert take(c) == [StopReply(at(3))]
+    # first the Mark (what it promised, at most L), so the peers know its promises from now on hold for the stop
+    assert take(c) == [Mark(at(0)), StopReply(at(3))]  # its input bound: 0 may send at the start
     c.on_promise(0, at(50))
     c.grant_from_promises()
     c.pass_on(at(20), FOREVER_T, at(0))  # its next event at 20, but it may stop at 3
     assert promises(take(c)) == [at(3)]
-    c.completed(at(3), at(20), FOREVER_T, now + 1)
+    assert c.acquire(at(1), FOREVER_T, now) == at(1)
+    c.completed(at(1), at(20), FOREVER_T, now + 1)
     out = take(c)
     assert [r.net for r in reports(out)] == [at(3)]  # reported to the RTI at once, held at 3
-    assert promises(out) == [at(3, 1)]  # the tag after the last completed: it is past 3 now
+    assert promises(out) == []
+    assert c.acquire(at(3), FOREVER_T, now + 2) is WAIT  # nor at L itself
     assert c.acquire(at(20), FOREVER_T, now + 2) is WAIT
     assert reports(take(c)) == []  # its NET, held at 3, did not change
     c.on_stop_granted(at(4))
-    c.pass_on(at(20), at(4), at(3))
+    c.pass_on(at(20), at(4), at(1))
     assert promises(take(c)) == [at(4)]
+
+
+# -- a stop agreed after promises and grants that cover its tag --------------------------
+def test_promises_made_before_a_stop_was_known_do_not_cover_the_stop_tag() -> None:
+    """The race test_stop_gaps.py showed: 0 (no delay to 1) promised everything before it
+    knew of a stop; at the agreed stop tag its shutdown reactions may send, so 1 waits there
+    for a promise 0 made knowing of the stop (after its Mark)."""
+    c = core(2, 1, (0, 1, None))
+    c.on_promise(0, FOREVER_T)
+    c.grant_from_promises()
+    assert c.acquire(at(1), FOREVER_T, START) == at(1)
+    c.on_stop_request(at(3, 1), at(1))
+    assert take(c) == [StopReply(at(3, 1))]  # no downstream: no Mark
+    c.on_stop_granted(at(3, 1))
+    assert c.grant == at(3)  # what it held stops short of the stop tag
+    assert c.acquire(at(2), at(3, 1), START) == at(2)  # before it, the promise holds
+    assert c.acquire(None, at(3, 1), START) is WAIT
+    c.on_mark(0, at(3, 1))  # 0 knows: nothing before (3, 1), where it stops
+    c.grant_from_promises()
+    assert c.acquire(None, at(3, 1), START) is WAIT
+    c.on_promise(0, FOREVER_T)  # 0 completed the stop tag (what it sent there came first)
+    assert c.promises_in
+    c.grant_from_promises()
+    assert c.acquire(None, at(3, 1), START) == at(3, 1)
+
+
+def test_a_mark_before_the_agreement_and_a_delayed_link() -> None:
+    # the Mark and the promises after it may come before the STOP_GRANTED
+    c = core(2, 1, (0, 1, None))
+    c.on_promise(0, at(50))
+    c.on_mark(0, at(3, 1))
+    c.on_promise(0, FOREVER_T)
+    c.grant_from_promises()
+    c.on_stop_granted(at(3, 1))
+    assert c.acquire(None, at(3, 1), START) == at(3, 1)
+    # over a delay (a microstep is one) nothing sent at the stop tag arrives at it: the
+    # promises made before still cover it
+    for delay in (0, 2 * MS):
+        c = core(2, 1, (0, 1, delay))
+        c.on_promise(0, FOREVER_T)
+        c.grant_from_promises()
+        c.on_stop_request(at(3, 1), at(1))
+        c.on_stop_granted(at(3, 1))
+        assert c.acquire(None, at(3, 1), START) == at(3, 1)
+
+
+def test_rti_grants_made_before_the_agreement_stop_short_of_the_stop_tag() -> None:
+    c = core(2, 1, (0, 1, None), (1, 0, None), peer_grants=False)
+    c.on_tag(FOREVER_T, {})
+    c.on_ptag(at(3, 1), {})
+    c.on_stop_request(at(3, 1), at(1))
+    c.on_stop_granted(at(3, 1))
+    assert c.grant == at(3) and c.ptag is None
+    assert c.acquire(None, at(3, 1), START) is WAIT
+    c.on_tag(at(3, 1), {0: 1})  # the RTI's, computed from the agreement
+    assert c.acquire(None, at(3, 1), START) is WAIT  # its message first
+    c.on_data(0, 0, at(3, 1))
+    assert c.acquire(None, at(3, 1), START) == at(3, 1)
+
+
+def test_the_mark_goes_once_with_the_most_it_can_promise() -> None:
+    # answering the RTI: min(what it promised, the tag it answered)
+    c = core(2, 0, (0, 1, None))
+    c.completed(at(0), None, FOREVER_T, START)
+    assert promises(take(c)) == [FOREVER_T]
+    c.on_stop_request(at(3, 1), at(0))
+    assert take(c) == [Mark(at(3, 1)), StopReply(at(3, 1))]
+    c.on_stop_granted(at(3, 1))
+    c.pass_on(None, at(3, 1), at(0))
+    assert promises(take(c)) == []  # its stop tag is its next event
+    c.completed(at(3, 1), None, at(3, 1), START + 1)
+    assert promises(take(c)) == [FOREVER_T]  # done: promised again, after the Mark
+    # asking: the Mark first, then the reports and promises (all made knowing of the stop)
+    c = core(2, 0, (0, 1, None))
+    c.completed(at(0), at(5), FOREVER_T, START)
+    take(c)
+    c.request_stop(at(0, 1), at(5), at(0), START + 1)
+    out = take(c)
+    assert out[0] == Mark(at(0, 1)) and out[-1] == StopRequest(at(0, 1))
+    c.on_stop_request(at(0, 1), at(0))  # the RTI asks everyone, this federate too
+    assert take(c) == [StopReply(at(0, 1))]
+    # without downstream peers, or without promises, there is nobody to tell
+    for c in (core(2, 1, (0, 1, None)), core(2, 0, (0, 1, None), peer_grants=False)):
+        c.on_stop_request(at(3), at(0))
+        assert marks(take(c)) == []
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    delay=st.sampled_from([None, 0, 2 * MS]),
+    stop=st.tuples(st.integers(1, 12), st.integers(0, 2)),
+    pre=st.lists(st.one_of(st.tuples(st.integers(0, 15), st.integers(0, 2)), st.just(None)), max_size=4),
+    mark=st.one_of(st.none(), st.tuples(st.integers(0, 12), st.integers(0, 2))),
+    post=st.lists(st.one_of(st.tuples(st.integers(0, 15), st.integers(0, 2)), st.just(None)), max_size=3),
+    rti_pre=st.one_of(st.none(), st.tuples(st.integers(0, 15), st.integers(0, 2))),
+    rti_post=st.one_of(st.none(), st.tuples(st.integers(0, 15), st.integers(0, 2))),
+    granted_at=st.integers(0, 10),
+)
+def test_the_stop_tag_is_granted_only_from_what_knew_of_the_stop(
+        delay: int | None, stop: tuple[int, int], pre: list[tuple[int, int] | None], mark: tuple[int, int] | None,
+        post: list[tuple[int, int] | None], rti_pre: tuple[int, int] | None, rti_post: tuple[int, int] | None,
+        granted_at: int) -> None:
+    """Peer 0 -> 1 (``delay``): promises (None: FOREVER) before 0's Mark, the Mark (0 knew
+    of the stop: at most the stop tag) and promises after it, in order; the STOP_GRANTED at
+    any point among them; an RTI grant before the agreement and one after. The stop tag is
+    granted exactly when a grant from the RTI after the agreement covers it, or the
+    promises do with those made before the Mark held to the tags before the stop tag (plus
+    the delay: a delayed link carries nothing sent at the stop tag to it)."""
+    from reactorfed.federation.layout import add_delay, link_delay
+
+    S = at(*stop)
+    d = link_delay(delay)
+
+    def tag(x: tuple[int, int] | None) -> tuple[int, int]:
+        return FOREVER_T if x is None else at(*x)
+
+    items: list[tuple[str, tuple[int, int]]] = [("promise", tag(p)) for p in pre]
+    if mark is not None:
+        items.append(("mark", min(at(*mark), S)))
+        items += [("promise", tag(p)) for p in post]
+    items.insert(min(granted_at, len(items)), ("granted", S))
+    c = core(2, 1, (0, 1, delay))
+    c.on_stop_request(S, NEVER_T)  # it answers S (it is at the start)
+    if rti_pre is not None:
+        c.on_tag(at(*rti_pre), {})
+    for kind, t in items:
+        if kind == "promise":
+            c.on_promise(0, t)
+        elif kind == "mark":
+            c.on_mark(0, t)
+        else:
+            c.on_stop_granted(t)
+            if rti_post is not None:
+                c.on_tag(at(*rti_post), {})
+        if c.promises_in:
+            c.grant_from_promises()
+    before = max([(START, 0)] + [tag(p) for p in pre])
+    bound = min(add_delay(before, d), add_delay(S, d))
+    if mark is not None:
+        after = max([min(at(*mark), S)] + [tag(p) for p in post])
+        bound = max(bound, add_delay(after, d))
+    want = bound > S or (rti_post is not None and at(*rti_post) >= S)
+    assert (c.acquire(None, S, START) == S) == want
+    # and every tag before the stop tag is as granted as the promises before the Mark allow
+    assert c.grant >= min(pred(add_delay(before, d)), pred(S))

@@ -182,3 +182,38 @@ def test_stop_agreement_without_the_resigned() -> None:
     c.on_resign(0, {}, {})
     c.on_resign(1, {}, {})
     assert c.all_resigned()
+
+
+def test_grants_are_computed_afresh_from_a_stop_agreement() -> None:
+    """src (0) -> sink (1), no delay; 2 asks to stop. src reported NET FOREVER (nothing
+    queued) before it knew of the stop, and sink was granted FOREVER on it; at the agreed
+    stop tag src has an event (its shutdown reactions may send): sink's grants from the
+    agreement on stop short of it until src has completed it."""
+    c = core(3, (0, 1, None))
+    complete(c, 2, at(0), at(1))
+    g = last(complete(c, 0, at(0), FOREVER_T), 1)
+    assert g is not None and g.tag == FOREVER_T
+    assert c.on_stop_request(2, at(3, 1)) == at(3, 1)
+    for f in (0, 1):
+        assert c.on_stop_reply(f, at(3, 1)) is None
+    assert c.on_stop_reply(2, at(3, 1)) == at(3, 1)
+    assert c.next_event(0) == at(3, 1)  # its stale NET no longer counts
+    # what sink holds is capped at the stop's predecessor (FederateCore.on_stop_granted), as here
+    assert c.feds[1].granted == at(3)
+    assert last(c.regrant(range(3)), 1) is None
+    # src completes the stop tag having sent one message at it, then resigns
+    g = last(complete(c, 0, at(3, 1), FOREVER_T, sent={1: [1, *at(3, 1)]}), 1)
+    assert g is not None and g.tag == FOREVER_T and g.counts == {0: 1}  # once that message is in
+
+
+def test_a_stop_agreement_keeps_grants_a_delay_makes_safe() -> None:
+    """Over a link with a delay (a microstep is one), what src's shutdown sends at the stop
+    tag arrives after it: sink may be granted the stop tag at once."""
+    c = core(3, (0, 1, 0))
+    complete(c, 0, at(0), FOREVER_T)
+    c.on_stop_request(2, at(3, 1))
+    for f in (0, 1, 2):
+        c.on_stop_reply(f, at(3, 1))
+    assert c.stop_tag == at(3, 1)
+    g = last(c.regrant(range(3)), 1)
+    assert g is not None and g.tag == at(3, 1)  # src's stop tag arrives at (3, 2)

@@ -1,81 +1,70 @@
-"""Known gaps of federated stop agreement, kept as expected failures until fixed (found
-while moving the federate's logic into FederateCore; see the reasons).
+"""A stop agreed while a federate is idle (in real time) keeps what the federates' shutdown
+reactions send at the stop tag: formerly two gaps of federated stop agreement.
 
-The program: ``stopper`` requests a stop at 3 ms; ``src`` is idle until its timer at 1 s
-and sends 99 from its shutdown reaction; ``sink`` records what arrives. In one process
-the program stops at (3 ms, 1) and ``sink`` gets the 99 there.
+The program (``stop_programs.py``): ``stopper`` requests a stop at 3 ms; ``src`` is idle
+until its timer at 1 s and sends 99 from its shutdown reaction; ``sink`` records what
+arrives. In one process the program stops at (3 ms, 1) and ``sink`` gets the 99 there.
+
+(1) A federate waiting for physical time waits on its sockets too
+(``FederateCoordinator.wait_until``): ``src`` answers the stop request at once, so the
+federation stops at (3 ms, 1), not after ``src``'s next tag at 1 s. (2) Promises and RTI
+grants made before the stop was known do not cover the stop tag: ``src`` promised
+``sink`` nothing before 1 s (then FOREVER) before it knew of the stop; ``sink`` waits at
+(3 ms, 1) for a promise ``src`` made knowing of it (after its STOP_MARK), or for a grant
+the RTI computed after the agreement, and so for the 99.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import re
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
-from reactorfed import SHUTDOWN, Input, Output, Reactor, Timer, ms, reaction, sec
+from reactorfed import ms
 
 from .harness import Federation, reference
+from .stop_programs import Main
 
-pytestmark = pytest.mark.timeout(60)
+pytestmark = pytest.mark.timeout(120)
 
-
-class _Stopper(Reactor):
-    t = Timer(0, ms(1))
-
-    @reaction(triggers=[t])
-    def tick(self) -> None:
-        if self.elapsed() >= ms(3):
-            self.request_stop()
-
-
-class _Src(Reactor):
-    out = Output(int)
-    t = Timer(sec(1))
-
-    @reaction(triggers=[t], effects=[out])
-    def late(self, out: Any) -> None:
-        out.set(1)
-
-    @reaction(triggers=[SHUTDOWN], effects=[out])
-    def bye(self, out: Any) -> None:
-        out.set(99)
+PROGRAM = f"{Path(__file__).with_name('stop_programs.py')}:Main"
+MODES = {
+    "peer-grants": {},
+    "rti-grants-only": {"peer_grants": False},
+    "peer-grants-tcp": {"unix_sockets": False},
+    "promises-alone": {},  # the RTI's grants withheld
+}
 
 
-class _Sink(Reactor):
-    inp = Input(int)
+@pytest.mark.parametrize("after", [None, 0], ids=["no delay", "after 0"])
+@pytest.mark.parametrize("mode", list(MODES))
+def test_a_stop_agreed_while_a_federate_is_idle_keeps_its_shutdown_output(
+        mode: str, after: int | None, monkeypatch: pytest.MonkeyPatch) -> None:
+    want = reference(lambda: Main(after)).sink.got  # type: ignore[attr-defined]
+    assert want == ([(ms(3), 1, 99)] if after is None else [])  # after 0: (3 ms, 2), past the stop
+    if mode == "promises-alone":
+        from reactorfed.federation import rti_server
 
-    def __init__(self) -> None:
-        self.got: list[tuple[int, int, int]] = []
-
-    @reaction(triggers=[inp])
-    def on(self, inp: Any) -> None:
-        tag = self.elapsed_tag()
-        self.got.append((tag.time, tag.microstep, inp.get()))
-
-
-class _Main(Reactor):
-    def __init__(self) -> None:
-        self.stopper = _Stopper()
-        self.src = _Src()
-        self.sink = _Sink()
-        self.connect(self.src.out, self.sink.inp)
-
-
-@pytest.mark.xfail(strict=False, reason=(
-    "federation gap (1): a federate waiting for physical time (real-time mode) waits in the "
-    "scheduler (Clock.wait_until), not on its sockets, so it answers a stop request only after "
-    "its next tag: src, idle until 1 s, answers (1 s, 1) and the federation stops there, not "
-    "at (3 ms, 1). (2): promises and grants made before a stop is agreed may cover the stop "
-    "tag: src completes 1 s with nothing queued and promises FOREVER before it reads the stop "
-    "request, so sink processes the stop tag (1 s, 1) without waiting for src's shutdown "
-    "output, and the 99 is lost (about half the runs). Fixing (2) needs a marker on the data "
-    "link at the agreement (promises before it no longer count for the stop tag) and the "
-    "RTI's grants recomputed from the agreement on"))
-def test_a_stop_agreed_while_a_federate_is_idle_keeps_its_shutdown_output() -> None:
-    want = reference(_Main).sink.got  # type: ignore[attr-defined]
-    assert want == [(ms(3), 1, 99)]
-    fed = Federation(_Main)
-    fed.start_all(fast=False)
+        monkeypatch.setattr(rti_server.RtiServer, "_send_grant", lambda self, g: None)
+    fed = Federation(lambda: Main(after))
+    fed.start_all(fast=False, **MODES[mode])
     fed.wait(30)
     assert not fed.errors, fed.errors
     assert fed.programs["sink"].sink.got == want  # type: ignore[attr-defined]
+    # every federate stopped at the tag one process stops at: src answered at once
+    stops = {n: (r.last_tag.time, r.last_tag.microstep) for n, r in fed.results.items()}
+    assert stops == dict.fromkeys(("stopper", "src", "sink"), (ms(3), 1)), stops
+
+
+def test_the_same_in_launched_processes() -> None:
+    """Through ``reactorfed launch`` (real time): one process per federate and the RTI."""
+    proc = subprocess.run([sys.executable, "-m", "reactorfed", "launch", PROGRAM, "--no-progress"],
+                          capture_output=True, text=True, timeout=90)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    got = re.findall(r"^\[sink\] GOT (\d+) (\d+) (\d+)$", proc.stdout, re.MULTILINE)
+    assert got == [(str(ms(3)), "1", "99")], proc.stdout
+    stops = re.findall(r"^\[(\w+)\] reactorfed: .* stopped at (.*?) \(", proc.stdout, re.MULTILINE)
+    assert sorted(stops) == [(n, "3 ms +1 microsteps") for n in ("sink", "src", "stopper")], proc.stdout

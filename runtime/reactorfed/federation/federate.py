@@ -24,7 +24,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from ..clock import Clock
+from ..clock import Clock, Wakeup
 from ..graph import Program
 from ..scheduler import Scheduler
 from ..tag import NEVER
@@ -35,6 +35,7 @@ from .errors import FederationError
 from .federate_core import (
     WAIT,
     FederateCore,
+    Mark,
     Message,
     Promise,
     Report,
@@ -94,6 +95,21 @@ class FederateConfig:
     unix_sockets: bool = True
 
 
+class _WakeSource:
+    """The scheduler's wakeup as a source the poller watches (see :class:`.clock.Wakeup`)."""
+
+    __slots__ = ("event",)
+
+    def __init__(self, event: Wakeup) -> None:
+        self.event = event
+
+    def fileno(self) -> int:
+        return self.event.fileno()
+
+    def buffered(self) -> bool:
+        return False
+
+
 class _Out:
     __slots__ = ("delay", "last", "link", "slot")
 
@@ -138,6 +154,8 @@ class FederateCoordinator:
         self._local: LocalServer | None = None
         self._clients: dict[int, Client | LocalClient] = {}
         self._poller: Poller | None = None
+        self._wake: _WakeSource | None = None  # the scheduler's wakeup, once it waits for physical time
+        self._woken = False  # the poller saw the wakeup (see _pump)
         self._live: Liveness | None = None
         self._hb: Heartbeat | None = None
         self._rti_rejected = 0  # bad messages from the RTI (the inbound side counts the data port's)
@@ -273,6 +291,37 @@ class FederateCoordinator:
             self._next_look = now + 1_000_000  # it just looked
             head = sched.next_event_tag()
 
+    def wait_until(self, sched: Scheduler, t: int, wakeup: Wakeup) -> bool:
+        """Wait for physical time ``t`` on the sockets too, so that what the RTI and the
+        peers send is handled while this federate waits (a stop request answered at once,
+        not after the tag it waits for). Returns False, for the scheduler to ask
+        :meth:`acquire` again, when ``wakeup`` is set or what arrived changed the next
+        event, the stop tag or the stop limit; True at ``t``. One clock read a wakeup; the
+        last fraction of a millisecond (what a poll's timeout cannot measure) is waited
+        on the clock alone."""
+        wake = self._wake
+        if wake is None or wake.event is not wakeup:
+            assert self._poller is not None
+            wake = self._wake = _WakeSource(wakeup)
+            self._poller.add(wake)
+        core = self.core
+        clock = self.clock
+        head, stop, limit = sched.next_event_tag(), sched.stop_tag, core.stop_limit
+        self._woken = False
+        while True:
+            if wakeup.is_set() or self._woken:
+                wakeup.clear()
+                return False
+            now = clock.now()
+            ms = (t - now) // 1_000_000
+            if ms <= 0:
+                return t <= now or clock.wait_until(t, wakeup)
+            self._pump(sched, ms if ms < 100 else 100, now)  # 100 ms: the liveness check's pace
+            if sched.next_event_tag() != head or sched.stop_tag != stop or core.stop_limit != limit:
+                return False
+            if core.outbox:
+                self._send(core.outbox)
+
     def at_level(self, sched: Scheduler, level: int) -> None:
         tag = sched.current_tag
         core = self.core
@@ -391,6 +440,8 @@ class FederateCoordinator:
         for m in outbox:
             if isinstance(m, Promise):
                 self._out.post_all([P.PROMISE, m.tag[0], m.tag[1]])
+            elif isinstance(m, Mark):
+                self._out.post_all([P.STOP_MARK, m.tag[0], m.tag[1]])
             elif isinstance(m, Report):
                 (t, mi), (nt, nm) = m.ltc, m.net
                 rti.send([P.pack(P.LTC, t, mi, nt, nm, m.sent, m.received)])
@@ -453,6 +504,13 @@ class FederateCoordinator:
         ready = self._poller.wait(timeout_ms)
         if not ready:
             return
+        wake = self._wake
+        if wake is not None and wake in ready:
+            # A physical action or a stop from another thread: the scheduler takes it once
+            # this federate stops waiting (wait_until returns at once; acquire, as before,
+            # once the tag is granted). Cleared so that the poller does not wake at once again.
+            wake.event.clear()
+            self._woken = True
         # Read only the sockets the poll reported (a read that finds nothing costs an
         # exception); what arrives meanwhile on the other is read at the next pump.
         if self._rti in ready:
@@ -510,6 +568,7 @@ class FederateCoordinator:
         elif kind == P.STOP_REQUEST:
             core.on_stop_request((msg[1], msg[2]), sched.current_tag)
             self._send(core.outbox)
+            self._out.flush()  # the Mark: a peer may wait for it at the stop tag
         elif kind == P.STOP_GRANTED:
             sched.lower_stop_tag(core.on_stop_granted((msg[1], msg[2])), "stop requested")
         elif kind == P.ABORT:

@@ -42,11 +42,19 @@ absence at the tag has arrived: the scheduler stops at those levels (the checkpo
 **Stop agreement.** A local stop request goes to the RTI (STOP_REQ); a stop request from
 the RTI is answered with the earliest tag this federate can still stop at (the request's,
 or the tag after its current one). From either until the RTI's STOP_GRANTED, the federate
-does not go past the tag it asked or answered, and reports and promises nothing past it
-(the stop may come there, and what its shutdown reactions send goes out at it); the
-granted tag lowers the scheduler's stop tag. A local request may come from a reaction,
-inside a tag whose outputs are not sent yet: nothing reported or promised meanwhile
-passes that tag.
+does not reach the tag it asked or answered (the stop may come exactly there, and then
+that tag's events run once, with the shutdown reactions), and reports and promises
+nothing past it (what its shutdown reactions send goes out at it); the granted tag lowers
+the scheduler's stop tag. A local request may come from a reaction, inside a tag whose
+outputs are not sent yet: nothing reported or promised meanwhile passes that tag.
+
+Promises and grants made before a stop was known do not count the event the stop gives
+every federate at the stop tag (its shutdown reactions). So a federate that learns of a
+stop sends its downstream peers a :class:`Mark` (its promises from there on know of it,
+as do those of a federate that resigned); once the stop tag is agreed, a peer's promises
+from before its Mark hold only for the tags before the stop tag (plus the link's delay:
+see :meth:`FederateCore._stop_bound`), and the grants held at the agreement stop short of
+it. The RTI recomputes its grants from the agreement (:class:`.rti.RtiCore`).
 """
 
 from __future__ import annotations
@@ -58,7 +66,7 @@ from .layout import Delay, Layout, add_delay, link_delay
 from .rti import FOREVER_T, NEVER_T, pred
 
 __all__ = [
-    "WAIT", "FederateCore", "Message", "Promise", "Report", "Resign", "StopReply", "StopRequest",
+    "WAIT", "FederateCore", "Mark", "Message", "Promise", "Report", "Resign", "StopReply", "StopRequest",
 ]
 
 TagT = tuple[int, int]
@@ -98,6 +106,15 @@ class Promise(NamedTuple):
     tag: TagT
 
 
+class Mark(NamedTuple):
+    """For every downstream peer: a promise (as :class:`Promise`) made knowing of a stop
+    (this federate asked or answered one, or it resigned), and so are all its promises from
+    here on. Promises made before it do not account for a stop: they still hold for every
+    tag before the stop tag, not for the stop tag itself (see :meth:`FederateCore.input_bound`)."""
+
+    tag: TagT
+
+
 class StopRequest(NamedTuple):
     """For the RTI: this federate asks to stop at ``tag``."""
 
@@ -118,7 +135,7 @@ class Resign(NamedTuple):
     received: dict[int, int]
 
 
-Message = Report | Promise | StopRequest | StopReply | Resign
+Message = Report | Promise | Mark | StopRequest | StopReply | Resign
 
 
 def _earliest(promise: TagT, delays: list[Delay]) -> TagT:
@@ -166,6 +183,8 @@ class FederateCore:
         self._promised_in: dict[int, TagT] = {}  # upstream peer -> its latest promise
         self._bound_from: dict[int, TagT] = {}  # upstream peer -> the earliest tag it could still send here
         self._bound: TagT | None = None  # input_bound(), None: to be computed
+        #: upstream peer -> its latest promise since its Mark (made knowing of a stop)
+        self._marked: dict[int, TagT] = {}
         #: promises arrived since grant_from_promises last looked
         self.promises_in = False
         # -- what this federate sent, and reported
@@ -187,8 +206,9 @@ class FederateCore:
         self._sent_this_tag: set[int] = set()  # links whose value or absence went at _sent_at
         self._sent_at: TagT = NEVER_T
         # -- stopping
-        self.stop_limit: TagT | None = None  # agreed not to pass this until STOP_GRANTED
+        self.stop_limit: TagT | None = None  # agreed not to reach this until STOP_GRANTED
         self.stop_granted: TagT | None = None
+        self._stop_marked = False  # the Mark went to the downstream peers
 
     def begin(self, start: int) -> None:
         """The federation started at ``start``: before its first promise, a peer might send
@@ -217,8 +237,8 @@ class FederateCore:
         if stop != FOREVER_T and (head is None or head > stop):
             head = stop  # the stop tag is processed (shutdown) once it is safe
         limit = self.stop_limit
-        if limit is not None and self.stop_granted is None and (head is None or head > limit):
-            pass  # wait for the stop to be agreed before going past it
+        if limit is not None and self.stop_granted is None and (head is None or head >= limit):
+            pass  # wait for the stop to be agreed before reaching the tag it may come at
         elif not self.has_upstream:
             if self._rti_dirty:
                 self._rti_report_wait(now)
@@ -310,6 +330,11 @@ class FederateCore:
 
     def on_promise(self, peer: int, tag: TagT) -> None:
         """``peer`` promises nothing more before ``tag`` (plus each link's delay)."""
+        marked = self._marked
+        if marked and peer in marked and tag > marked[peer]:
+            marked[peer] = tag
+            self._bound = None
+            self.promises_in = True
         if tag > self._promised_in.get(peer, NEVER_T):
             self._promised_in[peer] = tag
             delays = self._promise_links.get(peer)
@@ -318,11 +343,49 @@ class FederateCore:
                 self._bound = None
             self.promises_in = True
 
+    def on_mark(self, peer: int, tag: TagT) -> None:
+        """``peer`` promises nothing more before ``tag``, knowing of a stop (or resigned),
+        and so are its promises from now on (see :class:`Mark`)."""
+        marked = self._marked
+        if tag > marked.get(peer, NEVER_T):
+            marked[peer] = tag
+        self._bound = None
+        self.promises_in = True
+        self.on_promise(peer, tag)
+
     def input_bound(self) -> TagT:
         """The earliest tag at which anything could still arrive here, by the promises."""
         best = self._bound
         if best is None:
-            best = self._bound = min(self._bound_from.values(), default=FOREVER_T)  # until the next promise
+            if self.stop_granted is None:
+                best = min(self._bound_from.values(), default=FOREVER_T)
+            else:
+                best = self._stop_bound(self.stop_granted)
+            self._bound = best  # until the next promise
+        return best
+
+    def _stop_bound(self, stop: TagT) -> TagT:
+        """:meth:`input_bound` once the stop tag ``stop`` is agreed. A promise made before
+        its sender knew of the stop holds for every tag before ``stop``, not at it: the
+        stop gives the sender an event there (its shutdown reactions, which may send; every
+        other event the stop brings is at ``stop`` too, none later is processed). So from a
+        peer, the earliest of its promises over the link's delay and ``stop`` over the link's
+        delay (a link with a delay, even a microstep, carries nothing sent at ``stop`` to
+        ``stop``), or whatever it promised since its Mark if that is later."""
+        best = FOREVER_T
+        links = self._promise_links
+        marked = self._marked
+        for u, b in self._bound_from.items():
+            delays = links[u]
+            cap = _earliest(stop, delays)
+            e = b if b < cap else cap
+            m = marked.get(u)
+            if m is not None:
+                post = _earliest(m, delays)
+                if post > e:
+                    e = post
+            if e < best:
+                best = e
         return best
 
     def grant_from_promises(self) -> None:
@@ -365,15 +428,40 @@ class FederateCore:
 
     def on_stop_request(self, tag: TagT, current: TagT) -> None:
         """The RTI asks to stop at ``tag``; this federate is at ``current``. Answers with
-        the earliest tag it can stop at, and goes no further until the stop is agreed."""
+        the earliest tag it can stop at, and does not reach it until the stop is agreed."""
         reply = max(tag, (current[0], current[1] + 1) if current[0] != NEVER else (self.start, 0))
         self.stop_limit = reply if self.stop_limit is None else max(reply, self.stop_limit)
+        self._mark_stop()
         self.outbox.append(StopReply(reply))
 
     def on_stop_granted(self, tag: TagT) -> TagT:
-        """The federation stops at ``tag`` (the driver lowers the scheduler's stop tag)."""
+        """The federation stops at ``tag`` (the driver lowers the scheduler's stop tag).
+        Grants made before the agreement stop short of it: the RTI computed them, and the
+        peers made the promises they came from, without knowing of the stop, which gives
+        peers an event at ``tag``. The RTI's grants from here on, and the peers' promises
+        since their Marks, know of it (see input_bound)."""
         self.stop_granted = tag
+        if self.grant >= tag:
+            self.grant = pred(tag)
+        if self.ptag is not None and self.ptag >= tag:
+            self.ptag = None
+        self._bound = None
+        if self.peer_grants and self.has_upstream:
+            self.grant_from_promises()
         return tag
+
+    def _mark_stop(self) -> None:
+        """This federate now knows of a stop: its promises from here on account for it
+        (nothing past the limit until the stop is agreed): tell the downstream peers, with
+        the most it can promise now."""
+        if self._stop_marked or not self.passes_promises:
+            return
+        self._stop_marked = True
+        limit = self.stop_limit
+        assert limit is not None
+        p = self.promised if self.promised < limit else limit
+        self.promised = p
+        self.outbox.append(Mark(p))
 
     # -- stopping ------------------------------------------------------------------------
     def flush_reports(self, head: TagT | None, current: TagT, now: int) -> None:
@@ -397,15 +485,18 @@ class FederateCore:
         This federate goes no further than ``tag`` until the stop is agreed
         (:attr:`stop_granted`), and promises nothing past it meanwhile."""
         self.stop_limit = tag if self.stop_limit is None else max(tag, self.stop_limit)
+        self._mark_stop()
         self.flush_reports(head, current, now)
         self.outbox.append(StopRequest(tag))
 
     def resign(self, tag: TagT) -> None:
         """This federate is done at ``tag``: the final counts for the RTI, and a promise of
-        nothing more for the peers."""
+        nothing more for the peers (a Mark: it holds whatever stop comes)."""
         self.outbox.append(Resign(tag, self._sent_report(), dict(self.received)))
         if self.peer_grants:
-            self._promise(FOREVER_T, resigned=True)
+            self._stop_marked = True
+            self.promised = FOREVER_T
+            self.outbox.append(Mark(FOREVER_T))
 
     # -- counts --------------------------------------------------------------------------
     def sent_message(self, peer: int, tag: TagT) -> None:
@@ -500,18 +591,15 @@ class FederateCore:
             return 100
         return max(1, (due - now) // 1_000_000)
 
-    def _promise(self, net: TagT, resigned: bool = False) -> None:
+    def _promise(self, net: TagT) -> None:
         """Promise the downstream peers nothing more before min(this federate's next event
         ``net``, the earliest input it could still get): every message it sends later has a
         tag at least that (plus the link's delay)."""
-        if resigned:
-            base = FOREVER_T
-        else:
-            ltc = self.ltc
-            after = ltc if ltc[0] >= FOREVER else (ltc[0], ltc[1] + 1)
-            nxt = net if net > after else after  # its next event: never before the tag after its last
-            bound = self.input_bound()
-            base = nxt if nxt < bound else bound
+        ltc = self.ltc
+        after = ltc if ltc[0] >= FOREVER else (ltc[0], ltc[1] + 1)
+        nxt = net if net > after else after  # its next event: never before the tag after its last
+        bound = self.input_bound()
+        base = nxt if nxt < bound else bound
         if base > self.promised:
             self.promised = base
             self.outbox.append(Promise(base))

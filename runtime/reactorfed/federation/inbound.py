@@ -5,7 +5,7 @@ Each upstream peer connects once per session and proves who it is (AUTH) before 
 else it sends is read. Its batches (see :mod:`.outbound`) carry data (inside the batch,
 as a payload frame after it, or through a shared-memory ring the peer opened with
 SHM_OPEN), absent ports of zero-delay cycles, and promises: the earliest tag the peer
-could still send here. Values go to the scheduler; what coordination needs (each message
+could still send here (a STOP_MARK is a promise made knowing of a stop). Values go to the scheduler; what coordination needs (each message
 counted, absent ports, promises) goes to the federate's :class:`.federate_core.FederateCore`.
 
 The driver (:mod:`.federate`) calls :meth:`Inbound.on_data` for each message from its
@@ -37,7 +37,7 @@ log = logging.getLogger("reactorfed.federate")
 
 TagT = tuple[int, int]
 
-_DATA_KINDS = frozenset({P.DATA, P.DATA_INLINE, P.ABSENT, P.PROMISE, P.SHM_OPEN, P.SHM_DATA})
+_DATA_KINDS = frozenset({P.DATA, P.DATA_INLINE, P.ABSENT, P.PROMISE, P.SHM_OPEN, P.SHM_DATA, P.STOP_MARK})
 _BATCH_ONLY = frozenset({P.BATCH})
 _AUTH_ONLY = frozenset({P.AUTH})
 _METAS_MAX = 256
@@ -53,6 +53,7 @@ class Inbound:
         self._counted = core.on_data
         self._absent = core.on_absent
         self._promised = core.on_promise
+        self._marked = core.on_mark
         self._names = layout.names
         self._secret = secret
         self._session = b""  # set by begin
@@ -173,6 +174,9 @@ class Inbound:
             return
         if kind == P.SHM_OPEN:
             self._on_shm_open(sender, msg[1])
+            return
+        if kind == P.STOP_MARK:
+            self._marked(sender, (msg[1], msg[2]))
             return
         lk = self._link(sender, msg[1])
         if lk is None:

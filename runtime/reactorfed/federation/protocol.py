@@ -55,6 +55,7 @@ BATCH = 46  # [item, ...]: what a federate sends one peer at once; each item is 
 #   message below as a list; DATA items' payloads follow as frames, in order
 DATA_INLINE = 47  # link, t, m, codec, meta, payload bytes: a small DATA inside a batch
 PROMISE = 43  # t, m: the sender will send nothing more before this tag plus each link's delay
+STOP_MARK = 48  # t, m: a PROMISE made knowing of a stop (or resigned), as are the sender's next
 
 NAMES = {
     HELLO: "HELLO", PROOF: "PROOF", LTC: "LTC", STOP_REQ: "STOP_REQ",
@@ -63,6 +64,7 @@ NAMES = {
     PTAG: "PTAG", STOP_REQUEST: "STOP_REQUEST", STOP_GRANTED: "STOP_GRANTED", ABORT: "ABORT",
     DATA: "DATA", ABSENT: "ABSENT", AUTH: "AUTH", PROMISE: "PROMISE",
     SHM_OPEN: "SHM_OPEN", SHM_DATA: "SHM_DATA", BATCH: "BATCH", DATA_INLINE: "DATA_INLINE",
+    STOP_MARK: "STOP_MARK",
 }
 
 _I64_MIN = -(2**63)
@@ -99,6 +101,7 @@ _SCHEMA: dict[int, tuple[str, ...]] = {
     SHM_DATA: ("u", "i", "u", "u", "any", "u", "u"),
     BATCH: ("items",),
     DATA_INLINE: ("u", "i", "u", "u", "any", "bin"),
+    STOP_MARK: ("i", "u"),
 }
 
 

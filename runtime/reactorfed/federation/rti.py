@@ -132,6 +132,11 @@ class RtiCore:
         if st.resigned:
             return FOREVER_T
         e = max(st.net, succ(st.ltc))
+        stop = self.stop_tag
+        if stop is not None and e > stop and st.ltc < stop:
+            # Agreed: u has an event at the stop tag (its shutdown reactions), whatever
+            # NET it reported before it knew of the stop.
+            e = stop
         for (_src, dst), lst in self.in_flight.items():
             if dst == u:
                 for _c, t in lst:
@@ -210,8 +215,18 @@ class RtiCore:
         self.stop_replies[f] = tag
         live = [i for i, st in enumerate(self.feds) if not st.resigned]
         if all(i in self.stop_replies for i in live):
-            self.stop_tag = max([self.stop_proposed, *self.stop_replies.values()])
-            return self.stop_tag
+            self.stop_tag = stop = max([self.stop_proposed, *self.stop_replies.values()])
+            # The grants so far were computed from NETs reported before the stop was
+            # known: they may cover the stop tag, at which every federate now has an event.
+            # A federate caps what it holds at the agreement (FederateCore.on_stop_granted);
+            # grants are computed afresh from here on (next_event), and may be sent again.
+            last = pred(stop)
+            for st in self.feds:
+                if st.granted > last:
+                    st.granted = last
+                if st.ptag > last:
+                    st.ptag = last
+            return stop
         return None
 
     def all_resigned(self) -> bool:

@@ -370,6 +370,9 @@ class RtiServer:
     def _stop_if_agreed(self, tag: tuple[int, int] | None) -> None:
         if tag is not None:
             self._broadcast(P.pack(P.STOP_GRANTED, tag[0], tag[1]))
+            # The grants are computed afresh from the agreement (RtiCore.on_stop_reply):
+            # after the STOP_GRANTED on every federate's connection, with this batch's.
+            self._dirty.update(range(len(self.layout.names)))
 
     def _broadcast(self, data: bytes) -> None:
         assert self._server is not None
