@@ -393,6 +393,11 @@ install_pod_network() {
     CIDR[$node]=$cidr
     IP[$node]=$(docker inspect -f '{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}' "$node")
   done
+  # the cluster's pod subnet: none of its addresses is ever routed off a node (Service IPs
+  # are translated by kube-proxy before routing, or rejected when they have no endpoints)
+  local subnets
+  subnets=$(kubectl_ -n kube-system get configmap kubeadm-config -o jsonpath='{.data.ClusterConfiguration}' \
+    | awk '/podSubnet:/ {print $2}' | tr ',' ' ')
   for node in $nodes; do
     docker exec -i "$node" sh -c 'cat > /etc/cni/net.d/10-reactorfed.conflist' <<JSON
 {
@@ -409,6 +414,11 @@ JSON
     for other in $nodes; do
       [ "$other" = "$node" ] || docker exec "$node" ip route replace "${CIDR[$other]}" via "${IP[$other]}"
     done
+    # An address of this node's pod CIDR that no pod holds (a pod just deleted) is
+    # unreachable at once (ICMP), instead of following the default route out of the node:
+    # a connection to a stale pod IP fails fast and is retried, and nothing leaves the host.
+    docker exec "$node" ip route replace unreachable "${CIDR[$node]}"
+    [ -z "$subnets" ] || for s in $subnets; do docker exec "$node" ip route replace unreachable "$s"; done
   done
 }
 
