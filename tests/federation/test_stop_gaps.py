@@ -68,3 +68,60 @@ def test_the_same_in_launched_processes() -> None:
     assert got == [(str(ms(3)), "1", "99")], proc.stdout
     stops = re.findall(r"^\[(\w+)\] reactorfed: .* stopped at (.*?) \(", proc.stdout, re.MULTILINE)
     assert sorted(stops) == [(n, "3 ms +1 microsteps") for n in ("sink", "src", "stopper")], proc.stdout
+
+
+def test_a_physical_action_wakes_a_federate_waiting_for_physical_time() -> None:
+    """The wait on the sockets also watches the scheduler's wakeup: a physical action
+    scheduled from another thread while the federate waits for a timer at 5 s is processed
+    when it comes, and its reaction's stop request ends the federation there."""
+    import threading
+    import time
+    from typing import Any
+
+    from reactorfed import STARTUP, Input, Output, PhysicalAction, Reactor, Timer, reaction, sec
+
+    class Ext(Reactor):
+        out = Output(int)
+        act: PhysicalAction[int] = PhysicalAction(int)
+        late = Timer(sec(5))
+
+        @reaction(triggers=[STARTUP])
+        def start(self) -> None:
+            def feed() -> None:
+                time.sleep(0.2)
+                self.act.schedule(value=7)
+
+            threading.Thread(target=feed, daemon=True).start()
+
+        @reaction(triggers=[act], effects=[out])
+        def got(self, act: Any, out: Any) -> None:
+            out.set(act.get())
+            self.request_stop()
+
+        @reaction(triggers=[late])
+        def never(self) -> None:
+            raise AssertionError("the timer at 5 s fired: the stop came too late")
+
+    class Rec(Reactor):
+        inp = Input(int)
+
+        def __init__(self) -> None:
+            self.got: list[int] = []
+
+        @reaction(triggers=[inp])
+        def on(self, inp: Any) -> None:
+            self.got.append(inp.get())
+
+    class Two(Reactor):
+        def __init__(self) -> None:
+            self.ext = Ext()
+            self.rec = Rec()
+            self.connect(self.ext.out, self.rec.inp)
+
+    fed = Federation(Two)
+    fed.start_all(fast=False)
+    fed.wait(30)
+    assert not fed.errors, fed.errors
+    assert fed.programs["rec"].rec.got == [7]  # type: ignore[attr-defined]
+    stops = [r.last_tag.time for r in fed.results.values()]
+    assert len(set(stops)) == 1 and ms(200) <= stops[0] < sec(2), stops
