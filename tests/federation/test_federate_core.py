@@ -617,6 +617,13 @@ def test_promises_made_before_a_stop_was_known_do_not_cover_the_stop_tag() -> No
 
 
 def test_a_mark_before_the_agreement_and_a_delayed_link() -> None:
+    # a peer that promised nothing yet marks NEVER: what it promises next counts
+    c = core(2, 1, (0, 1, None))
+    c.on_mark(0, NEVER_T)
+    c.on_stop_granted(at(3, 1))
+    c.on_promise(0, at(3, 2))
+    c.grant_from_promises()
+    assert c.acquire(None, at(3, 1), START) == at(3, 1)
     # the Mark and the promises after it may come before the STOP_GRANTED
     c = core(2, 1, (0, 1, None))
     c.on_promise(0, at(50))

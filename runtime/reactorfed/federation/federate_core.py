@@ -347,8 +347,9 @@ class FederateCore:
         """``peer`` promises nothing more before ``tag``, knowing of a stop (or resigned),
         and so are its promises from now on (see :class:`Mark`)."""
         marked = self._marked
-        if tag > marked.get(peer, NEVER_T):
-            marked[peer] = tag
+        m = marked.get(peer)
+        if m is None or tag > m:
+            marked[peer] = tag  # (a Mark of NEVER too: the peer knows, its next promises count)
         self._bound = None
         self.promises_in = True
         self.on_promise(peer, tag)
