@@ -59,9 +59,11 @@ def test_a_stop_agreed_while_a_federate_is_idle_keeps_its_shutdown_output(
     assert stops == dict.fromkeys(("stopper", "src", "sink"), (ms(3), 1)), stops
 
 
-def test_the_same_in_launched_processes() -> None:
+@pytest.mark.parametrize("flags", [[], ["--no-peer-grants"], ["--no-unix-sockets"]],
+                         ids=["peer-grants", "rti-grants-only", "tcp"])
+def test_the_same_in_launched_processes(flags: list[str]) -> None:
     """Through ``reactorfed launch`` (real time): one process per federate and the RTI."""
-    proc = subprocess.run([sys.executable, "-m", "reactorfed", "launch", PROGRAM, "--no-progress"],
+    proc = subprocess.run([sys.executable, "-m", "reactorfed", "launch", PROGRAM, "--no-progress", *flags],
                           capture_output=True, text=True, timeout=90)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     got = re.findall(r"^\[sink\] GOT (\d+) (\d+) (\d+)$", proc.stdout, re.MULTILINE)
