@@ -73,8 +73,12 @@ class Toxiproxy:
                 break
             except OSError:
                 if time.monotonic() > deadline or self.proc.poll() is not None:
+                    self.close()  # a server that did not answer is not left behind
                     raise RuntimeError("Toxiproxy did not start") from None
                 time.sleep(0.05)
+            except BaseException:
+                self.close()
+                raise
 
     def _call(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
         data = json.dumps(body).encode() if body is not None else None
@@ -105,8 +109,9 @@ class Toxiproxy:
             self._call("DELETE", f"/proxies/{name}")
 
     def close(self) -> None:
-        self.proc.terminate()
-        self.proc.wait(10)
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait(10)
 
 
 @contextmanager
