@@ -30,14 +30,13 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import Results, base_parser, progress, wait_quiet
-from bench.rf_runner import results_by_reactor
+from bench.rf_runner import cpu_by_process, results_by_reactor
 
 ROOT = Path(__file__).resolve().parent.parent
 PROGRAM = "bench/scale_programs.py"
 SHAPE_CLASSES = {"fan-in": "FanIn", "chain": "Chain", "loop": "Loop"}
 MODES = {"peer grants": [], "RTI grants": ["--no-peer-grants"]}
 
-_FED_CPU = re.compile(r"^\[(?P<name>.+?)\] reactorfed: \d+ tags, .* (?P<cpu>[\d.]+) s CPU", re.MULTILINE)
 _RTI_CPU = re.compile(r"^\[rti\] RTI: .* in [\d.]+ s wall, (?P<cpu>[\d.]+) s CPU", re.MULTILINE)
 
 
@@ -57,7 +56,7 @@ def run_case(shape: str, federates: int, tags: int, mode: str, timeout_s: float)
     r = reported[0]
     if r["tags"] != tags:
         raise RuntimeError(f"{shape} N={federates}: {r['tags']} tags done, {tags} asked")
-    cpus = {m["name"]: float(m["cpu"]) for m in _FED_CPU.finditer(proc.stdout) if m["name"] != "rti"}
+    cpus = cpu_by_process(proc.stdout)  # every federate's run summary (the RTI prints its own kind)
     if len(cpus) != federates:
         raise RuntimeError(f"{shape} N={federates}: {len(cpus)} federate summaries, {federates} expected")
     return {
