@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from reactorfed.federation.rti import FOREVER_T, Grant, RtiCore, pred
+from collections.abc import Iterable
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from reactorfed.federation.layout import Layout, add_delay
+from reactorfed.federation.rti import FOREVER_T, FederateState, Grant, RtiCore, TagT, pred, succ
 
 from .test_layout import lay
 
@@ -217,3 +224,224 @@ def test_a_stop_agreement_keeps_grants_a_delay_makes_safe() -> None:
     assert c.stop_tag == at(3, 1)
     g = last(c.regrant(range(3)), 1)
     assert g is not None and g.tag == at(3, 1)  # src's stop tag arrives at (3, 2)
+
+
+# -- the same decisions as the straightforward algorithm ---------------------------------
+class NaiveRti:
+    """The RTI's grant logic as first written (before issue 18): every grant recomputes the
+    EIMT over all upstream federates, each next event scanning every message in flight.
+    The reference RtiCore must agree with, call for call."""
+
+    def __init__(self, layout: Layout) -> None:
+        self.layout = layout
+        n = len(layout.names)
+        self.feds = [FederateState() for _ in range(n)]
+        self.in_flight: dict[tuple[int, int], list[tuple[int, TagT]]] = {}
+        self._upstream = [layout.upstream(f) for f in range(n)]
+        self._direct = [layout.direct_upstream(f) for f in range(n)]
+        self._affects = [{g for g in range(n) if f in self._upstream[g]} for f in range(n)]
+        self.stop_tag: TagT | None = None
+        self.stop_proposed: TagT | None = None
+        self.stop_replies: dict[int, TagT] = {}
+
+    def start(self, start_time: int) -> None:
+        for s in self.feds:
+            s.net = (start_time, 0)
+
+    def on_net(self, f: int, net: TagT, sent: dict[int, list[int]], received: dict[int, int],
+               regrant: bool = True) -> list[Grant]:
+        self.feds[f].net = net
+        self._counts(f, sent, received)
+        return self.regrant((f,)) if regrant else []
+
+    def on_ltc(self, f: int, ltc: TagT, net: TagT, sent: dict[int, list[int]], received: dict[int, int],
+               regrant: bool = True) -> list[Grant]:
+        s = self.feds[f]
+        if ltc > s.ltc:
+            s.ltc = ltc
+        s.net = net
+        self._counts(f, sent, received)
+        return self.regrant((f,)) if regrant else []
+
+    def on_resign(self, f: int, sent: dict[int, list[int]], received: dict[int, int],
+                  regrant: bool = True) -> list[Grant]:
+        s = self.feds[f]
+        self._counts(f, sent, received)
+        s.resigned = True
+        s.net = s.ltc = FOREVER_T
+        return self.regrant((f,)) if regrant else []
+
+    def _counts(self, f: int, sent: dict[int, list[int]], received: dict[int, int]) -> None:
+        s = self.feds[f]
+        for d, (count, t, m) in sent.items():
+            if d >= len(self.feds):
+                continue
+            if count > s.sent.get(d, 0):
+                s.sent[d] = count
+                if count > self.feds[d].received.get(f, 0):
+                    self.in_flight.setdefault((f, d), []).append((count, (t, m)))
+        for u, count in received.items():
+            if u >= len(self.feds):
+                continue
+            if count > s.received.get(u, 0):
+                s.received[u] = count
+            lst = self.in_flight.get((u, f))
+            if lst:
+                self.in_flight[(u, f)] = [(c, t) for c, t in lst if c > count]
+
+    def next_event(self, u: int) -> TagT:
+        s = self.feds[u]
+        if s.resigned:
+            return FOREVER_T
+        e = max(s.net, succ(s.ltc))
+        stop = self.stop_tag
+        if stop is not None and e > stop and s.ltc < stop:
+            e = stop
+        for (_src, dst), lst in self.in_flight.items():
+            if dst == u:
+                for _c, t in lst:
+                    if t < e:
+                        e = t
+        return e
+
+    def eimt(self, f: int) -> tuple[TagT, set[int]]:
+        best = FOREVER_T
+        who: set[int] = set()
+        for u, d in self._upstream[f].items():
+            t = add_delay(self.next_event(u), d)
+            if t < best:
+                best, who = t, {u}
+            elif t == best:
+                who.add(u)
+        return best, who
+
+    def grant_for(self, f: int) -> Grant | None:
+        s = self.feds[f]
+        if s.resigned or not self._upstream[f]:
+            return None
+        e, who = self.eimt(f)
+        n = s.net
+        counts = {u: self.feds[u].sent.get(f, 0) for u in self._direct[f]}
+        if e > n:
+            g = pred(e)
+            if g > s.granted:
+                s.granted = g
+                return Grant(f, g, False, counts)
+            return None
+        if e == n and who <= self.layout.scc[f] and n > s.ptag and n > s.granted:
+            s.ptag = n
+            return Grant(f, n, True, counts)
+        g = pred(e)
+        if g > s.granted:
+            s.granted = g
+            return Grant(f, g, False, counts)
+        return None
+
+    def regrant(self, changed: Iterable[int]) -> list[Grant]:
+        todo: set[int] = set()
+        for c in changed:
+            todo |= self._affects[c]
+            todo.add(c)
+        return [g for g in map(self.grant_for, sorted(todo)) if g is not None]
+
+    def on_stop_request(self, f: int, tag: TagT) -> TagT | None:
+        if self.stop_tag is not None:
+            return None
+        if self.stop_proposed is None:
+            self.stop_proposed = tag
+            self.stop_replies = {}
+            return tag
+        self.stop_proposed = max(self.stop_proposed, tag)
+        return None
+
+    def on_stop_reply(self, f: int, tag: TagT) -> TagT | None:
+        if self.stop_proposed is None or self.stop_tag is not None:
+            return None
+        self.stop_replies[f] = tag
+        if all(i in self.stop_replies for i, s in enumerate(self.feds) if not s.resigned):
+            self.stop_tag = stop = max([self.stop_proposed, *self.stop_replies.values()])
+            last = pred(stop)
+            for s in self.feds:
+                s.granted = min(s.granted, last)
+                s.ptag = min(s.ptag, last)
+            return stop
+        return None
+
+
+def _exact(out: object) -> object:
+    """A call's result with each grant's counts in order (a dict compares unordered)."""
+    if isinstance(out, list):
+        return [(g.federate, g.tag, g.provisional, list(g.counts.items())) for g in out]
+    if isinstance(out, Grant):
+        return _exact([out])
+    return out
+
+
+def _state(c: RtiCore | NaiveRti) -> object:
+    n = len(c.feds)
+    return (c.feds, c.stop_tag, c.stop_proposed, c.stop_replies,
+            {k: v for k, v in c.in_flight.items() if v},
+            [c.next_event(u) for u in range(n)], [c.eimt(f) for f in range(n)])
+
+
+_DELAY = st.sampled_from([None, None, 0, 1, 3])
+_TIME = st.one_of(st.integers(0, 8).map(lambda dt: START + dt), st.just(FOREVER_T[0]))
+_TAG = st.tuples(_TIME, st.integers(0, 2)).map(lambda t: FOREVER_T if t[0] == FOREVER_T[0] else t)
+
+
+@st.composite
+def layouts(draw: st.DrawFn) -> Layout:
+    """Random links (cycles and self-links included), or a hub and spokes (the learner and
+    its samplers: a broadcast without delay, answers after 0, or other delays)."""
+    n = draw(st.integers(1, 6))
+    if n > 1 and draw(st.booleans()):
+        out, back = draw(_DELAY), draw(_DELAY)
+        edges = [e for s in range(1, n) for e in ((0, s, out), (s, 0, back))]
+    else:
+        edges = draw(st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1), _DELAY), min_size=1, max_size=10))
+    return lay(n, *edges)
+
+
+@st.composite
+def calls(draw: st.DrawFn, n: int) -> tuple[Any, ...]:
+    """One call as the RTI server would make it, with counts (cumulative: mostly growing,
+    not always) and the earliest tag sent since the last report (FOREVER: none)."""
+    fed = st.integers(0, n - 1)
+    peer = st.integers(0, n)  # n: a federate the layout does not have
+    sent = st.dictionaries(peer, st.tuples(st.integers(0, 6), _TAG).map(lambda x: [x[0], *x[1]]), max_size=3)
+    received = st.dictionaries(peer, st.integers(0, 6), max_size=3)
+    regrant = st.booleans()
+    return draw(st.one_of(
+        st.tuples(st.just("on_ltc"), fed, _TAG, _TAG, sent, received, regrant),
+        st.tuples(st.just("on_net"), fed, _TAG, sent, received, regrant),
+        st.tuples(st.just("on_resign"), fed, sent, received, regrant),
+        st.tuples(st.just("regrant"), st.lists(fed, max_size=n)),
+        st.tuples(st.just("grant_for"), fed),
+        st.tuples(st.just("on_stop_request"), fed, _TAG),
+        st.tuples(st.just("on_stop_reply"), fed, _TAG),
+        st.tuples(st.just("agree_stop"), fed, _TAG),
+    ))
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.data())
+def test_the_same_grants_as_the_straightforward_algorithm(data: st.DataObject) -> None:
+    layout = data.draw(layouts())
+    n = len(layout.names)
+    new, old = RtiCore(layout), NaiveRti(layout)
+    assert _state(new) == _state(old)
+    new.start(START)
+    old.start(START)
+    for call in data.draw(st.lists(calls(n), min_size=3, max_size=40)):
+        name, *args = call
+        if name == "agree_stop":  # a request every live federate answers at once
+            f, tag = args
+            for c in (new, old):
+                c.on_stop_request(f, tag)
+                for i in range(n):
+                    if not c.feds[i].resigned:
+                        c.on_stop_reply(i, tag)
+            assert _state(new) == _state(old), call
+            continue
+        assert _exact(getattr(new, name)(*args)) == _exact(getattr(old, name)(*args)), call
+        assert _state(new) == _state(old), call
