@@ -30,7 +30,10 @@ def test_multi_stage_pinned_non_root(dockerfile: Path) -> None:
     froms = re.findall(r"^FROM\s+(\S+)", text, re.MULTILINE)
     assert len(froms) >= 2, "multi-stage: a build stage and a slim final stage"
     args = dict(re.findall(r"^ARG\s+(\w+)=(\S+)", text, re.MULTILINE))
+    stages = set(re.findall(r"^FROM\s+\S+\s+AS\s+(\S+)", text, re.MULTILINE | re.IGNORECASE))
     for image in froms:
+        if image in stages:  # built on an earlier stage, not on a base image
+            continue
         image = re.sub(r"\$\{(\w+)\}", lambda m: args.get(m.group(1), m.group(0)), image)
         assert re.search(r":\d+\.\d+\.\d+", image) or "@sha256:" in image, f"unpinned base {image}"
     users = re.findall(r"^USER\s+(\S+)", text, re.MULTILINE)
