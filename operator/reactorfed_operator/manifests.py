@@ -169,6 +169,8 @@ def _common_args(fed: Federation, width: int) -> list[str]:
         args.append("--fast")
     if s.timeout is not None:
         args += ["--timeout", s.timeout]
+    if s.join_timeout is not None:
+        args += ["--join-timeout", s.join_timeout]
     return args
 
 

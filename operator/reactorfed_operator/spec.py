@@ -87,6 +87,7 @@ class FederationSpec:
     metrics_port: int = 9100
     federate_metrics_port: int = 9101
     timeout: str | None = None
+    join_timeout: str | None = None
     fast: bool = False
     secret_name: str | None = None
     secret_key: str = "secret"
@@ -99,6 +100,17 @@ class FederationSpec:
         """The bank members' federate names, ``samplers[0]`` ... ``samplers[width-1]``."""
         n = self.replicas if width is None else width
         return [f"{self.samplers.name}[{i}]" for i in range(n)]
+
+
+_UNIT_NS = {"ns": 1, "us": 10**3, "ms": 10**6, "s": 10**9, "sec": 10**9, "m": 60 * 10**9, "min": 60 * 10**9,
+            "h": 3600 * 10**9, "hour": 3600 * 10**9, "hours": 3600 * 10**9}
+
+
+def _seconds(text: str) -> float:
+    """A duration that matched ``_DURATION``, in seconds (for bounds checks only)."""
+    m = re.match(r"^([0-9]+) ?([a-z]+)$", text)
+    assert m is not None and m.group(2) in _UNIT_NS, text
+    return int(m.group(1)) * _UNIT_NS[m.group(2)] / 1e9
 
 
 def _obj(value: Any, path: str) -> Mapping[str, Any]:
@@ -253,6 +265,11 @@ def parse_spec(spec: Mapping[str, Any]) -> FederationSpec:
     timeout = _str(coord.get("timeout"), "spec.coordination.timeout")
     if timeout is not None and not _DURATION.match(timeout):
         raise SpecError("spec.coordination.timeout", f"must look like '10 s' or '500ms', got {timeout!r}")
+    join_timeout = _str(coord.get("joinTimeout"), "spec.coordination.joinTimeout")
+    if join_timeout is not None and not _DURATION.match(join_timeout):
+        raise SpecError("spec.coordination.joinTimeout", f"must look like '120 s' or '5m', got {join_timeout!r}")
+    if join_timeout is not None and _seconds(join_timeout) < 1:
+        raise SpecError("spec.coordination.joinTimeout", f"must be at least 1 s, got {join_timeout!r}")
     fast = coord.get("fast", False)
     if not isinstance(fast, bool):
         raise SpecError("spec.coordination.fast", f"must be a boolean, got {fast!r}")
@@ -274,6 +291,7 @@ def parse_spec(spec: Mapping[str, Any]) -> FederationSpec:
         metrics_port=metrics,
         federate_metrics_port=metrics + 1 if metrics + 1 != port else metrics + 2,
         timeout=timeout,
+        join_timeout=join_timeout,
         fast=fast,
         secret_name=secret_name,
         secret_key=_str(secret.get("key"), "spec.secretRef.key", "secret") or "secret",

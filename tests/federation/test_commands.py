@@ -63,16 +63,18 @@ def test_launch_forwards_every_execution_and_federation_flag_it_was_given() -> N
 
     launch = _subparser("launch")
     given = ["prog.py:Main", "--fast", "--timeout", "1500ms", "--workers", "3", "--keepalive", "--check-types",
-             "--heartbeat-timeout", "7s", "--no-peer-grants", "--no-shm", "--no-sched-batch", "--no-unix-sockets",
+             "--heartbeat-timeout", "7s", "--join-timeout", "2min", "--no-peer-grants", "--no-shm", "--no-sched-batch", "--no-unix-sockets",
              "--log-level", "debug"]
     args = launch.parse_args(given)
     out = forwarded(launch, args)
     federate = _subparser("federate")
     child = federate.parse_args(["prog.py:Main", "--federate", "a", "--rti", "h:1", *out])
-    for dest in ("fast", "timeout", "workers", "keepalive", "check_types", "heartbeat_timeout", "no_peer_grants",
+    for dest in ("fast", "timeout", "workers", "keepalive", "check_types", "heartbeat_timeout", "join_timeout",
+                 "no_peer_grants",
                  "no_shm", "no_sched_batch", "no_unix_sockets", "log_level"):
         assert getattr(child, dest) == getattr(args, dest), dest
     assert child.timeout == 1_500_000_000 and child.heartbeat_timeout == 7_000_000_000
+    assert child.join_timeout == 120_000_000_000
     assert forwarded(launch, launch.parse_args(["prog.py:Main"])) == []
 
 
@@ -90,6 +92,17 @@ def test_heartbeat_timeout_below_the_floor_is_a_usage_error() -> None:
     r = subprocess.run([sys.executable, "-m", "reactorfed", "federate", PROGRAM, "--federate", "a", "--rti", "h:1",
                         "--heartbeat-timeout", "50ms"], capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and "--heartbeat-timeout: must be at least 200ms" in r.stderr
+
+
+def test_join_timeout_bounds_the_rtis_wait_and_is_validated() -> None:
+    """An RTI whose federates never come gives up after --join-timeout, naming them."""
+    r = subprocess.run([sys.executable, "-m", "reactorfed", "rti", PROGRAM, "--port", "0", "--join-timeout", "1s"],
+                       capture_output=True, text=True, timeout=60, env={**os.environ, "REACTORFED_SECRET": "s3cret-s3cret"})
+    assert r.returncode != 0
+    assert "did not join within 1 s: a, b" in r.stdout + r.stderr, r.stdout + r.stderr
+    r = subprocess.run([sys.executable, "-m", "reactorfed", "rti", PROGRAM, "--join-timeout", "10ms"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "--join-timeout: must be at least 1s" in r.stderr
 
 
 def test_launch_gives_each_process_its_share_of_the_cores_unless_told() -> None:

@@ -348,8 +348,9 @@ def test_other_examples_run_to_their_end(operator: Kind, example: str) -> None:
     docs = load_example(example)
     fed = next(d for d in docs if d["kind"] == "ReactorFederation")
     small_requests(fed)
-    # At most 4 samplers on a 2-core machine: with 16, the last of 17 federates (each a Python
-    # process importing torch) joined more than the join timeout (60 s) after the first.
+    # At most 4 samplers on a 2-core machine, to keep the suite's time: with 16, the last of 17
+    # federates (each a Python process importing torch) joined more than the default join
+    # timeout (60 s) after the first (spec.coordination.joinTimeout raises it).
     fed["spec"]["samplers"]["replicas"] = min(
         int(fed["spec"]["samplers"].get("replicas", 1)), MAX_SAMPLERS
     )

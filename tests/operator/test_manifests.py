@@ -48,6 +48,10 @@ def test_rti_command() -> None:
         "reactorfed", "rti", "m:Main", "--host", "0.0.0.0", "--port", "15045", "--metrics-port", "9100",
         "--federation-id", "rl.pong", "--param", "num_samplers=2", "--param", "seed=7", "--fast", "--timeout", "5 s",
     ]  # fmt: skip
+    fed = make_fed(coordination={"joinTimeout": "5 min"})
+    for pod in federation_pods(fed, 2):  # the RTI and every federate wait as long
+        cmd = pod["spec"]["containers"][0]["command"]
+        assert cmd[cmd.index("--join-timeout") + 1] == "5 min"
 
 
 def test_federate_command_and_placement() -> None:

@@ -33,14 +33,14 @@ def test_full_spec() -> None:
             },
             samplers={"replicas": 8, "resources": {"requests": {"cpu": "1"}}, "nodeSelector": {"pool": "cpu"}},
             learner={"gpus": 2, "tolerations": [{"key": "x", "operator": "Exists"}]},
-            coordination={"timeout": "10 s", "fast": True},
+            coordination={"timeout": "10 s", "fast": True, "joinTimeout": "3m"},
             secretRef={"name": "shared", "key": "token"},
             checkpoint={"size": "1Gi"},
         )
     )
     assert s.program.params == (("env_id", "ALE/Pong-v5"), ("lr", "0.001"))
     assert s.program.config_map == "prog" and s.replicas == 8 and s.gpus == 2
-    assert s.timeout == "10 s" and s.fast and s.secret_name == "shared" and s.secret_key == "token"
+    assert s.timeout == "10 s" and s.join_timeout == "3m" and s.fast and s.secret_name == "shared" and s.secret_key == "token"
     assert s.checkpoint is not None and s.checkpoint.size == "1Gi" and s.checkpoint.mount_path == "/checkpoints"
 
 
@@ -60,6 +60,8 @@ def test_full_spec() -> None:
         ({"learner": {"gpus": 17}}, "spec.learner.gpus", "between 0 and 16"),
         ({"rti": {"port": 9100}}, "spec.rti.metricsPort", "differ"),
         ({"coordination": {"timeout": "soon"}}, "spec.coordination.timeout", "10 s"),
+        ({"coordination": {"joinTimeout": "long"}}, "spec.coordination.joinTimeout", "120 s"),
+        ({"coordination": {"joinTimeout": "500ms"}}, "spec.coordination.joinTimeout", "at least 1 s"),
         ({"checkpoint": {"size": "1Gi", "claimName": "x"}}, "spec.checkpoint", "exactly one"),
         ({"suspend": "yes"}, "spec.suspend", "boolean"),
     ],

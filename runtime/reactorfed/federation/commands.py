@@ -68,6 +68,13 @@ def _heartbeat_timeout(text: str) -> int:
     return v
 
 
+def _join_timeout(text: str) -> int:
+    v = duration(text)
+    if v < 1_000_000_000:
+        raise argparse.ArgumentTypeError("must be at least 1s")
+    return v
+
+
 def _common(p: argparse.ArgumentParser, *, launch: bool = False) -> None:
     add_program_args(p)
     add_execution_args(p)
@@ -84,6 +91,10 @@ def _common(p: argparse.ArgumentParser, *, launch: bool = False) -> None:
                    "interpreter: a process busy in a long reaction still answers; one that died is found at "
                    "once from its closed connection. A program that sends nothing at all (its heartbeat thread "
                    "starved) is declared dead only after 10 times this, at least 30s")
+    g.add_argument("--join-timeout", type=_join_timeout, default=60_000_000_000, metavar="DURATION",
+                   help="how long the RTI waits, from its start, for every federate to join, and a federate for "
+                   "the RTI to accept it (default: 60s). Raise it for wide federations on few cores, where each "
+                   "federate's interpreter takes seconds to start and import its libraries")
     g.add_argument("--no-peer-grants", action="store_true",
                    help="federates wait for the RTI's grants only, instead of also computing them from the "
                    "reports their upstream peers relay (slower; for comparison; no effect on the RTI)")
@@ -137,7 +148,8 @@ def cmd_rti(args: argparse.Namespace) -> int:
 
     main = load_program(args.program, parse_params(args.params))
     cfg = RtiConfig(args.federation_id, _secret(args), host=args.host, port=args.port,
-                    liveness_ns=args.heartbeat_timeout, silence_ns=_silence(args.heartbeat_timeout))
+                    liveness_ns=args.heartbeat_timeout, silence_ns=_silence(args.heartbeat_timeout),
+                    join_timeout_ns=args.join_timeout)
 
     def ready(endpoint: str, status_port: int | None) -> None:
         if args.ready_file is not None:  # for `launch`: where to find the RTI
@@ -187,6 +199,7 @@ def cmd_federate(args: argparse.Namespace) -> int:
     cfg = FederateConfig(args.federation_id, _secret(args), rti, bind_host=bind, advertise_host=args.advertise_host,
                          data_port=args.data_port, advertise_port=args.advertise_port,
                          liveness_ns=args.heartbeat_timeout, silence_ns=_silence(args.heartbeat_timeout),
+                         join_timeout_ns=args.join_timeout,
                          trusted_pickle=args.trusted_pickle,
                          peer_grants=not args.no_peer_grants, unix_sockets=not args.no_unix_sockets)
     if args.no_shm:
