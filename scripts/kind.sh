@@ -450,14 +450,24 @@ cmd_create() {
 }
 
 load_image() {  # IMAGE NODE...: what `kind load docker-image --nodes` does, streamed, keeping one copy
-  # `docker save` streams into each node's containerd; the layers' tarballs are dropped once
-  # unpacked (--discard-unpacked-layers), so a node holds a multi-GB image once, not twice.
-  local image=$1 node; shift
+  # One `docker save` streams into every node's containerd at once (tee into one FIFO per
+  # node): a multi-GB image is read once, not once per node. The layers' tarballs are
+  # dropped once unpacked (--discard-unpacked-layers), so a node holds the image once.
+  local image=$1 node fifo dir pids=() nodes=()
+  shift
+  dir=$(mktemp -d /tmp/reactorfed-kind-load.XXXXXX)
   for node in "$@"; do
-    docker save "$image" | docker exec -i "$node" ctr --namespace=k8s.io images import --all-platforms \
-      --local --discard-unpacked-layers --snapshotter=overlayfs - >/dev/null \
-      || die "loading $image into $node failed"
+    fifo="$dir/$node"; mkfifo "$fifo"
+    docker exec -i "$node" ctr --namespace=k8s.io images import --all-platforms \
+      --local --discard-unpacked-layers --snapshotter=overlayfs - <"$fifo" >/dev/null &
+    pids+=($!); nodes+=("$node")
   done
+  local fifos=("$dir"/*) save_rc=0 i failed=()
+  docker save "$image" | tee "${fifos[@]}" >/dev/null || save_rc=$?
+  for i in "${!pids[@]}"; do wait "${pids[$i]}" || failed+=("${nodes[$i]}"); done
+  rm -rf "$dir"
+  [ $save_rc = 0 ] || die "docker save $image failed"
+  [ ${#failed[@]} = 0 ] || die "loading $image into ${failed[*]} failed"
 }
 
 cmd_load() {
