@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from reactorfed import Input, Output, Reactor, bank, ms, reaction
-from reactorfed.federation.layout import FOREVER, Layout, Link, add_delay, compose, link_delay
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from reactorfed import Input, Output, Reactor, bank, ms, reaction, tag
+from reactorfed.federation.layout import Layout, Link, add_delay, compose, link_delay
 from reactorfed.federation.runner import layout_of
+from reactorfed.tag import FOREVER, NEVER
 
 from .programs import OtherPipeline, Pipeline
 
@@ -33,7 +37,24 @@ def test_link_delays_and_composition() -> None:
     assert add_delay((10, 4), NONE) == (10, 4)
     assert add_delay((FOREVER - 3, 0), (5, 0))[0] == FOREVER  # saturates, never wraps
     assert add_delay((FOREVER, 0), AFTER0)[0] == FOREVER
-    assert add_delay((3, 2**32 - 1), AFTER0) == (3, 2**32 - 1)
+    # reactorfed.tag's rule (add_delay is tag.add_delay): the microstep is not clamped, so
+    # a microstep delay still gives a later tag (it gave (3, 2**32 - 1), the same tag), and
+    # NEVER stays NEVER (it gave (NEVER + 5, 0)).
+    assert add_delay is tag.add_delay
+    assert add_delay((3, 2**32 - 1), AFTER0) == (3, 2**32)
+    assert add_delay((NEVER, 0), (5, 0)) == (NEVER, 0)
+
+
+_times = st.one_of(st.integers(-(2**63), 2**63 - 1), st.sampled_from([-(2**63), 0, 2**63 - 2, 2**63 - 1]))
+_delays = st.tuples(st.one_of(st.integers(0, 10), st.integers(0, 2**63)), st.integers(0, 4))
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.tuples(_times, st.integers(0, 2**32)), _delays, _delays)
+def test_a_composed_delay_adds_as_its_parts(t: tuple[int, int], a: tuple[int, int], b: tuple[int, int]) -> None:
+    """A path's delay applied at once is its links' delays applied one after the other,
+    the edges (NEVER, FOREVER) included: compose and add_delay agree."""
+    assert add_delay(t, compose(a, b)) == add_delay(add_delay(t, a), b)
 
 
 def test_transitive_path_delays() -> None:

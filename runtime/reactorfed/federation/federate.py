@@ -27,7 +27,7 @@ from typing import Any
 from ..clock import Clock, Wakeup
 from ..graph import Program
 from ..scheduler import Scheduler
-from ..tag import NEVER
+from ..tag import NEVER, TagT, add_delay, succ
 from ..trigger import Slot
 from . import protocol as P
 from .codec import CodecError, encode
@@ -45,7 +45,7 @@ from .federate_core import (
 from .heartbeat import Heartbeat, Liveness
 from .inbound import Inbound
 from .join import colocated, join
-from .layout import Layout, Link, add_delay, link_delay
+from .layout import Layout, Link, link_delay
 from .local import LocalClient, LocalServer, split_endpoint, with_local
 from .outbound import Outbound
 from .transport import Client, Poller, Server
@@ -54,7 +54,6 @@ __all__ = ["FederateConfig", "FederateCoordinator", "FederationError"]
 
 log = logging.getLogger("reactorfed.federate")
 
-TagT = tuple[int, int]
 #: the longest one pump spends reading the data port
 _DATA_SLICE_NS = 20_000_000
 
@@ -466,7 +465,7 @@ class FederateCoordinator:
                     # wire, and the grants, promises and message counts computed from it
                     # stay exact. Tags on a link only grow, so the next free microstep is
                     # the one after the last.
-                    sent = (last[0], last[1] + 1)
+                    sent = succ(last)
                 out.last = sent
                 self._send_data(out, sent, out.slot.value)
 

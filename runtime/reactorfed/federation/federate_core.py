@@ -61,15 +61,13 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from ..tag import FOREVER, NEVER
-from .layout import Delay, Layout, add_delay, link_delay
-from .rti import FOREVER_T, NEVER_T, pred
+from ..tag import FOREVER, NEVER, TagT, add_delay, pred, succ
+from .layout import Delay, Layout, link_delay
+from .rti import FOREVER_T, NEVER_T
 
 __all__ = [
     "WAIT", "FederateCore", "Mark", "Message", "Promise", "Report", "Resign", "StopReply", "StopRequest",
 ]
-
-TagT = tuple[int, int]
 
 #: What :meth:`FederateCore.acquire` returns when the tag may not be processed yet (a tag
 #: no event has: compared by identity).
@@ -430,7 +428,7 @@ class FederateCore:
     def on_stop_request(self, tag: TagT, current: TagT) -> None:
         """The RTI asks to stop at ``tag``; this federate is at ``current``. Answers with
         the earliest tag it can stop at, and does not reach it until the stop is agreed."""
-        reply = max(tag, (current[0], current[1] + 1) if current[0] != NEVER else (self.start, 0))
+        reply = max(tag, succ(current) if current[0] != NEVER else (self.start, 0))
         self.stop_limit = reply if self.stop_limit is None else max(reply, self.stop_limit)
         self._mark_stop()
         self.outbox.append(StopReply(reply))
@@ -597,7 +595,7 @@ class FederateCore:
         ``net``, the earliest input it could still get): every message it sends later has a
         tag at least that (plus the link's delay)."""
         ltc = self.ltc
-        after = ltc if ltc[0] >= FOREVER else (ltc[0], ltc[1] + 1)
+        after = succ(ltc)
         nxt = net if net > after else after  # its next event: never before the tag after its last
         bound = self.input_bound()
         base = nxt if nxt < bound else bound

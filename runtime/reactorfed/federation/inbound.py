@@ -22,6 +22,7 @@ import numpy as np
 
 from ..graph import Program
 from ..scheduler import Scheduler
+from ..tag import TagT
 from ..trigger import Slot
 from . import protocol as P
 from .codec import NUMPY, CodecError, decode, flat_array
@@ -34,8 +35,6 @@ from .throttle import Throttle
 __all__ = ["Inbound"]
 
 log = logging.getLogger("reactorfed.federate")
-
-TagT = tuple[int, int]
 
 _DATA_KINDS = frozenset({P.DATA, P.DATA_INLINE, P.ABSENT, P.PROMISE, P.SHM_OPEN, P.SHM_DATA, P.STOP_MARK})
 _BATCH_ONLY = frozenset({P.BATCH})

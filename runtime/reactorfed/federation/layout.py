@@ -8,15 +8,15 @@ import json
 from dataclasses import dataclass, field
 
 from ..graph import Program
-from ..tag import FOREVER, FOREVER_TAG
+from ..tag import TagT, add_delay
 from .protocol import PROTOCOL_VERSION
 
 __all__ = ["Delay", "Layout", "Link", "add_delay", "compose"]
 
 # A path delay as a tag offset: (dt, dm). None (same tag) is (0, 0), "after 0" is (0, 1),
-# "after d" is (d, 0). Applying (dt, dm) to (t, m): (t + dt, dm) if dt > 0 else (t, m + dm).
-Delay = tuple[int, int]
-_MAX_M = FOREVER_TAG.microstep
+# "after d" is (d, 0). Applying (dt, dm) to (t, m): (t + dt, dm) if dt > 0 else (t, m + dm),
+# saturating at FOREVER: reactorfed.tag.add_delay (re-exported here).
+Delay = TagT
 
 
 def link_delay(after: int | None) -> Delay:
@@ -26,15 +26,6 @@ def link_delay(after: int | None) -> Delay:
 def compose(a: Delay, b: Delay) -> Delay:
     """The delay of a then b."""
     return (a[0] + b[0], b[1]) if b[0] > 0 else (a[0], a[1] + b[1])
-
-
-def add_delay(tag: tuple[int, int], d: Delay) -> tuple[int, int]:
-    t, m = tag
-    if t >= FOREVER:
-        return (FOREVER, _MAX_M)
-    if d[0] > 0:
-        return (FOREVER, _MAX_M) if t >= FOREVER - d[0] else (t + d[0], d[1])
-    return (t, min(m + d[1], _MAX_M))
 
 
 @dataclass(frozen=True)
