@@ -18,8 +18,10 @@ RUN python -c "import tomllib; p = tomllib.load(open('pyproject.toml', 'rb'))['p
 
 FROM ${PYTHON_IMAGE} AS deps
 ARG TORCH_VERSION=2.15.0
-ARG TORCH_CUDA=cu132
-ARG TORCH_INDEX=https://download.pytorch.org/whl/${TORCH_CUDA}
+# where torch comes from: PyTorch's CUDA 13.2 wheels. This stage is runtime.Dockerfile's, word
+# for word, but for this default: built with the same --build-arg TORCH_INDEX (as
+# scripts/images.sh --local does), the two images share their dependencies' layers.
+ARG TORCH_INDEX=https://download.pytorch.org/whl/cu132
 ENV PIP_DISABLE_PIP_VERSION_CHECK=1 PATH=/opt/venv/bin:$PATH
 # torch's wheels (GBs) stay in a BuildKit cache between builds; nothing of it lands in a layer
 RUN --mount=type=cache,target=/root/.cache/pip \

@@ -14,7 +14,8 @@
 #        scripts/images.sh --base      only build (or reuse) the local base image
 #        scripts/images.sh --print     print the tags that would be built
 # Environment: TAG (default 0.1.0), DOCKER (default docker),
-#   REACTORFED_IMAGE_CACHE (default ~/.cache/reactorfed/images: the base's rootfs tarball).
+#   REACTORFED_IMAGE_CACHE (default ~/.cache/reactorfed/images: the base's rootfs tarball),
+#   REACTORFED_BUILD_CACHE (default 16GB: what BuildKit's cache keeps after a build).
 # Prints one line per image on stdout: "<tag> <seconds> <size bytes>".
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -106,3 +107,11 @@ for image in "${wanted[@]}"; do
   size=$($DOCKER image inspect -f '{{.Size}}' "$tag")
   echo "$tag $((end - start)) $size"
 done
+# Each rebuild leaves the image it replaced dangling (GBs for the runtime images) and BuildKit
+# keeps every stage it ever built: drop this project's dangling images, and bound the build
+# cache (the newest entries stay, so the dependencies' layers are reused next time).
+for image in "${wanted[@]}"; do
+  title=$(tag_of "$image"); title=${title%%:*}; title=${title##*/}
+  $DOCKER image prune -f --filter "label=org.opencontainers.image.title=$title" >/dev/null || true
+done
+$DOCKER builder prune -f --keep-storage "${REACTORFED_BUILD_CACHE:-16GB}" >/dev/null 2>&1 || true

@@ -120,6 +120,9 @@ class Kind:
             [str(KIND), "create"], capture_output=True, text=True, timeout=1800, env=self.env
         )
         if proc.returncode != 0:
+            # a half-made cluster holds GBs of images in its nodes: never leave it behind
+            if os.environ.get("REACTORFED_KIND_KEEP") != "1":
+                self.delete()
             raise AssertionError(f"scripts/kind.sh create failed:\n{proc.stderr[-4000:]}")
         self.create_log = proc.stderr
 
