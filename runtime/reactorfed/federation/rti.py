@@ -8,6 +8,25 @@ federate ``u`` cannot act before ``max(NET(u), LTC(u) + 1 microstep)`` unless a 
 still in flight to it is earlier. ``f`` may process every tag before its EIMT (TAG); at
 its EIMT it may go ahead provisionally (PTAG) when the only federates that could still
 send at that tag are in a zero-delay cycle with it (they announce absent ports).
+
+**Incremental** (issue 18). Recomputing every EIMT from scratch on each report costs
+O(N^3) per report for a learner and N samplers. Instead the core keeps, always exact:
+
+* each federate's next event (:meth:`next_event`), recomputed in O(1) when its report,
+  the messages in flight to it (indexed by receiver, with their earliest tag) or the stop
+  tag change;
+* the EIMT of each *group* of federates with the same upstream federates and path delays
+  (the EIMT depends on nothing else; the N samplers are one group): the minimum and how
+  many upstream federates attain it. A next event that changes moves it in O(1); only when
+  the last federate attaining the minimum moves later is it recomputed in full;
+* which federates' grants may have changed since :meth:`grant_for` last looked at them
+  (``_stale``): a grant depends only on the federate's EIMT, who attains it, its NET and
+  the grants it holds, and looking again with those unchanged grants nothing (except
+  after a PTAG: the next look grants the tag before it). So :meth:`regrant` looks only at
+  those, in the same order as looking at all would.
+
+``tests/federation/test_rti_core.py`` checks it makes, call for call, the grants the
+straightforward algorithm makes.
 """
 
 from __future__ import annotations
@@ -16,7 +35,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from ..tag import FOREVER, FOREVER_TAG, NEVER_TAG
-from .layout import Layout, add_delay
+from .layout import Delay, Layout, add_delay
 
 __all__ = ["FederateState", "Grant", "RtiCore"]
 
@@ -57,25 +76,65 @@ class Grant:
     counts: dict[int, int]
 
 
+class _Group:
+    """Federates with the same upstream federates and path delays, hence the same EIMT:
+    ``best``, attained by ``count`` of them."""
+
+    __slots__ = ("best", "count", "members", "scc_max", "upstream")
+
+    def __init__(self, upstream: dict[int, Delay]) -> None:
+        self.upstream = upstream
+        self.members: set[int] = set()  # those not resigned
+        self.scc_max = 0  # the largest zero-delay cycle a member is in (see _moved)
+        self.best = FOREVER_T
+        self.count = 0
+
+
 class RtiCore:
+    """The grants due as federates report. State changes only through these methods
+    (the caches below follow them); :attr:`feds` is for reading."""
+
     def __init__(self, layout: Layout) -> None:
         self.layout = layout
         n = len(layout.names)
         self.feds = [FederateState() for _ in range(n)]
-        #: messages in flight, per (sender, receiver): [(cumulative count, earliest tag)]
-        self.in_flight: dict[tuple[int, int], list[tuple[int, TagT]]] = {}
+        #: messages in flight to each receiver, per sender: [(cumulative count, earliest
+        #: tag)] in the order sent (counts increasing), and the earliest tag of them all
+        self._flight: list[dict[int, list[tuple[int, TagT]]]] = [{} for _ in range(n)]
+        self._flight_min: list[TagT] = [FOREVER_T] * n
         self._upstream = [layout.upstream(f) for f in range(n)]
+        self._up_set = [frozenset(u) for u in self._upstream]
         self._direct = [layout.direct_upstream(f) for f in range(n)]
-        self._affects: list[set[int]] = [
-            {g for g in range(n) if f in self._upstream[g]} for f in range(n)
-        ]
+        self._group: list[_Group | None] = [None] * n  # None: no upstream, never waits
+        #: per federate u, the groups whose EIMT u's next event is part of, with u's delay
+        self._feeds: list[list[tuple[_Group, Delay]]] = [[] for _ in range(n)]
+        groups: dict[frozenset[tuple[int, Delay]], _Group] = {}
+        for f, ups in enumerate(self._upstream):
+            if ups:
+                g = groups.setdefault(frozenset(ups.items()), _Group(ups))
+                g.members.add(f)
+                g.scc_max = max(g.scc_max, len(layout.scc[f]))
+                self._group[f] = g
+        for g in groups.values():
+            for u, d in g.upstream.items():
+                self._feeds[u].append((g, d))
+        self._groups = list(groups.values())
+        self._next: list[TagT] = [NEVER_T] * n
+        self._stale: set[int] = set()
         self.stop_tag: TagT | None = None
         self.stop_proposed: TagT | None = None
         self.stop_replies: dict[int, TagT] = {}
+        self._recompute_all()
 
     def start(self, start_time: int) -> None:
         for st in self.feds:
             st.net = (start_time, 0)
+        self._recompute_all()
+
+    @property
+    def in_flight(self) -> dict[tuple[int, int], list[tuple[int, TagT]]]:
+        """The messages in flight, per (sender, receiver) (a copy, for reading)."""
+        return {(u, d): list(lst) for d, by in enumerate(self._flight) for u, lst in by.items()}
 
     # -- reports from federates --------------------------------------------------------
     # Each report returns the grants it makes due; with ``regrant=False`` it only updates
@@ -87,7 +146,7 @@ class RtiCore:
         st = self.feds[f]
         st.net = net
         self._counts(f, sent, received)
-        return self._regrant(f) if regrant else []
+        return self._reported(f, regrant)
 
     def on_ltc(self, f: int, ltc: TagT, net: TagT, sent: dict[int, list[int]], received: dict[int, int],
                regrant: bool = True) -> list[Grant]:
@@ -96,7 +155,7 @@ class RtiCore:
             st.ltc = ltc
         st.net = net
         self._counts(f, sent, received)
-        return self._regrant(f) if regrant else []
+        return self._reported(f, regrant)
 
     def on_resign(self, f: int, sent: dict[int, list[int]], received: dict[int, int],
                   regrant: bool = True) -> list[Grant]:
@@ -105,29 +164,52 @@ class RtiCore:
         st.resigned = True
         st.net = FOREVER_T
         st.ltc = FOREVER_T
-        return self._regrant(f) if regrant else []
+        g = self._group[f]
+        if g is not None:
+            g.members.discard(f)  # no grants for it any more
+        return self._reported(f, regrant)
+
+    def _reported(self, f: int, regrant: bool) -> list[Grant]:
+        if not self.feds[f].resigned and self._group[f] is not None:
+            self._stale.add(f)  # its NET changed (maybe)
+        self._refresh(f)
+        return self.regrant((f,)) if regrant else []
 
     def _counts(self, f: int, sent: dict[int, list[int]], received: dict[int, int]) -> None:
         st = self.feds[f]
+        n = len(self.feds)
         for d, (count, t, m) in sent.items():
-            if d >= len(self.feds):
+            if d >= n:
                 continue
             if count > st.sent.get(d, 0):
                 st.sent[d] = count
                 # The receiver may have reported them received before this report came.
                 if count > self.feds[d].received.get(f, 0):
-                    self.in_flight.setdefault((f, d), []).append((count, (t, m)))
+                    self._flight[d].setdefault(f, []).append((count, (t, m)))
+                    if (t, m) < self._flight_min[d]:
+                        self._flight_min[d] = (t, m)
+                        self._refresh(d)
+        mine = self._flight[f]
+        removed = False
         for u, count in received.items():
-            if u >= len(self.feds):
+            if u >= n:
                 continue
             if count > st.received.get(u, 0):
                 st.received[u] = count
-            lst = self.in_flight.get((u, f))
+            lst = mine.get(u)
             if lst:
-                self.in_flight[(u, f)] = [(c, t) for c, t in lst if c > count]
+                keep = [(c, t) for c, t in lst if c > count]
+                if len(keep) < len(lst):
+                    removed = True
+                    if keep:
+                        mine[u] = keep
+                    else:
+                        del mine[u]
+        if removed:  # the earliest may have gone: look again (at what is left)
+            self._flight_min[f] = min((t for lst in mine.values() for _c, t in lst), default=FOREVER_T)
 
-    # -- grants ----------------------------------------------------------------------
-    def next_event(self, u: int) -> TagT:
+    # -- next events and EIMTs, kept up to date -----------------------------------------
+    def _next_event(self, u: int) -> TagT:
         st = self.feds[u]
         if st.resigned:
             return FOREVER_T
@@ -137,60 +219,112 @@ class RtiCore:
             # Agreed: u has an event at the stop tag (its shutdown reactions), whatever
             # NET it reported before it knew of the stop.
             e = stop
-        for (_src, dst), lst in self.in_flight.items():
-            if dst == u:
-                for _c, t in lst:
-                    if t < e:
-                        e = t
-        return e
+        return min(e, self._flight_min[u])
+
+    def _refresh(self, u: int) -> None:
+        """Follow a change of what ``u``'s next event depends on."""
+        new = self._next_event(u)
+        old = self._next[u]
+        if new != old:
+            self._next[u] = new
+            for g, d in self._feeds[u]:
+                self._moved(g, add_delay(old, d), add_delay(new, d))
+
+    def _moved(self, g: _Group, old: TagT, new: TagT) -> None:
+        """A term of ``g``'s EIMT went from ``old`` to ``new`` (``old >= g.best``)."""
+        if old == new:
+            return
+        best, before = g.best, g.count
+        if new < best:
+            g.best, g.count = new, 1
+        elif new == best:
+            g.count += 1
+        elif old == best:
+            g.count -= 1
+            if g.count == 0:  # the last at the minimum moved later: look at them all
+                self._recompute(g)
+        else:
+            return  # neither was nor is at the minimum
+        # A grant depends on who attains the EIMT only through whether they are all in
+        # the federate's zero-delay cycle (_only_cycle): never when they are more than
+        # the cycle's members. Same EIMT, more than that before and after: no new grant.
+        if g.best != best or min(before, g.count) <= g.scc_max:
+            self._stale |= g.members
+
+    def _recompute(self, g: _Group) -> None:
+        nxt = self._next
+        g.best, g.count = FOREVER_T, 0
+        for u, d in g.upstream.items():
+            t = add_delay(nxt[u], d)
+            if t < g.best:
+                g.best, g.count = t, 1
+            elif t == g.best:
+                g.count += 1
+
+    def _recompute_all(self) -> None:
+        """After a change to every next event (start, stop agreement)."""
+        self._next = [self._next_event(u) for u in range(len(self.feds))]
+        for g in self._groups:
+            self._recompute(g)
+            self._stale |= g.members
+
+    # -- grants ----------------------------------------------------------------------
+    def next_event(self, u: int) -> TagT:
+        return self._next[u]
 
     def eimt(self, f: int) -> tuple[TagT, set[int]]:
         """The earliest tag anything could still reach ``f``, and who could send it."""
-        best = FOREVER_T
-        who: set[int] = set()
-        for u, d in self._upstream[f].items():
-            t = add_delay(self.next_event(u), d)
-            if t < best:
-                best, who = t, {u}
-            elif t == best:
-                who.add(u)
-        return best, who
+        g = self._group[f]
+        if g is None:
+            return FOREVER_T, set()
+        return g.best, {u for u, d in g.upstream.items() if add_delay(self._next[u], d) == g.best}
+
+    def _only_cycle(self, f: int, g: _Group) -> bool:
+        """Whether all who could send at ``f``'s EIMT are in its zero-delay cycle."""
+        scc = self.layout.scc[f]
+        if g.count > len(scc):
+            return False
+        ups, nxt, best = g.upstream, self._next, g.best
+        return sum(1 for u in scc if u in ups and add_delay(nxt[u], ups[u]) == best) == g.count
 
     def grant_for(self, f: int) -> Grant | None:
         """The grant ``f`` should get now, if it improves on what it has."""
+        self._stale.discard(f)
         st = self.feds[f]
-        if st.resigned or not self._upstream[f]:
+        g = self._group[f]
+        if st.resigned or g is None:
             return None
-        e, who = self.eimt(f)
+        e = g.best
         n = st.net
-        counts = {u: self.feds[u].sent.get(f, 0) for u in self._direct[f]}
         if e > n:
-            g = pred(e)
-            if g > st.granted:
-                st.granted = g
-                return Grant(f, g, False, counts)
+            t = pred(e)
+            if t > st.granted:
+                st.granted = t
+                return Grant(f, t, False, self._counts_to(f))
             return None
-        if e == n and who <= self.layout.scc[f] and n > st.ptag and n > st.granted:
+        if e == n and n > st.ptag and n > st.granted and self._only_cycle(f, g):
             st.ptag = n
-            return Grant(f, n, True, counts)
-        g = pred(e)
-        if g > st.granted:
-            st.granted = g
-            return Grant(f, g, False, counts)
+            self._stale.add(f)  # the next look grants the tag before it (the last case)
+            return Grant(f, n, True, self._counts_to(f))
+        t = pred(e)
+        if t > st.granted:
+            st.granted = t
+            return Grant(f, t, False, self._counts_to(f))
         return None
 
-    def _regrant(self, changed: int) -> list[Grant]:
-        return self.regrant((changed,))
+    def _counts_to(self, f: int) -> dict[int, int]:
+        """The messages each direct upstream federate has reported sending ``f``."""
+        return {u: self.feds[u].sent.get(f, 0) for u in self._direct[f]}
 
     def regrant(self, changed: Iterable[int]) -> list[Grant]:
-        """The grants due after reports from the federates ``changed``."""
-        todo: set[int] = set()
-        for c in changed:
-            todo |= self._affects[c]
-            todo.add(c)
+        """The grants due after reports from the federates ``changed``: those of the
+        federates they are upstream of, and their own, in federate order. Only those whose
+        grant may have changed are looked at (_stale: looking at the others grants nothing)."""
+        ch = set(changed)
+        due = sorted(f for f in self._stale if f in ch or not self._up_set[f].isdisjoint(ch))
         out: list[Grant] = []
-        for g in sorted(todo):
-            gr = self.grant_for(g)
+        for f in due:
+            gr = self.grant_for(f)
             if gr is not None:
                 out.append(gr)
         return out
@@ -219,13 +353,15 @@ class RtiCore:
             # The grants so far were computed from NETs reported before the stop was
             # known: they may cover the stop tag, at which every federate now has an event.
             # A federate caps what it holds at the agreement (FederateCore.on_stop_granted);
-            # grants are computed afresh from here on (next_event), and may be sent again.
+            # grants are computed afresh from here on (next_event), and may be sent again:
+            # every next event may have changed, and every grant.
             last = pred(stop)
             for st in self.feds:
                 if st.granted > last:
                     st.granted = last
                 if st.ptag > last:
                     st.ptag = last
+            self._recompute_all()
             return stop
         return None
 
