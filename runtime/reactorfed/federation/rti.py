@@ -34,12 +34,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from ..tag import FOREVER, FOREVER_TAG, NEVER_TAG
+from ..tag import FOREVER, FOREVER_TAG, NEVER_TAG, TagT
 from .layout import Delay, Layout, add_delay
 
 __all__ = ["FederateState", "Grant", "RtiCore"]
 
-TagT = tuple[int, int]
 _MAX_M = FOREVER_TAG.microstep
 FOREVER_T: TagT = (FOREVER_TAG.time, FOREVER_TAG.microstep)
 NEVER_T: TagT = (NEVER_TAG.time, NEVER_TAG.microstep)
