@@ -9,7 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from reactorfed.federation.layout import Layout, add_delay
-from reactorfed.federation.rti import FOREVER_T, FederateState, Grant, RtiCore, TagT, pred, succ
+from reactorfed.federation.rti import FOREVER_T, NEVER_T, FederateState, Grant, RtiCore, pred, succ
+from reactorfed.tag import TagT
 
 from .test_layout import lay
 
@@ -385,8 +386,9 @@ def _state(c: RtiCore | NaiveRti) -> object:
 
 
 _DELAY = st.sampled_from([None, None, 0, 1, 3])
-_TIME = st.one_of(st.integers(0, 8).map(lambda dt: START + dt), st.just(FOREVER_T[0]))
-_TAG = st.tuples(_TIME, st.integers(0, 2)).map(lambda t: FOREVER_T if t[0] == FOREVER_T[0] else t)
+_REAL = st.tuples(st.integers(0, 8).map(lambda dt: START + dt), st.integers(0, 2))
+_EDGE = st.tuples(st.sampled_from([FOREVER_T[0], NEVER_T[0]]), st.integers(0, 2))
+_TAG = st.one_of(_REAL, _REAL, _REAL, st.just(FOREVER_T), _EDGE)  # mostly real tags; idle; edges
 
 
 @st.composite
@@ -423,15 +425,16 @@ def calls(draw: st.DrawFn, n: int) -> tuple[Any, ...]:
     ))
 
 
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=400, deadline=None)
 @given(st.data())
 def test_the_same_grants_as_the_straightforward_algorithm(data: st.DataObject) -> None:
     layout = data.draw(layouts())
     n = len(layout.names)
     new, old = RtiCore(layout), NaiveRti(layout)
     assert _state(new) == _state(old)
-    new.start(START)
-    old.start(START)
+    if data.draw(st.integers(0, 4)) > 0:  # (the server starts before any report; the API allows it)
+        new.start(START)
+        old.start(START)
     for call in data.draw(st.lists(calls(n), min_size=3, max_size=40)):
         name, *args = call
         if name == "agree_stop":  # a request every live federate answers at once
