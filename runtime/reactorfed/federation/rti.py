@@ -34,24 +34,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from ..tag import FOREVER, FOREVER_TAG, NEVER_TAG, TagT
+from ..tag import FOREVER_TAG, NEVER_TAG, TagT, pred, succ
 from .layout import Delay, Layout, add_delay
 
 __all__ = ["FederateState", "Grant", "RtiCore"]
 
-_MAX_M = FOREVER_TAG.microstep
 FOREVER_T: TagT = (FOREVER_TAG.time, FOREVER_TAG.microstep)
 NEVER_T: TagT = (NEVER_TAG.time, NEVER_TAG.microstep)
-
-
-def succ(t: TagT) -> TagT:
-    return t if t[0] >= FOREVER else (t[0], t[1] + 1)
-
-
-def pred(t: TagT) -> TagT:
-    if t[0] >= FOREVER:
-        return FOREVER_T
-    return (t[0], t[1] - 1) if t[1] > 0 else (t[0] - 1, _MAX_M)
 
 
 @dataclass
