@@ -67,6 +67,72 @@ def test_every_type_has_a_name_and_a_sample() -> None:
     for kind in P._SCHEMA:
         assert kind in P.NAMES
         assert P.parse(P.pack(kind, *sample(kind)))[0] == kind
+    # typed: the control messages and the peers' AUTH, SHM_OPEN, PROMISE, STOP_MARK, each
+    # class named after its type
+    assert set(P.TYPED) == set(P._SCHEMA) - {P.DATA, P.ABSENT, P.SHM_DATA, P.DATA_INLINE, P.BATCH}
+    for kind, cls in P.TYPED.items():
+        assert P.KIND[cls] == kind and cls.__name__.upper() == P.NAMES[kind].replace("_", "")
+
+
+# -- the typed messages, field by field ----------------------------------------------------
+# Each typed message built from named fields, and the positional array the code sent
+# before (``P.pack(kind, ...)``, a tag as its time and microstep) for the same fields.
+
+TAG = st.tuples(I64, U64)
+TEXT = FIELD["s"]
+B16, B32 = FIELD["b16"], FIELD["b32"]
+COUNTS, SENT, PEERS = FIELD["counts"], FIELD["sent"], FIELD["peers"]
+
+TYPED: list[tuple[type[Any], tuple[st.SearchStrategy[Any], ...], Any]] = [
+    (P.Hello, (U64, TEXT, TEXT, TEXT, TEXT, B16),
+     lambda h: [P.HELLO, h.version, h.federation_id, h.name, h.digest, h.endpoint, h.nonce]),
+    (P.Proof, (B32,), lambda p: [P.PROOF, p.mac]),
+    (P.Ltc, (TAG, TAG, SENT, COUNTS),
+     lambda r: [P.LTC, r.tag[0], r.tag[1], r.net[0], r.net[1], r.sent, r.received]),
+    (P.StopReq, (TAG,), lambda r: [P.STOP_REQ, r.tag[0], r.tag[1]]),
+    (P.StopReply, (TAG,), lambda r: [P.STOP_REPLY, r.tag[0], r.tag[1]]),
+    (P.Resign, (TAG, SENT, COUNTS), lambda r: [P.RESIGN, r.tag[0], r.tag[1], r.sent, r.received]),
+    (P.Heartbeat, (), lambda _: [P.HEARTBEAT]),
+    (P.Fail, (TEXT,), lambda f: [P.FAIL, f.reason]),
+    (P.HbHello, (TEXT, TEXT, B16, B32), lambda h: [P.HB_HELLO, h.federation_id, h.name, h.nonce, h.mac]),
+    (P.Challenge, (B16, B32), lambda c: [P.CHALLENGE, c.nonce, c.mac]),
+    (P.Reject, (TEXT,), lambda r: [P.REJECT, r.reason]),
+    (P.Start, (I64, PEERS, B16, U64), lambda s: [P.START, s.start, s.peers, s.session, s.federate]),
+    (P.Tag, (TAG, COUNTS), lambda g: [P.TAG, g.tag[0], g.tag[1], g.counts]),
+    (P.Ptag, (TAG, COUNTS), lambda g: [P.PTAG, g.tag[0], g.tag[1], g.counts]),
+    (P.StopRequest, (TAG,), lambda r: [P.STOP_REQUEST, r.tag[0], r.tag[1]]),
+    (P.StopGranted, (TAG,), lambda g: [P.STOP_GRANTED, g.tag[0], g.tag[1]]),
+    (P.Abort, (TEXT,), lambda a: [P.ABORT, a.reason]),
+    (P.Auth, (U64, B32), lambda a: [P.AUTH, a.sender, a.mac]),
+    (P.ShmOpen, (TEXT,), lambda o: [P.SHM_OPEN, o.name]),
+    (P.Promise, (TAG,), lambda p: [P.PROMISE, p.tag[0], p.tag[1]]),
+    (P.StopMark, (TAG,), lambda p: [P.STOP_MARK, p.tag[0], p.tag[1]]),
+]
+_ITEMS = (P.ShmOpen, P.Promise, P.StopMark)  # batch items
+
+
+def test_every_typed_message_has_a_case() -> None:
+    assert sorted(P.KIND[cls] for cls, _, _ in TYPED) == sorted(P.TYPED)
+
+
+@pytest.mark.parametrize(("cls", "fields", "positional"), TYPED, ids=[cls.__name__ for cls, _, _ in TYPED])
+@settings(max_examples=150, deadline=None)
+@given(data=st.data())
+def test_typed_messages_round_trip_as_the_positional_arrays(cls: Any, fields: Any, positional: Any,
+                                                            data: st.DataObject) -> None:
+    msg = data.draw(st.builds(cls, *fields))
+    raw = msg.pack()
+    assert raw == P.pack(*positional(msg))  # the bytes the positional code sent
+    got = cls._of(P.parse(raw, frozenset({P.KIND[type(msg)]})))
+    assert type(got) is type(msg) and got == msg
+    if isinstance(msg, _ITEMS):  # in a batch: the array
+        assert msg.item() == positional(msg)
+
+
+def test_typed_messages_compare_as_tuples() -> None:
+    """What the typed messages are underneath (so: dispatch on the type, never on ==)."""
+    assert P.StopReq((1, 0)) == P.StopReply((1, 0)) and P.Heartbeat() == ()
+    assert P.Ltc((5, 1), (6, 0), {2: [1, 5, 1]}, {0: 3}).pack() == P.pack(P.LTC, 5, 1, 6, 0, {2: [1, 5, 1]}, {0: 3})
 
 
 @pytest.mark.parametrize("kind", sorted(P._SCHEMA), ids=lambda k: P.NAMES[k])

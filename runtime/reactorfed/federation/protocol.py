@@ -4,6 +4,11 @@ Every message is one msgpack array whose first element is the message type. Noth
 received is trusted: :func:`parse` checks every field's type and range and raises
 :class:`ProtocolError` for anything else, so a hostile or broken peer cannot crash the
 RTI or a federate.
+
+Control messages (federate <-> RTI, and a peer's AUTH, SHM_OPEN, PROMISE and STOP_MARK)
+are typed: one :class:`~typing.NamedTuple` each (:data:`Message`), with named fields (a
+tag as one :data:`~reactorfed.tag.TagT`, two fields on the wire); ``msg.pack()`` gives its
+bytes.
 """
 
 from __future__ import annotations
@@ -12,13 +17,17 @@ import hashlib
 import hmac
 import struct
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgpack
 
+from ..tag import TagT
+
 __all__ = [
-    "PROTOCOL_VERSION", "ProtocolError", "check_item", "compact_meta", "is_compact", "mac", "mac_equal", "pack", "pack_compact", "parse",
-    "parse_compact",
+    "KIND", "PROTOCOL_VERSION", "TYPED", "Abort", "Auth", "Challenge", "Fail", "HbHello", "Heartbeat", "Hello",
+    "Ltc", "Message", "Promise", "Proof", "ProtocolError", "Ptag", "Reject", "Resign", "ShmOpen", "Start",
+    "StopGranted", "StopMark", "StopReply", "StopReq", "StopRequest", "Tag", "check_item", "compact_meta",
+    "is_compact", "mac", "mac_equal", "pack", "pack_compact", "parse", "parse_compact",
 ]
 
 PROTOCOL_VERSION = 1
@@ -109,8 +118,351 @@ class ProtocolError(ValueError):
     """A message that does not follow the protocol."""
 
 
+def _packb(msg: list[Any]) -> bytes:
+    return msgpack.packb(msg, use_bin_type=True)
+
+
 def pack(kind: int, *fields: Any) -> bytes:
-    return msgpack.packb([kind, *fields], use_bin_type=True)
+    """A positional message, ``[kind, *fields]``, on the wire (the typed messages have
+    their own ``pack()``)."""
+    return _packb([kind, *fields])
+
+
+# -- typed messages ---------------------------------------------------------------------
+# One class per control message, named after its type (STOP_REQ: StopReq), fields in wire
+# order; a tag is one field here and two (t, m) on the wire. ``pack()`` gives exactly the
+# bytes of the positional array; ``_of`` builds one from an array :func:`parse` passed
+# (with tuple.__new__: a NamedTuple's own __new__ is Python, and slower). As tuples,
+# messages of different types with equal fields compare equal (StopReq(t) ==
+# StopReply(t)): dispatch on the type (isinstance, match), never on ==.
+_new = tuple.__new__
+
+
+class Hello(NamedTuple):
+    """federate -> RTI: the first message of a federate joining; ``nonce`` is the one the
+    RTI's proof (:class:`Challenge`) must cover."""
+
+    version: int
+    federation_id: str
+    name: str  # the federate's
+    digest: str  # the program's
+    endpoint: str  # the federate's data port, as peers reach it
+    nonce: bytes  # 16 bytes
+
+    def pack(self) -> bytes:
+        return _packb([HELLO, self.version, self.federation_id, self.name, self.digest, self.endpoint, self.nonce])
+
+    @classmethod
+    def _of(cls, m: list[Any]) -> Hello:
+        return _new(cls, (m[1], m[2], m[3], m[4], m[5], m[6]))
+
+
+class Proof(NamedTuple):
+    """federate -> RTI: the federate's proof of the secret, over the RTI's nonce."""
+
+    mac: bytes  # 32 bytes
+
+    def pack(self) -> bytes:
+        return _packb([PROOF, self.mac])
+
+    @classmethod
+    def _of(cls, m: list[Any]) -> Proof:
+        return _new(cls, (m[1],))
+
+
+class Ltc(NamedTuple):
+    """federate -> RTI: the latest tag complete and the next event tag; the messages sent
+    to each downstream peer since the last report (``{peer: [count, t, m]}``, the earliest
+    one's tag) and received from each upstream peer (cumulative)."""
+
+    tag: TagT
+    net: TagT
+    sent: dict[int, list[int]]
+    received: dict[int, int]
+
+    def pack(self) -> bytes:
+        return _packb([LTC, *self.tag, *self.net, self.sent, self.received])
+
+    @classmethod
+    def _of(cls, m: list[Any]) -> Ltc:
+        return _new(cls, ((m[1], m[2]), (m[3], m[4]), m[5], m[6]))
+
+
+class StopReq(NamedTuple):
+    """federate -> RTI: this federate asks to stop at ``tag``."""
+
+    tag: TagT
+
+    def pack(self) -> bytes:
+        return _packb([STOP_REQ, *self.tag])
+
+    @classmethod
+    def _of(cls, m: list[Any]) -> StopReq:
+        return _new(cls, ((m[1], m[2]),))
+
+
+class StopReply(NamedTuple):
+    """federate -> RTI: the earliest tag this federate can stop at (the answer to a
+    :class:`StopRequest`)."""
+
+    tag: TagT
+
+    def pack(self) -> bytes:
+        return _packb([STOP_REPLY, *self.tag])
+
+    @classmethod
+    def _of(cls, m: list[Any]) -> StopReply:
+        return _new(cls, ((m[1], m[2]),))
+
+
+class Resign(NamedTuple):
+    """federate -> RTI: done at ``tag``; the final counts (as in :class:`Ltc`)."""
+
+    tag: TagT
+    sent: dict[int, list[int]]
+    received: dict[int, int]
+
+    def pack(self) -> bytes:
+        return _packb([RESIGN, *self.tag, self.sent, self.received])
+
+    @classmethod
+    def _of(cls, m: list[Any]) -> Resign:
+        return _new(cls, ((m[1], m[2]), m[3], m[4]))
+
+
+class Heartbeat(NamedTuple):
+    """Both directions, on the heartbeat connection: alive."""
+
+    def pack(self) -> bytes:
+        return _packb([HEARTBEAT])
+
+    @classmethod
+    def _of(cls, m: list[Any]) -> Heartbeat:
+        return _new(cls, ())
+
+
+class Fail(NamedTuple):
+    """federate -> RTI: this federate failed (the federation is aborted)."""
+
+    reason: str
+
+    def pack(self) -> bytes:
+        return _packb([FAIL, self.reason])
+
+    @classmethod
+    def _of(cls, m: list[Any]) -> Fail:
+        return _new(cls, (m[1],))
+
+
+class HbHello(NamedTuple):
+    """federate -> RTI: the heartbeat connection's join, proved over the session."""
+
+    federation_id: str
+    name: str  # the federate's
+    nonce: bytes  # 16 bytes, never used twice
+    mac: bytes  # 32 bytes
+
+    def pack(self) -> bytes:
+        return _packb([HB_HELLO, self.federation_id, self.name, self.nonce, self.mac])
+
+    @classmethod
+    def _of(cls, m: list[Any]) -> HbHello:
+        return _new(cls, (m[1], m[2], m[3], m[4]))
+
+
+class Challenge(NamedTuple):
+    """RTI -> federate: the RTI's nonce, and its proof of the secret over the federate's."""
+
+    nonce: bytes  # 16 bytes
+    mac: bytes  # 32 bytes
+
+    def pack(self) -> bytes:
+        return _packb([CHALLENGE, self.nonce, self.mac])
+
+    @classmethod
+    def _of(cls, m: list[Any]) -> Challenge:
+        return _new(cls, (m[1], m[2]))
+
+
+class Reject(NamedTuple):
+    """RTI -> federate: refused (the handshake, or a federate dropped)."""
+
+    reason: str
+
+    def pack(self) -> bytes:
+        return _packb([REJECT, self.reason])
+
+    @classmethod
+    def _of(cls, m: list[Any]) -> Reject:
+        return _new(cls, (m[1],))
+
+
+class Start(NamedTuple):
+    """RTI -> federate: every federate joined; the federation starts."""
+
+    start: int  # the start time (ns)
+    peers: dict[int, str]  # downstream peer -> its data address
+    session: bytes  # 16 bytes: keys the proofs between peers and the heartbeat's
+    federate: int  # this federate's index in the RTI's layout
+
+    def pack(self) -> bytes:
+        return _packb([START, self.start, self.peers, self.session, self.federate])
+
+    @classmethod
+    def _of(cls, m: list[Any]) -> Start:
+        return _new(cls, (m[1], m[2], m[3], m[4]))
+
+
+class Tag(NamedTuple):
+    """RTI -> federate: tag advance grant, every tag up to ``tag``, once ``counts``
+    messages from each upstream peer have arrived."""
+
+    tag: TagT
+    counts: dict[int, int]
+
+    def pack(self) -> bytes:
+        return _packb([TAG, *self.tag, self.counts])
+
+    @classmethod
+    def _of(cls, m: list[Any]) -> Tag:
+        return _new(cls, ((m[1], m[2]), m[3]))
+
+
+class Ptag(NamedTuple):
+    """RTI -> federate: provisional tag advance grant, ``tag`` itself (zero-delay cycles),
+    once ``counts`` messages from each upstream peer have arrived."""
+
+    tag: TagT
+    counts: dict[int, int]
+
+    def pack(self) -> bytes:
+        return _packb([PTAG, *self.tag, self.counts])
+
+    @classmethod
+    def _of(cls, m: list[Any]) -> Ptag:
+        return _new(cls, ((m[1], m[2]), m[3]))
+
+
+class StopRequest(NamedTuple):
+    """RTI -> federate: a federate asked to stop at ``tag``: answer with a :class:`StopReply`."""
+
+    tag: TagT
+
+    def pack(self) -> bytes:
+        return _packb([STOP_REQUEST, *self.tag])
+
+    @classmethod
+    def _of(cls, m: list[Any]) -> StopRequest:
+        return _new(cls, ((m[1], m[2]),))
+
+
+class StopGranted(NamedTuple):
+    """RTI -> federate: the agreed stop tag."""
+
+    tag: TagT
+
+    def pack(self) -> bytes:
+        return _packb([STOP_GRANTED, *self.tag])
+
+    @classmethod
+    def _of(cls, m: list[Any]) -> StopGranted:
+        return _new(cls, ((m[1], m[2]),))
+
+
+class Abort(NamedTuple):
+    """RTI -> federate: the federation failed."""
+
+    reason: str
+
+    def pack(self) -> bytes:
+        return _packb([ABORT, self.reason])
+
+    @classmethod
+    def _of(cls, m: list[Any]) -> Abort:
+        return _new(cls, (m[1],))
+
+
+class Auth(NamedTuple):
+    """peer -> peer: the first message on a data connection, proving who sends."""
+
+    sender: int  # the sender's federate index
+    mac: bytes  # 32 bytes
+
+    def pack(self) -> bytes:
+        return _packb([AUTH, self.sender, self.mac])
+
+    @classmethod
+    def _of(cls, m: list[Any]) -> Auth:
+        return _new(cls, (m[1], m[2]))
+
+
+# The next three travel as items of a BATCH: ``item()`` is what goes into one.
+
+
+class ShmOpen(NamedTuple):
+    """peer -> peer (a batch item): payloads from this sender may come through the
+    shared-memory segment ``name``."""
+
+    name: str
+
+    def item(self) -> list[Any]:
+        return [SHM_OPEN, self.name]
+
+    def pack(self) -> bytes:
+        return _packb(self.item())
+
+    @classmethod
+    def _of(cls, m: list[Any]) -> ShmOpen:
+        return _new(cls, (m[1],))
+
+
+class Promise(NamedTuple):
+    """peer -> peer (a batch item): the sender will send nothing more before ``tag`` plus
+    each link's delay."""
+
+    tag: TagT
+
+    def item(self) -> list[Any]:
+        return [PROMISE, *self.tag]
+
+    def pack(self) -> bytes:
+        return _packb(self.item())
+
+    @classmethod
+    def _of(cls, m: list[Any]) -> Promise:
+        return _new(cls, ((m[1], m[2]),))
+
+
+class StopMark(NamedTuple):
+    """peer -> peer (a batch item): a :class:`Promise` made knowing of a stop (or
+    resigned), as are all of the sender's next ones."""
+
+    tag: TagT
+
+    def item(self) -> list[Any]:
+        return [STOP_MARK, *self.tag]
+
+    def pack(self) -> bytes:
+        return _packb(self.item())
+
+    @classmethod
+    def _of(cls, m: list[Any]) -> StopMark:
+        return _new(cls, ((m[1], m[2]),))
+
+
+Message = (
+    Hello | Proof | Ltc | StopReq | StopReply | Resign | Heartbeat | Fail | HbHello | Challenge | Reject | Start | Tag
+    | Ptag | StopRequest | StopGranted | Abort | Auth | ShmOpen | Promise | StopMark
+)
+#: message type -> its class (the data plane's positional messages have none)
+TYPED: dict[int, type[Message]] = {
+    HELLO: Hello, PROOF: Proof, LTC: Ltc, STOP_REQ: StopReq, STOP_REPLY: StopReply, RESIGN: Resign,
+    HEARTBEAT: Heartbeat, FAIL: Fail, HB_HELLO: HbHello, CHALLENGE: Challenge, REJECT: Reject, START: Start,
+    TAG: Tag, PTAG: Ptag, STOP_REQUEST: StopRequest, STOP_GRANTED: StopGranted, ABORT: Abort, AUTH: Auth,
+    SHM_OPEN: ShmOpen, PROMISE: Promise, STOP_MARK: StopMark,
+}
+#: a message class -> its type
+KIND: dict[type[Message], int] = {cls: kind for kind, cls in TYPED.items()}
 
 
 def check_item(msg: Any, allowed: frozenset[int]) -> list[Any]:
