@@ -220,7 +220,7 @@ class FederateCoordinator:
             if d not in peers:
                 raise FederationError(f"the RTI sent no address for federate {self.layout.names[d]}")
             c = self._connect(d, *split[d])
-            c.send([P.pack(P.AUTH, self.me, P.mac(self.cfg.secret, "data", self.session, self.me, d))])
+            c.send([P.Auth(self.me, P.mac(self.cfg.secret, "data", self.session, self.me, d)).pack()])
             self._clients[d] = c
 
     def _connect(self, d: int, tcp: str, path: str | None) -> Client | LocalClient:
@@ -237,8 +237,7 @@ class FederateCoordinator:
         cfg = self.cfg
         self._live = Liveness(cfg.rti, cfg.liveness_ns, self.clock.now(), cfg.silence_ns)
         nonce = os.urandom(16)
-        hello = P.pack(P.HB_HELLO, cfg.federation_id, self.name, nonce,
-                       P.mac(cfg.secret, "hb", self.session, self.name, nonce))
+        hello = P.HbHello(cfg.federation_id, self.name, nonce, P.mac(cfg.secret, "hb", self.session, self.name, nonce)).pack()
         self._hb = Heartbeat(self.name, hello, cfg.heartbeat_ns, self._live, self.clock)
         self._hb.start()
 
@@ -379,7 +378,7 @@ class FederateCoordinator:
                     self._send(self.core.outbox)
                     self._out.flush()
                 elif not isinstance(error, FederationError):
-                    self._rti.send([P.pack(P.FAIL, f"{type(error).__name__}: {error}"[:2000])])
+                    self._rti.send([P.Fail(f"{type(error).__name__}: {error}"[:2000]).pack()])
                 time.sleep(0.05)  # let the last message leave before the socket closes
         finally:
             if self._hb is not None:
@@ -438,18 +437,17 @@ class FederateCoordinator:
         assert rti is not None
         for m in outbox:
             if isinstance(m, Promise):
-                self._out.post_all([P.PROMISE, m.tag[0], m.tag[1]])
+                self._out.post_all(P.Promise(m.tag).item())
             elif isinstance(m, Mark):
-                self._out.post_all([P.STOP_MARK, m.tag[0], m.tag[1]])
+                self._out.post_all(P.StopMark(m.tag).item())
             elif isinstance(m, Report):
-                (t, mi), (nt, nm) = m.ltc, m.net
-                rti.send([P.pack(P.LTC, t, mi, nt, nm, m.sent, m.received)])
+                rti.send([P.Ltc(m.ltc, m.net, m.sent, m.received).pack()])
             elif isinstance(m, StopReply):
-                rti.send([P.pack(P.STOP_REPLY, m.tag[0], m.tag[1])])
+                rti.send([P.StopReply(m.tag).pack()])
             elif isinstance(m, StopRequest):
-                rti.send([P.pack(P.STOP_REQ, m.tag[0], m.tag[1])])
+                rti.send([P.StopReq(m.tag).pack()])
             else:
-                rti.send([P.pack(P.RESIGN, m.tag[0], m.tag[1], m.sent, m.received)])
+                rti.send([P.Resign(m.tag, m.sent, m.received).pack()])
         outbox.clear()
 
     def _send_outputs(self, tag: TagT, _set: list[Slot]) -> None:

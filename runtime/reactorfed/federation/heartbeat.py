@@ -80,11 +80,12 @@ class Heartbeat(threading.Thread):
             client.send([self._hello])
             poller = Poller(client, monitor)
             period_ms = max(1, self._period_ns // 1_000_000)
+            beat = P.Heartbeat().pack()
             next_beat = 0
             while not self._stop_event.is_set():
                 now = clock.now()
                 if now >= next_beat:
-                    client.send([P.pack(P.HEARTBEAT)])
+                    client.send([beat])
                     next_beat = now + self._period_ns
                 if poller.wait(period_ms):
                     while (frames := client.recv()) is not None:

@@ -39,7 +39,7 @@ class Joined:
 def join(rti: Client, cfg: FederateConfig, name: str, digest: str, endpoint: str, clock: Clock) -> Joined:
     """Join as federate ``name`` (data port at ``endpoint``) over the RTI link ``rti``."""
     nonce = os.urandom(16)
-    rti.send([P.pack(P.HELLO, P.PROTOCOL_VERSION, cfg.federation_id, name, digest, endpoint, nonce)])
+    rti.send([P.Hello(P.PROTOCOL_VERSION, cfg.federation_id, name, digest, endpoint, nonce).pack()])
     deadline = clock.now() + cfg.join_timeout_ns
     msg = _await_rti(rti, cfg, name, clock, deadline, {P.CHALLENGE, P.REJECT}, "the RTI's challenge")
     if msg[0] == P.REJECT:
@@ -50,7 +50,7 @@ def join(rti: Client, cfg: FederateConfig, name: str, digest: str, endpoint: str
             f"federate {name} and the RTI at {cfg.rti} do not share a secret: the RTI's proof does "
             "not match this federate's secret (a wrong secret here, or not the federation's RTI)"
         )
-    rti.send([P.pack(P.PROOF, P.mac(cfg.secret, "federate", rti_nonce, cfg.federation_id, name))])
+    rti.send([P.Proof(P.mac(cfg.secret, "federate", rti_nonce, cfg.federation_id, name)).pack()])
     msg = _await_rti(rti, cfg, name, clock, deadline, {P.START, P.REJECT},
                      "the start of the federation (are all federates up?)")
     if msg[0] == P.REJECT:

@@ -143,7 +143,7 @@ class Outbound:
         except ShmError as e:
             log.warning("payloads to %s go over TCP: %s", self._names[d], e)
         else:
-            self.post(d, [P.SHM_OPEN, w.name])
+            self.post(d, P.ShmOpen(w.name).item())
         self._rings[d] = w
         return w
 

@@ -164,7 +164,7 @@ class RtiServer:
                     self._check_closing(now)
                 if now >= next_beat:
                     next_beat = now + self.cfg.heartbeat_ns
-                    beat = P.pack(P.HEARTBEAT)
+                    beat = P.Heartbeat().pack()
                     for peer in self._hb:
                         server.send(peer, [beat])
                 if self.phase == RtiPhase.JOINING and now > joined_by:
@@ -210,7 +210,7 @@ class RtiServer:
         self.phase = RtiPhase.FAILED
         log.error("federation failed: %s", reason)
         assert self._server is not None
-        abort = P.pack(P.ABORT, reason)
+        abort = P.Abort(reason).pack()
         for peer in (*self._ctl, *self._hb, *self._pending):
             self._server.send(peer, [abort])
         time.sleep(0.1)  # let the aborts leave before the socket closes
@@ -254,7 +254,7 @@ class RtiServer:
         self.rejected += 1
         self._warn.warning("rejected a federate: %s", reason)
         assert self._server is not None
-        self._server.send(peer, [P.pack(P.REJECT, reason)])
+        self._server.send(peer, [P.Reject(reason).pack()])
 
     def _on_hello(self, peer: bytes, msg: list[Any]) -> None:
         _, version, fid, name, digest, endpoint, nonce = msg
@@ -285,7 +285,7 @@ class RtiServer:
             self._pending.popitem(last=False)
             self._endpoints_pending.pop(old, None)
         assert self._server is not None
-        self._server.send(peer, [P.pack(P.CHALLENGE, rti_nonce, P.mac(cfg.secret, "rti", nonce, fid, name))])
+        self._server.send(peer, [P.Challenge(rti_nonce, P.mac(cfg.secret, "rti", nonce, fid, name)).pack()])
         return None
 
     def _on_proof(self, peer: bytes, msg: list[Any]) -> None:
@@ -329,7 +329,7 @@ class RtiServer:
         self.phase = RtiPhase.RUNNING
         assert self._server is not None
         for f, peer in self._ctl_of.items():
-            self._server.send(peer, [P.pack(P.START, start, self._endpoints, self.session, f)])
+            self._server.send(peer, [P.Start(start, self._endpoints, self.session, f).pack()])
         log.info("all %d federates joined; the federation starts", len(self.layout.names))
 
     def _on_control(self, f: int, msg: list[Any]) -> None:
@@ -352,7 +352,7 @@ class RtiServer:
         elif kind == P.STOP_REQ:
             ask = core.on_stop_request(f, (msg[1], msg[2]))
             if ask is not None:
-                self._broadcast(P.pack(P.STOP_REQUEST, ask[0], ask[1]))
+                self._broadcast(P.StopRequest(ask).pack())
         elif kind == P.STOP_REPLY:
             self._stop_if_agreed(core.on_stop_reply(f, (msg[1], msg[2])))
         elif kind == P.FAIL:
@@ -369,7 +369,7 @@ class RtiServer:
 
     def _stop_if_agreed(self, tag: tuple[int, int] | None) -> None:
         if tag is not None:
-            self._broadcast(P.pack(P.STOP_GRANTED, tag[0], tag[1]))
+            self._broadcast(P.StopGranted(tag).pack())
             # The grants are computed afresh from the agreement (RtiCore.on_stop_reply):
             # after the STOP_GRANTED on every federate's connection, with this batch's.
             self._dirty.update(range(len(self.layout.names)))
@@ -383,8 +383,8 @@ class RtiServer:
     def _send_grant(self, g: Grant) -> None:
         self.grants += 1
         assert self._server is not None
-        kind = P.PTAG if g.provisional else P.TAG
-        self._server.send(self._ctl_of[g.federate], [P.pack(kind, g.tag[0], g.tag[1], g.counts)])
+        grant = P.Ptag(g.tag, g.counts) if g.provisional else P.Tag(g.tag, g.counts)
+        self._server.send(self._ctl_of[g.federate], [grant.pack()])
 
     # -- observability -----------------------------------------------------------------
     def status(self) -> dict[str, Any]:
