@@ -58,10 +58,10 @@ def test_intruders_are_rejected_with_a_reason_and_the_federation_goes_on() -> No
     s = dealer(fed.endpoint)
     s.send(hello(fed, "relay"))
     msg = P.parse(s.recv())
-    assert msg[0] == P.CHALLENGE
+    assert isinstance(msg, P.Challenge)
     s.send(P.pack(P.PROOF, os.urandom(32)))
     msg = P.parse(s.recv())
-    assert msg[0] == P.REJECT and "failed authentication" in msg[1]
+    assert isinstance(msg, P.Reject) and "failed authentication" in msg.reason
     s.close()
 
     fed.start("relay", timeout=sec(1))
@@ -88,7 +88,7 @@ def test_handshake_refusals(over: dict[str, Any], reason: str) -> None:
         s = dealer(fed.endpoint)
         s.send(hello(fed, over.pop("name", "src"), **over))
         msg = P.parse(s.recv())
-        assert msg[0] == P.REJECT and reason in msg[1]
+        assert isinstance(msg, P.Reject) and reason in msg.reason
         s.close()
     finally:
         fed.wait(10)
@@ -107,7 +107,7 @@ def test_a_federate_that_joins_after_the_start_is_rejected() -> None:
     s = dealer(fed.endpoint)
     s.send(hello(fed, "sink"))
     msg = P.parse(s.recv())
-    assert msg[0] == P.REJECT and "already joined" in msg[1]
+    assert isinstance(msg, P.Reject) and "already joined" in msg.reason
     s.close()
     fed.wait(30)
     assert set(fed.errors) == {"late"} and fed.summary is not None and fed.summary.federates == 3

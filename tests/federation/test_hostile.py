@@ -25,7 +25,7 @@ from reactorfed.federation import transport
 
 from .harness import Federation, reference, wait_until
 from .programs import Pipeline
-from .test_protocol import valid_message
+from .test_protocol import kind_of, valid_message
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -43,7 +43,7 @@ class Captured:
     def record(self, endpoint: str, frames: list[Any]) -> None:
         raw = [bytes(memoryview(f).cast("B")) for f in frames]
         try:
-            kind = P.COMPACT if P.is_compact(raw[0]) else P.parse(raw[0])[0]
+            kind = kind_of(raw[0])
         except P.ProtocolError:
             return
         with self.lock:
@@ -247,8 +247,8 @@ def test_hostile_input_to_a_running_federation() -> None:
         wait_until(lambda: server.rejected - rejected0 >= sent_rti, timeout=30,
                    what=f"the RTI to refuse {sent_rti} messages (so far {server.rejected - rejected0})")
         answers = rti.drain()
-        assert all(P.parse(a[0])[0] in (P.REJECT, P.CHALLENGE) for a in answers)
-        assert not any(P.parse(a[0])[0] == P.START for a in answers)
+        assert all(isinstance(P.parse(a[0]), (P.Reject, P.Challenge)) for a in answers)
+        assert not any(isinstance(P.parse(a[0]), P.Start) for a in answers)
     finally:
         for s in (rti, *data.values()):
             s.close()
@@ -283,7 +283,7 @@ def test_hostile_input_while_joining() -> None:
         for name in ("src", "relay", "sink", "src"):
             s = rti.fresh()
             rti.send([P.pack(P.HELLO, P.PROTOCOL_VERSION, fed.fid, name, fed.layout.digest, "tcp://127.0.0.1:9", os.urandom(16))], s)
-            assert P.parse(s.recv_multipart()[0])[0] == P.CHALLENGE
+            assert isinstance(P.parse(s.recv_multipart()[0]), P.Challenge)
             half_open.append(s)
         sent0, rejected0 = rti.sent, server.rejected
 
@@ -300,7 +300,7 @@ def test_hostile_input_while_joining() -> None:
         for s in half_open:  # a wrong proof: rejected, and the peer is forgotten
             rti.send([P.pack(P.PROOF, os.urandom(32))], s)
             reply = P.parse(s.recv_multipart()[0])
-            assert reply[0] == P.REJECT and "failed authentication" in reply[1]
+            assert isinstance(reply, P.Reject) and "failed authentication" in reply.reason
         assert not server._ctl and not server._pending and server.phase == "joining"
     finally:
         rti.close()

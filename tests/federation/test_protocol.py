@@ -1,4 +1,5 @@
-"""protocol.parse: every message type round-trips; anything else is a ProtocolError."""
+"""protocol.parse: every message type round-trips, typed messages as the positional
+arrays they replaced; anything else is a ProtocolError."""
 
 from __future__ import annotations
 
@@ -56,17 +57,53 @@ def valid_message(draw: Any) -> list[Any]:
     return [kind, *(draw(FIELD[f]) for f in P._SCHEMA[kind])]
 
 
+def kind_of(frame: bytes) -> int:
+    """The type of a well-formed message (P.COMPACT for the compact form); ProtocolError
+    if it is none."""
+    if P.is_compact(frame):
+        return P.COMPACT
+    try:
+        return P.KIND[type(P.parse(frame))]
+    except P.ProtocolError:
+        P.parse_batch(frame)
+        return P.BATCH
+
+
+def read(msg: list[Any]) -> Any:
+    """What a receiver makes of ``msg`` (packed): a typed message (parse), a batch's items
+    (parse_batch), or a data-plane item (check_item, inside a batch)."""
+    kind, raw = msg[0], P.pack(*msg)
+    if kind in P.TYPED:
+        got = P.parse(raw)
+        assert type(got) is P.TYPED[kind]
+        assert P.parse(memoryview(raw), frozenset({kind})) == got
+        return got
+    with pytest.raises(P.ProtocolError, match="not a control message"):
+        P.parse(raw)
+    if kind == P.BATCH:
+        assert P.parse_batch(memoryview(raw)) == msg[1]
+        return P.parse_batch(raw)
+    return P.check_item(msgpack.unpackb(raw, strict_map_key=False), frozenset({kind}))
+
+
 @settings(max_examples=600, deadline=None)
 @given(valid_message())
 def test_every_message_type_round_trips(msg: list[Any]) -> None:
-    assert P.parse(P.pack(*msg)) == msg
-    assert P.parse(memoryview(P.pack(*msg)), frozenset({msg[0]})) == msg
+    got = read(msg)
+    if msg[0] in P.TYPED:
+        assert got.pack() == P.pack(*msg)  # the same bytes: the wire format is unchanged
+    elif msg[0] == P.BATCH:
+        assert got == msg[1]
+    else:
+        assert got == msg
 
 
 def test_every_type_has_a_name_and_a_sample() -> None:
     for kind in P._SCHEMA:
         assert kind in P.NAMES
-        assert P.parse(P.pack(kind, *sample(kind)))[0] == kind
+        read([kind, *sample(kind)])
+        if kind in P.TYPED or kind == P.BATCH:
+            assert kind_of(P.pack(kind, *sample(kind))) == kind
     # typed: the control messages and the peers' AUTH, SHM_OPEN, PROMISE, STOP_MARK, each
     # class named after its type
     assert set(P.TYPED) == set(P._SCHEMA) - {P.DATA, P.ABSENT, P.SHM_DATA, P.DATA_INLINE, P.BATCH}
@@ -123,10 +160,14 @@ def test_typed_messages_round_trip_as_the_positional_arrays(cls: Any, fields: An
     msg = data.draw(st.builds(cls, *fields))
     raw = msg.pack()
     assert raw == P.pack(*positional(msg))  # the bytes the positional code sent
-    got = cls._of(P.parse(raw, frozenset({P.KIND[type(msg)]})))
+    got = P.parse(raw, frozenset({P.KIND[type(msg)]}))
     assert type(got) is type(msg) and got == msg
-    if isinstance(msg, _ITEMS):  # in a batch: the array
+    if isinstance(msg, _ITEMS):  # in a batch: the array, and back through check_item
         assert msg.item() == positional(msg)
+        item = P.check_item(msg.item(), frozenset({P.KIND[type(msg)]}))
+        assert type(item) is type(msg) and item == msg
+        batch = P.parse_batch(P.pack(P.BATCH, [msg.item()]))
+        assert batch == [positional(msg)]
 
 
 def test_typed_messages_compare_as_tuples() -> None:
@@ -176,11 +217,13 @@ def test_a_type_not_allowed_here_is_refused() -> None:
 @settings(max_examples=1500, deadline=None)
 @given(st.binary(max_size=200))
 def test_random_bytes_never_raise_anything_but_protocol_error(data: bytes) -> None:
-    try:
-        msg = P.parse(data)
-    except P.ProtocolError:
-        return
-    assert P.parse(P.pack(*msg)) == msg
+    for parse in (P.parse, P.parse_batch):
+        try:
+            msg = parse(data)
+        except P.ProtocolError:
+            continue
+        if parse is P.parse:
+            assert type(P.parse(msg.pack())) is type(msg) and P.parse(msg.pack()) == msg
 
 
 @settings(max_examples=800, deadline=None)
@@ -207,7 +250,8 @@ def test_mac_parts_do_not_collide() -> None:
 
 def test_batch_items_are_checked_one_by_one() -> None:
     kinds = frozenset({P.DATA_INLINE, P.PROMISE, P.ABSENT})
-    assert P.check_item([P.PROMISE, -5, 3], kinds) == [P.PROMISE, -5, 3]
+    promise = P.check_item([P.PROMISE, -5, 3], kinds)
+    assert type(promise) is P.Promise and promise.tag == (-5, 3)
     assert P.check_item([P.DATA_INLINE, 1, 2, 3, 0, None, b"p"], kinds)[6] == b"p"
     for bad in ([], [P.PROMISE], [P.PROMISE, 1, -1], [P.AUTH, 1, b"x" * 32], [P.DATA_INLINE, 1, 2, 3, 0, None, "p"],
                 ["x", 1], [P.PROMISE, 1, 2, 3], None, b"\x93"):
@@ -216,11 +260,13 @@ def test_batch_items_are_checked_one_by_one() -> None:
 
 
 def _checked(check: Any, item: list[Any], allowed: frozenset[int]) -> Any:
-    """What ``check`` makes of (a copy of) ``item``: the item, or ProtocolError."""
+    """What ``check`` makes of (a copy of) ``item``: the item (a typed one as its array on
+    the wire), or ProtocolError."""
     try:
-        return check(list(item), allowed)
+        got = check(list(item), allowed)
     except P.ProtocolError:
         return P.ProtocolError
+    return got if type(got) is list else msgpack.unpackb(got.pack(), strict_map_key=False)
 
 
 def _schema(item: list[Any], allowed: frozenset[int]) -> list[Any]:
@@ -246,7 +292,8 @@ def test_check_item_accepts_exactly_what_the_schema_accepts(kind: int, fields: l
 def test_check_item_takes_well_formed_data_and_promises(t: int, m: int, link: int, codec: int, payload: bytes) -> None:
     allowed = frozenset({P.DATA_INLINE, P.PROMISE})
     assert P.check_item([P.DATA_INLINE, link, t, m, codec, None, payload], allowed)[6] == payload
-    assert P.check_item([P.PROMISE, t, m], allowed) == [P.PROMISE, t, m]
+    promise = P.check_item([P.PROMISE, t, m], allowed)
+    assert type(promise) is P.Promise and promise.tag == (t, m)
 
 
 @given(st.sampled_from([[P.DATA_INLINE, 3, 10, 1, 0, None, b"x"], [P.PROMISE, 10, 1]]), st.data())

@@ -24,8 +24,8 @@ def rti() -> RtiServer:
     server._server.close()
 
 
-def _hello(rti: RtiServer, name: str) -> list[object]:
-    return [P.HELLO, P.PROTOCOL_VERSION, "flood", name, rti.layout.digest, "tcp://127.0.0.1:1", os.urandom(16)]
+def _hello(rti: RtiServer, name: str) -> P.Hello:
+    return P.Hello(P.PROTOCOL_VERSION, "flood", name, rti.layout.digest, "tcp://127.0.0.1:1", os.urandom(16))
 
 
 def test_a_real_handshake_survives_a_flood_of_stranger_hellos(rti: RtiServer) -> None:
@@ -35,7 +35,7 @@ def test_a_real_handshake_survives_a_flood_of_stranger_hellos(rti: RtiServer) ->
         rti._on_hello(f"stranger-{i}".encode(), _hello(rti, name))
     assert b"real" in rti._pending, "a flood of HELLOs pushed out a real federate's handshake"
     f, nonce, _ = rti._pending[b"real"]
-    rti._on_proof(b"real", [P.PROOF, P.mac(rti.cfg.secret, "federate", nonce, "flood", name)])
+    rti._on_proof(b"real", P.Proof(P.mac(rti.cfg.secret, "federate", nonce, "flood", name)))
     assert rti._ctl[b"real"] == f
 
 

@@ -329,7 +329,7 @@ class FederateCoordinator:
             if out.slot.present:
                 self._send_data(out, tag, out.slot.value)
             else:
-                self._out.post(out.link.dst, [P.ABSENT, lid, tag[0], tag[1]])
+                self._out.post(out.link.dst, [P.ABSENT, lid, tag[0], tag[1]])  # positional: see protocol.parse_batch
         if self._cyclic_outs:
             self._out.flush()  # peers in the cycle wait for these within this tag
         if tag <= core.grant:
@@ -556,22 +556,21 @@ class FederateCoordinator:
             self._rti_rejected += 1
             log.warning("ignoring a bad message from the RTI: %s", e)
             return
-        kind = msg[0]
         core = self.core
-        if kind == P.TAG:
-            core.on_tag((msg[1], msg[2]), msg[3])
-        elif kind == P.PTAG:
-            core.on_ptag((msg[1], msg[2]), msg[3])
-        elif kind == P.STOP_REQUEST:
-            core.on_stop_request((msg[1], msg[2]), sched.current_tag)
+        if isinstance(msg, P.Tag):
+            core.on_tag(msg.tag, msg.counts)
+        elif isinstance(msg, P.Ptag):
+            core.on_ptag(msg.tag, msg.counts)
+        elif isinstance(msg, P.StopRequest):
+            core.on_stop_request(msg.tag, sched.current_tag)
             self._send(core.outbox)
             self._out.flush()  # the Mark: a peer may wait for it at the stop tag
-        elif kind == P.STOP_GRANTED:
-            sched.lower_stop_tag(core.on_stop_granted((msg[1], msg[2])), "stop requested")
-        elif kind == P.ABORT:
-            raise FederationError(f"the federation was aborted: {msg[1]}")
-        elif kind == P.REJECT:
-            raise FederationError(f"the RTI dropped federate {self.name}: {msg[1]}")
+        elif isinstance(msg, P.StopGranted):
+            sched.lower_stop_tag(core.on_stop_granted(msg.tag), "stop requested")
+        elif isinstance(msg, P.Abort):
+            raise FederationError(f"the federation was aborted: {msg.reason}")
+        elif isinstance(msg, P.Reject):
+            raise FederationError(f"the RTI dropped federate {self.name}: {msg.reason}")
 
     def _ring_token(self, src: int, dst: int) -> bytes:
         """The token of the shared-memory ring from federate ``src`` to ``dst``."""

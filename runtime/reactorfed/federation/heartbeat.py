@@ -21,6 +21,9 @@ __all__ = ["Heartbeat", "Liveness"]
 
 log = logging.getLogger("reactorfed.federate")
 
+#: what the RTI sends on the heartbeat connection
+_FROM_RTI = frozenset({P.HEARTBEAT, P.ABORT})
+
 
 class Liveness:
     """When the RTI was last heard from, over either connection, and why the federation
@@ -91,11 +94,11 @@ class Heartbeat(threading.Thread):
                     while (frames := client.recv()) is not None:
                         live.heard_hb = clock.now()
                         try:
-                            msg = P.parse(frames[0])
+                            msg = P.parse(frames[0], _FROM_RTI)
                         except P.ProtocolError:
                             continue
-                        if msg[0] == P.ABORT and live.abort_reason is None:
-                            live.abort_reason = f"the federation was aborted: {msg[1]}"
+                        if isinstance(msg, P.Abort) and live.abort_reason is None:
+                            live.abort_reason = f"the federation was aborted: {msg.reason}"
                             self._hard_exit_later()
                 if monitor.disconnected() and live.abort_reason is None and not live.resigned:
                     live.abort_reason = (f"lost the RTI: the connection to {live.rti} closed (its process ended, "

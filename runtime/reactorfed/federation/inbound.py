@@ -37,7 +37,6 @@ __all__ = ["Inbound"]
 log = logging.getLogger("reactorfed.federate")
 
 _DATA_KINDS = frozenset({P.DATA, P.DATA_INLINE, P.ABSENT, P.PROMISE, P.SHM_OPEN, P.SHM_DATA, P.STOP_MARK})
-_BATCH_ONLY = frozenset({P.BATCH})
 _AUTH_ONLY = frozenset({P.AUTH})
 _METAS_MAX = 256
 
@@ -86,45 +85,64 @@ class Inbound:
         if sender is not None and len(frames) == 1 and P.is_compact(f):
             self._on_compact(sched, sender, f)
             return
+        if sender is None:
+            self._on_auth(peer, f)
+            return
         try:
-            msg = P.parse(f, _BATCH_ONLY if sender is not None else _AUTH_ONLY)
+            items = P.parse_batch(f)
         except P.ProtocolError as e:
             self.rejected += 1
             log.debug("dropped a bad data message: %s", e)
             return
-        if sender is None:
-            claimed = msg[1]
-            if claimed in self._authed.values() or claimed not in self._upstream:
-                # Each upstream peer connects once per session, and a federate this one
-                # has no link from never sends it data: a second AUTH is a replay.
-                self.rejected += 1
-                self._warn.warning("refused a data connection claiming to be federate %s: %s", claimed,
-                            "it is already connected" if claimed in self._authed.values() else "it sends nothing here")
-            elif P.mac_equal(msg[2], P.mac(self._secret, "data", self._session, claimed, self._me)):
-                self._authed[peer] = claimed
-            else:
-                self.rejected += 1
-                self._warn.warning("refused a data connection that failed authentication")
-            return
         i = 1  # the next payload frame
-        for item in msg[1]:
+        for raw in items:
             try:
-                item = P.check_item(item, _DATA_KINDS)
+                item = P.check_item(raw, _DATA_KINDS)
             except P.ProtocolError as e:
                 self.rejected += 1
                 log.warning("dropped the rest of a batch from %s: %s", self._names[sender], e)
                 return
-            if item[0] == P.DATA:
-                if i >= len(frames):
-                    self.rejected += 1
-                    log.warning("dropped a DATA item without its payload from %s", self._names[sender])
-                    return
-                self._on_item(sched, sender, item, frames[i])
-                i += 1
-            elif item[0] == P.DATA_INLINE:
-                self._on_item(sched, sender, item, item[6])
-            else:
-                self._on_item(sched, sender, item, None)
+            if type(item) is list:  # a data-plane item, positional (see protocol.parse_batch)
+                kind = item[0]
+                if kind == P.DATA:
+                    if i >= len(frames):
+                        self.rejected += 1
+                        log.warning("dropped a DATA item without its payload from %s", self._names[sender])
+                        return
+                    self._on_item(sched, sender, item, frames[i])
+                    i += 1
+                elif kind == P.DATA_INLINE:
+                    self._on_item(sched, sender, item, item[6])
+                else:
+                    self._on_item(sched, sender, item, None)
+            elif isinstance(item, P.Promise):
+                self._promised(sender, item.tag)
+            elif isinstance(item, P.StopMark):
+                self._marked(sender, item.tag)
+            elif isinstance(item, P.ShmOpen):
+                self._on_shm_open(sender, item.name)
+
+    def _on_auth(self, peer: bytes, frame: memoryview) -> None:
+        """The first message on a connection: the upstream peer's proof of who it is."""
+        try:
+            auth = P.parse(frame, _AUTH_ONLY)
+        except P.ProtocolError as e:
+            self.rejected += 1
+            log.debug("dropped a bad data message: %s", e)
+            return
+        assert isinstance(auth, P.Auth)
+        claimed = auth.sender
+        if claimed in self._authed.values() or claimed not in self._upstream:
+            # Each upstream peer connects once per session, and a federate this one
+            # has no link from never sends it data: a second AUTH is a replay.
+            self.rejected += 1
+            self._warn.warning("refused a data connection claiming to be federate %s: %s", claimed,
+                        "it is already connected" if claimed in self._authed.values() else "it sends nothing here")
+        elif P.mac_equal(auth.mac, P.mac(self._secret, "data", self._session, claimed, self._me)):
+            self._authed[peer] = claimed
+        else:
+            self.rejected += 1
+            self._warn.warning("refused a data connection that failed authentication")
 
     def _on_compact(self, sched: Scheduler, sender: int, frame: memoryview) -> None:
         """A compact message (see :func:`.protocol.pack_compact`): a value, a promise, or both."""
@@ -167,21 +185,13 @@ class Inbound:
         return lk
 
     def _on_item(self, sched: Scheduler, sender: int, msg: list[Any], frame: Any) -> None:
+        """A DATA, DATA_INLINE, SHM_DATA or ABSENT item (positional: see protocol.parse_batch)."""
         kind = msg[0]
-        if kind == P.PROMISE:
-            self._promised(sender, (msg[1], msg[2]))
-            return
-        if kind == P.SHM_OPEN:
-            self._on_shm_open(sender, msg[1])
-            return
-        if kind == P.STOP_MARK:
-            self._marked(sender, (msg[1], msg[2]))
-            return
         lk = self._link(sender, msg[1])
         if lk is None:
             return
         tag = (msg[2], msg[3])
-        if msg[0] == P.ABSENT:
+        if kind == P.ABSENT:
             self._absent(lk.id, tag)
             if tag > sched.current_tag:
                 # In a zero-delay cycle every member processes every tag one of them does,

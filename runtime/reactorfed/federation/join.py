@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import os
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypeVar
 
 from ..clock import Clock
 from . import protocol as P
@@ -24,6 +24,8 @@ if TYPE_CHECKING:
 __all__ = ["Joined", "colocated", "join"]
 
 log = logging.getLogger("reactorfed.federate")
+
+_M = TypeVar("_M", P.Challenge, P.Start)
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,25 +43,21 @@ def join(rti: Client, cfg: FederateConfig, name: str, digest: str, endpoint: str
     nonce = os.urandom(16)
     rti.send([P.Hello(P.PROTOCOL_VERSION, cfg.federation_id, name, digest, endpoint, nonce).pack()])
     deadline = clock.now() + cfg.join_timeout_ns
-    msg = _await_rti(rti, cfg, name, clock, deadline, {P.CHALLENGE, P.REJECT}, "the RTI's challenge")
-    if msg[0] == P.REJECT:
-        raise FederationError(f"the RTI rejected federate {name}: {msg[1]}")
-    rti_nonce, rti_mac = msg[1], msg[2]
-    if not P.mac_equal(rti_mac, P.mac(cfg.secret, "rti", nonce, cfg.federation_id, name)):
+    challenge = _await_rti(rti, cfg, name, clock, deadline, P.Challenge, "the RTI's challenge")
+    if not P.mac_equal(challenge.mac, P.mac(cfg.secret, "rti", nonce, cfg.federation_id, name)):
         raise FederationError(
             f"federate {name} and the RTI at {cfg.rti} do not share a secret: the RTI's proof does "
             "not match this federate's secret (a wrong secret here, or not the federation's RTI)"
         )
-    rti.send([P.Proof(P.mac(cfg.secret, "federate", rti_nonce, cfg.federation_id, name)).pack()])
-    msg = _await_rti(rti, cfg, name, clock, deadline, {P.START, P.REJECT},
-                     "the start of the federation (are all federates up?)")
-    if msg[0] == P.REJECT:
-        raise FederationError(f"the RTI rejected federate {name}: {msg[1]}")
-    return Joined(int(msg[1]), msg[2], msg[3], msg[4])
+    rti.send([P.Proof(P.mac(cfg.secret, "federate", challenge.nonce, cfg.federation_id, name)).pack()])
+    start = _await_rti(rti, cfg, name, clock, deadline, P.Start, "the start of the federation (are all federates up?)")
+    return Joined(start.start, start.peers, start.session, start.federate)
 
 
-def _await_rti(rti: Client, cfg: FederateConfig, name: str, clock: Clock, deadline: int, kinds: set[int],
-               what: str) -> list[Any]:
+def _await_rti(rti: Client, cfg: FederateConfig, name: str, clock: Clock, deadline: int, expected: type[_M],
+               what: str) -> _M:
+    """The RTI's next message, of type ``expected``; its REJECT or ABORT raises."""
+    allowed = frozenset({P.KIND[expected], P.REJECT, P.ABORT})
     poller = Poller(rti)
     while True:
         left = deadline - clock.now()
@@ -71,12 +69,15 @@ def _await_rti(rti: Client, cfg: FederateConfig, name: str, clock: Clock, deadli
         if not frames:
             continue
         try:
-            msg = P.parse(frames[0], frozenset(kinds | {P.ABORT}))
+            msg = P.parse(frames[0], allowed)
         except P.ProtocolError as e:
             log.warning("ignoring a bad message from the RTI: %s", e)
             continue
-        if msg[0] == P.ABORT:
-            raise FederationError(f"the federation was aborted: {msg[1]}")
+        if isinstance(msg, P.Abort):
+            raise FederationError(f"the federation was aborted: {msg.reason}")
+        if isinstance(msg, P.Reject):
+            raise FederationError(f"the RTI rejected federate {name}: {msg.reason}")
+        assert isinstance(msg, expected)
         return msg
 
 

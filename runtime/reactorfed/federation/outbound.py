@@ -101,6 +101,7 @@ class Outbound:
                 rec = w.put(frames)
                 if rec is None and size <= w.capacity // 2:
                     rec = self._wait_for_room(d, w, frames)
+        # The data plane's items stay positional lists (see protocol.parse_batch).
         if rec is not None:
             self.shm_payloads += 1
             self.post(d, [P.SHM_DATA, link, tag[0], tag[1], codec, meta, rec[0], rec[1]])

@@ -237,17 +237,16 @@ class RtiServer:
             self.rejected += 1
             log.debug("rejected a message: %s", e)
             return
-        kind = msg[0]
         if f is not None:
             self._last_seen[f] = self.clock.now()
             self._on_control(f, msg)
         elif peer in self._hb:
             self._last_seen[self._hb[peer]] = self.clock.now()
-        elif kind == P.HELLO:
+        elif isinstance(msg, P.Hello):
             self._on_hello(peer, msg)
-        elif kind == P.PROOF:
+        elif isinstance(msg, P.Proof):
             self._on_proof(peer, msg)
-        elif kind == P.HB_HELLO:
+        elif isinstance(msg, P.HbHello):
             self._on_hb_hello(peer, msg)
 
     def _reject(self, peer: bytes, reason: str) -> None:
@@ -256,13 +255,13 @@ class RtiServer:
         assert self._server is not None
         self._server.send(peer, [P.Reject(reason).pack()])
 
-    def _on_hello(self, peer: bytes, msg: list[Any]) -> None:
-        _, version, fid, name, digest, endpoint, nonce = msg
+    def _on_hello(self, peer: bytes, msg: P.Hello) -> None:
+        name, endpoint = msg.name, msg.endpoint
         cfg = self.cfg
-        if version != P.PROTOCOL_VERSION:
-            return self._reject(peer, f"protocol version {version}; this RTI speaks version {P.PROTOCOL_VERSION}")
-        if fid != cfg.federation_id:
-            return self._reject(peer, f"wrong federation {fid!r} (this RTI runs {cfg.federation_id!r})")
+        if msg.version != P.PROTOCOL_VERSION:
+            return self._reject(peer, f"protocol version {msg.version}; this RTI speaks version {P.PROTOCOL_VERSION}")
+        if msg.federation_id != cfg.federation_id:
+            return self._reject(peer, f"wrong federation {msg.federation_id!r} (this RTI runs {cfg.federation_id!r})")
         if name not in self.layout.names:
             return self._reject(peer, f"no federate {name!r} in this federation (expected: {', '.join(self.layout.names)})")
         f = self.layout.index(name)
@@ -270,8 +269,8 @@ class RtiServer:
             return self._reject(peer, f"duplicate federate {name!r}: it has already joined")
         if self.phase != RtiPhase.JOINING:
             return self._reject(peer, "the federation has already started")
-        if digest != self.layout.digest:
-            return self._reject(peer, f"federate {name!r} runs a different program (digest {digest}, expected {self.layout.digest})")
+        if msg.digest != self.layout.digest:
+            return self._reject(peer, f"federate {name!r} runs a different program (digest {msg.digest}, expected {self.layout.digest})")
         if not endpoint.startswith("tcp://"):
             return self._reject(peer, "bad data endpoint")
         rti_nonce = os.urandom(16)
@@ -285,14 +284,14 @@ class RtiServer:
             self._pending.popitem(last=False)
             self._endpoints_pending.pop(old, None)
         assert self._server is not None
-        self._server.send(peer, [P.Challenge(rti_nonce, P.mac(cfg.secret, "rti", nonce, fid, name)).pack()])
+        self._server.send(peer, [P.Challenge(rti_nonce, P.mac(cfg.secret, "rti", msg.nonce, msg.federation_id, name)).pack()])
         return None
 
-    def _on_proof(self, peer: bytes, msg: list[Any]) -> None:
+    def _on_proof(self, peer: bytes, msg: P.Proof) -> None:
         f, rti_nonce, _ = self._pending.pop(peer)
         endpoint = self._endpoints_pending.pop(peer)
         name = self.layout.names[f]
-        if not P.mac_equal(msg[1], P.mac(self.cfg.secret, "federate", rti_nonce, self.cfg.federation_id, name)):
+        if not P.mac_equal(msg.mac, P.mac(self.cfg.secret, "federate", rti_nonce, self.cfg.federation_id, name)):
             return self._reject(peer, f"federate {name!r} failed authentication (wrong secret?)")
         if f in self._ctl_of:
             return self._reject(peer, f"duplicate federate {name!r}: it has already joined")
@@ -306,12 +305,13 @@ class RtiServer:
             self._start()
         return None
 
-    def _on_hb_hello(self, peer: bytes, msg: list[Any]) -> None:
-        _, fid, name, nonce, mac = msg
-        if self.phase != RtiPhase.RUNNING or fid != self.cfg.federation_id or name not in self.layout.names or nonce in self._hb_nonces:
+    def _on_hb_hello(self, peer: bytes, msg: P.HbHello) -> None:
+        name, nonce = msg.name, msg.nonce
+        if (self.phase != RtiPhase.RUNNING or msg.federation_id != self.cfg.federation_id or name not in self.layout.names
+                or nonce in self._hb_nonces):
             self.rejected += 1
             return
-        if not P.mac_equal(mac, P.mac(self.cfg.secret, "hb", self.session, name, nonce)):
+        if not P.mac_equal(msg.mac, P.mac(self.cfg.secret, "hb", self.session, name, nonce)):
             self.rejected += 1
             return
         self._hb_nonces.add(nonce)
@@ -332,31 +332,30 @@ class RtiServer:
             self._server.send(peer, [P.Start(start, self._endpoints, self.session, f).pack()])
         log.info("all %d federates joined; the federation starts", len(self.layout.names))
 
-    def _on_control(self, f: int, msg: list[Any]) -> None:
-        kind = msg[0]
+    def _on_control(self, f: int, msg: P.Message) -> None:
         core = self.core
         # Reports only update the state here; the grants they make due are sent once the
         # messages waiting in the socket are all read (_flush_grants).
-        if kind == P.LTC:
-            core.on_ltc(f, (msg[1], msg[2]), (msg[3], msg[4]), msg[5], msg[6], regrant=False)
+        if isinstance(msg, P.Ltc):
+            core.on_ltc(f, msg.tag, msg.net, msg.sent, msg.received, regrant=False)
             self._dirty.add(f)
-        elif kind == P.RESIGN:
-            self._final[f] = (msg[1], msg[2])
-            core.on_resign(f, msg[3], msg[4], regrant=False)
+        elif isinstance(msg, P.Resign):
+            self._final[f] = msg.tag
+            core.on_resign(f, msg.sent, msg.received, regrant=False)
             self._dirty.add(f)
             log.info("federate %s resigned", self.layout.names[f])
             if core.stop_proposed is not None and core.stop_tag is None:
-                self._stop_if_agreed(core.on_stop_reply(f, (msg[1], msg[2])))
+                self._stop_if_agreed(core.on_stop_reply(f, msg.tag))
             if core.all_resigned():
                 self.phase = RtiPhase.DONE
-        elif kind == P.STOP_REQ:
-            ask = core.on_stop_request(f, (msg[1], msg[2]))
+        elif isinstance(msg, P.StopReq):
+            ask = core.on_stop_request(f, msg.tag)
             if ask is not None:
                 self._broadcast(P.StopRequest(ask).pack())
-        elif kind == P.STOP_REPLY:
-            self._stop_if_agreed(core.on_stop_reply(f, (msg[1], msg[2])))
-        elif kind == P.FAIL:
-            self._fail(f"federate {self.layout.names[f]} failed: {msg[1]}")
+        elif isinstance(msg, P.StopReply):
+            self._stop_if_agreed(core.on_stop_reply(f, msg.tag))
+        elif isinstance(msg, P.Fail):
+            self._fail(f"federate {self.layout.names[f]} failed: {msg.reason}")
 
     def _flush_grants(self) -> None:
         """Send the grants due after a batch of reports: one pass, so a backlog of reports
