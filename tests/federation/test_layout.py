@@ -85,6 +85,36 @@ def test_the_smallest_delay_of_parallel_paths() -> None:
     assert ly.upstream(1) == {0: NONE}
 
 
+def _floyd_warshall(n: int, links: list[Link]) -> list[dict[int, tuple[int, int]]]:
+    """The all-pairs smallest path delays the plain way: the oracle for Layout's Dijkstra."""
+    path: list[dict[int, tuple[int, int]]] = [{} for _ in range(n)]
+    for lk in links:
+        d = link_delay(lk.delay)
+        if lk.dst not in path[lk.src] or d < path[lk.src][lk.dst]:
+            path[lk.src][lk.dst] = d
+    for k in range(n):
+        for i in range(n):
+            if k not in path[i]:
+                continue
+            for j, kj in list(path[k].items()):
+                d = compose(path[i][k], kj)
+                if j not in path[i] or d < path[i][j]:
+                    path[i][j] = d
+    return path
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(1, 9).flatmap(lambda n: st.tuples(st.just(n), st.lists(
+    st.tuples(st.integers(0, n - 1), st.integers(0, n - 1), st.sampled_from([None, 0, 1, 2, 5, 10**6])),
+    max_size=3 * n))))  # fmt: skip
+def test_path_delays_equal_floyd_warshall(graph: tuple[int, list[tuple[int, int, int | None]]]) -> None:
+    """Every pair's smallest path delay, cycles and self-links included, is what the
+    all-pairs algorithm finds."""
+    n, edges = graph
+    ly = lay(n, *edges)
+    assert ly.path == _floyd_warshall(n, ly.links)
+
+
 def test_zero_delay_cycles() -> None:
     # 0 <-> 1 with no delay; 2 -> 0 feeds the cycle; 1 -> 3 -after 0-> 1: a cycle with a delay
     ly = lay(4, (0, 1, None), (1, 0, None), (2, 0, None), (1, 3, None), (3, 1, 0))
