@@ -9,6 +9,7 @@ import pytest
 from reactorfed import VirtualClock
 from reactorfed.federation import RtiConfig, layout_of
 from reactorfed.federation import protocol as P
+from reactorfed.federation.errors import FederationError
 from reactorfed.federation.rti_server import RtiServer
 
 from .programs import Pipeline
@@ -50,3 +51,38 @@ def test_half_finished_handshakes_expire(rti: RtiServer) -> None:
     rti._on_hello(b"late", _hello(rti, name))
     assert list(rti._pending) == [b"late"]
     assert set(rti._endpoints_pending) == {b"late"}
+
+
+def test_a_closed_connection_is_judged_once_the_backlog_is_read(rti: RtiServer) -> None:
+    """A federate whose connection closed is dead only if its RESIGN did not come: while
+    messages received before the close may still wait unread (a backlog), the verdict
+    waits too, up to 10 graces; with everything read, one grace (1 s) decides."""
+    from reactorfed.federation.rti_server import RtiPhase
+
+    rti.phase = RtiPhase.RUNNING
+    second = 1_000_000_000
+    rti._closing[0] = 0
+    rti._drained = False
+    rti._check_closing(5 * second)
+    assert rti.phase == RtiPhase.RUNNING and 0 in rti._closing, "failed while its RESIGN may still be queued"
+    rti.core.feds[0].resigned = True  # the RESIGN read from the backlog
+    rti._check_closing(6 * second)
+    assert rti.phase == RtiPhase.RUNNING and 0 not in rti._closing
+    rti._closing[1] = 0  # another one, gone without a word, the queue never empty
+    rti._check_closing(9 * second)
+    assert rti.phase == RtiPhase.RUNNING
+    with pytest.raises(FederationError, match=rf"{rti.layout.names[1]} stopped responding"):
+        rti._check_closing(10 * second)
+    assert rti.phase == RtiPhase.FAILED
+
+
+def test_a_closed_connection_with_nothing_left_to_read_fails_after_the_grace(rti: RtiServer) -> None:
+    from reactorfed.federation.rti_server import RtiPhase
+
+    rti.phase = RtiPhase.RUNNING
+    rti._closing[2] = 0
+    rti._drained = True
+    rti._check_closing(999_000_000)
+    assert rti.phase == RtiPhase.RUNNING
+    with pytest.raises(FederationError, match=rf"{rti.layout.names[2]} stopped responding"):
+        rti._check_closing(1_000_000_000)

@@ -108,6 +108,7 @@ class RtiServer:
         self._last_seen: dict[int, int] = {}
         self._fed_of_fd: dict[int, int] = {}  # a joined federate's connection -> the federate
         self._closing: dict[int, int] = {}  # federate -> when a connection of it closed
+        self._drained = True  # the last receive loop read everything that had arrived
         self._hb_nonces: set[bytes] = set()
         self._dirty: set[int] = set()  # federates whose reports may make grants due
         self.grants = 0
@@ -145,9 +146,11 @@ class RtiServer:
                     # Bounded in time too: under a flood (hostile or not), heartbeats still
                     # go out and liveness is still checked every few tens of milliseconds.
                     budget = time.monotonic_ns() + 20_000_000
+                    self._drained = False
                     for _ in range(10_000):
                         got = server.recv()
                         if got is None:
+                            self._drained = True
                             break
                         self._on_message(got[0], got[1])
                         if self.phase == RtiPhase.DONE or time.monotonic_ns() > budget:
@@ -196,11 +199,16 @@ class RtiServer:
     def _check_closing(self, now: int) -> None:
         # Both of a federate's connections close when its process ends; after a clean
         # RESIGN on one, the other may close first: a short grace tells the two apart.
+        # The grace counts only while every message received so far has been read: with a
+        # backlog (hundreds of federates reporting at once), a RESIGN can wait in the queue
+        # longer than the grace (a 256-federate chain was failed so, its federates all done).
+        # A backlog that never clears (a flood) defers the verdict 10 graces at most.
         grace = min(1_000_000_000, self.cfg.liveness_ns)
         for f, since in list(self._closing.items()):
             if self.core.feds[f].resigned:
                 del self._closing[f]
-            elif now - since >= grace and self.phase in (RtiPhase.JOINING, RtiPhase.RUNNING):
+            elif ((now - since >= grace and self._drained) or now - since >= 10 * grace) \
+                    and self.phase in (RtiPhase.JOINING, RtiPhase.RUNNING):
                 self._fail(f"federate {self.layout.names[f]} stopped responding (its connection to the RTI closed: "
                            "the process ended, or answered no heartbeat for "
                            f"{self.cfg.liveness_ns // 1_000_000} ms)")
