@@ -8,11 +8,15 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
+import zmq
 
+from reactorfed.federation import transport
 from reactorfed.federation.local import LocalClient, LocalServer
-from reactorfed.federation.transport import Client, Poller, Server
+from reactorfed.federation.transport import Client, Monitor, Poller, Server
 
 
 @pytest.fixture()
@@ -155,3 +159,92 @@ def test_the_poller_drains_a_sender_that_had_to_wait_and_then_stops_watching_it(
     poller.close()
     sender.close()
     local.close()
+
+
+def _open_connections_at(port: int) -> int:
+    """Connections of this machine whose local end is ``port``, other than the listener."""
+    n = 0
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        local, _, state = line.split()[1:4]
+        n += int(local.split(":")[1], 16) == port and state != "0A"  # 0A: LISTEN
+    return n
+
+
+_WEDGED: list[Any] = []  # contexts whose I/O thread hangs: never collected (their term would hang too)
+
+
+class _Peers:
+    """A server in a context of its own (whatever happens to that context's I/O thread),
+    and peers from another context that connect, say something and go."""
+
+    def __init__(self) -> None:
+        self.server = Server("tcp://127.0.0.1:0")
+        self.port = int(self.server.endpoint.rsplit(":", 1)[1])
+        self.ctx = transport.context()
+        self.other = zmq.Context()
+        self.open: list[zmq.Socket[Any]] = []
+
+    def say(self, text: bytes) -> None:
+        peer = self.other.socket(zmq.DEALER)
+        peer.setsockopt(zmq.LINGER, 0)
+        peer.connect(self.server.endpoint)
+        self.open.append(peer)
+        peer.send(text)
+        deadline = time.monotonic() + 5
+        while (got := self.server.recv()) is None:
+            assert time.monotonic() < deadline, f"{text!r} never arrived: the context's I/O thread hangs"
+            time.sleep(0.0002)
+        assert bytes(got[1][0]) == text
+
+    def close(self) -> None:
+        for p in self.open:
+            p.close()
+        self.server.close()
+        for ctx in (self.ctx, self.other):
+            t = threading.Thread(target=ctx.term, daemon=True)
+            t.start()
+            t.join(5)
+            if t.is_alive():  # a wedged I/O thread: the term waits for it for ever
+                _WEDGED.append(ctx)
+
+
+@pytest.fixture()
+def peers(monkeypatch: pytest.MonkeyPatch) -> Iterator[_Peers]:
+    monkeypatch.setattr(transport, "_ctx", None)
+    p = _Peers()
+    yield p
+    p.close()
+
+
+@pytest.mark.skipif(not Path("/proc/net/tcp").exists(), reason="reads the kernel's connection table")
+def test_closing_a_monitor_never_wedges_the_io_thread(peers: _Peers) -> None:
+    """libzmq's I/O thread hands each monitor event over with a blocking send: once the
+    monitor's reading end is closed, the next event (a peer disconnecting) blocks that
+    thread for ever, and with it every socket of the context (libzmq issue 3575). The
+    RTI then accepts no connection (a federate's HELLO goes unanswered). Closing a
+    :class:`Monitor` stops the monitoring first."""
+    monitor = Monitor(peers.server)
+    peers.say(b"hello")
+    monitor.close()  # as the RTI and a federate's heartbeat thread do when they end ...
+    # ... while peers come and go. (The first disconnect may still find the closed end's
+    # pipe in place, as the reaper closes it asynchronously: the later ones cannot.)
+    for i in range(3):
+        peers.open.pop().close()
+        deadline = time.monotonic() + 5
+        while _open_connections_at(peers.port):  # its end closes once the I/O thread handled the disconnect
+            assert time.monotonic() < deadline, "the I/O thread never handled the disconnect: it hangs"
+            time.sleep(0.005)
+        peers.say(b"still served %d" % i)
+
+
+def test_a_monitor_read_late_never_holds_up_the_io_thread(peers: _Peers) -> None:
+    """Events wait for the monitor's reader without limit: with ZeroMQ's default limit
+    (1000 each side), the 2001st disconnect not yet read blocked the I/O thread, and so
+    every connection of the process, until the reader caught up (a flood of strangers'
+    connections against a busy RTI)."""
+    monitor = Monitor(peers.server)
+    for i in range(2100):
+        peers.say(b"%d" % i)
+        peers.open.pop().close()
+    assert len(monitor.disconnected()) == 2100
+    monitor.close()

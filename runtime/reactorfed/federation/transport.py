@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import itertools
 import select
 import struct
 import threading
@@ -61,12 +62,20 @@ class _Socket:
         #: sent or received on since a poller last asked ZeroMQ for its state: the socket's
         #: file descriptor only signals changes ZeroMQ has not yet been asked about
         self._dirty = True
+        self._monitored = False  # a Monitor watches it (see there)
 
     def close(self, linger_ms: int = 0) -> None:
         """Close. With ``linger_ms`` > 0, messages still queued keep leaving for up to
         that long, while the process's context lives (see :func:`shutdown`)."""
         if not self._sock.closed:
+            self._stop_monitor()
             self._sock.close(linger=linger_ms)
+
+    def _stop_monitor(self) -> None:
+        """No more events to a :class:`Monitor` of this socket (before either closes)."""
+        if self._monitored and not self._sock.closed:
+            self._monitored = False
+            self._sock.monitor(None, 0)
 
     @property
     def closed(self) -> bool:
@@ -163,10 +172,30 @@ class Client(_Socket):
 class Monitor(_Socket):
     """The connections of a socket that closed: the peer's process ended (at once: the
     kernel closes its sockets), or answered none of ZeroMQ's heartbeats for the liveness
-    time (a stopped process, a cut network). A poller can watch it like any socket."""
+    time (a stopped process, a cut network). A poller can watch it like any socket.
+
+    libzmq's I/O thread hands each event to this socket with a blocking send. So the
+    monitoring stops before this end closes (whichever of the two is closed first): an
+    event for a closed end would block that thread for ever, and with it every socket of
+    the process's context (libzmq issue 3575). And the queue of events is unbounded (they
+    are few, and read at every wait): a full one would block the I/O thread too, and
+    stopping the monitoring would then wait for it, i.e. for this end to be read."""
+
+    _ids = itertools.count()
 
     def __init__(self, watched: _Socket) -> None:
-        super().__init__(watched._sock.get_monitor_socket(zmq.EVENT_DISCONNECTED))
+        addr = f"inproc://reactorfed-monitor-{next(self._ids)}"
+        watched._sock.monitor(addr, zmq.EVENT_DISCONNECTED)
+        watched._monitored = True
+        self._watched = watched
+        sock = watched._sock.context.socket(zmq.PAIR)
+        sock.setsockopt(zmq.RCVHWM, 0)  # before connecting: an inproc pipe takes its limit then
+        sock.connect(addr)
+        super().__init__(sock)
+
+    def close(self, linger_ms: int = 0) -> None:
+        self._watched._stop_monitor()
+        super().close(linger_ms)
 
     def disconnected(self) -> list[int]:
         """The descriptors of the connections closed since the last call (no waiting)."""
