@@ -15,9 +15,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from reactorfed.federation.shm import RECORD_HEADER as H
 from reactorfed.federation.shm import ShmError, ShmReader, ShmWriter
 
 TOKEN = b"federation-secret"
@@ -45,18 +46,18 @@ def test_round_trip_with_wrap_and_gaps(ring: tuple[ShmWriter, ShmReader]) -> Non
     gaps = refused = taken = 0
     expected = 0
     for i in range(3000):
-        data = payload(i, int(rng.integers(0, 501)))
+        data = payload(i, int(rng.integers(0, w.max_record + 1)))
         at = w.put([data])
         if at is None:
             refused += 1
-            assert pending, "an empty ring must take any record of at most capacity // 2"
+            assert pending, "an empty ring must take any record of at most max_record"
         else:
             assert at[1] == len(data) and at[0] + at[1] <= w.capacity
             pending.append((*at, data))
         if at is None or rng.random() < 0.4:
             while pending and (at is None or rng.random() < 0.6):
                 offset, n, want = pending.popleft()
-                gaps += offset != expected
+                gaps += offset != expected + H
                 assert r.take(offset, n) == want
                 expected = (offset + n) % w.capacity
                 taken += 1
@@ -75,7 +76,7 @@ def test_several_buffers_make_one_record(ring: tuple[ShmWriter, ShmReader]) -> N
     at = w.put(parts)  # type: ignore[arg-type]
     assert at is not None
     want = b"head" + b"mid" + a.tobytes() + strided.tobytes() + np.float32(1.5).tobytes()
-    assert at == (0, len(want))
+    assert at == (H, len(want))
     got = r.take(*at)
     assert got == want
     np.testing.assert_array_equal(np.frombuffer(got, "<f8", 12, 7).reshape(3, 4), a)
@@ -83,43 +84,47 @@ def test_several_buffers_make_one_record(ring: tuple[ShmWriter, ShmReader]) -> N
 
 def test_full_ring_refuses_then_frees(ring: tuple[ShmWriter, ShmReader]) -> None:
     w, r = ring
-    records = [w.put([payload(i, 250)]) for i in range(4)]
-    assert records == [(0, 250), (250, 250), (500, 250), (750, 250)]
-    assert w.put([b"x"]) is None  # not one byte free
-    assert r.take(0, 250) == payload(0, 250)
-    assert w.put([payload(9, 251)]) is None  # only 250 came back
-    assert w.put([payload(9, 250)]) == (0, 250)
+    n = 250 - H  # each record takes 250 bytes of the ring, its header included
+    records = [w.put([payload(i, n)]) for i in range(4)]
+    assert records == [(H, n), (250 + H, n), (500 + H, n), (750 + H, n)]
+    assert w.put([b""]) is None  # not one byte free
+    assert r.take(H, n) == payload(0, n)
+    assert w.put([payload(9, n + 1)]) is None  # only 250 came back
+    assert w.put([payload(9, n)]) == (H, n)
     for i, at in enumerate(records[1:], 1):
-        assert at is not None and r.take(*at) == payload(i, 250)
-    assert r.take(0, 250) == payload(9, 250)
+        assert at is not None and r.take(*at) == payload(i, n)
+    assert r.take(H, n) == payload(9, n)
 
 
 def test_gap_at_the_tail_is_skipped_and_released(ring: tuple[ShmWriter, ShmReader]) -> None:
     w, r = ring
-    assert w.put([payload(0, 400)]) == (0, 400)
-    assert w.put([payload(1, 400)]) == (400, 400)
-    assert r.take(0, 400) == payload(0, 400)
+    # (sizes less the header: the records take 400, 400, 300 and 100 bytes of the ring)
+    assert w.put([payload(0, 400 - H)]) == (H, 400 - H)
+    assert w.put([payload(1, 400 - H)]) == (400 + H, 400 - H)
+    assert r.take(H, 400 - H) == payload(0, 400 - H)
     # 200 bytes left at the tail, 400 free at the head: the record goes to 0.
-    assert w.put([payload(2, 300)]) == (0, 300)
-    assert w.put([payload(3, 100)]) == (300, 100)
-    assert w.put([b"x"]) is None  # the skipped tail is not free
-    assert r.take(400, 400) == payload(1, 400)
+    assert w.put([payload(2, 300 - H)]) == (H, 300 - H)
+    assert w.put([payload(3, 100 - H)]) == (300 + H, 100 - H)
+    assert w.put([b""]) is None  # the skipped tail is not free
+    assert r.take(400 + H, 400 - H) == payload(1, 400 - H)
     with pytest.raises(ShmError):
-        r.take(300, 100)  # the wrapped record comes first
-    assert r.take(0, 300) == payload(2, 300)  # releases the 200-byte gap too
-    assert r.take(300, 100) == payload(3, 100)
-    assert w.put([payload(5, 500)]) == (400, 500)  # everything is free again
-    assert r.take(400, 500) == payload(5, 500)
+        r.take(300 + H, 100 - H)  # the wrapped record comes first
+    assert r.take(H, 300 - H) == payload(2, 300 - H)  # releases the 200-byte gap too
+    assert r.take(300 + H, 100 - H) == payload(3, 100 - H)
+    assert w.put([payload(5, w.max_record)]) == (400 + H, w.max_record)  # everything is free again
+    assert r.take(400 + H, w.max_record) == payload(5, w.max_record)
 
 
 def test_record_larger_than_half_the_ring_goes_inline(ring: tuple[ShmWriter, ShmReader]) -> None:
     w, r = ring
-    assert w.put([b"x" * 501]) is None
-    assert w.put([b"x" * 300, b"y" * 201]) is None
-    assert w.put([b"x" * 500]) == (0, 500)
-    assert w.put([b""]) == (500, 0)
-    assert r.take(0, 500) == b"x" * 500
-    assert r.take(500, 0) == b""
+    big = w.max_record
+    assert big + H == w.capacity // 2  # with its header, half the ring
+    assert w.put([b"x" * (big + 1)]) is None
+    assert w.put([b"x" * 300, b"y" * (big - 299)]) is None
+    assert w.put([b"x" * big]) == (H, big)
+    assert w.put([b""]) == (500 + H, 0)
+    assert r.take(H, big) == b"x" * big
+    assert r.take(500 + H, 0) == b""
 
 
 def test_taken_copy_is_private(ring: tuple[ShmWriter, ShmReader]) -> None:
@@ -176,31 +181,68 @@ def test_capacity_bounds() -> None:
             ShmWriter(bad, TOKEN)
 
 
-@given(st.lists(st.tuples(st.integers(-2, 1200) | st.sampled_from([1 << 64, -(1 << 63)]),
+GOOD = (400 + H, 300)  # the one record to take in test_forged_descriptors_are_refused
+
+
+@given(st.lists(st.tuples(st.integers(-2, 1200) | st.sampled_from([1 << 64, -(1 << 63)])
+                          | st.integers(GOOD[0] - 2 * H, GOOD[0] + 2 * H),  # around the record's start
                           st.integers(-2, 1200)), max_size=30))
+@example([(GOOD[0], 1)])  # its first byte (found by hypothesis: taken, and the reader out of step)
+@example([(GOOD[0], 0)])  # nothing where it starts: no empty record was put there
+@example([(GOOD[0], 299), (GOOD[0], 100), (GOOD[0] + 1, 299), (GOOD[0] + 100, 200)])
 @settings(max_examples=60, deadline=None)
 def test_forged_descriptors_are_refused(forged: list[tuple[int, int]]) -> None:
+    """Only the record that was put, whole, is taken: no part of it, nothing before or
+    after it, nothing where it is not."""
     w = ShmWriter(1000, TOKEN)
     r = ShmReader(w.name, TOKEN)
     try:
-        assert w.put([payload(0, 400)]) == (0, 400)
-        assert r.take(0, 400) == payload(0, 400)
-        good = w.put([payload(1, 300)])  # at 400
-        assert good == (400, 300)
+        assert w.put([payload(0, 400 - H)]) == (H, 400 - H)
+        assert r.take(H, 400 - H) == payload(0, 400 - H)
+        good = w.put([payload(1, 300)])  # its header at 400
+        assert good == GOOD
         for at in forged:
-            if at in (good, (good[0], 0)):
-                continue  # the true record, or an empty record where it starts: both are valid reads
+            if at == good:
+                continue
             with pytest.raises(ShmError):
                 r.take(*at)
         # A descriptor past what was written: the true next one but longer, or a forged
         # wrap to 0 (which would claim the 600-byte tail as a gap).
-        for at in [(400, 301), (0, 300), (0, 0), (True, 300), (400.0, 300)]:
+        for at in [(good[0], 301), (H, 300), (H, 0), (0, 0), (True, 300), (float(good[0]), 300)]:
             with pytest.raises(ShmError):
                 r.take(*at)  # type: ignore[arg-type]
         assert r.take(*good) == payload(1, 300)  # refusals changed nothing
     finally:
         r.close()
         w.close()
+
+
+def test_only_whole_records_in_order_are_taken(ring: tuple[ShmWriter, ShmReader]) -> None:
+    """Descriptors that stay inside what was written, at the position where the next
+    record starts, and yet do not name it: a part of it, two records as one, or a wrap
+    to 0 that would skip it as if it were a gap. Positions and counters alone allow them."""
+    w, r = ring
+
+    def refused(*forged: tuple[int, int]) -> None:
+        for at in forged:
+            with pytest.raises(ShmError):
+                r.take(*at)
+
+    while True:  # records of 50 and 300 bytes until the second one wraps to 0
+        a, b = w.put([payload(2, 50)]), w.put([payload(3, 300)])
+        assert a is not None and b is not None
+        if b[0] < a[0]:
+            break
+        refused((a[0], 49), (a[0], 1), (a[0], 0),  # a part of it
+                (a[0], b[0] + b[1] - a[0]),  # both as one
+                b)  # the second one first
+        assert r.take(*a) == payload(2, 50) and r.take(*b) == payload(3, 300)
+    refused((a[0], 49), (a[0], 0),
+            (a[0], w.capacity - a[0]),  # it and the tail the writer skipped
+            b)  # the wrapped one, skipping this one (the tail from it on would pass for the gap)
+    assert r.take(*a) == payload(2, 50)
+    refused((b[0], 299), (b[0], 1))
+    assert r.take(*b) == payload(3, 300)
 
 
 def test_corrupt_counters_are_refused(ring: tuple[ShmWriter, ShmReader]) -> None:
@@ -213,12 +255,12 @@ def test_corrupt_counters_are_refused(ring: tuple[ShmWriter, ShmReader]) -> None
         shm.buf[64:72] = (1 << 40).to_bytes(8, "little")  # written: far ahead
         with pytest.raises(ShmError, match="corrupt"):
             r.take(*at)
-        shm.buf[64:72] = (10).to_bytes(8, "little")
+        shm.buf[64:72] = (H + 10).to_bytes(8, "little")
         assert r.take(*at) == b"z" * 10
-        shm.buf[128:136] = (11).to_bytes(8, "little")  # released beyond written
+        shm.buf[128:136] = (H + 11).to_bytes(8, "little")  # released beyond written
         with pytest.raises(ShmError, match="corrupt"):
             w.put([b"z"])
-        shm.buf[128:136] = (10).to_bytes(8, "little")
+        shm.buf[128:136] = (H + 10).to_bytes(8, "little")
     finally:
         shm.close()
 
@@ -360,35 +402,36 @@ def test_two_processes(tmp_path: Path, mode: str) -> None:
 
 def test_lent_records_are_views_given_back_in_order(ring: tuple[ShmWriter, ShmReader]) -> None:
     w, r = ring
-    at = [w.put([payload(i, 250)]) for i in range(4)]
+    n = 250 - H  # records of 250 bytes of the ring each
+    at = [w.put([payload(i, n)]) for i in range(4)]
     assert None not in at
     views = [r.lend(*a) for a in at]  # type: ignore[misc]
-    assert [bytes(v) for v in views] == [payload(i, 250) for i in range(4)]
+    assert [bytes(v) for v in views] == [payload(i, n) for i in range(4)]
     assert not views[0].flags.writeable
     with pytest.raises(ValueError):
         views[0][0] = 1  # read-only: the ring is the writer's to reuse
-    assert w.put([b"x"]) is None and r.lent() == 4
-    derived = views[1].reshape(10, 25)[2:]  # a view of a view keeps the record
+    assert w.put([b""]) is None and r.lent() == 4
+    derived = views[1].reshape(9, 26)[2:]  # a view of a view keeps the record
     del views[1]
-    assert w.put([b"x"]) is None  # record 0 still lent: nothing before record 1 is free
+    assert w.put([b""]) is None  # record 0 still lent: nothing before record 1 is free
     del views[0]
     assert w.pending() == 750  # record 0 came back; record 1 lives on in `derived`
-    assert bytes(derived[0]) == payload(1, 250)[50:75]
+    assert bytes(derived[0]) == payload(1, n)[52:78]
     del derived
     assert w.pending() == 500 and r.lent() == 2
-    taken_after = w.put([payload(7, 200)])
-    assert taken_after == (0, 200)
+    taken_after = w.put([payload(7, 200 - H)])
+    assert taken_after == (H, 200 - H)
     views.clear()  # records 2 and 3 go back
     assert w.pending() == 200 and r.lent() == 0
-    assert r.take(*taken_after) == payload(7, 200)
+    assert r.take(*taken_after) == payload(7, 200 - H)
 
 
 def test_a_take_behind_a_lent_record_waits_for_it(ring: tuple[ShmWriter, ShmReader]) -> None:
     w, r = ring
-    a, b = w.put([payload(0, 100)]), w.put([payload(1, 100)])
+    a, b = w.put([payload(0, 100 - H)]), w.put([payload(1, 100 - H)])
     assert a is not None and b is not None
     kept = r.lend(*a)
-    assert r.take(*b) == payload(1, 100)
+    assert r.take(*b) == payload(1, 100 - H)
     assert w.pending() == 200  # the copied record's space comes back with the lent one's
     del kept
     assert w.pending() == 0

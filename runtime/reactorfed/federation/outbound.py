@@ -99,7 +99,7 @@ class Outbound:
             w = self._ring(d, size)
             if w is not None:
                 rec = w.put(frames)
-                if rec is None and size <= w.capacity // 2:
+                if rec is None and size <= w.max_record:
                     rec = self._wait_for_room(d, w, frames)
         # The data plane's items stay positional lists (see protocol.parse_batch).
         if rec is not None:

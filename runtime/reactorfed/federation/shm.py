@@ -18,7 +18,14 @@ cache lines so the two processes do not bounce one line between cores.
 A record is always contiguous: when the tail of the ring is too short the writer skips
 to offset 0 and counts the skipped gap as part of that record. The reader knows where
 the next record should start (``released % capacity``), so a record announced at 0 while
-it expects another position tells it the gap, and it releases gap + length.
+it expects another position tells it the gap, and it releases gap + header + length.
+
+Each record starts with a 16-byte header: where its space starts in the writer's count
+(``written`` before it, so the gap included) and its length. The descriptor names the
+bytes after the header. The reader takes a record only if the header it finds where the
+next one starts says exactly that descriptor: the positions and the counters alone would
+let a descriptor name the first bytes of a record (leaving the reader out of step with
+the writer), two records as one, or a wrap to 0 over records not yet taken.
 
 Ordering: the producer copies the bytes and only then stores ``written``; the consumer
 copies out and only then stores ``released``. Each counter is a single aligned 8-byte
@@ -51,7 +58,7 @@ import numpy as np
 if TYPE_CHECKING:  # collections.abc.Buffer is 3.12+
     from typing_extensions import Buffer
 
-__all__ = ["ShmError", "ShmReader", "ShmWriter"]
+__all__ = ["RECORD_HEADER", "ShmError", "ShmReader", "ShmWriter"]
 
 _MAGIC = b"RFEDSHM1"
 _LINE = 64
@@ -64,6 +71,9 @@ _PREFIX = "rfed-"
 _NAME = re.compile(r"rfed-[0-9a-f]{8,64}")
 _MIN_CAPACITY = 64
 _MAX_CAPACITY = 1 << 40
+_RECORD = struct.Struct("<QQ")  # the record's space starts at (writer's count), its length
+#: bytes of ring space a record takes besides its data
+RECORD_HEADER = _RECORD.size
 
 
 class ShmError(OSError):
@@ -139,6 +149,8 @@ class ShmWriter:
             raise ShmError(f"cannot reserve {_HEADER + capacity} bytes of shared memory: {e}") from e
         self.name: str = shm.name
         self.capacity: int = capacity
+        #: the longest record :meth:`put` takes (an empty ring always has room for it)
+        self.max_record: int = capacity // 2 - RECORD_HEADER
         assert shm.buf is not None
         self._seg = _Segment(shm.buf, capacity, shm.close, functools.partial(_unlink, shm))
         self._finalizer = weakref.finalize(self, self._seg.close)
@@ -153,8 +165,8 @@ class ShmWriter:
 
     def put(self, buffers: Sequence[Buffer]) -> tuple[int, int] | None:
         """Copy the concatenation of ``buffers`` into the ring as one record; return
-        (offset, length), or None when it does not fit now (or ever: more than half the
-        ring), in which case the caller sends it inline. Never blocks."""
+        (offset, length) of its data, or None when it does not fit now (or ever: more
+        than :attr:`max_record`), in which case the caller sends it inline. Never blocks."""
         data, written_v, released_v = self._seg.data, self._seg.written, self._seg.released
         if data is None or written_v is None or released_v is None:
             raise ShmError("shared-memory writer is closed")
@@ -166,7 +178,7 @@ class ShmWriter:
             views.append(v.cast("B") if v.c_contiguous else memoryview(v.tobytes()))
         n = sum(v.nbytes for v in views)
         cap = self.capacity
-        if n > cap // 2:
+        if n > self.max_record:
             return None
         released = released_v[0]
         if not self._released <= released <= self._written:
@@ -175,13 +187,15 @@ class ShmWriter:
         self._released = released
         free = cap - (self._written - released)
         pos = self._written % cap
-        if pos + n <= cap:
-            offset, used = pos, n
+        size = RECORD_HEADER + n
+        if pos + size <= cap:
+            start, used = pos, size
         else:  # too little room at the tail: skip it, and the record pays for the gap
-            offset, used = 0, cap - pos + n
+            start, used = 0, cap - pos + size
         if used > free:
             return None
-        at = offset
+        _RECORD.pack_into(data, start, self._written, n)
+        offset = at = start + RECORD_HEADER
         for v in views:
             data[at:at + v.nbytes] = v
             at += v.nbytes
@@ -266,14 +280,15 @@ class ShmReader:
 
     def take(self, offset: int, length: int) -> bytearray:
         """Return a private copy of the next record and give its space back. Records are
-        taken in the order they were put; anything else is a ShmError (nothing is read
-        outside the ring, and a refused descriptor changes nothing)."""
+        taken whole, as :meth:`ShmWriter.put` returned them, in the order they were put;
+        anything else is a ShmError (nothing is read outside the ring, and a refused
+        descriptor changes nothing)."""
         data, released_v = self._seg.data, self._seg.released
-        gap = self._check(offset, length)
+        used = self._check(offset, length)
         assert data is not None and released_v is not None
         out = bytearray(data[offset:offset + length])
         with self._lock:
-            self._taken += gap + length
+            self._taken += used
             if not self._lent:
                 self._released = self._taken
                 released_v[0] = self._released  # only after the copy: the writer may reuse it now
@@ -286,11 +301,11 @@ class ShmReader:
         space goes back once the array, and every array or view made from it, is gone;
         a receiver that keeps it for ever keeps that space (the writer then sends inline)."""
         data = self._seg.data
-        gap = self._check(offset, length)
+        used = self._check(offset, length)
         assert data is not None
         arr = np.frombuffer(data.toreadonly(), dtype=np.uint8, count=length, offset=offset)
         with self._lock:
-            self._taken += gap + length
+            self._taken += used
             entry = [self._taken, False]
             self._lent.append(entry)
         weakref.finalize(arr, self._give_back, entry)
@@ -312,28 +327,37 @@ class ShmReader:
                 released_v[0] = end
 
     def _check(self, offset: int, length: int) -> int:
-        """Validate the next record's descriptor; return the gap skipped before it."""
+        """Validate the next record's descriptor; return the ring space it takes (the gap
+        skipped before it, its header and its data)."""
         data, written_v, released_v = self._seg.data, self._seg.written, self._seg.released
         if data is None or written_v is None or released_v is None:
             raise ShmError("shared-memory reader is closed")
         if type(offset) is not int or type(length) is not int:  # exact: a bool is no offset
             raise ShmError(f"shared-memory record descriptor must be two ints, not {offset!r}, {length!r}")
         cap = self.capacity
-        if not (0 <= offset < cap and 0 <= length <= cap // 2 and offset + length <= cap):
+        start = offset - RECORD_HEADER
+        if not (start >= 0 and 0 <= length <= cap // 2 and offset + length <= cap):
             raise ShmError(f"shared-memory record ({offset}, {length}) is outside the {cap}-byte ring")
         expected = self._taken % cap
-        if offset == expected:
+        if start == expected:
             gap = 0
-        elif offset == 0 and expected + length > cap:  # the writer skipped the tail
+        elif start == 0 and expected + RECORD_HEADER + length > cap:  # the writer skipped the tail
             gap = cap - expected
         else:
-            raise ShmError(f"shared-memory record at {offset} is out of order (the next starts at {expected})")
+            raise ShmError(f"shared-memory record at {offset} is out of order "
+                           f"(the next starts at {expected + RECORD_HEADER})")
         pending = written_v[0] - self._taken
         if not 0 <= pending <= cap or self._taken - self._released > cap:
             raise ShmError(f"shared-memory producer counter is corrupt ({pending} bytes pending)")
-        if gap + length > pending:
+        used = gap + RECORD_HEADER + length
+        if used > pending:
             raise ShmError(f"shared-memory record ({offset}, {length}) was never written")
-        return gap
+        # Inside what was written (checked above): the header the writer put there.
+        at, n = _RECORD.unpack_from(data, start)
+        if at != self._taken or n != length:
+            raise ShmError(f"shared-memory record ({offset}, {length}) is not a record that was put: the one "
+                           f"there has {n} bytes and was put at {at} (the next one was put at {self._taken})")
+        return used
 
     def close(self) -> None:
         """Unmap the segment (idempotent); the writer owns and unlinks it. While a lent
