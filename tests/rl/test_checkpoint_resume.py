@@ -33,6 +33,12 @@ def test_resume_continues_iterations_counters_and_weights(tmp_path: Path) -> Non
     assert second["start_digest"] == first["weights_sha256"], "the weights start where the first run stopped"
     assert int(second["env_steps"]) > int(first["env_steps"])
     assert int(second["updates"]) > int(first["updates"])
+    # restarted once more after it had finished (a rescale on Kubernetes as the run ends):
+    # nothing is left to do, and nothing more is done
+    third = _run(ckpt, iterations=10, resume=True)
+    assert third["resumed_from_iteration"] == 10 and third["iterations"] == 10
+    assert third["weights_sha256"] == second["weights_sha256"]
+    assert third["env_steps"] == second["env_steps"] and third["updates"] == second["updates"]
 
 
 def test_without_resume_a_checkpoint_is_only_written(tmp_path: Path) -> None:

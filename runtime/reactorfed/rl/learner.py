@@ -180,7 +180,11 @@ class DQNLearnerReactor(Reactor):
     @reaction(triggers=[STARTUP], effects=[weights])
     def start(self, weights: PortWriter[np.ndarray]) -> None:
         self.t0 = self.t_last = time.perf_counter()
-        weights.set(self.learner.payload())
+        # Resumed from a run that had done every iteration (restarted after it finished, say
+        # by a rescale on Kubernetes): there is nothing left to train; sending weights
+        # would start one more iteration.
+        if self.iteration < self.iterations:
+            weights.set(self.learner.payload())
 
     @reaction(triggers=[fragments], effects=[weights])
     def learn(self, fragments: MultiReader[np.ndarray], weights: PortWriter[np.ndarray]) -> None:
