@@ -478,13 +478,14 @@ cmd_load() {
   local image gpu cpu nodes
   gpu=$(kubectl_ get nodes -l reactorfed.io/accelerator=nvidia -o name | sed 's|node/||' | xargs)
   cpu=$(kubectl_ get nodes -l '!reactorfed.io/accelerator,!node-role.kubernetes.io/control-plane' -o name | sed 's|node/||' | xargs)
+  nodes_for() { case "$1" in reactorfed-runtime-gpu:*) echo "$gpu" ;; *) echo "$cpu" ;; esac; }
   # Each node unpacks its own copy (GBs for the runtime images) on Docker's disk: check that
   # it fits first, instead of failing half-way with "no space left on device" in a node.
   local need=0 size root avail
   for image in "$@"; do
     size=$(docker image inspect -f '{{.Size}}' "$image" 2>/dev/null) \
       || die "no image $image in Docker (scripts/images.sh builds the project's)"
-    case "$image" in reactorfed-runtime-gpu:*) nodes=$gpu ;; *) nodes=$cpu ;; esac
+    nodes=$(nodes_for "$image")
     need=$((need + size * $(wc -w <<<"$nodes")))
   done
   root=$(docker info -f '{{.DockerRootDir}}' 2>/dev/null || echo /var/lib/docker)
@@ -493,10 +494,7 @@ cmd_load() {
     die "loading $* into the nodes needs about $((need / 1024 ** 3 + 2)) GB free where Docker keeps its data ($root), and $((avail / 1024 ** 3)) GB are; free some (docker image prune, docker builder prune)"
   fi
   for image in "$@"; do
-    case "$image" in
-      reactorfed-runtime-gpu:*) nodes=$gpu ;;
-      *) nodes=$cpu ;;
-    esac
+    nodes=$(nodes_for "$image")
     # shellcheck disable=SC2086
     timed "loading $image into $nodes" load_image "$image" $nodes
   done
