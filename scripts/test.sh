@@ -8,6 +8,12 @@ scripts/setup.sh
 if [ -x scripts/k8s-tools.sh ] && command -v go >/dev/null 2>&1; then
   scripts/k8s-tools.sh >&2 || echo "warning: building the test control plane failed; e2e tests will skip (and fail under CI=true)" >&2
 fi
+# Toxiproxy for the tests that put a federation's links through a proxy (cached outside the repo).
+if [ -x scripts/tools.sh ] && command -v go >/dev/null 2>&1; then
+  scripts/tools.sh >/dev/null || echo "warning: building Toxiproxy failed; the proxy tests will skip (and fail under CI=true)" >&2
+else
+  echo "warning: Go is not installed; Toxiproxy cannot be built, the proxy tests will skip (and fail under CI=true)" >&2
+fi
 .venv/bin/ruff check .
 .venv/bin/mypy
 .venv/bin/mypy examples/*.py examples/rl/*.py   # the examples teach the API: their types must hold too
