@@ -39,9 +39,9 @@ from typing import Any
 
 from bench.common import Results, base_parser, progress
 from bench.scale_programs import Loop
-from reactorfed.federation import rti
-from reactorfed.federation.layout import Layout
-from reactorfed.federation.runner import layout_of
+from reactorfed.federation.coordination import rti_core as rti
+from reactorfed.federation.coordination.layout import Layout
+from reactorfed.federation.process.runner import layout_of
 
 ROOT = Path(__file__).resolve().parent.parent
 #: the last commit before issue 18 made the grant computation incremental
@@ -51,13 +51,21 @@ MODES = ("per report", "per batch")
 
 
 def load_rti(rev: str) -> types.ModuleType:
-    """``rti.py`` as it was at ``rev``, imported beside the current one (its relative
-    imports resolve to the current package: tag, layout)."""
-    src = subprocess.run(["git", "show", f"{rev}:runtime/reactorfed/federation/rti.py"], cwd=ROOT,
-                         check=True, capture_output=True, text=True).stdout
-    name = "reactorfed.federation._rti_" + re.sub(r"\W", "_", rev)
+    """The RTI core as it was at ``rev``, imported beside the current one (its relative
+    imports resolve to the current package: tag, layout). Before the federation package
+    was layered it was ``federation/rti.py`` and imported ``.layout`` beside it."""
+    new = "runtime/reactorfed/federation/coordination/rti_core.py"
+    show = subprocess.run(["git", "show", f"{rev}:{new}"], cwd=ROOT, capture_output=True, text=True)
+    package = "reactorfed.federation.coordination"
+    if show.returncode != 0:
+        show = subprocess.run(["git", "show", f"{rev}:runtime/reactorfed/federation/rti.py"], cwd=ROOT,
+                              check=True, capture_output=True, text=True)
+        package = "reactorfed.federation"
+        sys.modules.setdefault("reactorfed.federation.layout", sys.modules[Layout.__module__])
+    src = show.stdout
+    name = f"{package}._rti_" + re.sub(r"\W", "_", rev)
     mod = types.ModuleType(name)
-    mod.__package__ = "reactorfed.federation"
+    mod.__package__ = package
     sys.modules[name] = mod  # dataclasses look their module up
     exec(compile(src, f"{rev}:rti.py", "exec"), mod.__dict__)
     return mod

@@ -3,7 +3,7 @@
 Subcommands register themselves in :data:`COMMANDS` (a function that adds its parser
 to the subparsers); the flags they share are defined once, in :mod:`reactorfed.options`.
 The federation's commands (``rti``, ``federate``, ``launch``) live in
-:mod:`reactorfed.federation.commands`, which imports its heavy modules only when one
+:mod:`reactorfed.federation.process.commands`, which imports its heavy modules only when one
 of them runs: ``reactorfed run --help`` loads no network stack.
 
 Exit codes: 0 the program ran to its end (timeout, starvation or a stop request,
@@ -136,7 +136,7 @@ COMMANDS: list[Callable[[Any], None]] = [_add_run]
 
 
 def _federation_commands() -> list[Callable[[Any], None]]:
-    from .federation.commands import add_federate, add_launch, add_rti
+    from .federation.process.commands import add_federate, add_launch, add_rti
 
     return [add_launch, add_rti, add_federate]
 

@@ -12,9 +12,9 @@ from typing import Any
 from reactorfed import Environment, Reactor, VirtualClock
 from reactorfed.clock import SystemClock
 from reactorfed.federation import FederateConfig, RtiConfig, run_federate
-from reactorfed.federation.federate import FederateCoordinator
-from reactorfed.federation.rti_server import RtiServer, RtiSummary
-from reactorfed.federation.runner import layout_of
+from reactorfed.federation.process.federate import FederateCoordinator
+from reactorfed.federation.process.rti_server import RtiServer, RtiSummary
+from reactorfed.federation.process.runner import layout_of
 
 Factory = Callable[[], Reactor]
 

@@ -11,7 +11,7 @@ import zmq
 
 from reactorfed import sec
 from reactorfed.federation import FederationError
-from reactorfed.federation import protocol as P
+from reactorfed.federation.wire import protocol as P
 
 from .harness import Federation, reference, wait_until
 from .programs import OtherPipeline, Pipeline, Spy

@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from reactorfed.federation import codec as C
-from reactorfed.federation.codec import CodecError, decode, encode
+from reactorfed.federation.wire import codec as C
+from reactorfed.federation.wire.codec import CodecError, decode, encode
 
 
 def wire(frames: list[Any]) -> list[Any]:

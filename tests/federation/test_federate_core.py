@@ -10,7 +10,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reactorfed.federation.federate_core import (
+from reactorfed.federation.coordination.federate_core import (
     _LTC_BATCH_NS,
     _PROGRESS_NS,
     _RTI_REPORT_NS,
@@ -24,7 +24,7 @@ from reactorfed.federation.federate_core import (
     StopReply,
     StopRequest,
 )
-from reactorfed.federation.rti import FOREVER_T, NEVER_T, pred, succ
+from reactorfed.federation.coordination.rti_core import FOREVER_T, NEVER_T, pred, succ
 
 from .test_layout import lay
 
@@ -705,7 +705,7 @@ def test_the_stop_tag_is_granted_only_from_what_knew_of_the_stop(
     granted exactly when a grant from the RTI after the agreement covers it, or the
     promises do with those made before the Mark held to the tags before the stop tag (plus
     the delay: a delayed link carries nothing sent at the stop tag to it)."""
-    from reactorfed.federation.layout import add_delay, link_delay
+    from reactorfed.federation.coordination.layout import add_delay, link_delay
 
     S = at(*stop)
     d = link_delay(delay)

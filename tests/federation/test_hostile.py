@@ -20,8 +20,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from reactorfed import sec
-from reactorfed.federation import protocol as P
-from reactorfed.federation import transport
+from reactorfed.federation.io import transport
+from reactorfed.federation.wire import protocol as P
 
 from .harness import Federation, reference, wait_until
 from .programs import Pipeline

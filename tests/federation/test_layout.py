@@ -6,8 +6,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from reactorfed import Input, Output, Reactor, bank, ms, reaction, tag
-from reactorfed.federation.layout import Layout, Link, add_delay, compose, link_delay
-from reactorfed.federation.runner import layout_of
+from reactorfed.federation.coordination.layout import Layout, Link, add_delay, compose, link_delay
+from reactorfed.federation.process.runner import layout_of
 from reactorfed.tag import FOREVER, NEVER
 
 from .programs import OtherPipeline, Pipeline

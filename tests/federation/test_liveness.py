@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from reactorfed.federation.heartbeat import Liveness
+from reactorfed.federation.process.heartbeat import Liveness
 
 MS = 1_000_000
 

@@ -1,4 +1,4 @@
-"""Same-host data links over Unix sockets (federation/local.py): framing, partial writes,
+"""Same-host data links over Unix sockets (federation/io/local.py): framing, partial writes,
 large messages, endpoints; malformed and hostile input to a RUNNING federation's Unix
 sockets (property-based): the connection is dropped, nothing else is affected."""
 
@@ -25,14 +25,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from reactorfed import Input, Output, Reactor, Timer, ms, reaction, sec
-from reactorfed.federation import protocol as P
-from reactorfed.federation.local import (
+from reactorfed.federation.io.local import (
     SOCKET_NAME,
     LocalClient,
     LocalServer,
     split_endpoint,
     with_local,
 )
+from reactorfed.federation.wire import protocol as P
 
 from .harness import Federation, reference, wait_until
 from .programs import Pipeline
@@ -102,7 +102,7 @@ def test_out_of_descriptors_a_pending_connection_is_refused_not_spun_on() -> Non
     In a process of its own: nothing else of the test run may meet the lowered limit."""
     script = textwrap.dedent("""
         import contextlib, os, resource, select, socket
-        from reactorfed.federation.local import LocalClient, LocalServer
+        from reactorfed.federation.io.local import LocalClient, LocalServer
         server = LocalServer(max_message=1 << 20)
         client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)  # made while there are descriptors
         client.settimeout(5)
@@ -402,7 +402,7 @@ def test_hostile_input_to_a_running_federations_unix_sockets() -> None:
 
 def test_a_federate_without_the_peers_socket_falls_back_to_tcp(monkeypatch: pytest.MonkeyPatch) -> None:
     """Another pod's path does not exist here: the link goes over TCP, same output."""
-    from reactorfed.federation import federate as F
+    from reactorfed.federation.process import federate as F
 
     real = F.split_endpoint
 

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reactorfed.federation import protocol as P
+from reactorfed.federation.wire import protocol as P
 
 I64 = st.integers(-(2**63), 2**63 - 1)
 U64 = st.integers(0, 2**63 - 1)

@@ -8,8 +8,16 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reactorfed.federation.layout import Layout, add_delay
-from reactorfed.federation.rti import FOREVER_T, NEVER_T, FederateState, Grant, RtiCore, pred, succ
+from reactorfed.federation.coordination.layout import Layout, add_delay
+from reactorfed.federation.coordination.rti_core import (
+    FOREVER_T,
+    NEVER_T,
+    FederateState,
+    Grant,
+    RtiCore,
+    pred,
+    succ,
+)
 from reactorfed.tag import TagT
 
 from .test_layout import lay

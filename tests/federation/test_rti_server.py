@@ -8,9 +8,9 @@ import pytest
 
 from reactorfed import VirtualClock
 from reactorfed.federation import RtiConfig, layout_of
-from reactorfed.federation import protocol as P
 from reactorfed.federation.errors import FederationError
-from reactorfed.federation.rti_server import RtiServer
+from reactorfed.federation.process.rti_server import RtiServer
+from reactorfed.federation.wire import protocol as P
 
 from .programs import Pipeline
 
@@ -57,7 +57,7 @@ def test_a_closed_connection_is_judged_once_the_backlog_is_read(rti: RtiServer) 
     """A federate whose connection closed is dead only if its RESIGN did not come: while
     messages received before the close may still wait unread (a backlog), the verdict
     waits too, up to 10 graces; with everything read, one grace (1 s) decides."""
-    from reactorfed.federation.rti_server import RtiPhase
+    from reactorfed.federation.process.rti_server import RtiPhase
 
     rti.phase = RtiPhase.RUNNING
     second = 1_000_000_000
@@ -77,7 +77,7 @@ def test_a_closed_connection_is_judged_once_the_backlog_is_read(rti: RtiServer) 
 
 
 def test_a_closed_connection_with_nothing_left_to_read_fails_after_the_grace(rti: RtiServer) -> None:
-    from reactorfed.federation.rti_server import RtiPhase
+    from reactorfed.federation.process.rti_server import RtiPhase
 
     rti.phase = RtiPhase.RUNNING
     rti._closing[2] = 0

@@ -18,8 +18,8 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from reactorfed.federation.shm import RECORD_HEADER as H
-from reactorfed.federation.shm import ShmError, ShmReader, ShmWriter
+from reactorfed.federation.io.shm import RECORD_HEADER as H
+from reactorfed.federation.io.shm import ShmError, ShmReader, ShmWriter
 
 TOKEN = b"federation-secret"
 DEV_SHM = Path("/dev/shm")
@@ -303,7 +303,7 @@ def test_writer_close_and_garbage_collection_unlink() -> None:
 _TWO_PROCESSES = textwrap.dedent("""
     import multiprocessing as mp, os, sys
     import numpy as np
-    from reactorfed.federation.shm import ShmReader, ShmWriter
+    from reactorfed.federation.io.shm import ShmReader, ShmWriter
 
     TOKEN, N = b"tok", 40
 
@@ -369,7 +369,7 @@ _TWO_PROCESSES = textwrap.dedent("""
 _READER = textwrap.dedent("""
     import ast, sys
     import numpy as np
-    from reactorfed.federation.shm import ShmReader
+    from reactorfed.federation.io.shm import ShmReader
     r = ShmReader(sys.argv[2], b"tok")
     for i in range(40):
         (offset, n), shape = ast.literal_eval(sys.stdin.readline())

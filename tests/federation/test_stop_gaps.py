@@ -46,7 +46,7 @@ def test_a_stop_agreed_while_a_federate_is_idle_keeps_its_shutdown_output(
     want = reference(lambda: Main(after)).sink.got  # type: ignore[attr-defined]
     assert want == ([(ms(3), 1, 99)] if after is None else [])  # after 0: (3 ms, 2), past the stop
     if mode == "promises-alone":
-        from reactorfed.federation import rti_server
+        from reactorfed.federation.process import rti_server
 
         monkeypatch.setattr(rti_server.RtiServer, "_send_grant", lambda self, g: None)
     fed = Federation(lambda: Main(after))

@@ -6,7 +6,7 @@ import logging
 
 import pytest
 
-from reactorfed.federation.throttle import Throttle
+from reactorfed.federation.process.throttle import Throttle
 
 
 def test_one_warning_per_period_and_a_count_of_the_rest(caplog: pytest.LogCaptureFixture) -> None:

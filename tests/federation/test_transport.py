@@ -1,4 +1,4 @@
-"""The poller (federation/transport.py) over real ZeroMQ sockets and Unix sockets: a
+"""The poller (federation/io/transport.py) over real ZeroMQ sockets and Unix sockets: a
 message is never missed, whatever was sent or received on a socket before the wait
 (ZeroMQ's descriptor signals only changes it was not asked about), and a wait with
 nothing to read lasts its timeout."""
@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 import zmq
 
-from reactorfed.federation import transport
-from reactorfed.federation.local import LocalClient, LocalServer
-from reactorfed.federation.transport import Client, Monitor, Poller, Server
+from reactorfed.federation.io import transport
+from reactorfed.federation.io.local import LocalClient, LocalServer
+from reactorfed.federation.io.transport import Client, Monitor, Poller, Server
 
 
 @pytest.fixture()

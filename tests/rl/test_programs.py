@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from reactorfed import Environment
-from reactorfed.federation.threads import run_threads
+from reactorfed.federation.process.threads import run_threads
 from reactorfed.rl import DQNLearner, EnvRunner, greedy_action, make_mpe, make_qnetwork
 
 from .conftest import load_example
@@ -31,20 +31,22 @@ def test_sampling_program_steps_every_sampler(pattern: str, fragment: int, steps
     assert [s.done for s in main.samplers] == [steps // 2] * 2
 
 
-def test_sampling_observations_are_the_environments() -> None:
-    """The collector receives exactly what an independent runner with the same seed sees."""
+def test_sampling_records_are_the_environments_steps_whole() -> None:
+    """The collector receives every step whole (observation, action, reward, terminated,
+    truncated, the episode's return), exactly what an independent runner with the same
+    seed steps: the data a learner needs, and what Ray's sampler actors return."""
     from reactorfed import SHUTDOWN, Input, Reactor, bank, each, reaction
     from reactorfed.rl.samplers import EnvSampler
 
     class Keep(Reactor):
-        obs: Input[np.ndarray] = Input(np.ndarray, width=2)
+        fragments: Input[np.ndarray] = Input(np.ndarray, width=2)
 
         def __init__(self) -> None:
             self.seen: list[list[np.ndarray]] = [[], []]
 
-        @reaction(triggers=[obs])
-        def keep(self, obs) -> None:  # type: ignore[no-untyped-def]
-            for i, v in obs.present():
+        @reaction(triggers=[fragments])
+        def keep(self, fragments) -> None:  # type: ignore[no-untyped-def]
+            for i, v in fragments.present():
                 self.seen[i].append(np.array(v))
 
         @reaction(triggers=[SHUTDOWN])
@@ -52,16 +54,26 @@ def test_sampling_observations_are_the_environments() -> None:
             pass
 
     class Prog(Reactor):
-        def __init__(self) -> None:
-            self.s = bank(EnvSampler, 2, env="CartPole-v1", seed=each(lambda i: 100 + i), steps=40, fragment=20)
+        def __init__(self, fragment: int) -> None:
+            self.s = bank(EnvSampler, 2, env="CartPole-v1", seed=each(lambda i: 100 + i), steps=100, fragment=fragment)
             self.k = Keep()
-            self.connect(self.s.obs, self.k.obs)
+            self.connect(self.s.fragment, self.k.fragments)
 
-    prog = Prog()
-    Environment(fast=True).run(prog)
-    for i in range(2):
-        expected = EnvRunner("CartPole-v1", seed=100 + i).rollout(40).obs
-        np.testing.assert_array_equal(np.concatenate(prog.k.seen[i]), expected)
+    for fragment in (25, 0):  # fragments of 25 steps; one step at a time
+        prog = Prog(fragment)
+        Environment(fast=True).run(prog)
+        for i in range(2):
+            got = np.concatenate(prog.k.seen[i])
+            assert len(prog.k.seen[i]) == (4 if fragment else 100)
+            expected = EnvRunner("CartPole-v1", seed=100 + i).rollout(100)
+            np.testing.assert_array_equal(got["obs"], expected.obs)
+            np.testing.assert_array_equal(got["action"], expected.actions)
+            np.testing.assert_array_equal(got["reward"], expected.rewards)
+            np.testing.assert_array_equal(got["terminated"], expected.terminated)
+            np.testing.assert_array_equal(got["truncated"], expected.truncated)
+            ends = np.flatnonzero(got["terminated"] | got["truncated"])
+            assert len(ends) > 0  # (100 random CartPole steps end episodes)
+            np.testing.assert_array_equal(got["episode_return"][ends], np.float32(expected.episode_returns))
 
 
 def _marl_plain_loop(num_agents: int, steps: int) -> tuple[float, int]:

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from reactorfed import Environment
-from reactorfed.federation.threads import run_threads
+from reactorfed.federation.process.threads import run_threads
 from reactorfed.rl import EnvRunner, VectorEnvRunner
 from reactorfed.rl.samplers import EnvSampler
 

@@ -99,6 +99,61 @@ def test_no_import_cycle_inside_the_package() -> None:
     assert _cycles(graph) == []
 
 
+#: the federation's layers: what each may import (besides the federation's errors);
+#: docs/architecture.md says what each owns
+ALLOWED = {
+    "wire": {"wire"},
+    "io": {"io"},
+    "coordination": {"wire", "coordination"},
+    "process": {"wire", "io", "coordination", "process"},
+}
+
+
+def _layer(module: str) -> str | None:
+    parts = module.split(".")
+    if parts[:2] == ["reactorfed", "federation"] and len(parts) > 2 and parts[2] in ALLOWED:
+        return parts[2]
+    return None
+
+
+def _third_party(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text())
+    found = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    found |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module and not n.level}
+    return found
+
+
+def test_the_federation_layers_import_only_downwards() -> None:
+    fed = PKG / "federation"
+    seen = {layer: 0 for layer in ALLOWED}
+    wrong = []
+    for path in fed.rglob("*.py"):
+        me = _layer(_module(path))
+        if me is None:
+            continue
+        seen[me] += 1
+        for target in _imports(path):
+            other = _layer(target)
+            if target.startswith("reactorfed.federation") and other is None and target not in (
+                "reactorfed.federation", "reactorfed.federation.errors"
+            ):
+                wrong.append(f"{_module(path)} imports {target}, which belongs to no layer")
+            elif other is not None and other not in ALLOWED[me]:
+                wrong.append(f"{_module(path)} ({me}) imports {target} ({other})")
+    assert all(n >= 2 for n in seen.values()), seen
+    assert wrong == []
+
+
+def test_only_the_transport_imports_zmq_and_the_pure_layers_no_threads_or_sockets() -> None:
+    fed = PKG / "federation"
+    zmq_users = sorted(_module(p) for p in fed.rglob("*.py") if "zmq" in _third_party(p))
+    assert zmq_users == ["reactorfed.federation.io.transport"]
+    for layer in ("wire", "coordination"):
+        for path in (fed / layer).glob("*.py"):
+            used = _third_party(path) & {"socket", "threading", "time", "select", "selectors", "zmq", "os"}
+            assert not used, f"{_module(path)} is pure but imports {sorted(used)}"
+
+
 def test_the_walk_sees_a_cycle_through_a_lazy_import() -> None:
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
     assert _cycles(graph) == [["a", "b", "c"]]

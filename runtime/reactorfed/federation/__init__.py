@@ -12,27 +12,27 @@ from typing import TYPE_CHECKING
 from .._lazy import lazy_attributes
 
 if TYPE_CHECKING:
-    from .codec import CodecError
+    from .coordination.layout import Layout
     from .errors import FederationError
-    from .federate import FederateConfig
-    from .layout import Layout
-    from .rti_server import RtiConfig, RtiSummary
-    from .runner import layout_of, run_federate, run_rti
-    from .threads import ThreadedRun, run_threads
+    from .process.federate import FederateConfig
+    from .process.rti_server import RtiConfig, RtiSummary
+    from .process.runner import layout_of, run_federate, run_rti
+    from .process.threads import ThreadedRun, run_threads
+    from .wire.codec import CodecError
 
 #: public name -> the module (relative to this package) that defines it
 _HOME = {
-    "CodecError": "codec",
-    "FederateConfig": "federate",
+    "CodecError": "wire.codec",
+    "FederateConfig": "process.federate",
     "FederationError": "errors",
-    "Layout": "layout",
-    "RtiConfig": "rti_server",
-    "RtiSummary": "rti_server",
-    "ThreadedRun": "threads",
-    "layout_of": "runner",
-    "run_federate": "runner",
-    "run_rti": "runner",
-    "run_threads": "threads",
+    "Layout": "coordination.layout",
+    "RtiConfig": "process.rti_server",
+    "RtiSummary": "process.rti_server",
+    "ThreadedRun": "process.threads",
+    "layout_of": "process.runner",
+    "run_federate": "process.runner",
+    "run_rti": "process.runner",
+    "run_threads": "process.threads",
 }
 
 __all__ = [

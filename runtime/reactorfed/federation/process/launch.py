@@ -164,7 +164,7 @@ def _start_fork_server(py: str, program: str, params: Sequence[str], env: dict[s
         return None
     mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
-        proc = _Child.spawn("forkserver", [py, "-m", "reactorfed.federation.forkserver", str(theirs.fileno()), program,
+        proc = _Child.spawn("forkserver", [py, "-m", "reactorfed.federation.process.forkserver", str(theirs.fileno()), program,
                                            *params], env, out, lock, pass_fds=[theirs.fileno()])
     finally:
         theirs.close()

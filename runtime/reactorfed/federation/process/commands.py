@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..options import (
+from ...options import (
     add_execution_args,
     add_logging_args,
     add_metrics_args,
@@ -20,7 +20,7 @@ from ..options import (
     print_summary,
     stop_on_interrupt,
 )
-from ..program import ProgramError, add_program_args, load_program, parse_params
+from ...program import ProgramError, add_program_args, load_program, parse_params
 
 __all__ = ["add_federate", "add_launch", "add_rti"]
 
@@ -185,9 +185,9 @@ def add_federate(sub: Any) -> None:
 
 
 def cmd_federate(args: argparse.Namespace) -> int:
+    from ..io.transport import shutdown
     from .federate import FederateConfig
     from .runner import run_federate
-    from .transport import shutdown
 
     if args.checkpoint_dir is not None:
         os.environ["REACTORFED_CHECKPOINT_DIR"] = str(args.checkpoint_dir)

@@ -10,9 +10,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..environment import RunSummary
-from ..reactor import Reactor
-from .errors import FederationError
+from ...environment import RunSummary
+from ...reactor import Reactor
+from ..errors import FederationError
 from .federate import FederateConfig
 from .rti_server import RtiConfig, RtiSummary
 from .runner import layout_of, run_federate, run_rti

@@ -8,9 +8,9 @@ import heapq
 import json
 from dataclasses import dataclass, field
 
-from ..graph import Program
-from ..tag import TagT, add_delay
-from .protocol import PROTOCOL_VERSION
+from ...graph import Program
+from ...tag import TagT, add_delay
+from ..wire.protocol import PROTOCOL_VERSION
 
 __all__ = ["Delay", "Layout", "Link", "add_delay", "compose"]
 

@@ -13,10 +13,10 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
-from ..clock import Clock
-from . import protocol as P
-from .errors import FederationError
-from .transport import Client, Poller
+from ...clock import Clock
+from ..errors import FederationError
+from ..io.transport import Client, Poller
+from ..wire import protocol as P
 
 if TYPE_CHECKING:
     from .federate import FederateConfig

@@ -36,9 +36,11 @@ __all__ = ["serve"]
 def serve(fd: int, program: str, params: list[str]) -> int:
     """Import ``program`` (building it once, so that what it imports lazily is loaded
     too), then fork a federate for each request on the socket ``fd`` until it closes."""
-    from ..cli import main as cli_main
-    from ..program import load_program, parse_params
-    from . import federate, runner  # noqa: F401  (imported once, here, for every child)
+    from ...cli import main as cli_main
+    from ...program import load_program, parse_params
+    from . import (
+        runner,  # noqa: F401  (imported once, here, for every child)
+    )
 
     _die_with_parent()
     sock = socket.socket(fileno=fd)
@@ -110,5 +112,5 @@ def _die_with_parent() -> None:
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
-if __name__ == "__main__":  # python -m reactorfed.federation.forkserver FD PROGRAM [PARAM ...]
+if __name__ == "__main__":  # python -m reactorfed.federation.process.forkserver FD PROGRAM [PARAM ...]
     sys.exit(serve(int(sys.argv[1]), sys.argv[2], sys.argv[3:]))

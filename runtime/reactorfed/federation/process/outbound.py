@@ -8,7 +8,7 @@ value and a promise (what a closed loop sends each step), or of one of them, goe
 compact form instead (see :func:`.protocol.pack_compact`).
 
 A numpy/torch payload of at least ``shm_min`` bytes to a peer on this host goes through a
-ring (:mod:`.shm`) made at the first such payload and announced with SHM_OPEN; the item
+ring (:mod:`..io.shm`) made at the first such payload and announced with SHM_OPEN; the item
 is then an SHM_DATA notice. A full ring makes the sender wait a little (the receiver paces
 it, as a full TCP buffer would), then the payload goes inline.
 """
@@ -20,10 +20,10 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
-from ..clock import Clock
-from . import protocol as P
-from .codec import NUMPY, TORCH
-from .shm import ShmError, ShmWriter
+from ...clock import Clock
+from ..io.shm import ShmError, ShmWriter
+from ..wire import protocol as P
+from ..wire.codec import NUMPY, TORCH
 
 __all__ = ["Outbound"]
 

@@ -7,7 +7,7 @@ RTI link, the data port and the Unix socket), decodes what the RTI sends, encode
 sends its outputs (:mod:`.outbound`), hands what peers send to :mod:`.inbound`, runs the
 heartbeat thread (:mod:`.heartbeat`), and closes everything at the end. Every decision
 (grants, peer promises, when to report, zero-delay cycles, stop agreement) is the pure
-:class:`.federate_core.FederateCore`'s: the driver feeds it what arrives and what the
+:class:`..coordination.federate_core.FederateCore`'s: the driver feeds it what arrives and what the
 scheduler does, with the time read from the clock, and sends what it queues.
 
 The receiver never processes a tag before everything sent to it for that tag has
@@ -24,15 +24,12 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from ..clock import Clock, Wakeup
-from ..graph import Program
-from ..scheduler import Scheduler
-from ..tag import NEVER, TagT, add_delay, succ
-from ..trigger import Slot
-from . import protocol as P
-from .codec import CodecError, encode
-from .errors import FederationError
-from .federate_core import (
+from ...clock import Clock, Wakeup
+from ...graph import Program
+from ...scheduler import Scheduler
+from ...tag import NEVER, TagT, add_delay, succ
+from ...trigger import Slot
+from ..coordination.federate_core import (
     WAIT,
     FederateCore,
     Mark,
@@ -42,13 +39,16 @@ from .federate_core import (
     StopReply,
     StopRequest,
 )
+from ..coordination.layout import Layout, Link, link_delay
+from ..errors import FederationError
+from ..io.local import LocalClient, LocalServer, split_endpoint, with_local
+from ..io.transport import Client, Poller, Server
+from ..wire import protocol as P
+from ..wire.codec import CodecError, encode
 from .heartbeat import Heartbeat, Liveness
 from .inbound import Inbound
 from .join import colocated, join
-from .layout import Layout, Link, link_delay
-from .local import LocalClient, LocalServer, split_endpoint, with_local
 from .outbound import Outbound
-from .transport import Client, Poller, Server
 
 __all__ = ["FederateConfig", "FederateCoordinator", "FederationError"]
 
@@ -90,12 +90,12 @@ class FederateConfig:
     #: payloads smaller than this go inline (the notice costs a message either way)
     shm_min: int = 16 << 10
     #: Data to a peer on this host goes over a Unix socket, sent and read by the federates'
-    #: own threads, instead of ZeroMQ over TCP (see :mod:`.local`); False: always TCP.
+    #: own threads, instead of ZeroMQ over TCP (see :mod:`..io.local`); False: always TCP.
     unix_sockets: bool = True
 
 
 class _WakeSource:
-    """The scheduler's wakeup as a source the poller watches (see :class:`.clock.Wakeup`)."""
+    """The scheduler's wakeup as a source the poller watches (see :class:`...clock.Wakeup`)."""
 
     __slots__ = ("event",)
 

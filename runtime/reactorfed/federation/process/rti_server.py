@@ -14,13 +14,13 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from ..clock import Clock
-from . import protocol as P
-from .errors import FederationError
-from .layout import Layout
-from .rti import Grant, RtiCore
+from ...clock import Clock
+from ..coordination.layout import Layout
+from ..coordination.rti_core import Grant, RtiCore
+from ..errors import FederationError
+from ..io.transport import Monitor, Server
+from ..wire import protocol as P
 from .throttle import Throttle
-from .transport import Monitor, Server
 
 __all__ = ["RtiConfig", "RtiPhase", "RtiServer", "RtiSummary"]
 
@@ -132,7 +132,7 @@ class RtiServer:
             self.bind()
         server = self._server
         assert server is not None
-        from .transport import Poller
+        from ..io.transport import Poller
 
         monitor = self._monitor
         assert monitor is not None

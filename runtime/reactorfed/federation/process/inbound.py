@@ -6,7 +6,7 @@ else it sends is read. Its batches (see :mod:`.outbound`) carry data (inside the
 as a payload frame after it, or through a shared-memory ring the peer opened with
 SHM_OPEN), absent ports of zero-delay cycles, and promises: the earliest tag the peer
 could still send here (a STOP_MARK is a promise made knowing of a stop). Values go to the scheduler; what coordination needs (each message
-counted, absent ports, promises) goes to the federate's :class:`.federate_core.FederateCore`.
+counted, absent ports, promises) goes to the federate's :class:`..coordination.federate_core.FederateCore`.
 
 The driver (:mod:`.federate`) calls :meth:`Inbound.on_data` for each message from its
 data port.
@@ -20,16 +20,16 @@ from typing import Any
 
 import numpy as np
 
-from ..graph import Program
-from ..scheduler import Scheduler
-from ..tag import TagT
-from ..trigger import Slot
-from . import protocol as P
-from .codec import NUMPY, CodecError, decode, flat_array
-from .errors import FederationError
-from .federate_core import FederateCore
-from .layout import Layout
-from .shm import ShmError, ShmReader
+from ...graph import Program
+from ...scheduler import Scheduler
+from ...tag import TagT
+from ...trigger import Slot
+from ..coordination.federate_core import FederateCore
+from ..coordination.layout import Layout
+from ..errors import FederationError
+from ..io.shm import ShmError, ShmReader
+from ..wire import protocol as P
+from ..wire.codec import NUMPY, CodecError, decode, flat_array
 from .throttle import Throttle
 
 __all__ = ["Inbound"]

@@ -1,4 +1,4 @@
-"""The RTI's coordination logic: pure, no sockets (see :mod:`.rti_server` for those).
+"""The RTI's coordination logic: pure, no sockets (see :mod:`..process.rti_server` for those).
 
 For each federate ``f`` the RTI knows its next event tag (NET), its latest tag complete
 (LTC), what its peers have sent it and what it has received. The earliest tag at which
@@ -34,7 +34,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from ..tag import FOREVER_TAG, NEVER_TAG, TagT, pred, succ
+from ...tag import FOREVER_TAG, NEVER_TAG, TagT, pred, succ
 from .layout import Delay, Layout, add_delay
 
 __all__ = ["FederateState", "Grant", "RtiCore"]

@@ -13,9 +13,9 @@ import logging
 import os
 import threading
 
-from ..clock import Clock
-from . import protocol as P
-from .transport import Client, Monitor, Poller
+from ...clock import Clock
+from ..io.transport import Client, Monitor, Poller
+from ..wire import protocol as P
 
 __all__ = ["Heartbeat", "Liveness"]
 

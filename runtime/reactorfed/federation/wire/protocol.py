@@ -23,7 +23,7 @@ from typing import Any, NamedTuple
 
 import msgpack
 
-from ..tag import TagT
+from ...tag import TagT
 
 __all__ = [
     "KIND", "PROTOCOL_VERSION", "TYPED", "Abort", "Auth", "Challenge", "Fail", "HbHello", "Heartbeat", "Hello",

@@ -10,7 +10,7 @@ address; a peer on the same host sends there, straight from its own thread: one 
 per message. Peers on other hosts (other pods) cannot reach the path and use TCP.
 
 The link carries the same messages as the TCP data port (the first is the peer's AUTH,
-checked by :class:`~reactorfed.federation.inbound.Inbound` as on TCP): each as a frame
+checked by :class:`~reactorfed.federation.process.inbound.Inbound` as on TCP): each as a frame
 count, the frames' lengths and the frames. A connection that sends a malformed header, a
 message over ``max_message`` or too many frames is closed; the others go on.
 """
@@ -63,7 +63,7 @@ def split_endpoint(endpoint: str) -> tuple[str, str | None]:
 
 class LocalServer:
     """Listens on a Unix socket; receives ``(connection id, frames)`` like the TCP
-    :class:`~reactorfed.federation.transport.Server`. :meth:`fileno` is readable when
+    :class:`~reactorfed.federation.io.transport.Server`. :meth:`fileno` is readable when
     something arrived (an epoll set of the listener and every connection)."""
 
     def __init__(self, *, max_message: int, max_connections: int = 256) -> None:

@@ -1,5 +1,5 @@
 """A federate's coordination logic, pure: no sockets, no clock, no threads. It is to the
-federate's driver (:mod:`.federate`) what :class:`.rti.RtiCore` is to the RTI server.
+federate's driver (:mod:`..process.federate`) what :class:`.rti_core.RtiCore` is to the RTI server.
 
 What goes in: the RTI's grants (:meth:`FederateCore.on_tag`, :meth:`~FederateCore.on_ptag`)
 and stop messages, what upstream peers send (their promises, and each message they send,
@@ -54,16 +54,16 @@ stop sends its downstream peers a :class:`Mark` (its promises from there on know
 as do those of a federate that resigned); once the stop tag is agreed, a peer's promises
 from before its Mark hold only for the tags before the stop tag (plus the link's delay:
 see :meth:`FederateCore._stop_bound`), and the grants held at the agreement stop short of
-it. The RTI recomputes its grants from the agreement (:class:`.rti.RtiCore`).
+it. The RTI recomputes its grants from the agreement (:class:`.rti_core.RtiCore`).
 """
 
 from __future__ import annotations
 
 from typing import NamedTuple
 
-from ..tag import FOREVER, NEVER, TagT, add_delay, pred, succ
+from ...tag import FOREVER, NEVER, TagT, add_delay, pred, succ
 from .layout import Delay, Layout, link_delay
-from .rti import FOREVER_T, NEVER_T
+from .rti_core import FOREVER_T, NEVER_T
 
 __all__ = [
     "WAIT", "FederateCore", "Mark", "Message", "Promise", "Report", "Resign", "StopReply", "StopRequest",

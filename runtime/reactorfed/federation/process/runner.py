@@ -6,14 +6,14 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from ..clock import Clock, SystemClock
-from ..environment import Environment, RunSummary
-from ..graph import assemble
-from ..metrics import SchedulerCollector
-from ..reactor import Reactor
-from ..status import StatusServer
+from ...clock import Clock, SystemClock
+from ...environment import Environment, RunSummary
+from ...graph import assemble
+from ...metrics import SchedulerCollector
+from ...reactor import Reactor
+from ...status import StatusServer
+from ..coordination.layout import Layout
 from .federate import FederateConfig, FederateCoordinator
-from .layout import Layout
 from .rti_server import RtiConfig, RtiServer, RtiSummary
 
 __all__ = ["layout_of", "run_federate", "run_rti"]
@@ -24,7 +24,7 @@ log = logging.getLogger("reactorfed.federation")
 def layout_of(main: Reactor) -> Layout:
     """The federation layout of a (not yet assembled) main reactor."""
     if not main._children:
-        from ..errors import ValidationError
+        from ...errors import ValidationError
 
         raise ValidationError(f"{main.fqn} contains no reactors: nothing to federate")
     return Layout.of(assemble(main, main._children[0].name))

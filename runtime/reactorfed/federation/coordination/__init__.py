@@ -1,0 +1,8 @@
+"""Time coordination, pure: the federation's :mod:`.layout` (federates, links, path
+delays, zero-delay cycles), the RTI's logic (:mod:`.rti_core`) and a federate's
+(:mod:`.federate_core`). State machines that take messages and return decisions: no
+sockets, no clock reads, no threads, unit-tested without a network.
+
+May import :mod:`reactorfed.tag`, :mod:`reactorfed.graph` (to read a program's shape)
+and :mod:`..wire`; never :mod:`..io` or :mod:`..process`.
+"""
