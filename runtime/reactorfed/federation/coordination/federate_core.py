@@ -50,7 +50,7 @@ outputs are not sent yet: nothing reported or promised meanwhile passes that tag
 
 Promises and grants made before a stop was known do not count the event the stop gives
 every federate at the stop tag (its shutdown reactions). So a federate that learns of a
-stop sends its downstream peers a :class:`Mark` (its promises from there on know of it,
+stop sends its downstream peers a :class:`StopMark <..wire.protocol.StopMark>` (its promises from there on know of it,
 as do those of a federate that resigned); once the stop tag is agreed, a peer's promises
 from before its Mark hold only for the tags before the stop tag (plus the link's delay:
 see :meth:`FederateCore._stop_bound`), and the grants held at the agreement stop short of
@@ -59,14 +59,13 @@ it. The RTI recomputes its grants from the agreement (:class:`.rti_core.RtiCore`
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 from ...tag import FOREVER, NEVER, TagT, add_delay, pred, succ
+from ..wire.protocol import Ltc, Promise, Resign, StopMark, StopReply, StopReq
 from .layout import Delay, Layout, link_delay
 from .rti_core import FOREVER_T, NEVER_T
 
 __all__ = [
-    "WAIT", "FederateCore", "Mark", "Message", "Promise", "Report", "Resign", "StopReply", "StopRequest",
+    "WAIT", "FederateCore", "Message",
 ]
 
 #: What :meth:`FederateCore.acquire` returns when the tag may not be processed yet (a tag
@@ -86,54 +85,13 @@ _PROGRESS_NS = 100_000_000
 
 
 # -- what comes out ----------------------------------------------------------------------
-class Report(NamedTuple):
-    """For the RTI (LTC): the latest tag complete, the next event, the messages sent to
-    each downstream peer (``[count, earliest tag's time, its microstep]`` since the last
-    report) and received from each upstream peer (cumulative)."""
-
-    ltc: TagT
-    net: TagT
-    sent: dict[int, list[int]]
-    received: dict[int, int]
-
-
-class Promise(NamedTuple):
-    """For every downstream peer: nothing more from this federate before ``tag`` (plus
-    each link's delay)."""
-
-    tag: TagT
-
-
-class Mark(NamedTuple):
-    """For every downstream peer: a promise (as :class:`Promise`) made knowing of a stop
-    (this federate asked or answered one, or it resigned), and so are all its promises from
-    here on. Promises made before it do not account for a stop: they still hold for every
-    tag before the stop tag, not for the stop tag itself (see :meth:`FederateCore.input_bound`)."""
-
-    tag: TagT
-
-
-class StopRequest(NamedTuple):
-    """For the RTI: this federate asks to stop at ``tag``."""
-
-    tag: TagT
-
-
-class StopReply(NamedTuple):
-    """For the RTI: the earliest tag this federate can stop at."""
-
-    tag: TagT
-
-
-class Resign(NamedTuple):
-    """For the RTI: this federate is done at ``tag``; the final counts."""
-
-    tag: TagT
-    sent: dict[int, list[int]]
-    received: dict[int, int]
-
-
-Message = Report | Promise | Mark | StopRequest | StopReply | Resign
+# The core's outbox holds the wire's own messages (built, not yet packed): Ltc, StopReq,
+# StopReply and Resign for the RTI; Promise and StopMark for every downstream peer. A
+# StopMark is a promise (as Promise) made knowing of a stop (this federate asked or
+# answered one, or it resigned), and so are all its promises from there on. Promises made
+# before it do not account for a stop: they still hold for every tag before the stop tag,
+# not for the stop tag itself (see :meth:`FederateCore.input_bound`).
+Message = Ltc | Promise | StopMark | StopReq | StopReply | Resign
 
 
 def _earliest(promise: TagT, delays: list[Delay]) -> TagT:
@@ -343,7 +301,7 @@ class FederateCore:
 
     def on_mark(self, peer: int, tag: TagT) -> None:
         """``peer`` promises nothing more before ``tag``, knowing of a stop (or resigned),
-        and so are its promises from now on (see :class:`Mark`)."""
+        and so are its promises from now on (see :class:`..wire.protocol.StopMark`)."""
         marked = self._marked
         m = marked.get(peer)
         if m is None or tag > m:
@@ -460,7 +418,7 @@ class FederateCore:
         assert limit is not None
         p = self.promised if self.promised < limit else limit
         self.promised = p
-        self.outbox.append(Mark(p))
+        self.outbox.append(StopMark(p))
 
     # -- stopping ------------------------------------------------------------------------
     def flush_reports(self, head: TagT | None, current: TagT, now: int) -> None:
@@ -486,7 +444,7 @@ class FederateCore:
         self.stop_limit = tag if self.stop_limit is None else max(tag, self.stop_limit)
         self._mark_stop()
         self.flush_reports(head, current, now)
-        self.outbox.append(StopRequest(tag))
+        self.outbox.append(StopReq(tag))
 
     def resign(self, tag: TagT) -> None:
         """This federate is done at ``tag``: the final counts for the RTI, and a promise of
@@ -495,7 +453,7 @@ class FederateCore:
         if self.peer_grants:
             self._stop_marked = True
             self.promised = FOREVER_T
-            self.outbox.append(Mark(FOREVER_T))
+            self.outbox.append(StopMark(FOREVER_T))
 
     # -- counts --------------------------------------------------------------------------
     def sent_message(self, peer: int, tag: TagT) -> None:
@@ -578,7 +536,7 @@ class FederateCore:
             return
         self._rti_dirty = False
         self._last_rti_report = now
-        self.outbox.append(Report(self.ltc, self.net, self._sent_report(), dict(self.received)))
+        self.outbox.append(Ltc(self.ltc, self.net, self._sent_report(), dict(self.received)))
 
     def _rti_report_wait(self, now: int) -> int:
         """Send the RTI's report if it is due; how long (ms) a wait may last meanwhile."""

@@ -29,16 +29,7 @@ from ...graph import Program
 from ...scheduler import Scheduler
 from ...tag import NEVER, TagT, add_delay, succ
 from ...trigger import Slot
-from ..coordination.federate_core import (
-    WAIT,
-    FederateCore,
-    Mark,
-    Message,
-    Promise,
-    Report,
-    StopReply,
-    StopRequest,
-)
+from ..coordination.federate_core import WAIT, FederateCore, Message
 from ..coordination.layout import Layout, Link, link_delay
 from ..errors import FederationError
 from ..io.local import LocalClient, LocalServer, split_endpoint, with_local
@@ -436,18 +427,10 @@ class FederateCoordinator:
         rti = self._rti
         assert rti is not None
         for m in outbox:
-            if isinstance(m, Promise):
-                self._out.post_all(P.Promise(m.tag).item())
-            elif isinstance(m, Mark):
-                self._out.post_all(P.StopMark(m.tag).item())
-            elif isinstance(m, Report):
-                rti.send([P.Ltc(m.ltc, m.net, m.sent, m.received).pack()])
-            elif isinstance(m, StopReply):
-                rti.send([P.StopReply(m.tag).pack()])
-            elif isinstance(m, StopRequest):
-                rti.send([P.StopReq(m.tag).pack()])
+            if isinstance(m, (P.Promise, P.StopMark)):
+                self._out.post_all(m.item())
             else:
-                rti.send([P.Resign(m.tag, m.sent, m.received).pack()])
+                rti.send([m.pack()])
         outbox.clear()
 
     def _send_outputs(self, tag: TagT, _set: list[Slot]) -> None:
