@@ -4,6 +4,8 @@ LF's ReactionInstanceGraph infers each reaction's deadline from those downstream
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 
 from reactorfed import Input, Output, Reactor, Timer, ms, reaction
@@ -73,14 +75,27 @@ def test_the_earliest_inferred_deadline_runs_first_and_precedence_holds():
     assert log == ["fast_src", "fast", "slow_src", "slow", "plain"]
 
 
+class _ThreadLog(list):
+    """A log that also keeps the threads it was appended from (where the reactions ran)."""
+
+    def __init__(self):
+        super().__init__()
+        self.threads = set()
+
+    def append(self, item):
+        self.threads.add(threading.get_ident())
+        super().append(item)
+
+
 @pytest.mark.parametrize("workers", [2, 4])
 def test_with_workers_a_batch_is_one_level_and_precedence_holds(workers):
     """With workers > 1 the scheduler pops by rank and runs a run of ranks on one level
     together (reactor-c's GEDF_NP does the same: the queue's head, at the current level):
     here fast_src, then slow_src and plain join it (fast is not triggered yet), so the
     three start in any order; each chain's reactions still run in precedence order."""
-    log = []
+    log = _ThreadLog()
     run(_program(log), timeout=ms(20), workers=workers)
+    assert len(log.threads) > 1, f"workers={workers} must run same-level reactions on several threads"
     assert len(log) == 15
     for i in range(0, 15, 5):
         tag = log[i:i + 5]

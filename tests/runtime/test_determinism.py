@@ -123,8 +123,9 @@ class Node(Reactor):
     t = Timer(TIMEOUT + 1)  # never, unless redeclared
     act = LogicalAction(int)
 
-    def __init__(self, ident, width, reschedule, trace, deadline=FOREVER):
+    def __init__(self, ident, width, reschedule, trace, deadline=FOREVER, threads=None):
         self.ident = ident
+        self.threads = threads  # where the reactions ran (threading identities), if asked
         self.deadline = deadline
         self.width = width
         self.reschedule = reschedule  # delays for the action, consumed one per firing
@@ -133,6 +134,8 @@ class Node(Reactor):
 
     @reaction(triggers=[STARTUP, inp, t, act], effects=[out, act], deadline="deadline")
     def step(self, inp, t, act, out):
+        if self.threads is not None:
+            self.threads.add(threading.get_ident())
         tag = self.elapsed_tag()
         seen = inp.present()
         a = act.get() if act.is_present else None
@@ -168,7 +171,7 @@ def programs(draw):
     return n, edges, nodes, order
 
 
-def _build(spec, trace, shuffled):
+def _build(spec, trace, shuffled, threads=None):
     n, edges, nodes, order = spec
     classes = []
     for i, (timer, (min_delay, min_spacing, policy), _, _) in enumerate(nodes):
@@ -184,7 +187,7 @@ def _build(spec, trace, shuffled):
         def __init__(self):
             made = {}
             for i in (order if shuffled else range(n)):
-                made[i] = classes[i](i, len(fan_in[i]), list(nodes[i][2]), trace, nodes[i][3], name=f"n{i}")
+                made[i] = classes[i](i, len(fan_in[i]), list(nodes[i][2]), trace, nodes[i][3], threads, name=f"n{i}")
             self.nodes = [made[i] for i in range(n)]
             conns = [(src, dst, ch, after) for dst in range(n) for ch, (src, _, after) in enumerate(fan_in[dst])]
             if shuffled:
@@ -195,18 +198,29 @@ def _build(spec, trace, shuffled):
     return Main()
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(programs())
-def test_random_acyclic_programs_are_deterministic(spec):
-    serial, parallel, shuffled = {}, {}, {}
-    s1 = run(_build(spec, serial, shuffled=False), timeout=TIMEOUT)
-    s2 = run(_build(spec, parallel, shuffled=False), timeout=TIMEOUT, workers=4)
-    s3 = run(_build(spec, shuffled, shuffled=True), timeout=TIMEOUT)
-    assert serial == parallel
-    assert serial == shuffled
-    assert (s1.tags, s1.reactions, s1.last_tag, s1.stop_reason) == (s2.tags, s2.reactions, s2.last_tag, s2.stop_reason)
-    assert (s1.tags, s1.reactions, s1.last_tag, s1.stop_reason) == (s3.tags, s3.reactions, s3.last_tag, s3.stop_reason)
-    assert set(serial) == {f"n{i}" for i in range(spec[0])}  # every node ran (startup)
+def test_random_acyclic_programs_are_deterministic():
+    """Serial, workers=4 and reordered assembly give one trace, on 100 random programs.
+
+    One program may leave the pool nothing to do (a single chain: one reaction per
+    level), so the proof that workers=4 ran reactions in parallel is taken over all the
+    examples: the parallel runs' reactions ran on more than one thread."""
+    parallel_threads: set[int] = set()
+
+    @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(programs())
+    def check(spec):
+        serial, parallel, shuffled = {}, {}, {}
+        s1 = run(_build(spec, serial, shuffled=False), timeout=TIMEOUT)
+        s2 = run(_build(spec, parallel, shuffled=False, threads=parallel_threads), timeout=TIMEOUT, workers=4)
+        s3 = run(_build(spec, shuffled, shuffled=True), timeout=TIMEOUT)
+        assert serial == parallel
+        assert serial == shuffled
+        assert (s1.tags, s1.reactions, s1.last_tag, s1.stop_reason) == (s2.tags, s2.reactions, s2.last_tag, s2.stop_reason)
+        assert (s1.tags, s1.reactions, s1.last_tag, s1.stop_reason) == (s3.tags, s3.reactions, s3.last_tag, s3.stop_reason)
+        assert set(serial) == {f"n{i}" for i in range(spec[0])}  # every node ran (startup)
+
+    check()
+    assert len(parallel_threads) > 1, "workers=4 must run same-level reactions on several threads"
 
 
 # -- errors and stop requests on the worker pool -----------------------------------
@@ -216,12 +230,14 @@ class Member(Reactor):
     t = Timer(0, ms(1))
     secret = Output(int)
 
-    def __init__(self, log, sneaky=False):
+    def __init__(self, log, sneaky=False, threads=None):
         self.log = log
         self.sneaky = sneaky
+        self.threads = threads if threads is not None else {}  # bank index -> threads its reactions ran on
 
     @reaction(triggers=[t])
     def tick(self):
+        self.threads.setdefault(self.bank_index, set()).add(threading.get_ident())
         self.log.append((self.bank_index, self.elapsed_tag()))
         if self.elapsed() == ms(3) and self.bank_index == 2:
             if self.sneaky:
@@ -229,23 +245,34 @@ class Member(Reactor):
             self.request_stop()
 
 
+def _off_the_calling_thread(threads):
+    """Reactions ran on several threads, and member 2's (the third of its level's batch,
+    never the batch's first, which the calling thread runs) on a worker's."""
+    assert len(set().union(*threads.values())) > 1, "workers=4 must run same-level reactions on several threads"
+    assert threading.get_ident() not in threads[2]
+
+
 def test_request_stop_from_a_worker_thread_stops_at_the_next_microstep():
-    log = []
+    log, threads = [], {}
 
     class Main(Reactor):
         def __init__(self):
-            self.m = bank(Member, 4, log)
+            self.m = bank(Member, 4, log, threads=threads)
 
     summary = run(Main(), workers=4)
+    _off_the_calling_thread(threads)
     assert summary.last_tag == Tag(ms(3), 1)
     assert summary.stop_reason == "stop requested"
     assert sorted(log) == [(i, Tag(ms(k))) for i in range(4) for k in range(4)]
 
 
 def test_an_undeclared_write_on_a_worker_thread_names_the_reaction():
+    threads = {}
+
     class Main(Reactor):
         def __init__(self):
-            self.m = bank(Member, 4, [], sneaky=True)
+            self.m = bank(Member, 4, [], sneaky=True, threads=threads)
 
     with pytest.raises(UndeclaredAccessError, match=r"reaction Main\.m\[2\]\.tick writes Main\.m\[2\]\.secret"):
         run(Main(), workers=4)
+    _off_the_calling_thread(threads)
