@@ -126,3 +126,52 @@ def test_update_minimises_the_td_loss_of_its_sampled_batch() -> None:
                            cfg.gamma)
         expected = td_loss(learner.q(torch.from_numpy(b.obs)), torch.from_numpy(b.actions), target).item()
     assert learner.update(1) == pytest.approx(expected, rel=1e-6)
+
+
+def test_one_update_of_a_fixed_linear_network_matches_the_hand_computed_td_step() -> None:
+    """Through the learner's own update (replay buffer, target network, loss, Adam): a
+    linear Q-network with fixed weights, three transitions worked out by hand. The
+    target bootstraps from the *target* network, not past a terminal step, and past a
+    truncated one (a time limit is no terminal state); the loss is the mean squared
+    TD error; Adam's first step moves every weight by the learning rate against its
+    gradient's sign."""
+    from reactorfed.rl.envs import Fragment
+
+    cfg = DQNConfig(hidden=(), batch_size=3, learning_starts=0, buffer_size=3, gamma=0.5,
+                    target_update_interval=1000, learning_rate=0.01, max_grad_norm=1e9)
+    learner = DQNLearner(2, 2, cfg, seed=12, device=torch.device("cpu"))
+    with torch.no_grad():
+        learner.q.net[0].weight.copy_(torch.tensor([[1.0, 0.0], [0.0, 1.0]]))  # Q(s) = s
+        learner.q.net[0].bias.zero_()
+        learner.target.net[0].weight.copy_(torch.tensor([[1.0, 1.0], [0.0, 2.0]]))  # Q_t(s) = (s0 + s1 + 0.5, 2 s1)
+        learner.target.net[0].bias.copy_(torch.tensor([0.5, 0.0]))
+    obs = np.array([[1, 2], [0, 1], [2, -1]], dtype=np.float32)
+    next_obs = np.array([[1, 0], [3, 3], [0, 1]], dtype=np.float32)
+    learner.observe(Fragment(
+        obs=obs,
+        actions=np.array([0, 1, 1]),
+        rewards=np.array([1.0, 2.0, -1.0], dtype=np.float32),
+        terminated=np.array([False, True, False]),
+        truncated=np.array([False, False, True]),  # the third step hit a time limit
+        next_obs=next_obs,
+    ))
+    # 1: Q(s, 0) = 1;  Q_t(s') = (1.5, 0):  y = 1 + 0.5 * 1.5 = 1.75; error 1 - 1.75 = -0.75
+    # 2: Q(s, 1) = 1;  terminal:            y = 2 (Q_t(s') = (6.5, 6) is not used); error -1
+    # 3: Q(s, 1) = -1; Q_t(s') = (1.5, 2):  y = -1 + 0.5 * 2 = 0; error -1
+    errors = np.array([-0.75, -1.0, -1.0])
+    idx = np.random.default_rng(12).integers(0, 3, size=3)  # the batch the learner's generator draws
+    assert sorted(idx) == [0, 1, 2]  # (seed 12: each transition once)
+    assert learner.update(1) == pytest.approx(float(np.mean(errors[idx] ** 2)), rel=1e-6)
+    # d loss / d W[a] = 2/B * sum of error * s over the batch's steps that took action a
+    taken = np.array([0, 1, 1])[idx]
+    grad_w = np.zeros((2, 2))
+    grad_b = np.zeros(2)
+    for e, s, a in zip(errors[idx], obs[idx], taken, strict=True):
+        grad_w[a] += 2 / 3 * e * s
+        grad_b[a] += 2 / 3 * e
+    w = learner.q.net[0].weight.detach().numpy()
+    b = learner.q.net[0].bias.detach().numpy()
+    np.testing.assert_allclose(w, np.eye(2) - 0.01 * np.sign(grad_w), atol=1e-6)
+    np.testing.assert_allclose(b, -0.01 * np.sign(grad_b), atol=1e-6)
+    # the target network did not move
+    np.testing.assert_array_equal(learner.target.net[0].weight.detach().numpy(), [[1.0, 1.0], [0.0, 2.0]])
