@@ -3,11 +3,18 @@
 Patterns, with the same :class:`reactorfed.rl.EnvRunner` stepping code everywhere:
 
 * ``step``: per-step rounds, one environment step per sampler per round, the
-  observations gathered before the next round (the paper's pattern);
+  steps gathered before the next round (the paper's pattern);
 * ``fragment-N``: each sampler returns N-step rollout fragments, consumed as
   they arrive (RLlib's pattern);
 * ``raw``: the same environments stepped in independent processes with no
   framework, fragments of 1000 steps kept in the process (the ceiling).
+
+Every side moves the same data: each step whole (observation, action, reward,
+terminated, truncated, the episode's return where one ends), as one structured numpy
+array made by the same call, :meth:`EnvRunner.record <reactorfed.rl.EnvRunner.record>`
+(a one-row record per step, an N-row record per fragment). Ray's actors return it,
+reactorfed's samplers send it (:class:`reactorfed.rl.samplers.EnvSampler`), and the raw
+ceiling makes it and keeps it.
 
 Every figure is environment steps per second, summed over samplers, measured
 after the samplers are built (construction and framework start-up excluded).
@@ -43,14 +50,14 @@ class SamplerWorker:
         return True
 
     def step(self) -> np.ndarray:
+        # What a reactorfed sampler sends per step (EnvSampler: a one-row record), and
+        # what a fragment carries per step: the same data on both sides.
         assert isinstance(self.runner, EnvRunner)
-        obs, _, _ = self.runner.step()
-        return obs
+        return self.runner.record(1)
 
     def rollout(self, n: int) -> np.ndarray:
-        # What a reactorfed sampler sends (EnvSampler emits the fragment's observations):
-        # the same data on both sides, so the comparison is of the frameworks, not of bytes.
-        return self.runner.rollout(n).obs
+        # The whole fragment, as a reactorfed sampler sends it (EnvSampler: an n-row record).
+        return self.runner.record(n)
 
 
 def ray_step_rounds(env: str, num_samplers: int, rounds: int) -> float:
@@ -93,8 +100,8 @@ def ray_fragments(env: str, num_samplers: int, fragment: int, total_steps: int, 
         ready, _ = ray.wait(list(pending), num_returns=1)
         ref = ready[0]
         s = pending.pop(ref)
-        obs = ray.get(ref)
-        done += len(obs) * num_envs  # rows, each num_envs environment steps
+        record = ray.get(ref)
+        done += record.size  # rows times copies: every environment step
         if submitted < n_frag:
             pending[s.rollout.remote(fragment)] = s
             submitted += 1
@@ -113,7 +120,7 @@ def _raw_worker(env: str, seed: int, steps: int, fragment: int, barrier: Any, ou
     left = steps // num_envs  # rows
     while left > 0:
         n = min(fragment, left)
-        runner.rollout(n)
+        runner.record(n)  # the same record the samplers send, kept here
         left -= n
     out.put((t0, time.perf_counter()))
 

@@ -2,7 +2,9 @@
 
 ``num_samplers`` environment samplers feed one collector. ``pattern``:
 ``step`` (one step per sampler per tag, open loop), ``step-sync`` (the collector
-starts every round: closed loop) or ``fragment`` (``fragment``-step rollouts).
+starts every round: closed loop) or ``fragment`` (``fragment``-step rollouts). Every
+step goes to the collector whole (observation, action, reward, terminated, truncated,
+episode return: one record row), as it would go to a learner.
 The collector reports its throughput at the end (``reactorfed: result of ...``).
 
     reactorfed run examples/rl/sampling.py:Main --fast --param env=CartPole-v1 --param pattern=step
@@ -52,8 +54,7 @@ class Main(Reactor):
             closed_loop=closed,
             num_envs=args.num_envs,
         )
-        self.collector = Collector(args.num_samplers, fragment=frag, rounds=per_sampler if closed else 0,
-                                   num_envs=args.num_envs)
-        self.connect(self.samplers.obs, self.collector.obs)
+        self.collector = Collector(args.num_samplers, rounds=per_sampler if closed else 0)
+        self.connect(self.samplers.fragment, self.collector.fragments)
         if closed:
             self.connect(self.collector.go, self.samplers.go, after=0, broadcast=True)

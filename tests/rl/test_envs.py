@@ -10,6 +10,7 @@ import pytest
 from reactorfed.rl import (
     EnvRunner,
     ReplayBuffer,
+    VectorEnvRunner,
     env_id,
     make_mpe,
     pack_fragment,
@@ -51,6 +52,39 @@ def test_rollout_resets_and_counts_episodes() -> None:
     # after a reset the next observation is the new episode's first, not the terminal one
     assert not np.array_equal(f.obs[ends[0] + 1], f.next_obs[ends[0]])
     np.testing.assert_array_equal(f.obs[1 : ends[0] + 1], f.next_obs[: ends[0]])
+
+
+_FIELDS = [("obs", "obs"), ("actions", "action"), ("rewards", "reward"), ("terminated", "terminated"),
+           ("truncated", "truncated")]
+
+
+@pytest.mark.parametrize("name", ["CartPole-v1", "Blackjack-v1", "Pendulum-v1"])
+def test_record_is_the_rollout_whole_in_one_array(name: str) -> None:
+    """What samplers send (EnvRunner.record): the same steps as rollout, every field, in
+    one structured array no bigger than the fragment's arrays with its returns."""
+    a, b = EnvRunner(name, seed=3), EnvRunner(name, seed=3)
+    frag, rec = a.rollout(300), b.record(300)
+    assert rec.shape == (300,) and rec.dtype == b.record_dtype and rec["obs"].dtype == frag.obs.dtype
+    for f, g in _FIELDS:
+        np.testing.assert_array_equal(rec[g], getattr(frag, f))
+    ends = np.flatnonzero(rec["terminated"] | rec["truncated"])
+    assert len(ends) == len(frag.episode_returns) > 0
+    np.testing.assert_array_equal(rec["episode_return"][ends], np.float32(frag.episode_returns))
+    assert rec["episode_return"].sum() == pytest.approx(sum(frag.episode_returns), rel=1e-5)
+    parts = sum(getattr(frag, f).nbytes for f, _ in _FIELDS) + 4 * len(frag)  # + a float32 return per step
+    assert rec.nbytes == parts
+    assert (a.steps, a.episodes) == (b.steps, b.episodes) and np.array_equal(a.obs, b.obs)
+
+
+@pytest.mark.parametrize("name", ["CartPole-v1", "Blackjack-v1"])
+def test_vector_record_is_the_vector_rollout_whole(name: str) -> None:
+    a, b = VectorEnvRunner(name, 3, seed=3), VectorEnvRunner(name, 3, seed=3)
+    frag, rec = a.rollout(100), b.record(100)
+    assert rec.shape == (100, 3) and rec.size == frag.env_steps
+    for f, g in [*_FIELDS, ("resets", "reset")]:
+        np.testing.assert_array_equal(rec[g], getattr(frag, f))
+    rows, cols = np.nonzero(rec["terminated"] | rec["truncated"])  # by row, then by copy
+    np.testing.assert_allclose(rec["episode_return"][rows, cols], frag.episode_returns)
 
 
 def test_step_pattern_matches_rollout() -> None:

@@ -23,6 +23,7 @@ from .envs import (
     make_env,
     make_mpe,
     pack_fragment,
+    record_dtype,
     unpack_fragment,
 )
 from .vector import VectorEnvRunner, VectorFragment, make_runner
@@ -83,6 +84,7 @@ __all__ = [
     "make_qnetwork",
     "make_runner",
     "pack_fragment",
+    "record_dtype",
     "set_weights",
     "unpack_fragment",
 ]

@@ -27,6 +27,7 @@ __all__ = [
     "make_env",
     "make_mpe",
     "pack_fragment",
+    "record_dtype",
     "unpack_fragment",
 ]
 
@@ -103,6 +104,36 @@ class Fragment:
     def env_steps(self) -> int:
         """Environment steps taken (as :attr:`VectorFragment.env_steps`): the rows."""
         return len(self)
+
+
+def record_dtype(
+    obs_shape: tuple[int, ...],
+    obs_dtype: np.dtype[Any],
+    action_shape: tuple[int, ...],
+    action_dtype: np.dtype[Any],
+    vector: bool = False,
+) -> np.dtype[Any]:
+    """The row of a fragment record (:meth:`EnvRunner.record`): one step's whole data.
+
+    Fields: ``obs`` (the observation the action was taken in), ``action``, ``reward``,
+    ``terminated``, ``truncated``, ``episode_return`` (the episode's return on the step
+    that ends it, 0 elsewhere) and, for several copies (``vector``), ``reset`` (the
+    row was the copy's automatic reset, not a transition). Observations keep their own
+    dtype (an Atari frame stays uint8): a record is as many bytes as the fragment's
+    arrays together, and it is one numpy array, which crosses a federate boundary as a
+    raw buffer.
+    """
+    fields: list[tuple[str, Any, tuple[int, ...]]] = [
+        ("obs", obs_dtype, obs_shape),
+        ("action", action_dtype, action_shape),
+        ("reward", np.float32, ()),
+        ("terminated", np.bool_, ()),
+        ("truncated", np.bool_, ()),
+        ("episode_return", np.float32, ()),
+    ]
+    if vector:
+        fields.append(("reset", np.bool_, ()))
+    return np.dtype(fields)
 
 
 def pack_fragment(fragment: Fragment) -> np.ndarray:
@@ -201,6 +232,7 @@ class EnvRunner:
         self._convert, self.obs_shape, self.obs_dtype = _obs_converter(self.env.observation_space)
         self._actions = a = _Actions.of(self.env.action_space)
         self.discrete, self.num_actions, self.action_shape, self.action_dtype = a.discrete, a.num_actions, a.shape, a.dtype
+        self.record_dtype = record_dtype(self.obs_shape, self.obs_dtype, self.action_shape, self.action_dtype)
         obs, _ = self.env.reset(seed=seed)
         self.obs: np.ndarray = self._as_array(obs)
         self.episode_return = 0.0
@@ -253,6 +285,41 @@ class EnvRunner:
         rewards = np.empty(n, dtype=np.float32)
         terminated = np.zeros(n, dtype=np.bool_)
         truncated = np.zeros(n, dtype=np.bool_)
+        returns = self._run(n, policy, obs_buf, next_buf, actions, rewards, terminated, truncated)
+        return Fragment(obs_buf, actions, rewards, terminated, truncated, next_buf, tuple(returns))
+
+    def record(self, n: int) -> np.ndarray:
+        """``n`` random-action steps as one structured array of :attr:`record_dtype`
+        (see :func:`record_dtype`): the whole fragment, what a sampler sends. The steps
+        are written straight into the record (no copy of the observations after)."""
+        rec = np.empty(n, dtype=self.record_dtype)
+        actions = self.random_actions(n)  # stepped from this (contiguous) array, as rollout does
+        rec["action"] = actions
+        terminated, truncated = rec["terminated"], rec["truncated"]
+        terminated[:] = False
+        truncated[:] = False
+        returns = self._run(n, None, rec["obs"], None, actions, rec["reward"], terminated, truncated)
+        ep = rec["episode_return"]
+        ep[:] = 0.0
+        if returns:
+            ep[np.flatnonzero(terminated | truncated)] = returns
+        return rec
+
+    def _run(
+        self,
+        n: int,
+        policy: Any,
+        obs_buf: np.ndarray,
+        next_buf: np.ndarray | None,
+        actions: np.ndarray,
+        rewards: np.ndarray,
+        terminated: np.ndarray,
+        truncated: np.ndarray,
+    ) -> list[float]:
+        """The stepping loop of :meth:`rollout` and :meth:`record`: ``n`` steps into the
+        given arrays (``terminated`` and ``truncated`` come zeroed: only the steps that
+        end an episode are written); returns the returns of the episodes that ended.
+        A hot loop (every sampler's every step): kept in one piece, locals only."""
         returns: list[float] = []
         env, convert = self.env, self._convert
         obs = self.obs
@@ -284,7 +351,7 @@ class EnvRunner:
         self.episode_return = ep_ret
         self.steps += n
         self.episodes += len(returns)
-        return Fragment(obs_buf, actions, rewards, terminated, truncated, next_buf, tuple(returns))
+        return returns
 
     def close(self) -> None:
         self.env.close()

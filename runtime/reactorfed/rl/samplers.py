@@ -1,21 +1,23 @@
 """Sampler and collector reactors for sample generation.
 
 A :class:`EnvSampler` steps one environment (gymnasium or ALE) with seeded random
-actions and emits observations; a :class:`Collector` gathers them through a
-multiport. Three patterns:
+actions and emits what it stepped, whole: a record (:meth:`EnvRunner.record
+<reactorfed.rl.envs.EnvRunner.record>`: observation, action, reward, terminated,
+truncated and the episode's return, one row per step), as a learner needs it. A
+:class:`Collector` gathers the records through a multiport. Three patterns:
 
 * ``step`` (open loop): every sampler steps once per microstep, driven by its own
-  logical action; the collector sees one observation of every sampler per tag;
+  logical action; the collector sees one one-row record of every sampler per tag;
 * ``step-sync`` (closed loop): the collector's ``go`` starts each round (after 0),
   as a central inference loop would, where the next step depends on the gathered
-  observations;
-* ``fragment`` (``fragment > 0``): every sampler emits ``fragment``-step rollouts;
+  steps;
+* ``fragment`` (``fragment > 0``): every sampler emits ``fragment``-row records;
   with ``num_envs > 1`` each sampler steps that many copies of its environment as a
-  batch (:class:`~reactorfed.rl.vector.VectorEnvRunner`) and a fragment's observations
-  are shaped ``(fragment, num_envs, ...)``.
+  batch (:class:`~reactorfed.rl.vector.VectorEnvRunner`) and a record is shaped
+  ``(fragment, num_envs)``.
 
 The collector measures throughput in its own process: from its startup reaction
-(samplers start work one microstep later) to the last observation received.
+(samplers start work one microstep later) to the last record received.
 """
 
 from __future__ import annotations
@@ -28,18 +30,17 @@ import numpy as np
 from .. import SHUTDOWN, STARTUP, Input, LogicalAction, Output, Reactor, reaction
 from ..action import ActionHandle
 from ..port import MultiReader, PortReader, PortWriter
-from .envs import EnvRunner
 from .vector import make_runner
 
 __all__ = ["Collector", "EnvSampler"]
 
 
 class EnvSampler(Reactor):
-    """Steps one environment; emits one observation per step, or ``fragment``-step
-    observation arrays. Stops after ``steps`` steps."""
+    """Steps one environment; emits a one-row record per step, or a ``fragment``-row
+    record per fragment (every field of every step). Stops after ``steps`` steps."""
 
     go: Input[object] = Input(object)
-    obs: Output[np.ndarray] = Output(np.ndarray)
+    fragment: Output[np.ndarray] = Output(np.ndarray)
     again: LogicalAction[object] = LogicalAction(object)
 
     def __init__(
@@ -55,7 +56,7 @@ class EnvSampler(Reactor):
             raise ValueError(f"a sampler of {num_envs} environments emits fragments: give fragment > 0")
         self.runner = make_runner(env, seed, num_envs)
         self.steps = steps  # rows: with num_envs copies, each row is num_envs environment steps
-        self.fragment = fragment
+        self.fragment_len = fragment
         self.closed_loop = closed_loop
         self.done = 0
 
@@ -64,40 +65,32 @@ class EnvSampler(Reactor):
         if not self.closed_loop:
             again.schedule()
 
-    @reaction(triggers=[again, go], effects=[obs, again])
+    @reaction(triggers=[again, go], effects=[fragment, again])
     def step(
-        self, again: ActionHandle, go: PortReader[object], obs: PortWriter[np.ndarray]
+        self, again: ActionHandle, go: PortReader[object], fragment: PortWriter[np.ndarray]
     ) -> None:
         if self.done >= self.steps:
             return
-        if self.fragment:
-            n = min(self.fragment, self.steps - self.done)
-            obs.set(self.runner.rollout(n).obs)
-            self.done += n
-        else:
-            assert isinstance(self.runner, EnvRunner)
-            o, _, _ = self.runner.step()
-            obs.set(o)
-            self.done += 1
+        n = min(self.fragment_len, self.steps - self.done) if self.fragment_len else 1
+        fragment.set(self.runner.record(n))
+        self.done += n
         if not self.closed_loop and self.done < self.steps:
             again.schedule()
 
 
 class Collector(Reactor):
-    """Gathers observations from ``n`` samplers; in a closed loop, starts each round.
+    """Gathers the records of ``n`` samplers; in a closed loop, starts each round.
 
     ``rounds`` (closed loop only) is the number of rounds to run. The measured
     result (steps, seconds, steps/s) is kept in :attr:`result` and reported at
     shutdown (:meth:`~reactorfed.Reactor.report_result`).
     """
 
-    obs: Input[np.ndarray] = Input(np.ndarray, width="n")
+    fragments: Input[np.ndarray] = Input(np.ndarray, width="n")
     go: Output[object] = Output(object)
 
-    def __init__(self, n: int, fragment: int = 0, rounds: int = 0, num_envs: int = 1) -> None:
+    def __init__(self, n: int, rounds: int = 0) -> None:
         self.n = n
-        self.fragment = fragment
-        self.num_envs = num_envs  # environment copies per sampler: each fragment row is that many steps
         self.rounds = rounds
         self.steps = 0
         self.rounds_done = 0
@@ -112,10 +105,10 @@ class Collector(Reactor):
         if self.rounds:
             go.set(True)
 
-    @reaction(triggers=[obs], effects=[go])
-    def gather(self, obs: MultiReader[np.ndarray], go: PortWriter[object]) -> None:
-        for _, value in obs.present():
-            self.steps += len(value) * self.num_envs if self.fragment else 1
+    @reaction(triggers=[fragments], effects=[go])
+    def gather(self, fragments: MultiReader[np.ndarray], go: PortWriter[object]) -> None:
+        for _, value in fragments.present():
+            self.steps += value.size  # rows times copies: every environment step
         self.t_last = time.perf_counter()
         self.rounds_done += 1
         if self.rounds and self.rounds_done < self.rounds:

@@ -26,7 +26,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from .envs import EnvRunner, _Actions, _obs_converter, _register_ale, env_id
+from .envs import EnvRunner, _Actions, _obs_converter, _register_ale, env_id, record_dtype
 
 __all__ = ["VectorEnvRunner", "VectorFragment", "make_runner"]
 
@@ -81,8 +81,10 @@ class VectorEnvRunner:
         self.rng = np.random.default_rng(seed)
         single_obs = self.env.single_observation_space
         self._convert, self.obs_shape, self.obs_dtype = _obs_converter(single_obs)
-        self._actions = _Actions.of(self.env.single_action_space)
-        self.num_actions = self._actions.num_actions
+        self._actions = a = _Actions.of(self.env.single_action_space)
+        self.num_actions = a.num_actions
+        #: a row of :meth:`record`: every copy's step (see :func:`~reactorfed.rl.envs.record_dtype`)
+        self.record_dtype = record_dtype(self.obs_shape, self.obs_dtype, a.shape, a.dtype, vector=True)
         obs, _ = self.env.reset(seed=seed)
         self.obs: np.ndarray = self._as_array(obs)
         self.episode_return = np.zeros(num_envs, dtype=np.float64)
@@ -110,6 +112,30 @@ class VectorEnvRunner:
         terminated = np.empty((n, k), dtype=np.bool_)
         truncated = np.empty((n, k), dtype=np.bool_)
         resets = np.empty((n, k), dtype=np.bool_)
+        returns = self._run(n, obs_buf, actions, rewards, terminated, truncated, resets)
+        return VectorFragment(obs_buf, actions, rewards, terminated, truncated, resets, tuple(returns))
+
+    def record(self, n: int) -> np.ndarray:
+        """``n`` steps of every copy as one structured array shaped ``(n, num_envs)`` of
+        :attr:`record_dtype`: the whole fragment, what a sampler sends (written straight
+        into the record). ``episode_return`` holds an episode's return where it ended."""
+        rec = np.empty((n, self.num_envs), dtype=self.record_dtype)
+        actions = self.random_actions(n)  # stepped from this (contiguous) array, as rollout does
+        rec["action"] = actions
+        terminated, truncated = rec["terminated"], rec["truncated"]
+        returns = self._run(n, rec["obs"], actions, rec["reward"], terminated, truncated, rec["reset"])
+        ep = rec["episode_return"]
+        ep[...] = 0.0
+        if returns:
+            rows, cols = np.nonzero(terminated | truncated)  # by row, then by copy: the order of returns
+            ep[rows, cols] = returns
+        return rec
+
+    def _run(self, n: int, obs_buf: np.ndarray, actions: np.ndarray, rewards: np.ndarray,
+             terminated: np.ndarray, truncated: np.ndarray, resets: np.ndarray) -> list[float]:
+        """The stepping loop of :meth:`rollout` and :meth:`record`: every row of the given
+        arrays is written; returns the returns of the episodes that ended. A hot loop."""
+        k = self.num_envs
         returns: list[float] = []
         env, obs, resetting, ep_ret = self.env, self.obs, self._resetting, self.episode_return
         for i in range(n):
@@ -129,7 +155,7 @@ class VectorEnvRunner:
         self.obs, self._resetting = obs, resetting
         self.steps += n * k
         self.episodes += len(returns)
-        return VectorFragment(obs_buf, actions, rewards, terminated, truncated, resets, tuple(returns))
+        return returns
 
     def close(self) -> None:
         self.env.close()
