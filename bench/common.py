@@ -2,7 +2,9 @@
 
 Every benchmark prints one JSON object per line on stdout (progress goes to
 stderr) and appends the same lines to ``bench/results/NAME.jsonl``.  ``ratio``
-is always oriented so that a value above 1 means reactorfed wins.
+is always oriented so that a value above 1 means reactorfed wins. Every line says
+whether it is judged (``"judged": true``: like for like) or context, and why
+(``"why"``): see :func:`classify`.
 """
 
 from __future__ import annotations
@@ -65,6 +67,40 @@ def ratio(ours: float, peer: float, better: Better) -> float:
     return peer / ours if ours else float("inf")
 
 
+def classify(bench: str, case: str, peer: str) -> tuple[bool, str]:
+    """Whether a result row is judged (like for like) or context, and why.
+
+    Judged: reactorfed against Ray with the same synchronisation pattern, the same
+    process layout and the same data on both sides. Everything else gives context:
+    one process against Ray's actors, an open loop against Ray's closed loop, the raw
+    ceilings (no framework), other peers (xronos, raw ZeroMQ, the RTI's own figures).
+    """
+    if bench.split("_x")[0] not in ("gym_sampling", "atari_sampling", "qlearning", "marl"):  # (gym_sampling_x16 too)
+        return False, f"{bench}: the runtime's own costs against {peer}, not the RL comparison with Ray"
+    if peer.startswith("raw"):
+        return False, "the raw ceiling: the same work with no framework, the best any framework can do"
+    if "raw" in case and "no framework" in case:
+        return False, "the raw ceiling against Ray: no framework on our side"
+    if "single" in case:
+        return False, "one process (reactions on one thread) against Ray's actor per sampler or agent"
+    if peer not in ("ray", "ray-grouped"):
+        return False, f"peer {peer} is not Ray"
+    if " step " in f" {case} ":
+        return False, "open loop (each sampler steps on its own) against Ray's closed per-step rounds"
+    if "in 1 federate" in case:
+        if peer == "ray-grouped":
+            return True, "every agent in one process on both sides (one federate, one actor), same steps, same data"
+        return False, "every agent in one federate against Ray's actor per agent: a different process layout"
+    if "federated" not in case:
+        return False, "not a federated run"
+    if bench.startswith(("gym_sampling", "atari_sampling")):
+        pattern = "closed-loop per-step rounds" if "step-sync" in case else "rollout fragments consumed as they arrive"
+        return True, f"{pattern}, a process per sampler, every step sent whole (the same record), on both sides"
+    if bench == "qlearning":
+        return True, "a process per sampler on both sides, the same packed fragments and weights each iteration"
+    return True, "a process per agent on both sides, per-step scatter of observations and gather of actions"
+
+
 class Results:
     """Collects result lines, echoes them to stdout, writes JSONL and plots."""
 
@@ -96,6 +132,8 @@ class Results:
             "better": better,
         }
         row.update(extra)
+        if "judged" not in row:
+            row["judged"], row["why"] = classify(self.bench, case, peer)
         self.rows.append(row)
         print(json.dumps(row), flush=True)
         return row

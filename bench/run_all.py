@@ -7,8 +7,9 @@ Ray (federation).
 Runs gym_sampling, atari_sampling, qlearning, marl, chain, federation and scale (each also
 runs alone: ``python -m bench.NAME``),
 writes their JSONL lines and PNG plots to bench/results/, a markdown table to
-bench/results/SUMMARY.md, and prints the cases where reactorfed loses (ratio < 1)
-and where it misses its bars (judged on the like-for-like rows only).
+bench/results/SUMMARY.md (two tables: the judged like-for-like rows, the context rows),
+and prints the cases where reactorfed loses (ratio < 1) and where it misses its bars
+(judged on the like-for-like rows only).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import atari_sampling, chain, federation, gym_sampling, marl, qlearning, scale
-from bench.common import Results, base_parser, load, progress, summarize
+from bench.common import Results, base_parser, classify, load, progress, summarize
 from bench.ray_util import shutdown_ray
 
 SUITE: dict[str, Callable[[list[str]], Results | int]] = {
@@ -38,68 +39,67 @@ SUITE: dict[str, Callable[[list[str]], Results | int]] = {
 def bar(row: dict[str, Any]) -> tuple[float, str] | None:
     """The issue's bar for a result row: (minimum ratio, what it means), if one applies.
 
-    Bars are judged on the federated rows (Ray runs every actor in its own process);
-    the single-process rows show what the runtime costs when nothing crosses a process.
-    The MARL bar is judged like for like: our federate per agent against Ray's actor per
-    agent. The rows with every policy in one federate (against either Ray layout) show
-    what the layout buys; they change the number of processes, not the runtime, so they
-    are not judged.
+    Bars against Ray are judged on the judged rows only (like for like: federated, a
+    process per sampler or agent as Ray's actors, the same pattern and data). The
+    fragments' federated rows also have a bar against the raw ceiling (a context row:
+    no framework at all), which says how much of the ceiling the runtime keeps.
     """
     case, peer = row["case"], row["peer"]
-    if "federated" not in case or kind(row) not in ("like-for-like", "ceiling"):
+    if "federated" not in case:
+        return None
+    if "fragment" in case and peer == "raw":
+        return 0.85, ">= 85% of the raw ceiling (fragments)"
+    if not is_judged(row) or peer != "ray":
         return None
     if row["bench"] == "gym_sampling" and case.startswith("CartPole-v1 step") and peer == "ray":
         return 5.0, ">= 5x Ray per-step (CartPole)"
     if row["bench"] == "atari_sampling" and case.startswith("Pong step") and peer == "ray":
         return 3.0, ">= 3x Ray per-step (Pong)"
-    if "fragment" in case and peer == "ray":
+    if "fragment" in case:
         return 1.0, "ahead of Ray (fragments)"
-    if "fragment" in case and peer == "raw":
-        return 0.85, ">= 85% of the raw ceiling (fragments)"
     if row["bench"] == "qlearning":
         return 1.25, "wall time <= 0.8x Ray's (Q-learning)"
-    if row["bench"] == "marl" and peer == "ray" and "in 1 federate" not in case:
+    if row["bench"] == "marl":
         return 4.0, ">= 4x Ray (multi-agent inference)"
     return None
 
 
-def kind(row: dict[str, Any]) -> str:
-    """Which table a row belongs in.
+def is_judged(row: dict[str, Any]) -> bool:
+    """The row's class as its benchmark wrote it (``judged``), or as
+    :func:`bench.common.classify` says for lines written before rows carried it."""
+    if "judged" not in row:
+        row["judged"], row["why"] = classify(row["bench"], row["case"], row["peer"])
+    return bool(row["judged"])
 
-    * ``like-for-like``: the judged rows: reactorfed federated (a process per sampler
-      or agent, as Ray's actors) against Ray, with the same synchronisation pattern and
-      the same data on both sides;
-    * ``ceiling``: against the raw ceiling (the same work with no framework at all);
-    * ``context``: rows that change the comparison's terms: one process against Ray's
-      actors, an open loop (``step``: samplers step on their own) against Ray's closed
-      loop, agents grouped into fewer processes than Ray's actors, the raw ceiling
-      against Ray, the single-process runtime against xronos.
-    """
-    case, peer = row["case"], row["peer"]
-    if row["bench"] in ("chain", "federation", "scale"):
-        return "context"
-    if peer.startswith("raw"):
-        return "ceiling"
-    if peer != "ray" or "federated" not in case or " step " in f" {case} " or "in 1 federate" in case:
-        return "context"
-    return "like-for-like"
+
+def summarize_with_why(rows: list[dict[str, Any]]) -> str:
+    lines = summarize(rows).splitlines()
+    lines[0] += " why |"
+    lines[1] += "---|"
+    return "\n".join([*lines[:2], *(f"{line} {r['why']} |" for line, r in zip(lines[2:], rows, strict=True))])
 
 
 def write_summary(rows: list[dict[str, Any]], out: Path, how: str) -> str:
-    """SUMMARY.md: the judged (like-for-like) rows apart from the context and ceiling
-    rows, where reactorfed loses, which bars it misses."""
-    lines = ["# Benchmark results (reactorfed vs its peers, same run)", "", how, ""]
-    for title, which in (
-        ("Like for like (judged): federated vs Ray's actors, same pattern, same data", "like-for-like"),
-        ("Against the raw ceiling (no framework)", "ceiling"),
-        ("Context (not judged): single process, open loop, other layouts, other peers", "context"),
-    ):
-        part = [r for r in rows if kind(r) == which]
+    """SUMMARY.md: the judged rows (like for like) in one table, the context rows in
+    another, then where reactorfed loses and which bars it misses."""
+    judged = [r for r in rows if is_judged(r)]
+    context = [r for r in rows if not is_judged(r)]
+    lines = [
+        "# Benchmark results (reactorfed vs its peers, same run)", "", how, "",
+        "Two tables. **Judged** rows compare like for like: reactorfed federated against Ray's "
+        "actors with the same synchronisation pattern, the same process layout and the same data "
+        "on both sides; only these rows say whether reactorfed is faster than Ray. **Context** rows "
+        "are not judged: one process against Ray's actors, an open loop against Ray's closed loop, "
+        "the raw ceilings (no framework), and the runtime's own benchmarks against other peers. "
+        "Each row's `why` says which it is (the `judged` and `why` fields of the JSON lines).", "",
+    ]
+    for title, part in (("Judged: like for like", judged), ("Context: not judged", context)):
         if part:
-            lines += [f"## {title}", "", summarize(part), ""]
+            lines += [f"## {title}", "", summarize_with_why(part), ""]
     tail = ["## Where reactorfed loses (ratio < 1)", ""]
-    tail += [f"- {r['bench']} / {r['case']} ({kind(r)}): {r['ratio']}x" for r in rows if r["ratio"] < 1] or ["- nowhere"]
-    tail += ["", "## Bars missed (like-for-like rows)", ""]
+    tail += [f"- {r['bench']} / {r['case']} ({'judged' if is_judged(r) else 'context'}): {r['ratio']}x"
+             for r in rows if r["ratio"] < 1] or ["- nowhere"]
+    tail += ["", "## Bars missed (judged rows; the fragments' federated rows against the raw ceiling)", ""]
     misses = [(r, b) for r in rows if (b := bar(r)) is not None and r["ratio"] < b[0]]
     tail += [f"- {r['bench']} / {r['case']}: {r['ratio']}x, bar {b[1]}" for r, b in misses] or ["- none"]
     out.mkdir(parents=True, exist_ok=True)
