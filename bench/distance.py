@@ -2,24 +2,32 @@
 
     python -m bench.distance                # every distance, 3 runs each
     python -m bench.distance --quick        # one run, shorter
-    python -m bench.distance --rtts 0,10    # only these added round trips (ms)
+    python -m bench.distance --rtts 0,10    # only these added round trips (even ms)
 
 This kernel has no netem, so the distance comes from Toxiproxy (a real TCP proxy that
-adds latency; its Go module github.com/Shopify/toxiproxy/v2, built once into
-``~/.cache/reactorfed/tools/bin/server``). Every link of the federation goes through it:
-the RTI's port (federates connect to the proxy) and each federate's data port (federates
-advertise the proxy's address: ``reactorfed federate --data-port P --advertise-port Q``),
-with Unix sockets and shared memory off, so every byte crosses TCP and the proxy. The
-added round trip is split over the two directions (Toxiproxy's latency is whole
-milliseconds per direction, so 1 ms is added one way); "0" is the proxy alone.
+adds latency; its Go module github.com/Shopify/toxiproxy/v2, built once by
+``scripts/tools.sh`` into ``~/.cache/reactorfed/tools/bin/toxiproxy-server``). Every
+link of the federation goes through it: the RTI's port (federates connect to the proxy)
+and each federate's data port (federates advertise the proxy's address: ``reactorfed
+federate --data-port P --advertise-port Q``), with Unix sockets and shared memory off, so
+every byte crosses TCP and the proxy. The added round trip is split evenly over the two
+directions. Toxiproxy's latency is whole milliseconds per direction, so round trips are
+even: 0, 2 and 10 ms by default. "+0" is the proxy alone, whose own round trip (measured
+in every row as ``raw_rtt_us``, 0.2-0.3 ms here) stands for the nearest machines; 1 ms
+cannot be made evenly, 2 ms is the nearest.
 
 Measured at each distance, each beside raw ZeroMQ over the same proxy in the same run:
 
-* tag advance in a 2-federate chain (a pipeline: the source never waits), us per tag;
+* tag advance in a 2-federate chain (a pipeline: the source never waits), us per tag,
+  against the raw REQ/REP round trip (a ratio above 1: tags advance faster than one
+  round trip each, the distance is hidden by pipelining);
 * a closed loop of a driver and one worker, the shape of synchronous RL: rounds per
   second, against raw ZeroMQ REQ/REP round trips per second;
 * 100 KB payloads between two federates, frames per second, against raw PUSH/PULL;
-* the Q-learning example (2 samplers, a learner): wall time of its iterations.
+* the Q-learning example (2 samplers, a learner): wall time of its iterations, against
+  one raw round trip per iteration (the least a synchronous iteration can cost).
+
+Every row also carries ``at_proxy_alone``: the same figure at +0 ms, when measured.
 
 Results in ``bench/results/distance.jsonl`` and ``distance.png``.
 """
@@ -29,13 +37,11 @@ from __future__ import annotations
 import json
 import os
 import secrets
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
@@ -44,74 +50,11 @@ from typing import IO, Any
 from bench.common import Results, base_parser, progress, wait_quiet
 from bench.federation import FRAME, _pair
 from bench.rf_runner import results_by_reactor
+from bench.toxiproxy import Toxiproxy, free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 PY = sys.executable
-TOXIPROXY = Path(os.environ.get("REACTORFED_TOOLS", Path.home() / ".cache" / "reactorfed" / "tools")) / "bin" / "server"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-class Toxiproxy:
-    """A Toxiproxy server of our own on loopback, and the proxies made through its API."""
-
-    def __init__(self) -> None:
-        if not TOXIPROXY.exists():
-            raise SystemExit(f"Toxiproxy is not built: GOBIN={TOXIPROXY.parent} go install "
-                             "github.com/Shopify/toxiproxy/v2/cmd/server@v2.5.0")
-        self.port = _free_port()
-        self.proc = subprocess.Popen([str(TOXIPROXY), "-host", "127.0.0.1", "-port", str(self.port)],
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                self._call("GET", "/version")
-                break
-            except OSError:
-                if time.monotonic() > deadline or self.proc.poll() is not None:
-                    self.close()  # a server that did not answer is not left behind
-                    raise RuntimeError("Toxiproxy did not start") from None
-                time.sleep(0.05)
-            except BaseException:
-                self.close()
-                raise
-
-    def _call(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
-        data = json.dumps(body).encode() if body is not None else None
-        req = urllib.request.Request(f"http://127.0.0.1:{self.port}{path}", data=data, method=method,
-                                     headers={"Content-Type": "application/json"})
-        with urllib.request.urlopen(req, timeout=5) as r:
-            text = r.read()
-        try:
-            return json.loads(text) if text else None
-        except json.JSONDecodeError:
-            return text.decode()  # /version answers plain text
-
-    def proxy(self, upstream: int, rtt_ms: int) -> int:
-        """A proxy to 127.0.0.1:``upstream`` adding ``rtt_ms`` to a round trip; its port."""
-        listen = _free_port()
-        name = f"p{listen}"
-        self._call("POST", "/proxies", {"name": name, "listen": f"127.0.0.1:{listen}",
-                                        "upstream": f"127.0.0.1:{upstream}", "enabled": True})
-        down, up = rtt_ms - rtt_ms // 2, rtt_ms // 2
-        for stream, ms in (("downstream", down), ("upstream", up)):
-            if ms:
-                self._call("POST", f"/proxies/{name}/toxics", {"type": "latency", "stream": stream,
-                                                                 "attributes": {"latency": ms, "jitter": 0}})
-        return listen
-
-    def reset(self) -> None:
-        for name in list(self._call("GET", "/proxies") or {}):
-            self._call("DELETE", f"/proxies/{name}")
-
-    def close(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            self.proc.wait(10)
+_free_port = free_port
 
 
 @contextmanager
@@ -251,16 +194,33 @@ def raw_frames_per_s(tp: Toxiproxy, rtt: int, n: int) -> float:
     return n / (json.loads(rest.strip().splitlines()[-1])["last"] - json.loads(out)["first"])
 
 
+def _extra(rtt: int, med: dict[str, float], alone: dict[str, float], key: str) -> dict[str, Any]:
+    """A row's context: the distance, the raw round trip measured over it, and the same
+    figure over the proxy alone (when +0 was measured)."""
+    out: dict[str, Any] = {"added_rtt_ms": rtt, "one_way_ms": rtt // 2, "raw_rtt_us": round(1e6 / med["raw_rt"], 1)}
+    if key in alone:
+        out["at_proxy_alone"] = round(alone[key], 3)
+    return out
+
+
 def main(argv: list[str] | None = None) -> Results:
     p = base_parser(__doc__ or "")
-    p.add_argument("--rtts", default="0,1,10", help="added round trips in whole ms, comma-separated (default 0,1,10)")
+    p.add_argument("--rtts", default="0,2,10",
+                   help="added round trips in even ms (whole ms each way), comma-separated (default 0,2,10)")
     args = p.parse_args(argv)
+    rtts = sorted(int(x) for x in args.rtts.split(","))  # +0 first: the other rows refer to it
+    if any(r < 0 or r % 2 for r in rtts):
+        p.error(f"--rtts: each added round trip must be even (Toxiproxy adds whole ms each way): {args.rtts}")
     runs = 1 if args.quick else args.runs
     tags, rounds, frames, iters = (300, 100, 200, 5) if args.quick else (3000, 500, 1000, 20)
     res = Results("distance", args.out)
-    tp = Toxiproxy()
     try:
-        for rtt in (int(x) for x in args.rtts.split(",")):
+        tp = Toxiproxy()
+    except FileNotFoundError as e:
+        raise SystemExit(str(e)) from None
+    try:
+        alone: dict[str, float] = {}
+        for rtt in rtts:
             got: dict[str, list[float]] = {}
             for i in range(runs):
                 wait_quiet()
@@ -273,16 +233,17 @@ def main(argv: list[str] | None = None) -> Results:
                     got.setdefault(key, []).append(value)
                 progress(f"+{rtt} ms run {i + 1}: " + ", ".join(f"{k} {v[-1]:,.1f}" for k, v in got.items()))
             med = {k: statistics.median(v) for k, v in got.items()}
-            extra = {"added_rtt_ms": rtt, "raw_rtt_us": round(1e6 / med["raw_rt"], 1)}
+            if rtt == 0:
+                alone = med
+
             res.add(f"+{rtt} ms closed loop", "rounds_per_s", med["loop"], "raw-zmq-req-rep", med["raw_rt"],
-                    "higher", runs, **extra)
+                    "higher", runs, **_extra(rtt, med, alone, "loop"))
             res.add(f"+{rtt} ms 100 KB payloads", "frames_per_s", med["frames"], "raw-zmq-push-pull",
-                    med["raw_frames"], "higher", runs, **extra)
-            # the pipeline's and Q-learning's peer: the same figure with no added distance
+                    med["raw_frames"], "higher", runs, **_extra(rtt, med, alone, "frames"))
             res.add(f"+{rtt} ms pipeline tag advance", "us_per_tag", med["pipeline"], "raw-zmq-req-rep",
-                    1e6 / med["raw_rt"], "lower", runs, **extra)
+                    1e6 / med["raw_rt"], "lower", runs, **_extra(rtt, med, alone, "pipeline"))
             res.add(f"+{rtt} ms Q-learning ({iters} iterations, 2 samplers)", "wall_s", med["qlearning"],
-                    "raw-zmq-req-rep", 1e6 / med["raw_rt"] * iters / 1e6, "lower", runs, **extra)
+                    "raw-zmq-req-rep", iters / med["raw_rt"], "lower", runs, **_extra(rtt, med, alone, "qlearning"))
     finally:
         tp.close()
     path = res.write()
