@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from .duration import DurationParam, check_duration, check_param, resolve_param
 from .errors import UndeclaredAccessError, ValidationError
-from .trigger import OwnedSlot, undeclared
+from .trigger import Element, OwnedSlot, Slot, undeclared
 
 if TYPE_CHECKING:
     from .reactor import Reactor
@@ -119,35 +119,16 @@ class PhysicalAction(ActionDecl[T]):
     physical = True
 
 
-class Action(OwnedSlot):
-    """The runtime action of one reactor instance."""
+class Action(Element):
+    """The action of one reactor instance, as declared (``self.act``): what a reaction
+    names, and what another thread schedules a physical action through. Its events and
+    parameters, resolved, live in the :class:`ActionSlot` each assembly makes for it."""
 
-    __slots__ = ("_reader", "decl", "last_tag", "min_delay", "min_spacing", "scheduled_by")
+    __slots__ = ("decl",)
 
     def __init__(self, reactor: Reactor, decl: ActionDecl[Any]) -> None:
         super().__init__(reactor, decl.name)
         self.decl = decl
-        #: this instance's min_delay and min_spacing (None: not declared): ints now,
-        #: parameters (and everything again) when the program is assembled (see resolve)
-        self.min_delay = decl.min_delay if isinstance(decl.min_delay, int) else 0
-        self.min_spacing: int | None = decl.min_spacing if isinstance(decl.min_spacing, int) else None
-        #: with a min_spacing: the tag of the previous event placed, None before the first
-        self.last_tag: tuple[int, int] | None = None
-        self.scheduled_by: list[Any] = []
-        self._reader: ActionReader | None = None
-
-    def resolve(self) -> None:
-        """Take min_delay and min_spacing from the reactor's parameters where the
-        declaration names them (at assembly: the parameters are set, and the full name is
-        known for errors)."""
-        decl, r = self.decl, self.reactor
-        what = f"{self.fqn}: action min_delay"
-        self.min_delay = check_duration(resolve_param(decl.min_delay, r, what), what)
-        what = f"{self.fqn}: action min_spacing"
-        spacing = resolve_param(decl.min_spacing, r, what)
-        if spacing is None and decl.policy_given:
-            raise ValidationError(f"{what} is None (not declared), but the action declares the policy {decl.policy.value!r}")
-        self.min_spacing = None if spacing is None else check_duration(spacing, what)
 
     @property
     def physical(self) -> bool:
@@ -170,10 +151,39 @@ class Action(OwnedSlot):
                 log.warning("%s is scheduled after the program ended: dropped (as every event past the last tag)", self.fqn)
                 return
             raise ValidationError(f"{self.fqn} is scheduled before the program runs")
-        env.schedule_physical(self, value, delay)
+        env.schedule_physical(env.program.slot_of(self), value, delay)
 
     def __repr__(self) -> str:
         return f"<{'physical' if self.decl.physical else 'logical'} action {self.fqn}>"
+
+
+class ActionSlot(OwnedSlot):
+    """An action's runtime state in one program (made at assembly): its parameters,
+    resolved, and the tag of its previous event."""
+
+    __slots__ = ("decl", "last_tag", "min_delay", "min_spacing", "physical")
+
+    def __init__(self, action: Action) -> None:
+        super().__init__(action)
+        decl = self.decl = action.decl
+        self.physical = decl.physical
+        # Take min_delay and min_spacing from the reactor's parameters where the
+        # declaration names them (the parameters are set, and the full name is known
+        # for errors).
+        r = action.reactor
+        what = f"{self.fqn}: action min_delay"
+        #: this instance's min_delay and min_spacing (None: not declared), in ns
+        self.min_delay = check_duration(resolve_param(decl.min_delay, r, what), what)
+        what = f"{self.fqn}: action min_spacing"
+        spacing = resolve_param(decl.min_spacing, r, what)
+        if spacing is None and decl.policy_given:
+            raise ValidationError(f"{what} is None (not declared), but the action declares the policy {decl.policy.value!r}")
+        self.min_spacing: int | None = None if spacing is None else check_duration(spacing, what)
+        #: with a min_spacing: the tag of the previous event placed, None before the first
+        self.last_tag: tuple[int, int] | None = None
+
+    def __repr__(self) -> str:
+        return f"<{'physical' if self.physical else 'logical'} action slot {self.fqn}>"
 
 
 class ActionReader:
@@ -181,7 +191,7 @@ class ActionReader:
 
     __slots__ = ("_slot",)
 
-    def __init__(self, action: Action) -> None:
+    def __init__(self, action: OwnedSlot) -> None:
         self._slot = action
 
     def get(self) -> Any:
@@ -205,7 +215,7 @@ class ActionHandle(ActionReader):
 
     __slots__ = ("_schedule",)
 
-    def __init__(self, action: Action, schedule: Any) -> None:
+    def __init__(self, action: ActionSlot, schedule: Any) -> None:
         super().__init__(action)
         self._schedule = schedule
 
@@ -224,7 +234,7 @@ class ActionHandle(ActionReader):
         self._schedule(self._slot, value, delay)
 
 
-def positional_schedule(action: Action, args: tuple[Any, ...]) -> str:
+def positional_schedule(action: Element | Slot, args: tuple[Any, ...]) -> str:
     """The error for ``schedule`` called with positional arguments."""
     shown = ", ".join(repr(a) if len(repr(a)) <= 40 else f"<{type(a).__name__}>" for a in args)
     return (

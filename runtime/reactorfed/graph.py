@@ -1,4 +1,11 @@
-"""Assembly: resolve a reactor hierarchy into channels, slots and a precedence graph.
+"""Assembly: build a :class:`Program` from a reactor tree, reading its declarations only.
+
+The three phases, as in reactor-cpp: **construction** (the user's ``__init__`` s create
+reactors and declare connections: :mod:`reactorfed.reactor`), **assembly** (here) and
+**execution** (:class:`~reactorfed.scheduler.Scheduler`, which binds one program and runs
+it). Assembly never changes the tree: every call builds a new program with its own
+runtime state (slots, actions' and timers' resolved parameters, reactions), so two
+assemblies of one tree share nothing, and a tree may run again after a run ends.
 
 * Connections are flattened into channel pairs and checked (direction, hierarchy,
   width, one upstream per channel).
@@ -9,67 +16,76 @@
   reaction's level is the longest path to it; reactions sharing a level are independent.
 * Reactions ready at one tag run by rank: inferred deadline, level, assembly order
   (reactor-c's order; see :func:`rank`).
+* For a federate (``assemble(main, federate)``), a :class:`~reactorfed.partition.Partition`
+  says which reactors run here and which connections cross to other federates.
 """
 
 from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, NamedTuple
 
-from .action import Action, ActionDecl
+from .action import Action, ActionDecl, ActionSlot
 from .errors import CausalityLoopError, ValidationError
+from .partition import NetLink, Partition
 from .port import MultiPort, Port, PortDecl
 from .reaction import Reaction, ReactionDecl
 from .reactor import Bank, Connection, Reactor
 from .tag import FOREVER
-from .timer import SHUTDOWN, STARTUP, Timer, TimerSlot
+from .timer import SHUTDOWN, STARTUP, Timer, TimerElement, TimerSlot
 from .trigger import Slot
 
-__all__ = ["NetLink", "Program", "assemble", "rank"]
+__all__ = ["NetLink", "Partition", "Program", "assemble", "rank"]
 
 
-class NetLink:
-    """A connection between two federates: carried over the network."""
+class Wire(NamedTuple):
+    """The connection into one channel, resolved at assembly."""
 
-    __slots__ = ("delay", "dst", "dst_fed", "id", "src", "src_fed")
-
-    def __init__(self, id: int, src: Port[Any], dst: Port[Any], delay: int | None, src_fed: str, dst_fed: str) -> None:
-        self.id = id
-        self.src = src
-        self.dst = dst
-        #: None: same tag; 0: next microstep; d: d ns later
-        self.delay = delay
-        self.src_fed = src_fed
-        self.dst_fed = dst_fed
-
-    def __repr__(self) -> str:
-        after = "" if self.delay is None else f" after {self.delay} ns"
-        return f"<link {self.id}: {self.src.fqn} -> {self.dst.fqn}{after}>"
+    src: Port[Any]
+    #: None: same tag; 0: next microstep; d: d ns later (a physical connection: its after, 0 if None)
+    delay: int | None
+    #: LF's physical connection (~>)
+    physical: bool
 
 
 class Program:
-    """The assembled program: every reactor, channel, action and reaction, ranked."""
+    """One assembly of a reactor tree: every reactor, channel, action and reaction,
+    ranked, and the runtime state one run needs (the slots, the actions' and timers'
+    parameters, the reactions and their bindings). Made by :func:`assemble`; bound to
+    one :class:`~reactorfed.scheduler.Scheduler`, once."""
 
-    def __init__(self, main: Reactor) -> None:
+    def __init__(self, main: Reactor, partition: Partition | None = None) -> None:
         self.main = main
+        #: federated execution: the federates and the links between them (None: the
+        #: whole program runs here)
+        self.partition = partition
         self.reactors: list[Reactor] = []
+        #: the tree's channels (every port's, in tree order)
         self.channels: list[Port[Any]] = []
-        self.actions: list[Action] = []
+        #: the slots of this process's actions and timers
+        self.actions: list[ActionSlot] = []
         self.timers: list[TimerSlot] = []
         self.reactions: list[Reaction] = []  # sorted by rank
         self.startup = Slot(f"{main.name}.startup")
         self.shutdown = Slot(f"{main.name}.shutdown")
         self.edges: dict[Reaction, list[Reaction]] = {}
-        #: federated execution: this process's federate, all federates, the links
-        self.federate: str | None = None
-        self.federates: list[str] = []
-        self.links: list[NetLink] = []
-        self.fed_of: dict[int, str] = {}
+        #: the connection into each connected channel
+        self.wires: dict[Port[Any], Wire] = {}
+        #: every channel's, action's and timer's slot (channels joined by zero-delay
+        #: connections share one)
+        self.slots: dict[Port[Any] | Action | TimerElement, Slot] = {}
+        #: the scheduler this program is bound to (see Scheduler.bind)
+        self.scheduler: Any = None
+
+    def slot_of(self, element: Port[Any] | Action | TimerElement) -> Any:
+        """The slot that holds ``element``'s value in this program (an :class:`ActionSlot`
+        for an action, a :class:`TimerSlot` for a timer)."""
+        return self.slots[element]
 
     def is_local(self, reactor: Reactor) -> bool:
         """Does ``reactor`` run in this process?"""
-        return self.federate is None or self.fed_of.get(id(reactor)) == self.federate
+        return self.partition is None or self.partition.is_local(reactor)
 
     @property
     def max_level(self) -> int:
@@ -95,7 +111,8 @@ def _flatten(x: Any, where: str) -> list[Port[Any]]:
     raise ValidationError(f"{where}: cannot connect {x!r}: expected a port, multiport, a bank's port or a list of them")
 
 
-def _connect(c: Connection) -> None:
+def _connect(c: Connection, wires: dict[Port[Any], Wire]) -> None:
+    """Resolve one declared connection into ``wires`` (the connection into each channel)."""
     owner = c.owner.fqn
     srcs = _flatten(c.src, owner)
     dsts = _flatten(c.dst, owner)
@@ -125,14 +142,12 @@ def _connect(c: Connection) -> None:
                 f"({len(dsts)} channels){hint}"
             )
     for s, d in zip(srcs, dsts, strict=True):
-        if d.upstream is not None:
-            raise ValidationError(f"{owner}: {d.fqn} is already connected from {d.upstream.fqn}; a port has one upstream")
+        up = wires.get(d)
+        if up is not None:
+            raise ValidationError(f"{owner}: {d.fqn} is already connected from {up.src.fqn}; a port has one upstream")
         _check_types(owner, s, d)
-        d.upstream = s
         # A physical connection is never zero-delay: it shares no slot and makes no edge.
-        d.upstream_delay = (c.after or 0) if c.physical else c.after
-        d.upstream_physical = c.physical
-        s.downstream.append(d)
+        wires[d] = Wire(s, (c.after or 0) if c.physical else c.after, c.physical)
 
 
 def _check_types(owner: str, s: Port[Any], d: Port[Any]) -> None:
@@ -196,7 +211,7 @@ def _resolve(reactor: Reactor, ref: Any, rdecl: ReactionDecl, role: str) -> tupl
                 raise ValidationError(f"{where}: cannot write {e.fqn}, an output of a contained reactor")
             if role != "effect" and not mine and e.is_input:
                 raise ValidationError(f"{where}: cannot read {e.fqn}, an input of a contained reactor")
-        elif isinstance(e, TimerSlot) and role == "effect":
+        elif isinstance(e, TimerElement) and role == "effect":
             raise ValidationError(f"{where}: a timer ({e.fqn}) cannot be an effect")
         elif isinstance(e, Action) and e.reactor is not reactor:
             raise ValidationError(f"{where}: {e.fqn} is an action of another reactor")
@@ -216,7 +231,7 @@ def _elements(obj: Any) -> list[Any]:
         return [obj]
     if isinstance(obj, MultiPort):
         return obj.channels()
-    if isinstance(obj, (Action, TimerSlot)):
+    if isinstance(obj, (Action, TimerElement)):
         return [obj]
     if isinstance(obj, (list, tuple)):
         out: list[Any] = []
@@ -227,89 +242,90 @@ def _elements(obj: Any) -> list[Any]:
 
 
 def assemble(main: Reactor, federate: str | None = None) -> Program:
-    """Check ``main`` and everything it contains and build the ranked program.
+    """Check ``main`` and everything it contains and build a new ranked program, without
+    changing the tree (see the module docstring).
 
     With ``federate`` (the name of one of main's children), only that federate's
-    reactions run; connections to and from other federates become :class:`NetLink` s.
+    reactions run; connections to and from other federates become :class:`NetLink` s of
+    the program's :class:`Partition`.
     """
     if main._parent is not None:
-        top = main._parent
-        while top._parent is not None:
-            top = top._parent
-        top._rename(None)  # full names, for the message
         raise ValidationError(f"{main.fqn} is contained in {main._parent.fqn}; run the top-level reactor")
-    main._rename(None)
     prog = Program(main)
-    prog.reactors = list(_walk(main))
-    for r in prog.reactors:
+    prog.reactors = reactors = list(_walk(main))
+    slots = prog.slots
+    actions: list[ActionSlot] = []
+    timers: list[TimerSlot] = []
+    for r in reactors:
         if r._env is not None:
             raise ValidationError(f"{r.fqn} is already part of a running program")
         for p in r._ports():
             prog.channels.extend(p.channels())
-        prog.actions.extend(r._actions())
-        prog.timers.extend(r._timers())
-        # timers' and actions' parameters, now that __init__ set them and full names are known
+        # timers' and actions' parameters, now that __init__ set them
         for action in r._actions():
-            action.resolve()
+            slots[action] = aslot = ActionSlot(action)
+            actions.append(aslot)
         for timer in r._timers():
-            timer.resolve()
-    for r in prog.reactors:
+            slots[timer] = tslot = TimerSlot(timer)
+            timers.append(tslot)
+    wires = prog.wires
+    for r in reactors:
         for c in r._connections:
-            _connect(c)
+            _connect(c, wires)
 
-    # Reactions, in assembly order.
-    order = 0
-    reads: dict[Slot, list[Reaction]] = {}
-    for r in prog.reactors:
+    # Reactions, in assembly order; edges along each reactor's declaration order.
+    edges: dict[Reaction, list[Reaction]] = {}
+    writer: dict[Port[Any], Reaction] = {}  # the first reaction that declares a channel an effect
+    for r in reactors:
+        mine: list[Reaction] = []
         for i, rd in enumerate(type(r)._decl_reactions):
-            rx = Reaction(r, rd, i, order)
-            order += 1
+            rx = Reaction(r, rd, i, len(prog.reactions))
             prog.reactions.append(rx)
+            mine.append(rx)
+            edges[rx] = []
             for role, refs, bucket in (("trigger", rd.triggers, rx.triggers), ("source", rd.sources, rx.sources), ("effect", rd.effects, rx.effects)):
                 for ref in refs:
                     _, elems, _ = _resolve(r, ref, rd, role)
                     bucket.extend(elems)
             for e in rx.effects:
                 if isinstance(e, Port):
-                    e.written_by.append(rx)
-                elif isinstance(e, Action):
-                    e.scheduled_by.append(rx)
+                    writer.setdefault(e, rx)
+        for before, after in itertools.pairwise(mine):
+            edges[before].append(after)
 
     for ch in prog.channels:
-        if ch.upstream is not None and ch.written_by:
+        w = wires.get(ch)
+        if w is not None and ch in writer:
             raise ValidationError(
-                f"{ch.fqn} has two sources: it is connected from {ch.upstream.fqn} and written by "
-                f"{ch.written_by[0].fqn}"
+                f"{ch.fqn} has two sources: it is connected from {w.src.fqn} and written by {writer[ch].fqn}"
             )
 
     # The precedence graph spans the whole program, federated or not, so that a
     # causality loop through several federates is refused just the same.
+    net_dst: set[Port[Any]] = set()
+
     def root(ch: Port[Any], cut: bool) -> Port[Any]:
+        """The channel at the head of ``ch``'s zero-delay connections (cut at network links)."""
         seen = 0
-        while ch.upstream is not None and ch.upstream_delay is None and not (cut and id(ch) in net_dst):
-            ch = ch.upstream
+        w = wires.get(ch)
+        while w is not None and w.delay is None and not (cut and ch in net_dst):
+            ch = w.src
+            w = wires.get(ch)
             seen += 1
             assert seen <= len(prog.channels), "zero-delay connections form a cycle"
         return ch
 
-    net_dst: set[int] = set()
+    reads: dict[Port[Any], list[Reaction]] = {}
     for rx in prog.reactions:
         for e in (*rx.triggers, *rx.sources):
             if isinstance(e, Port):
-                lst = reads.setdefault(root(e, False)._slot, [])
+                lst = reads.setdefault(root(e, False), [])
                 if rx not in lst:
                     lst.append(rx)
-    edges: dict[Reaction, list[Reaction]] = {rx: [] for rx in prog.reactions}
-    by_reactor: dict[int, list[Reaction]] = {}
-    for rx in prog.reactions:
-        by_reactor.setdefault(id(rx.reactor), []).append(rx)
-    for rxs in by_reactor.values():
-        for a, b in itertools.pairwise(rxs):
-            edges[a].append(b)
     for rx in prog.reactions:
         for e in rx.effects:
             if isinstance(e, Port):
-                for reader in reads.get(root(e, False)._slot, ()):
+                for reader in reads.get(root(e, False), ()):
                     if reader not in edges[rx]:
                         edges[rx].append(reader)
     prog.edges = edges
@@ -317,28 +333,33 @@ def assemble(main: Reactor, federate: str | None = None) -> Program:
     _infer_deadlines(prog.reactions, edges)
 
     if federate is not None:
-        _partition(prog, federate)
-        net_dst.update(id(link.dst) for link in prog.links)
+        prog.partition = _partition(main, federate, prog.channels, wires)
+        net_dst.update(link.dst for link in prog.partition.links)
     local = prog.is_local
 
     # Share slots along zero-delay connections (cut at federate boundaries); delayed
     # connections deliver slot to slot.
+    heads: dict[Port[Any], Slot] = {}
     for ch in prog.channels:
-        ch._slot = root(ch, True)._slot
+        head = root(ch, True)
+        slot = heads.get(head)
+        if slot is None:
+            slot = heads[head] = Slot(head.fqn)
+        slots[ch] = slot
     for ch in prog.channels:
-        if ch.upstream is not None and ch.upstream_delay is not None and id(ch) not in net_dst and local(ch.reactor):
-            delay = ch.upstream_delay
+        w = wires.get(ch)
+        if w is not None and w.delay is not None and ch not in net_dst and local(ch.reactor):
             # a physical connection's after d is coded -1 - d (Scheduler._process)
-            ch.upstream._slot.delayed.append((ch._slot, -1 - delay if ch.upstream_physical else delay))
+            slots[w.src].delayed.append((slots[ch], -1 - w.delay if w.physical else w.delay))
 
     prog.reactions = [rx for rx in prog.reactions if local(rx.reactor)]
-    prog.actions = [a for a in prog.actions if local(a.reactor)]
-    prog.timers = [t for t in prog.timers if local(t.reactor)]
+    prog.actions = [a for a in actions if local(a.reactor)]
+    prog.timers = [t for t in timers if local(t.reactor)]
     for rx in prog.reactions:
         for e in rx.triggers:
-            slot = prog.startup if e is STARTUP else prog.shutdown if e is SHUTDOWN else _slot_of(e)
-            if rx not in slot.reactions:
-                slot.reactions.append(rx)
+            trig = prog.startup if e is STARTUP else prog.shutdown if e is SHUTDOWN else slots[e]
+            if rx not in trig.reactions:
+                trig.reactions.append(rx)
     rank(prog, by_deadline=True)
     return prog
 
@@ -363,51 +384,39 @@ def rank(prog: Program, *, by_deadline: bool) -> None:
         slot.reactions.sort(key=lambda x: x.rank)
 
 
-def _partition(prog: Program, federate: str) -> None:
+def _partition(main: Reactor, federate: str, channels: list[Port[Any]], wires: dict[Port[Any], Wire]) -> Partition:
     """Split the program at the main reactor's children (each bank member on its own):
-    keep ``federate``'s reactors local and turn connections between federates into
-    network links."""
-    main = prog.main
+    ``federate``'s reactors run here, and connections between federates become network
+    links."""
     if type(main)._decl_reactions or main._ports() or main._actions() or main._timers():
         raise ValidationError(
             f"{main.fqn}: a federated program's main reactor only contains federates and connects "
             "them; move its reactions, ports, actions and timers into a contained reactor"
         )
     names = [c.name for c in main._children]
-    prog.federates = names
     if federate not in names:
         raise ValidationError(f"{main.fqn} has no federate {federate!r}; its federates are: {', '.join(names)}")
-    prog.federate = federate
-    fed_of: dict[int, str] = {}
-    for child in main._children:
-        for r in _walk(child):
-            fed_of[id(r)] = child.name
-    prog.fed_of = fed_of
-    links: list[NetLink] = []
-    for ch in prog.channels:
-        up = ch.upstream
-        if up is not None and fed_of[id(up.reactor)] != fed_of[id(ch.reactor)]:
-            if ch.upstream_physical:
+    part = Partition(main, federate, names, [])
+    fed_of = part.federate_of
+    for ch in channels:
+        w = wires.get(ch)
+        if w is None:
+            continue
+        up = w.src
+        src_fed, dst_fed = fed_of(up.reactor), fed_of(ch.reactor)
+        if src_fed != dst_fed:
+            if w.physical:
                 raise ValidationError(
                     f"{main.fqn}: the physical connection {up.fqn} ~> {ch.fqn} joins two federates; "
                     "physical connections are supported within one process or federate only"
                 )
-            links.append(NetLink(len(links), up, ch, ch.upstream_delay, fed_of[id(up.reactor)], fed_of[id(ch.reactor)]))
-    prog.links = links
-
-
-def _slot_of(e: Any) -> Slot:
-    if isinstance(e, Port):
-        return e._slot
-    assert isinstance(e, (Action, TimerSlot))
-    return e
+            part.links.append(NetLink(len(part.links), up, ch, w.delay, src_fed, dst_fed))
+    return part
 
 
 def _all_slots(prog: Program) -> list[Slot]:
-    slots: dict[int, Slot] = {}
-    for s in [prog.startup, prog.shutdown, *prog.actions, *prog.timers, *(c._slot for c in prog.channels)]:
-        slots[id(s)] = s
-    return list(slots.values())
+    return list(dict.fromkeys([prog.startup, prog.shutdown, *prog.actions, *prog.timers,
+                               *(prog.slots[c] for c in prog.channels)]))
 
 
 def _levels(reactions: list[Reaction], edges: dict[Reaction, list[Reaction]]) -> None:

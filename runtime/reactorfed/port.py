@@ -100,24 +100,11 @@ class Output(PortDecl[T]):
 
 
 class Port(Generic[T]):
-    """One channel of a port of one reactor instance."""
+    """One channel of a port of one reactor instance, as declared. Its value lives in the
+    slot each assembly makes (shared along zero-delay connections); its connections are
+    the :class:`~reactorfed.reactor.Connection` s its reactors declared."""
 
-    __slots__ = (
-        "_reader",
-        "_slot",
-        "_writer",
-        "decl",
-        "downstream",
-        "fqn",
-        "index",
-        "is_input",
-        "reactor",
-        "type",
-        "upstream",
-        "upstream_delay",
-        "upstream_physical",
-        "written_by",
-    )
+    __slots__ = ("decl", "fqn", "index", "is_input", "reactor", "type")
 
     def __init__(self, reactor: Reactor, decl: PortDecl[T], index: int | None = None) -> None:
         self.reactor = reactor
@@ -127,17 +114,6 @@ class Port(Generic[T]):
         self.type = decl.type
         suffix = "" if index is None else f"[{index}]"
         self.fqn = f"{reactor.fqn}.{decl.name}{suffix}"
-        self._slot = Slot(self.fqn)
-        #: the zero-delay or delayed connection into this channel, if any
-        self.upstream: Port[Any] | None = None
-        self.upstream_delay: int | None = None
-        #: the connection into this channel is physical (LF's ~>; upstream_delay is its after)
-        self.upstream_physical = False
-        self.downstream: list[Port[Any]] = []
-        #: reactions that declare this channel as an effect
-        self.written_by: list[Any] = []
-        self._reader: PortReader[T] | None = None
-        self._writer: PortWriter[T] | None = None
 
     # Direct use from a reaction body is a mistake: reactions get handles.
     def get(self) -> T | None:
@@ -193,13 +169,14 @@ class MultiPort(Sequence[Port[T]]):
 
 
 class PortReader(Generic[T]):
-    """What a reaction gets for a port it triggers on or reads."""
+    """What a reaction gets for a port it triggers on or reads: the port (for its name
+    and type) and the slot that holds its value in the running program."""
 
     __slots__ = ("_slot", "port")
 
-    def __init__(self, port: Port[T]) -> None:
+    def __init__(self, port: Port[T], slot: Slot) -> None:
         self.port = port
-        self._slot = port._slot
+        self._slot = slot
 
     def get(self) -> T | None:
         """The value at the current tag, or None when absent (never a stale value)."""
@@ -226,8 +203,8 @@ class PortWriter(PortReader[T]):
 
     __slots__ = ("_mark",)
 
-    def __init__(self, port: Port[T], mark: Callable[[Slot], None]) -> None:
-        super().__init__(port)
+    def __init__(self, port: Port[T], slot: Slot, mark: Callable[[Slot], None]) -> None:
+        super().__init__(port, slot)
         self._mark = mark
 
     def set(self, value: T) -> None:

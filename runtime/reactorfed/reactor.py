@@ -3,8 +3,14 @@ plain attributes, and contain other reactors.
 
 A reactor's ``__init__`` takes its parameters, sets its state, creates contained
 reactors (plain attribute assignment names them) and connects ports; calling
-``super().__init__()`` is not needed. Nothing runs until an :class:`Environment`
-assembles and executes the program.
+``super().__init__()`` is not needed. That is the **construction** phase: it only
+declares. Full names are fixed when the top-level reactor's construction ends.
+
+Nothing runs until an :class:`Environment` **assembles** the tree (which reads the
+declarations and never changes them: every assembly builds a new, independent
+``Program``) and **executes** it. The same top-level reactor may therefore run again,
+one run after another (never two at once); what a reactor keeps in its own attributes
+(a log, a counter) carries over from one run to the next: that state is the user's.
 """
 
 from __future__ import annotations
@@ -19,7 +25,7 @@ from .errors import ValidationError
 from .port import MultiPort, Port, PortDecl
 from .reaction import ReactionDecl
 from .tag import Tag
-from .timer import SHUTDOWN, STARTUP, Timer, TimerSlot
+from .timer import SHUTDOWN, STARTUP, Timer, TimerElement
 
 if TYPE_CHECKING:
     from .scheduler import Scheduler
@@ -64,6 +70,8 @@ class _ReactorMeta(type):
         finally:
             stack.pop()
         obj._finish()
+        if parent is None:
+            obj._rename(None)  # the tree is complete: full names are final
         return obj
 
 
@@ -99,7 +107,8 @@ class Reactor(metaclass=_ReactorMeta):
 
     @property
     def fqn(self) -> str:
-        """The full name, from the main reactor down (final once the program is assembled)."""
+        """The full name, from the top-level reactor down (final once the top-level
+        reactor is constructed)."""
         return cast(str, self.__dict__["fqn"])
 
     @fqn.setter
@@ -179,18 +188,19 @@ class Reactor(metaclass=_ReactorMeta):
                 seen[c.name] = 0
 
     def _rename(self, prefix: str | None) -> None:
-        """Fix full names once the hierarchy is complete (done at assembly)."""
+        """Fix full names once the hierarchy is complete (when the top-level reactor's
+        construction ends)."""
         self.__dict__["fqn"] = self.name if prefix is None else f"{prefix}.{self.name}"
         for p in self._ports():
             for ch in p.channels():
                 suffix = "" if ch.index is None else f"[{ch.index}]"
-                ch.fqn = ch._slot.fqn = f"{self.fqn}.{ch.decl.name}{suffix}"
+                ch.fqn = f"{self.fqn}.{ch.decl.name}{suffix}"
             if isinstance(p, MultiPort):
                 p.fqn = f"{self.fqn}.{p.decl.name}"
         for a in self._actions():
             a.fqn = f"{self.fqn}.{a.decl.name}"
         for attr in self._decl_timers:
-            cast(TimerSlot, self.__dict__[attr]).fqn = f"{self.fqn}.{attr}"
+            cast(TimerElement, self.__dict__[attr]).fqn = f"{self.fqn}.{attr}"
         for c in self._children:
             c._rename(self.fqn)
 
@@ -200,7 +210,7 @@ class Reactor(metaclass=_ReactorMeta):
     def _actions(self) -> list[Action]:
         return [self.__dict__[a] for a in self._decl_actions]
 
-    def _timers(self) -> list[TimerSlot]:
+    def _timers(self) -> list[TimerElement]:
         return [self.__dict__[a] for a in self._decl_timers]
 
     def connect(self, src: Any, dst: Any, *, after: int | None = None, broadcast: bool = False,
@@ -302,7 +312,7 @@ class Reactor(metaclass=_ReactorMeta):
 def _read_only(r: Reactor, attr: str, value: Any) -> None:
     raise ValidationError(
         f"{type(r).__name__} {r.fqn}: self.{attr} = {value!r}: {attr!r} is the runtime's (the instance "
-        "name, set when the program is assembled) and would "
+        "name, fixed when the reactor tree is built) and would "
         "replace or be replaced by it; keep the value under another attribute (e.g. self.label), or pass "
         "name=... when creating a reactor to choose its instance name"
     )

@@ -25,7 +25,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from types import SimpleNamespace
 from typing import Any, Protocol
 
-from .action import Action, ActionHandle, ActionReader, Policy
+from .action import Action, ActionHandle, ActionReader, ActionSlot, Policy
 from .clock import Clock, Wakeup
 from .deadlines import with_deadline
 from .errors import ReactorError, ValidationError
@@ -33,7 +33,7 @@ from .graph import Program, _resolve, rank
 from .port import CheckedWriter, MultiPort, MultiReader, MultiWriter, Port, PortReader, PortWriter
 from .reaction import Reaction
 from .tag import FOREVER, FOREVER_TAG, MAX_MICROSTEP, NEVER, TagT, delay_tag, succ
-from .timer import TimerSlot
+from .timer import TimerElement, TimerSlot
 from .trigger import Slot
 
 __all__ = ["Coordinator", "ReactionFailed", "Scheduler"]
@@ -92,8 +92,8 @@ class _SerialWriter(PortWriter[Any]):
 
     __slots__ = ("_sched",)
 
-    def __init__(self, port: Port[Any], mark: Callable[[Slot], None]) -> None:
-        super().__init__(port, mark)
+    def __init__(self, port: Port[Any], slot: Slot, mark: Callable[[Slot], None]) -> None:
+        super().__init__(port, slot, mark)
         self._sched: Scheduler = mark.__self__  # type: ignore[attr-defined]
 
     def set(self, value: Any) -> None:
@@ -144,7 +144,7 @@ class Scheduler:
         self._set: list[Slot] = []
         self._stamp = 0
         self._reactions = program.reactions
-        self._inbox: deque[tuple[Action, Any, int]] = deque()
+        self._inbox: deque[tuple[ActionSlot, Any, int]] = deque()
         self._wakeup = Wakeup()
         self._external_stop = False
         self._ended = False  # the run is over: a physical action scheduled now is dropped
@@ -160,12 +160,26 @@ class Scheduler:
 
     # -- binding handles -----------------------------------------------------------
     def bind(self) -> None:
-        """Give every reaction its arguments (handles for what it declared)."""
+        """The start of execution: take the program (one scheduler, once), bind the
+        reactor tree to this scheduler until the run ends (``Reactor._env``: what a
+        reactor's ``tag()``, ``request_stop()`` and physical actions reach; the tree
+        runs in one program at a time) and give every reaction its arguments (handles
+        for what it declared, on this program's slots)."""
+        prog = self.program
+        if prog.scheduler is not None:
+            raise ValidationError(
+                f"{prog.main.fqn}: this assembled program is already bound to a scheduler; a program "
+                "runs once: assemble the reactor tree again for another run"
+            )
+        for r in prog.reactors:
+            if r._env is not None:
+                raise ValidationError(f"{r.fqn} is already part of a running program")
+        prog.scheduler = self
         parallel = self.workers > 1
         mark = self._mark_locked if parallel else self._mark
         sched = self._schedule_locked if parallel else self._schedule
         writer_cls = CheckedWriter if self.check_types else PortWriter if parallel else _SerialWriter
-        for r in self.program.reactors:
+        for r in prog.reactors:
             r.__dict__["_env"] = self
             r.__dict__["_ended"] = False
         for rx in self._reactions:
@@ -194,8 +208,9 @@ class Scheduler:
             self._pool = ThreadPoolExecutor(self.workers - 1, thread_name_prefix="reactorfed-worker")
 
     def _handle(self, obj: Any, effect: bool, mark: Callable[[Slot], None], sched: Any, writer_cls: type[PortWriter[Any]]) -> Any:
+        slots = self.program.slots
         if isinstance(obj, Port):
-            return writer_cls(obj, mark) if effect else PortReader(obj)
+            return writer_cls(obj, slots[obj], mark) if effect else PortReader(obj, slots[obj])
         if isinstance(obj, MultiPort):
             obj = obj.channels()
         if isinstance(obj, (list, tuple)):
@@ -203,17 +218,18 @@ class Scheduler:
             for o in obj:
                 chans.extend(o.channels() if isinstance(o, (Port, MultiPort)) else [])
             if effect:
-                return MultiWriter([writer_cls(c, mark) for c in chans])
-            return MultiReader([PortReader(c) for c in chans])
+                return MultiWriter([writer_cls(c, slots[c], mark) for c in chans])
+            return MultiReader([PortReader(c, slots[c]) for c in chans])
         if isinstance(obj, Action):
+            action: ActionSlot = slots[obj]  # type: ignore[assignment]
             if not effect:
-                return ActionReader(obj)
+                return ActionReader(action)
             # A physical action takes physical time + delay whoever schedules it, and its
             # handle may be handed to another thread: it goes through the inbox (reactor-c's
             # lf_schedule_trigger stamps every physical action that way).
-            return ActionHandle(obj, self.schedule_physical if obj.physical else sched)
-        if isinstance(obj, TimerSlot):
-            return ActionReader(obj)  # type: ignore[arg-type]
+            return ActionHandle(action, self.schedule_physical if action.physical else sched)
+        if isinstance(obj, TimerElement):
+            return ActionReader(slots[obj])  # type: ignore[arg-type]
         raise ValidationError(f"cannot make a handle for {obj!r}")
 
     # -- called from reactions and other threads --------------------------------------
@@ -292,7 +308,7 @@ class Scheduler:
             evs[slot] = value
         return True
 
-    def _schedule(self, action: Action, value: Any, delay: int) -> None:
+    def _schedule(self, action: ActionSlot, value: Any, delay: int) -> None:
         if delay and (delay.__class__ is not int or delay < 0):
             raise ValidationError(f"{action.fqn}: delay must be a whole number of ns >= 0, got {delay!r}")
         d = action.min_delay + delay
@@ -307,11 +323,11 @@ class Scheduler:
         elif tag <= self.stop_tag:
             self._post(tag, action, value)  # no min_spacing: a collision piles up
 
-    def _schedule_locked(self, action: Action, value: Any, delay: int) -> None:
+    def _schedule_locked(self, action: ActionSlot, value: Any, delay: int) -> None:
         with self._lock:
             self._schedule(action, value, delay)
 
-    def _place(self, action: Action, value: Any, tag: TagT) -> None:
+    def _place(self, action: ActionSlot, value: Any, tag: TagT) -> None:
         """Queue an event of an action with a declared min_spacing (0 included) at ``tag``,
         or where its policy puts it (see :mod:`reactorfed.action`; reactor-c's
         ``lf_schedule_trigger``, lib/schedule.c). Tags of such an action strictly grow,
@@ -335,13 +351,13 @@ class Scheduler:
         action.last_tag = tag
         self._post(tag, action, value)
 
-    def _place_any(self, action: Action, value: Any, tag: TagT) -> None:
+    def _place_any(self, action: ActionSlot, value: Any, tag: TagT) -> None:
         if action.min_spacing is not None:
             self._place(action, value, tag)
         elif tag <= self.stop_tag:
             self._post(tag, action, value)
 
-    def schedule_physical(self, action: Action, value: Any, delay: int) -> None:
+    def schedule_physical(self, action: ActionSlot, value: Any, delay: int) -> None:
         """Thread-safe: timestamp with physical time now, hand over to the scheduler.
 
         Every schedule of a physical action comes here, from a reaction's handle or from
@@ -368,7 +384,7 @@ class Scheduler:
             self._inbox.append((action, value, t))
             self._wakeup.set()
 
-    def _place_physical(self, action: Action, value: Any, t: int) -> None:
+    def _place_physical(self, action: ActionSlot, value: Any, t: int) -> None:
         cur = self.current_tag
         tag = (t, 0)
         if tag <= cur:
@@ -407,6 +423,9 @@ class Scheduler:
 
     # -- the loop --------------------------------------------------------------------
     def run(self) -> None:
+        if self._thread is not None:
+            raise ValidationError("this scheduler has already run its program: assemble the reactor tree again "
+                                  "(Environment.run(main)) for another run")
         self._thread = threading.current_thread()
         proposed = self.clock.now()
         self.start_time = start = self.coordinator.start_time(proposed) if self.coordinator else proposed

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .duration import DurationParam, check_duration, check_param, resolve_param
-from .trigger import OwnedSlot
+from .trigger import Element, OwnedSlot
 
 if TYPE_CHECKING:
     from .reactor import Reactor
@@ -34,7 +34,7 @@ class Timer:
     def __get__(self, obj: Any, owner: type) -> Any:
         if obj is None:
             return self
-        t = TimerSlot(obj, self)
+        t = TimerElement(obj, self)
         obj.__dict__[self.name] = t
         return t
 
@@ -42,24 +42,34 @@ class Timer:
         return f"Timer(offset={self.offset}, period={self.period}, name={self.name!r})"
 
 
-class TimerSlot(OwnedSlot):
-    __slots__ = ("decl", "offset", "period")
+class TimerElement(Element):
+    """The timer of one reactor instance, as declared (``self.t``); its offset and period,
+    resolved, live in the :class:`TimerSlot` each assembly makes for it."""
+
+    __slots__ = ("decl",)
 
     def __init__(self, reactor: Reactor, decl: Timer) -> None:
         super().__init__(reactor, decl.name)
         self.decl = decl
-        # ints now; parameters (and everything again) when the program is assembled
-        self.offset = decl.offset if isinstance(decl.offset, int) else 0
-        self.period = decl.period if isinstance(decl.period, int) else 0
 
-    def resolve(self) -> None:
-        """Take the offset and period from the reactor's parameters where the timer names
-        them (at assembly: the parameters are set, and the full name is known for errors)."""
-        r = self.reactor
-        self.offset = check_duration(resolve_param(self.decl.offset, r, f"{self.fqn}: timer offset"),
-                                     f"{self.fqn}: timer offset")
-        self.period = check_duration(resolve_param(self.decl.period, r, f"{self.fqn}: timer period"),
-                                     f"{self.fqn}: timer period")
+    def __repr__(self) -> str:
+        return f"<timer {self.fqn}>"
+
+
+class TimerSlot(OwnedSlot):
+    """A timer's runtime state in one program (made at assembly): its offset and period,
+    taken from the reactor's parameters where the timer names them."""
+
+    __slots__ = ("decl", "offset", "period")
+
+    def __init__(self, timer: TimerElement) -> None:
+        super().__init__(timer)
+        decl = self.decl = timer.decl
+        r = timer.reactor
+        what = f"{self.fqn}: timer offset"
+        self.offset = check_duration(resolve_param(decl.offset, r, what), what)
+        what = f"{self.fqn}: timer period"
+        self.period = check_duration(resolve_param(decl.period, r, what), what)
 
 
 class _Builtin:

@@ -4,6 +4,10 @@ A :class:`Slot` holds the value and presence of a port (shared by every port joi
 it by zero-delay connections), an action, a timer, or startup/shutdown. The scheduler
 sets it, pushes the reactions it triggers, and clears its presence at the end of the tag
 (the value stays: a port's persists, see :mod:`reactorfed.port`).
+
+Slots are runtime state: assembly (:func:`reactorfed.graph.assemble`) makes new ones for
+every program it builds, and the reactor tree never holds one. The tree's actions and
+timers are :class:`Element` s: what a reactor declared, named, never a value.
 """
 
 from __future__ import annotations
@@ -43,15 +47,18 @@ def undeclared(reactor: Reactor, what: str) -> str:
     return f"{'reaction ' + who if who else 'code outside any reaction'} {what}"
 
 
-class OwnedSlot(Slot):
-    """The slot of an action or a timer: it belongs to one reactor, and reactions read it
-    through the handles they declared, so reading it directly is an undeclared read."""
+class Element:
+    """An action or a timer of one reactor instance, as declared (the construction
+    phase's object, ``self.act`` or ``self.t`` in a reactor): reactions read it through
+    the handles they declared, so reading it directly is an undeclared read. Its value
+    lives in the slot each assembly makes for it (``ActionSlot``, ``TimerSlot``)."""
 
-    __slots__ = ("reactor",)
+    __slots__ = ("fqn", "name", "reactor")
 
     def __init__(self, reactor: Reactor, name: str) -> None:
-        super().__init__(f"{reactor.fqn}.{name}")
         self.reactor = reactor
+        self.name = name
+        self.fqn = f"{reactor.fqn}.{name}"
 
     def get(self) -> Any:
         raise UndeclaredAccessError(self._undeclared_read())
@@ -62,3 +69,13 @@ class OwnedSlot(Slot):
 
     def _undeclared_read(self) -> str:
         return undeclared(self.reactor, f"reads {self.fqn} without declaring it as a trigger or source")
+
+
+class OwnedSlot(Slot):
+    """The runtime slot of an action or a timer of one program: it belongs to one reactor."""
+
+    __slots__ = ("reactor",)
+
+    def __init__(self, element: Element) -> None:
+        super().__init__(element.fqn)
+        self.reactor = element.reactor

@@ -139,6 +139,6 @@ def test_ranked_by_level_for_level_checkpoints():
     assert [(rx.level, rx.reactor.name) for rx in prog.reactions] == [
         (0, "plain"), (0, "slow_src"), (0, "fast_src"), (1, "slow"), (1, "fast")]
     assert [rx.rank for rx in prog.reactions] == list(range(5))
-    for slot in (ch._slot for ch in prog.channels):
+    for slot in (prog.slot_of(ch) for ch in prog.channels):
         assert [rx.rank for rx in slot.reactions] == sorted(rx.rank for rx in slot.reactions)
 

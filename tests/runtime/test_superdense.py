@@ -218,7 +218,7 @@ def test_a_remote_event_is_never_piled_up_nor_overwritten() -> None:
     says False for a second event of one slot at one tag: the sender already piled up."""
     w = Wire(ms(3))
     sched = Environment(fast=True, clock=VirtualClock()).assemble(w)
-    slot = w.sink.inp._slot
+    slot = sched.program.slot_of(w.sink.inp)
     assert sched.post_remote((5, 0), slot, 1) is True
     assert sched.post_remote((5, 0), slot, 2) is False
     assert sched._events[(5, 0)][slot] == 1

@@ -8,7 +8,7 @@ import heapq
 import json
 from dataclasses import dataclass, field
 
-from ...graph import Program
+from ...partition import Partition
 from ...tag import TagT, add_delay
 from ..wire.protocol import PROTOCOL_VERSION
 
@@ -50,16 +50,16 @@ class Layout:
     digest: str = ""
 
     @classmethod
-    def of(cls, prog: Program) -> Layout:
-        assert prog.federates, "the program was not partitioned"
-        index = {n: i for i, n in enumerate(prog.federates)}
+    def of(cls, part: Partition) -> Layout:
+        """The layout of a program's partition (``assemble(main, federate).partition``)."""
+        index = {n: i for i, n in enumerate(part.federates)}
         links = [
             Link(lk.id, index[lk.src_fed], index[lk.dst_fed], lk.delay, lk.src.fqn, lk.dst.fqn)
-            for lk in prog.links
+            for lk in part.links
         ]
-        lay = cls(list(prog.federates), links)
+        lay = cls(list(part.federates), links)
         lay._closure()
-        classes = [type(c).__qualname__ for c in prog.main._children]
+        classes = [type(c).__qualname__ for c in part.main._children]
         desc = json.dumps(
             {"v": PROTOCOL_VERSION, "federates": lay.names, "classes": classes,
              "links": [[lk.src_port, lk.dst_port, lk.delay] for lk in links]},

@@ -26,6 +26,7 @@ from typing import Any
 
 from ...clock import Clock, Wakeup
 from ...graph import Program
+from ...port import Port
 from ...scheduler import Scheduler
 from ...tag import NEVER, TagT, add_delay, succ
 from ...trigger import Slot
@@ -111,26 +112,27 @@ class _Out:
         self.last: TagT = (NEVER, 0)
 
 
-def _last_writer_levels(program: Program) -> dict[int, int]:
-    """id(slot) -> the level of the last reaction that may write it."""
-    levels: dict[int, int] = {}
+def _last_writer_levels(program: Program) -> dict[Slot, int]:
+    """slot -> the level of the last reaction that may write it."""
+    levels: dict[Slot, int] = {}
     for rx in program.reactions:
         for e in rx.effects:
-            slot = getattr(e, "_slot", None)
-            if slot is not None:
-                levels[id(slot)] = max(levels.get(id(slot), -1), rx.level)
+            if isinstance(e, Port):
+                slot = program.slot_of(e)
+                levels[slot] = max(levels.get(slot, -1), rx.level)
     return levels
 
 
 class FederateCoordinator:
     def __init__(self, program: Program, layout: Layout, cfg: FederateConfig, clock: Clock) -> None:
-        assert program.federate is not None
+        part = program.partition
+        assert part is not None
         self.program = program
         self.layout = layout
         self.cfg = cfg
         self.clock = clock
-        self.name = program.federate
-        self.me = layout.index(program.federate)
+        self.name = part.federate
+        self.me = layout.index(part.federate)
         self.core = FederateCore(layout, self.me, peer_grants=cfg.peer_grants)
         self._inbound = Inbound(program, layout, self.me, self.core, secret=cfg.secret,
                                 trusted_pickle=cfg.trusted_pickle, ring_token=self._ring_token)
@@ -235,19 +237,21 @@ class FederateCoordinator:
     def install(self, sched: Scheduler) -> None:
         """Prepare the scheduler: output senders and, for zero-delay cycles, checkpoints."""
         program, layout = self.program, self.layout
+        part = program.partition
+        assert part is not None
         writers = _last_writer_levels(program)
         cyclic_outs: list[tuple[int, int]] = []  # (send after this level, link id)
         cyclic_ins: list[tuple[int, int]] = []  # (needed before this level, link id)
         for lk in layout.links:
             if lk.src == self.me:
-                out = _Out(lk, program.links[lk.id].src._slot)
+                out = _Out(lk, program.slot_of(part.links[lk.id].src))
                 if layout.cyclic(lk):
                     self._cyclic_outs[lk.id] = out
-                    cyclic_outs.append((writers.get(id(out.slot), -1) + 1, lk.id))
+                    cyclic_outs.append((writers.get(out.slot, -1) + 1, lk.id))
                 else:
                     self._outs.append(out)
             elif lk.dst == self.me and layout.cyclic(lk):
-                readers = program.links[lk.id].dst._slot.reactions
+                readers = program.slot_of(part.links[lk.id].dst).reactions
                 if readers:
                     cyclic_ins.append((min(rx.level for rx in readers), lk.id))
         self.core.fast = sched.fast

@@ -57,9 +57,11 @@ class Inbound:
         self._session = b""  # set by begin
         self._trusted_pickle = trusted_pickle
         self._ring_token = ring_token  # (src, dst) -> the ring's token; the coordinator's, for one definition
-        self._in: dict[int, Slot] = {lk.id: program.links[lk.id].dst._slot for lk in layout.links if lk.dst == me}
+        part = program.partition
+        assert part is not None
+        self._in: dict[int, Slot] = {lk.id: program.slot_of(part.links[lk.id].dst) for lk in layout.links if lk.dst == me}
         self._in_links = {lk.id: lk for lk in layout.links if lk.dst == me}
-        self._tick = Slot(f"{program.federate}.<network tick>")  # an event with no reactions
+        self._tick = Slot(f"{part.federate}.<network tick>")  # an event with no reactions
         self._authed: dict[bytes, int] = {}  # connection -> the upstream peer it proved to be
         self._warn = Throttle(log)  # for what strangers send to the data port
         self._shm_in: dict[int, ShmReader] = {}

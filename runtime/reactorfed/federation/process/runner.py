@@ -27,7 +27,9 @@ def layout_of(main: Reactor) -> Layout:
         from ...errors import ValidationError
 
         raise ValidationError(f"{main.fqn} contains no reactors: nothing to federate")
-    return Layout.of(assemble(main, main._children[0].name))
+    part = assemble(main, main._children[0].name).partition
+    assert part is not None
+    return Layout.of(part)
 
 
 def run_rti(main: Reactor, cfg: RtiConfig, clock: Clock | None = None, metrics_port: int | None = None,
@@ -67,7 +69,8 @@ def run_federate(
     clock = clock or SystemClock()
     env = Environment(fast=fast, timeout=timeout, workers=workers, clock=clock)
     sched = env.assemble(main, federate=federate)
-    layout = Layout.of(sched.program)
+    assert sched.program.partition is not None
+    layout = Layout.of(sched.program.partition)
     coord = FederateCoordinator(sched.program, layout, cfg, clock)
     sched.coordinator = coord
     coord.install(sched)

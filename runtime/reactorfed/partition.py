@@ -1,0 +1,69 @@
+"""How a federated program is split: its federates and the connections between them.
+
+The main reactor's children (each bank member on its own) are the federates. Assembly
+for one federate (``assemble(main, federate)``) computes a :class:`Partition` from the
+tree's declarations, keeps that federate's reactions and turns every connection between
+two federates into a :class:`NetLink`, which the federation carries over the network.
+The partition is the federation's view of the program (``reactorfed.federation``'s
+layout is built from it); the :class:`~reactorfed.graph.Program` only runs its part.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .port import Port
+    from .reactor import Reactor
+
+__all__ = ["NetLink", "Partition"]
+
+
+class NetLink:
+    """A connection between two federates: carried over the network."""
+
+    __slots__ = ("delay", "dst", "dst_fed", "id", "src", "src_fed")
+
+    def __init__(self, id: int, src: Port[Any], dst: Port[Any], delay: int | None, src_fed: str, dst_fed: str) -> None:
+        self.id = id
+        self.src = src
+        self.dst = dst
+        #: None: same tag; 0: next microstep; d: d ns later
+        self.delay = delay
+        self.src_fed = src_fed
+        self.dst_fed = dst_fed
+
+    def __repr__(self) -> str:
+        after = "" if self.delay is None else f" after {self.delay} ns"
+        return f"<link {self.id}: {self.src.fqn} -> {self.dst.fqn}{after}>"
+
+
+class Partition:
+    """The federates of ``main`` (its children's names, in order), the one that runs in
+    this process, and the links between federates (numbered in channel order)."""
+
+    __slots__ = ("federate", "federates", "links", "main")
+
+    def __init__(self, main: Reactor, federate: str, federates: list[str], links: list[NetLink]) -> None:
+        self.main = main
+        #: the federate this process runs
+        self.federate = federate
+        self.federates = federates
+        self.links = links
+
+    def federate_of(self, reactor: Reactor) -> str:
+        """The federate ``reactor`` belongs to: the name of its ancestor (or itself) that
+        is a child of the main reactor."""
+        r: Reactor | None = reactor
+        while r is not None and r._parent is not self.main:
+            r = r._parent
+        if r is None:
+            raise ValueError(f"{reactor.fqn} is in no federate of {self.main.fqn}")
+        return r.name
+
+    def is_local(self, reactor: Reactor) -> bool:
+        """Does ``reactor`` run in this process?"""
+        return self.federate_of(reactor) == self.federate
+
+    def __repr__(self) -> str:
+        return f"<partition of {self.main.fqn}: {self.federate} of {', '.join(self.federates)}; {len(self.links)} links>"
