@@ -98,7 +98,7 @@ class Federation:
             self.start(name, **kwargs)
 
     def joined(self, name: str) -> bool:
-        return self.layout.index(name) in self.server._ctl_of
+        return self.layout.index(name) in self.server.admission.control_of
 
     def running(self) -> bool:
         """Every federate has started and its heartbeat is up."""

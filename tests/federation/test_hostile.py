@@ -259,10 +259,10 @@ def test_hostile_input_to_a_running_federation() -> None:
     # nothing joined: exactly the real federates, each authenticated once
     assert fed.rti_error is None and not fed.errors, (fed.rti_error, fed.errors)
     assert fed.summary is not None and fed.summary.federates == 3
-    assert sorted(server._ctl.values()) == [0, 1, 2]
-    assert sorted(server._hb.values()) == [0, 1, 2]
+    assert sorted(server.admission.control.values()) == [0, 1, 2]
+    assert sorted(server.admission.heartbeat.values()) == [0, 1, 2]
     for name, c in sinks.items():
-        assert sorted(c._inbound._authed.values()) == sorted(c.layout.direct_upstream(c.me)), name
+        assert c.authenticated_upstream == sorted(c.layout.direct_upstream(c.me)), name
         assert c.rejected_messages > data_rejected0[name]
     # the output is the single-process output, tag for tag, up to the agreed stop
     trace = fed.programs["sink"].sink.trace  # type: ignore[attr-defined]
@@ -301,7 +301,7 @@ def test_hostile_input_while_joining() -> None:
             rti.send([P.pack(P.PROOF, os.urandom(32))], s)
             reply = P.parse(s.recv_multipart()[0])
             assert isinstance(reply, P.Reject) and "failed authentication" in reply.reason
-        assert not server._ctl and not server._pending and server.phase == "joining"
+        assert not server.admission.control and not server.admission.pending and server.phase == "joining"
     finally:
         rti.close()
     fed.start_all(timeout=sec(1))

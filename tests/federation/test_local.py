@@ -394,7 +394,7 @@ def test_hostile_input_to_a_running_federations_unix_sockets() -> None:
     fed.wait(30)
     assert fed.rti_error is None and not fed.errors, (fed.rti_error, fed.errors)
     for name, c in sinks.items():  # only the real upstream peer authenticated
-        assert sorted(c._inbound._authed.values()) == sorted(c.layout.direct_upstream(c.me)), name
+        assert c.authenticated_upstream == sorted(c.layout.direct_upstream(c.me)), name
     trace = fed.programs["sink"].sink.trace  # type: ignore[attr-defined]
     assert len(trace) >= 50
     assert trace == expected[: len(trace)]

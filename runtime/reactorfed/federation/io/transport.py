@@ -280,6 +280,12 @@ class Poller:
     def close(self) -> None:
         self._ep.close()
 
+    def __enter__(self) -> Poller:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def wait(self, timeout_ms: int) -> list[Any]:
         """The sockets and sources with something to read, after waiting up to
         ``timeout_ms`` ms for one (-1: forever). Senders with output waiting are flushed

@@ -420,6 +420,11 @@ class FederateCoordinator:
         return self._rti_rejected + self._inbound.rejected + (self._local.dropped if self._local is not None else 0)
 
     @property
+    def authenticated_upstream(self) -> list[int]:
+        """The upstream peers authenticated on their data connections, sorted."""
+        return self._inbound.authenticated
+
+    @property
     def unix_links(self) -> int:
         """Downstream peers this federate sends to over their Unix sockets (not TCP)."""
         return sum(isinstance(c, LocalClient) for c in self._clients.values())

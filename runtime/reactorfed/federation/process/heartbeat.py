@@ -79,9 +79,9 @@ class Heartbeat(threading.Thread):
         live, clock = self.live, self._clock
         client = Client(live.rti, max_message=P.RTI_MAX_MESSAGE, liveness_ms=max(1, live.limit_ns // 1_000_000))
         monitor = Monitor(client)
+        poller = Poller(client, monitor)
         try:
             client.send([self._hello])
-            poller = Poller(client, monitor)
             period_ms = max(1, self._period_ns // 1_000_000)
             beat = P.Heartbeat().pack()
             next_beat = 0
@@ -110,6 +110,7 @@ class Heartbeat(threading.Thread):
                         live.abort_reason = reason
                         self._hard_exit_later()
         finally:
+            poller.close()
             monitor.close()
             client.close()
 

@@ -71,6 +71,11 @@ class Inbound:
         #: set by the driver inside a tag (at_level): a message for the current tag may still come
         self.mid_tag = False
 
+    @property
+    def authenticated(self) -> list[int]:
+        """The upstream peers that proved who they are, one per connection, sorted."""
+        return sorted(self._authed.values())
+
     def begin(self, session: bytes) -> None:
         """The federation started: ``session`` keys the peers' proofs."""
         self._session = session

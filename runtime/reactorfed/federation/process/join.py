@@ -58,27 +58,27 @@ def _await_rti(rti: Client, cfg: FederateConfig, name: str, clock: Clock, deadli
                what: str) -> _M:
     """The RTI's next message, of type ``expected``; its REJECT or ABORT raises."""
     allowed = frozenset({P.KIND[expected], P.REJECT, P.ABORT})
-    poller = Poller(rti)
-    while True:
-        left = deadline - clock.now()
-        if left <= 0:
-            raise FederationError(f"federate {name} timed out waiting for {what} from the RTI at {cfg.rti}")
-        if not poller.wait(min(left // 1_000_000 + 1, 200)):
-            continue
-        frames = rti.recv()
-        if not frames:
-            continue
-        try:
-            msg = P.parse(frames[0], allowed)
-        except P.ProtocolError as e:
-            log.warning("ignoring a bad message from the RTI: %s", e)
-            continue
-        if isinstance(msg, P.Abort):
-            raise FederationError(f"the federation was aborted: {msg.reason}")
-        if isinstance(msg, P.Reject):
-            raise FederationError(f"the RTI rejected federate {name}: {msg.reason}")
-        assert isinstance(msg, expected)
-        return msg
+    with Poller(rti) as poller:
+        while True:
+            left = deadline - clock.now()
+            if left <= 0:
+                raise FederationError(f"federate {name} timed out waiting for {what} from the RTI at {cfg.rti}")
+            if not poller.wait(min(left // 1_000_000 + 1, 200)):
+                continue
+            frames = rti.recv()
+            if not frames:
+                continue
+            try:
+                msg = P.parse(frames[0], allowed)
+            except P.ProtocolError as e:
+                log.warning("ignoring a bad message from the RTI: %s", e)
+                continue
+            if isinstance(msg, P.Abort):
+                raise FederationError(f"the federation was aborted: {msg.reason}")
+            if isinstance(msg, P.Reject):
+                raise FederationError(f"the RTI rejected federate {name}: {msg.reason}")
+            assert isinstance(msg, expected)
+            return msg
 
 
 def colocated(endpoint: str, peers: dict[int, str]) -> set[int]:

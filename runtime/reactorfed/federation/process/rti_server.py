@@ -8,13 +8,13 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
 from ...clock import Clock
+from ..coordination.admission import Admission, Departures, PeerKind
 from ..coordination.layout import Layout
 from ..coordination.rti_core import Grant, RtiCore
 from ..errors import FederationError
@@ -26,15 +26,13 @@ __all__ = ["RtiConfig", "RtiPhase", "RtiServer", "RtiSummary"]
 
 log = logging.getLogger("reactorfed.rti")
 
-# Half-finished handshakes: a real federate answers its challenge within milliseconds,
-# so entries expire after a while, and a flood of strangers' HELLOs would have to exceed
-# this many between a real HELLO and its PROOF to push it out.
-_MAX_PENDING = 4096
-_PENDING_TTL_NS = 10_000_000_000
-_CTL = frozenset({P.LTC, P.STOP_REQ, P.STOP_REPLY, P.RESIGN, P.HEARTBEAT, P.FAIL})
-_HB = frozenset({P.HEARTBEAT})
-_PENDING = frozenset({P.PROOF})
-_STRANGER = frozenset({P.HELLO, P.HB_HELLO})
+#: the messages each kind of connection may send (anything else is dropped and counted)
+_ALLOWED = {
+    PeerKind.CONTROL: frozenset({P.LTC, P.STOP_REQ, P.STOP_REPLY, P.RESIGN, P.HEARTBEAT, P.FAIL}),
+    PeerKind.HEARTBEAT: frozenset({P.HEARTBEAT}),
+    PeerKind.PENDING: frozenset({P.PROOF}),
+    PeerKind.STRANGER: frozenset({P.HELLO, P.HB_HELLO}),
+}
 
 
 class RtiPhase(StrEnum):
@@ -97,19 +95,12 @@ class RtiServer:
         self.endpoint = ""
         self._server: Server | None = None
         self._monitor: Monitor | None = None
-        # peer -> (federate, rti nonce, when the challenge was sent), oldest first
-        self._pending: OrderedDict[bytes, tuple[int, bytes, int]] = OrderedDict()
-        self._ctl: dict[bytes, int] = {}
-        self._ctl_of: dict[int, bytes] = {}
-        self._hb: dict[bytes, int] = {}
-        self._endpoints: dict[int, str] = {}
-        self._endpoints_pending: dict[bytes, str] = {}
+        self.admission = Admission(layout, cfg.federation_id, cfg.secret)
         self._final: dict[int, tuple[int, int]] = {}  # the tag each federate resigned at
         self._last_seen: dict[int, int] = {}
         self._fed_of_fd: dict[int, int] = {}  # a joined federate's connection -> the federate
-        self._closing: dict[int, int] = {}  # federate -> when a connection of it closed
+        self.departures = Departures(cfg.liveness_ns)
         self._drained = True  # the last receive loop read everything that had arrived
-        self._hb_nonces: set[bytes] = set()
         self._dirty: set[int] = set()  # federates whose reports may make grants due
         self.grants = 0
         self.messages = 0
@@ -163,16 +154,16 @@ class RtiServer:
                 # (a RESIGN) has been read by now.
                 for fd in monitor.disconnected():
                     self._connection_closed(fd, now)
-                if self._closing:
-                    self._check_closing(now)
+                if self.departures:
+                    self._check_departures(now)
                 if now >= next_beat:
                     next_beat = now + self.cfg.heartbeat_ns
                     beat = P.Heartbeat().pack()
-                    for peer in self._hb:
+                    for peer in self.admission.heartbeat:
                         server.send(peer, [beat])
                 if self.phase == RtiPhase.JOINING and now > joined_by:
-                    missing = [n for i, n in enumerate(self.layout.names) if i not in self._ctl_of]
-                    self._fail(f"federates did not join within {self.cfg.join_timeout_ns // 10**9} s: {', '.join(missing)}")
+                    missing = ", ".join(self.admission.missing())
+                    self._fail(f"federates did not join within {self.cfg.join_timeout_ns // 10**9} s: {missing}")
                 if self.phase == RtiPhase.RUNNING:
                     for f, seen in self._last_seen.items():
                         if not self.core.feds[f].resigned and now - seen > self.cfg.silence_ns:
@@ -181,37 +172,34 @@ class RtiServer:
                                 f"(nothing from its program for {(now - seen) // 1_000_000} ms)"
                             )
         finally:
-            monitor.close()
-            server.close()
+            poller.close()
+            self.close()
         wall, cpu = time.perf_counter_ns() - t0, time.process_time_ns() - c0
         last = max(self._final.values(), default=(0, 0))
         start = self.start_time or 0
         return RtiSummary(len(self._final), self.grants, self.messages, self.rejected, wall,
                           (last[0] - start if last[0] > start else 0, last[1]), cpu)
 
+    def close(self) -> None:
+        """Close the RTI's socket and its monitor (done by :meth:`run` when it ends)."""
+        if self._monitor is not None:
+            self._monitor.close()
+        if self._server is not None:
+            self._server.close()
+
     def _connection_closed(self, fd: int, now: int) -> None:
         """A connection closed: if it was a federate's that has not resigned, the federate
         is dead unless its RESIGN (on its other connection) comes within a moment."""
         f = self._fed_of_fd.pop(fd, None)
-        if f is not None and not self.core.feds[f].resigned and f not in self._closing:
-            self._closing[f] = now
+        if f is not None and not self.core.feds[f].resigned:
+            self.departures.closed(f, now)
 
-    def _check_closing(self, now: int) -> None:
-        # Both of a federate's connections close when its process ends; after a clean
-        # RESIGN on one, the other may close first: a short grace tells the two apart.
-        # The grace counts only while every message received so far has been read: with a
-        # backlog (hundreds of federates reporting at once), a RESIGN can wait in the queue
-        # longer than the grace (a 256-federate chain was failed so, its federates all done).
-        # A backlog that never clears (a flood) defers the verdict 10 graces at most.
-        grace = min(1_000_000_000, self.cfg.liveness_ns)
-        for f, since in list(self._closing.items()):
-            if self.core.feds[f].resigned:
-                del self._closing[f]
-            elif ((now - since >= grace and self._drained) or now - since >= 10 * grace) \
-                    and self.phase in (RtiPhase.JOINING, RtiPhase.RUNNING):
-                self._fail(f"federate {self.layout.names[f]} stopped responding (its connection to the RTI closed: "
-                           "the process ended, or answered no heartbeat for "
-                           f"{self.cfg.liveness_ns // 1_000_000} ms)")
+    def _check_departures(self, now: int) -> None:
+        dead = self.departures.judge(now, self._drained, lambda f: self.core.feds[f].resigned)
+        if dead is not None and self.phase in (RtiPhase.JOINING, RtiPhase.RUNNING):
+            self._fail(f"federate {self.layout.names[dead]} stopped responding (its connection to the RTI closed: "
+                       "the process ended, or answered no heartbeat for "
+                       f"{self.cfg.liveness_ns // 1_000_000} ms)")
 
     def _fail(self, reason: str) -> None:
         self.error = reason
@@ -219,7 +207,7 @@ class RtiServer:
         log.error("federation failed: %s", reason)
         assert self._server is not None
         abort = P.Abort(reason).pack()
-        for peer in (*self._ctl, *self._hb, *self._pending):
+        for peer in self.admission.peers():
             self._server.send(peer, [abort])
         time.sleep(0.1)  # let the aborts leave before the socket closes
         raise FederationError(reason)
@@ -227,104 +215,52 @@ class RtiServer:
     # -- messages ----------------------------------------------------------------------
     def _on_message(self, peer: bytes, frames: list[memoryview]) -> None:
         self.messages += 1
-        f = self._ctl.get(peer)
-        if f is not None:
-            allowed = _CTL
-        elif peer in self._hb:
-            allowed = _HB
-        elif peer in self._pending:
-            allowed = _PENDING
-        else:
-            allowed = _STRANGER
+        adm = self.admission
+        kind = adm.kind(peer)
         if len(frames) != 1:
             self.rejected += 1
             return
         try:
-            msg = P.parse(frames[0], allowed)
+            msg = P.parse(frames[0], _ALLOWED[kind])
         except P.ProtocolError as e:
             self.rejected += 1
             log.debug("rejected a message: %s", e)
             return
-        if f is not None:
+        if kind is PeerKind.CONTROL:
+            f = adm.control[peer]
             self._last_seen[f] = self.clock.now()
             self._on_control(f, msg)
-        elif peer in self._hb:
-            self._last_seen[self._hb[peer]] = self.clock.now()
+        elif kind is PeerKind.HEARTBEAT:
+            self._last_seen[adm.heartbeat[peer]] = self.clock.now()
         elif isinstance(msg, P.Hello):
-            self._on_hello(peer, msg)
+            self._answer(peer, adm.hello(peer, msg, self.clock.now(), os.urandom(16),
+                                         open_=self.phase == RtiPhase.JOINING))
         elif isinstance(msg, P.Proof):
-            self._on_proof(peer, msg)
+            self._on_joined(peer, adm.proof(peer, msg))
         elif isinstance(msg, P.HbHello):
-            self._on_hb_hello(peer, msg)
+            hb = adm.heartbeat_hello(peer, msg, self.session, running=self.phase == RtiPhase.RUNNING)
+            if hb is None:
+                self.rejected += 1
+            else:
+                self._fed_of_fd[self._server_fd()] = hb
 
-    def _reject(self, peer: bytes, reason: str) -> None:
-        self.rejected += 1
-        self._warn.warning("rejected a federate: %s", reason)
+    def _answer(self, peer: bytes, reply: P.Challenge | P.Reject) -> None:
+        if isinstance(reply, P.Reject):
+            self.rejected += 1
+            self._warn.warning("rejected a federate: %s", reply.reason)
         assert self._server is not None
-        self._server.send(peer, [P.Reject(reason).pack()])
+        self._server.send(peer, [reply.pack()])
 
-    def _on_hello(self, peer: bytes, msg: P.Hello) -> None:
-        name, endpoint = msg.name, msg.endpoint
-        cfg = self.cfg
-        if msg.version != P.PROTOCOL_VERSION:
-            return self._reject(peer, f"protocol version {msg.version}; this RTI speaks version {P.PROTOCOL_VERSION}")
-        if msg.federation_id != cfg.federation_id:
-            return self._reject(peer, f"wrong federation {msg.federation_id!r} (this RTI runs {cfg.federation_id!r})")
-        if name not in self.layout.names:
-            return self._reject(peer, f"no federate {name!r} in this federation (expected: {', '.join(self.layout.names)})")
-        f = self.layout.index(name)
-        if f in self._ctl_of:
-            return self._reject(peer, f"duplicate federate {name!r}: it has already joined")
-        if self.phase != RtiPhase.JOINING:
-            return self._reject(peer, "the federation has already started")
-        if msg.digest != self.layout.digest:
-            return self._reject(peer, f"federate {name!r} runs a different program (digest {msg.digest}, expected {self.layout.digest})")
-        if not endpoint.startswith("tcp://"):
-            return self._reject(peer, "bad data endpoint")
-        rti_nonce = os.urandom(16)
-        now = self.clock.now()
-        self._pending[peer] = (f, rti_nonce, now)
-        self._endpoints_pending[peer] = endpoint
-        while self._pending:
-            old, (_, _, since) = next(iter(self._pending.items()))
-            if len(self._pending) <= _MAX_PENDING and now - since <= _PENDING_TTL_NS:
-                break
-            self._pending.popitem(last=False)
-            self._endpoints_pending.pop(old, None)
-        assert self._server is not None
-        self._server.send(peer, [P.Challenge(rti_nonce, P.mac(cfg.secret, "rti", msg.nonce, msg.federation_id, name)).pack()])
-        return None
-
-    def _on_proof(self, peer: bytes, msg: P.Proof) -> None:
-        f, rti_nonce, _ = self._pending.pop(peer)
-        endpoint = self._endpoints_pending.pop(peer)
-        name = self.layout.names[f]
-        if not P.mac_equal(msg.mac, P.mac(self.cfg.secret, "federate", rti_nonce, self.cfg.federation_id, name)):
-            return self._reject(peer, f"federate {name!r} failed authentication (wrong secret?)")
-        if f in self._ctl_of:
-            return self._reject(peer, f"duplicate federate {name!r}: it has already joined")
-        self._ctl[peer] = f
-        self._ctl_of[f] = peer
-        self._fed_of_fd[self._server_fd()] = f
-        self._endpoints[f] = endpoint
-        self._last_seen[f] = self.clock.now()
-        log.info("federate %s joined (%d/%d)", name, len(self._ctl_of), len(self.layout.names))
-        if len(self._ctl_of) == len(self.layout.names):
+    def _on_joined(self, peer: bytes, joined: int | P.Reject) -> None:
+        if isinstance(joined, P.Reject):
+            return self._answer(peer, joined)
+        self._fed_of_fd[self._server_fd()] = joined
+        self._last_seen[joined] = self.clock.now()
+        log.info("federate %s joined (%d/%d)", self.layout.names[joined], len(self.admission.control_of),
+                 len(self.layout.names))
+        if self.admission.complete:
             self._start()
         return None
-
-    def _on_hb_hello(self, peer: bytes, msg: P.HbHello) -> None:
-        name, nonce = msg.name, msg.nonce
-        if (self.phase != RtiPhase.RUNNING or msg.federation_id != self.cfg.federation_id or name not in self.layout.names
-                or nonce in self._hb_nonces):
-            self.rejected += 1
-            return
-        if not P.mac_equal(msg.mac, P.mac(self.cfg.secret, "hb", self.session, name, nonce)):
-            self.rejected += 1
-            return
-        self._hb_nonces.add(nonce)
-        self._hb[peer] = self.layout.index(name)
-        self._fed_of_fd[self._server_fd()] = self._hb[peer]
 
     def _server_fd(self) -> int:
         """The connection the message being handled came over."""
@@ -336,8 +272,8 @@ class RtiServer:
         self.core.start(start)
         self.phase = RtiPhase.RUNNING
         assert self._server is not None
-        for f, peer in self._ctl_of.items():
-            self._server.send(peer, [P.Start(start, self._endpoints, self.session, f).pack()])
+        for f, peer in self.admission.control_of.items():
+            self._server.send(peer, [P.Start(start, self.admission.endpoints, self.session, f).pack()])
         log.info("all %d federates joined; the federation starts", len(self.layout.names))
 
     def _on_control(self, f: int, msg: P.Message) -> None:
@@ -383,7 +319,7 @@ class RtiServer:
 
     def _broadcast(self, data: bytes) -> None:
         assert self._server is not None
-        for f, peer in self._ctl_of.items():
+        for f, peer in self.admission.control_of.items():
             if not self.core.feds[f].resigned:
                 self._server.send(peer, [data])
 
@@ -391,7 +327,7 @@ class RtiServer:
         self.grants += 1
         assert self._server is not None
         grant = P.Ptag(g.tag, g.counts) if g.provisional else P.Tag(g.tag, g.counts)
-        self._server.send(self._ctl_of[g.federate], [grant.pack()])
+        self._server.send(self.admission.control_of[g.federate], [grant.pack()])
 
     # -- observability -----------------------------------------------------------------
     def status(self) -> dict[str, Any]:
@@ -402,7 +338,7 @@ class RtiServer:
             st = self.core.feds[i]
             ltc = st.ltc
             feds[name] = {
-                "joined": i in self._ctl_of,
+                "joined": i in self.admission.control_of,
                 "resigned": st.resigned,
                 "ltc_elapsed_ns": ltc[0] - start if start and start <= ltc[0] < 2**62 else None,
                 "last_seen_ms_ago": (now - self._last_seen[i]) // 1_000_000 if i in self._last_seen else None,

@@ -1,0 +1,198 @@
+"""Who is in the federation, pure: the RTI's side of joining and of losing a federate.
+
+:class:`Admission` is the RTI's door. A federate's control connection says HELLO and gets
+a challenge, answers it with a PROOF and is in; its heartbeat connection is admitted with
+a MAC keyed by the session. Strangers get a reason (a wrong federation, a wrong program,
+a duplicate) or nothing. Half-finished handshakes are bounded in number and in time, so a
+flood of HELLOs can neither exhaust memory nor push a real federate's handshake out.
+
+:class:`Departures` judges connections that closed before their federate resigned.
+
+Both are sans-IO, as :class:`.rti_core.RtiCore` is: the server passes the time, the fresh
+nonces and the peers' routing ids (opaque bytes), and sends what comes back.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import Enum
+
+from ..wire import protocol as P
+from .layout import Layout
+
+__all__ = ["Admission", "Departures", "PeerKind"]
+
+#: Half-finished handshakes: a real federate answers its challenge within milliseconds,
+#: so entries expire after a while, and a flood of strangers' HELLOs would have to exceed
+#: this many between a real HELLO and its PROOF to push it out.
+MAX_PENDING = 4096
+PENDING_TTL_NS = 10_000_000_000
+
+
+class PeerKind(Enum):
+    """What a connection is to the RTI, which fixes the messages it may send."""
+
+    CONTROL = "control"  # a joined federate's control connection
+    HEARTBEAT = "heartbeat"  # a joined federate's heartbeat connection
+    PENDING = "pending"  # said HELLO, was challenged, owes a PROOF
+    STRANGER = "stranger"
+
+
+@dataclass(frozen=True, slots=True)
+class _Pending:
+    federate: int
+    nonce: bytes  # the RTI's challenge nonce
+    since: int
+    endpoint: str  # the federate's data address, as peers reach it
+
+
+class Admission:
+    """The federates joined (by control and heartbeat connection) and the handshakes
+    under way."""
+
+    def __init__(self, layout: Layout, federation_id: str, secret: bytes, *,
+                 max_pending: int = MAX_PENDING, pending_ttl_ns: int = PENDING_TTL_NS) -> None:
+        self.layout = layout
+        self.federation_id = federation_id
+        self._secret = secret
+        self._max_pending = max_pending
+        self._ttl = pending_ttl_ns
+        self._pending: OrderedDict[bytes, _Pending] = OrderedDict()  # oldest first
+        #: control connection -> federate, and back
+        self.control: dict[bytes, int] = {}
+        self.control_of: dict[int, bytes] = {}
+        #: heartbeat connection -> federate
+        self.heartbeat: dict[bytes, int] = {}
+        #: federate -> its data address, as its peers reach it
+        self.endpoints: dict[int, str] = {}
+        self._hb_nonces: set[bytes] = set()
+
+    # -- what is known ---------------------------------------------------------------------
+    def kind(self, peer: bytes) -> PeerKind:
+        if peer in self.control:
+            return PeerKind.CONTROL
+        if peer in self.heartbeat:
+            return PeerKind.HEARTBEAT
+        if peer in self._pending:
+            return PeerKind.PENDING
+        return PeerKind.STRANGER
+
+    @property
+    def pending(self) -> list[bytes]:
+        """The peers whose handshake is under way, oldest first."""
+        return list(self._pending)
+
+    def pending_federate(self, peer: bytes) -> int | None:
+        p = self._pending.get(peer)
+        return None if p is None else p.federate
+
+    def challenge_nonce(self, peer: bytes) -> bytes | None:
+        p = self._pending.get(peer)
+        return None if p is None else p.nonce
+
+    @property
+    def complete(self) -> bool:
+        """Has every federate joined?"""
+        return len(self.control_of) == len(self.layout.names)
+
+    def missing(self) -> list[str]:
+        """The federates that have not joined, by name."""
+        return [n for i, n in enumerate(self.layout.names) if i not in self.control_of]
+
+    def peers(self) -> list[bytes]:
+        """Every connection the RTI knows: joined, heartbeat and pending (for an abort)."""
+        return [*self.control, *self.heartbeat, *self._pending]
+
+    # -- handshakes --------------------------------------------------------------------------
+    def hello(self, peer: bytes, msg: P.Hello, now: int, nonce: bytes, *, open_: bool) -> P.Challenge | P.Reject:
+        """A HELLO: the challenge to send (carrying ``nonce``, fresh), or why not.
+        ``open_``: the federation still takes federates (it has not started)."""
+        name = msg.name
+        if msg.version != P.PROTOCOL_VERSION:
+            return P.Reject(f"protocol version {msg.version}; this RTI speaks version {P.PROTOCOL_VERSION}")
+        if msg.federation_id != self.federation_id:
+            return P.Reject(f"wrong federation {msg.federation_id!r} (this RTI runs {self.federation_id!r})")
+        if name not in self.layout.names:
+            return P.Reject(f"no federate {name!r} in this federation (expected: {', '.join(self.layout.names)})")
+        f = self.layout.index(name)
+        if f in self.control_of:
+            return P.Reject(f"duplicate federate {name!r}: it has already joined")
+        if not open_:
+            return P.Reject("the federation has already started")
+        if msg.digest != self.layout.digest:
+            return P.Reject(f"federate {name!r} runs a different program (digest {msg.digest}, expected {self.layout.digest})")
+        if not msg.endpoint.startswith("tcp://"):
+            return P.Reject("bad data endpoint")
+        self._pending.pop(peer, None)  # a second HELLO on one connection: the latest counts
+        self._pending[peer] = _Pending(f, nonce, now, msg.endpoint)
+        while self._pending:
+            oldest = next(iter(self._pending.values()))
+            if len(self._pending) <= self._max_pending and now - oldest.since <= self._ttl:
+                break
+            self._pending.popitem(last=False)
+        return P.Challenge(nonce, P.mac(self._secret, "rti", msg.nonce, msg.federation_id, name))
+
+    def proof(self, peer: bytes, msg: P.Proof) -> int | P.Reject:
+        """A PROOF from a peer that was challenged: the federate now joined, or why not."""
+        p = self._pending.pop(peer)
+        name = self.layout.names[p.federate]
+        if not P.mac_equal(msg.mac, P.mac(self._secret, "federate", p.nonce, self.federation_id, name)):
+            return P.Reject(f"federate {name!r} failed authentication (wrong secret?)")
+        if p.federate in self.control_of:
+            return P.Reject(f"duplicate federate {name!r}: it has already joined")
+        self.control[peer] = p.federate
+        self.control_of[p.federate] = peer
+        self.endpoints[p.federate] = p.endpoint
+        return p.federate
+
+    def heartbeat_hello(self, peer: bytes, msg: P.HbHello, session: bytes, *, running: bool) -> int | None:
+        """A heartbeat connection's HELLO: the federate it belongs to, or None (refused
+        without a word: a stranger learns nothing). Each nonce is accepted once."""
+        name, nonce = msg.name, msg.nonce
+        if (not running or msg.federation_id != self.federation_id or name not in self.layout.names
+                or nonce in self._hb_nonces):
+            return None
+        if not P.mac_equal(msg.mac, P.mac(self._secret, "hb", session, name, nonce)):
+            return None
+        self._hb_nonces.add(nonce)
+        f = self.heartbeat[peer] = self.layout.index(name)
+        return f
+
+
+class Departures:
+    """Federates whose connection to the RTI closed before they resigned.
+
+    Both of a federate's connections close when its process ends; after a clean RESIGN on
+    one, the other may close first: a short grace (at most a second, at most the liveness
+    limit) tells the two apart. The grace counts only while every message received so far
+    has been read (``drained``): with a backlog (hundreds of federates reporting at once), a
+    RESIGN can wait in the queue longer than the grace (a 256-federate chain was failed so,
+    its federates all done). A backlog that never clears (a flood) defers the verdict ten
+    graces at most.
+    """
+
+    def __init__(self, liveness_ns: int) -> None:
+        self.grace_ns = min(1_000_000_000, liveness_ns)
+        self._since: dict[int, int] = {}  # federate -> when a connection of it closed
+
+    def __bool__(self) -> bool:
+        return bool(self._since)
+
+    def __contains__(self, f: int) -> bool:
+        return f in self._since
+
+    def closed(self, f: int, now: int) -> None:
+        """A connection of federate ``f`` (which has not resigned) closed at ``now``."""
+        self._since.setdefault(f, now)
+
+    def judge(self, now: int, drained: bool, resigned: Callable[[int], bool]) -> int | None:
+        """The first federate found dead, if any; federates that resigned meanwhile are
+        forgiven."""
+        for f, since in list(self._since.items()):
+            if resigned(f):
+                del self._since[f]
+            elif (now - since >= self.grace_ns and drained) or now - since >= 10 * self.grace_ns:
+                return f
+        return None
