@@ -271,6 +271,29 @@ def test_a_resigned_federate_promises_forever() -> None:
     assert marks(take(c2)) == [FOREVER_T]
 
 
+def test_a_resigned_peer_is_known_to_be_finished_in_both_grant_modes() -> None:
+    """The resigning federate's Mark of FOREVER goes to its downstream peers with RTI
+    grants only too: it is how they know its data link may close now (a link that closes
+    before is a fault). There it is no promise: it grants nothing."""
+    for peer_grants in (True, False):
+        up = core(2, 0, (0, 1, None), peer_grants=peer_grants)
+        up.resign(at(3))
+        assert marks(take(up)) == [FOREVER_T], peer_grants
+        down = core(2, 1, (0, 1, None), peer_grants=peer_grants)
+        down.on_mark(0, at(2))
+        assert 0 not in down.finished, "a stop's Mark is not the last word"
+        down.on_mark(0, FOREVER_T)
+        assert down.finished == {0}
+        if peer_grants:
+            down.grant_from_promises()
+            assert down.grant == pred(FOREVER_T)
+        else:
+            assert not down.promises_in and down.grant < at(0), "RTI grants only: the Mark grants nothing"
+    alone = core(1, 0, peer_grants=False)  # no downstream peer: nobody to tell
+    alone.resign(at(1))
+    assert marks(take(alone)) == []
+
+
 # -- reports and LTC batching ------------------------------------------------------------
 def relay_granted_forever() -> FederateCore:
     """Federate 1 of 0 -> 1 -> 2, whose upstream has promised everything."""

@@ -5,8 +5,14 @@ from __future__ import annotations
 
 from ..errors import ReactorError
 
-__all__ = ["FederationError"]
+__all__ = ["FederationError", "LinkDownError"]
 
 
 class FederationError(ReactorError):
     """The federation cannot go on: rejected, aborted, a peer or the RTI is gone."""
+
+
+class LinkDownError(FederationError):
+    """A data link from an upstream peer closed before that peer finished: messages on it
+    may be lost. Found by the receiving federate, which tells the RTI (a FAIL): nobody
+    else can see it."""

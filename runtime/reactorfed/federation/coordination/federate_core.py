@@ -137,6 +137,8 @@ class FederateCore:
             if lk.dst == me and lk.src != me:
                 self._promise_links.setdefault(lk.src, []).append(link_delay(lk.delay))
         self._promised_in: dict[int, TagT] = {}  # upstream peer -> its latest promise
+        #: upstream peers that sent their last (resigned): their data links may close now
+        self.finished: set[int] = set()
         self._bound_from: dict[int, TagT] = {}  # upstream peer -> the earliest tag it could still send here
         self._bound: TagT | None = None  # input_bound(), None: to be computed
         #: upstream peer -> its latest promise since its Mark (made knowing of a stop)
@@ -302,6 +304,10 @@ class FederateCore:
     def on_mark(self, peer: int, tag: TagT) -> None:
         """``peer`` promises nothing more before ``tag``, knowing of a stop (or resigned),
         and so are its promises from now on (see :class:`..wire.protocol.StopMark`)."""
+        if tag >= FOREVER_T:
+            self.finished.add(peer)
+        if not self.peer_grants:
+            return  # with RTI grants only, a Mark says only that the peer is done
         marked = self._marked
         m = marked.get(peer)
         if m is None or tag > m:
@@ -453,6 +459,10 @@ class FederateCore:
         if self.peer_grants:
             self._stop_marked = True
             self.promised = FOREVER_T
+        # With RTI grants only, the Mark is no promise the peers use, but it still tells
+        # them this federate is done: its data links to them may close now, while a link
+        # that closes before it is a fault (messages on it may be lost).
+        if self.peer_grants or self.has_downstream:
             self.outbox.append(StopMark(FOREVER_T))
 
     # -- counts --------------------------------------------------------------------------

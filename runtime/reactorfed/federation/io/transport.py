@@ -96,8 +96,8 @@ class Server(_Socket):
     """Binds an endpoint; receives ``(peer id, frames)`` and replies to a peer by id.
 
     With ``liveness_ms``, connections carry ZeroMQ's heartbeats (see :class:`Monitor` for
-    the ones that close) and :attr:`last_fd` is the descriptor of the connection the
-    last message came over, so that a closed connection can be told whose it was."""
+    the ones that close). :attr:`last_fd` is the descriptor of the connection the last
+    message came over, so that a closed connection can be told whose it was."""
 
     def __init__(self, endpoint: str, *, max_message: int = -1, liveness_ms: int | None = None) -> None:
         sock = context().socket(zmq.ROUTER)
@@ -106,8 +106,7 @@ class Server(_Socket):
         sock.setsockopt(zmq.RCVHWM, 0)
         if liveness_ms is not None:
             _heartbeats(sock, liveness_ms)
-        self._track = liveness_ms is not None
-        self.last_fd = -1
+        self._last: Any = None  # the last message's first frame (its routing id)
         super().__init__(sock)
         try:
             sock.bind(endpoint)
@@ -125,9 +124,14 @@ class Server(_Socket):
             return None
         if len(parts) < 2:
             return None
-        if self._track:
-            self.last_fd = int(parts[0].get(zmq.SRCFD))
+        self._last = parts[0]
         return parts[0].bytes, [p.buffer for p in parts[1:]]
+
+    @property
+    def last_fd(self) -> int:
+        """The descriptor of the connection the last message received came over (asked of
+        ZeroMQ only when wanted: most messages never need it)."""
+        return -1 if self._last is None else int(self._last.get(zmq.SRCFD))
 
     def send(self, peer: bytes, frames: Sequence[Any]) -> None:
         # A full queue or a gone peer: drop; the peer's heartbeat will time out.

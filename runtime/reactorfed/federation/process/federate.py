@@ -32,9 +32,9 @@ from ...tag import NEVER, TagT, add_delay, succ
 from ...trigger import Slot
 from ..coordination.federate_core import WAIT, FederateCore, Message
 from ..coordination.layout import Layout, Link, link_delay
-from ..errors import FederationError
+from ..errors import FederationError, LinkDownError
 from ..io.local import LocalClient, LocalServer, split_endpoint, with_local
-from ..io.transport import Client, Poller, Server
+from ..io.transport import Client, Monitor, Poller, Server
 from ..wire import protocol as P
 from ..wire.codec import CodecError, encode
 from .heartbeat import Heartbeat, Liveness
@@ -48,6 +48,10 @@ log = logging.getLogger("reactorfed.federate")
 
 #: the longest one pump spends reading the data port
 _DATA_SLICE_NS = 20_000_000
+#: How long a data link may be down before the federation ends (see _judge_links): longer
+#: than the RTI's grace for a closed connection (1 s), so that a process that ended is
+#: named by the RTI as such.
+_LINK_GRACE_NS = 2_000_000_000
 
 
 @dataclass
@@ -143,6 +147,9 @@ class FederateCoordinator:
         self._next_look = 0  # when acquire looks for messages next, waiting or not
         self._rti: Client | None = None
         self._data: Server | None = None
+        self._data_monitor: Monitor | None = None  # the data port's connections that close
+        self._data_fds: dict[int, int] = {}  # an upstream peer's TCP connection -> the peer
+        self._links_down: dict[int, int] = {}  # upstream peer -> when its data link closed
         self._local: LocalServer | None = None
         self._clients: dict[int, Client | LocalClient] = {}
         self._poller: Poller | None = None
@@ -170,8 +177,8 @@ class FederateCoordinator:
         self.core.begin(joined.start)
         self._inbound.begin(self.session)
         self._connect_peers(endpoint, joined.peers)
-        assert self._data is not None
-        self._poller = Poller(self._rti, self._data)
+        assert self._data is not None and self._data_monitor is not None
+        self._poller = Poller(self._rti, self._data, self._data_monitor)
         if self._local is not None:
             self._poller.add(self._local)
         for c in self._clients.values():
@@ -191,6 +198,7 @@ class FederateCoordinator:
         Unix socket)."""
         cfg = self.cfg
         self._data = Server(f"tcp://{cfg.bind_host}:{cfg.data_port}", max_message=cfg.max_message)
+        self._data_monitor = Monitor(self._data)
         port = cfg.advertise_port or self._data.endpoint.rsplit(":", 1)[1]
         endpoint = f"tcp://{cfg.advertise_host or cfg.bind_host}:{port}"
         if cfg.unix_sockets and self.layout.upstream(self.me):
@@ -372,7 +380,8 @@ class FederateCoordinator:
                     self.core.resign(sched.current_tag)
                     self._send(self.core.outbox)
                     self._out.flush()
-                elif not isinstance(error, FederationError):
+                elif not isinstance(error, FederationError) or isinstance(error, LinkDownError):
+                    # what only this federate knows (the RTI's own verdicts it need not hear)
                     self._rti.send([P.Fail(f"{type(error).__name__}: {error}"[:2000]).pack()])
                 time.sleep(0.05)  # let the last message leave before the socket closes
         finally:
@@ -384,6 +393,8 @@ class FederateCoordinator:
             for s in (self._rti, *self._clients.values()):
                 if s is not None:
                     s.close(linger)
+            if self._data_monitor is not None:
+                self._data_monitor.close()
             if self._data is not None:
                 self._data.close()
             if self._local is not None:
@@ -517,18 +528,27 @@ class FederateCoordinator:
             while q:
                 peer, frames = q.popleft()
                 on_data(sched, peer, frames)
+            inb.newly_authed = None  # a Unix socket: the process's end is the RTI's to see
         if self._data in ready:
             # Bounded, so that a flood on the data port cannot hold the scheduler here:
             # what is left is read at the next pump.
             until = self.clock.now() + _DATA_SLICE_NS
-            recv, on_data = self._data.recv, inb.on_data
+            data = self._data
+            recv, on_data = data.recv, inb.on_data
             for i in range(1, 1 << 30):
                 got = recv()
                 if got is None:
                     break
                 on_data(sched, got[0], got[1])
+                if inb.newly_authed is not None:
+                    self._data_fds[data.last_fd] = inb.newly_authed
+                    inb.newly_authed = None
                 if i % 64 == 0 and self.clock.now() > until:
                     break
+        if self._data_monitor in ready:
+            self._data_closed(now)
+        if self._links_down:
+            self._judge_links(now)
         core = self.core
         if core.promises_in:
             core.grant_from_promises()
@@ -540,6 +560,31 @@ class FederateCoordinator:
                     self._send(core.outbox)
                 if timeout_ms:
                     self._out.flush()
+
+    def _data_closed(self, now: int) -> None:
+        """Connections to the data port closed: an upstream peer's, before it sent its
+        last, is a link down (a stranger's is nothing)."""
+        assert self._data_monitor is not None
+        for fd in self._data_monitor.disconnected():
+            peer = self._data_fds.pop(fd, None)
+            if peer is not None and peer not in self.core.finished:
+                self._links_down.setdefault(peer, now)
+
+    def _judge_links(self, now: int) -> None:
+        """A data link that closed before its peer finished may have lost messages (ZeroMQ
+        reconnects, but what was in flight is gone, and the new connection is a stranger
+        here: it is not authenticated again). Unless the peer's last message (its Mark)
+        arrives within a grace, or the RTI ends the federation first (a process that ended:
+        it knows, and names it better), the federation ends here, naming the link."""
+        grace = _LINK_GRACE_NS
+        for peer, since in list(self._links_down.items()):
+            if peer in self.core.finished:
+                del self._links_down[peer]
+            elif now - since >= grace:
+                raise LinkDownError(
+                    f"the data link from {self.layout.names[peer]} to {self.name} closed before "
+                    f"{self.layout.names[peer]} finished (the network cut it, or its process ended): "
+                    "messages on it may be lost")
 
     def _on_rti(self, sched: Scheduler, frames: list[memoryview]) -> None:
         try:

@@ -63,6 +63,9 @@ class Inbound:
         self._in_links = {lk.id: lk for lk in layout.links if lk.dst == me}
         self._tick = Slot(f"{part.federate}.<network tick>")  # an event with no reactions
         self._authed: dict[bytes, int] = {}  # connection -> the upstream peer it proved to be
+        #: the upstream peer the last message authenticated, until the driver takes it (it
+        #: knows which connection the message came over: see FederateCoordinator._pump)
+        self.newly_authed: int | None = None
         self._warn = Throttle(log)  # for what strangers send to the data port
         self._shm_in: dict[int, ShmReader] = {}
         self._upstream = frozenset(layout.direct_upstream(me))  # the peers that may connect
@@ -147,6 +150,7 @@ class Inbound:
                         "it is already connected" if claimed in self._authed.values() else "it sends nothing here")
         elif P.mac_equal(auth.mac, P.mac(self._secret, "data", self._session, claimed, self._me)):
             self._authed[peer] = claimed
+            self.newly_authed = claimed
         else:
             self.rejected += 1
             self._warn.warning("refused a data connection that failed authentication")
