@@ -251,3 +251,25 @@ def test_flat_array_is_what_decode_does(meta: Any, buf: bytes) -> None:
     if len(buf) == size:
         a = np.frombuffer(buf, dtype)
         assert (a.dtype, a.shape, a.tobytes()) == _decoded(meta, buf)
+
+
+def test_structured_arrays_round_trip_and_their_headers_are_cached_safely() -> None:
+    """A rollout's record (one structured row per step) round-trips; its dtype is cached
+    on both sides (a header converts in microseconds otherwise), and a cached header is
+    still judged: a hostile one with object fields or zero-sized items stays refused."""
+    import msgpack
+
+    dt = np.dtype([("obs", "<f4", (4,)), ("action", "<i8"), ("reward", "<f4"), ("done", "?")])
+    a = np.zeros(3, dtype=dt)
+    a["obs"][1] = [1, 2, 3, 4]
+    a["reward"] = [0.5, 1.5, 2.5]
+    for _ in range(2):  # the second time from the caches
+        codec, meta, frames = C.encode(a)
+        wire_meta = msgpack.unpackb(msgpack.packb(meta), raw=False)  # as a receiver sees it
+        got = C.decode(codec, wire_meta, [bytes(frames[0])])
+        assert got.dtype == dt and (got == a).all()
+    assert C.encode(a)[1][0] is C.encode(a)[1][0], "the sender's header is cached"
+    for bad in ([["x", "|O"]], [["x", "<f4", [0]]], [["x", [["y", "|O"]]]]):
+        for _ in range(2):
+            with pytest.raises(C.CodecError):
+                C.decode(C.NUMPY, [bad, [1]], [b""])
