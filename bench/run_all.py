@@ -4,8 +4,9 @@ Ray (federation).
 
     python -m bench.run_all [--quick] [--runs 3] [--only gym_sampling,marl]
 
-Runs gym_sampling, atari_sampling, qlearning, marl, chain, federation and scale (each also
-runs alone: ``python -m bench.NAME``),
+Runs gym_sampling, atari_sampling, qlearning, marl, chain, federation, scale and liveness
+(each also runs alone: ``python -m bench.NAME``; ``distance`` needs Toxiproxy, built by
+``scripts/tools.sh``, and runs alone),
 writes their JSONL lines and PNG plots to bench/results/, a markdown table to
 bench/results/SUMMARY.md (two tables: the judged like-for-like rows, the context rows),
 and prints the cases where reactorfed loses (ratio < 1) and where it misses its bars
@@ -21,7 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bench import atari_sampling, chain, federation, gym_sampling, marl, qlearning, scale
+from bench import atari_sampling, chain, federation, gym_sampling, liveness, marl, qlearning, scale
 from bench.common import Results, base_parser, classify, load, progress, summarize
 from bench.ray_util import shutdown_ray
 
@@ -33,6 +34,7 @@ SUITE: dict[str, Callable[[list[str]], Results | int]] = {
     "chain": chain.main,
     "federation": federation.main,
     "scale": scale.main,
+    "liveness": liveness.main,
 }
 
 

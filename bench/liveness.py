@@ -1,0 +1,219 @@
+"""Failure detection at scale: no false alarm for healthy federates however starved, and
+every dead one found, with the product's default settings.
+
+    python -m bench.liveness                      # N = 16, 64, 128, 256
+    python -m bench.liveness --quick              # N = 8, 16
+    python -m bench.liveness --federates 256 --cases busy,kill
+
+Cases, each a ``reactorfed launch`` of N federates on this machine (``bench/liveness_programs.py``):
+
+* ``pipeline``: ``examples/pipeline.py`` with N - 2 sensors, ``--fast --timeout 100s``
+  (the run that, with N = 66, once raised a false alarm while its federates imported
+  their modules): does it complete?
+* ``busy``: a driver and N - 1 workers, each keeping its core busy in numpy for
+  ``--busy-ms`` of its own CPU time per round (BLAS holds the interpreter lock; with N
+  federates on 2 cores each one waits seconds for a core): does it complete?
+* ``kill``: N - 1 sources ticking every 100 ms into a sink, in real time; once they run,
+  one source gets SIGKILL: how long until the RTI names it, and until every process ended?
+* ``stop``: the same with SIGSTOP (a hung process, or a network that went silent): only
+  the connection's heartbeats (3 s by default) can tell.
+
+JSON lines (``bench/results/liveness.jsonl``): per case and N, the outcome and the times;
+there is no peer in this benchmark (Ray's failure detection is its GCS's health checks,
+30 s by default: not comparable in one run), so ``peer`` is the bound the issue sets
+(3 s for a kill) or, for a stop, the heartbeat timeout plus the RTI's 1 s grace.
+A plot of detection time against N (``liveness.png``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import random
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from bench.common import Results, base_parser, progress, wait_quiet
+
+ROOT = Path(__file__).resolve().parent.parent
+PROGRAMS = "bench/liveness_programs.py"
+CASES = ("pipeline", "busy", "kill", "stop")
+KILL_BOUND_S = 3.0
+STOP_BOUND_S = 3.0 + 1.0  # the heartbeat timeout and the RTI's grace for a closed connection
+
+
+class _Launch:
+    """A ``reactorfed launch`` whose output lines are read, with their arrival times."""
+
+    def __init__(self, args: list[str]) -> None:
+        self.t0 = time.monotonic()
+        self.lines: list[tuple[float, str]] = []
+        self.cond = threading.Condition()
+        self.proc = subprocess.Popen([sys.executable, "-m", "reactorfed", "launch", *args, "--no-progress"],
+                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT,
+                                     start_new_session=True, env={**os.environ, "OMP_NUM_THREADS": "1"})
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            with self.cond:
+                self.lines.append((time.monotonic(), line.rstrip("\n")))
+                self.cond.notify_all()
+
+    def wait_for(self, pattern: str, timeout: float, since: float = 0.0) -> tuple[float, re.Match[str]] | None:
+        rx = re.compile(pattern)
+        deadline = time.monotonic() + timeout
+        with self.cond:
+            while True:
+                for t, line in self.lines:
+                    m = rx.search(line) if t >= since else None
+                    if m:
+                        return t, m
+                if time.monotonic() > deadline or self.proc.poll() is not None:
+                    return None
+                self.cond.wait(0.2)
+
+    def pids(self) -> dict[str, int]:
+        with self.cond:
+            found = (re.match(r"\[(?P<name>.+?)\] PID (?P<pid>\d+)$", line) for _, line in self.lines)
+            return {m["name"]: int(m["pid"]) for m in found if m}
+
+    def end(self, timeout: float) -> tuple[int | None, float]:
+        try:
+            code: int | None = self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            code = None
+        return code, time.monotonic()
+
+    def tail(self, n: int = 15) -> str:
+        with self.cond:
+            return "\n".join(line for _, line in self.lines[-n:])
+
+
+def completes(args: list[str], timeout_s: float, quiet: bool = True) -> dict[str, Any]:
+    """Run to the end: did it complete (exit 0) and in how long; the error if not.
+    ``quiet``: wait for a quiet machine first (tests load it on purpose: they do not)."""
+    if quiet:
+        wait_quiet()
+    ln = _Launch(args)
+    code, t = ln.end(timeout_s)
+    out: dict[str, Any] = {"completed": code == 0, "wall_s": round(t - ln.t0, 2)}
+    if code != 0:
+        out["error"] = next((line for _, line in reversed(ln.lines) if "FAILED" in line or "ERROR" in line), ln.tail(3))
+    return out
+
+
+def detects(n: int, sig: signal.Signals, timeout_s: float, quiet: bool = True) -> dict[str, Any]:
+    """A steady federation of ``n``; one source gets ``sig`` once all run: when the RTI
+    names it and when every process has ended (seconds after the signal)."""
+    if quiet:
+        wait_quiet()
+    ln = _Launch([f"{PROGRAMS}:Steady", "-p", f"federates={n}", "--timeout", "600s"])
+    try:
+        if ln.wait_for(r"\[sink\] tick 30$", timeout_s) is None:  # 3 s of ticks: every member runs
+            raise RuntimeError(f"Steady N={n} never ran:\n{ln.tail()}")
+        pids = {k: v for k, v in ln.pids().items() if k.startswith("sources[")}
+        if len(pids) != n - 1:
+            raise RuntimeError(f"Steady N={n}: {len(pids)} source PIDs seen, {n - 1} expected")
+        victim = random.Random(n).choice(sorted(pids))
+        t_sig = time.monotonic()
+        os.kill(pids[victim], sig)
+        named = ln.wait_for(rf"federation failed: federate {re.escape(victim)} stopped responding", 60, since=t_sig)
+        code, t_end = ln.end(60)
+        if sig == signal.SIGSTOP:
+            with contextlib.suppress(ProcessLookupError):  # the launcher may have killed it
+                os.kill(pids[victim], signal.SIGCONT)
+        wrong = ln.wait_for(r"federation failed: federate (?!" + re.escape(victim) + r" )", 0, since=t_sig)
+        return {
+            "victim": victim,
+            "named_s": round(named[0] - t_sig, 3) if named else None,
+            "ended_s": round(t_end - t_sig, 3),
+            "exit_code": code,
+            "blamed_other": wrong[1].group(0) if wrong and not named else None,
+        }
+    finally:
+        if ln.proc.poll() is None:
+            os.killpg(ln.proc.pid, signal.SIGKILL)
+
+
+def plot(rows: list[dict[str, Any]], out: Path) -> Path | None:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        progress("matplotlib missing: no plot")
+        return None
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for case, bound in (("kill", KILL_BOUND_S), ("stop", STOP_BOUND_S)):
+        part = sorted((r for r in rows if r["case"].startswith(case) and r.get("named")),
+                      key=lambda r: r["federates"])
+        if part:
+            ax.plot([r["federates"] for r in part], [r["reactorfed"] for r in part], marker="o",
+                    label=f"{case}: RTI names the federate")
+            ax.axhline(bound, linestyle="--", linewidth=0.8, color="gray")
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("federates (N)")
+    ax.set_ylabel("seconds after the signal")
+    ax.set_title("failure detection against federate count (defaults; dashed: bounds)", fontsize=10)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / "liveness.png"
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path
+
+
+def main(argv: list[str] | None = None) -> Results:
+    p = base_parser(__doc__ or "")
+    p.add_argument("--federates", default=None, help="comma-separated N (default 16,64,128,256; 8,16 with --quick)")
+    p.add_argument("--cases", default=",".join(CASES), help="comma-separated: " + ", ".join(CASES))
+    p.add_argument("--busy-ms", type=int, default=None, help="CPU per worker per round in 'busy' (default 1000; 200 with --quick)")
+    p.add_argument("--rounds", type=int, default=2, help="rounds of 'busy' (default 2)")
+    args = p.parse_args(argv)
+    ns = [int(x) for x in (args.federates or ("8,16" if args.quick else "16,64,128,256")).split(",")]
+    busy_ms = args.busy_ms or (200 if args.quick else 1000)
+    res = Results("liveness", args.out)
+    for n in ns:
+        limit = 120 + n * (busy_ms / 1000) * args.rounds  # the work itself: N x busy over 2 cores, and room
+        for case in args.cases.split(","):
+            if case == "pipeline":
+                r = completes(["examples/pipeline.py:Main", "-p", f"sensors={n - 2}", "--fast", "--timeout", "100s"], limit)
+                progress(f"pipeline N={n}: {r}")
+                res.add(f"pipeline N={n}", "completed", int(r["completed"]), "expected", 1, "higher", 1,
+                        federates=n, **r)
+            elif case == "busy":
+                r = completes([f"{PROGRAMS}:Busy", "-p", f"federates={n}", "-p", f"rounds={args.rounds}",
+                               "-p", f"busy_ms={busy_ms}", "--fast"], limit)
+                progress(f"busy N={n} ({busy_ms} ms of CPU per worker per round): {r}")
+                res.add(f"busy N={n}", "completed", int(r["completed"]), "expected", 1, "higher", 1,
+                        federates=n, busy_ms=busy_ms, rounds=args.rounds, **r)
+            elif case in ("kill", "stop"):
+                sig = signal.SIGKILL if case == "kill" else signal.SIGSTOP
+                d = detects(n, sig, limit)
+                progress(f"{case} N={n}: {d}")
+                bound = KILL_BOUND_S if case == "kill" else STOP_BOUND_S
+                named = d.pop("named_s")
+                # never named: recorded as a miss (999 s) with named=false, never hidden
+                res.add(f"{case} N={n}", "named_s", named if named is not None else 999.0, "bound", bound, "lower", 1,
+                        federates=n, named=named is not None, within_bound=named is not None and named <= bound, **d)
+            else:
+                raise SystemExit(f"unknown case {case!r}: one of {', '.join(CASES)}")
+    path = res.write()
+    pic = plot(res.rows, args.out)
+    progress(f"wrote {path}" + (f" and {pic}" if pic else ""))
+    return res
+
+
+if __name__ == "__main__":
+    main()
