@@ -61,7 +61,9 @@ def run_program(
     for k, v in params.items():
         cmd += ["--param", f"{k}={v}"]
     cmd += extra or []
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT / "examples" / "rl")}
+    # the examples beside whatever the caller put first (a checkout's own runtime, say)
+    path = os.pathsep.join(x for x in (str(ROOT / "examples" / "rl"), os.environ.get("PYTHONPATH")) if x)
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": path}
     wait_quiet()  # (the program times itself once every process is up)
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=timeout, env=env)
