@@ -402,7 +402,7 @@ def test_hostile_input_to_a_running_federations_unix_sockets() -> None:
 
 def test_a_federate_without_the_peers_socket_falls_back_to_tcp(monkeypatch: pytest.MonkeyPatch) -> None:
     """Another pod's path does not exist here: the link goes over TCP, same output."""
-    from reactorfed.federation.process import federate as F
+    from reactorfed.federation.process import links as F
 
     real = F.split_endpoint
 

@@ -33,13 +33,14 @@ from ...trigger import Slot
 from ..coordination.federate_core import WAIT, FederateCore, Message
 from ..coordination.layout import Layout, Link, link_delay
 from ..errors import FederationError, LinkDownError
-from ..io.local import LocalClient, LocalServer, split_endpoint, with_local
-from ..io.transport import Client, Monitor, Poller, Server
+from ..io.local import LocalClient, LocalServer, split_endpoint
+from ..io.transport import Client, Poller, Server
 from ..wire import protocol as P
 from ..wire.codec import CodecError, encode
 from .heartbeat import Heartbeat, Liveness
 from .inbound import Inbound
 from .join import colocated, join
+from .links import DataPort, connect_downstream
 from .outbound import Outbound
 
 __all__ = ["FederateConfig", "FederateCoordinator", "FederationError"]
@@ -48,10 +49,6 @@ log = logging.getLogger("reactorfed.federate")
 
 #: the longest one pump spends reading the data port
 _DATA_SLICE_NS = 20_000_000
-#: How long a data link may be down before the federation ends (see _judge_links): longer
-#: than the RTI's grace for a closed connection (1 s), so that a process that ended is
-#: named by the RTI as such.
-_LINK_GRACE_NS = 2_000_000_000
 
 
 @dataclass
@@ -146,10 +143,8 @@ class FederateCoordinator:
         self._cyclic_outs: dict[int, _Out] = {}  # link id -> a link on a zero-delay cycle (see at_level)
         self._next_look = 0  # when acquire looks for messages next, waiting or not
         self._rti: Client | None = None
-        self._data: Server | None = None
-        self._data_monitor: Monitor | None = None  # the data port's connections that close
-        self._data_fds: dict[int, int] = {}  # an upstream peer's TCP connection -> the peer
-        self._links_down: dict[int, int] = {}  # upstream peer -> when its data link closed
+        self._port: DataPort | None = None
+        self._data: Server | None = None  # the port's TCP socket and Unix socket, read in _pump
         self._local: LocalServer | None = None
         self._clients: dict[int, Client | LocalClient] = {}
         self._poller: Poller | None = None
@@ -167,7 +162,8 @@ class FederateCoordinator:
     def start_time(self, proposed: int) -> int:
         """Open the data port, join the RTI, connect to the downstream peers, start the
         heartbeat; the federation's start time."""
-        endpoint, advertised = self._open_data_port()
+        port = self._port = DataPort(self.cfg, self.layout, self.me)
+        self._data, (endpoint, advertised), self._local = port.tcp, port.addresses(), port.local
         self._rti = Client(self.cfg.rti, max_message=P.RTI_MAX_MESSAGE)
         joined = join(self._rti, self.cfg, self.name, self.layout.digest, advertised, self.clock)
         if joined.index != self.me:
@@ -176,9 +172,12 @@ class FederateCoordinator:
         self.session = joined.session
         self.core.begin(joined.start)
         self._inbound.begin(self.session)
-        self._connect_peers(endpoint, joined.peers)
-        assert self._data is not None and self._data_monitor is not None
-        self._poller = Poller(self._rti, self._data, self._data_monitor)
+        self.peers = {d: split_endpoint(ep)[0] for d, ep in joined.peers.items()}
+        self._out.colocated = colocated(endpoint, self.peers)
+        self._out.ring_token = lambda d: self._ring_token(self.me, d)
+        self._clients.update(connect_downstream(self.cfg, self.layout, self.me, self.session, joined.peers,
+                                                self._out.colocated))
+        self._poller = Poller(self._rti, port.tcp, port.monitor)
         if self._local is not None:
             self._poller.add(self._local)
         for c in self._clients.values():
@@ -191,48 +190,6 @@ class FederateCoordinator:
     def start(self) -> int:
         """The federation's start time (ns)."""
         return self.core.start
-
-    def _open_data_port(self) -> tuple[str, str]:
-        """Listen for upstream peers: on TCP, and on a Unix socket for those on this host.
-        Returns the TCP endpoint and the address to advertise (both, when there is a
-        Unix socket)."""
-        cfg = self.cfg
-        self._data = Server(f"tcp://{cfg.bind_host}:{cfg.data_port}", max_message=cfg.max_message)
-        self._data_monitor = Monitor(self._data)
-        port = cfg.advertise_port or self._data.endpoint.rsplit(":", 1)[1]
-        endpoint = f"tcp://{cfg.advertise_host or cfg.bind_host}:{port}"
-        if cfg.unix_sockets and self.layout.upstream(self.me):
-            try:
-                self._local = LocalServer(max_message=cfg.max_message)
-            except OSError as e:
-                log.warning("no Unix socket for peers on this host (%s): they send over TCP", e)
-            else:
-                return endpoint, with_local(endpoint, self._local.path)
-        return endpoint, endpoint
-
-    def _connect_peers(self, endpoint: str, peers: dict[int, str]) -> None:
-        """Connect to every downstream peer (at the addresses the RTI gave) and prove who
-        this federate is."""
-        split = {d: split_endpoint(ep) for d, ep in peers.items()}
-        self.peers = {d: tcp for d, (tcp, _) in split.items()}
-        self._out.colocated = colocated(endpoint, self.peers)
-        self._out.ring_token = lambda d: self._ring_token(self.me, d)
-        for d in self.layout.downstream(self.me):
-            if d not in peers:
-                raise FederationError(f"the RTI sent no address for federate {self.layout.names[d]}")
-            c = self._connect(d, *split[d])
-            c.send([P.Auth(self.me, P.mac(self.cfg.secret, "data", self.session, self.me, d)).pack()])
-            self._clients[d] = c
-
-    def _connect(self, d: int, tcp: str, path: str | None) -> Client | LocalClient:
-        """The data link to peer ``d``: its Unix socket if it is on this host and has one
-        this process can reach (another pod's path does not exist here), else TCP."""
-        if path is not None and self.cfg.unix_sockets and d in self._out.colocated:
-            try:
-                return LocalClient(path)
-            except OSError as e:
-                log.debug("sending to %s over TCP: its Unix socket %s: %s", self.layout.names[d], path, e)
-        return Client(tcp, max_message=self.cfg.max_message)
 
     def _start_heartbeat(self) -> None:
         cfg = self.cfg
@@ -393,12 +350,8 @@ class FederateCoordinator:
             for s in (self._rti, *self._clients.values()):
                 if s is not None:
                     s.close(linger)
-            if self._data_monitor is not None:
-                self._data_monitor.close()
-            if self._data is not None:
-                self._data.close()
-            if self._local is not None:
-                self._local.close()
+            if self._port is not None:
+                self._port.close()
             if self._poller is not None:
                 self._poller.close()
             self._close_shm(error is None)
@@ -494,6 +447,8 @@ class FederateCoordinator:
         """Handle what arrived, waiting up to ``timeout_ms`` for the first message (``now``:
         the clock, read just before). Runs at every wait: kept in one piece for speed."""
         assert self._poller is not None and self._rti is not None and self._data is not None
+        port = self._port
+        assert port is not None
         live = self._live
         assert live is not None
         if timeout_ms:
@@ -541,14 +496,14 @@ class FederateCoordinator:
                     break
                 on_data(sched, got[0], got[1])
                 if inb.newly_authed is not None:
-                    self._data_fds[data.last_fd] = inb.newly_authed
+                    port.authenticated(inb.newly_authed)
                     inb.newly_authed = None
                 if i % 64 == 0 and self.clock.now() > until:
                     break
-        if self._data_monitor in ready:
-            self._data_closed(now)
-        if self._links_down:
-            self._judge_links(now)
+        if port.monitor in ready:
+            port.closed(now, self.core.finished)
+        if port.down:
+            port.judge(now, self.core.finished, self.name)
         core = self.core
         if core.promises_in:
             core.grant_from_promises()
@@ -560,31 +515,6 @@ class FederateCoordinator:
                     self._send(core.outbox)
                 if timeout_ms:
                     self._out.flush()
-
-    def _data_closed(self, now: int) -> None:
-        """Connections to the data port closed: an upstream peer's, before it sent its
-        last, is a link down (a stranger's is nothing)."""
-        assert self._data_monitor is not None
-        for fd in self._data_monitor.disconnected():
-            peer = self._data_fds.pop(fd, None)
-            if peer is not None and peer not in self.core.finished:
-                self._links_down.setdefault(peer, now)
-
-    def _judge_links(self, now: int) -> None:
-        """A data link that closed before its peer finished may have lost messages (ZeroMQ
-        reconnects, but what was in flight is gone, and the new connection is a stranger
-        here: it is not authenticated again). Unless the peer's last message (its Mark)
-        arrives within a grace, or the RTI ends the federation first (a process that ended:
-        it knows, and names it better), the federation ends here, naming the link."""
-        grace = _LINK_GRACE_NS
-        for peer, since in list(self._links_down.items()):
-            if peer in self.core.finished:
-                del self._links_down[peer]
-            elif now - since >= grace:
-                raise LinkDownError(
-                    f"the data link from {self.layout.names[peer]} to {self.name} closed before "
-                    f"{self.layout.names[peer]} finished (the network cut it, or its process ended): "
-                    "messages on it may be lost")
 
     def _on_rti(self, sched: Scheduler, frames: list[memoryview]) -> None:
         try:

@@ -1,0 +1,117 @@
+"""A federate's data links: the port its upstream peers connect to (TCP, and a Unix socket
+for those on this host), the links it opens to its downstream peers, and the links that
+close before their peer finished.
+
+The driver (:mod:`.federate`) reads the port's sockets in its poll loop; this module owns
+making, watching and closing them.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+from ..coordination.layout import Layout
+from ..errors import FederationError, LinkDownError
+from ..io.local import LocalClient, LocalServer, split_endpoint, with_local
+from ..io.transport import Client, Monitor, Server
+from ..wire import protocol as P
+
+if TYPE_CHECKING:
+    from .federate import FederateConfig
+
+__all__ = ["LINK_GRACE_NS", "DataPort", "connect_downstream"]
+
+log = logging.getLogger("reactorfed.federate")
+
+#: How long an upstream peer's data link may be down before the federation ends (see
+#: :meth:`DataPort.judge`): longer than the RTI's grace for a closed connection (1 s),
+#: so that a process that ended is named by the RTI as such.
+LINK_GRACE_NS = 2_000_000_000
+
+
+class DataPort:
+    """Where this federate's upstream peers connect: a TCP port (watched for connections
+    that close) and, when some may be on this host, a Unix socket."""
+
+    def __init__(self, cfg: FederateConfig, layout: Layout, me: int) -> None:
+        self.cfg = cfg
+        self.layout = layout
+        self.me = me
+        self.tcp = Server(f"tcp://{cfg.bind_host}:{cfg.data_port}", max_message=cfg.max_message)
+        self.monitor = Monitor(self.tcp)
+        self.local: LocalServer | None = None
+        self._fds: dict[int, int] = {}  # an upstream peer's TCP connection -> the peer
+        self.down: dict[int, int] = {}  # upstream peer -> when its data link closed
+
+    def addresses(self) -> tuple[str, str]:
+        """The TCP endpoint and the address to advertise (with the Unix socket's path when
+        there is one: peers on this host use it). Opens the Unix socket."""
+        cfg = self.cfg
+        port = cfg.advertise_port or self.tcp.endpoint.rsplit(":", 1)[1]
+        endpoint = f"tcp://{cfg.advertise_host or cfg.bind_host}:{port}"
+        if cfg.unix_sockets and self.layout.upstream(self.me):
+            try:
+                self.local = LocalServer(max_message=cfg.max_message)
+            except OSError as e:
+                log.warning("no Unix socket for peers on this host (%s): they send over TCP", e)
+            else:
+                return endpoint, with_local(endpoint, self.local.path)
+        return endpoint, endpoint
+
+    def authenticated(self, peer: int) -> None:
+        """Upstream ``peer`` proved itself with the last message read from the TCP port."""
+        self._fds[self.tcp.last_fd] = peer
+
+    def closed(self, now: int, finished: set[int]) -> None:
+        """Connections to the TCP port closed: an upstream peer's, before it sent its last
+        (``finished``: its Mark of FOREVER came), is a link down; a stranger's is nothing."""
+        for fd in self.monitor.disconnected():
+            peer = self._fds.pop(fd, None)
+            if peer is not None and peer not in finished:
+                self.down.setdefault(peer, now)
+
+    def judge(self, now: int, finished: set[int], name: str) -> None:
+        """A data link that closed before its peer finished may have lost messages: ZeroMQ
+        reconnects, but what was in flight is gone, and the new connection is a stranger
+        here (it is not authenticated again). Unless the peer's last message arrives within
+        the grace, or the RTI ends the federation first (a process that ended: it knows,
+        and names it better), raise :class:`LinkDownError` naming the link."""
+        names = self.layout.names
+        for peer, since in list(self.down.items()):
+            if peer in finished:
+                del self.down[peer]
+            elif now - since >= LINK_GRACE_NS:
+                raise LinkDownError(
+                    f"the data link from {names[peer]} to {name} closed before {names[peer]} finished "
+                    "(the network cut it, or its process ended): messages on it may be lost")
+
+    def close(self) -> None:
+        self.monitor.close()
+        self.tcp.close()
+        if self.local is not None:
+            self.local.close()
+
+
+def connect_downstream(cfg: FederateConfig, layout: Layout, me: int, session: bytes, peers: dict[int, str],
+                       colocated: set[int]) -> dict[int, Client | LocalClient]:
+    """A link to every downstream peer (at the addresses the RTI gave: ``peers``), each
+    opened with this federate's proof of who it is. A peer on this host (``colocated``)
+    gets its Unix socket if this process can reach it (another pod's path does not exist
+    here), else TCP."""
+    links: dict[int, Client | LocalClient] = {}
+    for d in layout.downstream(me):
+        if d not in peers:
+            raise FederationError(f"the RTI sent no address for federate {layout.names[d]}")
+        tcp, path = split_endpoint(peers[d])
+        c: Client | LocalClient | None = None
+        if path is not None and cfg.unix_sockets and d in colocated:
+            try:
+                c = LocalClient(path)
+            except OSError as e:
+                log.debug("sending to %s over TCP: its Unix socket %s: %s", layout.names[d], path, e)
+        if c is None:
+            c = Client(tcp, max_message=cfg.max_message)
+        c.send([P.Auth(me, P.mac(cfg.secret, "data", session, me, d)).pack()])
+        links[d] = c
+    return links
