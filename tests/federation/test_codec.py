@@ -230,7 +230,12 @@ def test_one_dimension_decodes_as_the_general_path_does(descr: str, n: Any, buf:
     assert _decoded([descr, [n]], buf) == _decoded((descr, (n,)), buf)
 
 
-@given(st.one_of(st.tuples(st.sampled_from(["<f4", "<i8", "|u1", "<f8", "|b1", "<c16", "<U0", "|V0", "|O", "bad"]),
+_STRUCTURED = [[["obs", "<f4", [4]], ["action", "<i8"], ["done", "|b1"]], [["x", "|O"]], [["z", "<f4", [0]]],
+               [["a", "<f4"], ["a", "<f4"]], [["bad"]]]
+
+
+@given(st.one_of(st.tuples(st.sampled_from(["<f4", "<i8", "|u1", "<f8", "|b1", "<c16", "<U0", "|V0", "|O", "bad",
+                                            *_STRUCTURED]),
                            st.lists(st.one_of(st.integers(-3, 40), st.booleans(), st.none()), max_size=3))
                  .map(lambda t: [t[0], t[1]]),
                  st.none(), st.text(max_size=4), st.lists(st.integers(), max_size=3)),
@@ -241,7 +246,7 @@ def test_flat_array_is_what_decode_does(meta: Any, buf: bytes) -> None:
     payload of the planned size gets what decode returns; any other header has no plan."""
     plan = C.flat_array(meta)
     if plan is None:
-        if (type(meta) is list and len(meta) == 2 and type(meta[0]) is str and type(meta[1]) is list
+        if (type(meta) is list and len(meta) == 2 and type(meta[0]) in (str, list) and type(meta[1]) is list
                 and len(meta[1]) == 1 and type(meta[1][0]) is int and meta[1][0] >= 0):
             # a one-dimensional header without a plan: its dtype is refused, whatever the size
             assert all(_decoded(meta, b"\0" * (meta[1][0] * k)) is CodecError for k in (0, 1, 2, 4, 8, 16))

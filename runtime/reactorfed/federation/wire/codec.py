@@ -155,11 +155,12 @@ def _dtype(descr: Any) -> np.dtype[Any]:
 
 
 def flat_array(meta: Any) -> tuple[np.dtype[Any], int] | None:
-    """For the header of a one-dimensional array of a plain dtype: the dtype and the
-    payload's size in bytes, with which ``np.frombuffer(payload, dtype)`` is what
-    :func:`decode` returns for it (a receiver that sees the same header again keeps
-    these). None for any other header (or a bad one: :func:`decode` says what is wrong)."""
-    if not (type(meta) is list and len(meta) == 2 and type(meta[0]) is str and type(meta[1]) is list
+    """For the header of a one-dimensional array (of a plain or a structured dtype: a
+    rollout's records): the dtype and the payload's size in bytes, with which
+    ``np.frombuffer(payload, dtype)`` is what :func:`decode` returns for it (a receiver
+    that sees the same header again keeps these). None for any other header (or a bad
+    one: :func:`decode` says what is wrong)."""
+    if not (type(meta) is list and len(meta) == 2 and type(meta[0]) in (str, list) and type(meta[1]) is list
             and len(meta[1]) == 1 and type(meta[1][0]) is int and meta[1][0] >= 0):
         return None
     try:
