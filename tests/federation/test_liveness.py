@@ -7,8 +7,8 @@ from reactorfed.federation.process.heartbeat import Liveness
 MS = 1_000_000
 
 
-def test_the_rti_is_lost_when_neither_connection_heard_from_it_within_the_limit() -> None:
-    live = Liveness("tcp://rti:1", 3_000 * MS, now=0)
+def test_the_rti_is_lost_when_neither_connection_heard_from_it_within_the_silence_limit() -> None:
+    live = Liveness("tcp://rti:1", 3_000 * MS, now=0, silence_ns=3_000 * MS)
     assert live.lost(3_000 * MS) is None
     live.heard_hb = 2_000 * MS  # the heartbeat's connection heard it later
     assert live.lost(4_000 * MS) is None
@@ -21,3 +21,13 @@ def test_an_abort_is_the_reason_whatever_was_heard() -> None:
     live = Liveness("tcp://rti:1", 3_000 * MS, now=0)
     live.abort_reason = "the federation was aborted: federate a failed"
     assert live.lost(0) == "the federation was aborted: federate a failed"
+
+
+def test_without_a_silence_limit_only_the_connection_or_an_abort_ends_it() -> None:
+    """The default: a silent RTI program is not a lost RTI (it may be starved of CPU);
+    its connection closing (the heartbeat thread's monitor) or an abort still end it."""
+    live = Liveness("tcp://rti:1", 3_000 * MS, now=0)
+    assert live.lost(3_600_000 * MS) is None
+    live.abort_reason = "lost the RTI: the connection to tcp://rti:1 closed"
+    assert live.lost(3_600_000 * MS) == "lost the RTI: the connection to tcp://rti:1 closed"
+    assert Liveness("tcp://rti:1", 3_000 * MS, now=0, silence_ns=1_000 * MS).silence_ns == 3_000 * MS

@@ -68,6 +68,13 @@ def _heartbeat_timeout(text: str) -> int:
     return v
 
 
+def _silence_timeout(text: str) -> int:
+    v = duration(text)
+    if v < 10_000_000_000:
+        raise argparse.ArgumentTypeError("must be at least 10s")
+    return v
+
+
 def _join_timeout(text: str) -> int:
     v = duration(text)
     if v < 1_000_000_000:
@@ -89,8 +96,12 @@ def _common(p: argparse.ArgumentParser, *, launch: bool = False) -> None:
                    help="declare a process dead when its connection answers nothing for this long, at least 200ms "
                    "(default: 3s). The heartbeats are ZeroMQ's own, answered by its I/O thread, not the "
                    "interpreter: a process busy in a long reaction still answers; one that died is found at "
-                   "once from its closed connection. A program that sends nothing at all (its heartbeat thread "
-                   "starved) is declared dead only after 10 times this, at least 30s")
+                   "once from its closed connection")
+    g.add_argument("--silence-timeout", type=_silence_timeout, default=None, metavar="DURATION",
+                   help="also declare a process dead when its program (not its connection) sends nothing for this "
+                   "long, at least 10s (default: never). Off by default: a program's silence cannot tell a hung "
+                   "process from one starved of CPU or busy in a long reaction (256 federates busy in numpy on "
+                   "2 cores are silent for 30s and more); a process that died or stopped is found without it")
     g.add_argument("--join-timeout", type=_join_timeout, default=60_000_000_000, metavar="DURATION",
                    help="how long the RTI waits, from its start, for every federate to join, and a federate for "
                    "the RTI to accept it (default: 60s). Raise it for wide federations on few cores, where each "
@@ -110,11 +121,6 @@ def _common(p: argparse.ArgumentParser, *, launch: bool = False) -> None:
                    help="send data to peers on this host over TCP too (by default a federate reaches a peer "
                    "on its host through the peer's Unix socket: no ZeroMQ I/O thread, faster closed loops)")
     add_logging_args(p.add_argument_group("output"))
-
-
-def _silence(heartbeat_timeout: int) -> int:
-    """How long a live connection may carry nothing from the program itself."""
-    return max(30_000_000_000, 10 * heartbeat_timeout)
 
 
 def _secret(args: argparse.Namespace) -> bytes:
@@ -148,7 +154,7 @@ def cmd_rti(args: argparse.Namespace) -> int:
 
     main = load_program(args.program, parse_params(args.params))
     cfg = RtiConfig(args.federation_id, _secret(args), host=args.host, port=args.port,
-                    liveness_ns=args.heartbeat_timeout, silence_ns=_silence(args.heartbeat_timeout),
+                    liveness_ns=args.heartbeat_timeout, silence_ns=args.silence_timeout,
                     join_timeout_ns=args.join_timeout)
 
     def ready(endpoint: str, status_port: int | None) -> None:
@@ -198,7 +204,7 @@ def cmd_federate(args: argparse.Namespace) -> int:
     bind = args.bind_host or ("0.0.0.0" if args.advertise_host else "127.0.0.1")
     cfg = FederateConfig(args.federation_id, _secret(args), rti, bind_host=bind, advertise_host=args.advertise_host,
                          data_port=args.data_port, advertise_port=args.advertise_port,
-                         liveness_ns=args.heartbeat_timeout, silence_ns=_silence(args.heartbeat_timeout),
+                         liveness_ns=args.heartbeat_timeout, silence_ns=args.silence_timeout,
                          join_timeout_ns=args.join_timeout,
                          trusted_pickle=args.trusted_pickle,
                          peer_grants=not args.no_peer_grants, unix_sockets=not args.no_unix_sockets)

@@ -67,8 +67,9 @@ class FederateConfig:
     #: the RTI's connection answering nothing, not even ZeroMQ's heartbeats, for this long
     #: (or closing: at once) means the RTI is gone
     liveness_ns: int = 3_000_000_000
-    #: the backstop: the RTI's program saying nothing for this long means it is gone too
-    silence_ns: int = 30_000_000_000
+    #: an optional backstop: the RTI's program saying nothing for this long means it is
+    #: gone too (None, the default: never; see RtiConfig.silence_ns)
+    silence_ns: int | None = None
     join_timeout_ns: int = 60_000_000_000
     trusted_pickle: bool = False
     max_message: int = 1 << 30

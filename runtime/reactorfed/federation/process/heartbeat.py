@@ -31,15 +31,16 @@ class Liveness:
 
     ``limit_ns`` is the ZeroMQ heartbeat timeout of the heartbeat's connection (answered
     by ZeroMQ's I/O thread on both sides: a closed connection means the RTI's process
-    ended or stopped); ``silence_ns`` the backstop for an RTI whose program says nothing
-    while its connection lives."""
+    ended or stopped); ``silence_ns``, if given, a backstop for an RTI whose program says
+    nothing while its connection lives (off by default: silence cannot tell a hung program
+    from a starved one)."""
 
     __slots__ = ("abort_reason", "heard_data", "heard_hb", "limit_ns", "resigned", "rti", "silence_ns")
 
     def __init__(self, rti: str, limit_ns: int, now: int, silence_ns: int | None = None) -> None:
         self.rti = rti  # its address, for the message
         self.limit_ns = limit_ns
-        self.silence_ns = max(limit_ns, silence_ns if silence_ns is not None else limit_ns)
+        self.silence_ns = None if silence_ns is None else max(limit_ns, silence_ns)
         self.heard_data = now  # on the coordination connection (the scheduler's thread writes it)
         self.heard_hb = now  # on the heartbeat's connection (the heartbeat thread writes it)
         self.abort_reason: str | None = None  # set by the heartbeat thread
@@ -51,6 +52,8 @@ class Liveness:
         for longer than the limit), or None."""
         if self.abort_reason is not None:
             return self.abort_reason
+        if self.silence_ns is None:
+            return None
         heard = self.heard_hb if self.heard_hb > self.heard_data else self.heard_data
         if now - heard > self.silence_ns:
             return f"lost the RTI: nothing heard from {self.rti} for {self.silence_ns // 1_000_000} ms"

@@ -55,9 +55,10 @@ class RtiConfig:
     #: (answered without the interpreter), for this long is dead; one whose process ended
     #: is found at once, from its closed connection
     liveness_ns: int = 3_000_000_000
-    #: the backstop: a federate whose program sends nothing for this long is dead too
-    #: (a process busy in one reaction stays silent while its connection lives)
-    silence_ns: int = 30_000_000_000
+    #: an optional backstop: a federate whose program sends nothing for this long is dead
+    #: too. None (the default): never, since a process busy in one reaction, or starved of
+    #: CPU, stays silent while its connection lives (--silence-timeout)
+    silence_ns: int | None = None
     join_timeout_ns: int = 60_000_000_000
     start_delay_ns: int = 20_000_000
     max_message: int = P.RTI_MAX_MESSAGE
@@ -164,7 +165,7 @@ class RtiServer:
                 if self.phase == RtiPhase.JOINING and now > joined_by:
                     missing = ", ".join(self.admission.missing())
                     self._fail(f"federates did not join within {self.cfg.join_timeout_ns // 10**9} s: {missing}")
-                if self.phase == RtiPhase.RUNNING:
+                if self.phase == RtiPhase.RUNNING and self.cfg.silence_ns is not None:
                     for f, seen in self._last_seen.items():
                         if not self.core.feds[f].resigned and now - seen > self.cfg.silence_ns:
                             self._fail(
