@@ -1,5 +1,7 @@
 """The shape of a federation: its federates, the links between them, and what follows
-from them for time coordination (upstream path delays, zero-delay cycles)."""
+from them for time coordination (upstream path delays, zero-delay cycles); and its
+elastic banks (:mod:`reactorfed.elastic`): the federates that are slots, present or
+absent, whose membership the RTI changes at agreed tags (``rti_core``)."""
 
 from __future__ import annotations
 
@@ -8,11 +10,14 @@ import heapq
 import json
 from dataclasses import dataclass, field
 
+from ...elastic import ElasticBank, elastic_width
+from ...errors import ValidationError
 from ...partition import Partition
+from ...reactor import Reactor
 from ...tag import TagT, add_delay
 from ..wire.protocol import PROTOCOL_VERSION
 
-__all__ = ["Delay", "Layout", "Link", "add_delay", "compose"]
+__all__ = ["Delay", "ElasticGroup", "Layout", "Link", "add_delay", "compose"]
 
 # A path delay as a tag offset: (dt, dm). None (same tag) is (0, 0), "after 0" is (0, 1),
 # "after d" is (d, 0). Applying (dt, dm) to (t, m): (t + dt, dm) if dt > 0 else (t, m + dm),
@@ -39,6 +44,17 @@ class Link:
     dst_port: str
 
 
+@dataclass(frozen=True)
+class ElasticGroup:
+    """An elastic bank: its federates (slots, in bank-index order) and its widths."""
+
+    name: str
+    slots: tuple[int, ...]
+    min: int
+    max: int
+    initial: int
+
+
 @dataclass
 class Layout:
     names: list[str]
@@ -48,6 +64,9 @@ class Layout:
     #: scc[f]: the federates joined with f in a cycle of zero-delay links (f included)
     scc: list[frozenset[int]] = field(default_factory=list)
     digest: str = ""
+    #: the elastic banks; every other federate is present from start to end
+    elastic: list[ElasticGroup] = field(default_factory=list)
+    _elastic_of: dict[int, ElasticGroup] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @classmethod
     def of(cls, part: Partition) -> Layout:
@@ -57,14 +76,15 @@ class Layout:
             Link(lk.id, index[lk.src_fed], index[lk.dst_fed], lk.delay, lk.src.fqn, lk.dst.fqn)
             for lk in part.links
         ]
-        lay = cls(list(part.federates), links)
+        lay = cls(list(part.federates), links, elastic=_elastic_groups(part.main, index))
         lay._closure()
         classes = [type(c).__qualname__ for c in part.main._children]
-        desc = json.dumps(
-            {"v": PROTOCOL_VERSION, "federates": lay.names, "classes": classes,
-             "links": [[lk.src_port, lk.dst_port, lk.delay] for lk in links]},
-            sort_keys=True,
-        )
+        shape: dict[str, object] = {"v": PROTOCOL_VERSION, "federates": lay.names, "classes": classes,
+                                    "links": [[lk.src_port, lk.dst_port, lk.delay] for lk in links]}
+        if lay.elastic:  # (only then: the digests of other programs stay as they were)
+            # min and max, not the initial width: one program, one digest, whatever the width
+            shape["elastic"] = [[g.name, g.min, g.max] for g in lay.elastic]
+        desc = json.dumps(shape, sort_keys=True)
         lay.digest = hashlib.sha256(desc.encode()).hexdigest()[:32]
         return lay
 
@@ -99,6 +119,14 @@ class Layout:
         zero = [{lk.dst for lk in self.links if lk.src == i and lk.delay is None} for i in range(n)]
         reach = [self._reach(i, zero) for i in range(n)]
         self.scc = [frozenset(j for j in range(n) if j == i or (j in reach[i] and i in reach[j])) for i in range(n)]
+        self._elastic_of = {f: eg for eg in self.elastic for f in eg.slots}
+        for eg in self.elastic:
+            for f in eg.slots:
+                if len(self.scc[f]) > 1:
+                    others = ", ".join(self.names[j] for j in sorted(self.scc[f]) if j != f)
+                    raise ValidationError(
+                        f"elastic bank {eg.name}: member {self.names[f]} is in a zero-delay cycle with {others}; "
+                        "a member that may join or leave cannot be part of one (add a delay, `after 0` at least)")
 
     @staticmethod
     def _reach(i: int, adj: list[set[int]]) -> set[int]:
@@ -110,6 +138,16 @@ class Layout:
                 seen.add(j)
                 todo.extend(adj[j])
         return seen
+
+    def elastic_of(self, f: int) -> ElasticGroup | None:
+        """The elastic bank ``f`` is a slot of, if any."""
+        return self._elastic_of.get(f)
+
+    def initial_members(self) -> frozenset[int]:
+        """The federates present at the start: all but the elastic slots past each bank's
+        initial width."""
+        absent = {f for g in self.elastic for f in g.slots[g.initial:]}
+        return frozenset(f for f in range(len(self.names)) if f not in absent)
 
     def upstream(self, f: int) -> dict[int, Delay]:
         """Every federate with a path to ``f``, with the smallest path delay. ``f`` itself
@@ -125,3 +163,21 @@ class Layout:
     def cyclic(self, lk: Link) -> bool:
         """A zero-delay link inside a zero-delay cycle: its absence is announced each tag."""
         return lk.delay is None and lk.src != lk.dst and lk.dst in self.scc[lk.src]
+
+
+def _elastic_groups(main: Reactor, index: dict[str, int]) -> list[ElasticGroup]:
+    """The main reactor's elastic banks, in declaration order; refuses one anywhere else."""
+    groups: list[ElasticGroup] = []
+    todo = [main]
+    while todo:
+        r = todo.pop()
+        todo.extend(r._children)
+        for attr, v in vars(r).items():
+            if not isinstance(v, ElasticBank):
+                continue
+            if r is not main or not all(m._parent is main for m in v):
+                raise ValidationError(
+                    f"{r.fqn}.{attr}: an elastic bank's members must be federates: declare it in the main reactor")
+            w = elastic_width(v)
+            groups.append(ElasticGroup(attr, tuple(index[m.name] for m in v), w.min, w.max, w.start))
+    return groups

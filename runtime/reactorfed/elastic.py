@@ -1,0 +1,82 @@
+"""Elastic banks: a bank of federates whose members may join and leave a running
+federation (issue 19; Lingua Franca's transient federates, for banks).
+
+    class Main(Reactor):
+        def __init__(self) -> None:
+            self.learner = Learner()
+            self.samplers = elastic_bank(Sampler, Elastic(min=1, max=8, initial=4), seed=each(lambda i: i))
+            self.connect(self.samplers.out, self.learner.ins)
+
+The bank is built at its maximum width: every member is a *slot* (its own federate, with a
+fixed ``bank_index``) that may be absent. The federation starts with the first
+``initial`` slots present; the RTI admits and removes the others at agreed tags
+(:mod:`reactorfed.federation.coordination.rti_core`). The program, and so its digest, is the
+same whatever the width: only ``min`` and ``max`` are part of it.
+
+Only the main reactor's banks may be elastic (a member must be a federate). What the
+scheduler does with a changing width (``present()`` channels, the width a reaction sees) is
+not done yet: one process (``reactorfed run``) runs every slot.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from .errors import ValidationError
+from .reactor import Bank, Reactor, bank
+
+__all__ = ["Elastic", "ElasticBank", "elastic_bank", "elastic_width"]
+
+R = TypeVar("R", bound=Reactor)
+
+
+@dataclass(frozen=True)
+class Elastic:
+    """The width of an elastic bank: between ``min`` and ``max`` members, ``initial`` at
+    the start (``max`` when not given)."""
+
+    min: int
+    max: int
+    initial: int | None = None
+
+    def __post_init__(self) -> None:
+        for what, v in (("min", self.min), ("max", self.max), ("initial", self.initial)):
+            if v is not None and (not isinstance(v, int) or isinstance(v, bool)):
+                raise ValidationError(f"elastic bank: {what} must be an int, got {v!r}")
+        if self.initial is None:
+            object.__setattr__(self, "initial", self.max)
+        if not 0 <= self.min <= self.max or self.max < 1:
+            raise ValidationError(f"elastic bank: needs 0 <= min <= max and max >= 1, got min={self.min}, max={self.max}")
+        if not self.min <= self.start <= self.max:
+            raise ValidationError(
+                f"elastic bank: the initial width {self.start} is outside [min={self.min}, max={self.max}]")
+
+    @property
+    def start(self) -> int:
+        """The initial width (``initial``, resolved)."""
+        assert self.initial is not None
+        return self.initial
+
+
+class ElasticBank(Bank[R]):
+    """A bank built at its maximum width, whose members may be absent
+    (see :func:`elastic_bank`). Its width is :func:`elastic_width` (``bank.X`` is the
+    members' ``X``, as for any bank)."""
+
+    def __init__(self, members: list[R], width: Elastic) -> None:
+        super().__init__(members)
+        self._elastic = width
+
+
+def elastic_bank(cls: Callable[..., R], width: Elastic, /, *args: Any, **kwargs: Any) -> ElasticBank[R]:
+    """An elastic bank of ``cls``: ``width.max`` slots (bank indices 0 .. max-1), of which
+    the first ``width.initial`` are present at the start. Arguments as for :func:`bank`."""
+    if not isinstance(width, Elastic):
+        raise ValidationError(f"elastic_bank: the width must be an Elastic(min, max, initial), got {width!r}")
+    return ElasticBank(list(bank(cls, width.max, *args, **kwargs)), width)
+
+
+def elastic_width(b: ElasticBank[Any]) -> Elastic:
+    return b._elastic
