@@ -103,13 +103,13 @@ class Federation:
     def running(self) -> bool:
         """Every federate has started and its heartbeat is up."""
         return self.server.phase == "running" and all(
-            c._hb is not None and c._data is not None for c in (self.coords.get(n) for n in self.layout.names) if c
+            c._hb is not None and c.data_port is not None for c in (self.coords.get(n) for n in self.layout.names) if c
         ) and all(n in self.coords for n in self.layout.names)
 
     def data_endpoint(self, name: str) -> str:
         c = self.coords[name]
-        assert c._data is not None
-        return c._data.endpoint
+        assert c.data_port is not None
+        return c.data_port.tcp.endpoint
 
     def wait(self, timeout: float = 30.0) -> None:
         deadline = time.monotonic() + timeout

@@ -318,8 +318,8 @@ def test_hostile_input_to_a_running_federations_unix_sockets() -> None:
     sinks = {n: fed.coords[n] for n in ("relay", "sink")}
     paths = {}
     for n, c in sinks.items():
-        assert c._local is not None
-        paths[n] = c._local.path
+        assert c.data_port is not None and c.data_port.local is not None
+        paths[n] = c.data_port.local.path
     assert all(c.unix_links == 1 for n, c in fed.coords.items() if n != "sink")
     rejected0 = {n: c.rejected_messages for n, c in sinks.items()}
     opened: list[socket.socket] = []

@@ -33,8 +33,8 @@ from ...trigger import Slot
 from ..coordination.federate_core import WAIT, FederateCore, Message
 from ..coordination.layout import Layout, Link, link_delay
 from ..errors import FederationError, LinkDownError
-from ..io.local import LocalClient, LocalServer, split_endpoint
-from ..io.transport import Client, Poller, Server
+from ..io.local import LocalClient, split_endpoint
+from ..io.transport import Client, Poller
 from ..wire import protocol as P
 from ..wire.codec import CodecError, encode
 from .heartbeat import Heartbeat, Liveness
@@ -144,9 +144,7 @@ class FederateCoordinator:
         self._cyclic_outs: dict[int, _Out] = {}  # link id -> a link on a zero-delay cycle (see at_level)
         self._next_look = 0  # when acquire looks for messages next, waiting or not
         self._rti: Client | None = None
-        self._port: DataPort | None = None
-        self._data: Server | None = None  # the port's TCP socket and Unix socket, read in _pump
-        self._local: LocalServer | None = None
+        self._port: DataPort | None = None  # where upstream peers connect (read in _pump)
         self._clients: dict[int, Client | LocalClient] = {}
         self._poller: Poller | None = None
         self._wake: _WakeSource | None = None  # the scheduler's wakeup, once it waits for physical time
@@ -164,7 +162,7 @@ class FederateCoordinator:
         """Open the data port, join the RTI, connect to the downstream peers, start the
         heartbeat; the federation's start time."""
         port = self._port = DataPort(self.cfg, self.layout, self.me)
-        self._data, (endpoint, advertised), self._local = port.tcp, port.addresses(), port.local
+        endpoint, advertised = port.addresses()
         self._rti = Client(self.cfg.rti, max_message=P.RTI_MAX_MESSAGE)
         joined = join(self._rti, self.cfg, self.name, self.layout.digest, advertised, self.clock)
         if joined.index != self.me:
@@ -179,8 +177,8 @@ class FederateCoordinator:
         self._clients.update(connect_downstream(self.cfg, self.layout, self.me, self.session, joined.peers,
                                                 self._out.colocated))
         self._poller = Poller(self._rti, port.tcp, port.monitor)
-        if self._local is not None:
-            self._poller.add(self._local)
+        if port.local is not None:
+            self._poller.add(port.local)
         for c in self._clients.values():
             if isinstance(c, LocalClient):
                 self._poller.add_sender(c)
@@ -382,7 +380,13 @@ class FederateCoordinator:
     def rejected_messages(self) -> int:
         """Messages dropped as malformed or unauthenticated: from the RTI and at the data
         port (a Unix socket connection that sent what is not a message counts as one)."""
-        return self._rti_rejected + self._inbound.rejected + (self._local.dropped if self._local is not None else 0)
+        local = self._port.local if self._port is not None else None
+        return self._rti_rejected + self._inbound.rejected + (local.dropped if local is not None else 0)
+
+    @property
+    def data_port(self) -> DataPort | None:
+        """Where the upstream peers connect (its TCP endpoint, its Unix socket), once open."""
+        return self._port
 
     @property
     def authenticated_upstream(self) -> list[int]:
@@ -447,9 +451,8 @@ class FederateCoordinator:
     def _pump(self, sched: Scheduler, timeout_ms: int, now: int) -> None:
         """Handle what arrived, waiting up to ``timeout_ms`` for the first message (``now``:
         the clock, read just before). Runs at every wait: kept in one piece for speed."""
-        assert self._poller is not None and self._rti is not None and self._data is not None
         port = self._port
-        assert port is not None
+        assert self._poller is not None and self._rti is not None and port is not None
         live = self._live
         assert live is not None
         if timeout_ms:
@@ -477,7 +480,7 @@ class FederateCoordinator:
                 live.heard_data = self.clock.now()
                 self._on_rti(sched, frames)
         inb = self._inbound
-        local = self._local
+        local = port.local
         if local is not None and local in ready:
             q = local.received()  # one bounded read of each connection
             on_data = inb.on_data
@@ -485,11 +488,11 @@ class FederateCoordinator:
                 peer, frames = q.popleft()
                 on_data(sched, peer, frames)
             inb.newly_authed = None  # a Unix socket: the process's end is the RTI's to see
-        if self._data in ready:
+        data = port.tcp
+        if data in ready:
             # Bounded, so that a flood on the data port cannot hold the scheduler here:
             # what is left is read at the next pump.
             until = self.clock.now() + _DATA_SLICE_NS
-            data = self._data
             recv, on_data = data.recv, inb.on_data
             for i in range(1, 1 << 30):
                 got = recv()
