@@ -101,6 +101,19 @@ def classify(bench: str, case: str, peer: str) -> tuple[bool, str]:
     return True, "a process per agent on both sides, per-step scatter of observations and gather of actions"
 
 
+def pyplot() -> Any | None:
+    """matplotlib's pyplot on a file backend, or None (said once) when it is missing."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        progress("matplotlib missing: no plot (pip install 'reactorfed[bench]')")
+        return None
+    return plt
+
+
 class Results:
     """Collects result lines, echoes them to stdout, writes JSONL and plots."""
 
@@ -148,13 +161,8 @@ class Results:
 
     def plot(self, title: str | None = None) -> Path | None:
         """Grouped bars per case: reactorfed beside the peer, one panel per metric."""
-        try:
-            import matplotlib
-
-            matplotlib.use("Agg")
-            import matplotlib.pyplot as plt
-        except ImportError:
-            progress("matplotlib missing: no plot (pip install 'reactorfed[bench]')")
+        plt = pyplot()
+        if plt is None:
             return None
         metrics = list(dict.fromkeys(r["metric"] for r in self.rows))
         ncols = min(3, len(metrics))

@@ -39,7 +39,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.common import Results, base_parser, progress, wait_quiet
+from bench.common import Results, base_parser, progress, pyplot, wait_quiet
 
 ROOT = Path(__file__).resolve().parent.parent
 PROGRAMS = "bench/liveness_programs.py"
@@ -145,13 +145,8 @@ def detects(n: int, sig: signal.Signals, timeout_s: float, quiet: bool = True) -
 
 
 def plot(rows: list[dict[str, Any]], out: Path) -> Path | None:
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        progress("matplotlib missing: no plot")
+    plt = pyplot()
+    if plt is None:
         return None
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for case, bound in (("kill", KILL_BOUND_S), ("stop", STOP_BOUND_S)):

@@ -30,7 +30,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from bench.common import Results, base_parser, progress, wait_quiet
+from bench.common import Results, base_parser, progress, pyplot, wait_quiet
 from bench.rf_runner import cpu_by_process, results_by_reactor
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -70,13 +70,8 @@ def run_case(shape: str, federates: int, tags: int, mode: str, timeout_s: float)
 
 def plot(rows: list[dict[str, Any]], out: Path) -> Path | None:
     """Tags/s and the RTI's CPU per tag against N, one line per shape and grant mode."""
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        progress("matplotlib missing: no plot")
+    plt = pyplot()
+    if plt is None:
         return None
     fig, axes = plt.subplots(1, 3, figsize=(17, 4.8))
     for shape in SHAPE_CLASSES:
