@@ -74,6 +74,7 @@ class Cluster:
         self.namespace = namespace
         self.core = api or client.CoreV1Api()
         self.custom = client.CustomObjectsApi(self.core.api_client)
+        self.networking = client.NetworkingV1Api(self.core.api_client)
         self._sanitize = client.ApiClient().sanitize_for_serialization
 
     def federation(self, name: str) -> dict[str, Any] | None:
@@ -118,6 +119,7 @@ class Cluster:
             "Service": self.core.create_namespaced_service,
             "Secret": self.core.create_namespaced_secret,
             "PersistentVolumeClaim": self.core.create_namespaced_persistent_volume_claim,
+            "NetworkPolicy": self.networking.create_namespaced_network_policy,
         }
         create = creators[kind]
         try:
@@ -127,6 +129,20 @@ class Cluster:
                 return False
             raise
         return True
+
+    def ensure_policy(self, manifest: Mapping[str, Any]) -> str | None:
+        """Create the NetworkPolicy, or bring its spec back to ``manifest``'s (the ports or
+        the metrics namespaces changed, or someone edited it): "created", "updated" or None."""
+        name = manifest["metadata"]["name"]
+        if self.create(manifest):
+            return "created"
+        current = self._sanitize(self.networking.read_namespaced_network_policy(name, self.namespace))
+        if current.get("spec") == manifest["spec"]:
+            return None
+        # A merge patch would keep rules the manifest no longer has: replace the spec.
+        patch = [{"op": "replace", "path": "/spec", "value": manifest["spec"]}]
+        self.networking.patch_namespaced_network_policy(name, self.namespace, patch)
+        return "updated"
 
     def exists(self, kind: str, name: str) -> bool:
         readers: dict[str, Callable[..., Any]] = {

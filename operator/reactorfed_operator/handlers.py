@@ -22,6 +22,7 @@ from kubernetes.client.exceptions import ApiException
 from . import GROUP, KIND, PLURAL, VERSION
 from .cluster import Cluster, load_config
 from .manifests import Federation, checkpoint_pvc, rti_service, secret, secret_name
+from .netpol import Reach, network_policy, policy_name
 from .phase import Phase, PodPhase, Role
 from .planner import Plan, PriorStatus, plan
 from .progress import Progress, fetch_progress
@@ -30,6 +31,7 @@ from .spec import FederationSpec, SpecError, parse_spec
 __all__ = ["STATUS_URL_ANNOTATION", "configure", "reconcile"]
 
 INTERVAL = float(os.environ.get("REACTORFED_OPERATOR_INTERVAL", "5"))
+REACH = Reach.from_env()
 _locks: dict[str, threading.Lock] = {}
 _locks_guard = threading.Lock()
 
@@ -72,6 +74,12 @@ def _ensure_support(fed: Federation, cluster: Cluster, body: kopf.Body) -> list[
     """Create the Service (and the Secret, PVC when ours) and list missing references."""
     s: FederationSpec = fed.spec
     missing: list[str] = []
+    # The fence first: no pod of the federation runs before its NetworkPolicy exists.
+    if REACH.enabled:
+        done = cluster.ensure_policy(network_policy(fed, REACH))
+        if done is not None:
+            _post(body, "Normal", f"NetworkPolicy{done.capitalize()}",
+                  f"NetworkPolicy {policy_name(fed)}: only the federation's pods reach its RTI and data ports")
     if cluster.create(rti_service(fed)):
         _post(body, "Normal", "ServiceCreated", f"Service {fed.name}-rti for the RTI")
     if s.secret_name is None:

@@ -290,10 +290,14 @@ def federate_pod(fed: Federation, federate: str, role: str, incarnation: int, wi
         "--federate", federate,
         "--rti", f"{rti_host(fed)}:{s.rti_port}",
         "--advertise-host", "$(POD_IP)",
+        "--data-port", str(s.data_port),
         "--metrics-port", str(s.federate_metrics_port),
         *_common_args(fed, width),
     ]  # fmt: skip
-    ports = [{"name": "metrics", "containerPort": s.federate_metrics_port, "protocol": "TCP"}]
+    ports = [
+        {"name": "data", "containerPort": s.data_port, "protocol": "TCP"},
+        {"name": "metrics", "containerPort": s.federate_metrics_port, "protocol": "TCP"},
+    ]
     extra: list[tuple[dict[str, Any], dict[str, Any]]] = []
     if role == Role.LEARNER:
         group = s.learner

@@ -86,6 +86,9 @@ class FederationSpec:
     rti_port: int = 15045
     metrics_port: int = 9100
     federate_metrics_port: int = 9101
+    #: every federate pod's data port (where its upstream peers connect): fixed, so that
+    #: the federation's NetworkPolicy can name it
+    data_port: int = 15046
     timeout: str | None = None
     join_timeout: str | None = None
     fast: bool = False
@@ -248,6 +251,7 @@ def parse_spec(spec: Mapping[str, Any]) -> FederationSpec:
     metrics = _int(rti.get("metricsPort"), "spec.rti.metricsPort", 9100, 1024, 65535)
     if port == metrics:
         raise SpecError("spec.rti.metricsPort", "must differ from spec.rti.port")
+    fed_metrics = metrics + 1 if metrics + 1 != port else metrics + 2
     sampler_name = _member(samplers, "spec.samplers.name", "samplers")
     learner_name = _member(learner, "spec.learner.name", "learner")
     if sampler_name == learner_name:
@@ -289,7 +293,8 @@ def parse_spec(spec: Mapping[str, Any]) -> FederationSpec:
         gpus=_int(learner.get("gpus"), "spec.learner.gpus", 1, 0, 16),
         rti_port=port,
         metrics_port=metrics,
-        federate_metrics_port=metrics + 1 if metrics + 1 != port else metrics + 2,
+        federate_metrics_port=fed_metrics,
+        data_port=next(p for p in range(15046, 15056) if p not in (port, metrics, fed_metrics)),
         timeout=timeout,
         join_timeout=join_timeout,
         fast=fast,
