@@ -1,0 +1,213 @@
+"""PPO's learner: the clipped surrogate objective, the value loss, the entropy bonus, and
+minibatch epochs over GAE advantages (Schulman et al. 2017, "Proximal policy
+optimization algorithms", eq. 7 and 9; the implementation details of CleanRL's ``ppo.py``
+and Stable-Baselines3: advantage normalisation per minibatch, gradient clipping, Adam
+with epsilon 1e-5, annealed learning rate and clip range).
+
+Nothing here knows about reactors: a plan (:mod:`reactorfed.rl.sync_plan`) hands it
+rollouts and broadcasts its :meth:`PPOLearner.payload`.
+
+Determinism: initial weights from a seeded generator, minibatch order from the learner's
+own seeded numpy generator, rollouts consumed in the order given: one seed and the same
+rollouts give bit-identical weights (on one device, with one torch thread count).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from .actor_critic import ActorCritic
+from .gae import gae, lambda_returns
+from .policy import SpaceInfo
+from .ppo_config import PPOConfig
+from .rollout import Rollout
+
+__all__ = ["Batch", "PPOLearner", "clipped_surrogate_loss", "make_batch", "value_loss"]
+
+
+def clipped_surrogate_loss(
+    logp: torch.Tensor, old_logp: torch.Tensor, advantages: torch.Tensor, clip: float
+) -> torch.Tensor:
+    """``-mean(min(rho * A, clip(rho, 1 - eps, 1 + eps) * A))`` with ``rho = exp(logp - old_logp)``:
+    PPO's objective (eq. 7), negated to be minimised."""
+    ratio = torch.exp(logp - old_logp)
+    unclipped = ratio * advantages
+    clipped = torch.clamp(ratio, 1.0 - clip, 1.0 + clip) * advantages
+    return -torch.min(unclipped, clipped).mean()
+
+
+def value_loss(values: torch.Tensor, returns: torch.Tensor, old_values: torch.Tensor, clip: float | None) -> torch.Tensor:
+    """``mean((V - R)^2)``; with ``clip``, the larger of that and the error of
+    ``V_old + clip(V - V_old, -clip, clip)`` (CleanRL's ``clip_vloss``), per sample."""
+    err = (values - returns) ** 2
+    if clip is None:
+        return err.mean()
+    clipped = old_values + torch.clamp(values - old_values, -clip, clip)
+    return torch.max(err, (clipped - returns) ** 2).mean()
+
+
+class Batch:
+    """The transitions of one update, flat: observations, actions, the acting policy's
+    log-probabilities, advantages, value targets and the values they were computed with."""
+
+    def __init__(self, obs: np.ndarray, actions: np.ndarray, logp: np.ndarray, advantages: np.ndarray,
+                 returns: np.ndarray, values: np.ndarray) -> None:
+        self.obs, self.actions, self.logp = obs, actions, logp
+        self.advantages, self.returns, self.values = advantages, returns, values
+
+    def __len__(self) -> int:
+        return len(self.actions)
+
+
+def make_batch(rollouts: Sequence[Rollout], values: Sequence[np.ndarray], gamma: float, lam: float) -> Batch:
+    """GAE per rollout (``values[i]`` is rollout ``i``'s ``(T + 1, k)`` values), then every
+    transition flat, in rollout order, row-major; reset rows left out."""
+    parts: list[tuple[np.ndarray, ...]] = []
+    for r, v in zip(rollouts, values, strict=True):
+        adv = gae(r.rewards, v, r.terminated, r.truncated, gamma, lam, r.resets)
+        ret = lambda_returns(adv, v)
+        keep = ~r.resets
+        obs = r.obs[:-1][keep]
+        parts.append((obs.reshape(len(obs), -1), r.actions[keep], r.logp[keep], adv[keep], ret[keep], v[:-1][keep]))
+    cols = [np.concatenate(c) for c in zip(*parts, strict=True)]
+    return Batch(cols[0].astype(np.float32), *cols[1:])
+
+
+class PPOLearner:
+    """An :class:`ActorCritic`, its Adam optimizer, and PPO's update."""
+
+    def __init__(self, space: SpaceInfo, config: PPOConfig | None = None, seed: int = 0,
+                 device: torch.device | None = None) -> None:
+        self.space, self.config, self.seed = space, config or PPOConfig(), seed
+        self.device = device or torch.device("cpu")
+        c = self.config
+        self.model = ActorCritic(space.obs_dim, space.num_actions, c.hidden, seed).to(self.device)
+        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=c.learning_rate, eps=c.adam_eps)
+        self.rng = np.random.default_rng(seed)
+        self.env_steps = 0
+        self.updates = 0
+        self.stats: dict[str, float] = {}
+
+    def _values(self, rollouts: Sequence[Rollout]) -> list[np.ndarray]:
+        """Every rollout's ``(T + 1, k)`` values, from one forward pass over all of them."""
+        flat = [r.obs.reshape(r.obs.shape[0] * r.obs.shape[1], -1) for r in rollouts]
+        with torch.no_grad():
+            v = self.model.value(torch.from_numpy(np.concatenate(flat).astype(np.float32)).to(self.device))
+        out, at = [], 0
+        for r, f in zip(rollouts, flat, strict=True):
+            out.append(v[at : at + len(f)].cpu().numpy().reshape(r.obs.shape[:2]))
+            at += len(f)
+        return out
+
+    def schedule(self) -> tuple[float, float]:
+        """(learning rate, clip range) now: annealed by the share of ``total_timesteps`` left."""
+        c = self.config
+        left = max(0.0, 1.0 - self.env_steps / c.total_timesteps)
+        return c.learning_rate * (left if c.anneal_lr else 1.0), c.clip_coef * (left if c.anneal_clip else 1.0)
+
+    def learn(self, rollouts: Sequence[Rollout]) -> dict[str, float]:
+        c = self.config
+        self.model.train()
+        batch = make_batch(rollouts, self._values(rollouts), c.gamma, c.gae_lambda)
+        self.env_steps += len(batch)
+        lr, clip = self.schedule()
+        for group in self.optimizer.param_groups:
+            group["lr"] = lr
+        dev = self.device
+        obs = torch.from_numpy(batch.obs).to(dev)
+        actions = torch.from_numpy(batch.actions).to(dev)
+        old_logp = torch.from_numpy(batch.logp).to(dev)
+        adv_all = torch.from_numpy(batch.advantages).to(dev)
+        ret_all = torch.from_numpy(batch.returns).to(dev)
+        old_v = torch.from_numpy(batch.values).to(dev)
+        n, mb = len(batch), c.minibatch_size
+        sums = np.zeros(5)
+        steps = 0
+        stop = False
+        for _ in range(c.update_epochs):
+            order = torch.from_numpy(self.rng.permutation(n))
+            for start in range(0, n, mb):
+                idx = order[start : start + mb]
+                logp, entropy, values = self.model.evaluate(obs[idx], actions[idx])
+                adv = adv_all[idx]
+                if c.norm_adv and len(idx) > 1:
+                    adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+                pg = clipped_surrogate_loss(logp, old_logp[idx], adv, clip)
+                vl = value_loss(values, ret_all[idx], old_v[idx], c.clip_vloss)
+                ent = entropy.mean()
+                loss = pg - c.ent_coef * ent + c.vf_coef * vl
+                self.optimizer.zero_grad(set_to_none=True)
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(self.model.parameters(), c.max_grad_norm)
+                self.optimizer.step()
+                self.updates += 1
+                steps += 1
+                with torch.no_grad():
+                    log_ratio = logp - old_logp[idx]
+                    kl = float(((log_ratio.exp() - 1) - log_ratio).mean())  # (Schulman's k3 estimator)
+                    clipped = float(((log_ratio.exp() - 1.0).abs() > clip).float().mean())
+                sums += (pg.item(), vl.item(), ent.item(), kl, clipped)
+                if c.target_kl is not None and kl > 1.5 * c.target_kl:
+                    stop = True
+                    break
+            if stop:
+                break
+        mean = sums / max(steps, 1)
+        var_ret = float(np.var(batch.returns))
+        explained = float("nan") if var_ret == 0 else 1.0 - float(np.var(batch.returns - batch.values)) / var_ret
+        self.stats = {"policy_loss": mean[0], "value_loss": mean[1], "entropy": mean[2], "approx_kl": mean[3],
+                      "clipfrac": mean[4], "learning_rate": lr, "clip_range": clip, "explained_variance": explained,
+                      "transitions": float(n), "gradient_steps": float(steps)}
+        return self.stats
+
+    def payload(self) -> np.ndarray:
+        return self.model.actor_payload()
+
+    def digest(self) -> str:
+        h = hashlib.sha256()
+        for k, v in self.model.state_dict().items():
+            h.update(k.encode())
+            h.update(v.detach().cpu().numpy().tobytes())
+        return h.hexdigest()
+
+    def state(self) -> dict[str, Any]:
+        """Everything needed to resume: the network, the optimizer, the counters, the generator."""
+        return {"config": asdict(self.config), "space": asdict(self.space), "seed": self.seed,
+                "model": self.model.state_dict(), "optimizer": self.optimizer.state_dict(),
+                "env_steps": self.env_steps, "updates": self.updates, "rng": self.rng.bit_generator.state}
+
+    def save(self, path: str | Path, extra: dict[str, Any] | None = None) -> Path:
+        """Write a checkpoint atomically (a temporary file, then a rename)."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(path.suffix + ".tmp")
+        torch.save({**self.state(), **(extra or {})}, tmp)
+        tmp.replace(path)
+        return path
+
+    def load_checkpoint(self, path: str | Path) -> dict[str, Any]:
+        state: dict[str, Any] = torch.load(path, map_location=self.device, weights_only=False)
+        self.model.load_state_dict(state["model"])
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.env_steps = int(state["env_steps"])
+        self.updates = int(state["updates"])
+        self.rng.bit_generator.state = state["rng"]
+        return state
+
+    @classmethod
+    def load(cls, path: str | Path, device: torch.device | None = None) -> PPOLearner:
+        """Rebuild a learner from a checkpoint written by :meth:`save`."""
+        state = torch.load(path, map_location=device or torch.device("cpu"), weights_only=False)
+        cfg = dict(state["config"])
+        cfg["hidden"] = tuple(cfg["hidden"])
+        space = SpaceInfo(tuple(state["space"]["obs_shape"]), int(state["space"]["num_actions"]))
+        learner = cls(space, PPOConfig(**cfg), seed=int(state["seed"]), device=device)
+        learner.load_checkpoint(path)
+        return learner

@@ -1,0 +1,168 @@
+"""On-policy rollouts: ``T`` steps of ``k`` environment copies acted on by a policy's
+:class:`~reactorfed.rl.policy.Actor`, and their one-array wire format.
+
+A :class:`Rollout` keeps ``T + 1`` observations: the one each row acted in, and the one
+the fragment ends in (a learner bootstraps from its value). gymnasium's vector
+environments reset a finished copy on the next step (next-step autoreset): that row's
+observation is the final observation of the episode that ended, its action is ignored,
+and it is no transition (``resets``). Seeding follows
+:class:`~reactorfed.rl.vector.VectorEnvRunner`: the copies are reset with ``seed``
+(copy ``j`` with ``seed + j``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import gymnasium as gym
+import numpy as np
+
+from .envs import _register_ale, env_id
+from .vector import _vectorization_mode
+
+__all__ = ["PolicyRunner", "Rollout", "pack_rollout", "rollout_dtype", "unpack_rollout"]
+
+
+class _Acts(Protocol):
+    def act(self, obs: np.ndarray) -> tuple[np.ndarray, np.ndarray]: ...
+
+
+@dataclass(slots=True)
+class Rollout:
+    """``T`` rows of ``k`` copies. ``obs`` is ``(T + 1, k, *obs_shape)``; the other arrays
+    ``(T, k)``. ``logp`` is the acting policy's log-probability of each action.
+    ``episode_returns``: the returns of the episodes that ended here, by row, then copy."""
+
+    obs: np.ndarray
+    actions: np.ndarray
+    logp: np.ndarray
+    rewards: np.ndarray
+    terminated: np.ndarray
+    truncated: np.ndarray
+    resets: np.ndarray
+    episode_returns: tuple[float, ...] = ()
+
+    def __len__(self) -> int:
+        return int(self.actions.shape[0])
+
+    @property
+    def transitions(self) -> int:
+        """Rows that are transitions (an automatic reset is not), over every copy."""
+        return int(self.resets.size - np.count_nonzero(self.resets))
+
+
+def rollout_dtype(obs_shape: tuple[int, ...], obs_dtype: np.dtype[Any]) -> np.dtype[Any]:
+    """One row of a packed rollout (:func:`pack_rollout`), for one copy."""
+    return np.dtype([
+        ("obs", obs_dtype, obs_shape),
+        ("action", np.int64),
+        ("logp", np.float32),
+        ("reward", np.float32),
+        ("terminated", np.bool_),
+        ("truncated", np.bool_),
+        ("reset", np.bool_),
+        ("episode_return", np.float32),
+    ])
+
+
+def pack_rollout(r: Rollout) -> np.ndarray:
+    """A rollout as one structured array shaped ``(T + 1, k)``: row ``T`` carries only the
+    observation the fragment ends in (marked ``reset``: no transition). One array crosses a
+    federate boundary as a raw buffer, without pickling."""
+    T, k = r.actions.shape
+    rec = np.zeros((T + 1, k), dtype=rollout_dtype(r.obs.shape[2:], r.obs.dtype))
+    rec["obs"] = r.obs
+    body = rec[:T]
+    body["action"] = r.actions
+    body["logp"] = r.logp
+    body["reward"] = r.rewards
+    body["terminated"] = r.terminated
+    body["truncated"] = r.truncated
+    body["reset"] = r.resets
+    rec["reset"][T] = True
+    rows, cols = np.nonzero(r.terminated | r.truncated)  # by row, then copy: the order of the returns
+    body["episode_return"][rows, cols] = r.episode_returns
+    return rec
+
+
+def unpack_rollout(rec: np.ndarray) -> Rollout:
+    """Inverse of :func:`pack_rollout`; every array is a fresh, aligned copy (a received
+    record may be read-only and unaligned)."""
+    body = rec[:-1]
+    terminated = np.array(body["terminated"], dtype=np.bool_)
+    truncated = np.array(body["truncated"], dtype=np.bool_)
+    rows, cols = np.nonzero(terminated | truncated)
+    return Rollout(
+        obs=np.array(rec["obs"]),
+        actions=np.array(body["action"], dtype=np.int64),
+        logp=np.array(body["logp"], dtype=np.float32),
+        rewards=np.array(body["reward"], dtype=np.float32),
+        terminated=terminated,
+        truncated=truncated,
+        resets=np.array(body["reset"], dtype=np.bool_),
+        episode_returns=tuple(float(x) for x in body["episode_return"][rows, cols]),
+    )
+
+
+class PolicyRunner:
+    """Steps ``num_envs`` copies of one gymnasium environment (its native vector
+    implementation where there is one) with actions from an actor."""
+
+    def __init__(self, name: str, num_envs: int, seed: int = 0) -> None:
+        if not isinstance(num_envs, int) or num_envs < 1:
+            raise ValueError(f"num_envs must be an int >= 1, got {num_envs!r}")
+        full = env_id(name)
+        if full.startswith("ALE/"):
+            _register_ale()
+        self.name, self.num_envs, self.seed = name, num_envs, seed
+        self.env = gym.make_vec(full, num_envs=num_envs, vectorization_mode=_vectorization_mode(full))
+        space = self.env.single_observation_space
+        if not isinstance(space, gym.spaces.Box):
+            raise ValueError(f"{name}: a policy runner needs a Box observation space, not {space}")
+        self.obs_shape: tuple[int, ...] = tuple(space.shape)
+        self.obs_dtype: np.dtype[Any] = np.dtype(space.dtype)
+        obs, _ = self.env.reset(seed=seed)
+        self.obs = np.asarray(obs, dtype=self.obs_dtype)
+        self.episode_return = np.zeros(num_envs, dtype=np.float64)
+        self._resetting = np.zeros(num_envs, dtype=np.bool_)
+        self.steps = 0
+        self.episodes = 0
+
+    def rollout(self, n: int, actor: _Acts) -> Rollout:
+        """``n`` steps of every copy, acting with ``actor``. A hot loop."""
+        k = self.num_envs
+        obs_buf = np.empty((n + 1, k, *self.obs_shape), dtype=self.obs_dtype)
+        actions = np.empty((n, k), dtype=np.int64)
+        logp = np.empty((n, k), dtype=np.float32)
+        rewards = np.empty((n, k), dtype=np.float32)
+        terminated = np.empty((n, k), dtype=np.bool_)
+        truncated = np.empty((n, k), dtype=np.bool_)
+        resets = np.empty((n, k), dtype=np.bool_)
+        returns: list[float] = []
+        env, obs, resetting, ep_ret = self.env, self.obs, self._resetting, self.episode_return
+        for i in range(n):
+            obs_buf[i] = obs
+            resets[i] = resetting
+            a, lp = actor.act(obs)
+            actions[i] = a
+            logp[i] = lp
+            nxt, r, term, trunc, _ = env.step(a)
+            rewards[i] = r
+            terminated[i] = term
+            truncated[i] = trunc
+            ep_ret += r
+            resetting = np.logical_or(term, trunc)
+            if resetting.any():
+                for j in np.flatnonzero(resetting):
+                    returns.append(float(ep_ret[j]))
+                ep_ret[resetting] = 0.0
+            obs = np.asarray(nxt, dtype=self.obs_dtype)
+        obs_buf[n] = obs
+        self.obs, self._resetting = obs, resetting
+        self.steps += n * k
+        self.episodes += len(returns)
+        return Rollout(obs_buf, actions, logp, rewards, terminated, truncated, resets, tuple(returns))
+
+    def close(self) -> None:
+        self.env.close()

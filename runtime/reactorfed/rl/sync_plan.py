@@ -1,0 +1,185 @@
+"""The synchronous execution plan, as a reactor program: every sampler delivers a fragment,
+the learner updates, the weights are broadcast (PPO's plan; RLlib's synchronous sampling).
+
+::
+
+    learner.weights --(after 0, broadcast)--> samplers[i].weights
+    samplers[i].fragment ---------------------> learner.fragments[i]
+
+Each round: the learner sends its payload; each of ``num_samplers`` samplers steps its
+``num_envs`` environment copies ``fragment_len`` times with it and sends the packed
+:class:`~reactorfed.rl.rollout.Rollout`; every fragment arrives at one tag, and the
+learner learns from them in sampler order, then sends the new payload one microstep
+later. The policy lags by nothing: each fragment is sampled with the weights of the
+update before. Logical time orders everything that varies, so a seed fixes the weights
+after ``k`` updates in one process and federated alike.
+
+The plan knows nothing of the algorithm: it builds an actor in each sampler and a
+learner through an :class:`~reactorfed.rl.policy.Algorithm` (e.g.
+:class:`~reactorfed.rl.PPOConfig`). Both are built in their reactor's startup
+reaction, so a federate builds only its own (a sampler process never imports torch).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .. import SHUTDOWN, STARTUP, Input, Output, Reactor, bank, each, reaction
+from ..errors import ValidationError
+from ..port import MultiReader, PortReader, PortWriter
+from .policy import Actor, Algorithm, Learner, SpaceInfo
+from .rollout import PolicyRunner, pack_rollout, unpack_rollout
+from .training import RunConfig, TrainingLog
+
+__all__ = ["SyncLearner", "SyncPlan", "SyncSampler", "sampler_seed"]
+
+
+def sampler_seed(seed: int, i: int) -> int:
+    """Sampler ``i``'s environment seed in a run seeded ``seed`` (its actor's is this + 7919)."""
+    return seed * 1000 + 100 + i
+
+
+class SyncSampler(Reactor):
+    """Steps ``num_envs`` copies of ``env`` for ``fragment_len`` rows each time weights arrive."""
+
+    weights: Input[np.ndarray] = Input(np.ndarray)
+    fragment: Output[np.ndarray] = Output(np.ndarray)
+
+    def __init__(self, algo: Algorithm, env: str, space: SpaceInfo, num_envs: int, fragment_len: int,
+                 seed: int) -> None:
+        self.algo, self.env, self.space = algo, env, space
+        self.num_envs, self.fragment_len, self.seed = num_envs, fragment_len, seed
+        self.runner: PolicyRunner | None = None
+        self.actor: Actor | None = None
+
+    @reaction(triggers=[STARTUP])
+    def start(self) -> None:
+        self.runner = PolicyRunner(self.env, self.num_envs, seed=self.seed)
+        self.actor = self.algo.make_actor(self.space, self.seed + 7919)
+
+    @reaction(triggers=[weights], effects=[fragment])
+    def collect(self, weights: PortReader[np.ndarray], fragment: PortWriter[np.ndarray]) -> None:
+        payload = weights.get()
+        assert payload is not None and self.runner is not None and self.actor is not None
+        self.actor.load(payload)
+        fragment.set(pack_rollout(self.runner.rollout(self.fragment_len, self.actor)))
+
+
+class SyncLearner(Reactor):
+    """Learns from every sampler's fragment at once, then broadcasts its payload.
+
+    Stops after ``run.iterations`` updates, or once the last 100 training episodes
+    average ``run.target_return``. At shutdown it saves a checkpoint (with
+    ``run.checkpoint``) and reports its result (:meth:`~reactorfed.Reactor.report_result`):
+    iterations, env steps, returns, when the target was reached, the weights' digest.
+    """
+
+    fragments: Input[np.ndarray] = Input(np.ndarray, width="n")
+    weights: Output[np.ndarray] = Output(np.ndarray)
+
+    def __init__(self, n: int, algo: Algorithm, space: SpaceInfo, run: RunConfig | None = None,
+                 seed: int = 0) -> None:
+        run = run or RunConfig()
+        self.n, self.algo, self.space, self.run, self.seed = n, algo, space, run, seed
+        self.learner: Learner | None = None
+        self.log = TrainingLog(run)
+        self.iteration = 0
+        self.resumed_from = 0
+        self.stats: dict[str, float] = {}
+        self.result: dict[str, Any] = {}
+
+    @reaction(triggers=[STARTUP], effects=[weights])
+    def start(self, weights: PortWriter[np.ndarray]) -> None:
+        self.learner = learner = self.algo.make_learner(self.space, self.seed)
+        run = self.run
+        if run.resume and run.checkpoint and Path(run.checkpoint).exists():
+            state = learner.load_checkpoint(run.checkpoint)
+            self.iteration = self.resumed_from = int(state.get("iteration", 0))
+            self.log.restore(state)
+            if run.progress:
+                print(f"resumed from {run.checkpoint} at iteration {self.iteration} ({learner.env_steps} env steps)",
+                      file=sys.stderr, flush=True)
+        self.log.start()
+        # a run resumed after it had finished has nothing left to do: no weights, no round
+        if self.iteration < run.iterations:
+            weights.set(learner.payload())
+
+    @reaction(triggers=[fragments], effects=[weights])
+    def learn(self, fragments: MultiReader[np.ndarray], weights: PortWriter[np.ndarray]) -> None:
+        learner = self.learner
+        assert learner is not None
+        present = fragments.present()
+        # the plan's invariant: every sampler's fragment arrives at the tag of the round
+        assert len(present) == self.n, f"{len(present)} of {self.n} fragments at one tag"
+        rollouts = [unpack_rollout(packed) for _, packed in present]
+        self.stats = learner.learn(rollouts)
+        self.iteration += 1
+        self.log.add((r for ro in rollouts for r in ro.episode_returns), self.iteration, learner.env_steps)
+        run = self.run
+        if run.progress and self.iteration % run.progress_every == 0:
+            self.log.show(self.iteration, learner.env_steps, self.stats)
+        if run.checkpoint and run.checkpoint_every and self.iteration % run.checkpoint_every == 0:
+            self._save()
+        if self.iteration < run.iterations and not self.log.solved:
+            weights.set(learner.payload())
+
+    def _save(self) -> None:
+        assert self.learner is not None
+        self.learner.save(self.run.checkpoint, extra={"iteration": self.iteration, **self.log.state()})
+
+    @reaction(triggers=[SHUTDOWN])
+    def finish(self) -> None:
+        learner = self.learner
+        assert learner is not None
+        if self.run.checkpoint:
+            self._save()
+        self.result = {
+            "iterations": self.iteration,
+            "env_steps": learner.env_steps,
+            "updates": learner.updates,
+            "resumed_from_iteration": self.resumed_from,
+            **self.log.result(),
+            "weights_sha256": learner.digest(),
+            "checkpoint": str(Path(self.run.checkpoint).resolve()) if self.run.checkpoint else "",
+        }
+        if self.run.progress:
+            self.log.show(self.iteration, learner.env_steps, self.stats)
+            print(self._verdict(), file=sys.stderr, flush=True)
+            print(f"done: {json.dumps(self.result)}", file=sys.stderr, flush=True)
+        self.report_result(self.result)
+
+    def _verdict(self) -> str:
+        r = self.result
+        spent = f"{r['env_steps']:,} env steps, {r['iterations']} iterations, {r['seconds']:.1f} s of training"
+        target = self.run.target_return
+        if target is None:
+            return f"result: mean return of the last 100 training episodes {r['mean_return_100']:.1f} after {spent}"
+        if "reached_env_steps" in r:
+            return (f"result: solved: the last 100 training episodes average >= {target:g} after "
+                    f"{r['reached_env_steps']:,} env steps, {r['reached_seconds']:.1f} s ({spent} in all)")
+        return f"result: not solved: the last 100 training episodes average {r['mean_return_100']:.1f} < {target:g} after {spent}"
+
+
+class SyncPlan(Reactor):
+    """The synchronous plan for ``algo`` on ``env``: ``num_samplers`` samplers of ``num_envs``
+    copies, ``fragment_len`` rows each per round, one learner. A federated run puts each
+    sampler and the learner in its own process (they are the main reactor's children).
+
+    Subclass it for a program with its own settings (``super().__init__(...)``)."""
+
+    def __init__(self, algo: Algorithm, env: str, *, num_samplers: int = 2, num_envs: int = 4,
+                 fragment_len: int = 32, run: RunConfig | None = None, seed: int = 0) -> None:
+        for name, value in (("num_samplers", num_samplers), ("num_envs", num_envs), ("fragment_len", fragment_len)):
+            if not isinstance(value, int) or value < 1:
+                raise ValidationError(f"{self.fqn}: {name} must be an int >= 1, got {value!r}")
+        space = SpaceInfo.of_env(env)
+        self.samplers = bank(SyncSampler, num_samplers, algo, env, space, num_envs, fragment_len,
+                             seed=each(lambda i: sampler_seed(seed, i)))
+        self.learner = SyncLearner(num_samplers, algo, space, run=run, seed=seed)
+        self.connect(self.samplers.fragment, self.learner.fragments)
+        self.connect(self.learner.weights, self.samplers.weights, after=0, broadcast=True)

@@ -1,0 +1,111 @@
+"""A training run's bookkeeping, for any plan's learner: when to stop, the returns of the
+last 100 finished training episodes, the time and steps at which they first reach a
+target, the progress display, and what a checkpoint carries of it.
+
+The target is judged as the issue's benchmarks judge it: the mean return of the last
+100 *finished training episodes* (not of the episodes of the latest iteration only).
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+from collections import deque
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["RunConfig", "TrainingLog"]
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """How a plan's learner runs training (the algorithm's own settings are apart)."""
+
+    #: stop after this many iterations (one update each)
+    iterations: int = 1000
+    #: stop once the last 100 training episodes average at least this (None: never)
+    target_return: float | None = None
+    #: where to save the learner ("": nowhere); every ``checkpoint_every`` iterations (0: only
+    #: at shutdown), and at shutdown
+    checkpoint: str = ""
+    checkpoint_every: int = 0
+    #: start from ``checkpoint`` when it exists: weights, optimizer, counters, the iteration
+    #: and the recent returns carry on (the samplers' environments start afresh)
+    resume: bool = False
+    #: a status line on stderr every ``progress_every`` iterations
+    progress: bool = False
+    progress_every: int = 10
+    #: keep the learning curve (seconds, env steps, mean return of the last 100) per
+    #: iteration in the result
+    curve: bool = False
+
+
+class TrainingLog:
+    """Episode returns and timing of one run, from the learner's side."""
+
+    def __init__(self, run: RunConfig, window: int = 100) -> None:
+        self.run = run
+        self.recent: deque[float] = deque(maxlen=window)
+        self.episodes = 0
+        self.t0 = self.t_last = 0.0
+        #: (iteration, env steps, seconds) when the target was first reached
+        self.reached: tuple[int, int, float] | None = None
+        self.curve: list[tuple[float, int, float]] = []
+
+    def start(self) -> None:
+        self.t0 = self.t_last = time.perf_counter()
+
+    @property
+    def seconds(self) -> float:
+        return self.t_last - self.t0
+
+    @property
+    def mean_return(self) -> float:
+        return sum(self.recent) / len(self.recent) if self.recent else math.nan
+
+    @property
+    def solved(self) -> bool:
+        return self.reached is not None
+
+    def add(self, returns: Iterable[float], iteration: int, env_steps: int) -> None:
+        """The returns of the episodes that finished in ``iteration``, in the plan's order."""
+        for r in returns:
+            self.recent.append(r)
+            self.episodes += 1
+        self.t_last = time.perf_counter()
+        target = self.run.target_return
+        if (self.reached is None and target is not None and len(self.recent) == self.recent.maxlen
+                and self.mean_return >= target):
+            self.reached = (iteration, env_steps, self.seconds)
+        if self.run.curve:
+            self.curve.append((round(self.seconds, 4), env_steps, self.mean_return))
+
+    def show(self, iteration: int, env_steps: int, stats: Mapping[str, float]) -> None:
+        dt = max(self.seconds, 1e-9)
+        extra = "  ".join(f"{k} {stats[k]:.4g}" for k in ("policy_loss", "value_loss", "entropy", "approx_kl")
+                          if k in stats)
+        print(f"iter {iteration:5d}/{self.run.iterations}  steps {env_steps:7d}  episodes {self.episodes:5d}  "
+              f"return(100) {self.mean_return:6.1f}  {extra}  {env_steps / dt:7.0f} steps/s",
+              file=sys.stderr, flush=True)
+
+    def state(self) -> dict[str, Any]:
+        """What a checkpoint keeps of the log."""
+        return {"episodes": self.episodes, "recent_returns": list(self.recent)}
+
+    def restore(self, state: Mapping[str, Any]) -> None:
+        self.episodes = int(state.get("episodes", 0))
+        self.recent.extend(float(r) for r in state.get("recent_returns", ()))
+
+    def result(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"episodes": self.episodes, "mean_return_100": self.mean_return,
+                               "seconds": self.seconds}
+        if self.run.target_return is not None:
+            out["target_return"] = self.run.target_return
+            out["reached"] = self.solved
+            if self.reached is not None:
+                out["reached_iteration"], out["reached_env_steps"], out["reached_seconds"] = self.reached
+        if self.run.curve:
+            out["curve"] = self.curve
+        return out
