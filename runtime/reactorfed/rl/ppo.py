@@ -89,7 +89,8 @@ class PPOLearner:
         self.device = device or torch.device("cpu")
         c = self.config
         self.model = ActorCritic(space.obs_dim, space.num_actions, c.hidden, seed).to(self.device)
-        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=c.learning_rate, eps=c.adam_eps)
+        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=c.learning_rate, eps=c.adam_eps,
+                                          fused=True)
         self.rng = np.random.default_rng(seed)
         self.env_steps = 0
         self.updates = 0

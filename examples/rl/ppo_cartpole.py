@@ -1,0 +1,95 @@
+"""PPO on CartPole-v1, trained by reactors under the synchronous plan: copy this to start
+your own.
+
+Each round, 2 samplers step 4 copies of CartPole 32 times each with the learner's latest
+policy (rl-zoo's 8 environments x 32 steps); the learner computes GAE advantages, takes
+20 epochs of PPO steps and broadcasts the new policy. Training stops once the last 100
+training episodes average ``target_return`` (475), or after ``total_timesteps`` steps;
+the learner prints the verdict and saves a checkpoint (``checkpoint``, loadable with
+``PPOLearner.load``; ``resume=true`` carries on from it).
+
+Federated (the RTI, one process per sampler, one for the learner)::
+
+    reactorfed launch examples/rl/ppo_cartpole.py:Main --fast
+
+In one process::
+
+    reactorfed run examples/rl/ppo_cartpole.py:Main --fast
+    python examples/rl/ppo_cartpole.py
+
+Every field of :class:`Args` is a parameter: ``--param num_samplers=4``. The run is
+deterministic: one ``seed`` gives the same weights either way (with one torch thread:
+``OMP_NUM_THREADS=1``, or the same thread count everywhere).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from reactorfed.rl import PPOConfig, RunConfig, SyncPlan
+
+
+@dataclass(frozen=True)
+class Args:
+    env: str = "CartPole-v1"
+    num_samplers: int = 2
+    num_envs: int = 4  # environment copies per sampler
+    num_steps: int = 32  # rows per fragment: a round is num_samplers * num_envs * num_steps steps
+    total_timesteps: int = 100_000
+    target_return: float = 475.0
+    seed: int = 1
+    checkpoint: str = "runs/ppo_cartpole.pt"
+    checkpoint_every: int = 20
+    resume: bool = False
+    progress: bool = True
+    progress_every: int = 10
+    # PPO (rl-zoo's CartPole-v1 settings)
+    learning_rate: float = 1e-3
+    anneal_lr: bool = True
+    gamma: float = 0.98
+    gae_lambda: float = 0.8
+    update_epochs: int = 20
+    minibatch_size: int = 256
+    clip_coef: float = 0.2
+    ent_coef: float = 0.0
+    vf_coef: float = 0.5
+    max_grad_norm: float = 0.5
+    hidden: tuple[int, ...] = (64, 64)
+
+
+class Main(SyncPlan):
+    def __init__(self, args: Args = Args()) -> None:
+        ppo = PPOConfig(
+            learning_rate=args.learning_rate,
+            anneal_lr=args.anneal_lr,
+            anneal_clip=args.anneal_lr,
+            total_timesteps=args.total_timesteps,
+            gamma=args.gamma,
+            gae_lambda=args.gae_lambda,
+            update_epochs=args.update_epochs,
+            minibatch_size=args.minibatch_size,
+            clip_coef=args.clip_coef,
+            ent_coef=args.ent_coef,
+            vf_coef=args.vf_coef,
+            max_grad_norm=args.max_grad_norm,
+            hidden=args.hidden,
+        )
+        per_round = args.num_samplers * args.num_envs * args.num_steps
+        run = RunConfig(
+            iterations=math.ceil(args.total_timesteps / per_round),
+            target_return=args.target_return,
+            checkpoint=args.checkpoint,
+            checkpoint_every=args.checkpoint_every,
+            resume=args.resume,
+            progress=args.progress,
+            progress_every=args.progress_every,
+        )
+        super().__init__(ppo, args.env, num_samplers=args.num_samplers, num_envs=args.num_envs,
+                         fragment_len=args.num_steps, run=run, seed=args.seed)
+
+
+if __name__ == "__main__":
+    from reactorfed import Environment
+
+    Environment(fast=True).run(Main())
