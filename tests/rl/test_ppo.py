@@ -75,3 +75,10 @@ def test_config_refuses_nonsense() -> None:
         PPOConfig(minibatch_size=0)
     with pytest.raises(ValueError, match="gae_lambda"):
         PPOConfig(gae_lambda=1.5)
+
+
+def test_target_kl_stops_the_epochs_before_a_step_too_far() -> None:
+    learner = PPOLearner(SPACE, PPOConfig(target_kl=1e-9), seed=0)
+    stats = learner.learn(_rollouts(learner))
+    # the first step starts at the acting policy (KL ~ 0); after it the policy has moved
+    assert stats["gradient_steps"] == 1 == learner.updates

@@ -80,6 +80,14 @@ def make_batch(rollouts: Sequence[Rollout], values: Sequence[np.ndarray], gamma:
     return Batch(cols[0].astype(np.float32), *cols[1:])
 
 
+def _adam(model: torch.nn.Module, lr: float, eps: float) -> torch.optim.Adam:
+    """Adam, fused where torch has it on CPU (2.4 on): a third of a small update's time."""
+    try:
+        return torch.optim.Adam(model.parameters(), lr=lr, eps=eps, fused=True)
+    except (RuntimeError, TypeError, ValueError):
+        return torch.optim.Adam(model.parameters(), lr=lr, eps=eps)
+
+
 class PPOLearner:
     """An :class:`ActorCritic`, its Adam optimizer, and PPO's update."""
 
@@ -89,8 +97,7 @@ class PPOLearner:
         self.device = device or torch.device("cpu")
         c = self.config
         self.model = ActorCritic(space.obs_dim, space.num_actions, c.hidden, seed).to(self.device)
-        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=c.learning_rate, eps=c.adam_eps,
-                                          fused=True)
+        self.optimizer = _adam(self.model, c.learning_rate, c.adam_eps)
         self.rng = np.random.default_rng(seed)
         self.env_steps = 0
         self.updates = 0
@@ -144,20 +151,21 @@ class PPOLearner:
                 vl = value_loss(values, ret_all[idx], old_v[idx], c.clip_vloss)
                 ent = entropy.mean()
                 loss = pg - c.ent_coef * ent + c.vf_coef * vl
+                with torch.no_grad():
+                    log_ratio = logp - old_logp[idx]
+                    kl = float(((log_ratio.exp() - 1) - log_ratio).mean())  # (Schulman's k3 estimator)
+                    clipped = float(((log_ratio.exp() - 1.0).abs() > clip).float().mean())
+                # SB3's early stop: this minibatch is not stepped on once the policy moved too far
+                if c.target_kl is not None and kl > 1.5 * c.target_kl:
+                    stop = True
+                    break
                 self.optimizer.zero_grad(set_to_none=True)
                 loss.backward()
                 torch.nn.utils.clip_grad_norm_(self.model.parameters(), c.max_grad_norm)
                 self.optimizer.step()
                 self.updates += 1
                 steps += 1
-                with torch.no_grad():
-                    log_ratio = logp - old_logp[idx]
-                    kl = float(((log_ratio.exp() - 1) - log_ratio).mean())  # (Schulman's k3 estimator)
-                    clipped = float(((log_ratio.exp() - 1.0).abs() > clip).float().mean())
                 sums += (pg.item(), vl.item(), ent.item(), kl, clipped)
-                if c.target_kl is not None and kl > 1.5 * c.target_kl:
-                    stop = True
-                    break
             if stop:
                 break
         mean = sums / max(steps, 1)
