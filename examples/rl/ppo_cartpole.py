@@ -44,6 +44,7 @@ class Args:
     resume: bool = False
     progress: bool = True
     progress_every: int = 10
+    curve: bool = False  # keep the learning curve in the result (bench/ppo.py plots it)
     # PPO (rl-zoo's CartPole-v1 settings)
     learning_rate: float = 1e-3
     anneal_lr: bool = True
@@ -84,6 +85,7 @@ class Main(SyncPlan):
             resume=args.resume,
             progress=args.progress,
             progress_every=args.progress_every,
+            curve=args.curve,
         )
         super().__init__(ppo, args.env, num_samplers=args.num_samplers, num_envs=args.num_envs,
                          fragment_len=args.num_steps, run=run, seed=args.seed)

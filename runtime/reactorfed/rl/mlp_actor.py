@@ -75,5 +75,5 @@ class MLPActor:
         # the first action whose cumulative probability exceeds u (rounding can leave the
         # last sum a hair under 1: the last action then)
         actions = np.minimum((u >= cdf).sum(axis=1), self.num_actions - 1).astype(np.int64)
-        logp = np.take_along_axis(logp_all, actions[:, None], axis=1)[:, 0].astype(np.float32)
+        logp = logp_all[np.arange(len(actions)), actions].astype(np.float32)
         return actions, logp
