@@ -1,5 +1,8 @@
 """Membership: strangers, duplicates and impostors are rejected with a reason, and the
-real federation goes on to the same result as one process."""
+real federation goes on to the same result as one process. The raw clients here hold the
+federation's CurveZMQ keys (insiders at the transport, impostors at the protocol); the
+ones that do not are refused by the transport itself, with a reason, before the RTI reads
+a byte of theirs."""
 
 from __future__ import annotations
 
@@ -11,6 +14,7 @@ import zmq
 
 from reactorfed import sec
 from reactorfed.federation import FederationError
+from reactorfed.federation.io.curve import CurveKeys, federation_keys, secure_client
 from reactorfed.federation.wire import protocol as P
 
 from .harness import Federation, reference, wait_until
@@ -19,10 +23,17 @@ from .programs import OtherPipeline, Pipeline, Spy
 pytestmark = pytest.mark.timeout(60)
 
 
-def dealer(endpoint: str) -> zmq.Socket[Any]:
+def keys(fed: Federation) -> CurveKeys:
+    return federation_keys(fed.secret, fed.fid)
+
+
+def dealer(endpoint: str, curve: CurveKeys | None = None) -> zmq.Socket[Any]:
+    """A raw client; with ``curve``, holding those keys (else: plain text)."""
     s = zmq.Context.instance().socket(zmq.DEALER)
     s.setsockopt(zmq.LINGER, 0)
     s.setsockopt(zmq.RCVTIMEO, 5000)
+    if curve is not None:
+        secure_client(s, curve)
     s.connect(endpoint)
     return s
 
@@ -55,7 +66,7 @@ def test_intruders_are_rejected_with_a_reason_and_the_federation_goes_on() -> No
     assert fed.server.phase == "joining" and fed.joined("src") and not fed.joined("relay")
 
     # a raw client with the wrong secret: the RTI itself refuses its proof
-    s = dealer(fed.endpoint)
+    s = dealer(fed.endpoint, keys(fed))
     s.send(hello(fed, "relay"))
     msg = P.parse(s.recv())
     assert isinstance(msg, P.Challenge)
@@ -85,7 +96,7 @@ def test_intruders_are_rejected_with_a_reason_and_the_federation_goes_on() -> No
 def test_handshake_refusals(over: dict[str, Any], reason: str) -> None:
     fed = Federation(Pipeline, join_timeout_ns=10**9)
     try:
-        s = dealer(fed.endpoint)
+        s = dealer(fed.endpoint, keys(fed))
         s.send(hello(fed, over.pop("name", "src"), **over))
         msg = P.parse(s.recv())
         assert isinstance(msg, P.Reject) and reason in msg.reason
@@ -104,10 +115,31 @@ def test_a_federate_that_joins_after_the_start_is_rejected() -> None:
     fed.start("relay", key="late", timeout=sec(1))
     wait_until(lambda: "late" in fed.errors, what="the late federate to be rejected")
     assert "duplicate federate 'relay'" in str(fed.errors["late"])
-    s = dealer(fed.endpoint)
+    s = dealer(fed.endpoint, keys(fed))
     s.send(hello(fed, "sink"))
     msg = P.parse(s.recv())
     assert isinstance(msg, P.Reject) and "already joined" in msg.reason
     s.close()
     fed.wait(30)
     assert set(fed.errors) == {"late"} and fed.summary is not None and fed.summary.federates == 3
+
+
+@pytest.mark.parametrize("who", ["plaintext", "another federation's keys"])
+def test_strangers_without_the_key_never_reach_the_rti(who: str) -> None:
+    """A well-formed HELLO, from a client without this federation's key: refused by the
+    transport (the RTI's log says why), never read by the RTI, never answered."""
+    fed = Federation(Pipeline, join_timeout_ns=10 * 10**9)
+    try:
+        s = dealer(fed.endpoint, None if who == "plaintext" else federation_keys(os.urandom(16), fed.fid))
+        s.setsockopt(zmq.RCVTIMEO, 1000)
+        s.send(hello(fed, "src"))
+        wait_until(lambda: fed.server.status()["handshakes_refused"] >= 1, what="the refusal")
+        with pytest.raises(zmq.Again):
+            s.recv()  # no challenge, no reject: nothing at all
+        s.close()
+        assert fed.server.messages == 0 and not fed.server.admission.pending
+        fed.start_all(timeout=sec(1))
+        fed.wait(30)
+        assert fed.rti_error is None and not fed.errors and fed.summary is not None
+    finally:
+        fed.wait(10)

@@ -2,8 +2,12 @@
 
 Federation logic talks to :class:`Server` (accepts many peers, tells them apart),
 :class:`Client` (one connection) and :class:`Poller`; nothing else of ZeroMQ leaks
-out. Servers refuse frames above ``max_message`` bytes (ZeroMQ drops the connection),
-and sockets never linger at close, so a dead peer cannot hang a process.
+out. Messages above ``max_message`` bytes are refused (ZeroMQ drops a connection whose
+frame is too large; frames above :data:`.chunks.CHUNK` travel in pieces, see
+:mod:`.chunks`, and are refused when whole), and sockets never linger at close, so a dead
+peer cannot hang a process. Given a
+federation's :class:`~.curve.CurveKeys`, a connection is CurveZMQ: encrypted, and made
+only between holders of those keys (see :mod:`.curve`).
 """
 
 from __future__ import annotations
@@ -20,7 +24,10 @@ from typing import Any, Protocol
 
 import zmq
 
-__all__ = ["Client", "Monitor", "Poller", "Server", "TransportError", "context", "shutdown"]
+from .chunks import MAGIC, join, split, wire_limit
+from .curve import CurveKeys, handshake_reason, secure_client, secure_server, stop_zap
+
+__all__ = ["Client", "CurveKeys", "Monitor", "Poller", "Server", "TransportError", "context", "shutdown"]
 
 Frames = list[memoryview]
 _ZERO_COPY_MIN = 64 * 1024
@@ -50,6 +57,7 @@ def shutdown(timeout_s: float) -> None:
     global _ctx
     ctx, _ctx = _ctx, None
     if ctx is not None and not ctx.closed:
+        stop_zap(ctx)  # its socket would keep the context from ending
         t = threading.Thread(target=ctx.term, daemon=True, name="reactorfed-zmq-shutdown")
         t.start()
         t.join(timeout_s)
@@ -99,13 +107,18 @@ class Server(_Socket):
     the ones that close). :attr:`last_fd` is the descriptor of the connection the last
     message came over, so that a closed connection can be told whose it was."""
 
-    def __init__(self, endpoint: str, *, max_message: int = -1, liveness_ms: int | None = None) -> None:
+    def __init__(self, endpoint: str, *, max_message: int = -1, liveness_ms: int | None = None,
+                 curve: CurveKeys | None = None) -> None:
         sock = context().socket(zmq.ROUTER)
-        sock.setsockopt(zmq.MAXMSGSIZE, max_message)
+        sock.setsockopt(zmq.MAXMSGSIZE, wire_limit(max_message))
+        self._max = max_message
         sock.setsockopt(zmq.ROUTER_MANDATORY, 0)
         sock.setsockopt(zmq.RCVHWM, 0)
         if liveness_ms is not None:
             _heartbeats(sock, liveness_ms)
+        if curve is not None:
+            secure_server(sock, curve)
+        self.encrypted = curve is not None
         self._last: Any = None  # the last message's first frame (its routing id)
         super().__init__(sock)
         try:
@@ -118,14 +131,21 @@ class Server(_Socket):
     def recv(self) -> tuple[bytes, Frames] | None:
         """One message without blocking, or None."""
         self._dirty = True
-        try:
-            parts = self._sock.recv_multipart(flags=zmq.NOBLOCK, copy=False)
-        except zmq.Again:
-            return None
-        if len(parts) < 2:
-            return None
-        self._last = parts[0]
-        return parts[0].bytes, [p.buffer for p in parts[1:]]
+        while True:
+            try:
+                parts = self._sock.recv_multipart(flags=zmq.NOBLOCK, copy=False)
+            except zmq.Again:
+                return None
+            if len(parts) < 2:
+                return None
+            self._last = parts[0]
+            frames = [p.buffer for p in parts[1:]]
+            if len(frames) > 2 and frames[0][:4] == MAGIC:
+                whole = join(frames, self._max)
+                if whole is None:
+                    continue  # malformed, or too large in all: dropped
+                frames = whole
+            return parts[0].bytes, frames
 
     @property
     def last_fd(self) -> int:
@@ -141,36 +161,63 @@ class Server(_Socket):
 
 
 class Client(_Socket):
-    """Connects to a :class:`Server` (with ``liveness_ms``: carrying ZeroMQ's heartbeats)."""
+    """Connects to a :class:`Server` (with ``liveness_ms``: carrying ZeroMQ's heartbeats).
+    With ``watch``, :attr:`monitor` watches the connection from before it is made (so no
+    event is missed: whether its handshake succeeds)."""
 
-    def __init__(self, endpoint: str, *, max_message: int = -1, liveness_ms: int | None = None) -> None:
+    def __init__(self, endpoint: str, *, max_message: int = -1, liveness_ms: int | None = None,
+                 curve: CurveKeys | None = None, watch: bool = False) -> None:
         sock = context().socket(zmq.DEALER)
-        sock.setsockopt(zmq.MAXMSGSIZE, max_message)
+        sock.setsockopt(zmq.MAXMSGSIZE, wire_limit(max_message))
+        self._max = max_message
         sock.setsockopt(zmq.SNDHWM, 0)
         if liveness_ms is not None:
             _heartbeats(sock, liveness_ms)
+        if curve is not None:
+            secure_client(sock, curve)
+        self.encrypted = curve is not None
         super().__init__(sock)
+        self.monitor: Monitor | None = Monitor(self) if watch else None
         try:
             sock.connect(endpoint)
         except zmq.ZMQError as e:
+            if self.monitor is not None:
+                self.monitor.close()
             self.close()
             raise TransportError(f"cannot connect to {endpoint}: {e}") from e
         self.endpoint = endpoint
 
+    def close(self, linger_ms: int = 0) -> None:
+        if self.monitor is not None:  # its socket would keep the context from ending
+            self.monitor.close()
+            self.monitor = None
+        super().close(linger_ms)
+
     def send(self, frames: Sequence[Any]) -> None:
         # Zero-copy only pays for large frames: for small ones pyzmq's Frame bookkeeping
         # costs more than the copy.
-        big = any(memoryview(f).nbytes >= _ZERO_COPY_MIN for f in frames) if len(frames) > 1 else False
+        big = any(memoryview(f).nbytes >= _ZERO_COPY_MIN for f in frames)
         self._dirty = True
-        self._sock.send_multipart(list(frames), copy=not big)
+        if big:
+            pieces = split(frames)
+            self._sock.send_multipart(list(frames) if pieces is None else pieces, copy=False)
+        else:
+            self._sock.send_multipart(list(frames))
 
     def recv(self) -> Frames | None:
         self._dirty = True
-        try:
-            parts = self._sock.recv_multipart(flags=zmq.NOBLOCK, copy=False)
-        except zmq.Again:
-            return None
-        return [p.buffer for p in parts]
+        while True:
+            try:
+                parts = self._sock.recv_multipart(flags=zmq.NOBLOCK, copy=False)
+            except zmq.Again:
+                return None
+            frames = [p.buffer for p in parts]
+            if len(frames) > 2 and frames[0][:4] == MAGIC:
+                whole = join(frames, self._max)
+                if whole is None:
+                    continue
+                frames = whole
+            return frames
 
 
 class Monitor(_Socket):
@@ -186,11 +233,18 @@ class Monitor(_Socket):
     stopping the monitoring would then wait for it, i.e. for this end to be read."""
 
     _ids = itertools.count()
+    _EVENTS = (zmq.EVENT_DISCONNECTED | zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL
+               | zmq.EVENT_HANDSHAKE_FAILED_AUTH | zmq.EVENT_HANDSHAKE_SUCCEEDED)
 
     def __init__(self, watched: _Socket) -> None:
         addr = f"inproc://reactorfed-monitor-{next(self._ids)}"
-        watched._sock.monitor(addr, zmq.EVENT_DISCONNECTED)
+        watched._sock.monitor(addr, self._EVENTS)
         watched._monitored = True
+        self._closed: list[int] = []
+        self._refused: list[str] = []
+        #: handshakes that succeeded and failed, since this monitor started
+        self.handshakes = 0
+        self.handshake_failures = 0
         self._watched = watched
         sock = watched._sock.context.socket(zmq.PAIR)
         sock.setsockopt(zmq.RCVHWM, 0)  # before connecting: an inproc pipe takes its limit then
@@ -203,16 +257,35 @@ class Monitor(_Socket):
 
     def disconnected(self) -> list[int]:
         """The descriptors of the connections closed since the last call (no waiting)."""
+        self._read()
+        out, self._closed = self._closed, []
+        return out
+
+    def refused(self) -> list[str]:
+        """Why connections failed their CurveZMQ handshake, or later failed to decrypt
+        (altered, injected or replayed bytes), since the last call (no waiting)."""
+        self._read()
+        out, self._refused = self._refused, []
+        return out
+
+    def _read(self) -> None:
         self._dirty = True
-        out: list[int] = []
         while True:
             try:
                 frames = self._sock.recv_multipart(flags=zmq.NOBLOCK)
             except zmq.Again:
-                return out
+                return
             event, value = struct.unpack_from("=Hi", frames[0])
             if event == zmq.EVENT_DISCONNECTED:
-                out.append(value)
+                self._closed.append(value)
+            elif event == zmq.EVENT_HANDSHAKE_SUCCEEDED:
+                self.handshakes += 1
+            else:
+                reason = handshake_reason(event, value)
+                if reason is not None:
+                    self.handshake_failures += 1
+                    if len(self._refused) < 64:  # a flood of strangers is counted, not kept
+                        self._refused.append(reason)
 
 
 class _FdSource(Protocol):

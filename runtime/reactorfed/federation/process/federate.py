@@ -21,7 +21,7 @@ from __future__ import annotations
 import logging
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ...clock import Clock, Wakeup
@@ -33,6 +33,7 @@ from ...trigger import Slot
 from ..coordination.federate_core import WAIT, FederateCore, Message
 from ..coordination.layout import Layout, Link, link_delay
 from ..errors import FederationError, LinkDownError
+from ..io.curve import CurveKeys, federation_keys, plaintext_opted_out
 from ..io.local import LocalClient, split_endpoint
 from ..io.transport import Client, Poller
 from ..wire import protocol as P
@@ -86,6 +87,13 @@ class FederateConfig:
     #: Data to a peer on this host goes over a Unix socket, sent and read by the federates'
     #: own threads, instead of ZeroMQ over TCP (see :mod:`..io.local`); False: always TCP.
     unix_sockets: bool = True
+    #: TCP links in plain text, for a single host whose users are all trusted
+    #: ($REACTORFED_INSECURE_PLAINTEXT_TCP=1); by default every TCP link is CurveZMQ
+    insecure_plaintext_tcp: bool = field(default_factory=plaintext_opted_out)
+
+    def curve(self) -> CurveKeys | None:
+        """The federation's keys for its TCP links (None: plain text, opted out)."""
+        return None if self.insecure_plaintext_tcp else federation_keys(self.secret, self.federation_id)
 
 
 class _WakeSource:
@@ -163,7 +171,7 @@ class FederateCoordinator:
         heartbeat; the federation's start time."""
         port = self._port = DataPort(self.cfg, self.layout, self.me)
         endpoint, advertised = port.addresses()
-        self._rti = Client(self.cfg.rti, max_message=P.RTI_MAX_MESSAGE)
+        self._rti = Client(self.cfg.rti, max_message=P.RTI_MAX_MESSAGE, curve=self.cfg.curve())
         joined = join(self._rti, self.cfg, self.name, self.layout.digest, advertised, self.clock)
         if joined.index != self.me:
             raise FederationError(f"the RTI numbers this federate {joined.index}, the program says {self.me}: "
@@ -176,6 +184,7 @@ class FederateCoordinator:
         self._out.ring_token = lambda d: self._ring_token(self.me, d)
         self._clients.update(connect_downstream(self.cfg, self.layout, self.me, self.session, joined.peers,
                                                 self._out.colocated))
+        port.watch(self._clients)  # until their encrypted handshakes succeed
         self._poller = Poller(self._rti, port.tcp, port.monitor)
         if port.local is not None:
             self._poller.add(port.local)
@@ -195,7 +204,7 @@ class FederateCoordinator:
         self._live = Liveness(cfg.rti, cfg.liveness_ns, self.clock.now(), cfg.silence_ns)
         nonce = os.urandom(16)
         hello = P.HbHello(cfg.federation_id, self.name, nonce, P.mac(cfg.secret, "hb", self.session, self.name, nonce)).pack()
-        self._hb = Heartbeat(self.name, hello, cfg.heartbeat_ns, self._live, self.clock)
+        self._hb = Heartbeat(self.name, hello, cfg.heartbeat_ns, self._live, self.clock, curve=cfg.curve())
         self._hb.start()
 
     def install(self, sched: Scheduler) -> None:
@@ -506,7 +515,7 @@ class FederateCoordinator:
                     break
         if port.monitor in ready:
             port.closed(now, self.core.finished)
-        if port.down:
+        if port.down or port.opening:
             port.judge(now, self.core.finished, self.name)
         core = self.core
         if core.promises_in:

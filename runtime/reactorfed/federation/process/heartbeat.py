@@ -14,7 +14,7 @@ import os
 import threading
 
 from ...clock import Clock
-from ..io.transport import Client, Monitor, Poller
+from ..io.transport import Client, CurveKeys, Monitor, Poller
 from ..wire import protocol as P
 
 __all__ = ["Heartbeat", "Liveness"]
@@ -64,9 +64,11 @@ class Heartbeat(threading.Thread):
     """Sends ``hello`` (the packed HB_HELLO that proves who this is), then a HEARTBEAT every
     ``period_ns`` to the RTI at ``live.rti``, and watches the RTI (see :class:`Liveness`)."""
 
-    def __init__(self, name: str, hello: bytes, period_ns: int, live: Liveness, clock: Clock) -> None:
+    def __init__(self, name: str, hello: bytes, period_ns: int, live: Liveness, clock: Clock, *,
+                 curve: CurveKeys | None = None) -> None:
         super().__init__(name=f"reactorfed-heartbeat-{name}", daemon=True)
         self._hello = hello
+        self._curve = curve  # the federation's keys for the connection (None: plain text)
         self._period_ns = period_ns
         self.live = live
         self._clock = clock
@@ -80,7 +82,8 @@ class Heartbeat(threading.Thread):
 
     def run(self) -> None:
         live, clock = self.live, self._clock
-        client = Client(live.rti, max_message=P.RTI_MAX_MESSAGE, liveness_ms=max(1, live.limit_ns // 1_000_000))
+        client = Client(live.rti, max_message=P.RTI_MAX_MESSAGE, liveness_ms=max(1, live.limit_ns // 1_000_000),
+                        curve=self._curve)
         monitor = Monitor(client)
         poller = Poller(client, monitor)
         try:

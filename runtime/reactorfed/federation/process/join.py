@@ -2,8 +2,10 @@
 agreed start time, the session key and the peers' data addresses.
 
 Both sides prove the shared secret (HMAC challenge-response, each over the other's
-nonce). Kept apart from the coordinator: it runs once, before the run, and hands the run
-nothing but the START message.
+nonce), inside the CurveZMQ connection that already proved it (see :mod:`..io.curve`):
+a federate whose encrypted connection the RTI refuses is told why, at once, instead of
+waiting out the join timeout. Kept apart from the coordinator: it runs once, before the
+run, and hands the run nothing but the START message.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from ...clock import Clock
 from ..errors import FederationError
-from ..io.transport import Client, Poller
+from ..io.transport import Client, Monitor, Poller
 from ..wire import protocol as P
 
 if TYPE_CHECKING:
@@ -26,6 +28,9 @@ __all__ = ["Joined", "colocated", "join"]
 log = logging.getLogger("reactorfed.federate")
 
 _M = TypeVar("_M", P.Challenge, P.Start)
+
+#: an RTI that refuses the encrypted handshake this many times holds another key
+_HANDSHAKE_TRIES = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,14 +63,36 @@ def _await_rti(rti: Client, cfg: FederateConfig, name: str, clock: Clock, deadli
                what: str) -> _M:
     """The RTI's next message, of type ``expected``; its REJECT or ABORT raises."""
     allowed = frozenset({P.KIND[expected], P.REJECT, P.ABORT})
-    with Poller(rti) as poller:
+    monitor = Monitor(rti)  # for handshakes that fail (a connection made later, or again)
+    try:
+        with Poller(rti, monitor) as poller:
+            return _read_rti(rti, monitor, poller, cfg, name, clock, deadline, expected, allowed, what)
+    finally:
+        monitor.close()
+
+
+def _read_rti(rti: Client, monitor: Monitor, poller: Poller, cfg: FederateConfig, name: str, clock: Clock,
+              deadline: int, expected: type[_M], allowed: frozenset[int], what: str) -> _M:
+    last = ""
+    while True:
+        left = deadline - clock.now()
+        if left <= 0:
+            raise FederationError(f"federate {name} timed out waiting for {what} from the RTI at {cfg.rti}")
+        ready = poller.wait(min(left // 1_000_000 + 1, 200))
+        if monitor in ready:
+            refused = monitor.refused()
+            last = refused[-1] if refused else last
+            if monitor.handshake_failures >= _HANDSHAKE_TRIES and not monitor.handshakes:
+                raise FederationError(
+                    f"federate {name} and the RTI at {cfg.rti} do not share a secret: the encrypted handshake "
+                    f"failed {monitor.handshake_failures} times ({last}). A wrong secret or federation id here, "
+                    "not this federation's RTI, or something between that alters the bytes")
+        if rti not in ready:
+            continue
         while True:
-            left = deadline - clock.now()
-            if left <= 0:
-                raise FederationError(f"federate {name} timed out waiting for {what} from the RTI at {cfg.rti}")
-            if not poller.wait(min(left // 1_000_000 + 1, 200)):
-                continue
             frames = rti.recv()
+            if frames is None:
+                break
             if not frames:
                 continue
             try:

@@ -16,6 +16,7 @@ from ..errors import FederationError, LinkDownError
 from ..io.local import LocalClient, LocalServer, split_endpoint, with_local
 from ..io.transport import Client, Monitor, Server
 from ..wire import protocol as P
+from .throttle import Throttle
 
 if TYPE_CHECKING:
     from .federate import FederateConfig
@@ -28,6 +29,8 @@ log = logging.getLogger("reactorfed.federate")
 #: :meth:`DataPort.judge`): longer than the RTI's grace for a closed connection (1 s),
 #: so that a process that ended is named by the RTI as such.
 LINK_GRACE_NS = 2_000_000_000
+#: a link to a downstream peer whose handshake failed this many times will not open
+_HANDSHAKE_TRIES = 3
 
 
 class DataPort:
@@ -38,11 +41,17 @@ class DataPort:
         self.cfg = cfg
         self.layout = layout
         self.me = me
-        self.tcp = Server(f"tcp://{cfg.bind_host}:{cfg.data_port}", max_message=cfg.max_message)
+        self.tcp = Server(f"tcp://{cfg.bind_host}:{cfg.data_port}", max_message=cfg.max_message, curve=cfg.curve())
         self.monitor = Monitor(self.tcp)
+        #: the last connection refused (a wrong key, a stranger, bytes that failed to
+        #: decrypt): when, and why
+        self.refusal: tuple[int, str] | None = None
+        self._warn = Throttle(log)
         self.local: LocalServer | None = None
         self._fds: dict[int, int] = {}  # an upstream peer's TCP connection -> the peer
         self.down: dict[int, int] = {}  # upstream peer -> when its data link closed
+        #: this federate's TCP links to downstream peers whose handshake has not succeeded yet
+        self.opening: dict[int, Client] = {}
 
     def addresses(self) -> tuple[str, str]:
         """The TCP endpoint and the address to advertise (with the Unix socket's path when
@@ -66,25 +75,55 @@ class DataPort:
     def closed(self, now: int, finished: set[int]) -> None:
         """Connections to the TCP port closed: an upstream peer's, before it sent its last
         (``finished``: its Mark of FOREVER came), is a link down; a stranger's is nothing."""
+        for reason in self.monitor.refused():
+            self.refusal = (now, reason)
+            self._warn.warning("refused a connection to the data port: %s", reason)
         for fd in self.monitor.disconnected():
             peer = self._fds.pop(fd, None)
             if peer is not None and peer not in finished:
                 self.down.setdefault(peer, now)
+
+    def watch(self, links: dict[int, Client | LocalClient]) -> None:
+        """Watch this federate's TCP links to its downstream peers until their (encrypted)
+        handshakes succeed (see :meth:`judge`)."""
+        self.opening.update({d: c for d, c in links.items() if isinstance(c, Client) and c.monitor is not None})
+
+    def _opened(self, name: str) -> None:
+        """A link whose handshake the downstream peer's port refuses, again and again (a
+        wrong key, or bytes altered on the way), would leave it waiting for ever for data
+        that never comes: raise :class:`LinkDownError` naming the link and the reason."""
+        for d, c in list(self.opening.items()):
+            m = c.monitor
+            assert m is not None
+            refused = m.refused()
+            if m.handshakes:
+                m.close()
+                c.monitor = None
+                del self.opening[d]
+            elif m.handshake_failures >= _HANDSHAKE_TRIES:
+                raise LinkDownError(
+                    f"the data link from {name} to {self.layout.names[d]} cannot be opened: its encrypted handshake "
+                    f"failed {m.handshake_failures} times ({refused[-1] if refused else 'no detail'})")
 
     def judge(self, now: int, finished: set[int], name: str) -> None:
         """A data link that closed before its peer finished may have lost messages: ZeroMQ
         reconnects, but what was in flight is gone, and the new connection is a stranger
         here (it is not authenticated again). Unless the peer's last message arrives within
         the grace, or the RTI ends the federation first (a process that ended: it knows,
-        and names it better), raise :class:`LinkDownError` naming the link."""
+        and names it better), raise :class:`LinkDownError` naming the link. Also judges the
+        links this federate opens (:meth:`watch`)."""
+        if self.opening:
+            self._opened(name)
         names = self.layout.names
         for peer, since in list(self.down.items()):
             if peer in finished:
                 del self.down[peer]
             elif now - since >= LINK_GRACE_NS:
+                refused = self.refusal is not None and self.refusal[0] >= since - LINK_GRACE_NS
+                why = f"; this port refused a connection then: {self.refusal[1]}" if refused and self.refusal else ""
                 raise LinkDownError(
                     f"the data link from {names[peer]} to {name} closed before {names[peer]} finished "
-                    "(the network cut it, or its process ended): messages on it may be lost")
+                    f"(the network cut it, or its process ended): messages on it may be lost{why}")
 
     def close(self) -> None:
         self.monitor.close()
@@ -111,7 +150,7 @@ def connect_downstream(cfg: FederateConfig, layout: Layout, me: int, session: by
             except OSError as e:
                 log.debug("sending to %s over TCP: its Unix socket %s: %s", layout.names[d], path, e)
         if c is None:
-            c = Client(tcp, max_message=cfg.max_message)
+            c = Client(tcp, max_message=cfg.max_message, curve=cfg.curve(), watch=True)
         c.send([P.Auth(me, P.mac(cfg.secret, "data", session, me, d)).pack()])
         links[d] = c
     return links

@@ -9,7 +9,7 @@ import logging
 import os
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
@@ -18,6 +18,7 @@ from ..coordination.admission import Admission, Departures, PeerKind
 from ..coordination.layout import Layout
 from ..coordination.rti_core import Grant, RtiCore
 from ..errors import FederationError
+from ..io.curve import CurveKeys, federation_keys, plaintext_opted_out
 from ..io.transport import Monitor, Server
 from ..wire import protocol as P
 from .throttle import Throttle
@@ -62,6 +63,12 @@ class RtiConfig:
     join_timeout_ns: int = 60_000_000_000
     start_delay_ns: int = 20_000_000
     max_message: int = P.RTI_MAX_MESSAGE
+    #: plain-text TCP, for a single host whose users are all trusted (see FederateConfig)
+    insecure_plaintext_tcp: bool = field(default_factory=plaintext_opted_out)
+
+    def curve(self) -> CurveKeys | None:
+        """The federation's keys for its TCP links (None: plain text, opted out)."""
+        return None if self.insecure_plaintext_tcp else federation_keys(self.secret, self.federation_id)
 
 
 @dataclass(frozen=True)
@@ -111,11 +118,13 @@ class RtiServer:
 
     def bind(self) -> str:
         self._server = Server(f"tcp://{self.cfg.host}:{self.cfg.port}", max_message=self.cfg.max_message,
-                              liveness_ms=max(1, self.cfg.liveness_ns // 1_000_000))
+                              liveness_ms=max(1, self.cfg.liveness_ns // 1_000_000), curve=self.cfg.curve())
         self._monitor = Monitor(self._server)
         self.endpoint = self._server.endpoint
-        log.info("RTI for federation %r listening on %s; waiting for %d federates: %s",
-                 self.cfg.federation_id, self.endpoint, len(self.layout.names), ", ".join(self.layout.names))
+        log.info("RTI for federation %r listening on %s (%s); waiting for %d federates: %s",
+                 self.cfg.federation_id, self.endpoint,
+                 "CurveZMQ" if self._server.encrypted else "PLAIN TEXT: trusted single host only",
+                 len(self.layout.names), ", ".join(self.layout.names))
         return self.endpoint
 
     def run(self) -> RtiSummary:
@@ -155,6 +164,8 @@ class RtiServer:
                 # (a RESIGN) has been read by now.
                 for fd in monitor.disconnected():
                     self._connection_closed(fd, now)
+                for reason in monitor.refused():  # a wrong key, a stranger, altered bytes
+                    self._warn.warning("refused a connection to the RTI: %s", reason)
                 if self.departures:
                     self._check_departures(now)
                 if now >= next_beat:
@@ -355,6 +366,7 @@ class RtiServer:
             "grants": self.grants,
             "messages": self.messages,
             "rejected": self.rejected,
+            "handshakes_refused": self._monitor.handshake_failures if self._monitor is not None else 0,
             "error": self.error,
         }
 
