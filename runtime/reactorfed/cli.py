@@ -35,7 +35,7 @@ from .options import (
 )
 from .program import ProgramError, add_program_args, load_program, parse_params
 
-__all__ = ["COMMANDS", "EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE", "build_parser", "main"]
+__all__ = ["COMMANDS", "EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE", "build_parser", "main", "run_parsed"]
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -154,7 +154,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    return run_parsed(parser, parser.parse_args(argv))
+
+
+def run_parsed(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    """Run the command ``args`` were parsed for (by ``parser``) and map errors to exit
+    codes. Split from :func:`main` so that the fork server parses with a parser it built
+    once, before forking, and can hand a command what it prepared (``args.preloaded``)."""
     if getattr(args, "func", None) is None:
         parser.print_help(sys.stderr)
         return EXIT_USAGE

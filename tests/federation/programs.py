@@ -201,9 +201,11 @@ class _ParentReporter(Reactor):
 
 
 class Parents(Reactor):
-    """Three federates that say which process started theirs."""
+    """Three federates that say which process started theirs, and a main reactor that
+    says which processes built it."""
 
     def __init__(self) -> None:
+        print(f"BUILT {os.getpid()}", flush=True)
         self.a = _ParentReporter()
         self.b = _ParentReporter()
         self.c = _ParentReporter()

@@ -30,11 +30,15 @@ def test_federates_are_forked_from_one_process_unless_told_otherwise() -> None:
     assert r.returncode == 0, out
     parents = {int(p) for p in re.findall(r"^\[[abc]\] PARENT (\d+)$", out, re.MULTILINE)}
     assert len(parents) == 1 and r.pid not in parents, out  # one fork server, not the launcher
+    # The program is built once, by the fork server, and its federates share it.
+    assert re.findall(r"^\[(\w+)\] BUILT \d+$", out, re.MULTILINE).count("forkserver") == 1, out
+    assert not re.findall(r"^\[[abc]\] BUILT", out, re.MULTILINE), out
     r = subprocess.Popen([sys.executable, "-m", "reactorfed", "launch", prog, "--no-progress", "--no-fork-server"],
                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT)
     out, _ = r.communicate(timeout=120)
     assert r.returncode == 0, out
     assert re.findall(r"^\[[abc]\] PARENT (\d+)$", out, re.MULTILINE) == [str(r.pid)] * 3, out
+    assert sorted(re.findall(r"^\[([abc])\] BUILT \d+$", out, re.MULTILINE)) == ["a", "b", "c"], out
 
 
 def _program_lines(out: str) -> list[str]:

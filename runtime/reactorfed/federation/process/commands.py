@@ -199,7 +199,13 @@ def cmd_federate(args: argparse.Namespace) -> int:
         os.environ["REACTORFED_CHECKPOINT_DIR"] = str(args.checkpoint_dir)
     if args.fast and not args.no_sched_batch:
         sched_batch()
-    main = load_program(args.program, parse_params(args.params))
+    # Set by the fork server: the program built once, before forking. Not when this
+    # federate has a checkpoint directory: constructors may read it from the environment.
+    prepared = getattr(args, "preloaded", None)
+    if prepared is not None and args.checkpoint_dir is None and prepared.matches(args.program, args.params):
+        main, layout = prepared.main, prepared.layout
+    else:
+        main, layout = load_program(args.program, parse_params(args.params)), None
     rti = args.rti if args.rti.startswith("tcp://") else f"tcp://{args.rti}"
     bind = args.bind_host or ("0.0.0.0" if args.advertise_host else "127.0.0.1")
     cfg = FederateConfig(args.federation_id, _secret(args), rti, bind_host=bind, advertise_host=args.advertise_host,
@@ -220,7 +226,8 @@ def cmd_federate(args: argparse.Namespace) -> int:
     try:
         with stop_on_interrupt(request_stop):
             summary = run_federate(main, args.federate, cfg, fast=args.fast, timeout=args.timeout, workers=args.workers,
-                                   metrics_port=args.metrics_port, metrics_addr=args.metrics_addr, on_scheduler=lambda s: holder.__setitem__("sched", s))
+                                   metrics_port=args.metrics_port, metrics_addr=args.metrics_addr, layout=layout,
+                                   on_scheduler=lambda s: holder.__setitem__("sched", s))
     finally:
         # Before the process exits: let the last payloads and the resignation leave.
         shutdown(cfg.liveness_ns / 1e9 + 1)

@@ -123,22 +123,43 @@ class ForkServer:
 
     def spawn(self, name: str, argv: list[str]) -> tuple[Forked, int]:
         """Fork federate ``name``; returns it and the read end of its output pipe."""
-        r, w = os.pipe()
+        return self.spawn_many([(name, argv)])[0]
+
+    def spawn_many(self, requests: list[tuple[str, list[str]]], window: int = 32) -> list[tuple[Forked, int]]:
+        """Fork a federate for each ``(name, argv)``; returns them, in order, each with the
+        read end of its output pipe. Up to ``window`` requests are in flight at a time, so
+        the server forks them in a burst instead of waiting on this process for each (on a
+        small machine the launcher competes for the CPU with the children started first)."""
+        started: list[tuple[Forked, int]] = []
+        pipes: dict[str, int] = {}
+        sent = 0
         try:
-            send_line(self.sock, {"name": name, "argv": argv}, [w])
-        finally:
-            os.close(w)
-        while True:
-            got = self._lines.read()
-            if got is None:
+            while len(started) < len(requests):
+                while sent < len(requests) and sent - len(started) < window:
+                    name, argv = requests[sent]
+                    r, w = os.pipe()
+                    pipes[name] = r
+                    try:
+                        send_line(self.sock, {"name": name, "argv": argv}, [w])
+                    finally:
+                        os.close(w)
+                    sent += 1
+                got = self._lines.read()
+                if got is None:
+                    raise OSError("the fork server ended")
+                for msg in got:
+                    if msg.get("started") in pipes:
+                        name = msg["started"]
+                        child = Forked(name, int(msg["pid"]), self)
+                        self._by_pid[child.pid] = child
+                        started.append((child, pipes.pop(name)))
+                    else:
+                        self._apply([msg])  # an earlier child's exit, reported meanwhile
+        except BaseException:
+            for r in pipes.values():
                 os.close(r)
-                raise OSError("the fork server ended")
-            for msg in got:
-                if msg.get("started") == name:
-                    child = Forked(name, int(msg["pid"]), self)
-                    self._by_pid[child.pid] = child
-                    return child, r
-                self._apply([msg])  # an earlier child's exit, reported meanwhile
+            raise
+        return started
 
     def watch(self) -> None:
         """From now on, record exits in a thread of their own (after the last spawn)."""

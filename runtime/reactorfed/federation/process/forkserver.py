@@ -5,8 +5,9 @@ Starting a federate as a new ``python -m reactorfed federate`` costs the interpr
 start-up and every import (numpy, ZeroMQ, msgpack, the program and what it imports:
 gymnasium, torch) in every process: hundreds of milliseconds of CPU each, so on a small
 machine N federates take seconds to join, and the first to start wait, idle, for the
-last. The fork server pays that once: it imports the program (and the federation's
-modules), then forks a child per federate; a child only builds its reactors and joins.
+last. The fork server pays that once: it imports and builds the program, computes its
+layout (and imports the federation's modules), then forks a child per federate; a child
+only assembles its own part of the program and joins.
 
 The launcher talks to it over a Unix socket pair: a request is one JSON line with the
 federate's command-line arguments and, as ancillary data (SCM_RIGHTS), the write end of
@@ -36,15 +37,17 @@ __all__ = ["serve"]
 def serve(fd: int, program: str, params: list[str]) -> int:
     """Import ``program`` (building it once, so that what it imports lazily is loaded
     too), then fork a federate for each request on the socket ``fd`` until it closes."""
-    from ...cli import main as cli_main
-    from ...program import load_program, parse_params
-    from . import (
-        runner,  # noqa: F401  (imported once, here, for every child)
-    )
+    from ...cli import build_parser
+    from .runner import Prepared
 
     _die_with_parent()
     sock = socket.socket(fileno=fd)
-    load_program(program, parse_params(params))  # imports the program and its dependencies
+    # Everything a federate would do before it differs from its siblings, done once:
+    # import and build the program (and what it imports lazily), compute the layout,
+    # build the command line's parser. A child only parses its arguments, assembles its
+    # own part and joins.
+    prepared = Prepared.of(program, params)
+    parser = build_parser()
     sys.stdout.flush()
     sys.stderr.flush()
     send_line(sock, {"ready": os.getpid()})
@@ -64,7 +67,7 @@ def serve(fd: int, program: str, params: list[str]) -> int:
                 out = lines.fds.pop(0)
                 pid = os.fork()
                 if pid == 0:  # pragma: no cover - the child, measured through its output
-                    os._exit(_child(out, sock, req["argv"], cli_main))
+                    os._exit(_child(out, sock, req["argv"], parser, prepared))
                 os.close(out)
                 children[pid] = req["name"]
                 send_line(sock, {"started": req["name"], "pid": pid})
@@ -79,8 +82,10 @@ def serve(fd: int, program: str, params: list[str]) -> int:
             send_line(sock, {"exited": name, "pid": pid, "code": os.waitstatus_to_exitcode(status)})
 
 
-def _child(out: int, sock: socket.socket, argv: list[str], cli_main: Any) -> int:  # pragma: no cover
+def _child(out: int, sock: socket.socket, argv: list[str], parser: Any, prepared: Any) -> int:  # pragma: no cover
     """In the forked child: its own output, the server's socket closed, a federate."""
+    from ...cli import run_parsed
+
     try:
         _die_with_parent()
         sock.close()
@@ -89,7 +94,9 @@ def _child(out: int, sock: socket.socket, argv: list[str], cli_main: Any) -> int
         os.close(out)
         for s in (signal.SIGINT, signal.SIGTERM, signal.SIGCHLD):
             signal.signal(s, signal.SIG_DFL)
-        code = int(cli_main(["federate", *argv]) or 0)
+        args = parser.parse_args(["federate", *argv])
+        args.preloaded = prepared
+        code = int(run_parsed(parser, args) or 0)
     except SystemExit as e:
         code = e.code if isinstance(e.code, int) else 1
     except BaseException:

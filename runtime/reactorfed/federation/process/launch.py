@@ -77,9 +77,10 @@ class _Child:
         return cls(name, proc, proc.stdout, out, lock)
 
     @classmethod
-    def fork(cls, name: str, server: ForkServer, argv: list[str], out: IO[str], lock: threading.Lock) -> _Child:
-        proc, fd = server.spawn(name, argv)
-        return cls(name, proc, os.fdopen(fd, "r", buffering=1), out, lock)
+    def forked(cls, server: ForkServer, argvs: list[tuple[str, list[str]]], out: IO[str],
+               lock: threading.Lock) -> list[_Child]:
+        return [cls(proc.name, proc, os.fdopen(fd, "r", buffering=1), out, lock)
+                for proc, fd in server.spawn_many(argvs)]
 
     def _copy(self, out: IO[str], lock: threading.Lock) -> None:
         with self._stream:
@@ -139,15 +140,14 @@ def launch(
             _close_fork_server(server)
             return LaunchResult(1, "rti", "the RTI did not start: " + " | ".join(rti.tail[-5:]), time.monotonic() - t0,
                                 {"rti": rti.proc.returncode})
-        for name in federates:
-            args = [program, *plist, "--federate", name, "--federation-id", federation_id, "--rti", info["endpoint"],
-                    *run_args]
-            if server is not None:
-                children.append(_Child.fork(name, server[0], args, out, lock))
-            else:
-                children.append(_Child.spawn(name, [py, "-m", "reactorfed", "federate", *args], env, out, lock))
+        argvs = [(name, [program, *plist, "--federate", name, "--federation-id", federation_id,
+                         "--rti", info["endpoint"], *run_args]) for name in federates]
         if server is not None:
+            children.extend(_Child.forked(server[0], argvs, out, lock))
             server[0].watch()
+        else:
+            for name, args in argvs:
+                children.append(_Child.spawn(name, [py, "-m", "reactorfed", "federate", *args], env, out, lock))
         show = progress if progress is not None else sys.stderr.isatty()
         try:
             result = _supervise(children, info.get("status_port"), show, timeout_ns, grace_s)

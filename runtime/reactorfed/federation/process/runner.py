@@ -3,20 +3,22 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from ...clock import Clock, SystemClock
 from ...environment import Environment, RunSummary
 from ...graph import assemble
 from ...metrics import SchedulerCollector
+from ...program import load_program, parse_params
 from ...reactor import Reactor
 from ...status import StatusServer
 from ..coordination.layout import Layout
 from .federate import FederateConfig, FederateCoordinator
 from .rti_server import RtiConfig, RtiServer, RtiSummary
 
-__all__ = ["layout_of", "run_federate", "run_rti"]
+__all__ = ["Prepared", "layout_of", "run_federate", "run_rti"]
 
 log = logging.getLogger("reactorfed.federation")
 
@@ -30,6 +32,26 @@ def layout_of(main: Reactor) -> Layout:
     part = assemble(main, main._children[0].name).partition
     assert part is not None
     return Layout.of(part)
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A program built once with its parameters, and its layout: what every federate forked
+    from one process (the fork server) shares instead of building it again. Assembly never
+    mutates the reactor tree, so each federate assembles its own part of the same ``main``."""
+
+    program: str
+    params: tuple[str, ...]
+    main: Reactor
+    layout: Layout
+
+    @classmethod
+    def of(cls, program: str, params: Sequence[str]) -> Prepared:
+        main = load_program(program, parse_params(list(params)))
+        return cls(program, tuple(params), main, layout_of(main))
+
+    def matches(self, program: str, params: Sequence[str]) -> bool:
+        return program == self.program and tuple(params) == self.params
 
 
 def run_rti(main: Reactor, cfg: RtiConfig, clock: Clock | None = None, metrics_port: int | None = None,
@@ -64,13 +86,16 @@ def run_federate(
     metrics_port: int | None = None,
     metrics_addr: str = "0.0.0.0",
     on_scheduler: Any = None,
+    layout: Layout | None = None,
 ) -> RunSummary:
-    """Run ``federate`` (one of ``main``'s children) as part of its federation."""
+    """Run ``federate`` (one of ``main``'s children) as part of its federation.
+    ``layout``: the federation's layout if already known (the same for every federate)."""
     clock = clock or SystemClock()
     env = Environment(fast=fast, timeout=timeout, workers=workers, clock=clock)
     sched = env.assemble(main, federate=federate)
     assert sched.program.partition is not None
-    layout = Layout.of(sched.program.partition)
+    if layout is None:
+        layout = Layout.of(sched.program.partition)
     coord = FederateCoordinator(sched.program, layout, cfg, clock)
     sched.coordinator = coord
     coord.install(sched)
