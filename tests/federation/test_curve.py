@@ -56,6 +56,24 @@ def test_handshake_reasons_name_the_cause() -> None:
     assert handshake_reason(zmq.EVENT_DISCONNECTED, 7) is None
 
 
+def test_refusals_for_good_or_for_now(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A refusal the server explained is final; closed connections are only once a
+    CurveZMQ server is seen to answer there and handshakes still fail after that."""
+    answers: list[bool] = []
+    monkeypatch.setattr(curve, "curve_server_at", lambda endpoint: answers.pop(0))
+    assert curve.Refusals("tcp://h:1").for_good(1, 1, 0)  # explained: at once
+    assert not curve.Refusals("tcp://h:1").for_good(9, 1, 1)  # but one succeeded: fine
+    r = curve.Refusals("tcp://h:1")
+    assert not r.for_good(1, 0, 0) and not r.for_good(2, 0, 0)  # too few to ask
+    answers += [False, False]
+    assert not r.for_good(3, 0, 0) and not r.for_good(4, 0, 0)  # nothing behind the proxy yet
+    answers += [True]
+    assert not r.for_good(5, 0, 0)  # a server now: the failures so far may have been the proxy's
+    assert not r.for_good(6, 0, 0)  # one more may have been on its way
+    assert r.for_good(7, 0, 0)  # two after the server answered: its key is another
+    assert answers == []
+
+
 # -- real sockets ------------------------------------------------------------------------------
 def _until(pred: Callable[[], Any], what: str, timeout: float = 5.0) -> Any:
     deadline = time.monotonic() + timeout
@@ -117,6 +135,9 @@ def test_everyone_else_is_refused_with_a_reason(server: tuple[Server, Monitor], 
         server_side = _until(mon.refused, "the server to see the refusal")
         assert expected[0] in client_side[0], (client_side, server_side)
         assert expected[1] in server_side[0], server_side
+        # the client knows it for sure when the server said why; a closed connection alone
+        # could be a proxy with nothing behind it
+        assert bool(watch.explained_failures) is (who != "wrong secret" and who != "other federation")
         time.sleep(0.2)
         assert srv.recv() is None  # nothing got through
         assert mon.handshakes == 0 and mon.handshake_failures >= 1
@@ -171,6 +192,35 @@ def test_a_proxy_in_between_sees_no_plaintext(encrypted: bool) -> None:
     finally:
         c.close()
         srv.close()
+
+
+def test_a_curve_server_is_told_from_a_proxy_with_nothing_behind(server: tuple[Server, Monitor]) -> None:
+    srv, _ = server
+    assert curve.curve_server_at(srv.endpoint)
+    plain = Server("tcp://127.0.0.1:0")
+    nothing = socket.create_server(("127.0.0.1", 0))  # accepts, then closes: a proxy without upstream
+    port = nothing.getsockname()[1]
+
+    def accept_and_close() -> None:
+        with nothing:
+            conn, _ = nothing.accept()
+            conn.close()
+
+    t = threading.Thread(target=accept_and_close, daemon=True)
+    t.start()
+    try:
+        assert not curve.curve_server_at(plain.endpoint)  # a ZeroMQ server, without CurveZMQ
+        assert not curve.curve_server_at(f"tcp://127.0.0.1:{port}")
+        assert not curve.curve_server_at(f"tcp://127.0.0.1:{free_port()}")  # nothing listens
+    finally:
+        t.join(5)
+        plain.close()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
 
 
 def test_the_zap_handler_ends_with_the_context(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -26,6 +26,7 @@ import hmac
 import itertools
 import logging
 import os
+import socket
 import threading
 import time
 from dataclasses import dataclass
@@ -35,7 +36,8 @@ import zmq
 from zmq.utils import z85
 
 __all__ = [
-    "HANDSHAKE_MS", "OPT_OUT_ENV", "CurveKeys", "federation_keys", "handshake_reason", "plaintext_opted_out",
+    "HANDSHAKE_MS", "OPT_OUT_ENV", "CurveKeys", "Refusals", "curve_server_at", "federation_keys", "handshake_reason",
+    "plaintext_opted_out",
     "secure_client", "secure_server", "stop_zap", "zap",
 ]
 
@@ -94,10 +96,64 @@ def handshake_reason(event: int, value: int) -> str | None:
     if event == zmq.EVENT_HANDSHAKE_FAILED_AUTH:
         return f"its key is not this federation's (refused with status {value})"
     if event == zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL:
-        return _PROTOCOL_REASONS.get(value, f"a malformed handshake (ZMTP error {value:#x})")
+        return _PROTOCOL_REASONS.get(value, f"malformed CurveZMQ traffic (ZMTP error {value:#x})")
     if event == zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL:
         return f"the connection closed or timed out during the handshake ({os.strerror(value) if value else 'no detail'})"
     return None
+
+
+def _greeting() -> bytes:
+    """A ZMTP 3.0 client's greeting for the CURVE mechanism (signature, version,
+    mechanism, as-server 0, filler)."""
+    return b"\xff" + bytes(8) + b"\x7f" + b"\x03\x00" + b"CURVE".ljust(20, b"\0") + b"\0" + bytes(31)
+
+
+def curve_server_at(endpoint: str, timeout_s: float = 1.0) -> bool:
+    """Does a ZeroMQ server speaking CurveZMQ answer at ``endpoint`` (``tcp://host:port``)?
+
+    A client whose handshakes keep ending with the connection closed cannot tell a server
+    that refused its key from a proxy with nothing behind it yet (an RTI still starting):
+    this asks the server for its greeting alone, which it gives before any key is used."""
+    host, _, port = endpoint.removeprefix("tcp://").rpartition(":")
+    got = b""
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout_s) as s:
+            s.sendall(_greeting())
+            while len(got) < 64:
+                chunk = s.recv(64 - len(got))
+                if not chunk:
+                    return False
+                got += chunk
+    except (OSError, ValueError):
+        return False
+    return got[0] == 0xFF and bool(got[9] & 0x01) and got[12:17] == b"CURVE"
+
+
+class Refusals:
+    """Whether a client's handshakes with the server at ``endpoint`` are refused for good
+    (a server that holds another key: give up, saying why) or perhaps only for now (a
+    proxy or Service in front of a server still starting closes connections too).
+
+    For good when the server said why (a key or protocol it refused), or when, after a
+    few closed handshakes, a CurveZMQ server answers at ``endpoint`` and handshakes still
+    fail after that (twice: one may have been on its way already)."""
+
+    TRIES = 3
+
+    def __init__(self, endpoint: str) -> None:
+        self.endpoint = endpoint
+        self._server_seen_at: int | None = None  # failures counted when a server answered
+
+    def for_good(self, failures: int, explained: int, succeeded: int) -> bool:
+        if succeeded:
+            return False
+        if explained:
+            return True
+        if self._server_seen_at is not None:
+            return failures >= self._server_seen_at + 2
+        if failures >= self.TRIES and curve_server_at(self.endpoint):
+            self._server_seen_at = failures
+        return False
 
 
 class _Zap(threading.Thread):
@@ -136,7 +192,15 @@ class _Zap(threading.Thread):
                 if self._stop_r in ready:
                     return
                 if self._sock in ready:
-                    self._sock.send_multipart(self._answer(self._sock.recv_multipart()))
+                    request = self._sock.recv_multipart()
+                    try:
+                        reply = self._answer(request)
+                    except Exception:  # a request it cannot read is refused; the handler lives on
+                        log.exception("malformed ZAP request")
+                        reply = [b"1.0", request[1] if len(request) > 1 else b"", b"500", b"error", b"", b""]
+                    self._sock.send_multipart(reply)
+        except zmq.ContextTerminated:
+            return
         finally:
             self._sock.close(linger=0)
             self._stop_r.close(linger=0)
@@ -187,26 +251,25 @@ def secure_client(sock: zmq.Socket[Any], keys: CurveKeys) -> None:
 
 
 _zap_lock = threading.Lock()
-_zap: _Zap | None = None
+_zaps: dict[int, _Zap] = {}  # id of a context -> its handler
 
 
 def zap(ctx: zmq.Context[Any], keys: CurveKeys | None = None) -> _Zap:
     """The ZAP handler of ``ctx`` (started on first use), admitting ``keys``' public key
     on servers of ``keys``' domain."""
-    global _zap
     with _zap_lock:
-        if _zap is None or _zap.ctx is not ctx:
-            _zap = _Zap(ctx)
-            _zap.start()
+        handler = _zaps.get(id(ctx))
+        if handler is None or handler.ctx is not ctx or not handler.is_alive():
+            handler = _zaps[id(ctx)] = _Zap(ctx)
+            handler.start()
         if keys is not None:
-            _zap.allowed[keys.domain] = z85.decode(keys.public)
-        return _zap
+            handler.allowed[keys.domain] = z85.decode(keys.public)
+        return handler
 
 
 def stop_zap(ctx: zmq.Context[Any]) -> None:
     """Stop ``ctx``'s ZAP handler, if it has one (the context is about to end)."""
-    global _zap
     with _zap_lock:
-        if _zap is not None and _zap.ctx is ctx:
-            _zap.stop()
-            _zap = None
+        handler = _zaps.pop(id(ctx), None)
+        if handler is not None and handler.ctx is ctx:
+            handler.stop()

@@ -242,9 +242,12 @@ class Monitor(_Socket):
         watched._monitored = True
         self._closed: list[int] = []
         self._refused: list[str] = []
-        #: handshakes that succeeded and failed, since this monitor started
+        #: handshakes that succeeded and failed, since this monitor started; of the
+        #: failures, those the peer's side explained (a key or protocol it refused) rather
+        #: than a connection that closed (which a proxy with nothing behind it does too)
         self.handshakes = 0
         self.handshake_failures = 0
+        self.explained_failures = 0
         self._watched = watched
         sock = watched._sock.context.socket(zmq.PAIR)
         sock.setsockopt(zmq.RCVHWM, 0)  # before connecting: an inproc pipe takes its limit then
@@ -284,6 +287,7 @@ class Monitor(_Socket):
                 reason = handshake_reason(event, value)
                 if reason is not None:
                     self.handshake_failures += 1
+                    self.explained_failures += event != zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL
                     if len(self._refused) < 64:  # a flood of strangers is counted, not kept
                         self._refused.append(reason)
 

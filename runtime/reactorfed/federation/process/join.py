@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from ...clock import Clock
 from ..errors import FederationError
+from ..io.curve import Refusals
 from ..io.transport import Client, Monitor, Poller
 from ..wire import protocol as P
 
@@ -28,9 +29,6 @@ __all__ = ["Joined", "colocated", "join"]
 log = logging.getLogger("reactorfed.federate")
 
 _M = TypeVar("_M", P.Challenge, P.Start)
-
-#: an RTI that refuses the encrypted handshake this many times holds another key
-_HANDSHAKE_TRIES = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +72,7 @@ def _await_rti(rti: Client, cfg: FederateConfig, name: str, clock: Clock, deadli
 def _read_rti(rti: Client, monitor: Monitor, poller: Poller, cfg: FederateConfig, name: str, clock: Clock,
               deadline: int, expected: type[_M], allowed: frozenset[int], what: str) -> _M:
     last = ""
+    refusals = Refusals(cfg.rti)
     while True:
         left = deadline - clock.now()
         if left <= 0:
@@ -82,7 +81,8 @@ def _read_rti(rti: Client, monitor: Monitor, poller: Poller, cfg: FederateConfig
         if monitor in ready:
             refused = monitor.refused()
             last = refused[-1] if refused else last
-            if monitor.handshake_failures >= _HANDSHAKE_TRIES and not monitor.handshakes:
+            if refused and refusals.for_good(monitor.handshake_failures, monitor.explained_failures,
+                                             monitor.handshakes):
                 raise FederationError(
                     f"federate {name} and the RTI at {cfg.rti} do not share a secret: the encrypted handshake "
                     f"failed {monitor.handshake_failures} times ({last}). A wrong secret or federation id here, "

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from ..coordination.layout import Layout
 from ..errors import FederationError, LinkDownError
+from ..io.curve import Refusals
 from ..io.local import LocalClient, LocalServer, split_endpoint, with_local
 from ..io.transport import Client, Monitor, Server
 from ..wire import protocol as P
@@ -29,8 +30,6 @@ log = logging.getLogger("reactorfed.federate")
 #: :meth:`DataPort.judge`): longer than the RTI's grace for a closed connection (1 s),
 #: so that a process that ended is named by the RTI as such.
 LINK_GRACE_NS = 2_000_000_000
-#: a link to a downstream peer whose handshake failed this many times will not open
-_HANDSHAKE_TRIES = 3
 
 
 class DataPort:
@@ -52,6 +51,7 @@ class DataPort:
         self.down: dict[int, int] = {}  # upstream peer -> when its data link closed
         #: this federate's TCP links to downstream peers whose handshake has not succeeded yet
         self.opening: dict[int, Client] = {}
+        self._refusals: dict[int, Refusals] = {}
 
     def addresses(self) -> tuple[str, str]:
         """The TCP endpoint and the address to advertise (with the Unix socket's path when
@@ -100,7 +100,8 @@ class DataPort:
                 m.close()
                 c.monitor = None
                 del self.opening[d]
-            elif m.handshake_failures >= _HANDSHAKE_TRIES:
+            elif refused and self._refusals.setdefault(d, Refusals(c.endpoint)).for_good(
+                    m.handshake_failures, m.explained_failures, m.handshakes):
                 raise LinkDownError(
                     f"the data link from {name} to {self.layout.names[d]} cannot be opened: its encrypted handshake "
                     f"failed {m.handshake_failures} times ({refused[-1] if refused else 'no detail'})")
