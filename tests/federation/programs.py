@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from reactorfed import SHUTDOWN, STARTUP, Input, Output, Reactor, Timer, ms, reaction
+from reactorfed import SHUTDOWN, STARTUP, Input, Output, Reactor, Timer, bank, ms, reaction
 
 Trace = list[tuple[int, int, Any]]
 
@@ -209,6 +209,20 @@ class Parents(Reactor):
         self.a = _ParentReporter()
         self.b = _ParentReporter()
         self.c = _ParentReporter()
+
+
+class _Namer(Reactor):
+    @reaction(triggers=[STARTUP])
+    def hello(self) -> None:
+        print(f"NAME {self.name}", flush=True)
+
+
+class Names(Reactor):
+    """A bank of ``n`` federates that each print their own name: which output came from
+    which process."""
+
+    def __init__(self, n: int = 40) -> None:
+        self.namers = bank(_Namer, n)
 
 
 class _GilHog(Reactor):

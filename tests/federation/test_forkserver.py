@@ -62,3 +62,12 @@ def test_a_program_that_cannot_be_imported_fails_clearly(tmp_path: Path) -> None
     r = _launch(f"{bad}:Main")
     assert r.returncode != 0
     assert "no_such_module_anywhere" in r.stdout + r.stderr
+
+
+def test_more_federates_than_the_spawn_window() -> None:
+    # The launcher keeps 32 fork requests in flight: 40 federates take more than one
+    # window, and each must get its own output pipe (its lines under its own name).
+    r = _launch(f"{HERE / 'programs.py'}:Names", "-p", "n=40")
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    said = re.findall(r"^\[(\S+)\] NAME (\S+)$", r.stdout, re.MULTILINE)
+    assert sorted(said) == sorted((f"namers[{i}]", f"namers[{i}]") for i in range(40)), said
