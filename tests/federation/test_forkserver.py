@@ -64,10 +64,38 @@ def test_a_program_that_cannot_be_imported_fails_clearly(tmp_path: Path) -> None
     assert "no_such_module_anywhere" in r.stdout + r.stderr
 
 
-def test_more_federates_than_the_spawn_window() -> None:
-    # The launcher keeps 32 fork requests in flight: 40 federates take more than one
-    # window, and each must get its own output pipe (its lines under its own name).
+def test_each_forked_federate_prints_through_its_own_pipe() -> None:
+    # 40 federates forked in one burst (held at a gate until the last is forked): each
+    # must get its own output pipe (its lines under its own name) and its own exit status.
     r = _launch(f"{HERE / 'programs.py'}:Names", "-p", "n=40")
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     said = re.findall(r"^\[(\S+)\] NAME (\S+)$", r.stdout, re.MULTILINE)
     assert sorted(said) == sorted((f"namers[{i}]", f"namers[{i}]") for i in range(40)), said
+
+
+def test_spawn_requests_beyond_the_window_wait_their_turn() -> None:
+    # Driven directly, with a window of 3: 8 requests go in several bursts, and every
+    # child reports its exit (here: it fails at once, it has no RTI to join).
+    import io
+    import os
+    import threading
+
+    from reactorfed.federation.process.launch import _close_fork_server, _start_fork_server
+
+    server = _start_fork_server(sys.executable, f"{HERE / 'programs.py'}:Names", ["n=8"], dict(os.environ),
+                                io.StringIO(), threading.Lock())
+    assert server is not None
+    try:
+        argv = ["--federation-id", "x", "--rti", "tcp://127.0.0.1:1", "--join-timeout", "1ms"]
+        started = server[0].spawn_many([(f"namers[{i}]", [f"{HERE / 'programs.py'}:Names", "-p", "n=8",
+                                                          "--federate", f"namers[{i}]", *argv]) for i in range(8)],
+                                       window=3)
+        assert [c.name for c, _ in started] == [f"namers[{i}]" for i in range(8)]
+        assert len({c.pid for c, _ in started}) == 8
+        server[0].watch()
+        for child, fd in started:
+            with os.fdopen(fd) as f:
+                f.read()  # to its end: the child closed its only copy of the pipe
+            assert child.wait(30) not in (None, 0)
+    finally:
+        _close_fork_server(server)

@@ -114,6 +114,9 @@ class Server(_Socket):
         self._max = max_message
         sock.setsockopt(zmq.ROUTER_MANDATORY, 0)
         sock.setsockopt(zmq.RCVHWM, 0)
+        # A federation's federates connect at once: beyond ZeroMQ's default backlog (100)
+        # the kernel drops their SYNs, and each retries only after a second.
+        sock.setsockopt(zmq.BACKLOG, 4096)
         if liveness_ms is not None:
             _heartbeats(sock, liveness_ms)
         if curve is not None:

@@ -125,11 +125,12 @@ class ForkServer:
         """Fork federate ``name``; returns it and the read end of its output pipe."""
         return self.spawn_many([(name, argv)])[0]
 
-    def spawn_many(self, requests: list[tuple[str, list[str]]], window: int = 32) -> list[tuple[Forked, int]]:
+    def spawn_many(self, requests: list[tuple[str, list[str]]], window: int = 256) -> list[tuple[Forked, int]]:
         """Fork a federate for each ``(name, argv)``; returns them, in order, each with the
-        read end of its output pipe. Up to ``window`` requests are in flight at a time, so
-        the server forks them in a burst instead of waiting on this process for each (on a
-        small machine the launcher competes for the CPU with the children started first)."""
+        read end of its output pipe. Up to ``window`` requests are in flight at a time: the
+        server forks what it has received as one burst, its children held until the burst
+        is done (see :func:`.forkserver.serve`), instead of a round trip to this process
+        for each."""
         started: list[tuple[Forked, int]] = []
         pipes: dict[str, int] = {}
         sent = 0

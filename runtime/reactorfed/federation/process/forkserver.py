@@ -38,6 +38,7 @@ def serve(fd: int, program: str, params: list[str]) -> int:
     """Import ``program`` (building it once, so that what it imports lazily is loaded
     too), then fork a federate for each request on the socket ``fd`` until it closes."""
     from ...cli import build_parser
+    from . import federate  # noqa: F401  (imported once, here, for every child)
     from .runner import Prepared
 
     _die_with_parent()
@@ -56,21 +57,19 @@ def serve(fd: int, program: str, params: list[str]) -> int:
     sel = selectors.DefaultSelector()
     sel.register(sock, selectors.EVENT_READ)
     while True:
-        for _ in sel.select(timeout=0.05):
+        ready = sel.select(timeout=0.05)
+        burst: list[dict[str, Any]] = []
+        while ready:  # every request already sent: forked as one burst
             got = lines.read()
             if got is None:  # the launcher is gone or done: end with it
                 for pid in children:
                     with contextlib.suppress(ProcessLookupError):
                         os.kill(pid, signal.SIGTERM)
                 return 0
-            for req in got:
-                out = lines.fds.pop(0)
-                pid = os.fork()
-                if pid == 0:  # pragma: no cover - the child, measured through its output
-                    os._exit(_child(out, sock, req["argv"], parser, prepared))
-                os.close(out)
-                children[pid] = req["name"]
-                send_line(sock, {"started": req["name"], "pid": pid})
+            burst.extend(got)
+            ready = sel.select(timeout=0)
+        if burst:
+            _fork_burst(burst, lines.fds, sock, children, parser, prepared)
         while children:
             try:
                 pid, status = os.waitpid(-1, os.WNOHANG)
@@ -82,12 +81,42 @@ def serve(fd: int, program: str, params: list[str]) -> int:
             send_line(sock, {"exited": name, "pid": pid, "code": os.waitstatus_to_exitcode(status)})
 
 
-def _child(out: int, sock: socket.socket, argv: list[str], parser: Any, prepared: Any) -> int:  # pragma: no cover
+def _fork_burst(burst: list[dict[str, Any]], fds: list[int], sock: socket.socket, children: dict[int, str],
+                parser: Any, prepared: Any) -> None:
+    """Fork a child per request of ``burst`` (``fds``: their output pipes, in order), held
+    at a gate until the last is forked. Children that started at once would compete with
+    this process for the CPU: on a small machine each fork then waits for its turn behind
+    the children already running, and the last federate starts seconds late. Held, they
+    cost nothing until the burst is done."""
+    outs = [fds.pop(0) for _ in burst]
+    gate_r, gate_w = os.pipe()
+    try:
+        for i, req in enumerate(burst):
+            pid = os.fork()
+            if pid == 0:  # pragma: no cover - the child, measured through its output
+                for fd in (gate_w, *outs[:i], *outs[i + 1:]):  # not its siblings' pipes, nor the gate's end
+                    with contextlib.suppress(OSError):
+                        os.close(fd)
+                os._exit(_child(outs[i], sock, req["argv"], parser, prepared, gate_r))
+            os.close(outs[i])
+            outs[i] = -1
+            children[pid] = req["name"]
+            send_line(sock, {"started": req["name"], "pid": pid})
+    finally:
+        for fd in (gate_r, gate_w, *(o for o in outs if o >= 0)):
+            os.close(fd)  # closing the gate's write end lets the burst's children go
+
+
+def _child(out: int, sock: socket.socket, argv: list[str], parser: Any, prepared: Any,
+           gate: int) -> int:  # pragma: no cover
     """In the forked child: its own output, the server's socket closed, a federate."""
     from ...cli import run_parsed
 
     try:
         _die_with_parent()
+        while os.read(gate, 1):  # until the server closes the gate (end of file)
+            pass
+        os.close(gate)
         sock.close()
         os.dup2(out, 1)
         os.dup2(out, 2)

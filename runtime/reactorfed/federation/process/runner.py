@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...clock import Clock, SystemClock
 from ...environment import Environment, RunSummary
@@ -15,8 +15,10 @@ from ...program import load_program, parse_params
 from ...reactor import Reactor
 from ...status import StatusServer
 from ..coordination.layout import Layout
-from .federate import FederateConfig, FederateCoordinator
 from .rti_server import RtiConfig, RtiServer, RtiSummary
+
+if TYPE_CHECKING:  # imported when a federate runs: the RTI needs neither it nor numpy
+    from .federate import FederateConfig, FederateCoordinator
 
 __all__ = ["Prepared", "layout_of", "run_federate", "run_rti"]
 
@@ -90,6 +92,8 @@ def run_federate(
 ) -> RunSummary:
     """Run ``federate`` (one of ``main``'s children) as part of its federation.
     ``layout``: the federation's layout if already known (the same for every federate)."""
+    from .federate import FederateCoordinator
+
     clock = clock or SystemClock()
     env = Environment(fast=fast, timeout=timeout, workers=workers, clock=clock)
     sched = env.assemble(main, federate=federate)
