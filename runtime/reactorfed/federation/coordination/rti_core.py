@@ -140,6 +140,8 @@ class RtiCore:
         #: every change, in order (tags never decrease)
         self.record: list[Change] = []
         self._leave_at: dict[int, TagT] = {}  # agreed leaves not yet done
+        self._left: dict[int, TagT] = {}  # the tag each absent slot's last incarnation left at
+        self._connected: set[int] = set()  # replayed joiners connected, not admitted yet (_settled)
         self._floor: dict[int, TagT] = {}  # absent slots' next event: a join under way or replayed
         self._failed: set[int] = set()  # failed members whose leave is not agreed yet
         self._last_ltc: dict[int, TagT] = {}  # what a slot's last incarnation completed
@@ -217,8 +219,10 @@ class RtiCore:
         agreed: list[Grant] = []
         if f in self._leave_at:
             self._leave_done(f)
-        elif self._round is not None and f in self._round.waiting:
-            self._gone_from_round(f)  # it answers nothing more
+        if self._round is not None and f in self._round.waiting:
+            # it answers nothing more (a member whose leave was agreed is asked in the
+            # rounds after it until it resigns: that round must not wait for it)
+            self._gone_from_round(f)
             agreed = self._agree_if_answered()
         return agreed + self._reported(f, regrant)
 
@@ -384,9 +388,17 @@ class RtiCore:
         """The grants due after reports from the federates ``changed``: those of the
         federates they are upstream of, and their own, in federate order. Only those whose
         grant may have changed are looked at (_stale: looking at the others grants nothing)."""
+        out: list[Grant] = []
+        rnd = self._round
+        if rnd is not None and not rnd.waiting:
+            out = self._agree_if_answered()  # answered, and waiting for the senders' progress
+        if self._connected:  # replayed joiners waiting for the same
+            for m in sorted(self._connected):
+                if self._settled(m):
+                    self._connected.discard(m)
+                    out += self._replayed_join(m)
         ch = set(changed)
         due = sorted(f for f in self._stale if f in ch or not self._up_set[f].isdisjoint(ch))
-        out: list[Grant] = []
         for f in due:
             gr = self.grant_for(f)
             if gr is not None:
@@ -470,14 +482,12 @@ class RtiCore:
             if not todo or not todo[0].joined or self.present[m]:
                 self.outbox.append(Refused(m, True, f"{name}: the replayed schedule has no join of it now"))
                 return []
-            ch = todo.pop(0)
-            if todo:  # its next change is a leave: from the start it counts
-                self._leave_at[m] = todo.pop(0).tag
-            out = self._admit(ch.tag, m)
-            if todo:  # and the join after it holds grants back already
-                self._floor[m] = todo[0].tag
-                self._refresh(m)
-            return out
+            if m in self._connected:
+                raise MembershipError(f"{name} is already joining")
+            if not self._settled(m):  # admitted once it is (regrant), as a live join is
+                self._connected.add(m)
+                return []
+            return self._replayed_join(m)
         if self.present[m] or self._pending(m):
             raise MembershipError(f"{name} is already {'present' if self.present[m] else 'joining or leaving'}")
         if self.stop_tag is not None or self.stop_proposed is not None:
@@ -485,6 +495,17 @@ class RtiCore:
             return []
         self._requests.append((m, True, physical_time))
         return self._next_round() if self.start_time is not None else []
+
+    def _replayed_join(self, m: int) -> list[Grant]:
+        todo = self._schedule[m] if self._schedule is not None else []
+        ch = todo.pop(0)
+        if todo:  # its next change is a leave: from the start it counts
+            self._leave_at[m] = todo.pop(0).tag
+        out = self._admit(ch.tag, m)
+        if todo:  # and the join after it holds grants back already
+            self._floor[m] = todo[0].tag
+            self._refresh(m)
+        return out
 
     def free_slot(self, bank: str) -> int:
         """The lowest slot of ``bank`` that is absent and not joining (for a new member)."""
@@ -550,7 +571,8 @@ class RtiCore:
         self._refresh(m)
         if m in self._leave_at:  # its leave was agreed already
             self._leave_done(m)
-            return self.regrant((m,))
+            # (it may have been the last one a later round waited for)
+            return self._agree_if_answered() + self.regrant((m,))
         self._failed.add(m)
         if not leaving:  # (a leave under way goes on: it is not asked any more)
             self._requests.append((m, False, None))
@@ -640,10 +662,13 @@ class RtiCore:
 
     def _agree_if_answered(self) -> list[Grant]:
         rnd = self._round
-        if rnd is None or rnd.waiting:
+        if rnd is None or rnd.waiting or not all(self._settled(m) for m, j in rnd.changes if j):
             return []
         self._round = None
         tag = rnd.tag
+        for m, j in rnd.changes:
+            if j and self._addressed[m] != NEVER_T:  # (reported since the proposal: see _settled)
+                tag = max(tag, _normal(succ(self._addressed[m])))
         if tag >= self._limit():
             out = self._cancel(rnd.changes, "no tag left for it: the federation stops first")
         else:
@@ -663,6 +688,21 @@ class RtiCore:
                         self._refresh(m)
             out += self.regrant(m for m, _j in rnd.changes)
         return out + self._next_round()
+
+    def _settled(self, m: int) -> bool:
+        """Whether every federate that may still send to slot ``m``'s previous incarnation
+        (the one that left at ``L``) has no tag before ``L`` left to process, so that
+        every message it sent to that incarnation is reported. A joiner is admitted only
+        then, at a tag after all of them: a message for the incarnation that left is then
+        told from one for the joiner by its tag (before or after the join tag), and is
+        not counted in the joiner's grants (it never arrives: it is dropped)."""
+        left = self._left.get(m)
+        if left is None:
+            return True  # never present: nothing was sent to it
+        for u in self._direct[m]:
+            if not self.feds[u].resigned and self._next[u] < left:
+                return False
+        return True
 
     def _limit(self) -> TagT:
         """No change at or past this: the stop tag, else the end of time (a federate
@@ -712,7 +752,7 @@ class RtiCore:
 
     def _leave_done(self, m: int) -> None:
         """``m`` resigned with its leave agreed: absent from now on."""
-        self._leave_at.pop(m)
+        self._left[m] = self._leave_at.pop(m)
         self.present[m] = False
         self._drop_flight_to(m)
         if self._schedule is not None:
