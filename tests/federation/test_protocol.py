@@ -27,6 +27,8 @@ FIELD: dict[str, st.SearchStrategy[Any]] = {
     "peers": st.dictionaries(U64, st.text(max_size=30), max_size=5),
     "bin": st.binary(max_size=40),
     "items": st.lists(st.lists(U64, min_size=1, max_size=4), min_size=1, max_size=4),
+    "bool": st.booleans(),
+    "changes": st.lists(st.tuples(U64, st.booleans()).map(list), min_size=1, max_size=5),
     "any": st.recursive(st.none() | st.integers(-(2**63), 2**64 - 1) | st.text(max_size=10) | st.binary(max_size=10),
                         lambda c: st.lists(c, max_size=4), max_leaves=8),
 }
@@ -43,12 +45,16 @@ WRONG: dict[str, list[Any]] = {
     "peers": [{1: b"x"}, {-1: "x"}, {"a": "x"}, {1: 1}, []],
     "bin": ["x", 1, None, [b"x"]],
     "items": [[], {}, b"x", None, 3],
+    "bool": [0, 1, None, "true", b"\x01", [True]],
+    "changes": [[], {}, None, [[1]], [[1, True, 0]], [[-1, True]], [[True, True]], [[1, 1]], [[1, None]],
+                [(1, "yes")], [[2**63, False]], [[1, True], 5], [["1", True]]],
 }
 
 
 def sample(kind: int) -> list[Any]:
     return [{"i": -5, "u": 7, "s": "x", "b16": b"a" * 16, "b32": b"b" * 32, "counts": {1: 2}, "sent": {0: [1, 2, 3]},
-             "peers": {0: "tcp://h:1"}, "any": [1, "a"], "bin": b"\x00\x01", "items": [[43, 1, 2]]}[f] for f in P._SCHEMA[kind]]
+             "peers": {0: "tcp://h:1"}, "any": [1, "a"], "bin": b"\x00\x01", "items": [[43, 1, 2]], "bool": True,
+             "changes": [[3, True], [4, False]]}[f] for f in P._SCHEMA[kind]]
 
 
 @st.composite
@@ -144,6 +150,14 @@ TYPED: list[tuple[type[Any], tuple[st.SearchStrategy[Any], ...], Any]] = [
     (P.ShmOpen, (TEXT,), lambda o: [P.SHM_OPEN, o.name]),
     (P.Promise, (TAG,), lambda p: [P.PROMISE, p.tag[0], p.tag[1]]),
     (P.StopMark, (TAG,), lambda p: [P.STOP_MARK, p.tag[0], p.tag[1]]),
+    (P.QueryReply, (U64, TAG), lambda r: [P.QUERY_REPLY, r.round, r.tag[0], r.tag[1]]),
+    (P.JoinReq, (I64,), lambda r: [P.JOIN_REQ, r.physical_time]),
+    (P.LeaveReq, (), lambda _: [P.LEAVE_REQ]),
+    (P.Query, (U64, TAG, st.lists(st.tuples(U64, st.booleans()), min_size=1, max_size=5).map(tuple)),
+     lambda q: [P.QUERY, q.round, q.tag[0], q.tag[1], [list(c) for c in q.changes]]),
+    (P.Change, (TAG, U64, st.booleans()), lambda c: [P.CHANGE, c.tag[0], c.tag[1], c.member, c.joined]),
+    (P.Admit, (TAG, COUNTS, COUNTS), lambda a: [P.ADMIT, a.tag[0], a.tag[1], a.sent, a.received]),
+    (P.Refused, (st.booleans(), TEXT), lambda r: [P.REFUSED, r.joined, r.reason]),
 ]
 _ITEMS = (P.ShmOpen, P.Promise, P.StopMark)  # batch items
 
@@ -376,3 +390,51 @@ def test_mangled_compact_messages_are_protocol_errors_or_well_formed(frame: byte
     assert len(mb) + len(body) <= len(b) - P._COMPACT_HEAD.size
     with contextlib.suppress(P.ProtocolError):
         P.compact_meta(mb)
+
+
+# -- membership messages (issue 19) ----------------------------------------------------------
+def test_membership_messages_carry_what_the_rti_core_emits() -> None:
+    """The RTI core's Query, Change and Admit (coordination.membership) as they go on the
+    wire, and back; a round's changes come back as the core's tuples."""
+    from reactorfed.federation.coordination import membership as M
+
+    q = M.Query(3, (10, 1), ((2, True), (5, False)), frozenset({0, 1}))
+    got = P.parse(P.Query(q.round, q.tag, q.changes).pack(), frozenset({P.QUERY}))
+    assert type(got) is P.Query and (got.round, got.tag, got.changes) == (q.round, q.tag, q.changes)
+    ch = M.Change((10, 1), 2, True)
+    assert P.parse(P.Change(ch.tag, ch.member, ch.joined).pack()) == (ch.tag, ch.member, ch.joined)
+    adm = M.Admit(2, (10, 1), {0: 4}, {0: 7})
+    got_a = P.parse(P.Admit(adm.tag, adm.sent, adm.received).pack())
+    assert type(got_a) is P.Admit and got_a == ((10, 1), {0: 4}, {0: 7})
+    reply = P.parse(P.QueryReply(3, (11, 0)).pack(), frozenset({P.QUERY_REPLY}))
+    assert type(reply) is P.QueryReply and reply.round == 3 and reply.tag == (11, 0)
+
+
+@pytest.mark.parametrize(
+    ("msg", "why"),
+    [([P.QUERY, 1, 5, 0, []], "QUERY: field 4"),  # a round changes something
+     ([P.QUERY, 1, 5, 0, [[2, 1]]], "QUERY: field 4"),  # joined is a bool, not an int
+     ([P.QUERY, 1, 5, 0, [[2, True]] * 5000], "undecodable"),  # more entries than any bank has
+     ([P.QUERY, -1, 5, 0, [[2, True]]], "QUERY: field 1"),
+     ([P.CHANGE, 5, 0, 2, "yes"], "CHANGE: field 4"),
+     ([P.CHANGE, 5, -1, 2, True], "CHANGE: field 2"),
+     ([P.ADMIT, 5, 0, {0: -1}, {}], "ADMIT: field 3"),
+     ([P.ADMIT, 5, 0, {}], "ADMIT has 3 fields, expected 4"),
+     ([P.QUERY_REPLY, 1, 2**63, 0], "undecodable|QUERY_REPLY: field 2"),
+     ([P.JOIN_REQ, 1.5], "JOIN_REQ: field 1"),
+     ([P.LEAVE_REQ, 1], "LEAVE_REQ has 1 fields, expected 0"),
+     ([P.REFUSED, 1, "x"], "REFUSED: field 1")],
+)
+def test_malformed_membership_messages_are_protocol_errors(msg: list[Any], why: str) -> None:
+    with pytest.raises(P.ProtocolError, match=why):
+        P.parse(msgpack.packb(msg, use_bin_type=True))
+
+
+def test_a_membership_message_where_it_is_not_expected_is_refused() -> None:
+    rti_side = frozenset({P.LTC, P.QUERY_REPLY, P.JOIN_REQ, P.LEAVE_REQ})
+    with pytest.raises(P.ProtocolError, match="unexpected ADMIT here"):
+        P.parse(P.Admit((1, 0), {}, {}).pack(), rti_side)
+    with pytest.raises(P.ProtocolError, match="not a control message"):
+        P.parse(P.pack(P.BATCH, [[P.CHANGE, 1, 0, 2, True]]))
+    with pytest.raises(P.ProtocolError, match="unexpected CHANGE here"):  # not a data-plane item
+        P.check_item([P.CHANGE, 1, 0, 2, True], frozenset({P.DATA_INLINE, P.PROMISE}))

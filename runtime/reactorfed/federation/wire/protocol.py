@@ -26,10 +26,11 @@ import msgpack
 from ...tag import TagT
 
 __all__ = [
-    "KIND", "PROTOCOL_VERSION", "TYPED", "Abort", "Auth", "Challenge", "Fail", "HbHello", "Heartbeat", "Hello",
-    "Item", "Ltc", "Message", "Promise", "Proof", "ProtocolError", "Ptag", "Reject", "Resign", "ShmOpen", "Start",
-    "StopGranted", "StopMark", "StopReply", "StopReq", "StopRequest", "Tag", "check_item", "compact_meta",
-    "is_compact", "mac", "mac_equal", "pack", "pack_compact", "parse", "parse_batch", "parse_compact",
+    "KIND", "PROTOCOL_VERSION", "TYPED", "Abort", "Admit", "Auth", "Challenge", "Change", "Fail", "HbHello",
+    "Heartbeat", "Hello", "Item", "JoinReq", "LeaveReq", "Ltc", "Message", "Promise", "Proof", "ProtocolError",
+    "Ptag", "Query", "QueryReply", "Refused", "Reject", "Resign", "ShmOpen", "Start", "StopGranted", "StopMark",
+    "StopReply", "StopReq", "StopRequest", "Tag", "check_item", "compact_meta", "is_compact", "mac", "mac_equal",
+    "pack", "pack_compact", "parse", "parse_batch", "parse_compact",
 ]
 
 PROTOCOL_VERSION = 1
@@ -47,6 +48,9 @@ RESIGN = 7  # t, m, sent, recv
 HEARTBEAT = 8  # (both directions)
 FAIL = 9  # reason
 HB_HELLO = 10  # federation id, federate name, nonce: the heartbeat channel's join
+QUERY_REPLY = 11  # round, t, m: the earliest tag this federate can apply a round's changes at
+JOIN_REQ = 12  # physical time: an elastic member (admitted by the handshake) asks to join
+LEAVE_REQ = 13  # an elastic member asks to leave
 # RTI -> federate
 CHALLENGE = 20  # nonce, mac
 REJECT = 21  # reason
@@ -56,6 +60,10 @@ PTAG = 24  # t, m, counts
 STOP_REQUEST = 25  # t, m
 STOP_GRANTED = 26  # t, m
 ABORT = 27  # reason
+QUERY = 28  # round, t, m, [[member, joined], ...]: a membership round asks (answer: QUERY_REPLY)
+CHANGE = 29  # t, m, member, joined: from this tag on, the member is present (or absent)
+ADMIT = 30  # t, m, sent, recv: a joining member starts at this tag, with these message counts
+REFUSED = 31  # joined, reason: a member's join or leave request was not carried out
 # federate -> federate (data plane)
 DATA = 40  # link, t, m, codec, meta  (+ one payload frame)
 ABSENT = 41  # link, t, m
@@ -75,7 +83,8 @@ NAMES = {
     PTAG: "PTAG", STOP_REQUEST: "STOP_REQUEST", STOP_GRANTED: "STOP_GRANTED", ABORT: "ABORT",
     DATA: "DATA", ABSENT: "ABSENT", AUTH: "AUTH", PROMISE: "PROMISE",
     SHM_OPEN: "SHM_OPEN", SHM_DATA: "SHM_DATA", BATCH: "BATCH", DATA_INLINE: "DATA_INLINE",
-    STOP_MARK: "STOP_MARK",
+    STOP_MARK: "STOP_MARK", QUERY_REPLY: "QUERY_REPLY", JOIN_REQ: "JOIN_REQ", LEAVE_REQ: "LEAVE_REQ",
+    QUERY: "QUERY", CHANGE: "CHANGE", ADMIT: "ADMIT", REFUSED: "REFUSED",
 }
 
 _I64_MIN = -(2**63)
@@ -85,7 +94,8 @@ _MAX_ENTRIES = 4096
 
 # Field kinds: "i" int64, "u" int >= 0, "s" short str, "b16" 16 bytes, "b32" 32 bytes,
 # "counts" {int >= 0: int >= 0}, "sent" {int >= 0: [count, t, m]}, "peers" {int: str},
-# "bin" bytes, "items" a non-empty list of lists (each checked by check_item), "any".
+# "bin" bytes, "items" a non-empty list of lists (each checked by check_item), "bool",
+# "changes" a non-empty list of [member (int >= 0), joined (bool)], "any".
 _SCHEMA: dict[int, tuple[str, ...]] = {
     HELLO: ("u", "s", "s", "s", "s", "b16"),
     PROOF: ("b32",),
@@ -113,6 +123,13 @@ _SCHEMA: dict[int, tuple[str, ...]] = {
     BATCH: ("items",),
     DATA_INLINE: ("u", "i", "u", "u", "any", "bin"),
     STOP_MARK: ("i", "u"),
+    QUERY_REPLY: ("u", "i", "u"),
+    JOIN_REQ: ("i",),
+    LEAVE_REQ: (),
+    QUERY: ("u", "i", "u", "changes"),
+    CHANGE: ("i", "u", "u", "bool"),
+    ADMIT: ("i", "u", "counts", "counts"),
+    REFUSED: ("bool", "s"),
 }
 
 
@@ -398,6 +415,115 @@ class Auth(NamedTuple):
         return _new(cls, (m[1], m[2]))
 
 
+# -- membership of elastic banks (issue 19) -------------------------------------------------
+# A round, as the RTI's core runs it (coordination/rti_core.py, membership.py): the RTI asks
+# every present federate (Query), each answers (QueryReply) and goes no further than its
+# answer until the Change comes; a joining member gets its start (Admit). A member asks to
+# join (JoinReq, after the handshake) or to leave (LeaveReq); Refused when the RTI did not.
+
+
+class QueryReply(NamedTuple):
+    """federate -> RTI: the earliest tag this federate can apply round ``round``'s changes
+    at (it goes no further than ``tag`` until they come)."""
+
+    round: int
+    tag: TagT
+
+    def pack(self) -> bytes:
+        return _packb([QUERY_REPLY, self.round, *self.tag])
+
+    @classmethod
+    def _of(cls, m: list[Any]) -> QueryReply:
+        return _new(cls, (m[1], (m[2], m[3])))
+
+
+class JoinReq(NamedTuple):
+    """federate -> RTI: this elastic member (its slot admitted by the handshake) asks to
+    join the running federation; ``physical_time`` is its clock at the request (Lingua
+    Franca's first term of the effective start tag)."""
+
+    physical_time: int
+
+    def pack(self) -> bytes:
+        return _packb([JOIN_REQ, self.physical_time])
+
+    @classmethod
+    def _of(cls, m: list[Any]) -> JoinReq:
+        return _new(cls, (m[1],))
+
+
+class LeaveReq(NamedTuple):
+    """federate -> RTI: this elastic member asks to leave (at a tag agreed in a round)."""
+
+    def pack(self) -> bytes:
+        return _packb([LEAVE_REQ])
+
+    @classmethod
+    def _of(cls, m: list[Any]) -> LeaveReq:
+        return _new(cls, ())
+
+
+class Query(NamedTuple):
+    """RTI -> federate: membership round ``round`` will apply ``changes`` ((member,
+    joined), ...) at ``tag`` or later: answer with a :class:`QueryReply`."""
+
+    round: int
+    tag: TagT
+    changes: tuple[tuple[int, bool], ...]
+
+    def pack(self) -> bytes:
+        return _packb([QUERY, self.round, *self.tag, [list(c) for c in self.changes]])
+
+    @classmethod
+    def _of(cls, m: list[Any]) -> Query:
+        return _new(cls, (m[1], (m[2], m[3]), tuple((c[0], c[1]) for c in m[4])))
+
+
+class Change(NamedTuple):
+    """RTI -> federate: from ``tag`` on, ``member`` is present (``joined``) or absent."""
+
+    tag: TagT
+    member: int
+    joined: bool
+
+    def pack(self) -> bytes:
+        return _packb([CHANGE, *self.tag, self.member, self.joined])
+
+    @classmethod
+    def _of(cls, m: list[Any]) -> Change:
+        return _new(cls, ((m[1], m[2]), m[3], m[4]))
+
+
+class Admit(NamedTuple):
+    """RTI -> a joining member: start at ``tag``; the message counts its slot starts from,
+    per downstream peer (``sent``) and upstream peer (``received``)."""
+
+    tag: TagT
+    sent: dict[int, int]
+    received: dict[int, int]
+
+    def pack(self) -> bytes:
+        return _packb([ADMIT, *self.tag, self.sent, self.received])
+
+    @classmethod
+    def _of(cls, m: list[Any]) -> Admit:
+        return _new(cls, ((m[1], m[2]), m[3], m[4]))
+
+
+class Refused(NamedTuple):
+    """RTI -> member: its request to join (``joined``) or leave was not carried out."""
+
+    joined: bool
+    reason: str
+
+    def pack(self) -> bytes:
+        return _packb([REFUSED, self.joined, self.reason])
+
+    @classmethod
+    def _of(cls, m: list[Any]) -> Refused:
+        return _new(cls, (m[1], m[2]))
+
+
 # The next three travel as items of a BATCH: ``item()`` is what goes into one.
 
 
@@ -454,7 +580,8 @@ class StopMark(NamedTuple):
 
 Message = (
     Hello | Proof | Ltc | StopReq | StopReply | Resign | Heartbeat | Fail | HbHello | Challenge | Reject | Start | Tag
-    | Ptag | StopRequest | StopGranted | Abort | Auth | ShmOpen | Promise | StopMark
+    | Ptag | StopRequest | StopGranted | Abort | Auth | ShmOpen | Promise | StopMark | QueryReply | JoinReq | LeaveReq
+    | Query | Change | Admit | Refused
 )
 #: a checked batch item (:func:`check_item`): a data-plane item's array, or a typed message
 Item = list[Any] | Message
@@ -464,7 +591,8 @@ TYPED: dict[int, type[Message]] = {
     HELLO: Hello, PROOF: Proof, LTC: Ltc, STOP_REQ: StopReq, STOP_REPLY: StopReply, RESIGN: Resign,
     HEARTBEAT: Heartbeat, FAIL: Fail, HB_HELLO: HbHello, CHALLENGE: Challenge, REJECT: Reject, START: Start,
     TAG: Tag, PTAG: Ptag, STOP_REQUEST: StopRequest, STOP_GRANTED: StopGranted, ABORT: Abort, AUTH: Auth,
-    SHM_OPEN: ShmOpen, PROMISE: Promise, STOP_MARK: StopMark,
+    SHM_OPEN: ShmOpen, PROMISE: Promise, STOP_MARK: StopMark, QUERY_REPLY: QueryReply, JOIN_REQ: JoinReq,
+    LEAVE_REQ: LeaveReq, QUERY: Query, CHANGE: Change, ADMIT: Admit, REFUSED: Refused,
 }
 #: a message class -> its type
 KIND: dict[type[Message], int] = {cls: kind for kind, cls in TYPED.items()}
@@ -574,6 +702,11 @@ def _is_sent(v: Any) -> bool:
     )
 
 
+def _is_changes(v: Any) -> bool:
+    return isinstance(v, list) and len(v) > 0 and all(
+        isinstance(c, list) and len(c) == 2 and _is_uint(c[0]) and type(c[1]) is bool for c in v)
+
+
 def _is_peers(v: Any) -> bool:
     return isinstance(v, dict) and all(_is_uint(k) and isinstance(e, str) for k, e in v.items())
 
@@ -589,6 +722,8 @@ _FIELD_CHECKS: dict[str, Callable[[Any], bool]] = {
     "counts": _is_counts,
     "sent": _is_sent,
     "peers": _is_peers,
+    "bool": lambda v: type(v) is bool,
+    "changes": _is_changes,
     "any": lambda v: True,
 }
 #: per message type, one check per field (looked up once, not per message)
