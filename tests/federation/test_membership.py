@@ -25,6 +25,7 @@ from reactorfed.federation.coordination.membership import (
     MembershipError,
     Query,
     Refused,
+    RoundEnd,
     check_schedule,
 )
 from reactorfed.federation.coordination.rti_core import (
@@ -211,7 +212,7 @@ def test_join_when_a_message_is_already_addressed_to_it() -> None:
     assert isinstance(q, Query) and q.tag == at(40, 1) and q.to == {0, 1}
     assert c.in_flight.get((0, 2), []) == []  # what was in flight to it is for nobody now
     answer_all(c)
-    assert c.take_outbox()[-1] == Change(at(40, 1), 2, False)
+    assert c.take_outbox()[-2:] == [Change(at(40, 1), 2, False), RoundEnd(1, frozenset({0, 1}))]
     assert not c.present[2]
     c.request_join(2, physical_time=0)
     (q,) = c.take_outbox()
@@ -230,7 +231,7 @@ def test_leave_with_messages_in_flight() -> None:
     (q,) = c.take_outbox()
     assert isinstance(q, Query) and q.tag == at(10, 1) and q.to == {0, 1, 2}  # after the message to it
     answer_all(c, {2: at(6)})
-    assert c.take_outbox() == [Change(at(10, 1), 2, False)]
+    assert c.take_outbox() == [Change(at(10, 1), 2, False), RoundEnd(q.round, q.to)]
     assert c.present[2]  # until it resigns, having run the tags before (10, 1)
     assert c.next_event(2) == at(5)  # its own next event, before the leave: it still runs
     c.on_ltc(2, at(10), at(30), {0: [2, *at(10, 1)]}, {0: 2})
@@ -262,7 +263,7 @@ def test_a_round_does_not_wait_for_a_member_that_leaves_meanwhile() -> None:
         c = hub(3, initial=3)
         c.request_leave(3)
         answer_all(c)
-        assert c.take_outbox()[-1] == Change(at(0), 3, False)
+        assert c.take_outbox()[-2] == Change(at(0), 3, False)
         c.request_leave(2)
         (q,) = [o for o in c.take_outbox() if isinstance(o, Query)]
         assert 3 in q.to  # still present: it has not resigned yet
@@ -273,7 +274,7 @@ def test_a_round_does_not_wait_for_a_member_that_leaves_meanwhile() -> None:
             c.on_resign(3, {}, {})
         else:
             c.on_failed(3)
-        assert c.take_outbox() == [Change(q.tag, 2, False)], gone
+        assert c.take_outbox() == [Change(q.tag, 2, False), RoundEnd(q.round, q.to)], gone
         assert c._round is None and not c.present[3]
 
 
@@ -286,7 +287,7 @@ def test_a_rejoin_waits_until_nothing_more_can_reach_the_last_incarnation() -> N
     c.on_ltc(0, at(0), at(1), {}, {})
     c.request_leave(2)
     answer_all(c, {0: at(2)})
-    assert c.take_outbox()[-1] == Change(at(2), 2, False)
+    assert c.take_outbox()[-2] == Change(at(2), 2, False)
     c.on_resign(2, {}, {})
     c.request_join(2)
     (q,) = c.take_outbox()
@@ -343,7 +344,9 @@ def test_no_change_at_or_past_the_stop_tag() -> None:
         c.on_stop_reply(f, at(5))
     assert c.stop_tag == at(5)
     answer_all(c, {1: at(6)})
-    assert isinstance(c.take_outbox()[-1], Refused) and c.record == [] and not c.present[2]
+    out = c.take_outbox()
+    assert isinstance(out[-2], Refused) and out[-1] == RoundEnd(1, frozenset({0, 1}))  # called off
+    assert c.record == [] and not c.present[2]
     assert c.next_event(2) == FOREVER_T
 
 
@@ -449,9 +452,11 @@ class Sim:
             elif isinstance(o, Query):
                 for f in o.to:
                     self.barrier[f] = (o.round, self._answer(f, o))
-        for f, b in enumerate(self.barrier):
-            if b is not None and (self.c._round is None or self.c._round.id != b[0]):
-                self.barrier[f] = None
+            elif isinstance(o, RoundEnd):
+                for f in o.to:
+                    b = self.barrier[f]
+                    if b is not None and b[0] == o.round:
+                        self.barrier[f] = None
 
     def _answer(self, f: int, q: Query) -> TagT:
         t = max(q.tag, succ(self.ltc[f]))

@@ -18,7 +18,7 @@ from ...tag import TagT
 from ..errors import FederationError
 from .layout import Layout
 
-__all__ = ["Admit", "Change", "MembershipError", "Query", "Refused", "check_schedule"]
+__all__ = ["Admit", "Change", "MembershipError", "Query", "Refused", "RoundEnd", "check_schedule"]
 
 
 class MembershipError(FederationError):
@@ -51,6 +51,17 @@ class Query:
     tag: TagT
     changes: tuple[tuple[int, bool], ...]
     #: the federates asked
+    to: frozenset[int]
+
+
+@dataclass(frozen=True)
+class RoundEnd:
+    """To the federates a :class:`Query` asked (``to``): round ``round`` is over, and every
+    :class:`Change` it made came before this (none when it was called off: the federation
+    stops first, or its only joiner failed). A federate holds its answer's barrier until
+    this comes."""
+
+    round: int
     to: frozenset[int]
 
 

@@ -49,12 +49,12 @@ from dataclasses import dataclass, field
 
 from ...tag import FOREVER_TAG, NEVER_TAG, TagT, pred, succ
 from .layout import Delay, ElasticGroup, Layout, add_delay
-from .membership import Admit, Change, MembershipError, Query, Refused, check_schedule
+from .membership import Admit, Change, MembershipError, Query, Refused, RoundEnd, check_schedule
 
 __all__ = ["FederateState", "Grant", "RtiCore"]
 
 #: what the core sends besides grants (:attr:`RtiCore.outbox`)
-Out = Query | Change | Admit | Refused
+Out = Query | Change | Admit | Refused | RoundEnd
 
 FOREVER_T: TagT = (FOREVER_TAG.time, FOREVER_TAG.microstep)
 NEVER_T: TagT = (NEVER_TAG.time, NEVER_TAG.microstep)
@@ -393,8 +393,8 @@ class RtiCore:
         if rnd is not None and not rnd.waiting:
             out = self._agree_if_answered()  # answered, and waiting for the senders' progress
         if self._connected:  # replayed joiners waiting for the same
-            for m in sorted(self._connected):
-                if self._settled(m):
+            for m in [m for m in sorted(self._connected) if self._settled(m)]:
+                if m in self._connected:  # (not admitted by the regrant of one before it)
                     self._connected.discard(m)
                     out += self._replayed_join(m)
         ch = set(changed)
@@ -651,7 +651,7 @@ class RtiCore:
         joining = {m for m, j in changes if j}
         waiting = {f for f in range(len(self.feds))
                    if self.present[f] and not self.feds[f].resigned and f not in joining}
-        self._round = _Round(self._rounds, tag, changes, waiting)
+        self._round = _Round(self._rounds, tag, changes, waiting, frozenset(waiting))
         for m in joining:  # no grant passes the proposal while the round is under way
             self._floor[m] = tag
             self._refresh(m)
@@ -687,6 +687,8 @@ class RtiCore:
                     else:
                         self._refresh(m)
             out += self.regrant(m for m, _j in rnd.changes)
+        if rnd.asked:  # after its changes: the federates asked lift their barriers
+            self.outbox.append(RoundEnd(rnd.id, rnd.asked))
         return out + self._next_round()
 
     def _settled(self, m: int) -> bool:
@@ -805,3 +807,5 @@ class _Round:
     tag: TagT
     changes: tuple[tuple[int, bool], ...]
     waiting: set[int]
+    #: the federates asked (they hold their answers' barriers until the RoundEnd)
+    asked: frozenset[int]

@@ -28,7 +28,7 @@ from ...tag import TagT
 __all__ = [
     "KIND", "PROTOCOL_VERSION", "TYPED", "Abort", "Admit", "Auth", "Challenge", "Change", "Fail", "HbHello",
     "Heartbeat", "Hello", "Item", "JoinReq", "LeaveReq", "Ltc", "Message", "Promise", "Proof", "ProtocolError",
-    "Ptag", "Query", "QueryReply", "Refused", "Reject", "Resign", "ShmOpen", "Start", "StopGranted", "StopMark",
+    "Ptag", "Query", "QueryReply", "Refused", "Reject", "Resign", "RoundEnd", "ShmOpen", "Start", "StopGranted", "StopMark",
     "StopReply", "StopReq", "StopRequest", "Tag", "check_item", "compact_meta", "is_compact", "mac", "mac_equal",
     "pack", "pack_compact", "parse", "parse_batch", "parse_compact",
 ]
@@ -64,6 +64,7 @@ QUERY = 28  # round, t, m, [[member, joined], ...]: a membership round asks (ans
 CHANGE = 29  # t, m, member, joined: from this tag on, the member is present (or absent)
 ADMIT = 30  # t, m, sent, recv: a joining member starts at this tag, with these message counts
 REFUSED = 31  # joined, reason: a member's join or leave request was not carried out
+ROUND_END = 32  # round: the round is over, its CHANGEs came before (a federate's barrier lifts)
 # federate -> federate (data plane)
 DATA = 40  # link, t, m, codec, meta  (+ one payload frame)
 ABSENT = 41  # link, t, m
@@ -84,7 +85,7 @@ NAMES = {
     DATA: "DATA", ABSENT: "ABSENT", AUTH: "AUTH", PROMISE: "PROMISE",
     SHM_OPEN: "SHM_OPEN", SHM_DATA: "SHM_DATA", BATCH: "BATCH", DATA_INLINE: "DATA_INLINE",
     STOP_MARK: "STOP_MARK", QUERY_REPLY: "QUERY_REPLY", JOIN_REQ: "JOIN_REQ", LEAVE_REQ: "LEAVE_REQ",
-    QUERY: "QUERY", CHANGE: "CHANGE", ADMIT: "ADMIT", REFUSED: "REFUSED",
+    QUERY: "QUERY", CHANGE: "CHANGE", ADMIT: "ADMIT", REFUSED: "REFUSED", ROUND_END: "ROUND_END",
 }
 
 _I64_MIN = -(2**63)
@@ -130,6 +131,7 @@ _SCHEMA: dict[int, tuple[str, ...]] = {
     CHANGE: ("i", "u", "u", "bool"),
     ADMIT: ("i", "u", "counts", "counts"),
     REFUSED: ("bool", "s"),
+    ROUND_END: ("u",),
 }
 
 
@@ -418,8 +420,9 @@ class Auth(NamedTuple):
 # -- membership of elastic banks (issue 19) -------------------------------------------------
 # A round, as the RTI's core runs it (coordination/rti_core.py, membership.py): the RTI asks
 # every present federate (Query), each answers (QueryReply) and goes no further than its
-# answer until the Change comes; a joining member gets its start (Admit). A member asks to
-# join (JoinReq, after the handshake) or to leave (LeaveReq); Refused when the RTI did not.
+# answer until the round is over (RoundEnd, after the round's Changes); a joining member
+# gets its start (Admit). A member asks to join (JoinReq, after the handshake) or to leave
+# (LeaveReq); Refused when the RTI did not.
 
 
 class QueryReply(NamedTuple):
@@ -524,6 +527,20 @@ class Refused(NamedTuple):
         return _new(cls, (m[1], m[2]))
 
 
+class RoundEnd(NamedTuple):
+    """RTI -> federate: membership round ``round`` is over; its :class:`Change` s (none if
+    it was called off) came before this. The barrier of the answer to its Query lifts."""
+
+    round: int
+
+    def pack(self) -> bytes:
+        return _packb([ROUND_END, self.round])
+
+    @classmethod
+    def _of(cls, m: list[Any]) -> RoundEnd:
+        return _new(cls, (m[1],))
+
+
 # The next three travel as items of a BATCH: ``item()`` is what goes into one.
 
 
@@ -581,7 +598,7 @@ class StopMark(NamedTuple):
 Message = (
     Hello | Proof | Ltc | StopReq | StopReply | Resign | Heartbeat | Fail | HbHello | Challenge | Reject | Start | Tag
     | Ptag | StopRequest | StopGranted | Abort | Auth | ShmOpen | Promise | StopMark | QueryReply | JoinReq | LeaveReq
-    | Query | Change | Admit | Refused
+    | Query | Change | Admit | Refused | RoundEnd
 )
 #: a checked batch item (:func:`check_item`): a data-plane item's array, or a typed message
 Item = list[Any] | Message
@@ -592,7 +609,7 @@ TYPED: dict[int, type[Message]] = {
     HEARTBEAT: Heartbeat, FAIL: Fail, HB_HELLO: HbHello, CHALLENGE: Challenge, REJECT: Reject, START: Start,
     TAG: Tag, PTAG: Ptag, STOP_REQUEST: StopRequest, STOP_GRANTED: StopGranted, ABORT: Abort, AUTH: Auth,
     SHM_OPEN: ShmOpen, PROMISE: Promise, STOP_MARK: StopMark, QUERY_REPLY: QueryReply, JOIN_REQ: JoinReq,
-    LEAVE_REQ: LeaveReq, QUERY: Query, CHANGE: Change, ADMIT: Admit, REFUSED: Refused,
+    LEAVE_REQ: LeaveReq, QUERY: Query, CHANGE: Change, ADMIT: Admit, REFUSED: Refused, ROUND_END: RoundEnd,
 }
 #: a message class -> its type
 KIND: dict[type[Message], int] = {cls: kind for kind, cls in TYPED.items()}
