@@ -300,6 +300,17 @@ def test_a_rejoin_waits_until_nothing_more_can_reach_the_last_incarnation() -> N
     assert isinstance(out[1], Admit) and out[1].received == {0: 1}  # counted as taken
 
 
+def test_grants_do_not_wait_for_what_a_failed_member_sent_and_nobody_received() -> None:
+    c = hub(2, initial=2, lo=1)
+    c.on_ltc(0, at(0), at(40), {}, {})
+    c.on_ltc(1, at(0), at(30), {}, {})
+    c.on_ltc(2, at(0), at(50), {0: [2, *at(0, 1)]}, {})  # two messages to the learner, for (0, 1)
+    c.on_ltc(0, at(0), at(40), {}, {2: 1})  # one arrived
+    assert c.feds[0].granted == at(0, 1)  # the other, for (0, 1), holds it there
+    grants = [g for g in c.on_failed(2) if g.federate == 0]
+    assert grants and grants[-1].tag == at(30) and grants[-1].counts[2] == 1  # lost with it
+
+
 def test_leaving_below_the_minimum_or_joining_past_the_maximum_is_refused() -> None:
     c = hub(2, initial=2, lo=2)
     with pytest.raises(MembershipError, match="bank b would fall below its minimum width 2"):

@@ -568,6 +568,7 @@ class RtiCore:
         if grp is not None:
             grp.members.discard(m)
         self._drop_flight_to(m)
+        self._drop_flight_from(m)
         self._refresh(m)
         if m in self._leave_at:  # its leave was agreed already
             self._leave_done(m)
@@ -769,6 +770,20 @@ class RtiCore:
             self.feds[m].received[u] = max(self.feds[m].received.get(u, 0), lst[-1][0])
         self._flight[m] = {}
         self._flight_min[m] = FOREVER_T
+
+    def _drop_flight_from(self, m: int) -> None:
+        """``m`` failed: what it reported sending that has not been received may be lost
+        with it, so no grant waits for it (a receiver drops it if it comes too late)."""
+        for d in self.layout.downstream(m):
+            got = self.feds[d].received.get(m, 0)
+            if self.feds[m].sent.get(d, 0) > got:
+                self.feds[m].sent[d] = got
+            if self._flight[d].pop(m, None) is not None:
+                self._flight_min[d] = min((t for lst in self._flight[d].values() for _c, t in lst), default=FOREVER_T)
+                self._refresh(d)
+                grp = self._group[d]
+                if grp is not None and not self.feds[d].resigned:
+                    self._stale.add(d)
 
     def load_schedule(self, changes: list[Change]) -> None:
         """Replay: apply exactly ``changes`` (a run's :attr:`record`), at their tags,
