@@ -59,9 +59,11 @@ it. The RTI recomputes its grants from the agreement (:class:`.rti_core.RtiCore`
 
 from __future__ import annotations
 
-from ...tag import FOREVER, NEVER, TagT, add_delay, pred, succ
+from ...tag import FOREVER, NEVER, TagT, pred, succ
 from ..wire.protocol import Ltc, Promise, Resign, StopMark, StopReply, StopReq
+from .federate_membership import FederateMembership, Message, _earliest
 from .layout import Delay, Layout, link_delay
+from .presence import Presence
 from .rti_core import FOREVER_T, NEVER_T
 
 __all__ = [
@@ -86,22 +88,18 @@ _PROGRESS_NS = 100_000_000
 
 # -- what comes out ----------------------------------------------------------------------
 # The core's outbox holds the wire's own messages (built, not yet packed): Ltc, StopReq,
-# StopReply and Resign for the RTI; Promise and StopMark for every downstream peer. A
+# StopReply, QueryReply and Resign for the RTI; Promise and StopMark for every downstream
+# peer (the present ones, in a federation with elastic banks: see send_to). A
 # StopMark is a promise (as Promise) made knowing of a stop (this federate asked or
 # answered one, or it resigned), and so are all its promises from there on. Promises made
 # before it do not account for a stop: they still hold for every tag before the stop tag,
 # not for the stop tag itself (see :meth:`FederateCore.input_bound`).
-Message = Ltc | Promise | StopMark | StopReq | StopReply | Resign
+# (Message: see federate_membership, where QueryReply joins them.)
 
 
-def _earliest(promise: TagT, delays: list[Delay]) -> TagT:
-    """The earliest tag a message from a peer that promised ``promise`` can carry here,
-    over the delays of its links to this federate."""
-    return add_delay(promise, delays[0]) if len(delays) == 1 else min(add_delay(promise, d) for d in delays)
-
-
-class FederateCore:
-    """The coordination state of federate ``me`` of ``layout`` (see the module docstring)."""
+class FederateCore(FederateMembership):
+    """The coordination state of federate ``me`` of ``layout`` (see the module docstring;
+    its membership part, for elastic banks: :class:`.federate_membership.FederateMembership`)."""
 
     def __init__(self, layout: Layout, me: int, *, peer_grants: bool = True, fast: bool = False) -> None:
         self.me = me
@@ -167,6 +165,7 @@ class FederateCore:
         self.stop_limit: TagT | None = None  # agreed not to reach this until STOP_GRANTED
         self.stop_granted: TagT | None = None
         self._stop_marked = False  # the Mark went to the downstream peers
+        self._init_membership(Presence(layout))
 
     def begin(self, start: int) -> None:
         """The federation started at ``start``: before its first promise, a peer might send
@@ -175,6 +174,8 @@ class FederateCore:
         self._promised_in = {u: (start, 0) for u in self._promise_links}
         self._bound_from = {u: _earliest((start, 0), ds) for u, ds in self._promise_links.items()}
         self._bound = None
+        if self._elastic:
+            self._begin_membership()
 
     def checkpoints(self, outs: list[tuple[int, int]], ins: list[tuple[int, int]]) -> list[int]:
         """This federate's links on zero-delay cycles: ``outs``, (the level after the last
@@ -197,6 +198,8 @@ class FederateCore:
         limit = self.stop_limit
         if limit is not None and self.stop_granted is None and (head is None or head >= limit):
             pass  # wait for the stop to be agreed before reaching the tag it may come at
+        elif self.member_limit is not None and (head is None or head >= self.member_limit):
+            pass  # wait for the membership round to end before reaching the tag answered
         elif not self.has_upstream:
             if self._rti_dirty:
                 self._rti_report_wait(now)
@@ -218,6 +221,8 @@ class FederateCore:
         and the stop tag is ``stop``. Reports it, or holds the report back (``ltc_pending``)
         while the next tag can be processed at once."""
         self.done = tag
+        if self._ahead:
+            self._processed(tag)
         net = next_tag if next_tag is not None else FOREVER_T
         if stop != FOREVER_T and net > stop:
             net = stop if tag < stop else FOREVER_T
@@ -235,6 +240,7 @@ class FederateCore:
         return (
             net < FOREVER_T
             and self.stop_limit is None
+            and self.member_limit is None
             and not self._cyclic_outs
             and not self._cyclic_ins
             and (self.fast or net[0] <= now)
@@ -272,14 +278,17 @@ class FederateCore:
         return self.counts_ok()
 
     # -- what arrives from upstream peers ------------------------------------------------
-    def on_data(self, peer: int, link: int, tag: TagT) -> None:
-        """A data message from ``peer`` on ``link`` at ``tag`` arrived (it counts)."""
+    def on_data(self, peer: int, link: int, tag: TagT) -> bool:
+        """A data message from ``peer`` on ``link`` at ``tag`` arrived (it counts).
+        Whether to deliver it: always, but in a federation with elastic banks (see
+        :meth:`~.federate_membership.FederateMembership._arrived`)."""
         rec = self.received
         rec[peer] = rec.get(peer, 0) + 1
         self.messages_received += 1
         status = self.link_status
         if tag > status.get(link, NEVER_T):
             status[link] = tag
+        return self._arrived(peer, tag) if self._elastic else True
 
     def on_absent(self, link: int, tag: TagT) -> None:
         """``link`` (on a zero-delay cycle) carries nothing at ``tag``."""
@@ -288,6 +297,8 @@ class FederateCore:
 
     def on_promise(self, peer: int, tag: TagT) -> None:
         """``peer`` promises nothing more before ``tag`` (plus each link's delay)."""
+        if self._cap and peer in self._cap and tag > self._cap[peer]:
+            tag = self._cap[peer]  # a leaving slot: up to its leave (see on_change)
         marked = self._marked
         if marked and peer in marked and tag > marked[peer]:
             marked[peer] = tag
@@ -306,6 +317,9 @@ class FederateCore:
         and so are its promises from now on (see :class:`..wire.protocol.StopMark`)."""
         if tag >= FOREVER_T:
             self.finished.add(peer)
+            if peer in self.presence.slots:  # an incarnation's last words: its next counts
+                self._incarnation_done(peer)
+                return
         if not self.peer_grants:
             return  # with RTI grants only, a Mark says only that the peer is done
         marked = self._marked
@@ -472,6 +486,8 @@ class FederateCore:
         s[0] += 1
         if tag[0] < s[1] or (tag[0] == s[1] and tag[1] < s[2]):
             s[1], s[2] = tag
+        if self._elastic and tag > self._last_on.get(peer, NEVER_T):
+            self._last_on[peer] = tag
 
     def counts_ok(self) -> bool:
         """Whether every message the grants require has arrived. Counts only grow: once
@@ -523,6 +539,9 @@ class FederateCore:
         one, and what its shutdown reactions send goes out at it)."""
         limit = self.stop_limit
         if limit is not None and self.stop_granted is None and net > limit:
+            net = limit
+        limit = self.member_limit
+        if limit is not None and net > limit:
             return limit
         return net
 
@@ -530,13 +549,13 @@ class FederateCore:
         """Report the latest tag complete and ``net``: a promise to the peers at once; to
         the RTI at once or, where promises advance this federate's peers (outside zero-delay
         cycles), at most every ``_RTI_REPORT_NS``: the RTI then serves as the backstop."""
-        if self.stop_limit is not None:
+        if self.stop_limit is not None or self.member_limit is not None:
             net = self._held(net)
         self.net = net
         self._reported = (net, self.messages_received)
         self._rti_dirty = True
         if (not self.peer_grants or self.in_zero_cycle or self.stop_limit is not None
-                or now - self._last_rti_report >= _RTI_REPORT_NS):
+                or self.member_limit is not None or now - self._last_rti_report >= _RTI_REPORT_NS):
             self._flush_rti(now)
         if self.peer_grants:
             self._promise(net)

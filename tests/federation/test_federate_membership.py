@@ -1,0 +1,237 @@
+"""FederateCore and live rescaling (issue 19), pure: a federate answers a membership round's
+Query, holds the barrier until the round ends, applies changes at their tags (no sends to
+absent members, late messages to a member that left dropped and counted, promises and
+grants ignore absent peers), and a joiner starts at its Admit tag with its slot's counts.
+
+The federation of these tests: a learner (0) and sampler slots 1..k of an elastic bank;
+the learner sends to each slot, each slot sends back."""
+
+from __future__ import annotations
+
+from reactorfed.federation.coordination.federate_core import WAIT, FederateCore, Message
+from reactorfed.federation.coordination.layout import ElasticGroup, Layout, Link
+from reactorfed.federation.coordination.presence import Presence
+from reactorfed.federation.coordination.rti_core import FOREVER_T, NEVER_T, pred, succ
+from reactorfed.federation.wire.protocol import Ltc, Promise, QueryReply
+
+MS = 1_000_000
+START = 1_000 * MS
+
+
+def at(dt: int, m: int = 0) -> tuple[int, int]:
+    return (START + dt, m)
+
+
+def hub(k: int, initial: int, out: int | None = None, back: int | None = 0) -> Layout:
+    edges = [e for s in range(1, k + 1) for e in ((0, s, out), (s, 0, back))]
+    links = [Link(i, s, d, delay, f"f{s}.out{i}", f"f{d}.in{i}") for i, (s, d, delay) in enumerate(edges)]
+    lay = Layout([f"f{i}" for i in range(k + 1)], links,
+                 elastic=[ElasticGroup("b", tuple(range(1, k + 1)), 0, k, initial)])
+    lay._closure()
+    return lay
+
+
+def core(lay: Layout, me: int, *, peer_grants: bool = True) -> FederateCore:
+    c = FederateCore(lay, me, peer_grants=peer_grants, fast=True)
+    c.begin(START)
+    return c
+
+
+def take(c: FederateCore) -> list[Message]:
+    out = list(c.outbox)
+    c.outbox.clear()
+    return out
+
+
+def replies(msgs: list[Message]) -> list[QueryReply]:
+    return [m for m in msgs if isinstance(m, QueryReply)]
+
+
+# -- presence -------------------------------------------------------------------------------
+def test_presence_by_tag_and_incarnation() -> None:
+    p = Presence(hub(2, initial=1))
+    assert p.present(0, at(0)) and p.present(1, at(0)) and not p.present(2, at(0))
+    p.add(at(5), 2, True)
+    p.add(at(9), 2, False)
+    p.add(at(12, 1), 2, True)
+    assert [p.present(2, t) for t in (at(4), at(5), at(8), at(9), at(12), at(12, 1))] == [
+        False, True, True, False, False, True]
+    assert p.joined_at(2, at(7)) == at(5) and p.leaves_at(2, at(7)) == at(9)
+    assert p.next_join(2, at(6)) == at(12, 1) and p.width((1, 2), at(6)) == 2
+    # a message reaches the incarnation present when it was sent, if that one is still there
+    assert p.delivered(2, at(6), at(8)) and not p.delivered(2, at(6), at(9))
+    assert not p.delivered(2, at(6), at(13))  # another incarnation is there by then
+    assert not p.delivered(2, at(10), at(13))  # absent when it was sent
+    assert p.delivered(0, at(10), at(13))  # not elastic: always
+
+
+# -- joins ------------------------------------------------------------------------------------
+def test_absent_slots_hold_back_no_promise_until_their_join_is_known() -> None:
+    lay = hub(2, initial=1, back=2)
+    c = core(lay, 0)
+    c.on_promise(1, at(10))
+    assert c.input_bound() == at(12)  # slot 2 is absent: only slot 1's promise counts
+    c.on_change(at(4), 2, True)  # joins at (4, 0): it sends nothing before
+    assert c.input_bound() == at(6)
+    c.grant_from_promises()
+    assert c.grant == pred(at(6))
+
+
+def test_a_join_at_the_start_tag() -> None:
+    """The RTI's changes for joins asked before the start come before any tag."""
+    lay = hub(2, initial=1)
+    c = core(lay, 0)
+    assert not c.send_to(2, at(0))
+    c.on_change(at(0), 2, True)
+    assert c.send_to(2, at(0)) and c.input_bound() == at(0, 1)  # after 0: (0, 0) + 1 microstep
+
+
+def test_a_query_is_answered_after_the_current_tag_and_the_last_message_to_the_member() -> None:
+    lay = hub(2, initial=2, out=5)
+    c = core(lay, 0)
+    c.completed(at(3), at(4), FOREVER_T, START)
+    c.sent_message(2, at(8))  # its output at (3, 0) for slot 2, after 5 ns
+    take(c)
+    assert c.on_query(1, at(2), ((2, False),), at(3)) == at(8, 1)
+    assert replies(take(c)) == [QueryReply(1, at(8, 1))]
+    assert c.on_query(2, at(2), ((1, False),), at(3)) == at(3, 1)  # no message to slot 1
+    assert c.on_query(3, at(20), ((1, True),), at(3)) == at(20)  # the proposal, if later
+
+
+def test_the_barrier_holds_until_the_round_ends_even_within_a_grant() -> None:
+    """Right after a grant: the federate may not use all of it until the round is over."""
+    lay = hub(2, initial=1)
+    c = core(lay, 0, peer_grants=False)
+    c.on_tag(at(10), {})
+    assert c.acquire(at(2), FOREVER_T, START) == at(2)
+    c.completed(at(2), at(4), FOREVER_T, START)
+    take(c)
+    c.on_query(1, at(3), ((2, True),), at(2))
+    assert c.acquire(at(2, 5), FOREVER_T, START) == at(2, 5)  # before the answer (3, 0)
+    assert c.acquire(at(4), FOREVER_T, START) is WAIT
+    assert c.acquire(None, FOREVER_T, START) is WAIT  # nothing queued: a change may bring some
+    assert all(r.net <= at(3) for r in take(c) if isinstance(r, Ltc))  # nothing reported past it
+    c.on_change(at(3), 2, True)
+    c.on_round_end(7)  # another round's end lifts nothing
+    assert c.acquire(at(4), FOREVER_T, START) is WAIT
+    c.on_round_end(1)
+    assert c.acquire(at(4), FOREVER_T, START) == at(4)
+
+
+def test_promises_stop_at_the_answer_while_a_round_is_under_way() -> None:
+    lay = hub(1, initial=1)
+    c = core(lay, 1)  # the sampler: upstream the learner
+    c.on_promise(0, at(50))
+    c.grant_from_promises()
+    c.on_query(1, at(5), ((1, False),), at(0))
+    c.completed(at(0), at(30), FOREVER_T, START)
+    assert [m.tag for m in take(c) if isinstance(m, Promise)] == [at(5)]
+    c.on_round_end(1)
+    c.completed(at(1), at(30), FOREVER_T, START + 10 * MS)
+    assert [m.tag for m in take(c) if isinstance(m, Promise)] == [at(30)]
+
+
+def test_a_joiner_starts_at_its_admit_tag_with_its_slots_counts() -> None:
+    lay = hub(2, initial=1, out=2)
+    c = core(lay, 2)  # slot 2, joining
+    c.on_change(at(10), 2, True)
+    c.admit(at(10), {0: 3}, {0: 5})
+    assert c.joined == at(10) and c.received == {0: 5}
+    assert c.input_bound() == at(12)  # the learner sends it nothing before (10, 0)
+    c.on_promise(0, at(4))  # a promise from before its start adds nothing
+    assert c.input_bound() == at(12)
+    c.sent_message(0, at(10, 1))
+    assert c.sent[0][0] == 4  # counts go on from the slot's
+    assert c.on_data(0, 0, at(12)) and c.received == {0: 6}
+    c.on_tag(at(20), {0: 6})
+    assert c.counts_ok()
+
+
+# -- leaves -----------------------------------------------------------------------------------
+def test_no_sends_to_a_member_from_its_leave_on() -> None:
+    lay = hub(2, initial=2)
+    c = core(lay, 0)
+    c.on_change(at(6), 2, False)
+    assert c.send_to(2, at(5)) and not c.send_to(2, at(6)) and c.send_to(1, at(6))
+    c.on_change(at(9), 2, True)
+    assert c.send_to(2, at(9))
+
+
+def test_a_leaving_member_drops_and_counts_what_comes_for_its_leave_or_later() -> None:
+    """Messages in flight: one for before its leave is delivered; one that arrived before
+    the leave was known, for after it, is dropped when the leave is known; one arriving
+    after is dropped at once. Each counts as received (it arrived) and as dropped."""
+    lay = hub(1, initial=1, out=3)
+    c = core(lay, 1)
+    assert c.on_data(0, 0, at(5)) and c.on_data(0, 0, at(9))
+    c.completed(at(0), at(5), FOREVER_T, START)
+    c.on_change(at(7), 1, False)  # it leaves at (7, 0)
+    assert c.dropped == {0: 1} and c.leaves == at(7)
+    assert not c.on_data(0, 0, at(7))
+    assert c.on_data(0, 0, at(6, 2))
+    assert c.dropped == {0: 2} and c.messages_dropped == 2 and c.received == {0: 4}
+    assert not c.gone(at(6, 2)) and c.gone(at(7)) and c.gone(None)
+
+
+def test_a_leaving_upstream_members_promises_count_up_to_its_leave_then_its_next_join() -> None:
+    lay = hub(2, initial=2, back=0)
+    c = core(lay, 0)
+    c.on_promise(1, FOREVER_T)
+    c.on_change(at(8), 2, False)
+    c.on_promise(2, at(20))  # (maybe from its next incarnation: capped at the leave)
+    assert c.input_bound() == at(8, 1)
+    c.on_change(at(30), 2, True)
+    assert c.input_bound() == at(8, 1)  # its last incarnation has not said its last word
+    c.on_mark(2, FOREVER_T)
+    assert c.input_bound() == at(30, 1)  # now its next incarnation: nothing before (30, 0)
+    c.on_promise(2, at(40))
+    assert c.input_bound() == at(40, 1)
+
+
+def test_a_member_that_leaves_for_good_holds_nothing_back() -> None:
+    lay = hub(2, initial=2)
+    c = core(lay, 0)
+    c.on_mark(1, FOREVER_T)  # (slot 1 resigned too)
+    c.on_change(at(8), 2, False)
+    c.on_mark(2, FOREVER_T)
+    assert c.input_bound() == FOREVER_T and c.finished == {1, 2}
+    c.on_stop_granted(at(20))  # a stop later: its last word knew of it
+    assert c.input_bound() == FOREVER_T
+
+
+def test_a_failed_upstream_member_holds_back_neither_grants_nor_promises() -> None:
+    lay = hub(2, initial=2)
+    c = core(lay, 0)
+    c.on_tag(at(10), {1: 0, 2: 2})  # the RTI had a report of two messages from slot 2
+    assert c.on_data(2, 2, at(3))
+    assert c.acquire(at(3), FOREVER_T, START) is WAIT  # one is missing
+    c.on_peer_failed(2)  # its link closed without its last word
+    assert c.acquire(at(3), FOREVER_T, START) == at(3)
+    c.on_promise(1, FOREVER_T)
+    assert c.input_bound() == FOREVER_T
+    c.completed(at(3), None, FOREVER_T, START)
+    assert not c.on_data(2, 2, at(2, 1))  # for a tag already processed: dropped, counted
+    assert c.dropped == {2: 1}
+
+
+def test_a_change_never_comes_for_a_tag_already_processed() -> None:
+    lay = hub(1, initial=1)
+    c = core(lay, 0)
+    c.completed(at(5), None, FOREVER_T, START)
+    try:
+        c.on_change(at(5), 1, False)
+    except AssertionError:
+        pass
+    else:
+        raise AssertionError("a change for a processed tag was taken")
+    c.on_change(succ(at(5)), 1, False)
+    assert not c.send_to(1, succ(at(5)))
+
+
+def test_without_elastic_banks_nothing_changes() -> None:
+    from .test_layout import lay
+
+    c = FederateCore(lay(2, (0, 1, None)), 1, fast=True)
+    c.begin(START)
+    assert c.on_data(0, 0, at(0)) is True and c.send_to(0, at(0)) and c.dropped == {}
+    assert c.joined == NEVER_T and not c._last_on
