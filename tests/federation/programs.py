@@ -158,14 +158,31 @@ class FailingPipeline(Reactor):
         self.connect(self.relay.out, self.sink.inp)
 
 
+def _print_priorities() -> None:
+    """``POLICY <n>`` (the CPU scheduling policy, os.SCHED_*, of the thread that runs
+    reactions) and ``NICE <own> <others>`` (its nice value; the set of the process's other
+    threads' nice values and policies, from /proc)."""
+    import threading
+    from pathlib import Path
+
+    me = threading.get_native_id()
+    others = set()
+    for task in Path("/proc/self/task").iterdir():
+        if int(task.name) != me:
+            fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+            others.add((int(fields[16]), int(fields[38])))  # nice, policy
+    print(f"POLICY {os.sched_getscheduler(0)}", flush=True)
+    print(f"NICE {os.getpriority(os.PRIO_PROCESS, me)} {sorted(others)}", flush=True)
+
+
 class _PolicyReporter(Reactor):
-    """Prints ``POLICY <n>``: this process's CPU scheduling policy (os.SCHED_*)."""
+    """Prints its priorities (see :func:`_print_priorities`) and OMP_NUM_THREADS."""
 
     out = Output(int)
 
     @reaction(triggers=[STARTUP], effects=[out])
     def hello(self, out: Any) -> None:
-        print(f"POLICY {os.sched_getscheduler(0)}", flush=True)
+        _print_priorities()
         print(f"THREADS {os.environ.get('OMP_NUM_THREADS')}", flush=True)
         out.set(1)
 
@@ -175,7 +192,7 @@ class _PolicySink(Reactor):
 
     @reaction(triggers=[STARTUP])
     def hello(self) -> None:
-        print(f"POLICY {os.sched_getscheduler(0)}", flush=True)
+        _print_priorities()
         print(f"THREADS {os.environ.get('OMP_NUM_THREADS')}", flush=True)
 
     @reaction(triggers=[inp])

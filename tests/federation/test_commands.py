@@ -36,6 +36,30 @@ def test_real_time_federates_and_the_opt_out_keep_the_default_policy() -> None:
     assert policies("--fast", "--no-sched-batch") == [os.SCHED_OTHER] * 2
 
 
+def _nices(*args: str) -> list[tuple[int, str]]:
+    proc = subprocess.run([sys.executable, "-m", "reactorfed", "launch", PROGRAM, "--timeout", "10ms", "--no-progress",
+                           *args], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    found = [(int(n), rest) for n, rest in re.findall(r"\[[ab]\] NICE (-?\d+) (.*)", proc.stdout)]
+    assert len(found) == 2, proc.stdout
+    return found
+
+
+def test_reactions_run_below_the_threads_that_answer_heartbeats() -> None:
+    """Launched federates run below the RTI (FEDERATE_NICE); once joined, the thread that
+    runs reactions lowers itself further (by 10 by default) and, with --fast, alone takes
+    SCHED_BATCH; ZeroMQ's I/O thread and the heartbeat thread keep the federate's level,
+    so that busy reactions starve neither them nor the RTI (issue 18)."""
+    from reactorfed.federation.process.launch import FEDERATE_NICE
+
+    fed = min(19, os.getpriority(os.PRIO_PROCESS, 0) + FEDERATE_NICE)
+    for own, others in _nices("--fast"):
+        assert own == min(19, fed + 10)
+        assert others == str(sorted({(fed, os.SCHED_OTHER)})), others  # every other thread: untouched
+    assert [own for own, _ in _nices("--reaction-nice", "3")] == [min(19, fed + 3)] * 2
+    assert [own for own, _ in _nices("--reaction-nice", "0")] == [fed] * 2
+
+
 def test_each_federate_reports_the_cpu_time_of_its_run() -> None:
     """The launcher's output says where the federation spent its CPU, process by process."""
     proc = subprocess.run([sys.executable, "-m", "reactorfed", "launch", PROGRAM, "--timeout", "10ms", "--fast",
@@ -64,14 +88,14 @@ def test_launch_forwards_every_execution_and_federation_flag_it_was_given() -> N
     launch = _subparser("launch")
     given = ["prog.py:Main", "--fast", "--timeout", "1500ms", "--workers", "3", "--keepalive", "--check-types",
              "--heartbeat-timeout", "7s", "--join-timeout", "2min", "--no-peer-grants", "--no-shm", "--no-sched-batch", "--no-unix-sockets",
-             "--log-level", "debug"]
+             "--reaction-nice", "4", "--log-level", "debug"]
     args = launch.parse_args(given)
     out = forwarded(launch, args)
     federate = _subparser("federate")
     child = federate.parse_args(["prog.py:Main", "--federate", "a", "--rti", "h:1", *out])
     for dest in ("fast", "timeout", "workers", "keepalive", "check_types", "heartbeat_timeout", "join_timeout",
                  "no_peer_grants",
-                 "no_shm", "no_sched_batch", "no_unix_sockets", "log_level"):
+                 "no_shm", "no_sched_batch", "no_unix_sockets", "reaction_nice", "log_level"):
         assert getattr(child, dest) == getattr(args, dest), dest
     assert child.timeout == 1_500_000_000 and child.heartbeat_timeout == 7_000_000_000
     assert child.join_timeout == 120_000_000_000

@@ -21,6 +21,7 @@ from ...options import (
     stop_on_interrupt,
 )
 from ...program import ProgramError, add_program_args, load_program, parse_params
+from .priority import DEFAULT_REACTION_NICE
 
 __all__ = ["add_federate", "add_launch", "add_rti"]
 
@@ -114,13 +115,28 @@ def _common(p: argparse.ArgumentParser, *, launch: bool = False) -> None:
                    "federates on one host (by default large numpy/torch payloads to a peer at the same address go "
                    "through shared memory, the faster way for streams of them)")
     g.add_argument("--no-sched-batch", action="store_true",
-                   help="with --fast, keep federates under the default CPU scheduling policy (by default they run "
-                   "under SCHED_BATCH: a federate woken by a message does not preempt the one that sent it "
-                   "mid-batch; closed loops run ~25%% faster on 2 cores)")
+                   help="with --fast, keep federates under the default CPU scheduling policy (by default the thread "
+                   "that runs reactions runs under SCHED_BATCH: a federate woken by a message does not preempt the "
+                   "one that sent it mid-batch; closed loops run ~25%% faster on 2 cores)")
+    g.add_argument("--reaction-nice", type=_reaction_nice, default=DEFAULT_REACTION_NICE, metavar="N",
+                   help="once joined, a federate runs its reactions N nice levels below its other threads "
+                   f"(default: {DEFAULT_REACTION_NICE}; 0 to keep them level): the threads that answer heartbeats "
+                   "and handshakes, and the RTI, then get the CPU ahead of busy reactions, so that hundreds of "
+                   "busy federates on a few cores are not taken for dead")
     g.add_argument("--no-unix-sockets", action="store_true",
                    help="send data to peers on this host over TCP too (by default a federate reaches a peer "
                    "on its host through the peer's Unix socket: no ZeroMQ I/O thread, faster closed loops)")
     add_logging_args(p.add_argument_group("output"))
+
+
+def _reaction_nice(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        n = -1
+    if not 0 <= n <= 19:
+        raise argparse.ArgumentTypeError(f"must be a whole number from 0 to 19, got {text!r}")
+    return n
 
 
 def _secret(args: argparse.Namespace) -> bytes:
@@ -197,8 +213,6 @@ def cmd_federate(args: argparse.Namespace) -> int:
 
     if args.checkpoint_dir is not None:
         os.environ["REACTORFED_CHECKPOINT_DIR"] = str(args.checkpoint_dir)
-    if args.fast and not args.no_sched_batch:
-        sched_batch()
     # Set by the fork server: the program built once, before forking. Not when this
     # federate has a checkpoint directory: constructors may read it from the environment.
     prepared = getattr(args, "preloaded", None)
@@ -227,29 +241,13 @@ def cmd_federate(args: argparse.Namespace) -> int:
         with stop_on_interrupt(request_stop):
             summary = run_federate(main, args.federate, cfg, fast=args.fast, timeout=args.timeout, workers=args.workers,
                                    metrics_port=args.metrics_port, metrics_addr=args.metrics_addr, layout=layout,
+                                   reaction_nice=args.reaction_nice, sched_batch=args.fast and not args.no_sched_batch,
                                    on_scheduler=lambda s: holder.__setitem__("sched", s))
     finally:
         # Before the process exits: let the last payloads and the resignation leave.
         shutdown(cfg.liveness_ns / 1e9 + 1)
     print_summary(summary, False)
     return 0
-
-
-def sched_batch() -> None:
-    """Put this process (and the threads it starts from now on) under SCHED_BATCH.
-
-    With the default policy, a process woken by a message preempts the running one that
-    sent it (it slept, so it is owed CPU): a collector sending a round's batches to its
-    samplers is descheduled after the first, and the samplers run one after the other.
-    Under SCHED_BATCH a woken federate waits for a free CPU or for the sender to block.
-    For runs as fast as possible (--fast), where throughput, not wakeup latency, counts.
-    """
-    if not (hasattr(os, "sched_setscheduler") and hasattr(os, "SCHED_BATCH")):
-        return
-    try:
-        os.sched_setscheduler(0, os.SCHED_BATCH, os.sched_param(0))
-    except OSError as e:
-        log.debug("could not use SCHED_BATCH: %s", e)
 
 
 def add_launch(sub: Any) -> None:

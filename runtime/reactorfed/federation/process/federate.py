@@ -21,6 +21,7 @@ from __future__ import annotations
 import logging
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -159,6 +160,9 @@ class FederateCoordinator:
         self._woken = False  # the poller saw the wakeup (see _pump)
         self._live: Liveness | None = None
         self._hb: Heartbeat | None = None
+        #: called once joined, in the thread that runs reactions, when every other thread
+        #: of the federate exists (the runner lowers that thread's priority there)
+        self.on_joined: list[Callable[[], None]] = []
         self._rti_rejected = 0  # bad messages from the RTI (the inbound side counts the data port's)
         self.messages_sent = 0
         self.bytes_sent = 0
@@ -172,6 +176,9 @@ class FederateCoordinator:
         port = self._port = DataPort(self.cfg, self.layout, self.me)
         endpoint, advertised = port.addresses()
         self._rti = Client(self.cfg.rti, max_message=P.RTI_MAX_MESSAGE, curve=self.cfg.curve())
+        cfg = self.cfg
+        self._live = Liveness(cfg.rti, cfg.liveness_ns, self.clock.now(), cfg.silence_ns)
+        self._hb = Heartbeat(self.name, cfg.heartbeat_ns, self._live, self.clock, curve=cfg.curve())
         joined = join(self._rti, self.cfg, self.name, self.layout.digest, advertised, self.clock)
         if joined.index != self.me:
             raise FederationError(f"the RTI numbers this federate {joined.index}, the program says {self.me}: "
@@ -192,6 +199,8 @@ class FederateCoordinator:
             if isinstance(c, LocalClient):
                 self._poller.add_sender(c)
         self._start_heartbeat()
+        for hook in self.on_joined:
+            hook()
         return joined.start
 
     @property
@@ -201,11 +210,10 @@ class FederateCoordinator:
 
     def _start_heartbeat(self) -> None:
         cfg = self.cfg
-        self._live = Liveness(cfg.rti, cfg.liveness_ns, self.clock.now(), cfg.silence_ns)
         nonce = os.urandom(16)
         hello = P.HbHello(cfg.federation_id, self.name, nonce, P.mac(cfg.secret, "hb", self.session, self.name, nonce)).pack()
-        self._hb = Heartbeat(self.name, hello, cfg.heartbeat_ns, self._live, self.clock, curve=cfg.curve())
-        self._hb.start()
+        assert self._hb is not None
+        self._hb.begin(hello)
 
     def install(self, sched: Scheduler) -> None:
         """Prepare the scheduler: output senders and, for zero-delay cycles, checkpoints."""
@@ -352,6 +360,7 @@ class FederateCoordinator:
         finally:
             if self._hb is not None:
                 self._hb.stop()
+                self._hb.close_unstarted()
             # After a clean resignation, what is still queued for peers (a fast sender's
             # last payloads) and the RTI must arrive: close with a bounded linger.
             linger = self.cfg.liveness_ns // 1_000_000 if error is None else 0

@@ -61,19 +61,37 @@ class Liveness:
 
 
 class Heartbeat(threading.Thread):
-    """Sends ``hello`` (the packed HB_HELLO that proves who this is), then a HEARTBEAT every
+    """Once begun, sends the HB_HELLO that proves who this is, then a HEARTBEAT every
     ``period_ns`` to the RTI at ``live.rti``, and watches the RTI (see :class:`Liveness`)."""
 
-    def __init__(self, name: str, hello: bytes, period_ns: int, live: Liveness, clock: Clock, *,
+    def __init__(self, name: str, period_ns: int, live: Liveness, clock: Clock, *,
                  curve: CurveKeys | None = None) -> None:
         super().__init__(name=f"reactorfed-heartbeat-{name}", daemon=True)
-        self._hello = hello
-        self._curve = curve  # the federation's keys for the connection (None: plain text)
+        self._hello = b""
         self._period_ns = period_ns
         self.live = live
         self._clock = clock
-        live.heard_hb = clock.now()
         self._stop_event = threading.Event()
+        # Connected now, before the federate joins: the connection's encrypted handshake
+        # is done while the federation starts, not when its reactions begin to load the
+        # CPU (hundreds of busy federates on a few cores delayed it past its time limit).
+        # The thread that starts later owns the socket from then on.
+        self._client = Client(live.rti, max_message=P.RTI_MAX_MESSAGE,
+                              liveness_ms=max(1, live.limit_ns // 1_000_000), curve=curve)
+        self._monitor = Monitor(self._client)
+
+    def begin(self, hello: bytes) -> None:
+        """Start: send ``hello`` (the packed HB_HELLO that proves who this is, which needs
+        the session the federate got by joining), then beat."""
+        self._hello = hello
+        self.live.heard_hb = self._clock.now()
+        self.start()
+
+    def close_unstarted(self) -> None:
+        """Close the connection of a heartbeat that never started (its federate did not join)."""
+        if not self.is_alive() and self.ident is None:
+            self._monitor.close()
+            self._client.close()
 
     def stop(self) -> None:
         self._stop_event.set()
@@ -82,9 +100,7 @@ class Heartbeat(threading.Thread):
 
     def run(self) -> None:
         live, clock = self.live, self._clock
-        client = Client(live.rti, max_message=P.RTI_MAX_MESSAGE, liveness_ms=max(1, live.limit_ns // 1_000_000),
-                        curve=self._curve)
-        monitor = Monitor(client)
+        client, monitor = self._client, self._monitor
         poller = Poller(client, monitor)
         try:
             client.send([self._hello])

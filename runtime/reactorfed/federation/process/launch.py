@@ -42,13 +42,24 @@ class LaunchResult:
     exit_codes: dict[str, int | None] = field(default_factory=dict)
 
 
-def _die_with(parent: int) -> Callable[[], None]:
+#: Federates (and the fork server they come from) run this many nice levels below the
+#: RTI and the launcher: on a machine with more busy federates than cores, the RTI (one
+#: process that every federate waits on, for joining, grants and heartbeats) still gets
+#: the CPU when it needs it. Each federate also runs its reactions below its own I/O
+#: threads (``--reaction-nice``).
+FEDERATE_NICE = 5
+
+
+def _die_with(parent: int, nice: int = 0) -> Callable[[], None]:
     def die_with_parent() -> None:  # pragma: no cover - runs in the child
         with contextlib.suppress(Exception):
             libc = ctypes.CDLL("libc.so.6", use_errno=True)
             libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
         if os.getppid() != parent:  # the launcher died before prctl took effect
             os._exit(1)
+        if nice:
+            with contextlib.suppress(OSError):
+                os.nice(nice)
 
     return die_with_parent
 
@@ -68,10 +79,10 @@ class _Child:
 
     @classmethod
     def spawn(cls, name: str, argv: list[str], env: dict[str, str], out: IO[str], lock: threading.Lock,
-              pass_fds: Sequence[int] = ()) -> _Child:
+              pass_fds: Sequence[int] = (), nice: int = 0) -> _Child:
         proc = subprocess.Popen(
             argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1,
-            preexec_fn=_die_with(os.getpid()) if sys.platform.startswith("linux") else None, pass_fds=pass_fds,
+            preexec_fn=_die_with(os.getpid(), nice) if sys.platform.startswith("linux") else None, pass_fds=pass_fds,
         )
         assert proc.stdout is not None
         return cls(name, proc, proc.stdout, out, lock)
@@ -147,7 +158,8 @@ def launch(
             server[0].watch()
         else:
             for name, args in argvs:
-                children.append(_Child.spawn(name, [py, "-m", "reactorfed", "federate", *args], env, out, lock))
+                children.append(_Child.spawn(name, [py, "-m", "reactorfed", "federate", *args], env, out, lock,
+                                             nice=FEDERATE_NICE))
         show = progress if progress is not None else sys.stderr.isatty()
         try:
             result = _supervise(children, info.get("status_port"), show, timeout_ns, grace_s)
@@ -165,7 +177,8 @@ def _start_fork_server(py: str, program: str, params: Sequence[str], env: dict[s
     mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         proc = _Child.spawn("forkserver", [py, "-m", "reactorfed.federation.process.forkserver", str(theirs.fileno()), program,
-                                           *params], env, out, lock, pass_fds=[theirs.fileno()])
+                                           *params], env, out, lock, pass_fds=[theirs.fileno()],
+                            nice=FEDERATE_NICE)
     finally:
         theirs.close()
     server = ForkServer(mine, proc.proc)
