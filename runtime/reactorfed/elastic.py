@@ -13,9 +13,20 @@ fixed ``bank_index``) that may be absent. The federation starts with the first
 (:mod:`reactorfed.federation.coordination.rti_core`). The program, and so its digest, is the
 same whatever the width: only ``min`` and ``max`` are part of it.
 
-Only the main reactor's banks may be elastic (a member must be a federate). What the
-scheduler does with a changing width (``present()`` channels, the width a reaction sees) is
-not done yet: one process (``reactorfed run``) runs every slot.
+Only the main reactor's banks may be elastic (a member must be a federate).
+
+In a run, a member that is absent runs nothing: its reactions do not run, its timers do
+not fire, what is sent to it is dropped, so a reaction reading the bank's outputs sees
+their channels absent (``present()``). A member that joins at ``J`` starts there: its
+startup reactions run at ``J``, its timers fire first at ``J`` plus their offset, and a
+slot that was present before starts from the state its reactors were constructed with (a
+new incarnation, as a new process is). One that leaves at ``L`` runs the tags before
+``L`` (no shutdown reactions). A reaction learns the membership at its tag with
+:func:`members` (and :func:`width`, :func:`changed`): the learner's hook for a
+synchronous algorithm, which needs the width of each round. One process applies a
+recorded schedule of :class:`MemberChange` s (:meth:`reactorfed.scheduler.Scheduler.set_membership`),
+the reference a federated run with the same schedule must equal; without one, the first
+``initial`` members are present throughout (see :mod:`reactorfed.rescale`).
 """
 
 from __future__ import annotations
@@ -27,7 +38,8 @@ from typing import Any, TypeVar
 from .errors import ValidationError
 from .reactor import Bank, Reactor, bank
 
-__all__ = ["Elastic", "ElasticBank", "elastic_bank", "elastic_width"]
+__all__ = ["Elastic", "ElasticBank", "MemberChange", "changed", "elastic_bank", "elastic_banks", "elastic_width",
+           "members", "width"]
 
 R = TypeVar("R", bound=Reactor)
 
@@ -80,3 +92,49 @@ def elastic_bank(cls: Callable[..., R], width: Elastic, /, *args: Any, **kwargs:
 
 def elastic_width(b: ElasticBank[Any]) -> Elastic:
     return b._elastic
+
+
+def elastic_banks(main: Reactor) -> dict[str, ElasticBank[Any]]:
+    """The main reactor's elastic banks, by attribute name, in declaration order."""
+    return {attr: v for attr, v in vars(main).items() if isinstance(v, ElasticBank)}
+
+
+@dataclass(frozen=True, order=True)
+class MemberChange:
+    """From the tag ``(time, microstep)`` (``time`` in ns after the start) on, member
+    ``index`` of elastic bank ``bank`` is present (``joined``) or absent: one entry of a
+    membership schedule."""
+
+    time: int
+    microstep: int
+    bank: str
+    index: int
+    joined: bool
+
+
+def _view(reactor: Reactor, bank: str) -> Any:
+    env = reactor._running_env()
+    mem = env.membership
+    if mem is None or bank not in mem.banks:
+        raise ValidationError(f"{reactor.fqn}: the program has no elastic bank {bank!r}")
+    return mem
+
+
+def members(reactor: Reactor, bank: str) -> tuple[int, ...]:
+    """From a reaction of ``reactor``: the bank indices of elastic bank ``bank``'s members
+    present at the current tag (``bank``: its attribute name in the main reactor)."""
+    mem = _view(reactor, bank)
+    return tuple(mem.members(bank))
+
+
+def width(reactor: Reactor, bank: str) -> int:
+    """From a reaction: how many members of elastic bank ``bank`` are present now."""
+    return len(members(reactor, bank))
+
+
+def changed(reactor: Reactor, bank: str) -> bool:
+    """From a reaction: whether elastic bank ``bank``'s membership changed at the current
+    tag (a member joined or left: its width, its present channels, may differ from the
+    tag before)."""
+    mem = _view(reactor, bank)
+    return bool(mem.changed(bank, reactor._running_env().current_tag))

@@ -28,10 +28,12 @@ from typing import Any, Protocol
 from .action import Action, ActionHandle, ActionReader, ActionSlot, Policy
 from .clock import Clock, Wakeup
 from .deadlines import with_deadline
+from .elastic import MemberChange, elastic_banks
 from .errors import ReactorError, ValidationError
 from .graph import Program, _resolve, rank
 from .port import CheckedWriter, MultiPort, MultiReader, MultiWriter, Port, PortReader, PortWriter
 from .reaction import Reaction
+from .rescale import Membership
 from .tag import FOREVER, FOREVER_TAG, MAX_MICROSTEP, NEVER, TagT, delay_tag, succ
 from .timer import TimerElement, TimerSlot
 from .trigger import Slot
@@ -157,6 +159,17 @@ class Scheduler:
         self.checkpoints: list[int] = []
         #: hooks run at the end of every tag with the slots set at it (federation senders)
         self.tag_hooks: list[Callable[[TagT, list[Slot]], None]] = []
+        #: the elastic banks' members present at each tag (None: the program has none)
+        self.membership: Membership | None = Membership(program) if elastic_banks(program.main) else None
+
+    def set_membership(self, changes: list[MemberChange]) -> None:
+        """Apply a membership schedule of the program's elastic banks in this run (before
+        it starts; see :mod:`reactorfed.elastic`)."""
+        if self.membership is None:
+            raise ValidationError(f"{self.program.main.fqn} has no elastic bank: a membership schedule has nothing to change")
+        if self._thread is not None:
+            raise ValidationError("a membership schedule is set before the run starts")
+        self.membership.load(changes)
 
     # -- binding handles -----------------------------------------------------------
     def bind(self) -> None:
@@ -441,6 +454,8 @@ class Scheduler:
         for tm in prog.timers:
             if start + tm.offset <= self.stop_tag[0]:
                 self._post((start + tm.offset, 0), tm, None)
+        if self.membership is not None:
+            self.membership.start(self, start)
         try:
             self._loop()
         finally:
@@ -538,6 +553,9 @@ class Scheduler:
         stamp = self._stamp
         rq = self._rq
         setl = self._set
+        mem = self.membership
+        if mem is not None and tag >= mem.due:
+            mem.apply(self, tag, events)  # before any reaction runs at the tag
         for slot, value in events.items():
             slot.value = value
             if not slot.present:

@@ -1,0 +1,267 @@
+"""Elastic banks in the scheduler (issue 19): which members are present at each tag, and
+what that does to a run (see :mod:`reactorfed.elastic` for the rules).
+
+A change takes effect at the start of its tag, before any reaction runs there: a member
+that leaves has its reactions turned into no-ops and every event still queued for its own
+slots dropped (a message sent to it before it left and arriving after); one that joins
+gets those back, the events queued for it before then dropped (they were sent to an
+incarnation that left, or while it was absent), its state as constructed if it was
+present before, its startup reactions run, and its timers restarted from the tag. Every
+change puts an event on the queue, so its tag is processed (in every federate of a
+federated run alike, which all get the changes).
+
+The scheduler hooks in at two points: :meth:`Membership.start` once the start events are
+queued, and :meth:`Membership.apply` at the start of each tag that has a change
+(``due``). A federated run feeds the changes the RTI agrees with :meth:`Membership.post`.
+"""
+
+from __future__ import annotations
+
+import copy
+import heapq
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from .elastic import MemberChange, elastic_banks, elastic_width
+from .errors import ValidationError
+from .port import MultiPort, Port
+from .reaction import Reaction
+from .reactor import Bank, Reactor
+from .tag import FOREVER, TagT
+from .timer import TimerSlot
+from .trigger import Element, OwnedSlot, Slot
+
+if TYPE_CHECKING:
+    from .graph import Program
+    from .scheduler import Scheduler
+
+__all__ = ["Membership"]
+
+_FOREVER_T: TagT = (FOREVER, 0)
+#: what a reactor's instance dict holds that is the runtime's, not the user's state
+_RUNTIME_KEYS = frozenset({"name", "fqn", "bank_index"})
+
+
+def _absent() -> None:
+    """The body of an absent member's reactions."""
+
+
+class _Member:
+    """One slot of an elastic bank, as this program runs it (its reactors may be elsewhere:
+    then it has no reactions, timers or slots here)."""
+
+    def __init__(self, prog: Program, reactor: Reactor, shared: set[Slot]) -> None:
+        self.reactor = reactor
+        tree: set[int] = set()
+        todo = [reactor]
+        self.reactors: list[Reactor] = []
+        while todo:
+            r = todo.pop()
+            tree.add(id(r))
+            self.reactors.append(r)
+            todo.extend(r._children)
+        self.reactions: list[Reaction] = [rx for rx in prog.reactions if id(rx.reactor) in tree]
+        self.timers: list[TimerSlot] = [t for t in prog.timers if id(t.reactor) in tree]
+        #: its own slots (of its ports, actions and timers, shared with no port elsewhere):
+        #: what is queued for them is for this member alone
+        self.slots: set[Slot] = set()
+        for key, slot in prog.slots.items():
+            owner = key.reactor if isinstance(key, (Port, Element)) else None
+            if owner is not None and id(owner) in tree and slot not in shared:
+                self.slots.add(slot)
+        self.startup = Slot(f"{reactor.fqn}.startup")  # its startup reactions alone, at a join
+        self.startup.reactions = sorted((rx for rx in prog.startup.reactions if id(rx.reactor) in tree),
+                                        key=lambda rx: rx.rank)
+        self.calls: dict[Reaction, Any] = {}  # while absent: each reaction's own call
+        self.state: list[tuple[Reactor, dict[str, Any]]] | None = None  # as constructed (a rejoin)
+        self.present = True
+        self.was_present = False
+
+
+class Membership:
+    """The elastic banks of one program and their members' presence, tag by tag."""
+
+    def __init__(self, prog: Program) -> None:
+        self.program = prog
+        shared = self._shared_slots(prog)
+        #: bank name -> its members, by bank index
+        self.banks: dict[str, list[_Member]] = {}
+        self._initial: dict[str, int] = {}
+        for name, b in elastic_banks(prog.main).items():
+            self.banks[name] = [_Member(prog, m, shared) for m in b]
+            self._initial[name] = elastic_width(b).start
+        #: changes to come: (tag, bank, index, joined), earliest first
+        self._todo: list[tuple[TagT, str, int, bool]] = []
+        self._schedule: list[MemberChange] = []
+        #: every change applied: (tag, bank, index, joined), in order
+        self.applied: list[tuple[TagT, str, int, bool]] = []
+        #: the earliest tag with a change to apply (the scheduler looks at it every tag)
+        self.due: TagT = _FOREVER_T
+        self._marker = Slot("membership")  # an event at each change's tag, so it is processed
+        self._last_change: dict[str, TagT] = {}
+
+    @staticmethod
+    def _shared_slots(prog: Program) -> set[Slot]:
+        """The slots of ports outside every elastic member (a member's port joined to one
+        of them by a zero-delay connection shares its slot: not the member's alone)."""
+        inside: set[int] = set()
+        for b in elastic_banks(prog.main).values():
+            todo: list[Reactor] = list(b)
+            while todo:
+                r = todo.pop()
+                inside.add(id(r))
+                todo.extend(r._children)
+        return {slot for key, slot in prog.slots.items()
+                if isinstance(key, Port) and id(key.reactor) not in inside}
+
+    # -- what a reaction sees ---------------------------------------------------------
+    def members(self, bank: str) -> list[int]:
+        """The bank indices of ``bank``'s present members (now)."""
+        return [i for i, m in enumerate(self.banks[bank]) if m.present]
+
+    def changed(self, bank: str, tag: TagT) -> bool:
+        return self._last_change.get(bank) == tag
+
+    # -- the schedule -------------------------------------------------------------------
+    def load(self, changes: Iterable[MemberChange]) -> None:
+        """A membership schedule to apply (before the run starts): checked against the
+        banks' widths."""
+        todo = sorted(changes)
+        present = {name: set(range(self._initial[name])) for name in self.banks}
+        last: dict[tuple[str, int], tuple[int, int]] = {}
+        for i, ch in enumerate(todo):
+            where = f"membership schedule, change {i} ({ch})"
+            if ch.bank not in self.banks:
+                raise ValidationError(f"{where}: the program has no elastic bank {ch.bank!r}")
+            if not 0 <= ch.index < len(self.banks[ch.bank]):
+                raise ValidationError(f"{where}: bank {ch.bank} has no member {ch.index}")
+            if ch.time < 0 or ch.microstep < 0:
+                raise ValidationError(f"{where}: a change before the start")
+            if (ch.index in present[ch.bank]) == ch.joined:
+                raise ValidationError(f"{where}: member {ch.index} is {'already' if ch.joined else 'not'} present")
+            if last.get((ch.bank, ch.index)) == (ch.time, ch.microstep):
+                raise ValidationError(f"{where}: a member changes twice at one tag")
+            last[(ch.bank, ch.index)] = (ch.time, ch.microstep)
+            (present[ch.bank].add if ch.joined else present[ch.bank].discard)(ch.index)
+            if i + 1 == len(todo) or (todo[i + 1].time, todo[i + 1].microstep) != (ch.time, ch.microstep):
+                for name, b in elastic_banks(self.program.main).items():  # once a tag's changes are in
+                    w, n = elastic_width(b), len(present[name])
+                    if not w.min <= n <= w.max:
+                        raise ValidationError(f"{where}: bank {name} has width {n}, outside [{w.min}, {w.max}]")
+        self._schedule = todo
+
+    def start(self, sched: Scheduler, start: int) -> None:
+        """The run starts at ``start`` (its start events are queued): members past each
+        bank's initial width are absent from the start; the schedule's changes queued."""
+        rejoin = {(ch.bank, ch.index) for ch in self._schedule if ch.joined}
+        for name, ms in self.banks.items():
+            for i, m in enumerate(ms):
+                if i >= self._initial[name]:
+                    self._leave(sched, m, (start, 0))
+                else:
+                    m.was_present = True
+                if (name, i) in rejoin:
+                    m.state = self._snapshot(m)
+        for ch in self._schedule:
+            self.post(sched, (start + ch.time, ch.microstep), ch.bank, ch.index, ch.joined)
+
+    def post(self, sched: Scheduler, tag: TagT, bank: str, index: int, joined: bool) -> None:
+        """Member ``index`` of ``bank`` joins (or leaves) at ``tag``, a tag not processed
+        yet (a federated run: the RTI's Change, given before the tag is reached)."""
+        assert tag > sched.current_tag, f"a membership change at {tag}, after {sched.current_tag}"
+        heapq.heappush(self._todo, (tag, bank, index, joined))
+        self.due = self._todo[0][0]
+        evs = sched._events.get(tag)
+        if evs is None or self._marker not in evs:
+            sched._post(tag, self._marker, None)
+
+    # -- applying changes ---------------------------------------------------------------
+    def apply(self, sched: Scheduler, tag: TagT, events: dict[Slot, Any]) -> None:
+        """At the start of ``tag`` (its events ``events`` not yet fired): apply the changes
+        due, leaves first."""
+        due: list[tuple[TagT, str, int, bool]] = []
+        while self._todo and self._todo[0][0] <= tag:
+            due.append(heapq.heappop(self._todo))
+        self.due = self._todo[0][0] if self._todo else _FOREVER_T
+        events.pop(self._marker, None)
+        for _t, bank, index, joined in sorted(due, key=lambda c: c[3]):
+            m = self.banks[bank][index]
+            self._last_change[bank] = tag
+            self.applied.append((tag, bank, index, joined))
+            if joined:
+                self._join(sched, m, tag, events)
+            else:
+                self._leave(sched, m, tag, events)
+
+    def _leave(self, sched: Scheduler, m: _Member, tag: TagT, events: dict[Slot, Any] | None = None) -> None:
+        m.present = False
+        for rx in m.reactions:
+            m.calls[rx] = rx.call
+            rx.call = _absent
+        self._drop(sched, m, tag, events)
+
+    def _join(self, sched: Scheduler, m: _Member, tag: TagT, events: dict[Slot, Any]) -> None:
+        self._drop(sched, m, tag, events)
+        if m.was_present and m.state is not None:
+            for r, state in m.state:  # a new incarnation: as constructed
+                d = r.__dict__
+                for k in [k for k in d if _user_key(k, d[k]) and k not in state]:
+                    del d[k]
+                d.update(copy.deepcopy(state, self._memo(m)))
+        m.present = m.was_present = True
+        for rx in m.reactions:
+            rx.call = m.calls.pop(rx, rx.call)
+        if m.startup.reactions:
+            events[m.startup] = None
+        t, _ = tag
+        for tm in m.timers:  # restarted from the join: first at its time plus the offset
+            first = tag if tm.offset == 0 else (t + tm.offset, 0)
+            if first == tag:
+                events[tm] = None
+            elif first <= sched.stop_tag:
+                sched._post(first, tm, None)
+
+    def _drop(self, sched: Scheduler, m: _Member, tag: TagT, events: dict[Slot, Any] | None) -> None:
+        """Every event queued for ``m``'s own slots at ``tag`` or later is for an
+        incarnation that is not there: dropped (a tag left without events goes too)."""
+        own = m.slots
+        if not own:
+            return
+        if events is not None:
+            for s in own:
+                events.pop(s, None)
+        emptied = False
+        for t, evs in list(sched._events.items()):
+            if t >= tag and not own.isdisjoint(evs):
+                for s in own:
+                    evs.pop(s, None)
+                if not evs:
+                    del sched._events[t]
+                    sched._eq.remove(t)
+                    emptied = True
+        if emptied:
+            heapq.heapify(sched._eq)
+
+    def _snapshot(self, m: _Member) -> list[tuple[Reactor, dict[str, Any]]]:
+        """The user state of ``m``'s reactors as constructed (before the run)."""
+        memo = self._memo(m)
+        return [(r, copy.deepcopy({k: v for k, v in vars(r).items() if _user_key(k, v)}, memo)) for r in m.reactors]
+
+    def _memo(self, m: _Member) -> dict[int, Any]:
+        """deepcopy's memo: the tree's own objects (reactors, ports, elements) are kept, not
+        copied, wherever user state refers to them."""
+        memo: dict[int, Any] = {}
+        for r in self.program.reactors:
+            memo[id(r)] = r
+            for v in vars(r).values():
+                if _is_runtime(v):
+                    memo[id(v)] = v
+        return memo
+
+
+def _user_key(k: str, v: Any) -> bool:
+    return not k.startswith("_") and k not in _RUNTIME_KEYS and not _is_runtime(v)
+
+
+def _is_runtime(v: Any) -> bool:
+    return isinstance(v, (Reactor, Port, MultiPort, Element, Bank, OwnedSlot))

@@ -1,0 +1,156 @@
+"""Elastic banks in one process (issue 19): a membership schedule applied by the scheduler:
+the width, present() channels and bank indices a reaction sees at each tag, the learner's
+hook, joiners' startup reactions and timers, leavers' dropped messages, and a rejoin's
+fresh state. This is the reference a federated run with the same schedule must equal."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from reactorfed import (
+    STARTUP,
+    Environment,
+    Input,
+    Output,
+    Reactor,
+    Timer,
+    VirtualClock,
+    ms,
+    reaction,
+)
+from reactorfed.elastic import Elastic, MemberChange, changed, elastic_bank, members, width
+from reactorfed.errors import ValidationError
+
+
+class Sampler(Reactor):
+    out = Output(int)
+    inp = Input(int)
+    tick = Timer(ms(1), ms(10))
+
+    def __init__(self) -> None:
+        self.n = 0
+        self.seen: list[tuple[int, int, int | None]] = []
+        self.started: list[int] = []
+
+    @reaction(triggers=[STARTUP])
+    def hello(self) -> None:
+        self.started.append(self.elapsed_tag().time)
+
+    @reaction(triggers=[tick], effects=[out])
+    def step(self, out: Any) -> None:
+        self.n += 1
+        out.set(1000 * (self.bank_index or 0) + self.n)
+
+    @reaction(triggers=[inp])
+    def weights(self, inp: Any) -> None:
+        t = self.elapsed_tag()
+        self.seen.append((t.time, t.microstep, inp.get()))
+
+
+class Learner(Reactor):
+    ins = Input(int, width=3)
+    out = Output(int)
+
+    def __init__(self) -> None:
+        self.rounds: list[tuple[int, int, list[tuple[int, int]], int, tuple[int, ...], bool]] = []
+
+    @reaction(triggers=[ins], effects=[out])
+    def learn(self, ins: Any, out: Any) -> None:
+        t = self.elapsed_tag()
+        self.rounds.append((t.time, t.microstep, ins.present(), width(self, "samplers"),
+                            members(self, "samplers"), changed(self, "samplers")))
+        out.set(t.time)
+
+
+class Main(Reactor):
+    def __init__(self, initial: int = 2, delay: int = ms(3)) -> None:
+        self.learner = Learner()
+        self.samplers = elastic_bank(Sampler, Elastic(1, 3, initial=initial))
+        self.connect(self.samplers.out, self.learner.ins)
+        self.connect(self.learner.out, self.samplers.inp, broadcast=True, after=delay)
+
+
+def run(main: Main, schedule: list[MemberChange] | None = None, timeout: int = ms(50)) -> Main:
+    env = Environment(fast=True, clock=VirtualClock(), timeout=timeout)
+    sched = env.assemble(main)
+    if schedule is not None:
+        sched.set_membership(schedule)
+    env.run()
+    return main
+
+
+def test_without_a_schedule_the_initial_members_are_present_throughout() -> None:
+    m = run(Main(initial=2))
+    assert [r[2] for r in m.learner.rounds][:2] == [[(0, 1), (1, 1001)], [(0, 2), (1, 1002)]]
+    assert all(r[3] == 2 and r[4] == (0, 1) and not r[5] for r in m.learner.rounds)
+    s2 = m.samplers[2]
+    assert s2.n == 0 and s2.started == [] and s2.seen == []  # absent: nothing ran
+
+
+def test_a_join_mid_run_starts_the_member_there_and_widens_the_bank_at_that_tag() -> None:
+    m = run(Main(initial=2), [MemberChange(ms(15), 0, "samplers", 2, True)])
+    s2 = m.samplers[2]
+    assert s2.started == [ms(15)]  # its startup reactions at its join
+    by_time = {r[0]: r for r in m.learner.rounds}
+    assert by_time[ms(11)][3] == 2 and by_time[ms(11)][4] == (0, 1)
+    # its timer restarts from the join: first at 15 + 1 ms, then every 10
+    assert by_time[ms(16)][2] == [(2, 2001)] and by_time[ms(16)][3] == 3 and by_time[ms(16)][4] == (0, 1, 2)
+    assert by_time[ms(21)][2] == [(0, 3), (1, 1003)]
+    assert by_time[ms(26)][2] == [(2, 2002)]
+    # the learner's broadcasts reach it only from its join on: the one sent at 11 ms
+    # arrives at 14 ms, before it joined
+    assert [s[0] for s in s2.seen] == [ms(19), ms(24), ms(29), ms(34), ms(39), ms(44), ms(49)]
+
+
+def test_the_hook_tells_the_learner_the_width_changed_at_the_tag() -> None:
+    m = run(Main(initial=2), [MemberChange(ms(11), 0, "samplers", 2, True)])
+    r = {x[0]: x for x in m.learner.rounds}[ms(11)]
+    assert r[5] and r[3] == 3 and r[4] == (0, 1, 2)  # wider from its join on
+    assert r[2] == [(0, 2), (1, 1002)]  # the joiner's first tick is at 12 ms (offset 1 ms)
+    assert not any(x[5] for x in m.learner.rounds if x[0] != ms(11))
+
+
+def test_a_leave_drops_what_was_sent_to_it_and_narrows_the_bank() -> None:
+    m = run(Main(initial=3), [MemberChange(ms(13), 0, "samplers", 1, False)])
+    s1 = m.samplers[1]
+    # the learner's output at 11 ms arrives at 14 ms: after the leave, dropped
+    assert [s[0] for s in s1.seen] == [ms(4)]
+    assert s1.n == 2  # ticks at 1 and 11 ms, none from 13 ms on
+    by_time = {r[0]: r for r in m.learner.rounds}
+    assert by_time[ms(11)][3] == 3 and by_time[ms(21)][3] == 2 and by_time[ms(21)][4] == (0, 2)
+    assert by_time[ms(21)][2] == [(0, 3), (2, 2003)]  # channel 1 absent
+
+
+def test_a_rejoin_starts_from_the_state_as_constructed() -> None:
+    sched = [MemberChange(ms(13), 0, "samplers", 1, False), MemberChange(ms(25), 0, "samplers", 1, True)]
+    m = run(Main(initial=2), sched)
+    s1 = m.samplers[1]
+    by_time = {r[0]: r for r in m.learner.rounds}
+    assert by_time[ms(26)][2] == [(1, 1001)]  # counts from 1 again: a new incarnation
+    assert s1.started == [ms(25)]  # its state as constructed, then its startup at the join
+    assert [s[0] for s in s1.seen] == [ms(29), ms(34), ms(39), ms(44), ms(49)]
+
+
+def test_a_schedule_that_does_not_fit_the_bank_is_refused() -> None:
+    for bad, why in (
+        ([MemberChange(ms(1), 0, "samplers", 0, True)], "already present"),
+        ([MemberChange(ms(1), 0, "samplers", 2, False)], "not present"),
+        ([MemberChange(ms(1), 0, "samplers", 0, False), MemberChange(ms(1), 0, "samplers", 1, False)],
+         "width 0, outside"),
+        ([MemberChange(ms(1), 0, "others", 0, True)], "no elastic bank 'others'"),
+        ([MemberChange(ms(1), 0, "samplers", 7, True)], "no member 7"),
+    ):
+        env = Environment(fast=True, clock=VirtualClock(), timeout=ms(5))
+        s = env.assemble(Main(initial=2))
+        with pytest.raises(ValidationError, match=why):
+            s.set_membership(bad)
+
+
+def test_the_same_schedule_gives_the_same_run() -> None:
+    sched = [MemberChange(ms(7), 0, "samplers", 2, True), MemberChange(ms(18), 2, "samplers", 0, False),
+             MemberChange(ms(31), 0, "samplers", 0, True)]
+    a, b = run(Main(), sched), run(Main(), sched)
+    assert a.learner.rounds == b.learner.rounds
+    assert [s.seen for s in a.samplers] == [s.seen for s in b.samplers]
