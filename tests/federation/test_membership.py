@@ -395,6 +395,19 @@ def test_a_schedule_that_does_not_add_up_is_refused() -> None:
     check_schedule(lay, [Change(at(2), 1, False), Change(at(2), 2, True)])  # a swap at one tag
 
 
+def test_a_record_is_the_schedule_one_process_applies() -> None:
+    from reactorfed.elastic import MemberChange
+    from reactorfed.federation.coordination.membership import bank_schedule, record_of
+
+    lay = layout_of(Main(2))
+    rec = [Change(at(20), 3, True), Change(at(40, 2), 1, False)]
+    sched = bank_schedule(lay, rec, START)
+    assert sched == [MemberChange(20, 0, "samplers", 2, True), MemberChange(40, 2, "samplers", 0, False)]
+    assert record_of(lay, sched, START) == rec
+    with pytest.raises(MembershipError, match="not a member"):
+        bank_schedule(lay, [Change(at(1), 0, True)], START)
+
+
 # -- property: a simulated federation under random joins and leaves --------------------
 class Sim:
     """Federates that run as reactorfed's would, against an RtiCore: each has a timer
@@ -626,7 +639,7 @@ def _finished(sim: Sim) -> None:
             assert sim.next_tag(f) == FOREVER_T, (f, sim.ltc[f], sim.next_tag(f), sim.granted[f], sim.barrier[f])
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100, deadline=5000)  # (~30 ms an example; the whole file runs in ~5 s)
 @given(st.data())
 def test_random_joins_and_leaves_keep_grants_safe_and_replay_gives_the_same_run(data: st.DataObject) -> None:
     """Every message arrives after what its receiver was granted (checked at each send),

@@ -14,11 +14,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ...elastic import MemberChange
 from ...tag import TagT
 from ..errors import FederationError
 from .layout import Layout
 
-__all__ = ["Admit", "Change", "MembershipError", "Query", "Refused", "RoundEnd", "check_schedule"]
+__all__ = ["Admit", "Change", "MembershipError", "Query", "Refused", "RoundEnd", "bank_schedule", "check_schedule",
+           "record_of"]
 
 
 class MembershipError(FederationError):
@@ -114,3 +116,28 @@ def check_schedule(layout: Layout, changes: list[Change]) -> None:
                 if not g.min <= w <= g.max:
                     raise MembershipError(
                         f"membership schedule: bank {g.name} has width {w} at {ch.tag}, outside [{g.min}, {g.max}]")
+
+
+def bank_schedule(layout: Layout, record: list[Change], start: int) -> list[MemberChange]:
+    """A run's record (federate indices, absolute tags) as the schedule one process applies
+    (:meth:`reactorfed.scheduler.Scheduler.set_membership`: banks, bank indices, tags after
+    the start ``start``)."""
+    out = []
+    for ch in record:
+        g = layout.elastic_of(ch.member)
+        if g is None:
+            raise MembershipError(f"membership record: federate {ch.member} is not a member of an elastic bank")
+        out.append(MemberChange(ch.tag[0] - start, ch.tag[1], g.name, g.slots.index(ch.member), ch.joined))
+    return out
+
+
+def record_of(layout: Layout, schedule: list[MemberChange], start: int) -> list[Change]:
+    """A schedule of bank changes as the RTI's record (what :meth:`.rti_core.RtiCore.load_schedule` replays)."""
+    banks = {g.name: g for g in layout.elastic}
+    out = []
+    for ch in sorted(schedule):
+        g = banks.get(ch.bank)
+        if g is None or not 0 <= ch.index < len(g.slots):
+            raise MembershipError(f"membership schedule: no member {ch.index} of an elastic bank {ch.bank!r}")
+        out.append(Change((start + ch.time, ch.microstep), g.slots[ch.index], ch.joined))
+    return out
