@@ -8,6 +8,9 @@ the learner sends to each slot, each slot sends back."""
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from reactorfed.federation.coordination.federate_core import WAIT, FederateCore, Message
 from reactorfed.federation.coordination.layout import ElasticGroup, Layout, Link
 from reactorfed.federation.coordination.presence import Presence
@@ -235,3 +238,34 @@ def test_without_elastic_banks_nothing_changes() -> None:
     c.begin(START)
     assert c.on_data(0, 0, at(0)) is True and c.send_to(0, at(0)) and c.dropped == {}
     assert c.joined == NEVER_T and not c._last_on
+
+
+@settings(max_examples=200, deadline=2000)
+@given(st.lists(st.tuples(st.sampled_from(["data", "done", "leave"]), st.integers(0, 30), st.integers(0, 2)),
+                max_size=25))
+def test_every_message_to_a_member_is_delivered_or_counted_dropped(ops: list[tuple[str, int, int]]) -> None:
+    """Whatever the order of arrivals, completed tags and its leave: a member keeps exactly
+    the messages for its tags (after what it completed, before its leave), and counts every
+    other one dropped, once."""
+    c = core(hub(1, initial=1, out=2), 1)
+    kept: list[tuple[int, int]] = []  # delivered, not processed yet
+    processed = dropped = 0
+    for kind, dt, m in ops:
+        tag = at(dt, m)
+        if kind == "data":
+            ours = tag > c.done and (c.leaves is None or tag < c.leaves)
+            assert c.on_data(0, 0, tag) == ours
+            if ours:
+                kept.append(tag)
+            else:
+                dropped += 1
+        elif kind == "done" and tag > c.done and (c.leaves is None or tag < c.leaves):
+            c.completed(tag, None, FOREVER_T, START)
+            processed += sum(1 for t in kept if t <= tag)
+            kept = [t for t in kept if t > tag]
+        elif kind == "leave" and c.leaves is None and tag > c.done:
+            c.on_change(tag, 1, False)
+            dropped += sum(1 for t in kept if t >= tag)
+            kept = [t for t in kept if t < tag]
+    assert c.messages_dropped == dropped
+    assert processed + dropped + len(kept) == c.received[0] == c.messages_received
