@@ -55,6 +55,10 @@ as do those of a federate that resigned); once the stop tag is agreed, a peer's 
 from before its Mark hold only for the tags before the stop tag (plus the link's delay:
 see :meth:`FederateCore._stop_bound`), and the grants held at the agreement stop short of
 it. The RTI recomputes its grants from the agreement (:class:`.rti_core.RtiCore`).
+
+**Membership** (elastic banks, issue 19): a membership round is answered and held to as a
+stop is, and changes apply at their tags; see :mod:`.federate_membership`. A federation
+without elastic banks takes none of its paths.
 """
 
 from __future__ import annotations
