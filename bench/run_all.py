@@ -4,7 +4,7 @@ Ray (federation).
 
     python -m bench.run_all [--quick] [--runs 3] [--only gym_sampling,marl]
 
-Runs gym_sampling, atari_sampling, qlearning, marl, chain, federation, scale and liveness
+Runs gym_sampling, atari_sampling, qlearning, marl, chain, federation, scale, liveness and startup
 (each also runs alone: ``python -m bench.NAME``; ``distance`` needs Toxiproxy, built by
 ``scripts/tools.sh``, and runs alone),
 writes their JSONL lines and PNG plots to bench/results/, a markdown table to
@@ -22,7 +22,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bench import atari_sampling, chain, federation, gym_sampling, liveness, marl, qlearning, scale
+from bench import (
+    atari_sampling,
+    chain,
+    federation,
+    gym_sampling,
+    liveness,
+    marl,
+    qlearning,
+    scale,
+    startup,
+)
 from bench.common import Results, base_parser, classify, load, progress, summarize
 from bench.ray_util import shutdown_ray
 
@@ -35,6 +45,7 @@ SUITE: dict[str, Callable[[list[str]], Results | int]] = {
     "federation": federation.main,
     "scale": scale.main,
     "liveness": liveness.main,
+    "startup": startup.main,
 }
 
 
