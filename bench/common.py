@@ -114,6 +114,22 @@ def pyplot() -> Any | None:
     return plt
 
 
+def save_figure(plt: Any, fig: Any, out: Path, name: str) -> Path:
+    """Lay ``fig`` out, write it to ``out/name`` and close it."""
+    fig.tight_layout()
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / name
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path
+
+
+def federates_axis(ax: Any) -> None:
+    """An x axis of federate counts (powers of two)."""
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("federates (N)")
+
+
 class Results:
     """Collects result lines, echoes them to stdout, writes JSONL and plots."""
 
@@ -189,12 +205,7 @@ class Results:
             ax.set_title(f"{metric} ({rows[0]['better']} is better)", fontsize=10)
             ax.legend(fontsize=8)
         fig.suptitle(title or self.bench)
-        fig.tight_layout()
-        self.out_dir.mkdir(parents=True, exist_ok=True)
-        path = self.out_dir / f"{self.bench}.png"
-        fig.savefig(path, dpi=100)
-        plt.close(fig)
-        return path
+        return save_figure(plt, fig, self.out_dir, f"{self.bench}.png")
 
 
 def base_parser(description: str) -> argparse.ArgumentParser:

@@ -39,7 +39,15 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.common import Results, base_parser, progress, pyplot, wait_quiet
+from bench.common import (
+    Results,
+    base_parser,
+    federates_axis,
+    progress,
+    pyplot,
+    save_figure,
+    wait_quiet,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 PROGRAMS = "bench/liveness_programs.py"
@@ -156,17 +164,11 @@ def plot(rows: list[dict[str, Any]], out: Path) -> Path | None:
             ax.plot([r["federates"] for r in part], [r["reactorfed"] for r in part], marker="o",
                     label=f"{case}: RTI names the federate")
             ax.axhline(bound, linestyle="--", linewidth=0.8, color="gray")
-    ax.set_xscale("log", base=2)
-    ax.set_xlabel("federates (N)")
+    federates_axis(ax)
     ax.set_ylabel("seconds after the signal")
     ax.set_title("failure detection against federate count (defaults; dashed: bounds)", fontsize=10)
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / "liveness.png"
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return path
+    return save_figure(plt, fig, out, "liveness.png")
 
 
 def main(argv: list[str] | None = None) -> Results:

@@ -30,7 +30,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from bench.common import Results, base_parser, progress, pyplot, wait_quiet
+from bench.common import (
+    Results,
+    base_parser,
+    federates_axis,
+    progress,
+    pyplot,
+    save_figure,
+    wait_quiet,
+)
 from bench.rf_runner import cpu_by_process, results_by_reactor
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -86,18 +94,12 @@ def plot(rows: list[dict[str, Any]], out: Path) -> Path | None:
             ax.plot(ns, [r[peer_key] for r in part], marker="x", linestyle="--", label=f"{shape}, RTI grants")
     for ax, title in zip(axes, ("tags per second", "RTI CPU per tag (us)", "mean federate CPU per tag (us)"),
                          strict=True):
-        ax.set_xscale("log", base=2)
+        federates_axis(ax)
         ax.set_yscale("log")
-        ax.set_xlabel("federates (N)")
         ax.set_title(title, fontsize=10)
         ax.legend(fontsize=7)
     fig.suptitle("coordination cost against federate count (reactorfed launch --fast, one machine)")
-    fig.tight_layout()
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / "scale.png"
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return path
+    return save_figure(plt, fig, out, "scale.png")
 
 
 def main(argv: list[str] | None = None) -> Results:

@@ -25,7 +25,15 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.common import Results, base_parser, progress, pyplot, wait_quiet
+from bench.common import (
+    Results,
+    base_parser,
+    federates_axis,
+    progress,
+    pyplot,
+    save_figure,
+    wait_quiet,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 TARGET_S = 2.0  # issue 18: 128 federates joined in under 2 s on this machine
@@ -81,17 +89,11 @@ def plot(rows: list[dict[str, Any]], out: Path) -> Path | None:
         ax.plot([r["federates"] for r in spawned], [r["peer_value"] for r in spawned], marker="s",
                 label="--no-fork-server (an interpreter per federate)")
     ax.axhline(TARGET_S, linestyle="--", linewidth=0.8, color="gray", label="2 s (issue 18's target at 128)")
-    ax.set_xscale("log", base=2)
-    ax.set_xlabel("federates (N)")
+    federates_axis(ax)
     ax.set_ylabel("seconds from launch to all joined (median)")
     ax.set_title("start-up of reactorfed launch against federate count", fontsize=10)
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / "startup.png"
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return path
+    return save_figure(plt, fig, out, "startup.png")
 
 
 def main(argv: list[str] | None = None) -> Results:
