@@ -1,0 +1,50 @@
+"""The RTI core's records (:mod:`.rti_core`): what it knows of each federate, the grants
+it makes, and the groups of federates that share an EIMT."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ...tag import FOREVER_TAG, NEVER_TAG, TagT
+from .layout import Delay
+
+__all__ = ["FOREVER_T", "MAX_MICROSTEP", "NEVER_T", "FederateState", "Grant"]
+
+FOREVER_T: TagT = (FOREVER_TAG.time, FOREVER_TAG.microstep)
+NEVER_T: TagT = (NEVER_TAG.time, NEVER_TAG.microstep)
+MAX_MICROSTEP = 2**32 - 1
+
+
+@dataclass
+class FederateState:
+    net: TagT = NEVER_T
+    ltc: TagT = NEVER_T
+    resigned: bool = False
+    granted: TagT = NEVER_T
+    ptag: TagT = NEVER_T
+    #: cumulative messages sent to each downstream federate
+    sent: dict[int, int] = field(default_factory=dict)
+    #: cumulative messages received from each upstream federate
+    received: dict[int, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Grant:
+    federate: int
+    tag: TagT
+    provisional: bool
+    counts: dict[int, int]
+
+
+class _Group:
+    """Federates with the same upstream federates and path delays, hence the same EIMT:
+    ``best``, attained by ``count`` of them."""
+
+    __slots__ = ("best", "count", "members", "scc_max", "upstream")
+
+    def __init__(self, upstream: dict[int, Delay]) -> None:
+        self.upstream = upstream
+        self.members: set[int] = set()  # those not resigned
+        self.scc_max = 0  # the largest zero-delay cycle a member is in (see _moved)
+        self.best = FOREVER_T
+        self.count = 0
