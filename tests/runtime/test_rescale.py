@@ -154,3 +154,13 @@ def test_the_same_schedule_gives_the_same_run() -> None:
     a, b = run(Main(), sched), run(Main(), sched)
     assert a.learner.rounds == b.learner.rounds
     assert [s.seen for s in a.samplers] == [s.seen for s in b.samplers]
+
+
+def test_an_absent_member_reacts_to_nothing_sent_over_a_zero_delay_connection() -> None:
+    """Over a zero-delay connection the member's input shares the sender's slot: its
+    reactions, not the events, are what absence stops."""
+    m = run(Main(initial=2, delay=None), [MemberChange(ms(15), 0, "samplers", 2, True),
+                                         MemberChange(ms(30), 0, "samplers", 0, False)])
+    assert [s[0] for s in m.samplers[0].seen] == [ms(1), ms(11), ms(16), ms(21), ms(26)]  # not from 30 ms on
+    assert [s[0] for s in m.samplers[2].seen] == [ms(16), ms(21), ms(26), ms(31), ms(36), ms(41), ms(46)]
+    assert m.samplers[2].seen[0] == (ms(16), 0, ms(16))  # the same tag: no delay
