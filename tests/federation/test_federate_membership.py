@@ -240,7 +240,7 @@ def test_without_elastic_banks_nothing_changes() -> None:
     assert c.joined == NEVER_T and not c._last_on
 
 
-@settings(max_examples=200, deadline=2000)
+@settings(max_examples=200, deadline=5_000)
 @given(st.lists(st.tuples(st.sampled_from(["data", "done", "leave"]), st.integers(0, 30), st.integers(0, 2)),
                 max_size=25))
 def test_every_message_to_a_member_is_delivered_or_counted_dropped(ops: list[tuple[str, int, int]]) -> None:

@@ -639,7 +639,7 @@ def _finished(sim: Sim) -> None:
             assert sim.next_tag(f) == FOREVER_T, (f, sim.ltc[f], sim.next_tag(f), sim.granted[f], sim.barrier[f])
 
 
-@settings(max_examples=100, deadline=5000)  # (~30 ms an example; the whole file runs in ~5 s)
+@settings(max_examples=100, deadline=10_000)  # (~30 ms an example; the whole file runs in ~5 s)
 @given(st.data())
 def test_random_joins_and_leaves_keep_grants_safe_and_replay_gives_the_same_run(data: st.DataObject) -> None:
     """Every message arrives after what its receiver was granted (checked at each send),
