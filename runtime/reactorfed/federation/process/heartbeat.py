@@ -78,7 +78,6 @@ class Heartbeat(threading.Thread):
         # The thread that starts later owns the socket from then on.
         self._client = Client(live.rti, max_message=P.RTI_MAX_MESSAGE,
                               liveness_ms=max(1, live.limit_ns // 1_000_000), curve=curve)
-        self._monitor = Monitor(self._client)
 
     def begin(self, hello: bytes) -> None:
         """Start: send ``hello`` (the packed HB_HELLO that proves who this is, which needs
@@ -90,7 +89,6 @@ class Heartbeat(threading.Thread):
     def close_unstarted(self) -> None:
         """Close the connection of a heartbeat that never started (its federate did not join)."""
         if not self.is_alive() and self.ident is None:
-            self._monitor.close()
             self._client.close()
 
     def stop(self) -> None:
@@ -100,7 +98,11 @@ class Heartbeat(threading.Thread):
 
     def run(self) -> None:
         live, clock = self.live, self._clock
-        client, monitor = self._client, self._monitor
+        # Watched from now on: while the federate joined, the connection may have closed
+        # and reconnected on its own (a proxy in front of an RTI not yet listening closes
+        # it), which is no news; the join itself tells whether the RTI is there.
+        client = self._client
+        monitor = Monitor(client)
         poller = Poller(client, monitor)
         try:
             client.send([self._hello])
