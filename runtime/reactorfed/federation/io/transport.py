@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import itertools
+import logging
 import select
 import struct
 import threading
@@ -29,6 +30,7 @@ from .curve import CurveKeys, handshake_reason, secure_client, secure_server, st
 
 __all__ = ["Client", "CurveKeys", "Monitor", "Poller", "Server", "TransportError", "context", "shutdown"]
 
+log = logging.getLogger("reactorfed.transport")
 Frames = list[memoryview]
 _ZERO_COPY_MIN = 64 * 1024
 # plain ints: zmq's flags are an enum.IntFlag, whose operators run Python code
@@ -145,8 +147,10 @@ class Server(_Socket):
             frames = [p.buffer for p in parts[1:]]
             if len(frames) > 2 and frames[0][:4] == MAGIC:
                 whole = join(frames, self._max)
-                if whole is None:
-                    continue  # malformed, or too large in all: dropped
+                if whole is None:  # malformed, or too large in all: dropped, and said
+                    log.error("dropped a message in %d pieces, malformed or over the limit of %d bytes",
+                              len(frames) - 1, self._max)
+                    continue
                 frames = whole
             return parts[0].bytes, frames
 
@@ -218,6 +222,8 @@ class Client(_Socket):
             if len(frames) > 2 and frames[0][:4] == MAGIC:
                 whole = join(frames, self._max)
                 if whole is None:
+                    log.error("dropped a message in %d pieces, malformed or over the limit of %d bytes",
+                              len(frames) - 1, self._max)
                     continue
                 frames = whole
             return frames
@@ -236,8 +242,8 @@ class Monitor(_Socket):
     stopping the monitoring would then wait for it, i.e. for this end to be read."""
 
     _ids = itertools.count()
-    _EVENTS = (zmq.EVENT_DISCONNECTED | zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL
-               | zmq.EVENT_HANDSHAKE_FAILED_AUTH | zmq.EVENT_HANDSHAKE_SUCCEEDED)
+    _EVENTS = (zmq.EVENT_DISCONNECTED | zmq.EVENT_ACCEPTED | zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL
+               | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL | zmq.EVENT_HANDSHAKE_FAILED_AUTH | zmq.EVENT_HANDSHAKE_SUCCEEDED)
 
     def __init__(self, watched: _Socket) -> None:
         addr = f"inproc://reactorfed-monitor-{next(self._ids)}"
@@ -245,6 +251,7 @@ class Monitor(_Socket):
         watched._monitored = True
         self._closed: list[int] = []
         self._refused: list[str] = []
+        self._gone: dict[int, None] = {}  # descriptors closed and not (yet) reused, oldest first
         #: handshakes that succeeded and failed, since this monitor started; of the
         #: failures, those the peer's side explained (a key or protocol it refused) rather
         #: than a connection that closed (which a proxy with nothing behind it does too)
@@ -267,6 +274,12 @@ class Monitor(_Socket):
         out, self._closed = self._closed, []
         return out
 
+    def was_closed(self, fd: int) -> bool:
+        """Has the connection of descriptor ``fd`` closed (and no new one taken its number)?
+        For a message read after its connection's close was: the close came first."""
+        self._read()
+        return fd in self._gone
+
     def refused(self) -> list[str]:
         """Why connections failed their CurveZMQ handshake, or later failed to decrypt
         (altered, injected or replayed bytes), since the last call (no waiting)."""
@@ -284,6 +297,11 @@ class Monitor(_Socket):
             event, value = struct.unpack_from("=Hi", frames[0])
             if event == zmq.EVENT_DISCONNECTED:
                 self._closed.append(value)
+                self._gone[value] = None
+                if len(self._gone) > 4096:
+                    del self._gone[next(iter(self._gone))]
+            elif event == zmq.EVENT_ACCEPTED:
+                self._gone.pop(value, None)
             elif event == zmq.EVENT_HANDSHAKE_SUCCEEDED:
                 self.handshakes += 1
             else:

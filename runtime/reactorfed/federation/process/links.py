@@ -40,7 +40,12 @@ class DataPort:
         self.cfg = cfg
         self.layout = layout
         self.me = me
-        self.tcp = Server(f"tcp://{cfg.bind_host}:{cfg.data_port}", max_message=cfg.max_message, curve=cfg.curve())
+        # With CurveZMQ, ZeroMQ's heartbeats too: libzmq 4.3.5 stops reading a connection
+        # whose message failed to decrypt when a monitor watches its refusals (the event
+        # clobbers errno), instead of closing it; the heartbeats then close it.
+        curve = cfg.curve()
+        self.tcp = Server(f"tcp://{cfg.bind_host}:{cfg.data_port}", max_message=cfg.max_message, curve=curve,
+                          liveness_ms=None if curve is None else max(1, cfg.liveness_ns // 1_000_000))
         self.monitor = Monitor(self.tcp)
         #: the last connection refused (a wrong key, a stranger, bytes that failed to
         #: decrypt): when, and why
@@ -69,8 +74,14 @@ class DataPort:
         return endpoint, endpoint
 
     def authenticated(self, peer: int) -> None:
-        """Upstream ``peer`` proved itself with the last message read from the TCP port."""
-        self._fds[self.tcp.last_fd] = peer
+        """Upstream ``peer`` proved itself with the last message read from the TCP port. If
+        that connection has closed already (its close was seen before this message was
+        read: a link cut, or refused, right after it opened), the link is down."""
+        fd = self.tcp.last_fd
+        if self.monitor.was_closed(fd):
+            self.down.setdefault(peer, -1)  # since the next look (see judge)
+        else:
+            self._fds[fd] = peer
 
     def closed(self, now: int, finished: set[int]) -> None:
         """Connections to the TCP port closed: an upstream peer's, before it sent its last
@@ -117,10 +128,14 @@ class DataPort:
             self._opened(name)
         names = self.layout.names
         for peer, since in list(self.down.items()):
+            if since < 0:
+                self.down[peer] = since = now
             if peer in finished:
                 del self.down[peer]
             elif now - since >= LINK_GRACE_NS:
-                refused = self.refusal is not None and self.refusal[0] >= since - LINK_GRACE_NS
+                # (a connection that failed to decrypt is closed by the heartbeats: up to
+                # the liveness time after its refusal)
+                refused = self.refusal is not None and self.refusal[0] >= since - LINK_GRACE_NS - self.cfg.liveness_ns
                 why = f"; this port refused a connection then: {self.refusal[1]}" if refused and self.refusal else ""
                 raise LinkDownError(
                     f"the data link from {names[peer]} to {name} closed before {names[peer]} finished "
