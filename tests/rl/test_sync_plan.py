@@ -76,3 +76,30 @@ def test_example_short_run_shows_progress(tmp_path: Path, capsys: pytest.Capture
     err = capsys.readouterr().err
     assert "iter     2/4" in err and "iter     4/4" in err and "return(100)" in err
     assert "result: not solved: the last 100 training episodes average" in err and "< 475" in err
+
+
+def test_a_sampler_never_imports_torch() -> None:
+    """Building the program (every federate builds all of it) and a sampler's work (its
+    environments, its numpy actor, a packed fragment) leave torch unimported: the learner
+    builds its network in its own startup reaction."""
+    import subprocess
+    import sys
+
+    from .conftest import EXAMPLES
+
+    code = f"""
+import sys
+sys.path.insert(0, {str(EXAMPLES)!r})
+import numpy as np
+import ppo_cartpole
+from reactorfed.rl import PolicyRunner, pack_rollout
+main = ppo_cartpole.Main(ppo_cartpole.Args(checkpoint=""))
+s = main.samplers[0]
+actor = s.algo.make_actor(s.space, 1)
+actor.load(np.zeros(actor.size, dtype=np.float32))
+assert pack_rollout(PolicyRunner(s.env, s.num_envs, seed=s.seed).rollout(8, actor)).shape == (9, 4)
+print("torch" in sys.modules)
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == "False"
