@@ -26,6 +26,7 @@ OPERATOR_NS = "reactorfed-system"
 NAMESPACE = "rf-e2e"
 RELEASE = "reactorfed"
 SA = "reactorfed-reactorfed-operator"
+METRICS_NS = "monitoring"
 
 
 def _tool_paths() -> tuple[Path, Path]:
@@ -101,6 +102,9 @@ def operator(installed: ControlPlane, operator_kubeconfig: Path) -> Iterator[sub
     env = installed.env()
     env["KUBECONFIG"] = str(operator_kubeconfig)
     env["REACTORFED_OPERATOR_INTERVAL"] = "1"
+    # as the chart's Deployment sets them (networkPolicy.metricsNamespaces={monitoring})
+    env["POD_NAMESPACE"] = OPERATOR_NS
+    env["REACTORFED_METRICS_NAMESPACES"] = METRICS_NS
     log = installed.dir / "operator.log"
     with log.open("wb") as handle:
         proc = subprocess.Popen(

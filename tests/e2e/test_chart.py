@@ -72,3 +72,19 @@ def test_cluster_scope_and_least_privilege(k8s_tools: tuple[Path, Path]) -> None
     assert container["securityContext"]["readOnlyRootFilesystem"] is True
     assert container["securityContext"]["allowPrivilegeEscalation"] is False
     assert container["image"] == "ghcr.io/reactorfed/reactorfed-operator:0.1.0"
+    policies = [r for r in role["rules"] if "networkpolicies" in r["resources"]]
+    assert policies == [{"apiGroups": ["networking.k8s.io"], "resources": ["networkpolicies"],
+                         "verbs": ["get", "create", "patch"]}]  # fmt: skip
+
+
+def test_network_policy_values_reach_the_operator(k8s_tools: tuple[Path, Path]) -> None:
+    docs = _render(k8s_tools[0], "--set", "networkPolicy.metricsNamespaces={monitoring,obs}")
+    deploy = next(d for d in docs if d["kind"] == "Deployment")
+    env = {e["name"]: e for e in deploy["spec"]["template"]["spec"]["containers"][0]["env"]}
+    assert env["REACTORFED_METRICS_NAMESPACES"]["value"] == "monitoring,obs"
+    assert env["REACTORFED_NETWORK_POLICY"]["value"] == "true"
+    assert env["POD_NAMESPACE"]["valueFrom"]["fieldRef"]["fieldPath"] == "metadata.namespace"
+    off = _render(k8s_tools[0], "--set", "networkPolicy.enabled=false")
+    env = {e["name"]: e for e in next(d for d in off if d["kind"] == "Deployment")
+           ["spec"]["template"]["spec"]["containers"][0]["env"]}  # fmt: skip
+    assert env["REACTORFED_NETWORK_POLICY"]["value"] == "false"

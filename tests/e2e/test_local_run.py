@@ -102,6 +102,8 @@ def _local_process(cp: ControlPlane, pod: dict[str, Any], ports: dict[str, int],
             arg = f"127.0.0.1:{ports['rti']}" if arg.startswith(rti_host + ":") else arg
         elif prev == "--metrics-port":
             arg = str(ports[pod["metadata"]["name"]])
+        elif prev == "--data-port":  # one per pod there, all on one host here: any free one
+            arg = "0"
         elif prev in ("--checkpoint-dir", "--host"):
             arg = local_dirs.get(arg, "127.0.0.1" if prev == "--host" else arg)
         argv.append(arg)

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 import yaml
 
-from .conftest import NAMESPACE, OPERATOR_NS, REPO, SA, rfed
+from .conftest import METRICS_NS, NAMESPACE, OPERATOR_NS, REPO, SA, rfed
 from .controlplane import CPU_NODES, GPU_NODE, ControlPlane, wait_for
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]
@@ -56,6 +56,10 @@ def test_operator_sa_is_least_privilege(installed: ControlPlane) -> None:
     assert can("create", "pods", "-n", NAMESPACE)
     assert can("patch", "reactorfederations.reactorfed.io/status", "-n", NAMESPACE)
     assert can("create", "secrets", "-n", NAMESPACE)
+    assert can("create", "networkpolicies.networking.k8s.io", "-n", NAMESPACE)
+    assert can("patch", "networkpolicies.networking.k8s.io", "-n", NAMESPACE)
+    assert not can("delete", "networkpolicies.networking.k8s.io", "-n", NAMESPACE)  # owner references do
+    assert not can("create", "networkpolicies.networking.k8s.io", "-n", "default")
     assert not can("list", "secrets", "-n", NAMESPACE)  # only get/create
     assert not can("create", "pods", "-n", "default")  # only the watched namespace
     assert not can("delete", "services", "-n", NAMESPACE)  # owner references delete them
@@ -121,7 +125,45 @@ def test_apply_example_schedules_pods(installed: ControlPlane, operator: subproc
     assert cp.get_json("pvc", f"{NAME}-checkpoint", "-n", NAMESPACE)["status"]["phase"] == "Bound"
     events = cp.get_json("events", "-n", NAMESPACE, "--field-selector", f"involvedObject.name={NAME}")["items"]
     reasons = {e["reason"] for e in events}
-    assert {"Creating", "SecretCreated", "ServiceCreated"} <= reasons, reasons
+    assert {"Creating", "SecretCreated", "ServiceCreated", "NetworkPolicyCreated"} <= reasons, reasons
+
+
+def test_network_policy_fences_the_federation(installed: ControlPlane) -> None:
+    """The policy as the API server stores it: selects the federation's pods, lets only
+    them reach the RTI and data ports, and the metrics ports only from the operator's
+    namespace and the chart's metrics namespace; pods use the data port it names."""
+    cp = installed
+    obj = rfed(cp, NAME)
+    pol = cp.get_json("networkpolicy", f"{NAME}-links", "-n", NAMESPACE)
+    assert pol["metadata"]["ownerReferences"][0]["uid"] == obj["metadata"]["uid"]
+    spec = pol["spec"]
+    assert spec["podSelector"] == {"matchLabels": {"reactorfed.io/federation": NAME}}
+    assert spec["policyTypes"] == ["Ingress"]
+    members, metrics = spec["ingress"]
+    assert members["from"] == [{"podSelector": {"matchLabels": {"reactorfed.io/federation": NAME}}}]
+    assert sorted(p["port"] for p in members["ports"]) == [15045, 15046]
+    assert sorted(f["namespaceSelector"]["matchLabels"]["kubernetes.io/metadata.name"] for f in metrics["from"]) == \
+        sorted([METRICS_NS, OPERATOR_NS])
+    assert sorted(p["port"] for p in metrics["ports"]) == [9100, 9101]
+    selected = cp.get_json("pods", "-n", NAMESPACE, "-l", f"reactorfed.io/federation={NAME}")["items"]
+    assert {p["metadata"]["name"] for p in selected} == set(pods(cp))  # every pod, nothing else
+    for pod in selected:
+        cmd = pod["spec"]["containers"][0]["command"]
+        if pod["metadata"]["labels"]["reactorfed.io/role"] != "rti":
+            assert cmd[cmd.index("--data-port") + 1] == "15046"
+    # a policy edited by hand is put back on the next pass
+    cp.kubectl("patch", "networkpolicy", f"{NAME}-links", "-n", NAMESPACE, "--type=json", "-p",
+               json.dumps([{"op": "replace", "path": "/spec/ingress", "value": [{}]}]))  # fmt: skip
+    wait_for("the policy to be restored", lambda: cp.get_json(
+        "networkpolicy", f"{NAME}-links", "-n", NAMESPACE)["spec"] == spec or None, 30)  # fmt: skip
+
+    def updates() -> int:
+        events = cp.get_json("events", "-n", NAMESPACE, "--field-selector", f"involvedObject.name={NAME}")["items"]
+        return sum(e.get("count") or 1 for e in events if e["reason"] == "NetworkPolicyUpdated")
+
+    wait_for("the NetworkPolicyUpdated event", lambda: updates() or None, 30)
+    time.sleep(3)  # three more passes (interval 1 s): the stored policy equals the operator's, no churn
+    assert updates() == 1
 
 
 def test_kubectl_get_shows_printer_columns(installed: ControlPlane) -> None:
@@ -293,7 +335,8 @@ def test_delete_removes_every_owned_object(installed: ControlPlane) -> None:
     selector = f"reactorfed.io/federation={NAME}"
 
     def gone() -> bool:
-        left = cp.kubectl("get", "rfed,pods,services,secrets,pvc", "-n", NAMESPACE, "-l", selector, "-o", "name").stdout
+        left = cp.kubectl("get", "rfed,pods,services,secrets,pvc,networkpolicies", "-n", NAMESPACE, "-l", selector,
+                          "-o", "name").stdout  # fmt: skip
         return left.strip() == "" and cp.kubectl("get", "rfed", NAME, "-n", NAMESPACE, check=False).returncode != 0
 
     try:
