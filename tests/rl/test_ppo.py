@@ -48,7 +48,7 @@ def test_one_seed_one_result() -> None:
 
 
 def test_batch_leaves_reset_rows_out() -> None:
-    learner = PPOLearner(SPACE, seed=0)
+    learner = PPOLearner(SPACE, PPOConfig(), seed=0)
     rollouts = _rollouts(learner)
     values = [np.zeros(r.obs.shape[:2], dtype=np.float32) for r in rollouts]
     batch = make_batch(rollouts, values, 0.98, 0.8)

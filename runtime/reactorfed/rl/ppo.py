@@ -18,7 +18,7 @@ import hashlib
 from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -26,8 +26,10 @@ import torch
 from .actor_critic import ActorCritic
 from .gae import gae, lambda_returns
 from .policy import SpaceInfo
-from .ppo_config import PPOConfig
 from .rollout import Rollout
+
+if TYPE_CHECKING:  # the config builds this learner (PPOConfig.make_learner): no import back
+    from .ppo_config import PPOConfig
 
 __all__ = ["Batch", "PPOLearner", "clipped_surrogate_loss", "make_batch", "value_loss"]
 
@@ -91,9 +93,9 @@ def _adam(model: torch.nn.Module, lr: float, eps: float) -> torch.optim.Adam:
 class PPOLearner:
     """An :class:`ActorCritic`, its Adam optimizer, and PPO's update."""
 
-    def __init__(self, space: SpaceInfo, config: PPOConfig | None = None, seed: int = 0,
+    def __init__(self, space: SpaceInfo, config: PPOConfig, seed: int = 0,
                  device: torch.device | None = None) -> None:
-        self.space, self.config, self.seed = space, config or PPOConfig(), seed
+        self.space, self.config, self.seed = space, config, seed
         self.device = device or torch.device("cpu")
         c = self.config
         self.model = ActorCritic(space.obs_dim, space.num_actions, c.hidden, seed).to(self.device)
@@ -188,7 +190,9 @@ class PPOLearner:
 
     def state(self) -> dict[str, Any]:
         """Everything needed to resume: the network, the optimizer, the counters, the generator."""
-        return {"config": asdict(self.config), "space": asdict(self.space), "seed": self.seed,
+        # the config as data (to read) and as the object itself (to rebuild the learner)
+        return {"config": asdict(self.config), "config_object": self.config, "space": asdict(self.space),
+                "seed": self.seed,
                 "model": self.model.state_dict(), "optimizer": self.optimizer.state_dict(),
                 "env_steps": self.env_steps, "updates": self.updates, "rng": self.rng.bit_generator.state}
 
@@ -214,9 +218,7 @@ class PPOLearner:
     def load(cls, path: str | Path, device: torch.device | None = None) -> PPOLearner:
         """Rebuild a learner from a checkpoint written by :meth:`save`."""
         state = torch.load(path, map_location=device or torch.device("cpu"), weights_only=False)
-        cfg = dict(state["config"])
-        cfg["hidden"] = tuple(cfg["hidden"])
         space = SpaceInfo(tuple(state["space"]["obs_shape"]), int(state["space"]["num_actions"]))
-        learner = cls(space, PPOConfig(**cfg), seed=int(state["seed"]), device=device)
+        learner = cls(space, state["config_object"], seed=int(state["seed"]), device=device)
         learner.load_checkpoint(path)
         return learner
