@@ -114,6 +114,9 @@ class Server(_Socket):
         sock = context().socket(zmq.ROUTER)
         sock.setsockopt(zmq.MAXMSGSIZE, wire_limit(max_message))
         self._max = max_message
+        #: messages in pieces that were malformed or too large in all: dropped here, so
+        #: that the owner counts them with what it refused itself
+        self.dropped = 0
         sock.setsockopt(zmq.ROUTER_MANDATORY, 0)
         sock.setsockopt(zmq.RCVHWM, 0)
         # A federation's federates connect at once: beyond ZeroMQ's default backlog (100)
@@ -147,7 +150,8 @@ class Server(_Socket):
             frames = [p.buffer for p in parts[1:]]
             if len(frames) > 2 and frames[0][:4] == MAGIC:
                 whole = join(frames, self._max)
-                if whole is None:  # malformed, or too large in all: dropped, and said
+                if whole is None:  # malformed, or too large in all: dropped, counted and said
+                    self.dropped += 1
                     log.error("dropped a message in %d pieces, malformed or over the limit of %d bytes",
                               len(frames) - 1, self._max)
                     continue

@@ -397,9 +397,12 @@ class FederateCoordinator:
     @property
     def rejected_messages(self) -> int:
         """Messages dropped as malformed or unauthenticated: from the RTI and at the data
-        port (a Unix socket connection that sent what is not a message counts as one)."""
-        local = self._port.local if self._port is not None else None
-        return self._rti_rejected + self._inbound.rejected + (local.dropped if local is not None else 0)
+        port (a Unix socket connection that sent what is not a message counts as one, and
+        so does a message in pieces the transport could not put together)."""
+        port = self._port
+        local = port.local if port is not None else None
+        return (self._rti_rejected + self._inbound.rejected + (local.dropped if local is not None else 0)
+                + (port.tcp.dropped if port is not None else 0))
 
     @property
     def data_port(self) -> DataPort | None:

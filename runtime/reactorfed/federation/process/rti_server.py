@@ -112,9 +112,15 @@ class RtiServer:
         self._dirty: set[int] = set()  # federates whose reports may make grants due
         self.grants = 0
         self.messages = 0
-        self.rejected = 0
+        self._rejected = 0  # see the rejected property
         self.error: str | None = None
         self._warn = Throttle(log)
+
+    @property
+    def rejected(self) -> int:
+        """Messages and joins refused: by the RTI, and messages in pieces the transport
+        could not put together (malformed, or too large in all)."""
+        return self._rejected + (self._server.dropped if self._server is not None else 0)
 
     def bind(self) -> str:
         self._server = Server(f"tcp://{self.cfg.host}:{self.cfg.port}", max_message=self.cfg.max_message,
@@ -230,12 +236,12 @@ class RtiServer:
         adm = self.admission
         kind = adm.kind(peer)
         if len(frames) != 1:
-            self.rejected += 1
+            self._rejected += 1
             return
         try:
             msg = P.parse(frames[0], _ALLOWED[kind])
         except P.ProtocolError as e:
-            self.rejected += 1
+            self._rejected += 1
             log.debug("rejected a message: %s", e)
             return
         if kind is PeerKind.CONTROL:
@@ -252,13 +258,13 @@ class RtiServer:
         elif isinstance(msg, P.HbHello):
             hb = adm.heartbeat_hello(peer, msg, self.session, running=self.phase == RtiPhase.RUNNING)
             if hb is None:
-                self.rejected += 1
+                self._rejected += 1
             else:
                 self._fed_of_fd[self._server_fd()] = hb
 
     def _answer(self, peer: bytes, reply: P.Challenge | P.Reject) -> None:
         if isinstance(reply, P.Reject):
-            self.rejected += 1
+            self._rejected += 1
             self._warn.warning("rejected a federate: %s", reply.reason)
         assert self._server is not None
         self._server.send(peer, [reply.pack()])
