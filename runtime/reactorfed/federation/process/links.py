@@ -88,7 +88,7 @@ class DataPort:
         (``finished``: its Mark of FOREVER came), is a link down; a stranger's is nothing."""
         for reason in self.monitor.refused():
             self.refusal = (now, reason)
-            self._warn.warning("refused a connection to the data port: %s", reason)
+            self._warn.warning("refused a connection to the data port: %s", reason, kind=reason)
         for fd in self.monitor.disconnected():
             peer = self._fds.pop(fd, None)
             if peer is not None and peer not in finished:

@@ -171,7 +171,7 @@ class RtiServer:
                 for fd in monitor.disconnected():
                     self._connection_closed(fd, now)
                 for reason in monitor.refused():  # a wrong key, a stranger, altered bytes
-                    self._warn.warning("refused a connection to the RTI: %s", reason)
+                    self._warn.warning("refused a connection to the RTI: %s", reason, kind=reason)
                 if self.departures:
                     self._check_departures(now)
                 if now >= next_beat:
