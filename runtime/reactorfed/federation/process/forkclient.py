@@ -121,10 +121,6 @@ class ForkServer:
         finally:
             self.sock.settimeout(None)
 
-    def spawn(self, name: str, argv: list[str]) -> tuple[Forked, int]:
-        """Fork federate ``name``; returns it and the read end of its output pipe."""
-        return self.spawn_many([(name, argv)])[0]
-
     def spawn_many(self, requests: list[tuple[str, list[str]]], window: int = 256) -> list[tuple[Forked, int]]:
         """Fork a federate for each ``(name, argv)``; returns them, in order, each with the
         read end of its output pipe. Up to ``window`` requests are in flight at a time: the
