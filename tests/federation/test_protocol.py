@@ -159,6 +159,7 @@ TYPED: list[tuple[type[Any], tuple[st.SearchStrategy[Any], ...], Any]] = [
     (P.Admit, (TAG, COUNTS, COUNTS), lambda a: [P.ADMIT, a.tag[0], a.tag[1], a.sent, a.received]),
     (P.Refused, (st.booleans(), TEXT), lambda r: [P.REFUSED, r.joined, r.reason]),
     (P.RoundEnd, (U64,), lambda r: [P.ROUND_END, r.round]),
+    (P.Release, (), lambda _: [P.RELEASE]),
 ]
 _ITEMS = (P.ShmOpen, P.Promise, P.StopMark)  # batch items
 
@@ -425,7 +426,8 @@ def test_membership_messages_carry_what_the_rti_core_emits() -> None:
      ([P.JOIN_REQ, 1.5], "JOIN_REQ: field 1"),
      ([P.LEAVE_REQ, 1], "LEAVE_REQ has 1 fields, expected 0"),
      ([P.REFUSED, 1, "x"], "REFUSED: field 1"),
-     ([P.ROUND_END, "1"], "ROUND_END: field 1")],
+     ([P.ROUND_END, "1"], "ROUND_END: field 1"),
+     ([P.RELEASE, 0], "RELEASE has 1 fields, expected 0")],
 )
 def test_malformed_membership_messages_are_protocol_errors(msg: list[Any], why: str) -> None:
     with pytest.raises(P.ProtocolError, match=why):

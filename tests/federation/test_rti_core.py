@@ -456,3 +456,44 @@ def test_the_same_grants_as_the_straightforward_algorithm(data: st.DataObject) -
             continue
         assert _exact(getattr(new, name)(*args)) == _exact(getattr(old, name)(*args)), call
         assert _state(new) == _state(old), call
+
+
+# -- release: a resigned federate keeps its links until what it sent is received -----------
+
+
+def test_a_resigned_federate_with_nothing_in_flight_is_released_at_once() -> None:
+    c = core(2, (0, 1, None))
+    complete(c, 0, at(0), at(10), sent={1: [1, *at(0)]})
+    complete(c, 1, at(0), at(10), received={0: 1})
+    c.on_resign(0, {1: [1, *at(0)]}, {})
+    assert c.take_released() == [0]
+    assert c.take_released() == []  # once
+
+
+def test_a_resigned_federate_is_released_once_its_receiver_reports_everything() -> None:
+    c = core(3, (0, 2, None), (1, 2, None))
+    c.on_resign(0, {2: [3, *at(5)]}, {})
+    c.on_resign(1, {}, {})
+    assert c.take_released() == [1]  # it sent nothing
+    complete(c, 2, at(0), at(5), received={0: 2})
+    assert c.take_released() == []  # the third message is still on its way
+    complete(c, 2, at(5), at(10), received={0: 3})
+    assert c.take_released() == [0]
+
+
+def test_a_receiver_that_resigns_releases_its_senders() -> None:
+    # It stopped before reading them: it reads nothing more, nobody waits for it.
+    c = core(2, (0, 1, None))
+    c.on_resign(0, {1: [2, *at(5)]}, {})
+    assert c.take_released() == []
+    c.on_resign(1, {}, {0: 1})
+    assert c.take_released() == [0, 1]
+
+
+def test_release_waits_for_every_receiver() -> None:
+    c = core(3, (0, 1, None), (0, 2, None))
+    c.on_resign(0, {1: [1, *at(0)], 2: [1, *at(0)]}, {})
+    complete(c, 1, at(0), at(10), received={0: 1})
+    assert c.take_released() == []
+    c.on_net(2, at(10), {}, {0: 1})  # a NET report carries receipts too
+    assert c.take_released() == [0]

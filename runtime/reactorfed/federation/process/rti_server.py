@@ -203,7 +203,8 @@ class RtiServer:
         if self._monitor is not None:
             self._monitor.close()
         if self._server is not None:
-            self._server.close()
+            # the last RELEASEs leave with a bounded linger (while the process's context lives)
+            self._server.close(1000 if self.phase == RtiPhase.DONE else 0)
 
     def _connection_closed(self, fd: int, now: int) -> None:
         """A connection closed: if it was a federate's that has not resigned, the federate
@@ -327,6 +328,12 @@ class RtiServer:
             self._dirty.clear()
             for g in grants:
                 self._send_grant(g)
+            released = self.core.take_released()
+            if released:
+                assert self._server is not None
+                msg = P.Release().pack()
+                for f in released:
+                    self._server.send(self.admission.control_of[f], [msg])
 
     def _stop_if_agreed(self, tag: tuple[int, int] | None) -> None:
         if tag is not None:

@@ -28,12 +28,12 @@ from ...tag import TagT
 __all__ = [
     "KIND", "PROTOCOL_VERSION", "TYPED", "Abort", "Admit", "Auth", "Challenge", "Change", "Fail", "HbHello",
     "Heartbeat", "Hello", "Item", "JoinReq", "LeaveReq", "Ltc", "Message", "Promise", "Proof", "ProtocolError",
-    "Ptag", "Query", "QueryReply", "Refused", "Reject", "Resign", "RoundEnd", "ShmOpen", "Start", "StopGranted", "StopMark",
+    "Ptag", "Query", "QueryReply", "Refused", "Reject", "Release", "Resign", "RoundEnd", "ShmOpen", "Start", "StopGranted", "StopMark",
     "StopReply", "StopReq", "StopRequest", "Tag", "check_item", "compact_meta", "is_compact", "mac", "mac_equal",
     "pack", "pack_compact", "parse", "parse_batch", "parse_compact",
 ]
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2  # 2: a resigned federate waits for RELEASE before closing its links
 #: the largest control message (RTI connections refuse bigger frames)
 RTI_MAX_MESSAGE = 64 * 1024
 
@@ -65,6 +65,7 @@ CHANGE = 29  # t, m, member, joined: from this tag on, the member is present (or
 ADMIT = 30  # t, m, sent, recv: a joining member starts at this tag, with these message counts
 REFUSED = 31  # joined, reason: a member's join or leave request was not carried out
 ROUND_END = 32  # round: the round is over, its CHANGEs came before (a federate's barrier lifts)
+RELEASE = 33  # a resigned federate's messages were all received (or their receivers are gone)
 # federate -> federate (data plane)
 DATA = 40  # link, t, m, codec, meta  (+ one payload frame)
 ABSENT = 41  # link, t, m
@@ -86,6 +87,7 @@ NAMES = {
     SHM_OPEN: "SHM_OPEN", SHM_DATA: "SHM_DATA", BATCH: "BATCH", DATA_INLINE: "DATA_INLINE",
     STOP_MARK: "STOP_MARK", QUERY_REPLY: "QUERY_REPLY", JOIN_REQ: "JOIN_REQ", LEAVE_REQ: "LEAVE_REQ",
     QUERY: "QUERY", CHANGE: "CHANGE", ADMIT: "ADMIT", REFUSED: "REFUSED", ROUND_END: "ROUND_END",
+    RELEASE: "RELEASE",
 }
 
 _I64_MIN = -(2**63)
@@ -132,6 +134,7 @@ _SCHEMA: dict[int, tuple[str, ...]] = {
     ADMIT: ("i", "u", "counts", "counts"),
     REFUSED: ("bool", "s"),
     ROUND_END: ("u",),
+    RELEASE: (),
 }
 
 
@@ -541,6 +544,19 @@ class RoundEnd(NamedTuple):
         return _new(cls, (m[1],))
 
 
+class Release(NamedTuple):
+    """RTI -> a federate that resigned: every message it sent has been received, or its
+    receiver resigned or failed. Until then it keeps its links open: closing them would
+    drop what is still queued in its process (see :mod:`..coordination.rti_core`)."""
+
+    def pack(self) -> bytes:
+        return _packb([RELEASE])
+
+    @classmethod
+    def _of(cls, m: list[Any]) -> Release:
+        return _new(cls, ())
+
+
 # The next three travel as items of a BATCH: ``item()`` is what goes into one.
 
 
@@ -598,7 +614,7 @@ class StopMark(NamedTuple):
 Message = (
     Hello | Proof | Ltc | StopReq | StopReply | Resign | Heartbeat | Fail | HbHello | Challenge | Reject | Start | Tag
     | Ptag | StopRequest | StopGranted | Abort | Auth | ShmOpen | Promise | StopMark | QueryReply | JoinReq | LeaveReq
-    | Query | Change | Admit | Refused | RoundEnd
+    | Query | Change | Admit | Refused | RoundEnd | Release
 )
 #: a checked batch item (:func:`check_item`): a data-plane item's array, or a typed message
 Item = list[Any] | Message
@@ -610,6 +626,7 @@ TYPED: dict[int, type[Message]] = {
     TAG: Tag, PTAG: Ptag, STOP_REQUEST: StopRequest, STOP_GRANTED: StopGranted, ABORT: Abort, AUTH: Auth,
     SHM_OPEN: ShmOpen, PROMISE: Promise, STOP_MARK: StopMark, QUERY_REPLY: QueryReply, JOIN_REQ: JoinReq,
     LEAVE_REQ: LeaveReq, QUERY: Query, CHANGE: Change, ADMIT: Admit, REFUSED: Refused, ROUND_END: RoundEnd,
+    RELEASE: Release,
 }
 #: a message class -> its type
 KIND: dict[type[Message], int] = {cls: kind for kind, cls in TYPED.items()}
