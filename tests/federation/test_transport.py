@@ -248,3 +248,41 @@ def test_a_monitor_read_late_never_holds_up_the_io_thread(peers: _Peers) -> None
         peers.open.pop().close()
     assert len(monitor.disconnected()) == 2100
     monitor.close()
+
+
+def test_a_connection_whose_syns_go_unanswered_is_made_afresh() -> None:
+    """A SYN dropped on the way (here: a listener whose accept queue is full drops it) is
+    retransmitted by the kernel for two minutes on the same connection, which stays
+    dropped if the path is what drops it (a pod's first SYN to a Service sent before
+    kube-proxy knew the Service). The client gives the attempt up after
+    CONNECT_TIMEOUT_MS and connects afresh: a new attempt well within twice that."""
+    import socket
+
+    from zmq.utils.monitor import recv_monitor_message
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(0)
+    port = listener.getsockname()[1]
+    fillers = []
+    for _ in range(2):  # the accept queue (of length backlog + 1) full: later SYNs are dropped
+        f = socket.socket()
+        f.setblocking(False)
+        f.connect_ex(("127.0.0.1", port))
+        fillers.append(f)
+    time.sleep(0.2)
+    client = Client(f"tcp://127.0.0.1:{port}")
+    events = client._sock.get_monitor_socket(zmq.EVENT_CONNECT_RETRIED | zmq.EVENT_CONNECTED)
+    try:
+        t0 = time.monotonic()
+        assert events.poll(2 * transport.CONNECT_TIMEOUT_MS + 1000), "no new attempt: the first SYN_SENT never ends"
+        event = recv_monitor_message(events)
+        assert event["event"] == zmq.EVENT_CONNECT_RETRIED, event
+        assert time.monotonic() - t0 >= transport.CONNECT_TIMEOUT_MS / 1000 - 0.5
+    finally:
+        client._sock.disable_monitor()
+        events.close(linger=0)
+        client.close()
+        for f in fillers:
+            f.close()
+        listener.close()

@@ -82,7 +82,13 @@ def describe(k: Kind, name: str) -> str:
     op = k.kubectl(
         "logs", "-n", OPERATOR_NS, "deploy/reactorfed-reactorfed-operator", "--tail=40", check=False
     ).stdout
-    return f"{out}\n{ev[-3000:]}\n--- operator\n{op}\n--- status\n{json.dumps(status(k, name), indent=1)[-2000:]}"
+    logs = []
+    for pod in k.get_json("pods", "-n", NAMESPACE, "-l", f"reactorfed.io/federation={name}")["items"]:
+        pn = pod["metadata"]["name"]
+        log = k.kubectl("logs", "-n", NAMESPACE, pn, "--tail=25", check=False).stdout
+        logs.append(f"--- {pn}\n{log[-2500:]}")
+    return (f"{out}\n{ev[-3000:]}\n--- operator\n{op}\n--- status\n"
+            f"{json.dumps(status(k, name), indent=1)[-2000:]}\n" + "\n".join(logs))  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -364,9 +370,13 @@ def test_other_examples_run_to_their_end(operator: Kind, example: str) -> None:
     t0 = time.monotonic()
     apply(k, docs)
     try:
-        st = wait_for(f"{name} to end",
-                      lambda: status(k, name) if status(k, name).get("phase") in ("Succeeded", "Failed") else None,
-                      1500, interval=2)  # fmt: skip
+        # each example ends in well under a minute here; 600 s is a hang, shown with its logs
+        try:
+            st = wait_for(f"{name} to end",
+                          lambda: status(k, name) if status(k, name).get("phase") in ("Succeeded", "Failed") else None,
+                          600, interval=2)  # fmt: skip
+        except AssertionError as e:
+            raise AssertionError(f"{e}\n{describe(k, name)}") from None
         assert st["phase"] == "Succeeded", describe(k, name)
         record(f"example_{Path(example).stem}_apply_to_succeeded_s", time.monotonic() - t0, "s",
                f"kubectl apply examples/k8s/{example} -> Succeeded ({fed['spec']['samplers'].get('replicas')} samplers)")  # fmt: skip

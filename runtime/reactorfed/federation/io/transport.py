@@ -28,7 +28,7 @@ import zmq
 from .chunks import MAGIC, join, split, wire_limit
 from .curve import CurveKeys, handshake_reason, secure_client, secure_server, stop_zap
 
-__all__ = ["Client", "CurveKeys", "Monitor", "Poller", "Server", "TransportError", "context", "shutdown"]
+__all__ = ["CONNECT_TIMEOUT_MS", "Client", "CurveKeys", "Monitor", "Poller", "Server", "TransportError", "context", "shutdown"]
 
 log = logging.getLogger("reactorfed.transport")
 Frames = list[memoryview]
@@ -36,6 +36,13 @@ _ZERO_COPY_MIN = 64 * 1024
 # plain ints: zmq's flags are an enum.IntFlag, whose operators run Python code
 _POLLIN = int(zmq.POLLIN)
 _READABLE = select.EPOLLIN | select.EPOLLHUP | select.EPOLLERR
+#: A TCP connection not made within this long is given up and made afresh (a new socket,
+#: a new source port). Without it, a SYN sent into a black hole is retransmitted by the
+#: kernel into the same hole for two minutes: a pod that connects to a Service before
+#: kube-proxy on its node has the Service's rules sends its first SYN untranslated, and
+#: conntrack then keeps every retransmission of that connection untranslated too (seen
+#: in the kind suite: a federate stuck in SYN_SENT until its join timed out).
+CONNECT_TIMEOUT_MS = 2000
 
 
 class TransportError(OSError):
@@ -182,6 +189,7 @@ class Client(_Socket):
         sock.setsockopt(zmq.MAXMSGSIZE, wire_limit(max_message))
         self._max = max_message
         sock.setsockopt(zmq.SNDHWM, 0)
+        sock.setsockopt(zmq.CONNECT_TIMEOUT, CONNECT_TIMEOUT_MS)
         if liveness_ms is not None:
             _heartbeats(sock, liveness_ms)
         if curve is not None:
