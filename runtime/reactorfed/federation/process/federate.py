@@ -33,7 +33,7 @@ from ...tag import NEVER, TagT, add_delay, succ
 from ...trigger import Slot
 from ..coordination.federate_core import WAIT, FederateCore, Message
 from ..coordination.layout import Layout, Link, link_delay
-from ..errors import FederationError, LinkDownError
+from ..errors import FederationError, LinkDownError, SendError
 from ..io.curve import CurveKeys, federation_keys, plaintext_opted_out
 from ..io.local import LocalClient, split_endpoint
 from ..io.transport import Client, Monitor, Poller
@@ -142,6 +142,9 @@ class FederateCoordinator:
         self.layout = layout
         self.cfg = cfg
         self.clock = clock
+        #: the largest value sent: the message limit less room for its batch frame (the
+        #: receiver counts both against the limit)
+        self._max_value = cfg.max_message - _HEADER_ROOM if cfg.max_message > 0 else 1 << 62
         self.name = part.federate
         self.me = layout.index(part.federate)
         self.core = FederateCore(layout, self.me, peer_grants=cfg.peer_grants)
@@ -354,7 +357,7 @@ class FederateCoordinator:
                     self._send(self.core.outbox)
                     self._out.flush()
                     self._await_release()
-                elif not isinstance(error, FederationError) or isinstance(error, LinkDownError):
+                elif not isinstance(error, FederationError) or isinstance(error, LinkDownError | SendError):
                     # what only this federate knows (the RTI's own verdicts it need not hear)
                     self._rti.send([P.Fail(f"{type(error).__name__}: {error}"[:2000]).pack()])
                 time.sleep(0.05)  # let the last message leave before the socket closes
@@ -514,8 +517,14 @@ class FederateCoordinator:
         try:
             codec, meta, frames = encode(value, self.cfg.trusted_pickle)
         except CodecError as e:
-            raise FederationError(f"{out.link.src_port} -> {out.link.dst_port}: {e}") from e
+            raise SendError(f"{out.link.src_port} -> {out.link.dst_port}: {e}") from e
         size = memoryview(frames[0]).nbytes if len(frames) == 1 else sum(memoryview(f).nbytes for f in frames)
+        if size > self._max_value:
+            # The receiver would refuse the message whole (and then wait for it for ever):
+            # refused here instead, naming the link.
+            raise SendError(
+                f"{out.link.src_port} -> {out.link.dst_port}: a value of {size:,} bytes is larger than a federate "
+                f"takes in one message ({self._max_value:,} bytes, the message limit less room for its header)")
         self._out.post_value(out.link.dst, out.link.id, tag, codec, meta, frames, size)
         self.core.sent_message(out.link.dst, tag)
         self.messages_sent += 1
@@ -630,6 +639,7 @@ class FederateCoordinator:
         return P.mac(self.cfg.secret, "shm", self.session, src, dst)
 
 
+_HEADER_ROOM = 64 << 10
 _FROM_RTI = frozenset({P.TAG, P.PTAG, P.STOP_REQUEST, P.STOP_GRANTED, P.ABORT, P.HEARTBEAT, P.REJECT})
 #: after resigning, the RTI may still send what it sent before, and then RELEASE
 _AFTER_RESIGN = _FROM_RTI | {P.RELEASE}
