@@ -36,7 +36,7 @@ from ..coordination.layout import Layout, Link, link_delay
 from ..errors import FederationError, LinkDownError, SendError
 from ..io.curve import CurveKeys, federation_keys, plaintext_opted_out
 from ..io.local import LocalClient, split_endpoint
-from ..io.transport import Client, Monitor, Poller
+from ..io.transport import Client, Poller
 from ..wire import protocol as P
 from ..wire.codec import CodecError, encode
 from .heartbeat import Heartbeat, Liveness
@@ -44,6 +44,7 @@ from .inbound import Inbound
 from .join import colocated, join
 from .links import DataPort, connect_downstream
 from .outbound import Outbound
+from .release import await_release
 
 __all__ = ["FederateConfig", "FederateCoordinator", "FederationError"]
 
@@ -356,7 +357,9 @@ class FederateCoordinator:
                     self.core.resign(sched.current_tag)
                     self._send(self.core.outbox)
                     self._out.flush()
-                    self._await_release()
+                    if self._poller is not None and self._port is not None and self._live is not None:
+                        await_release(self.name, self._rti, self._poller, self._port, self._live, self.clock,
+                                      self.cfg.join_timeout_ns)
                 elif not isinstance(error, FederationError) or isinstance(error, LinkDownError | SendError):
                     # what only this federate knows (the RTI's own verdicts it need not hear)
                     self._rti.send([P.Fail(f"{type(error).__name__}: {error}"[:2000]).pack()])
@@ -376,66 +379,6 @@ class FederateCoordinator:
             if self._poller is not None:
                 self._poller.close()
             self._close_shm(error is None)
-
-    def _await_release(self) -> None:
-        """Keep this federate's links open until the RTI says that everything it sent has
-        been received (or that its receivers are gone): its last payloads may still be
-        queued in this process, megabytes behind a slow link, and closing would drop them
-        (the receiver would then wait for ever for messages the counts say were sent).
-        Given up, with a warning, if the RTI aborts or closes, or after the join timeout."""
-        rti, poller, port, live = self._rti, self._poller, self._port, self._live
-        if rti is None or poller is None or port is None:
-            return
-        t0 = self.clock.now()
-        deadline = t0 + self.cfg.join_timeout_ns
-        said = False
-        monitor = Monitor(rti)
-        try:
-            while True:
-                now = self.clock.now()
-                why = live.abort_reason if live is not None else None
-                if why is None and monitor.disconnected():
-                    why = "the RTI closed the connection"
-                if why is None and now > deadline:
-                    why = f"no release within {self.cfg.join_timeout_ns // 10**9} s (the join timeout)"
-                if why is not None:
-                    if not self._released(rti):  # (a release read just before the close)
-                        log.warning("%s: closing its links before the RTI confirmed that its peers received "
-                                    "everything it sent (%s); messages still on their way may be lost", self.name, why)
-                    return
-                if not said and now - t0 > 2_000_000_000:
-                    said = True
-                    log.info("%s: waiting until its peers have received everything it sent", self.name)
-                ready = poller.wait(100)
-                if rti in ready and self._released(rti):
-                    return
-                # what still arrives is for tags after this federate's last: read and dropped
-                # (a port left unread would wake the poller at once, every time)
-                if port.tcp in ready:
-                    while port.tcp.recv() is not None:
-                        pass
-                if port.local is not None and port.local in ready:
-                    port.local.received().clear()
-                if port.monitor in ready:
-                    port.monitor.disconnected()
-                    port.monitor.refused()
-        finally:
-            monitor.close()
-
-    def _released(self, rti: Client) -> bool:
-        """Read what the RTI sent: was it a RELEASE? (An ABORT sets nothing here: the
-        heartbeat's thread, or the next look at the connection, ends the wait.)"""
-        released = False
-        while (frames := rti.recv()) is not None:
-            try:
-                msg = P.parse(frames[0], _AFTER_RESIGN)
-            except P.ProtocolError:
-                continue
-            if isinstance(msg, P.Release):
-                released = True
-            elif isinstance(msg, P.Abort) and self._live is not None and self._live.abort_reason is None:
-                self._live.abort_reason = f"the federation was aborted: {msg.reason}"
-        return released
 
     def _close_shm(self, drain: bool) -> None:
         if self.shm_messages:
@@ -641,5 +584,3 @@ class FederateCoordinator:
 
 _HEADER_ROOM = 64 << 10
 _FROM_RTI = frozenset({P.TAG, P.PTAG, P.STOP_REQUEST, P.STOP_GRANTED, P.ABORT, P.HEARTBEAT, P.REJECT})
-#: after resigning, the RTI may still send what it sent before, and then RELEASE
-_AFTER_RESIGN = _FROM_RTI | {P.RELEASE}
