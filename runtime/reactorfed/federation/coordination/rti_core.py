@@ -45,7 +45,7 @@ federation whose membership does not: no slot, no round, the same grants.
 downstream peers: queued in its own process (a fast sender's last payloads, megabytes of
 them). Closing its links then would lose them, and the receiver would wait for ever for
 messages the counts say were sent. So it keeps its links open until the RTI releases it
-(:attr:`RtiCore.released`): once every message it sent has been reported received, or
+(:meth:`RtiCore.take_released`): once every message it sent has been reported received, or
 its receiver resigned or failed (it will read nothing more).
 """
 
@@ -97,10 +97,8 @@ class RtiCore(RtiMembership):
         self.stop_tag: TagT | None = None
         self.stop_proposed: TagT | None = None
         self.stop_replies: dict[int, TagT] = {}
-        #: resigned federates whose messages are not all received yet (see Release)
+        #: resigned federates not released yet (see Release)
         self._releasing: set[int] = set()
-        #: federates released since the driver last took them (:meth:`take_released`)
-        self.released: list[int] = []
         self._init_membership()
         self._recompute_all()
 
@@ -134,8 +132,6 @@ class RtiCore(RtiMembership):
         st = self.feds[f]
         st.net = net
         self._counts(f, sent, received)
-        if self._releasing:
-            self._release_due()
         return self._reported(f, regrant)
 
     def on_ltc(self, f: int, ltc: TagT, net: TagT, sent: dict[int, list[int]], received: dict[int, int],
@@ -145,8 +141,6 @@ class RtiCore(RtiMembership):
             st.ltc = ltc
         st.net = net
         self._counts(f, sent, received)
-        if self._releasing:
-            self._release_due()
         return self._reported(f, regrant)
 
     def on_resign(self, f: int, sent: dict[int, list[int]], received: dict[int, int],
@@ -155,13 +149,10 @@ class RtiCore(RtiMembership):
         self._counts(f, sent, received)
         if st.resigned:  # (twice, or a failed member's last words: nothing else changes)
             st.net = st.ltc = FOREVER_T
-            if self._releasing:
-                self._release_due()
             return self._reported(f, regrant)
         self._last_ltc[f] = st.ltc
         st.resigned = True
         self._releasing.add(f)
-        self._release_due()  # its own messages, and those a receiver now gone held back
         st.net = FOREVER_T
         st.ltc = FOREVER_T
         g = self._group[f]
@@ -177,22 +168,17 @@ class RtiCore(RtiMembership):
             agreed = self._agree_if_answered()
         return agreed + self._reported(f, regrant)
 
-    def _release_due(self) -> None:
-        """Move to :attr:`released` the resigned federates whose messages have all been
-        received, or whose receivers that still lack some have resigned or failed."""
-        feds, flight = self.feds, self._flight
-        done = [f for f in self._releasing
-                if all(feds[d].resigned or not flight[d].get(f) for d in self._down[f])]
-        for f in sorted(done):
-            self._releasing.discard(f)
-            self.released.append(f)
-
     def take_released(self) -> list[int]:
-        """The federates released since the last call (see Release in the module docstring)."""
-        if self._releasing:  # a receiver that failed (membership) changed nothing reported
-            self._release_due()
-        out, self.released = self.released, []
-        return out
+        """The resigned federates, not released before, whose messages have all been
+        received, or whose receivers that still lack some have resigned or failed (see
+        Release in the module docstring). Asked once per batch of reports, not per report."""
+        if not self._releasing:
+            return []
+        feds, flight = self.feds, self._flight
+        done = sorted(f for f in self._releasing
+                      if all(feds[d].resigned or not flight[d].get(f) for d in self._down[f]))
+        self._releasing.difference_update(done)
+        return done
 
     def _reported(self, f: int, regrant: bool) -> list[Grant]:
         if not self.feds[f].resigned and self._group[f] is not None:

@@ -583,4 +583,4 @@ class FederateCoordinator:
 
 
 _HEADER_ROOM = 64 << 10
-_FROM_RTI = frozenset({P.TAG, P.PTAG, P.STOP_REQUEST, P.STOP_GRANTED, P.ABORT, P.HEARTBEAT, P.REJECT})
+_FROM_RTI = P.FROM_RTI

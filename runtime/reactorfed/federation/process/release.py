@@ -22,8 +22,7 @@ __all__ = ["await_release"]
 log = logging.getLogger("reactorfed.federate")
 
 #: what the RTI may still send a federate that resigned: what it sent before, then RELEASE
-_AFTER_RESIGN = frozenset({P.RELEASE, P.ABORT, P.TAG, P.PTAG, P.STOP_REQUEST, P.STOP_GRANTED, P.HEARTBEAT,
-                           P.REJECT})
+_AFTER_RESIGN = P.FROM_RTI | {P.RELEASE}
 #: after this long, the wait is said in the log
 _SAY_AFTER_NS = 2_000_000_000
 

@@ -26,7 +26,7 @@ import msgpack
 from ...tag import TagT
 
 __all__ = [
-    "KIND", "PROTOCOL_VERSION", "TYPED", "Abort", "Admit", "Auth", "Challenge", "Change", "Fail", "HbHello",
+    "FROM_RTI", "KIND", "PROTOCOL_VERSION", "TYPED", "Abort", "Admit", "Auth", "Challenge", "Change", "Fail", "HbHello",
     "Heartbeat", "Hello", "Item", "JoinReq", "LeaveReq", "Ltc", "Message", "Promise", "Proof", "ProtocolError",
     "Ptag", "Query", "QueryReply", "Refused", "Reject", "Release", "Resign", "RoundEnd", "ShmOpen", "Start", "StopGranted", "StopMark",
     "StopReply", "StopReq", "StopRequest", "Tag", "check_item", "compact_meta", "is_compact", "mac", "mac_equal",
@@ -66,6 +66,8 @@ ADMIT = 30  # t, m, sent, recv: a joining member starts at this tag, with these 
 REFUSED = 31  # joined, reason: a member's join or leave request was not carried out
 ROUND_END = 32  # round: the round is over, its CHANGEs came before (a federate's barrier lifts)
 RELEASE = 33  # a resigned federate's messages were all received (or their receivers are gone)
+#: what the RTI sends a running federate on its control connection
+FROM_RTI = frozenset({TAG, PTAG, STOP_REQUEST, STOP_GRANTED, ABORT, HEARTBEAT, REJECT})
 # federate -> federate (data plane)
 DATA = 40  # link, t, m, codec, meta  (+ one payload frame)
 ABSENT = 41  # link, t, m
