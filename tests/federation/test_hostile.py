@@ -27,6 +27,7 @@ from reactorfed import sec
 from reactorfed.federation.io import transport
 from reactorfed.federation.io.chunks import MAGIC
 from reactorfed.federation.io.curve import CurveKeys, federation_keys, secure_client
+from reactorfed.federation.wire import kinds as K
 from reactorfed.federation.wire import protocol as P
 
 from .harness import Federation, reference, wait_until
@@ -133,7 +134,7 @@ MSGPACK_JUNK = st.recursive(
 @st.composite
 def typed_junk(draw: Any) -> bytes:
     """A known message type with fields of random types and number."""
-    kind = draw(st.sampled_from(sorted(P._SCHEMA)))
+    kind = draw(st.sampled_from(sorted(K.SCHEMA)))
     fields = draw(st.lists(st.none() | st.integers(-(2**63), 2**63 - 1) | st.text(max_size=10) | st.binary(max_size=40)
                            | st.dictionaries(st.integers(-3, 10), st.integers(-3, 10), max_size=3), max_size=8))
     return P.pack(kind, *fields)

@@ -11,6 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from reactorfed.federation.wire import data as D
+from reactorfed.federation.wire import kinds as K
 from reactorfed.federation.wire import protocol as P
 
 I64 = st.integers(-(2**63), 2**63 - 1)
@@ -54,13 +56,13 @@ WRONG: dict[str, list[Any]] = {
 def sample(kind: int) -> list[Any]:
     return [{"i": -5, "u": 7, "s": "x", "b16": b"a" * 16, "b32": b"b" * 32, "counts": {1: 2}, "sent": {0: [1, 2, 3]},
              "peers": {0: "tcp://h:1"}, "any": [1, "a"], "bin": b"\x00\x01", "items": [[43, 1, 2]], "bool": True,
-             "changes": [[3, True], [4, False]]}[f] for f in P._SCHEMA[kind]]
+             "changes": [[3, True], [4, False]]}[f] for f in K.SCHEMA[kind]]
 
 
 @st.composite
 def valid_message(draw: Any) -> list[Any]:
-    kind = draw(st.sampled_from(sorted(P._SCHEMA)))
-    return [kind, *(draw(FIELD[f]) for f in P._SCHEMA[kind])]
+    kind = draw(st.sampled_from(sorted(K.SCHEMA)))
+    return [kind, *(draw(FIELD[f]) for f in K.SCHEMA[kind])]
 
 
 def kind_of(frame: bytes) -> int:
@@ -105,14 +107,14 @@ def test_every_message_type_round_trips(msg: list[Any]) -> None:
 
 
 def test_every_type_has_a_name_and_a_sample() -> None:
-    for kind in P._SCHEMA:
+    for kind in K.SCHEMA:
         assert kind in P.NAMES
         read([kind, *sample(kind)])
         if kind in P.TYPED or kind == P.BATCH:
             assert kind_of(P.pack(kind, *sample(kind))) == kind
     # typed: the control messages and the peers' AUTH, SHM_OPEN, PROMISE, STOP_MARK, each
     # class named after its type
-    assert set(P.TYPED) == set(P._SCHEMA) - {P.DATA, P.ABSENT, P.SHM_DATA, P.DATA_INLINE, P.BATCH}
+    assert set(P.TYPED) == set(K.SCHEMA) - {P.DATA, P.ABSENT, P.SHM_DATA, P.DATA_INLINE, P.BATCH}
     for kind, cls in P.TYPED.items():
         assert P.KIND[cls] == kind and cls.__name__.upper() == P.NAMES[kind].replace("_", "")
 
@@ -192,10 +194,10 @@ def test_typed_messages_compare_as_tuples() -> None:
     assert P.Ltc((5, 1), (6, 0), {2: [1, 5, 1]}, {0: 3}).pack() == P.pack(P.LTC, 5, 1, 6, 0, {2: [1, 5, 1]}, {0: 3})
 
 
-@pytest.mark.parametrize("kind", sorted(P._SCHEMA), ids=lambda k: P.NAMES[k])
+@pytest.mark.parametrize("kind", sorted(K.SCHEMA), ids=lambda k: P.NAMES[k])
 def test_wrong_field_types_and_ranges_are_refused(kind: int) -> None:
     fields = sample(kind)
-    for i, f in enumerate(P._SCHEMA[kind]):
+    for i, f in enumerate(K.SCHEMA[kind]):
         for bad in WRONG.get(f, []):
             msg = list(fields)
             msg[i] = bad
@@ -203,7 +205,7 @@ def test_wrong_field_types_and_ranges_are_refused(kind: int) -> None:
                 P.parse(P.pack(kind, *msg))
 
 
-@pytest.mark.parametrize("kind", sorted(P._SCHEMA), ids=lambda k: P.NAMES[k])
+@pytest.mark.parametrize("kind", sorted(K.SCHEMA), ids=lambda k: P.NAMES[k])
 def test_wrong_lengths_are_refused(kind: int) -> None:
     fields = sample(kind)
     with pytest.raises(P.ProtocolError, match="fields, expected"):
@@ -287,7 +289,7 @@ def _checked(check: Any, item: list[Any], allowed: frozenset[int]) -> Any:
 
 def _schema(item: list[Any], allowed: frozenset[int]) -> list[Any]:
     """The schema's verdict alone, without check_item's straight-line path."""
-    return P._validated(item, allowed, "an item")
+    return K.validated(item, allowed, "an item")
 
 
 # A field of a batch item as the wire can carry it: in range or not, of the right type or not.
@@ -389,7 +391,7 @@ def test_mangled_compact_messages_are_protocol_errors_or_well_formed(frame: byte
     except P.ProtocolError:
         return
     assert flags in (1, 2, 3) and m >= 0 and pm >= 0
-    assert len(mb) + len(body) <= len(b) - P._COMPACT_HEAD.size
+    assert len(mb) + len(body) <= len(b) - D._COMPACT_HEAD.size
     with contextlib.suppress(P.ProtocolError):
         P.compact_meta(mb)
 

@@ -1,0 +1,219 @@
+"""The protocol's vocabulary: message types (numbers on the wire), their names, each
+type's field schema, and the checks every received array passes before anything reads it.
+
+Every message is one msgpack array whose first element is its type. Nothing received is
+trusted: :func:`validated` checks every field's type and range and raises
+:class:`ProtocolError` for anything else, so a hostile or broken peer cannot crash the
+RTI or a federate. The messages themselves: :mod:`.messages` (typed control messages),
+:mod:`.membership` (elastic banks' rounds), :mod:`.data` (the data plane).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import msgpack
+
+__all__ = ["FROM_RTI", "NAMES", "PROTOCOL_VERSION", "RTI_MAX_MESSAGE", "SCHEMA", "ProtocolError", "pack", "packb", "unpackb", "validated"]
+
+PROTOCOL_VERSION = 2  # 2: a resigned federate waits for RELEASE before closing its links
+#: the largest control message (RTI connections refuse bigger frames)
+RTI_MAX_MESSAGE = 64 * 1024
+
+# federate -> RTI
+HELLO = 1  # version, federation id, federate name, program digest, data endpoint, nonce
+PROOF = 2  # mac
+# 3 was NET (a next event tag alone): every report is an LTC, which carries the NET
+LTC = 4  # t, m, net_t, net_m, sent, recv
+STOP_REQ = 5  # t, m
+STOP_REPLY = 6  # t, m
+RESIGN = 7  # t, m, sent, recv
+HEARTBEAT = 8  # (both directions)
+FAIL = 9  # reason
+HB_HELLO = 10  # federation id, federate name, nonce: the heartbeat channel's join
+QUERY_REPLY = 11  # round, t, m: the earliest tag this federate can apply a round's changes at
+JOIN_REQ = 12  # physical time: an elastic member (admitted by the handshake) asks to join
+LEAVE_REQ = 13  # an elastic member asks to leave
+# RTI -> federate
+CHALLENGE = 20  # nonce, mac
+REJECT = 21  # reason
+START = 22  # start time, peers {index: endpoint}, session, federate index
+TAG = 23  # t, m, counts
+PTAG = 24  # t, m, counts
+STOP_REQUEST = 25  # t, m
+STOP_GRANTED = 26  # t, m
+ABORT = 27  # reason
+QUERY = 28  # round, t, m, [[member, joined], ...]: a membership round asks (answer: QUERY_REPLY)
+CHANGE = 29  # t, m, member, joined: from this tag on, the member is present (or absent)
+ADMIT = 30  # t, m, sent, recv: a joining member starts at this tag, with these message counts
+REFUSED = 31  # joined, reason: a member's join or leave request was not carried out
+ROUND_END = 32  # round: the round is over, its CHANGEs came before (a federate's barrier lifts)
+RELEASE = 33  # a resigned federate's messages were all received (or their receivers are gone)
+#: what the RTI sends a running federate on its control connection
+FROM_RTI = frozenset({TAG, PTAG, STOP_REQUEST, STOP_GRANTED, ABORT, HEARTBEAT, REJECT})
+# federate -> federate (data plane)
+DATA = 40  # link, t, m, codec, meta  (+ one payload frame)
+ABSENT = 41  # link, t, m
+AUTH = 42  # sender index, mac
+SHM_OPEN = 44  # segment name: payloads from this sender may come through it
+SHM_DATA = 45  # link, t, m, codec, meta, offset, length  (the payload is in the shared segment)
+BATCH = 46  # [item, ...]: what a federate sends one peer at once; each item is a data-plane
+#   message below as a list; DATA items' payloads follow as frames, in order
+DATA_INLINE = 47  # link, t, m, codec, meta, payload bytes: a small DATA inside a batch
+PROMISE = 43  # t, m: the sender will send nothing more before this tag plus each link's delay
+STOP_MARK = 48  # t, m: a PROMISE made knowing of a stop (or resigned), as are the sender's next
+
+NAMES = {
+    HELLO: "HELLO", PROOF: "PROOF", LTC: "LTC", STOP_REQ: "STOP_REQ",
+    STOP_REPLY: "STOP_REPLY", RESIGN: "RESIGN", HEARTBEAT: "HEARTBEAT", FAIL: "FAIL",
+    HB_HELLO: "HB_HELLO", CHALLENGE: "CHALLENGE", REJECT: "REJECT", START: "START", TAG: "TAG",
+    PTAG: "PTAG", STOP_REQUEST: "STOP_REQUEST", STOP_GRANTED: "STOP_GRANTED", ABORT: "ABORT",
+    DATA: "DATA", ABSENT: "ABSENT", AUTH: "AUTH", PROMISE: "PROMISE",
+    SHM_OPEN: "SHM_OPEN", SHM_DATA: "SHM_DATA", BATCH: "BATCH", DATA_INLINE: "DATA_INLINE",
+    STOP_MARK: "STOP_MARK", QUERY_REPLY: "QUERY_REPLY", JOIN_REQ: "JOIN_REQ", LEAVE_REQ: "LEAVE_REQ",
+    QUERY: "QUERY", CHANGE: "CHANGE", ADMIT: "ADMIT", REFUSED: "REFUSED", ROUND_END: "ROUND_END",
+    RELEASE: "RELEASE",
+}
+
+I64_MIN = -(2**63)
+I64_MAX = 2**63 - 1
+MAX_STR = 4096
+MAX_ENTRIES = 4096
+
+# Field kinds: "i" int64, "u" int >= 0, "s" short str, "b16" 16 bytes, "b32" 32 bytes,
+# "counts" {int >= 0: int >= 0}, "sent" {int >= 0: [count, t, m]}, "peers" {int: str},
+# "bin" bytes, "items" a non-empty list of lists (each checked by check_item), "bool",
+# "changes" a non-empty list of [member (int >= 0), joined (bool)], "any".
+SCHEMA: dict[int, tuple[str, ...]] = {
+    HELLO: ("u", "s", "s", "s", "s", "b16"),
+    PROOF: ("b32",),
+    LTC: ("i", "u", "i", "u", "sent", "counts"),
+    STOP_REQ: ("i", "u"),
+    STOP_REPLY: ("i", "u"),
+    RESIGN: ("i", "u", "sent", "counts"),
+    HEARTBEAT: (),
+    FAIL: ("s",),
+    HB_HELLO: ("s", "s", "b16", "b32"),
+    CHALLENGE: ("b16", "b32"),
+    REJECT: ("s",),
+    START: ("i", "peers", "b16", "u"),
+    TAG: ("i", "u", "counts"),
+    PTAG: ("i", "u", "counts"),
+    STOP_REQUEST: ("i", "u"),
+    STOP_GRANTED: ("i", "u"),
+    ABORT: ("s",),
+    DATA: ("u", "i", "u", "u", "any"),
+    ABSENT: ("u", "i", "u"),
+    AUTH: ("u", "b32"),
+    PROMISE: ("i", "u"),
+    SHM_OPEN: ("s",),
+    SHM_DATA: ("u", "i", "u", "u", "any", "u", "u"),
+    BATCH: ("items",),
+    DATA_INLINE: ("u", "i", "u", "u", "any", "bin"),
+    STOP_MARK: ("i", "u"),
+    QUERY_REPLY: ("u", "i", "u"),
+    JOIN_REQ: ("i",),
+    LEAVE_REQ: (),
+    QUERY: ("u", "i", "u", "changes"),
+    CHANGE: ("i", "u", "u", "bool"),
+    ADMIT: ("i", "u", "counts", "counts"),
+    REFUSED: ("bool", "s"),
+    ROUND_END: ("u",),
+    RELEASE: (),
+}
+
+class ProtocolError(ValueError):
+    """A message that does not follow the protocol."""
+
+
+def packb(msg: list[Any]) -> bytes:
+    return msgpack.packb(msg, use_bin_type=True)
+
+
+def pack(kind: int, *fields: Any) -> bytes:
+    """A positional message, ``[kind, *fields]``, on the wire (a BATCH: the typed messages
+    have their own ``pack()``)."""
+    return packb([kind, *fields])
+
+
+def unpackb(data: bytes | memoryview) -> Any:
+    """Decode one message's array, with limits (no string, map or array larger than a
+    control message may hold)."""
+    try:
+        return msgpack.unpackb(
+            data, raw=False, strict_map_key=False, max_array_len=MAX_ENTRIES, max_map_len=MAX_ENTRIES,
+            max_str_len=MAX_STR, max_bin_len=1 << 20, use_list=True,
+        )
+    except Exception as e:
+        raise ProtocolError(f"undecodable message: {type(e).__name__}") from None
+
+
+def validated(msg: Any, allowed: frozenset[int] | None, what: str) -> list[Any]:
+    if type(msg) is not list or not msg or type(msg[0]) is not int:
+        raise ProtocolError(f"{what} is an array starting with its type")
+    kind = msg[0]
+    checks = _CHECKS.get(kind)
+    if checks is None:
+        raise ProtocolError(f"unknown message type {kind}")
+    if allowed is not None and kind not in allowed:
+        raise ProtocolError(f"unexpected {NAMES[kind]} here")
+    if len(msg) != len(checks) + 1:
+        raise ProtocolError(f"{NAMES[kind]} has {len(msg) - 1} fields, expected {len(checks)}")
+    i = 1
+    for ok in checks:
+        if not ok(msg[i]):
+            raise ProtocolError(f"{NAMES[kind]}: field {i} is not a valid {SCHEMA[kind][i - 1]}")
+        i += 1
+    return msg
+
+
+def _is_int(v: Any) -> bool:
+    return type(v) is int and I64_MIN <= v <= I64_MAX
+
+
+def _is_uint(v: Any) -> bool:
+    return type(v) is int and 0 <= v <= I64_MAX
+
+
+def _is_counts(v: Any) -> bool:
+    return isinstance(v, dict) and all(_is_int(k) and k >= 0 and _is_int(c) and c >= 0 for k, c in v.items())
+
+
+def _is_sent(v: Any) -> bool:
+    return isinstance(v, dict) and all(
+        _is_int(k) and k >= 0 and isinstance(e, list) and len(e) == 3
+        and _is_int(e[0]) and e[0] >= 0 and _is_int(e[1]) and _is_int(e[2]) and e[2] >= 0
+        for k, e in v.items()
+    )
+
+
+def _is_changes(v: Any) -> bool:
+    return isinstance(v, list) and len(v) > 0 and all(
+        isinstance(c, list) and len(c) == 2 and _is_uint(c[0]) and type(c[1]) is bool for c in v)
+
+
+def _is_peers(v: Any) -> bool:
+    return isinstance(v, dict) and all(_is_uint(k) and isinstance(e, str) for k, e in v.items())
+
+
+_FIELD_CHECKS: dict[str, Callable[[Any], bool]] = {
+    "i": _is_int,
+    "u": _is_uint,
+    "s": lambda v: isinstance(v, str) and len(v) <= MAX_STR,
+    "bin": lambda v: isinstance(v, bytes),
+    "items": lambda v: isinstance(v, list) and len(v) > 0,
+    "b16": lambda v: isinstance(v, bytes) and len(v) == 16,
+    "b32": lambda v: isinstance(v, bytes) and len(v) == 32,
+    "counts": _is_counts,
+    "sent": _is_sent,
+    "peers": _is_peers,
+    "bool": lambda v: type(v) is bool,
+    "changes": _is_changes,
+    "any": lambda v: True,
+}
+#: per message type, one check per field (looked up once, not per message)
+_CHECKS: dict[int, tuple[Callable[[Any], bool], ...]] = {
+    kind: tuple(_FIELD_CHECKS[f] for f in schema) for kind, schema in SCHEMA.items()
+}
+

@@ -1,0 +1,136 @@
+"""The messages of elastic banks' membership rounds (issue 19), typed as the control
+messages of :mod:`.messages` are.
+
+A round, as the RTI's core runs it (coordination/rti_core.py, membership.py): the RTI asks
+every present federate (Query), each answers (QueryReply) and goes no further than its
+answer until the round is over (RoundEnd, after the round's Changes); a joining member
+gets its start (Admit). A member asks to join (JoinReq, after the handshake) or to leave
+(LeaveReq); Refused when the RTI did not.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from ...tag import TagT
+from .kinds import ADMIT, CHANGE, JOIN_REQ, LEAVE_REQ, QUERY, QUERY_REPLY, REFUSED, ROUND_END, packb
+
+__all__ = ["Admit", "Change", "JoinReq", "LeaveReq", "Query", "QueryReply", "Refused", "RoundEnd"]
+
+_new = tuple.__new__  # see messages.py
+
+
+class QueryReply(NamedTuple):
+    """federate -> RTI: the earliest tag this federate can apply round ``round``'s changes
+    at (it goes no further than ``tag`` until they come)."""
+
+    round: int
+    tag: TagT
+
+    def pack(self) -> bytes:
+        return packb([QUERY_REPLY, self.round, *self.tag])
+
+    @classmethod
+    def _of(cls, m: list[Any]) -> QueryReply:
+        return _new(cls, (m[1], (m[2], m[3])))
+
+
+class JoinReq(NamedTuple):
+    """federate -> RTI: this elastic member (its slot admitted by the handshake) asks to
+    join the running federation; ``physical_time`` is its clock at the request (Lingua
+    Franca's first term of the effective start tag)."""
+
+    physical_time: int
+
+    def pack(self) -> bytes:
+        return packb([JOIN_REQ, self.physical_time])
+
+    @classmethod
+    def _of(cls, m: list[Any]) -> JoinReq:
+        return _new(cls, (m[1],))
+
+
+class LeaveReq(NamedTuple):
+    """federate -> RTI: this elastic member asks to leave (at a tag agreed in a round)."""
+
+    def pack(self) -> bytes:
+        return packb([LEAVE_REQ])
+
+    @classmethod
+    def _of(cls, m: list[Any]) -> LeaveReq:
+        return _new(cls, ())
+
+
+class Query(NamedTuple):
+    """RTI -> federate: membership round ``round`` will apply ``changes`` ((member,
+    joined), ...) at ``tag`` or later: answer with a :class:`QueryReply`."""
+
+    round: int
+    tag: TagT
+    changes: tuple[tuple[int, bool], ...]
+
+    def pack(self) -> bytes:
+        return packb([QUERY, self.round, *self.tag, [list(c) for c in self.changes]])
+
+    @classmethod
+    def _of(cls, m: list[Any]) -> Query:
+        return _new(cls, (m[1], (m[2], m[3]), tuple((c[0], c[1]) for c in m[4])))
+
+
+class Change(NamedTuple):
+    """RTI -> federate: from ``tag`` on, ``member`` is present (``joined``) or absent."""
+
+    tag: TagT
+    member: int
+    joined: bool
+
+    def pack(self) -> bytes:
+        return packb([CHANGE, *self.tag, self.member, self.joined])
+
+    @classmethod
+    def _of(cls, m: list[Any]) -> Change:
+        return _new(cls, ((m[1], m[2]), m[3], m[4]))
+
+
+class Admit(NamedTuple):
+    """RTI -> a joining member: start at ``tag``; the message counts its slot starts from,
+    per downstream peer (``sent``) and upstream peer (``received``)."""
+
+    tag: TagT
+    sent: dict[int, int]
+    received: dict[int, int]
+
+    def pack(self) -> bytes:
+        return packb([ADMIT, *self.tag, self.sent, self.received])
+
+    @classmethod
+    def _of(cls, m: list[Any]) -> Admit:
+        return _new(cls, ((m[1], m[2]), m[3], m[4]))
+
+
+class Refused(NamedTuple):
+    """RTI -> member: its request to join (``joined``) or leave was not carried out."""
+
+    joined: bool
+    reason: str
+
+    def pack(self) -> bytes:
+        return packb([REFUSED, self.joined, self.reason])
+
+    @classmethod
+    def _of(cls, m: list[Any]) -> Refused:
+        return _new(cls, (m[1], m[2]))
+
+
+class RoundEnd(NamedTuple):
+    """RTI -> federate: membership round ``round`` is over; its :class:`Change` s (none if
+    it was called off) came before this. The barrier of the answer to its Query lifts."""
+
+    round: int
+
+    def pack(self) -> bytes:
+        return packb([ROUND_END, self.round])
+
+    @classmethod
+    def _of(cls, m: list[Any]) -> RoundEnd:
+        return _new(cls, (m[1],))
