@@ -307,8 +307,8 @@ class Scheduler:
         """Post an event that arrived from elsewhere (a federate's network input) at
         exactly ``tag``; False (nothing posted) when ``slot`` already has an event there.
         A remote event never piles up here: its sender put the exact tag on the wire (it
-        piles a burst up itself, see the federate's ``_send_outputs``), so the grants and
-        message counts computed from that tag stay exact. Must be called on the
+        piles a burst up itself, see the federate's ``Outputs.send_at_tag_end``), so the
+        grants and message counts computed from that tag stay exact. Must be called on the
         scheduler's thread (from a coordinator hook)."""
         assert tag > self.current_tag, f"remote event at {tag} is not after {self.current_tag}"
         evs = self._events.get(tag)

@@ -3,9 +3,10 @@
 tags one process gives it, over the real transports (ZeroMQ over TCP and Unix sockets,
 RTI grants and peer promises), and through ``reactorfed launch`` in real processes.
 
-Where the pile-up happens: at the sender (FederateCoordinator._send_outputs), which knows
-its own earlier sends on the link and puts the exact tag on the wire; a receiver that
-gets two messages for one link at one tag refuses them loudly (Inbound._accept)."""
+Where the pile-up happens: at the sender (Outputs.send_at_tag_end, in the federate's
+process/outputs.py), which knows its own earlier sends on the link and puts the exact tag
+on the wire; a receiver that gets two messages for one link at one tag refuses them
+loudly (Inbound._accept)."""
 
 from __future__ import annotations
 
@@ -88,7 +89,7 @@ def test_the_sender_puts_the_piled_up_tags_on_the_wire_and_counts_every_message(
     src, sink = fed.coords["src"], fed.coords["sink"]
     assert src.messages_sent == 9
     assert sink.messages_received == 9
-    out = src._outs[0]
+    out = src._outputs._outs[0]
     assert out.last == (src.start + ms(23), 2)  # the last burst's third value
     assert fed.programs["sink"].sink.trace == expected(ms(3))  # type: ignore[attr-defined]
 

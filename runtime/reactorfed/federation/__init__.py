@@ -14,7 +14,7 @@ from .._lazy import lazy_attributes
 if TYPE_CHECKING:
     from .coordination.layout import Layout
     from .errors import FederationError
-    from .process.federate import FederateConfig
+    from .process.federate_config import FederateConfig
     from .process.rti_server import RtiConfig, RtiSummary
     from .process.runner import layout_of, run_federate, run_rti
     from .process.threads import ThreadedRun, run_threads
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 #: public name -> the module (relative to this package) that defines it
 _HOME = {
     "CodecError": "wire.codec",
-    "FederateConfig": "process.federate",
+    "FederateConfig": "process.federate_config",
     "FederationError": "errors",
     "Layout": "coordination.layout",
     "RtiConfig": "process.rti_server",

@@ -208,7 +208,7 @@ def add_federate(sub: Any) -> None:
 
 def cmd_federate(args: argparse.Namespace) -> int:
     from ..io.transport import shutdown
-    from .federate import FederateConfig
+    from .federate_config import FederateConfig
     from .runner import run_federate
 
     if args.checkpoint_dir is not None:

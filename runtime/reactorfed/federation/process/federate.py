@@ -3,12 +3,13 @@
 :class:`FederateCoordinator` plugs into the scheduler (see
 :class:`reactorfed.scheduler.Coordinator`) and does the federate's I/O: it joins the RTI
 (:mod:`.join`), connects to its downstream peers, waits for messages (one poller over the
-RTI link, the data port and the Unix socket), decodes what the RTI sends, encodes and
-sends its outputs (:mod:`.outbound`), hands what peers send to :mod:`.inbound`, runs the
-heartbeat thread (:mod:`.heartbeat`), and closes everything at the end. Every decision
-(grants, peer promises, when to report, zero-delay cycles, stop agreement) is the pure
-:class:`..coordination.federate_core.FederateCore`'s: the driver feeds it what arrives and what the
-scheduler does, with the time read from the clock, and sends what it queues.
+RTI link, the data port and the Unix socket), decodes what the RTI sends, sends its
+outputs (:mod:`.outputs`, through :mod:`.outbound`), hands what peers send to
+:mod:`.inbound`, runs the heartbeat thread (:mod:`.heartbeat`), and closes everything at
+the end. Every decision (grants, peer promises, when to report, zero-delay cycles, stop
+agreement) is the pure :class:`..coordination.federate_core.FederateCore`'s: the driver
+feeds it what arrives and what the scheduler does, with the time read from the clock,
+and sends what it queues. Its configuration is :class:`.federate_config.FederateConfig`.
 
 The receiver never processes a tag before everything sent to it for that tag has
 arrived: every report to the RTI carries how many messages this federate has sent to
@@ -22,80 +23,32 @@ import logging
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
 
 from ...clock import Clock, Wakeup
 from ...graph import Program
-from ...port import Port
 from ...scheduler import Scheduler
-from ...tag import NEVER, TagT, add_delay, succ
-from ...trigger import Slot
+from ...tag import TagT
 from ..coordination.federate_core import WAIT, FederateCore, Message
-from ..coordination.layout import Layout, Link, link_delay
+from ..coordination.layout import Layout
 from ..errors import FederationError, LinkDownError, SendError
-from ..io.curve import CurveKeys, federation_keys, plaintext_opted_out
 from ..io.local import LocalClient, split_endpoint
 from ..io.transport import Client, Poller
 from ..wire import protocol as P
-from ..wire.codec import CodecError, encode
+from .federate_config import FederateConfig
 from .heartbeat import Heartbeat, Liveness
 from .inbound import Inbound
 from .join import colocated, join
 from .links import DataPort, connect_downstream
 from .outbound import Outbound
+from .outputs import Outputs
 from .release import await_release
 
-__all__ = ["FederateConfig", "FederateCoordinator", "FederationError"]
+__all__ = ["FederateCoordinator", "FederationError"]
 
 log = logging.getLogger("reactorfed.federate")
 
 #: the longest one pump spends reading the data port
 _DATA_SLICE_NS = 20_000_000
-
-
-@dataclass
-class FederateConfig:
-    federation_id: str
-    secret: bytes
-    rti: str  # tcp://host:port
-    bind_host: str = "127.0.0.1"
-    advertise_host: str | None = None
-    #: the data port to listen on (0: any free port)
-    data_port: int = 0
-    #: the port peers are told to reach it on, when something between forwards it (a
-    #: proxy, a NodePort); None: the port listened on
-    advertise_port: int | None = None
-    heartbeat_ns: int = 200_000_000
-    #: the RTI's connection answering nothing, not even ZeroMQ's heartbeats, for this long
-    #: (or closing: at once) means the RTI is gone
-    liveness_ns: int = 3_000_000_000
-    #: an optional backstop: the RTI's program saying nothing for this long means it is
-    #: gone too (None, the default: never; see RtiConfig.silence_ns)
-    silence_ns: int | None = None
-    join_timeout_ns: int = 60_000_000_000
-    trusted_pickle: bool = False
-    max_message: int = 1 << 30
-    #: Also tell downstream peers directly the earliest tag this federate could still send
-    #: them (a promise, on the data link), so that they advance without waiting for the
-    #: RTI's grants (see "Peer promises" in docs/federation.md).
-    peer_grants: bool = True
-    #: Large numpy/torch payloads to a peer on this host go through a shared-memory ring
-    #: (one per peer, made at the first such payload: 4 times its size, at least 8 MiB, at
-    #: most this many bytes); 0: never.
-    shm_bytes: int = 256 << 20
-    #: payloads smaller than this go inline (the notice costs a message either way)
-    shm_min: int = 16 << 10
-    #: Data to a peer on this host goes over a Unix socket, sent and read by the federates'
-    #: own threads, instead of ZeroMQ over TCP (see :mod:`..io.local`); False: always TCP.
-    unix_sockets: bool = True
-    #: TCP links in plain text, for a single host whose users are all trusted
-    #: ($REACTORFED_INSECURE_PLAINTEXT_TCP=1); by default every TCP link is CurveZMQ
-    insecure_plaintext_tcp: bool = field(default_factory=plaintext_opted_out)
-
-    def curve(self) -> CurveKeys | None:
-        """The federation's keys for its TCP links (None: plain text, opted out)."""
-        return None if self.insecure_plaintext_tcp else federation_keys(self.secret, self.federation_id)
 
 
 class _WakeSource:
@@ -113,28 +66,6 @@ class _WakeSource:
         return False
 
 
-class _Out:
-    __slots__ = ("delay", "last", "link", "slot")
-
-    def __init__(self, link: Link, slot: Slot) -> None:
-        self.link = link
-        self.slot = slot
-        self.delay = link_delay(link.delay)
-        #: the tag of the last message sent on the link (see _send_outputs)
-        self.last: TagT = (NEVER, 0)
-
-
-def _last_writer_levels(program: Program) -> dict[Slot, int]:
-    """slot -> the level of the last reaction that may write it."""
-    levels: dict[Slot, int] = {}
-    for rx in program.reactions:
-        for e in rx.effects:
-            if isinstance(e, Port):
-                slot = program.slot_of(e)
-                levels[slot] = max(levels.get(slot, -1), rx.level)
-    return levels
-
-
 class FederateCoordinator:
     def __init__(self, program: Program, layout: Layout, cfg: FederateConfig, clock: Clock) -> None:
         part = program.partition
@@ -143,9 +74,6 @@ class FederateCoordinator:
         self.layout = layout
         self.cfg = cfg
         self.clock = clock
-        #: the largest value sent: the message limit less room for its batch frame (the
-        #: receiver counts both against the limit)
-        self._max_value = cfg.max_message - _HEADER_ROOM if cfg.max_message > 0 else 1 << 62
         self.name = part.federate
         self.me = layout.index(part.federate)
         self.core = FederateCore(layout, self.me, peer_grants=cfg.peer_grants)
@@ -153,8 +81,6 @@ class FederateCoordinator:
                                 trusted_pickle=cfg.trusted_pickle, ring_token=self._ring_token)
         self.session = b""
         self.peers: dict[int, str] = {}
-        self._outs: list[_Out] = []  # links to peers outside zero-delay cycles: sent at the end of a tag
-        self._cyclic_outs: dict[int, _Out] = {}  # link id -> a link on a zero-delay cycle (see at_level)
         self._next_look = 0  # when acquire looks for messages next, waiting or not
         self._rti: Client | None = None
         self._port: DataPort | None = None  # where upstream peers connect (read in _pump)
@@ -168,10 +94,9 @@ class FederateCoordinator:
         #: of the federate exists (the runner lowers that thread's priority there)
         self.on_joined: list[Callable[[], None]] = []
         self._rti_rejected = 0  # bad messages from the RTI (the inbound side counts the data port's)
-        self.messages_sent = 0
-        self.bytes_sent = 0
         self._out = Outbound(self._clients, sorted(layout.downstream(self.me)), layout.names, clock,
                              shm_bytes=cfg.shm_bytes, shm_min=cfg.shm_min, before_wait=self._report_held)
+        self._outputs = Outputs(self.core, self._out, cfg)
 
     # -- joining ---------------------------------------------------------------------
     def start_time(self, proposed: int) -> int:
@@ -221,28 +146,21 @@ class FederateCoordinator:
 
     def install(self, sched: Scheduler) -> None:
         """Prepare the scheduler: output senders and, for zero-delay cycles, checkpoints."""
-        program, layout = self.program, self.layout
+        program, layout, outputs = self.program, self.layout, self._outputs
         part = program.partition
         assert part is not None
-        writers = _last_writer_levels(program)
-        cyclic_outs: list[tuple[int, int]] = []  # (send after this level, link id)
+        cyclic_outs = outputs.add_links(program, layout, self.me)
         cyclic_ins: list[tuple[int, int]] = []  # (needed before this level, link id)
         for lk in layout.links:
-            if lk.src == self.me:
-                out = _Out(lk, program.slot_of(part.links[lk.id].src))
-                if layout.cyclic(lk):
-                    self._cyclic_outs[lk.id] = out
-                    cyclic_outs.append((writers.get(out.slot, -1) + 1, lk.id))
-                else:
-                    self._outs.append(out)
-            elif lk.dst == self.me and layout.cyclic(lk):
+            # never one of its outputs: the two ends of a cyclic link differ (Layout.cyclic)
+            if lk.dst == self.me and layout.cyclic(lk):
                 readers = program.slot_of(part.links[lk.id].dst).reactions
                 if readers:
                     cyclic_ins.append((min(rx.level for rx in readers), lk.id))
         self.core.fast = sched.fast
         sched.checkpoints = self.core.checkpoints(cyclic_outs, cyclic_ins)
-        if self._outs:
-            sched.tag_hooks.append(self._send_outputs)
+        if outputs.at_tag_end:
+            sched.tag_hooks.append(outputs.send_at_tag_end)
 
     # -- the scheduler's hooks ------------------------------------------------------------
     def acquire(self, sched: Scheduler, head: TagT | None) -> TagT | None:
@@ -303,15 +221,7 @@ class FederateCoordinator:
     def at_level(self, sched: Scheduler, level: int) -> None:
         tag = sched.current_tag
         core = self.core
-        due = core.outputs_due(tag, level)
-        for lid in due:
-            out = self._cyclic_outs[lid]
-            if out.slot.present:
-                self._send_data(out, tag, out.slot.value)
-            else:
-                self._out.post(out.link.dst, [P.ABSENT, lid, tag[0], tag[1]])  # positional: see protocol.parse_batch
-        if self._cyclic_outs:
-            self._out.flush()  # peers in the cycle wait for these within this tag
+        self._outputs.send_cyclic(tag, core.outputs_due(tag, level))
         if tag <= core.grant:
             return  # a full grant: every input of this tag is already here
         inb = self._inbound
@@ -387,6 +297,16 @@ class FederateCoordinator:
         self._inbound.close()
 
     @property
+    def messages_sent(self) -> int:
+        """Data messages sent to peers."""
+        return self._outputs.messages_sent
+
+    @property
+    def bytes_sent(self) -> int:
+        """Payload bytes sent to peers."""
+        return self._outputs.bytes_sent
+
+    @property
     def shm_messages(self) -> int:
         """Payloads sent through shared memory."""
         return self._out.shm_payloads
@@ -438,40 +358,6 @@ class FederateCoordinator:
             else:
                 rti.send([m.pack()])
         outbox.clear()
-
-    def _send_outputs(self, tag: TagT, _set: list[Slot]) -> None:
-        for out in self._outs:
-            if out.slot.present:
-                sent = add_delay(tag, out.delay)
-                last = out.last
-                if sent <= last:
-                    # A burst on an "after d" link (sent at (t, 0), (t, 1), ... all for
-                    # (t + d, 0)): piled up in superdense time here, at the sender, as one
-                    # process piles it up at the destination (Scheduler._post). The sender
-                    # knows its own earlier sends on the link, so the exact tag goes on the
-                    # wire, and the grants, promises and message counts computed from it
-                    # stay exact. Tags on a link only grow, so the next free microstep is
-                    # the one after the last.
-                    sent = succ(last)
-                out.last = sent
-                self._send_data(out, sent, out.slot.value)
-
-    def _send_data(self, out: _Out, tag: TagT, value: Any) -> None:
-        try:
-            codec, meta, frames = encode(value, self.cfg.trusted_pickle)
-        except CodecError as e:
-            raise SendError(f"{out.link.src_port} -> {out.link.dst_port}: {e}") from e
-        size = memoryview(frames[0]).nbytes if len(frames) == 1 else sum(memoryview(f).nbytes for f in frames)
-        if size > self._max_value:
-            # The receiver would refuse the message whole (and then wait for it for ever):
-            # refused here instead, naming the link.
-            raise SendError(
-                f"{out.link.src_port} -> {out.link.dst_port}: a value of {size:,} bytes is larger than a federate "
-                f"takes in one message ({self._max_value:,} bytes, the message limit less room for its header)")
-        self._out.post_value(out.link.dst, out.link.id, tag, codec, meta, frames, size)
-        self.core.sent_message(out.link.dst, tag)
-        self.messages_sent += 1
-        self.bytes_sent += size
 
     def _report_held(self) -> None:
         """Report a completed tag held back now: a receiver may need it (the outbound side
@@ -582,5 +468,4 @@ class FederateCoordinator:
         return P.mac(self.cfg.secret, "shm", self.session, src, dst)
 
 
-_HEADER_ROOM = 64 << 10
 _FROM_RTI = P.FROM_RTI

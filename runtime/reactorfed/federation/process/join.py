@@ -22,7 +22,7 @@ from ..io.transport import Client, Monitor, Poller
 from ..wire import protocol as P
 
 if TYPE_CHECKING:
-    from .federate import FederateConfig
+    from .federate_config import FederateConfig
 
 __all__ = ["Joined", "colocated", "join"]
 

@@ -20,7 +20,7 @@ from ..wire import protocol as P
 from .throttle import Throttle
 
 if TYPE_CHECKING:
-    from .federate import FederateConfig
+    from .federate_config import FederateConfig
 
 __all__ = ["LINK_GRACE_NS", "DataPort", "connect_downstream"]
 

@@ -18,7 +18,8 @@ from ..coordination.layout import Layout
 from .rti_server import RtiConfig, RtiServer, RtiSummary
 
 if TYPE_CHECKING:  # imported when a federate runs: the RTI needs neither it nor numpy
-    from .federate import FederateConfig, FederateCoordinator
+    from .federate import FederateCoordinator
+    from .federate_config import FederateConfig
 
 __all__ = ["Prepared", "layout_of", "run_federate", "run_rti"]
 

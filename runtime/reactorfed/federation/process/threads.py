@@ -13,7 +13,7 @@ from typing import Any
 from ...environment import RunSummary
 from ...reactor import Reactor
 from ..errors import FederationError
-from .federate import FederateConfig
+from .federate_config import FederateConfig
 from .rti_server import RtiConfig, RtiSummary
 from .runner import layout_of, run_federate, run_rti
 

@@ -1,0 +1,60 @@
+"""A federate's configuration: where its RTI is, the federation's secret, where it listens
+for its upstream peers, its timeouts, and how its data travels (message limit, shared
+memory, Unix sockets, CurveZMQ).
+
+Apart from the driver (:mod:`.federate`) so that the modules that only read it (joining,
+the data links, the command line, threads) need not load the driver. The RTI's is
+:class:`.rti_server.RtiConfig`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..io.curve import CurveKeys, federation_keys, plaintext_opted_out
+
+__all__ = ["FederateConfig"]
+
+
+@dataclass
+class FederateConfig:
+    federation_id: str
+    secret: bytes
+    rti: str  # tcp://host:port
+    bind_host: str = "127.0.0.1"
+    advertise_host: str | None = None
+    #: the data port to listen on (0: any free port)
+    data_port: int = 0
+    #: the port peers are told to reach it on, when something between forwards it (a
+    #: proxy, a NodePort); None: the port listened on
+    advertise_port: int | None = None
+    heartbeat_ns: int = 200_000_000
+    #: the RTI's connection answering nothing, not even ZeroMQ's heartbeats, for this long
+    #: (or closing: at once) means the RTI is gone
+    liveness_ns: int = 3_000_000_000
+    #: an optional backstop: the RTI's program saying nothing for this long means it is
+    #: gone too (None, the default: never; see RtiConfig.silence_ns)
+    silence_ns: int | None = None
+    join_timeout_ns: int = 60_000_000_000
+    trusted_pickle: bool = False
+    max_message: int = 1 << 30
+    #: Also tell downstream peers directly the earliest tag this federate could still send
+    #: them (a promise, on the data link), so that they advance without waiting for the
+    #: RTI's grants (see "Peer promises" in docs/federation.md).
+    peer_grants: bool = True
+    #: Large numpy/torch payloads to a peer on this host go through a shared-memory ring
+    #: (one per peer, made at the first such payload: 4 times its size, at least 8 MiB, at
+    #: most this many bytes); 0: never.
+    shm_bytes: int = 256 << 20
+    #: payloads smaller than this go inline (the notice costs a message either way)
+    shm_min: int = 16 << 10
+    #: Data to a peer on this host goes over a Unix socket, sent and read by the federates'
+    #: own threads, instead of ZeroMQ over TCP (see :mod:`..io.local`); False: always TCP.
+    unix_sockets: bool = True
+    #: TCP links in plain text, for a single host whose users are all trusted
+    #: ($REACTORFED_INSECURE_PLAINTEXT_TCP=1); by default every TCP link is CurveZMQ
+    insecure_plaintext_tcp: bool = field(default_factory=plaintext_opted_out)
+
+    def curve(self) -> CurveKeys | None:
+        """The federation's keys for its TCP links (None: plain text, opted out)."""
+        return None if self.insecure_plaintext_tcp else federation_keys(self.secret, self.federation_id)
