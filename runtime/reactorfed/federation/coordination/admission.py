@@ -4,7 +4,10 @@
 a challenge, answers it with a PROOF and is in; its heartbeat connection is admitted with
 a MAC keyed by the session. Strangers get a reason (a wrong federation, a wrong program,
 a duplicate) or nothing. Half-finished handshakes are bounded in number and in time, so a
-flood of HELLOs can neither exhaust memory nor push a real federate's handshake out.
+flood of HELLOs can neither exhaust memory nor push a real federate's handshake out. The
+federation starts once its initial members are in; a slot of an elastic bank (issue 19)
+may also come later, while it runs, and its process is forgotten (:meth:`Admission.forget`)
+once gone, so that its slot can be taken again.
 
 :class:`Departures` judges connections that closed before their federate resigned.
 
@@ -68,6 +71,8 @@ class Admission:
         #: federate -> its data address, as its peers reach it
         self.endpoints: dict[int, str] = {}
         self._hb_nonces: set[bytes] = set()
+        #: the federates the start waits for: all but the elastic slots absent at first
+        self._initial = layout.initial_members()
 
     # -- what is known ---------------------------------------------------------------------
     def kind(self, peer: bytes) -> PeerKind:
@@ -94,12 +99,14 @@ class Admission:
 
     @property
     def complete(self) -> bool:
-        """Has every federate joined?"""
-        return len(self.control_of) == len(self.layout.names)
+        """Has every federate present at the start joined?"""
+        if not self.layout.elastic:  # (every federate: counting them is enough)
+            return len(self.control_of) == len(self.layout.names)
+        return all(f in self.control_of for f in self._initial)
 
     def missing(self) -> list[str]:
-        """The federates that have not joined, by name."""
-        return [n for i, n in enumerate(self.layout.names) if i not in self.control_of]
+        """The federates present at the start that have not joined, by name."""
+        return [n for i, n in enumerate(self.layout.names) if i in self._initial and i not in self.control_of]
 
     def peers(self) -> list[bytes]:
         """Every connection the RTI knows: joined, heartbeat and pending (for an abort)."""
@@ -108,7 +115,9 @@ class Admission:
     # -- handshakes --------------------------------------------------------------------------
     def hello(self, peer: bytes, msg: P.Hello, now: int, nonce: bytes, *, open_: bool) -> P.Challenge | P.Reject:
         """A HELLO: the challenge to send (carrying ``nonce``, fresh), or why not.
-        ``open_``: the federation still takes federates (it has not started)."""
+        ``open_``: the federation still takes federates (it has not started); a slot of
+        an elastic bank whose process is not connected is taken at any time (it then asks
+        to join: the RTI's core decides when)."""
         name = msg.name
         if msg.version != P.PROTOCOL_VERSION:
             return P.Reject(f"protocol version {msg.version}; this RTI speaks version {P.PROTOCOL_VERSION}")
@@ -119,7 +128,7 @@ class Admission:
         f = self.layout.index(name)
         if f in self.control_of:
             return P.Reject(f"duplicate federate {name!r}: it has already joined")
-        if not open_:
+        if not open_ and self.layout.elastic_of(f) is None:
             return P.Reject("the federation has already started")
         if msg.digest != self.layout.digest:
             return P.Reject(f"federate {name!r} runs a different program (digest {msg.digest}, expected {self.layout.digest})")
@@ -160,6 +169,17 @@ class Admission:
         f = self.heartbeat[peer] = self.layout.index(name)
         return f
 
+    def forget(self, f: int) -> None:
+        """Elastic slot ``f``'s process is gone (it left, or failed): its connections are
+        strangers from now on (what they still send is refused), and its slot may be
+        joined again by a new process, with a new handshake."""
+        peer = self.control_of.pop(f, None)
+        if peer is not None:
+            del self.control[peer]
+        for p in [p for p, g in self.heartbeat.items() if g == f]:
+            del self.heartbeat[p]
+        self.endpoints.pop(f, None)
+
 
 class Departures:
     """Federates whose connection to the RTI closed before they resigned.
@@ -188,11 +208,13 @@ class Departures:
         self._since.setdefault(f, now)
 
     def judge(self, now: int, drained: bool, resigned: Callable[[int], bool]) -> int | None:
-        """The first federate found dead, if any; federates that resigned meanwhile are
-        forgiven."""
+        """The first federate found dead, if any (judged once: an elastic member's death
+        ends nothing, and the next call looks at the others); federates that resigned
+        meanwhile are forgiven."""
         for f, since in list(self._since.items()):
             if resigned(f):
                 del self._since[f]
             elif (now - since >= self.grace_ns and drained) or now - since >= 10 * self.grace_ns:
+                del self._since[f]
                 return f
         return None

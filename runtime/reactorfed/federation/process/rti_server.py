@@ -1,6 +1,7 @@
 """The RTI process: authenticates federates, fixes the start time, grants tags,
 agrees on stop tags, watches heartbeats, and ends the federation cleanly (or with an
 error that names the federate at fault). It carries no payloads: those go peer to peer.
+Elastic banks' members that join and leave while it runs: :mod:`.rti_members`.
 """
 
 from __future__ import annotations
@@ -9,18 +10,17 @@ import logging
 import os
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from enum import StrEnum
-from typing import Any
+from typing import Any, NoReturn
 
 from ...clock import Clock
 from ..coordination.admission import Admission, Departures, PeerKind
 from ..coordination.layout import Layout
 from ..coordination.rti_core import Grant, RtiCore
 from ..errors import FederationError
-from ..io.curve import CurveKeys, federation_keys, plaintext_opted_out
 from ..io.transport import Monitor, Server
 from ..wire import protocol as P
+from .rti_config import RtiConfig, RtiPhase, RtiSummary
+from .rti_members import RtiMembers, load_schedule
 from .throttle import Throttle
 
 __all__ = ["RtiConfig", "RtiPhase", "RtiServer", "RtiSummary"]
@@ -34,61 +34,8 @@ _ALLOWED = {
     PeerKind.PENDING: frozenset({P.PROOF}),
     PeerKind.STRANGER: frozenset({P.HELLO, P.HB_HELLO}),
 }
-
-
-class RtiPhase(StrEnum):
-    """Where the RTI is in a federation's life (``/status``'s ``phase``)."""
-
-    JOINING = "joining"  # accepting the declared federates
-    RUNNING = "running"  # all joined: granting tags
-    DONE = "done"  # every federate resigned
-    FAILED = "failed"  # aborted (a federate failed or stopped answering)
-
-
-@dataclass
-class RtiConfig:
-    federation_id: str
-    secret: bytes
-    host: str = "127.0.0.1"
-    port: int = 15045
-    heartbeat_ns: int = 200_000_000
-    #: a federate whose connection answers nothing, not even ZeroMQ's own heartbeats
-    #: (answered without the interpreter), for this long is dead; one whose process ended
-    #: is found at once, from its closed connection
-    liveness_ns: int = 3_000_000_000
-    #: an optional backstop: a federate whose program sends nothing for this long is dead
-    #: too. None (the default): never, since a process busy in one reaction, or starved of
-    #: CPU, stays silent while its connection lives (--silence-timeout)
-    silence_ns: int | None = None
-    join_timeout_ns: int = 60_000_000_000
-    start_delay_ns: int = 20_000_000
-    max_message: int = P.RTI_MAX_MESSAGE
-    #: plain-text TCP, for a single host whose users are all trusted (see FederateConfig)
-    insecure_plaintext_tcp: bool = field(default_factory=plaintext_opted_out)
-
-    def curve(self) -> CurveKeys | None:
-        """The federation's keys for its TCP links (None: plain text, opted out)."""
-        return None if self.insecure_plaintext_tcp else federation_keys(self.secret, self.federation_id)
-
-
-@dataclass(frozen=True)
-class RtiSummary:
-    federates: int
-    grants: int
-    messages: int
-    rejected: int
-    wall_ns: int
-    last_tag_elapsed: tuple[int, int]
-    #: CPU time this process used while serving (as a federate's run summary reports its own)
-    cpu_ns: int = 0
-
-    def __str__(self) -> str:
-        t, m = self.last_tag_elapsed
-        return (
-            f"RTI: {self.federates} federates resigned; {self.grants} grants, {self.messages} control messages, "
-            f"{self.rejected} rejected, in {self.wall_ns / 1e9:.3f} s wall, {self.cpu_ns / 1e9:.3f} s CPU; "
-            f"last tag {t} ns +{m}"
-        )
+#: a federation with elastic banks: its federates' membership messages too
+_ALLOWED_ELASTIC = {**_ALLOWED, PeerKind.CONTROL: _ALLOWED[PeerKind.CONTROL] | {P.JOIN_REQ, P.LEAVE_REQ, P.QUERY_REPLY}}
 
 
 class RtiServer:
@@ -115,6 +62,14 @@ class RtiServer:
         self._rejected = 0  # see the rejected property
         self.error: str | None = None
         self._warn = Throttle(log)
+        #: elastic banks' joins and leaves (None without elastic banks: nothing of it runs)
+        self.members: RtiMembers | None = None
+        self._allowed = _ALLOWED
+        if layout.elastic:
+            self.members = RtiMembers(self, load_schedule(layout, cfg.membership))
+            self._allowed = _ALLOWED_ELASTIC
+        elif cfg.membership is not None:
+            raise FederationError("a membership schedule was given, but the program has no elastic bank")
 
     @property
     def rejected(self) -> int:
@@ -196,7 +151,8 @@ class RtiServer:
         last = max(self._final.values(), default=(0, 0))
         start = self.start_time or 0
         return RtiSummary(len(self._final), self.grants, self.messages, self.rejected, wall,
-                          (last[0] - start if last[0] > start else 0, last[1]), cpu)
+                          (last[0] - start if last[0] > start else 0, last[1]), cpu,
+                          self.members.record() if self.members is not None else ())
 
     def close(self) -> None:
         """Close the RTI's socket and its monitor (done by :meth:`run` when it ends)."""
@@ -208,19 +164,29 @@ class RtiServer:
 
     def _connection_closed(self, fd: int, now: int) -> None:
         """A connection closed: if it was a federate's that has not resigned, the federate
-        is dead unless its RESIGN (on its other connection) comes within a moment."""
+        is dead unless its RESIGN (on its other connection) comes within a moment. (An
+        elastic slot's process that left, or waited to join, is forgotten at once.)"""
         f = self._fed_of_fd.pop(fd, None)
-        if f is not None and not self.core.feds[f].resigned:
+        if f is None:
+            return
+        if self.members is not None and self.layout.elastic_of(f) is not None and self.members.closed(f, fd):
+            return  # (a process that left, or waited to join: nothing to judge)
+        if not self.core.feds[f].resigned:
             self.departures.closed(f, now)
 
     def _check_departures(self, now: int) -> None:
-        dead = self.departures.judge(now, self._drained, lambda f: self.core.feds[f].resigned)
-        if dead is not None and self.phase in (RtiPhase.JOINING, RtiPhase.RUNNING):
-            self._fail(f"federate {self.layout.names[dead]} stopped responding (its connection to the RTI closed: "
-                       "the process ended, or answered no heartbeat for "
-                       f"{self.cfg.liveness_ns // 1_000_000} ms)")
+        while (dead := self.departures.judge(now, self._drained, lambda f: self.core.feds[f].resigned)) is not None:
+            if self.phase not in (RtiPhase.JOINING, RtiPhase.RUNNING):
+                return
+            why = ("stopped responding (its connection to the RTI closed: the process ended, or answered no "
+                   f"heartbeat for {self.cfg.liveness_ns // 1_000_000} ms)")
+            if self.members is None or self.phase is RtiPhase.JOINING or self.layout.elastic_of(dead) is None:
+                self._fail(f"federate {self.layout.names[dead]} {why}")
+            self.members.failed(dead, why)  # an elastic member: it leaves, the others go on
+            if self.core.all_resigned():
+                self.phase = RtiPhase.DONE
 
-    def _fail(self, reason: str) -> None:
+    def _fail(self, reason: str) -> NoReturn:
         self.error = reason
         self.phase = RtiPhase.FAILED
         log.error("federation failed: %s", reason)
@@ -240,7 +206,7 @@ class RtiServer:
             self._rejected += 1
             return
         try:
-            msg = P.parse(frames[0], _ALLOWED[kind])
+            msg = P.parse(frames[0], self._allowed[kind])
         except P.ProtocolError as e:
             self._rejected += 1
             log.debug("rejected a message: %s", e)
@@ -273,11 +239,14 @@ class RtiServer:
     def _on_joined(self, peer: bytes, joined: int | P.Reject) -> None:
         if isinstance(joined, P.Reject):
             return self._answer(peer, joined)
-        self._fed_of_fd[self._server_fd()] = joined
+        fd = self._server_fd()
+        self._fed_of_fd[fd] = joined
         self._last_seen[joined] = self.clock.now()
         log.info("federate %s joined (%d/%d)", self.layout.names[joined], len(self.admission.control_of),
                  len(self.layout.names))
-        if self.admission.complete:
+        if self.members is not None:
+            self.members.connected(joined, fd)  # (running: an elastic member's START, now)
+        if self.phase is RtiPhase.JOINING and self.admission.complete:
             self._start()
         return None
 
@@ -288,12 +257,16 @@ class RtiServer:
 
     def _start(self) -> None:
         self.start_time = start = self.clock.now() + self.cfg.start_delay_ns
+        if self.members is not None:
+            self.members.before_start(start)
         self.core.start(start)
         self.phase = RtiPhase.RUNNING
         assert self._server is not None
         for f, peer in self.admission.control_of.items():
             self._server.send(peer, [P.Start(start, self.admission.endpoints, self.session, f).pack()])
-        log.info("all %d federates joined; the federation starts", len(self.layout.names))
+        log.info("all %d federates joined; the federation starts", len(self.admission.control_of))
+        if self.members is not None:
+            self.members.after_start()
 
     def _on_control(self, f: int, msg: P.Message) -> None:
         core = self.core
@@ -304,9 +277,11 @@ class RtiServer:
             self._dirty.add(f)
         elif isinstance(msg, P.Resign):
             self._final[f] = msg.tag
-            core.on_resign(f, msg.sent, msg.received, regrant=False)
+            agreed = core.on_resign(f, msg.sent, msg.received, regrant=False)
             self._dirty.add(f)
             log.info("federate %s resigned", self.layout.names[f])
+            if self.members is not None:  # (a round it was the last to answer: agreed)
+                self.members.resigned(f, agreed)
             if core.stop_proposed is not None and core.stop_tag is None:
                 self._stop_if_agreed(core.on_stop_reply(f, msg.tag))
             if core.all_resigned():
@@ -319,6 +294,8 @@ class RtiServer:
             self._stop_if_agreed(core.on_stop_reply(f, msg.tag))
         elif isinstance(msg, P.Fail):
             self._fail(f"federate {self.layout.names[f]} failed: {msg.reason}")
+        elif self.members is not None:  # (JOIN_REQ, LEAVE_REQ, QUERY_REPLY: parsed only then)
+            self.members.on_message(f, msg)
 
     def _flush_grants(self) -> None:
         """Send the grants due after a batch of reports: one pass, so a backlog of reports
@@ -326,6 +303,8 @@ class RtiServer:
         if self._dirty:
             grants = self.core.regrant(self._dirty)
             self._dirty.clear()
+            if self.members is not None:  # what the regrant agreed goes before its grants
+                self.members.route()
             for g in grants:
                 self._send_grant(g)
             released = self.core.take_released()
@@ -333,7 +312,9 @@ class RtiServer:
                 assert self._server is not None
                 msg = P.Release().pack()
                 for f in released:
-                    self._server.send(self.admission.control_of[f], [msg])
+                    peer = self.admission.control_of.get(f)  # (None: an elastic member's process is gone)
+                    if peer is not None:
+                        self._server.send(peer, [msg])
 
     def _stop_if_agreed(self, tag: tuple[int, int] | None) -> None:
         if tag is not None:
@@ -358,6 +339,7 @@ class RtiServer:
     def status(self) -> dict[str, Any]:
         start = self.start_time or 0
         now = self.clock.now()
+        members = self.members
         feds = {}
         for i, name in enumerate(self.layout.names):
             st = self.core.feds[i]
@@ -368,9 +350,13 @@ class RtiServer:
                 "ltc_elapsed_ns": ltc[0] - start if start and start <= ltc[0] < 2**62 else None,
                 "last_seen_ms_ago": (now - self._last_seen[i]) // 1_000_000 if i in self._last_seen else None,
             }
+            if members is not None:
+                feds[name]["present"] = self.core.present[i]
         done = [st.ltc for st in self.core.feds if st.ltc[0] < 2**62 and st.ltc[0] >= start]
-        low = min(done) if done and len(done) == len(self.core.feds) else None
-        return {
+        # (elastic banks: the absent slots have no tag)
+        expected = len(self.core.feds) if members is None else sum(self.core.present)
+        low = min(done) if done and len(done) == expected else None
+        out: dict[str, Any] = {
             "phase": self.phase,
             "federation": self.cfg.federation_id,
             "tag": [low[0] - start, low[1]] if low else None,
@@ -382,6 +368,9 @@ class RtiServer:
             "handshakes_refused": self._monitor.handshake_failures if self._monitor is not None else 0,
             "error": self.error,
         }
+        if members is not None:  # the joins and leaves so far, tags after the start
+            out["membership"] = [r.json() for r in members.record()]
+        return out
 
     def collect(self) -> Iterator[Any]:
         from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily

@@ -1,0 +1,74 @@
+"""The RTI's configuration, its phases and its run's summary (the server:
+:mod:`.rti_server`, which exports these names too)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from ..io.curve import CurveKeys, federation_keys, plaintext_opted_out
+from ..wire import protocol as P
+from .rti_members import MemberRecord, Schedule
+
+__all__ = ["RtiConfig", "RtiPhase", "RtiSummary"]
+
+
+class RtiPhase(StrEnum):
+    """Where the RTI is in a federation's life (``/status``'s ``phase``)."""
+
+    JOINING = "joining"  # accepting the declared federates
+    RUNNING = "running"  # all joined: granting tags
+    DONE = "done"  # every federate resigned
+    FAILED = "failed"  # aborted (a federate failed or stopped answering)
+
+
+@dataclass
+class RtiConfig:
+    federation_id: str
+    secret: bytes
+    host: str = "127.0.0.1"
+    port: int = 15045
+    heartbeat_ns: int = 200_000_000
+    #: a federate whose connection answers nothing, not even ZeroMQ's own heartbeats
+    #: (answered without the interpreter), for this long is dead; one whose process ended
+    #: is found at once, from its closed connection
+    liveness_ns: int = 3_000_000_000
+    #: an optional backstop: a federate whose program sends nothing for this long is dead
+    #: too. None (the default): never, since a process busy in one reaction, or starved of
+    #: CPU, stays silent while its connection lives (--silence-timeout)
+    silence_ns: int | None = None
+    join_timeout_ns: int = 60_000_000_000
+    start_delay_ns: int = 20_000_000
+    max_message: int = P.RTI_MAX_MESSAGE
+    #: plain-text TCP, for a single host whose users are all trusted (see FederateConfig)
+    insecure_plaintext_tcp: bool = field(default_factory=plaintext_opted_out)
+    #: elastic banks: replay these changes (tags after the start) instead of taking
+    #: requests; or a JSON file of a run's record (:class:`.rti_members.MemberRecord`)
+    membership: Schedule | None = None
+
+    def curve(self) -> CurveKeys | None:
+        """The federation's keys for its TCP links (None: plain text, opted out)."""
+        return None if self.insecure_plaintext_tcp else federation_keys(self.secret, self.federation_id)
+
+
+@dataclass(frozen=True)
+class RtiSummary:
+    federates: int
+    grants: int
+    messages: int
+    rejected: int
+    wall_ns: int
+    last_tag_elapsed: tuple[int, int]
+    #: CPU time this process used while serving (as a federate's run summary reports its own)
+    cpu_ns: int = 0
+    #: elastic banks: the members' joins and leaves, in order (empty without elastic banks)
+    membership: tuple[MemberRecord, ...] = ()
+
+    def __str__(self) -> str:
+        t, m = self.last_tag_elapsed
+        changes = f"; {len(self.membership)} membership changes" if self.membership else ""
+        return (
+            f"RTI: {self.federates} federates resigned; {self.grants} grants, {self.messages} control messages, "
+            f"{self.rejected} rejected, in {self.wall_ns / 1e9:.3f} s wall, {self.cpu_ns / 1e9:.3f} s CPU; "
+            f"last tag {t} ns +{m}{changes}"
+        )

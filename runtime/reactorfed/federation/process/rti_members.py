@@ -1,0 +1,329 @@
+"""The RTI server's part for elastic banks (issue 19): members that join and leave a
+running federation. The rule is the core's (:class:`..coordination.rti_core.RtiCore`, its
+rounds in :mod:`..coordination.rti_membership`); this module carries its messages. A
+federation without elastic banks has none of it (the server holds no :class:`RtiMembers`).
+
+- **Joining.** The handshake admits a slot's process at any time
+  (:meth:`..coordination.admission.Admission.hello`). While the federation runs, the
+  process gets START at once (the start time, the data addresses of the federates connected
+  now, the session, its index), then every CHANGE made so far (the record), and from then
+  on every CHANGE as the others do, so that it knows the membership at its join tag. It asks
+  with JOIN_REQ and gets its ADMIT once the core agrees on a tag. A slot that connects
+  before the start gets START with the others; its request goes to the core after the
+  start, through a round as a later one does (the core's own joins at the start tag drop
+  the grants they compute, and a replayed schedule must be loaded before any request).
+- **The outbox** goes out in the core's order, before the grants of the same call: QUERY
+  to the federates asked, CHANGE to every connected federate that has not resigned (the
+  joiners waiting included), ROUND_END to the federates asked, ADMIT and REFUSED to the
+  member.
+- **Leaving and failing.** LEAVE_REQ asks the core. A member whose connection dies (the
+  server's :class:`..coordination.admission.Departures` verdict) fails in the core instead
+  of ending the federation, unless its bank would fall below its minimum width. A slot's
+  process is forgotten once its control connection closes (after it left, or while it
+  waited to join): its slot can be joined again. A request the program's declaration or
+  the federation's state refuses gets REFUSED with the reason; nothing else changes.
+- **The record** is in ``/status`` and the run's summary (:class:`MemberRecord`, tags after
+  the start), and a schedule in that format is replayed (``RtiConfig.membership``).
+
+Not carried yet: the data address of a member that joins after a federate connected.
+START gives every federate the addresses of those connected at that moment; a later
+joiner's upstream peers need its address to connect to it, and CHANGE has no field for
+it (see docs/federation.md, Live rescaling).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeAlias
+
+from ...elastic import MemberChange
+from ..coordination.layout import Layout
+from ..coordination.membership import (
+    Admit,
+    Change,
+    MembershipError,
+    Query,
+    RoundEnd,
+    check_schedule,
+    record_of,
+)
+from ..coordination.rti_core import Grant
+from ..wire import protocol as P
+
+if TYPE_CHECKING:
+    from .rti_server import RtiServer
+
+__all__ = ["MemberRecord", "RtiMembers", "Schedule", "load_schedule"]
+
+log = logging.getLogger("reactorfed.rti")
+
+#: ``RtiConfig.membership``: the bank changes to replay, or a JSON file of them (a list
+#: of :meth:`MemberRecord.json` entries, or a saved ``/status`` document holding one)
+Schedule: TypeAlias = Sequence[MemberChange] | str | os.PathLike[str]
+
+
+@dataclass(frozen=True)
+class MemberRecord:
+    """One change of the record: from ``tag`` (ns after the start, microstep) on,
+    ``member`` (slot ``index`` of elastic bank ``bank``) is present (``joined``) or absent."""
+
+    tag: tuple[int, int]
+    member: str
+    bank: str
+    index: int
+    joined: bool
+
+    def json(self) -> dict[str, Any]:
+        return {"tag": list(self.tag), "member": self.member, "bank": self.bank, "index": self.index,
+                "joined": self.joined}
+
+    def change(self) -> MemberChange:
+        """As a schedule's entry (for ``RtiConfig.membership``, or one process's scheduler)."""
+        return MemberChange(self.tag[0], self.tag[1], self.bank, self.index, self.joined)
+
+    @classmethod
+    def of_json(cls, layout: Layout, e: Any, where: str) -> MemberRecord:
+        """An entry of a schedule file: ``member`` names the slot (else ``bank`` and ``index``)."""
+        if not isinstance(e, dict):
+            raise MembershipError(f"{where}: expected an object, got {type(e).__name__}")
+        tag, joined = e.get("tag"), e.get("joined")
+        if not (isinstance(tag, list) and len(tag) == 2 and all(type(v) is int and v >= 0 for v in tag)):
+            raise MembershipError(f"{where}: 'tag' must be [ns after the start, microstep], got {tag!r}")
+        if type(joined) is not bool:
+            raise MembershipError(f"{where}: 'joined' must be true or false, got {joined!r}")
+        name = e.get("member")
+        if isinstance(name, str):
+            f = layout.index(name) if name in layout.names else -1
+            g = layout.elastic_of(f) if f >= 0 else None
+            if g is None:
+                raise MembershipError(f"{where}: {name!r} is not a member of an elastic bank")
+            return cls((tag[0], tag[1]), name, g.name, g.slots.index(f), joined)
+        bank, index = e.get("bank"), e.get("index")
+        slots = {g.name: g.slots for g in layout.elastic}.get(bank) if isinstance(bank, str) else None
+        if slots is None or type(index) is not int or not 0 <= index < len(slots):
+            raise MembershipError(f"{where}: no 'member', and no slot {index!r} of an elastic bank {bank!r}")
+        return cls((tag[0], tag[1]), layout.names[slots[index]], str(bank), index, joined)
+
+
+def load_schedule(layout: Layout, spec: Schedule | None) -> list[MemberChange] | None:
+    """``RtiConfig.membership`` as the changes to replay, checked against the program
+    (tags after the start: the start time only shifts them), or None."""
+    if spec is None:
+        return None
+    if isinstance(spec, str | os.PathLike):
+        path = Path(spec)
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, ValueError) as e:
+            raise MembershipError(f"membership schedule {path}: {e}") from None
+        if isinstance(data, dict):  # a saved /status document
+            data = data.get("membership")
+        if not isinstance(data, list):
+            raise MembershipError(f"membership schedule {path}: expected a list of changes, or /status's document")
+        changes = [MemberRecord.of_json(layout, e, f"membership schedule {path}, entry {i}").change()
+                   for i, e in enumerate(data)]
+    else:
+        changes = list(spec)
+        for c in changes:
+            if c.time < 0 or c.microstep < 0:
+                raise MembershipError(f"membership schedule: {c} is before the start (tags count from it)")
+    check_schedule(layout, record_of(layout, changes, 0))
+    return changes
+
+
+class RtiMembers:
+    """The elastic banks' messages of one :class:`.rti_server.RtiServer` (see the module)."""
+
+    def __init__(self, server: RtiServer, schedule: list[MemberChange] | None) -> None:
+        self.server = server
+        self.core = server.core
+        self.layout = server.layout
+        self.admission = server.admission
+        self.schedule = schedule
+        #: slots connected and not admitted yet: they get the CHANGEs, not the grants
+        self.joiners: set[int] = set()
+        self._asked: set[int] = set()  # joiners whose request the core has, unanswered
+        self._early: dict[int, int] = {}  # requests before the start: member -> physical time
+        self._control_fd: dict[int, int] = {}  # each connected slot's control connection
+        self._closed: set[int] = set()  # members whose control connection closed before they resigned
+
+    # -- joining -----------------------------------------------------------------------
+    def connected(self, f: int, fd: int) -> None:
+        """Federate ``f`` passed the handshake over connection ``fd``."""
+        if self.layout.elastic_of(f) is None:
+            return
+        self._control_fd[f] = fd
+        self._closed.discard(f)
+        srv = self.server
+        if srv.start_time is None:
+            if not self.core.present[f]:
+                self.joiners.add(f)  # (its START comes with the others')
+            return
+        self.route()  # (empty between messages: the record is what the others had)
+        self.joiners.add(f)
+        self._send(f, P.Start(srv.start_time, dict(self.admission.endpoints), srv.session, f).pack())
+        for ch in self.core.record:  # the membership so far
+            self._send(f, P.Change(ch.tag, ch.member, ch.joined).pack())
+
+    def before_start(self, start: int) -> None:
+        """The start time is fixed: a schedule is loaded now (the core takes it before its
+        start; its tags count from the start)."""
+        if self.schedule is not None:
+            self.core.load_schedule(record_of(self.layout, self.schedule, start))
+
+    def after_start(self) -> None:
+        """START went to every federate connected: the schedule's CHANGEs follow, then the
+        requests made before the start go to the core."""
+        self.route()
+        early, self._early = self._early, {}
+        for m, physical_time in sorted(early.items()):
+            self._request(m, True, physical_time)
+
+    # -- requests ----------------------------------------------------------------------
+    def on_message(self, f: int, msg: P.Message) -> None:
+        """A membership message from federate ``f`` (the server's other messages are its own)."""
+        if isinstance(msg, P.QueryReply):
+            self._send_out(self.core.on_membership_reply(f, msg.round, msg.tag))
+        elif isinstance(msg, P.JoinReq):
+            self._request(f, True, msg.physical_time)
+        elif isinstance(msg, P.LeaveReq):
+            self._request(f, False, None)
+
+    def _request(self, f: int, joined: bool, physical_time: int | None) -> None:
+        name = self.layout.names[f]
+        if self.layout.elastic_of(f) is None:
+            self._refuse(f, joined, f"{name} is not a member of an elastic bank: it cannot "
+                         f"{'join' if joined else 'leave'}")
+        elif self.server.start_time is None:
+            if joined:
+                self._early.setdefault(f, physical_time or 0)  # (to the core after the start)
+            else:
+                self._refuse(f, joined, f"{name}: the federation has not started")
+        else:
+            try:
+                grants = self.core.request_join(f, physical_time) if joined else self.core.request_leave(f)
+            except MembershipError as e:
+                self._refuse(f, joined, str(e))
+                return
+            if joined:
+                self._asked.add(f)
+            log.info("%s asks to %s", name, "join" if joined else "leave")
+            self._send_out(grants)
+
+    def _refuse(self, f: int, joined: bool, reason: str) -> None:
+        self.server._rejected += 1
+        self.server._warn.warning("refused a membership request: %s", reason, kind="membership")
+        self._send(f, P.Refused(joined, reason).pack())
+
+    # -- the core's output -------------------------------------------------------------
+    def _send_out(self, grants: list[Grant]) -> None:
+        """What a call to the core made due: its outbox first, then its grants (a joiner's
+        first grant after its ADMIT, a grant past a change's tag after the CHANGE)."""
+        self.route()
+        for g in grants:
+            self.server._send_grant(g)
+
+    def route(self) -> None:
+        """Send what the core put in its outbox, in its order."""
+        core = self.core
+        if not core.outbox:
+            return
+        for out in core.take_outbox():
+            if isinstance(out, Query):
+                data = P.Query(out.round, out.tag, out.changes).pack()
+                for f in sorted(out.to):
+                    self._send(f, data)
+            elif isinstance(out, Change):
+                data = P.Change(out.tag, out.member, out.joined).pack()
+                feds, joiners = core.feds, self.joiners
+                for f in [f for f in self.admission.control_of if not feds[f].resigned or f in joiners]:
+                    self._send(f, data)
+                log.info("%s %s at %s", self.layout.names[out.member], "joins" if out.joined else "leaves", out.tag)
+            elif isinstance(out, RoundEnd):
+                data = P.RoundEnd(out.round).pack()
+                for f in sorted(out.to):
+                    self._send(f, data)
+            elif isinstance(out, Admit):
+                self.joiners.discard(out.member)
+                self._asked.discard(out.member)
+                self._send(out.member, P.Admit(out.tag, out.sent, out.received).pack())
+            else:  # Refused
+                if out.joined:
+                    self._asked.discard(out.member)
+                self._refuse(out.member, out.joined, out.reason)
+
+    def _send(self, f: int, data: bytes) -> None:
+        peer = self.admission.control_of.get(f)  # (None: its process is gone)
+        sock = self.server._server
+        if peer is not None and sock is not None:
+            sock.send(peer, [data])
+
+    # -- processes that end ------------------------------------------------------------
+    def closed(self, f: int, fd: int) -> bool:
+        """A connection of elastic slot ``f`` closed. False when the server's Departures
+        are to judge it (a member running: its RESIGN may still come); True when done here:
+        a process that left or waited to join is forgotten once its control connection
+        closes (a join it asked for fails in the core)."""
+        if not self.core.feds[f].resigned:
+            if fd == self._control_fd.get(f):
+                self._closed.add(f)
+            return False
+        if fd != self._control_fd.get(f):
+            return True  # (its heartbeat's: the control connection tells)
+        grants = self._fail_in_core(f, "went away before it was admitted") if f in self._asked else []
+        self._forget(f)
+        self._send_out(grants)
+        return True
+
+    def resigned(self, f: int, grants: list[Grant]) -> None:
+        """Federate ``f`` resigned; ``grants``: what the core's ``on_resign`` returned (a
+        round it was the last one to answer)."""
+        self._send_out(grants)
+        if f in self._closed:  # (its close was read before its RESIGN: a backlog)
+            self._forget(f)
+
+    def failed(self, f: int, why: str) -> None:
+        """Member ``f``'s connection died without its RESIGN: it leaves at a tag the core
+        agrees on, or the federation ends (its bank would fall below its minimum width)."""
+        grants = self._fail_in_core(f, why)
+        log.warning("elastic member %s %s: it leaves the federation", self.layout.names[f], why)
+        self._forget(f)
+        self._send_out(grants)
+        srv = self.server
+        srv._dirty.add(f)  # its peers may be released now (they need not wait for it)
+        srv._flush_grants()
+
+    def _fail_in_core(self, f: int, why: str) -> list[Grant]:
+        try:
+            return self.core.on_failed(f)
+        except MembershipError as e:
+            self.server._fail(f"federate {self.layout.names[f]} {why}, and the federation cannot go on "
+                              f"without it: {e}")
+
+    def _forget(self, f: int) -> None:
+        """Slot ``f``'s process is gone: its connections are strangers from now on."""
+        self.admission.forget(f)
+        for s in (self.joiners, self._asked, self._closed):
+            s.discard(f)
+        self._early.pop(f, None)
+        self._control_fd.pop(f, None)
+        by_fd = self.server._fed_of_fd
+        for fd in [fd for fd, g in by_fd.items() if g == f]:
+            del by_fd[fd]
+
+    # -- the record --------------------------------------------------------------------
+    def record(self) -> tuple[MemberRecord, ...]:
+        """Every change so far (replayed: the whole schedule), tags after the start."""
+        start = self.server.start_time or 0
+        out = []
+        for ch in list(self.core.record):  # (a copy: /status reads it from another thread)
+            g = self.layout.elastic_of(ch.member)
+            assert g is not None
+            out.append(MemberRecord((ch.tag[0] - start, ch.tag[1]), self.layout.names[ch.member], g.name,
+                                    g.slots.index(ch.member), ch.joined))
+        return tuple(out)
