@@ -39,22 +39,7 @@ its outputs on the cycle as soon as the reactions that could write it have run, 
 before the first reaction that reads an input on the cycle, until that input's value or
 absence at the tag has arrived: the scheduler stops at those levels (the checkpoints).
 
-**Stop agreement.** A local stop request goes to the RTI (STOP_REQ); a stop request from
-the RTI is answered with the earliest tag this federate can still stop at (the request's,
-or the tag after its current one). From either until the RTI's STOP_GRANTED, the federate
-does not reach the tag it asked or answered (the stop may come exactly there, and then
-that tag's events run once, with the shutdown reactions), and reports and promises
-nothing past it (what its shutdown reactions send goes out at it); the granted tag lowers
-the scheduler's stop tag. A local request may come from a reaction, inside a tag whose
-outputs are not sent yet: nothing reported or promised meanwhile passes that tag.
-
-Promises and grants made before a stop was known do not count the event the stop gives
-every federate at the stop tag (its shutdown reactions). So a federate that learns of a
-stop sends its downstream peers a :class:`StopMark <..wire.protocol.StopMark>` (its promises from there on know of it,
-as do those of a federate that resigned); once the stop tag is agreed, a peer's promises
-from before its Mark hold only for the tags before the stop tag (plus the link's delay:
-see :meth:`FederateCore._stop_bound`), and the grants held at the agreement stop short of
-it. The RTI recomputes its grants from the agreement (:class:`.rti_core.RtiCore`).
+**Stop agreement**, with the StopMarks that tell the peers of a stop: see :mod:`.federate_stop`.
 
 **Membership** (elastic banks, issue 19): a membership round is answered and held to as a
 stop is, and changes apply at their tags; see :mod:`.federate_membership`. A federation
@@ -64,8 +49,9 @@ without elastic banks takes none of its paths.
 from __future__ import annotations
 
 from ...tag import FOREVER, NEVER, TagT, pred, succ
-from ..wire.protocol import Ltc, Promise, Resign, StopMark, StopReply, StopReq
+from ..wire.protocol import Ltc, Promise
 from .federate_membership import FederateMembership, Message, _earliest
+from .federate_stop import StopAgreement
 from .layout import Delay, Layout, link_delay
 from .presence import Presence
 from .rti_core import FOREVER_T, NEVER_T
@@ -92,18 +78,16 @@ _PROGRESS_NS = 100_000_000
 
 # -- what comes out ----------------------------------------------------------------------
 # The core's outbox holds the wire's own messages (built, not yet packed): Ltc, StopReq,
-# StopReply, QueryReply and Resign for the RTI; Promise and StopMark for every downstream
-# peer (the present ones, in a federation with elastic banks: see send_to). A
-# StopMark is a promise (as Promise) made knowing of a stop (this federate asked or
-# answered one, or it resigned), and so are all its promises from there on. Promises made
-# before it do not account for a stop: they still hold for every tag before the stop tag,
-# not for the stop tag itself (see :meth:`FederateCore.input_bound`).
+# StopReply, QueryReply and Resign for the RTI; Promise and StopMark (a promise made
+# knowing of a stop: see federate_stop) for every downstream peer (the present ones, in a
+# federation with elastic banks: see send_to).
 # (Message: see federate_membership, where QueryReply joins them.)
 
 
-class FederateCore(FederateMembership):
+class FederateCore(FederateMembership, StopAgreement):
     """The coordination state of federate ``me`` of ``layout`` (see the module docstring;
-    its membership part, for elastic banks: :class:`.federate_membership.FederateMembership`)."""
+    its stop agreement: :class:`.federate_stop.StopAgreement`; its membership part, for
+    elastic banks: :class:`.federate_membership.FederateMembership`)."""
 
     def __init__(self, layout: Layout, me: int, *, peer_grants: bool = True, fast: bool = False) -> None:
         self.me = me
@@ -165,10 +149,7 @@ class FederateCore(FederateMembership):
         self._cyclic_ins: list[tuple[int, int]] = []  # (needed before this level, link id)
         self._sent_this_tag: set[int] = set()  # links whose value or absence went at _sent_at
         self._sent_at: TagT = NEVER_T
-        # -- stopping
-        self.stop_limit: TagT | None = None  # agreed not to reach this until STOP_GRANTED
-        self.stop_granted: TagT | None = None
-        self._stop_marked = False  # the Mark went to the downstream peers
+        self._init_stop()
         self._init_membership(Presence(layout))
 
     def begin(self, start: int) -> None:
@@ -316,24 +297,6 @@ class FederateCore(FederateMembership):
                 self._bound = None
             self.promises_in = True
 
-    def on_mark(self, peer: int, tag: TagT) -> None:
-        """``peer`` promises nothing more before ``tag``, knowing of a stop (or resigned),
-        and so are its promises from now on (see :class:`..wire.protocol.StopMark`)."""
-        if tag >= FOREVER_T:
-            self.finished.add(peer)
-            if peer in self.presence.slots:  # an incarnation's last words: its next counts
-                self._incarnation_done(peer)
-                return
-        if not self.peer_grants:
-            return  # with RTI grants only, a Mark says only that the peer is done
-        marked = self._marked
-        m = marked.get(peer)
-        if m is None or tag > m:
-            marked[peer] = tag  # (a Mark of NEVER too: the peer knows, its next promises count)
-        self._bound = None
-        self.promises_in = True
-        self.on_promise(peer, tag)
-
     def input_bound(self) -> TagT:
         """The earliest tag at which anything could still arrive here, by the promises."""
         best = self._bound
@@ -343,30 +306,6 @@ class FederateCore(FederateMembership):
             else:
                 best = self._stop_bound(self.stop_granted)
             self._bound = best  # until the next promise
-        return best
-
-    def _stop_bound(self, stop: TagT) -> TagT:
-        """:meth:`input_bound` once the stop tag ``stop`` is agreed. A promise made before
-        its sender knew of the stop holds for every tag before ``stop``, not at it: the
-        stop gives the sender an event there (its shutdown reactions, which may send; every
-        other event the stop brings is at ``stop`` too, none later is processed). So from a
-        peer, the earliest of its promises over the link's delay and ``stop`` over the link's
-        delay (a link with a delay, even a microstep, carries nothing sent at ``stop`` to
-        ``stop``), or whatever it promised since its Mark if that is later."""
-        best = FOREVER_T
-        links = self._promise_links
-        marked = self._marked
-        for u, b in self._bound_from.items():
-            delays = links[u]
-            cap = _earliest(stop, delays)
-            e = b if b < cap else cap
-            m = marked.get(u)
-            if m is not None:
-                post = _earliest(m, delays)
-                if post > e:
-                    e = post
-            if e < best:
-                best = e
         return best
 
     def grant_from_promises(self) -> None:
@@ -407,44 +346,7 @@ class FederateCore(FederateMembership):
             self.ptag = tag
         self._require(counts)
 
-    def on_stop_request(self, tag: TagT, current: TagT) -> None:
-        """The RTI asks to stop at ``tag``; this federate is at ``current``. Answers with
-        the earliest tag it can stop at, and does not reach it until the stop is agreed."""
-        reply = max(tag, succ(current) if current[0] != NEVER else (self.start, 0))
-        self.stop_limit = reply if self.stop_limit is None else max(reply, self.stop_limit)
-        self._mark_stop()
-        self.outbox.append(StopReply(reply))
-
-    def on_stop_granted(self, tag: TagT) -> TagT:
-        """The federation stops at ``tag`` (the driver lowers the scheduler's stop tag).
-        Grants made before the agreement stop short of it: the RTI computed them, and the
-        peers made the promises they came from, without knowing of the stop, which gives
-        peers an event at ``tag``. The RTI's grants from here on, and the peers' promises
-        since their Marks, know of it (see input_bound)."""
-        self.stop_granted = tag
-        if self.grant >= tag:
-            self.grant = pred(tag)
-        if self.ptag is not None and self.ptag >= tag:
-            self.ptag = None
-        self._bound = None
-        if self.peer_grants and self.has_upstream:
-            self.grant_from_promises()
-        return tag
-
-    def _mark_stop(self) -> None:
-        """This federate now knows of a stop: its promises from here on account for it
-        (nothing past the limit until the stop is agreed): tell the downstream peers, with
-        the most it can promise now."""
-        if self._stop_marked or not self.passes_promises:
-            return
-        self._stop_marked = True
-        limit = self.stop_limit
-        assert limit is not None
-        p = self.promised if self.promised < limit else limit
-        self.promised = p
-        self.outbox.append(StopMark(p))
-
-    # -- stopping ------------------------------------------------------------------------
+    # -- before a stop request: what is held back, now -----------------------------------
     def flush_reports(self, head: TagT | None, current: TagT, now: int) -> None:
         """Report everything held back now (a completed tag, a report for the RTI); the
         earliest queued event is at ``head`` (None: none), the scheduler's current tag is
@@ -459,29 +361,6 @@ class FederateCore(FederateMembership):
         elif net < self.net:
             self._report(net, now)  # an event came before the one last reported
         self._flush_rti(now)
-
-    def request_stop(self, tag: TagT, head: TagT | None, current: TagT, now: int) -> None:
-        """Ask the federation to stop at ``tag`` (the scheduler's earliest event is at
-        ``head``, its current tag ``current``): the RTI gets everything held back first.
-        This federate goes no further than ``tag`` until the stop is agreed
-        (:attr:`stop_granted`), and promises nothing past it meanwhile."""
-        self.stop_limit = tag if self.stop_limit is None else max(tag, self.stop_limit)
-        self._mark_stop()
-        self.flush_reports(head, current, now)
-        self.outbox.append(StopReq(tag))
-
-    def resign(self, tag: TagT) -> None:
-        """This federate is done at ``tag``: the final counts for the RTI, and a promise of
-        nothing more for the peers (a Mark: it holds whatever stop comes)."""
-        self.outbox.append(Resign(tag, self._sent_report(), dict(self.received)))
-        if self.peer_grants:
-            self._stop_marked = True
-            self.promised = FOREVER_T
-        # With RTI grants only, the Mark is no promise the peers use, but it still tells
-        # them this federate is done: its data links to them may close now, while a link
-        # that closes before it is a fault (messages on it may be lost).
-        if self.peer_grants or self.has_downstream:
-            self.outbox.append(StopMark(FOREVER_T))
 
     # -- counts --------------------------------------------------------------------------
     def sent_message(self, peer: int, tag: TagT) -> None:
