@@ -237,9 +237,9 @@ class Frames(Reactor):
         if self.i > 15:
             return
         if self.i % 3 == 0:
-            out.set(self.rng.integers(0, 255, size=40_001 + self.i, dtype=np.uint8))  # odd byte counts
+            out.set(self.rng.integers(0, 255, size=160_001 + self.i, dtype=np.uint8))  # odd byte counts
         else:
-            out.set(self.rng.standard_normal((64, 80 + self.i)).astype(np.float32))
+            out.set(self.rng.standard_normal((256, 80 + self.i)).astype(np.float32))  # 82-97 KB
 
     @reaction(triggers=[back])
     def got(self, back: Any) -> None:
