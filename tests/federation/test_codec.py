@@ -278,3 +278,18 @@ def test_structured_arrays_round_trip_and_their_headers_are_cached_safely() -> N
         for _ in range(2):
             with pytest.raises(C.CodecError):
                 C.decode(C.NUMPY, [bad, [1]], [b""])
+
+
+def test_cached_structured_headers_never_stand_for_another() -> None:
+    """Headers that differ in a name, a shape or a byte order (all cached after their first
+    use) each decode to their own dtype."""
+    import msgpack
+
+    dts = [np.dtype([("obs", "<f4", (4,)), ("r", "<f4")]), np.dtype([("obs", "<f4", (2, 2)), ("r", "<f4")]),
+           np.dtype([("obz", "<f4", (4,)), ("r", "<f4")]), np.dtype([("obs", ">f4", (4,)), ("r", "<f4")])]
+    for _ in range(2):
+        for dt in dts:
+            a = np.zeros(2, dtype=dt)
+            codec, meta, frames = C.encode(a)
+            got = C.decode(codec, msgpack.unpackb(msgpack.packb(meta), raw=False), [bytes(frames[0])])
+            assert got.dtype == dt, (got.dtype, dt)
