@@ -35,6 +35,7 @@ from ..io.local import LocalClient, split_endpoint
 from ..io.transport import Client, Poller
 from ..wire import protocol as P
 from .federate_config import FederateConfig
+from .federate_members import FROM_RTI_ELASTIC, FederateMembers
 from .heartbeat import Heartbeat, Liveness
 from .inbound import Inbound
 from .join import colocated, join
@@ -94,9 +95,13 @@ class FederateCoordinator:
         #: of the federate exists (the runner lowers that thread's priority there)
         self.on_joined: list[Callable[[], None]] = []
         self._rti_rejected = 0  # bad messages from the RTI (the inbound side counts the data port's)
-        self._out = Outbound(self._clients, sorted(layout.downstream(self.me)), layout.names, clock,
+        self._downstream = sorted(layout.downstream(self.me))
+        self._out = Outbound(self._clients, self._downstream, layout.names, clock,
                              shm_bytes=cfg.shm_bytes, shm_min=cfg.shm_min, before_wait=self._report_held)
         self._outputs = Outputs(self.core, self._out, cfg)
+        #: elastic banks only (issue 19): the membership messages, and what parses the RTI's
+        self._members = FederateMembers(self.core, layout, self.name) if self.core._elastic else None
+        self._from_rti = FROM_RTI_ELASTIC if self._members is not None else _FROM_RTI
 
     # -- joining ---------------------------------------------------------------------
     def start_time(self, proposed: int) -> int:
@@ -137,6 +142,14 @@ class FederateCoordinator:
         """The federation's start time (ns)."""
         return self.core.start
 
+    def request_leave(self) -> None:
+        """This elastic bank member asks the RTI to leave; it runs the tags before the one
+        agreed, then resigns. Callable from any thread (a reaction's too): the request
+        leaves at the driver's next look at its sockets."""
+        if self._members is None:
+            raise FederationError(f"{self.name} is not a member of an elastic bank: it cannot leave")
+        self._members.ask_to_leave()
+
     def _start_heartbeat(self) -> None:
         cfg = self.cfg
         nonce = os.urandom(16)
@@ -160,7 +173,9 @@ class FederateCoordinator:
         self.core.fast = sched.fast
         sched.checkpoints = self.core.checkpoints(cyclic_outs, cyclic_ins)
         if outputs.at_tag_end:
-            sched.tag_hooks.append(outputs.send_at_tag_end)
+            # with elastic banks, only to the peers present at the tag (a second loop: the
+            # usual one checks nothing per message)
+            sched.tag_hooks.append(outputs.send_at_tag_end if self._members is None else outputs.send_present)
 
     # -- the scheduler's hooks ------------------------------------------------------------
     def acquire(self, sched: Scheduler, head: TagT | None) -> TagT | None:
@@ -176,7 +191,10 @@ class FederateCoordinator:
             self._next_look = now + 1_000_000
             self._pump(sched, 0, now)
             head = sched.next_event_tag()  # what arrived included
+        members = self._members
         while True:
+            if members is not None and core.leaves is not None and members.gone(head):
+                return head  # its leave: its last tag, where nothing of its own runs
             tag = core.acquire(head, sched.stop_tag, now)
             if core.outbox:
                 self._send(core.outbox)
@@ -203,6 +221,7 @@ class FederateCoordinator:
         core = self.core
         clock = self.clock
         head, stop, limit = sched.next_event_tag(), sched.stop_tag, core.stop_limit
+        barrier = core.member_limit  # (a membership round that begins meanwhile holds the tag back)
         self._woken = False
         while True:
             if wakeup.is_set() or self._woken:
@@ -213,7 +232,8 @@ class FederateCoordinator:
             if ms <= 0:
                 return t <= now or clock.wait_until(t, wakeup)
             self._pump(sched, ms if ms < 100 else 100, now)  # 100 ms: the liveness check's pace
-            if sched.next_event_tag() != head or sched.stop_tag != stop or core.stop_limit != limit:
+            if (sched.next_event_tag() != head or sched.stop_tag != stop or core.stop_limit != limit
+                    or core.member_limit != barrier):
                 return False
             if core.outbox:
                 self._send(core.outbox)
@@ -352,9 +372,15 @@ class FederateCoordinator:
         peers' batches (they leave at the next flush), the rest to the RTI at once."""
         rti = self._rti
         assert rti is not None
+        members = self._members
         for m in outbox:
             if isinstance(m, (P.Promise, P.StopMark)):
-                self._out.post_all(m.item())
+                if members is None:
+                    self._out.post_all(m.item())
+                else:  # only to the peers present (an absent slot may have no link at all)
+                    item = m.item()
+                    for d in members.promise_peers(self._downstream, m.tag):
+                        self._out.post(d, item)
             else:
                 rti.send([m.pack()])
         outbox.clear()
@@ -380,6 +406,10 @@ class FederateCoordinator:
         lost = live.lost(now)
         if lost is not None:
             raise FederationError(lost)
+        if self._members is not None and self._members.leave_asked:
+            req = self._members.take_request()
+            if req is not None:
+                self._rti.send([req])
         ready = self._poller.wait(timeout_ms)
         if not ready:
             return
@@ -442,7 +472,7 @@ class FederateCoordinator:
 
     def _on_rti(self, sched: Scheduler, frames: list[memoryview]) -> None:
         try:
-            msg = P.parse(frames[0], _FROM_RTI)
+            msg = P.parse(frames[0], self._from_rti)
         except P.ProtocolError as e:
             self._rti_rejected += 1
             log.warning("ignoring a bad message from the RTI: %s", e)
@@ -462,6 +492,10 @@ class FederateCoordinator:
             raise FederationError(f"the federation was aborted: {msg.reason}")
         elif isinstance(msg, P.Reject):
             raise FederationError(f"the RTI dropped federate {self.name}: {msg.reason}")
+        elif self._members is not None:
+            self._members.on_message(sched, msg)
+            if core.outbox:
+                self._send(core.outbox)  # (a QUERY_REPLY)
 
     def _ring_token(self, src: int, dst: int) -> bytes:
         """The token of the shared-memory ring from federate ``src`` to ``dst``."""

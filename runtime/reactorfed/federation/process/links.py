@@ -155,7 +155,10 @@ def connect_downstream(cfg: FederateConfig, layout: Layout, me: int, session: by
     gets its Unix socket if this process can reach it (another pod's path does not exist
     here), else TCP."""
     links: dict[int, Client | LocalClient] = {}
+    initial = layout.initial_members() if layout.elastic else None
     for d in layout.downstream(me):
+        if d not in peers and initial is not None and d not in initial:
+            continue  # an elastic slot absent at the start: nothing goes to it (a join's address: not carried yet)
         if d not in peers:
             raise FederationError(f"the RTI sent no address for federate {layout.names[d]}")
         tcp, path = split_endpoint(peers[d])

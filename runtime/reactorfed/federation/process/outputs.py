@@ -107,6 +107,19 @@ class Outputs:
                 out.last = sent
                 self._send(out, sent, out.slot.value)
 
+    def send_present(self, tag: TagT, _set: list[Slot]) -> None:
+        """:meth:`send_at_tag_end` in a federation with elastic banks: to the peers present
+        at ``tag`` (the sender's tag: see :meth:`..coordination.federate_core.FederateCore.send_to`)
+        only. A link on a zero-delay cycle never has an elastic member at either end."""
+        send_to = self._core.send_to
+        for out in self._outs:
+            if out.slot.present and send_to(out.link.dst, tag):
+                sent = add_delay(tag, out.delay)
+                if sent <= out.last:
+                    sent = succ(out.last)  # (a burst: see send_at_tag_end)
+                out.last = sent
+                self._send(out, sent, out.slot.value)
+
     def send_cyclic(self, tag: TagT, due: list[int]) -> None:
         """Send the links on zero-delay cycles that ``due`` names, at ``tag``: the value or
         its absence."""

@@ -1,0 +1,128 @@
+"""Live rescaling end to end (issue 19): a real federation in threads over ZeroMQ (the RTI
+server and every federate's driver), a learner fed by an elastic bank of samplers. A
+sampler asks to leave while it runs: the others go on, the learner sees the narrower bank
+from the agreed tag, and the RTI's record has the leave. Replayed in one process from that
+record, the program gives the learner exactly the trace it had in the federation."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from reactorfed import Environment, Input, Output, Reactor, Timer, VirtualClock, ms, reaction
+from reactorfed.elastic import Elastic, elastic_bank, members
+from reactorfed.federation.errors import FederationError
+
+from .harness import Federation, wait_until
+
+PERIOD = ms(10)
+TIMEOUT = ms(600)
+
+Step = tuple[int, int, list[tuple[int, int]], tuple[int, ...]]
+
+
+class Sampler(Reactor):
+    out = Output(int)
+    inp = Input(int)
+    tick = Timer(0, PERIOD)
+
+    def __init__(self) -> None:
+        self.n = 0
+        self.weights: list[int] = []
+
+    @reaction(triggers=[tick], effects=[out])
+    def step(self, out: Any) -> None:
+        self.n += 1
+        out.set(1000 * (self.bank_index or 0) + self.n)
+
+    @reaction(triggers=[inp])
+    def learn(self, inp: Any) -> None:
+        self.weights.append(inp.get())
+
+
+class Learner(Reactor):
+    ins = Input(int, width=3)
+    out = Output(int)
+
+    def __init__(self) -> None:
+        #: per tag: (time after the start, microstep, the values by bank index, the members)
+        self.trace: list[Step] = []
+
+    @reaction(triggers=[ins], effects=[out])
+    def learn(self, ins: Any, out: Any) -> None:
+        t = self.elapsed_tag()
+        self.trace.append((t.time, t.microstep, ins.present(), members(self, "samplers")))
+        out.set(len(self.trace))
+
+
+class Main(Reactor):
+    def __init__(self) -> None:
+        self.learner = Learner()
+        self.samplers = elastic_bank(Sampler, Elastic(min=1, max=3, initial=2))
+        self.connect(self.samplers.out, self.learner.ins)
+        # weights back to every slot (to the absent one too: its link carries nothing)
+        self.connect(self.learner.out, self.samplers.inp, broadcast=True, after=ms(3))
+
+
+def _federated_leave() -> tuple[Federation, Main]:
+    """The federation with samplers[0] and [1] present; samplers[1] asks to leave once the
+    learner has seen some steps. Returns the federation, ended, and the learner's program."""
+    fed = Federation(Main)
+    for name in ("learner", "samplers[0]", "samplers[1]"):  # (samplers[2] stays absent)
+        fed.start(name, fast=False, timeout=TIMEOUT)
+    wait_until(lambda: "learner" in fed.programs and len(fed.programs["learner"].learner.trace) >= 10,
+               timeout=20, what="the learner's first steps")
+    wait_until(lambda: "samplers[1]" in fed.coords, what="samplers[1]'s driver")
+    fed.coords["samplers[1]"].request_leave()
+    fed.wait(timeout=30)
+    assert not fed.errors, fed.errors
+    assert fed.rti_error is None, fed.rti_error
+    main = fed.programs["learner"]
+    assert isinstance(main, Main)
+    return fed, main
+
+
+def test_a_member_leaves_mid_run_and_the_replay_gives_the_same_learner_trace() -> None:
+    fed, main = _federated_leave()
+    summary = fed.summary
+    assert summary is not None
+    # Case A: the leave is in the record, and the learner sees it from its tag on.
+    assert len(summary.membership) == 1, summary.membership
+    rec = summary.membership[0]
+    assert (rec.member, rec.bank, rec.index, rec.joined) == ("samplers[1]", "samplers", 1, False)
+    leave = rec.tag
+    trace = main.learner.trace
+    before = [s for s in trace if (s[0], s[1]) < leave]
+    after = [s for s in trace if (s[0], s[1]) >= leave]
+    assert len(before) >= 10 and after, (leave, len(before), len(after))
+    assert all(s[3] == (0, 1) and [i for i, _ in s[2]] == [0, 1] for s in before), before
+    assert all(s[3] == (0,) and [i for i, _ in s[2]] == [0] for s in after), after
+    # every step of samplers[0] arrived, to the end
+    assert [v for s in trace for i, v in s[2] if i == 0] == list(range(1, len(trace) + 1))
+    assert trace[-1][0] == TIMEOUT
+    # the sampler that left ran its steps before the leave, and none after
+    left = fed.programs["samplers[1]"]
+    assert isinstance(left, Main)
+    assert left.samplers[1].n == len(before)
+
+    # Case B: the same program in one process, with the record as its schedule.
+    replay = Main()
+    env = Environment(fast=True, clock=VirtualClock(), timeout=TIMEOUT)
+    sched = env.assemble(replay)
+    sched.set_membership([r.change() for r in summary.membership])
+    env.run()
+    assert replay.learner.trace == trace
+
+
+def test_a_leave_request_outside_an_elastic_bank_is_refused_at_once() -> None:
+    fed = Federation(Main)
+    try:
+        fed.start("learner", fast=False, timeout=ms(50))
+        wait_until(lambda: "learner" in fed.coords, what="the learner's driver")
+        with pytest.raises(FederationError, match="learner is not a member of an elastic bank"):
+            fed.coords["learner"].request_leave()
+    finally:
+        for name in ("samplers[0]", "samplers[1]"):
+            fed.start(name, fast=False, timeout=ms(50))
+        fed.wait(timeout=30)
