@@ -157,7 +157,8 @@ TYPED: list[tuple[type[Any], tuple[st.SearchStrategy[Any], ...], Any]] = [
     (P.LeaveReq, (), lambda _: [P.LEAVE_REQ]),
     (P.Query, (U64, TAG, st.lists(st.tuples(U64, st.booleans()), min_size=1, max_size=5).map(tuple)),
      lambda q: [P.QUERY, q.round, q.tag[0], q.tag[1], [list(c) for c in q.changes]]),
-    (P.Change, (TAG, U64, st.booleans()), lambda c: [P.CHANGE, c.tag[0], c.tag[1], c.member, c.joined]),
+    (P.Change, (TAG, U64, st.booleans(), TEXT),
+     lambda c: [P.CHANGE, c.tag[0], c.tag[1], c.member, c.joined, c.endpoint]),
     (P.Admit, (TAG, COUNTS, COUNTS), lambda a: [P.ADMIT, a.tag[0], a.tag[1], a.sent, a.received]),
     (P.Refused, (st.booleans(), TEXT), lambda r: [P.REFUSED, r.joined, r.reason]),
     (P.RoundEnd, (U64,), lambda r: [P.ROUND_END, r.round]),
@@ -406,7 +407,10 @@ def test_membership_messages_carry_what_the_rti_core_emits() -> None:
     got = P.parse(P.Query(q.round, q.tag, q.changes).pack(), frozenset({P.QUERY}))
     assert type(got) is P.Query and (got.round, got.tag, got.changes) == (q.round, q.tag, q.changes)
     ch = M.Change((10, 1), 2, True)
-    assert P.parse(P.Change(ch.tag, ch.member, ch.joined).pack()) == (ch.tag, ch.member, ch.joined)
+    assert P.parse(P.Change(ch.tag, ch.member, ch.joined).pack()) == (ch.tag, ch.member, ch.joined, "")
+    # a joiner's data address (for its upstream peers): version 3
+    got_c = P.parse(P.Change(ch.tag, ch.member, ch.joined, "tcp://10.0.0.7:4100").pack(), frozenset({P.CHANGE}))
+    assert type(got_c) is P.Change and got_c.endpoint == "tcp://10.0.0.7:4100" and got_c.tag == ch.tag
     adm = M.Admit(2, (10, 1), {0: 4}, {0: 7})
     got_a = P.parse(P.Admit(adm.tag, adm.sent, adm.received).pack())
     assert type(got_a) is P.Admit and got_a == ((10, 1), {0: 4}, {0: 7})
@@ -420,8 +424,10 @@ def test_membership_messages_carry_what_the_rti_core_emits() -> None:
      ([P.QUERY, 1, 5, 0, [[2, 1]]], "QUERY: field 4"),  # joined is a bool, not an int
      ([P.QUERY, 1, 5, 0, [[2, True]] * 5000], "undecodable"),  # more entries than any bank has
      ([P.QUERY, -1, 5, 0, [[2, True]]], "QUERY: field 1"),
-     ([P.CHANGE, 5, 0, 2, "yes"], "CHANGE: field 4"),
-     ([P.CHANGE, 5, -1, 2, True], "CHANGE: field 2"),
+     ([P.CHANGE, 5, 0, 2, "yes", ""], "CHANGE: field 4"),
+     ([P.CHANGE, 5, -1, 2, True, ""], "CHANGE: field 2"),
+     ([P.CHANGE, 5, 0, 2, True, 7], "CHANGE: field 5"),
+     ([P.CHANGE, 5, 0, 2, True], "CHANGE has 4 fields, expected 5"),  # version 2's
      ([P.ADMIT, 5, 0, {0: -1}, {}], "ADMIT: field 3"),
      ([P.ADMIT, 5, 0, {}], "ADMIT has 3 fields, expected 4"),
      ([P.QUERY_REPLY, 1, 2**63, 0], "undecodable|QUERY_REPLY: field 2"),
@@ -441,6 +447,6 @@ def test_a_membership_message_where_it_is_not_expected_is_refused() -> None:
     with pytest.raises(P.ProtocolError, match="unexpected ADMIT here"):
         P.parse(P.Admit((1, 0), {}, {}).pack(), rti_side)
     with pytest.raises(P.ProtocolError, match="not a control message"):
-        P.parse(P.pack(P.BATCH, [[P.CHANGE, 1, 0, 2, True]]))
+        P.parse(P.pack(P.BATCH, [[P.CHANGE, 1, 0, 2, True, ""]]))
     with pytest.raises(P.ProtocolError, match="unexpected CHANGE here"):  # not a data-plane item
-        P.check_item([P.CHANGE, 1, 0, 2, True], frozenset({P.DATA_INLINE, P.PROMISE}))
+        P.check_item([P.CHANGE, 1, 0, 2, True, ""], frozenset({P.DATA_INLINE, P.PROMISE}))

@@ -212,6 +212,7 @@ def test_a_member_joins_mid_run_and_gets_start_then_the_changes_then_its_admit(r
     a1 = j1.next(P.Admit)
     assert [type(m) for m in j1.got[:3]] == [P.Start, P.Change, P.Admit]
     assert (c1.member, c1.joined) == (3, True) and a1.tag == c1.tag and c1.tag >= (start, 0)
+    assert c1.endpoint == "tcp://127.0.0.1:20003", "its data address from its HELLO, for its upstream peers"
     for f in feds.values():
         assert f.next(P.Change) == c1
         f.next(P.RoundEnd)
@@ -405,7 +406,8 @@ def _replayed(rti: Rti, at: int) -> None:
         assert [type(m) for m in f.got[:2]] == [P.Start, P.Change]
     j = rti.connect("samplers[2]", start=False)
     j.next(P.Start)
-    assert j.next(P.Change) == P.Change((start + at, 0), 3, True)
+    # (its own record entry: it is connected now, so the address is known)
+    assert j.next(P.Change) == P.Change((start + at, 0), 3, True, "tcp://127.0.0.1:20003")
     j.send(P.JoinReq(server.clock.now()))
     assert j.next(P.Admit).tag == (start + at, 0), "admitted at its recorded tag"
     s1 = feds["samplers[1]"]

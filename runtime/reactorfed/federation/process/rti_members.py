@@ -25,10 +25,10 @@ federation without elastic banks has none of it (the server holds no :class:`Rti
 - **The record** is in ``/status`` and the run's summary (:class:`MemberRecord`, tags after
   the start), and a schedule in that format is replayed (``RtiConfig.membership``).
 
-Not carried yet: the data address of a member that joins after a federate connected.
-START gives every federate the addresses of those connected at that moment; a later
-joiner's upstream peers need its address to connect to it, and CHANGE has no field for
-it (see docs/federation.md, Live rescaling).
+A joiner's CHANGE carries its data address (from its HELLO) for the federates connected
+before it (START gave them the addresses of those connected then); a replayed join's
+CHANGE, sent at the start before its process connects, carries none (see
+docs/federation.md, Live rescaling).
 """
 
 from __future__ import annotations
@@ -168,7 +168,7 @@ class RtiMembers:
         self.joiners.add(f)
         self._send(f, P.Start(srv.start_time, dict(self.admission.endpoints), srv.session, f).pack())
         for ch in self.core.record:  # the membership so far
-            self._send(f, P.Change(ch.tag, ch.member, ch.joined).pack())
+            self._send(f, P.Change(ch.tag, ch.member, ch.joined, self._endpoint(ch.member, ch.joined)).pack())
 
     def before_start(self, start: int) -> None:
         """The start time is fixed: a schedule is loaded now (the core takes it before its
@@ -239,7 +239,7 @@ class RtiMembers:
                 for f in sorted(out.to):
                     self._send(f, data)
             elif isinstance(out, Change):
-                data = P.Change(out.tag, out.member, out.joined).pack()
+                data = P.Change(out.tag, out.member, out.joined, self._endpoint(out.member, out.joined)).pack()
                 feds, joiners = core.feds, self.joiners
                 for f in [f for f in self.admission.control_of if not feds[f].resigned or f in joiners]:
                     self._send(f, data)
@@ -256,6 +256,11 @@ class RtiMembers:
                 if out.joined:
                     self._asked.discard(out.member)
                 self._refuse(out.member, out.joined, out.reason)
+
+    def _endpoint(self, member: int, joined: bool) -> str:
+        """The data address a CHANGE carries: a joiner's, from its HELLO, when its process is
+        connected (a replayed join's CHANGE goes out at the start, before it is: then none)."""
+        return self.admission.endpoints.get(member, "") if joined else ""
 
     def _send(self, f: int, data: bytes) -> None:
         peer = self.admission.control_of.get(f)  # (None: its process is gone)

@@ -17,7 +17,7 @@ import msgpack
 
 __all__ = ["FROM_RTI", "NAMES", "PROTOCOL_VERSION", "RTI_MAX_MESSAGE", "SCHEMA", "ProtocolError", "pack", "packb", "unpackb", "validated"]
 
-PROTOCOL_VERSION = 2  # 2: a resigned federate waits for RELEASE before closing its links
+PROTOCOL_VERSION = 3  # 2: a resigned federate waits for RELEASE before closing its links; 3: CHANGE carries an endpoint
 #: the largest control message (RTI connections refuse bigger frames)
 RTI_MAX_MESSAGE = 64 * 1024
 
@@ -45,7 +45,7 @@ STOP_REQUEST = 25  # t, m
 STOP_GRANTED = 26  # t, m
 ABORT = 27  # reason
 QUERY = 28  # round, t, m, [[member, joined], ...]: a membership round asks (answer: QUERY_REPLY)
-CHANGE = 29  # t, m, member, joined: from this tag on, the member is present (or absent)
+CHANGE = 29  # t, m, member, joined, endpoint: from this tag on, the member is present (or absent); its data address ("": unknown)
 ADMIT = 30  # t, m, sent, recv: a joining member starts at this tag, with these message counts
 REFUSED = 31  # joined, reason: a member's join or leave request was not carried out
 ROUND_END = 32  # round: the round is over, its CHANGEs came before (a federate's barrier lifts)
@@ -116,7 +116,7 @@ SCHEMA: dict[int, tuple[str, ...]] = {
     JOIN_REQ: ("i",),
     LEAVE_REQ: (),
     QUERY: ("u", "i", "u", "changes"),
-    CHANGE: ("i", "u", "u", "bool"),
+    CHANGE: ("i", "u", "u", "bool", "s"),
     ADMIT: ("i", "u", "counts", "counts"),
     REFUSED: ("bool", "s"),
     ROUND_END: ("u",),

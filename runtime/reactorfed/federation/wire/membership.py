@@ -78,18 +78,22 @@ class Query(NamedTuple):
 
 
 class Change(NamedTuple):
-    """RTI -> federate: from ``tag`` on, ``member`` is present (``joined``) or absent."""
+    """RTI -> federate: from ``tag`` on, ``member`` is present (``joined``) or absent.
+    ``endpoint``: a joiner's data address, from its HELLO, for its upstream peers to
+    connect to (empty for a leave, and for a join whose process has not connected yet:
+    a replayed one, sent at the start)."""
 
     tag: TagT
     member: int
     joined: bool
+    endpoint: str = ""
 
     def pack(self) -> bytes:
-        return packb([CHANGE, *self.tag, self.member, self.joined])
+        return packb([CHANGE, *self.tag, self.member, self.joined, self.endpoint])
 
     @classmethod
     def _of(cls, m: list[Any]) -> Change:
-        return _new(cls, ((m[1], m[2]), m[3], m[4]))
+        return _new(cls, ((m[1], m[2]), m[3], m[4], m[5]))
 
 
 class Admit(NamedTuple):
