@@ -80,6 +80,26 @@ def test_absent_slots_hold_back_no_promise_until_their_join_is_known() -> None:
     assert c.grant == pred(at(6))
 
 
+def test_a_join_takes_back_a_grant_from_promises_that_passes_it() -> None:
+    """A grant taken from the present peers' promises while a slot was absent may reach past
+    the tag it joins at (the RTI, which agreed on that tag, never saw the grant): it no
+    longer holds, so the joiner's first message, at its join, is waited for (found end to
+    end: tests/federation/test_live_membership.py, the learner dropped it as late)."""
+    lay = hub(2, initial=1, out=0, back=None)  # slots -> learner without delay: (J, m) arrives for (J, m)
+    c = core(lay, 0)
+    c.on_promise(1, at(10))
+    c.grant_from_promises()
+    assert c.grant == pred(at(10))
+    assert replies(c.on_query(1, at(4, 1), ((2, True),), at(3)) and take(c)) == [QueryReply(1, at(4, 1))]
+    c.on_change(at(4, 1), 2, True)
+    c.on_round_end(1)
+    assert c.grant == at(4)  # (4, 0): the tag before the join
+    assert c.acquire(at(4, 1), FOREVER_T, 0) is WAIT, "the joiner's step at its join is waited for"
+    c.on_promise(2, at(8))
+    c.grant_from_promises()
+    assert c.acquire(at(4, 1), FOREVER_T, 0) == at(4, 1)
+
+
 def test_a_join_at_the_start_tag() -> None:
     """The RTI's changes for joins asked before the start come before any tag."""
     lay = hub(2, initial=1)

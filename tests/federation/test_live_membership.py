@@ -78,6 +78,7 @@ def _federated_leave() -> tuple[Federation, Main]:
     fed.wait(timeout=30)
     assert not fed.errors, fed.errors
     assert fed.rti_error is None, fed.rti_error
+    assert not fed.coords["learner"].core.dropped, "nothing from a sender that did not fail is late"
     main = fed.programs["learner"]
     assert isinstance(main, Main)
     return fed, main
@@ -126,3 +127,44 @@ def test_a_leave_request_outside_an_elastic_bank_is_refused_at_once() -> None:
         for name in ("samplers[0]", "samplers[1]"):
             fed.start(name, fast=False, timeout=ms(50))
         fed.wait(timeout=30)
+
+
+def test_a_member_joins_mid_run_and_the_replay_gives_the_same_learner_trace() -> None:
+    """Case C: samplers[2], absent at the start, connects mid-run and asks to join: it runs
+    from its Admit's tag, the learner sends it weights over the link its CHANGE's address
+    opened, and the replay of the record gives the learner the same trace."""
+    fed = Federation(Main)
+    for name in ("learner", "samplers[0]", "samplers[1]"):
+        fed.start(name, fast=False, timeout=TIMEOUT)
+    wait_until(lambda: "learner" in fed.programs and len(fed.programs["learner"].learner.trace) >= 10,
+               timeout=20, what="the learner's first steps")
+    fed.start("samplers[2]", fast=False, timeout=TIMEOUT)
+    fed.wait(timeout=30)
+    assert not fed.errors, fed.errors
+    assert fed.rti_error is None, fed.rti_error
+    summary = fed.summary
+    assert summary is not None
+    assert len(summary.membership) == 1, summary.membership
+    rec = summary.membership[0]
+    assert (rec.member, rec.index, rec.joined) == ("samplers[2]", 2, True)
+    main = fed.programs["learner"]
+    assert isinstance(main, Main)
+    trace = main.learner.trace
+    before = [s for s in trace if (s[0], s[1]) < rec.tag]
+    after = [s for s in trace if (s[0], s[1]) >= rec.tag]
+    assert len(before) >= 10 and after, (rec.tag, len(before), len(after))
+    assert all(s[3] == (0, 1) for s in before) and all(s[3] == (0, 1, 2) for s in after)
+    assert (after[0][0], after[0][1]) == rec.tag and (2, 2001) in after[0][2], "its first step, at its join"
+    assert not fed.coords["learner"].core.dropped, "the joiner's first step is waited for, not late"
+    joiner = fed.programs["samplers[2]"]
+    assert isinstance(joiner, Main)
+    assert joiner.samplers[2].n == sum(1 for s in after for i, _ in s[2] if i == 2) > 0
+    assert joiner.samplers[2].weights, "the learner's weights reached the joiner"
+
+    replay = Main()
+    env = Environment(fast=True, clock=VirtualClock(), timeout=TIMEOUT)
+    sched = env.assemble(replay)
+    sched.set_membership([r.change() for r in summary.membership])
+    env.run()
+    assert replay.learner.trace == trace
+    assert replay.samplers[2].weights == joiner.samplers[2].weights

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import heapq
 
-from ...tag import NEVER, TagT, succ
+from ...tag import NEVER, TagT, pred, succ
 from ..wire.protocol import Ltc, Promise, QueryReply, Resign, StopMark, StopReply, StopReq
 from .layout import Delay, add_delay
 from .presence import Presence
@@ -58,6 +58,8 @@ class FederateMembership:
     outbox: list[Message]
     received: dict[int, int]
     required: dict[int, int]
+    grant: TagT
+    peer_grants: bool
     sent: dict[int, list[int]]
     finished: set[int]
     promises_in: bool
@@ -110,7 +112,12 @@ class FederateMembership:
         """Upstream slot ``u`` sends nothing until its next known join at or after ``after``."""
         j = self.presence.next_join(u, after)
         self._promised_in[u] = NEVER_T if j is None else j
-        self._bound_from[u] = FOREVER_T if j is None else _earliest(j, self._promise_links[u])
+        bound = self._bound_from[u] = FOREVER_T if j is None else _earliest(j, self._promise_links[u])
+        if self.peer_grants and self.grant >= bound:
+            # A grant taken from the other peers' promises while this slot was absent may
+            # reach past what it can now send: it holds no longer (the RTI's grants never
+            # pass a join; this federate's own, from promises, may).
+            self.grant = pred(bound)
         self._bound = None
         self.promises_in = True
 

@@ -27,7 +27,7 @@ from collections.abc import Callable
 from ...clock import Clock, Wakeup
 from ...graph import Program
 from ...scheduler import Scheduler
-from ...tag import TagT
+from ...tag import NEVER, TagT
 from ..coordination.federate_core import WAIT, FederateCore, Message
 from ..coordination.layout import Layout
 from ..errors import FederationError, LinkDownError, SendError
@@ -101,6 +101,11 @@ class FederateCoordinator:
         self._outputs = Outputs(self.core, self._out, cfg)
         #: elastic banks only (issue 19): the membership messages, and what parses the RTI's
         self._members = FederateMembers(self.core, layout, self.name) if self.core._elastic else None
+        if self._members is not None:
+            self._members.on_joiner = self._connect_joiner
+        self._sched: Scheduler | None = None  # (install's: a joiner takes CHANGEs before the run)
+        self._endpoint = ""  # this federate's data address
+        self._peer_eps: dict[int, str] = {}  # downstream peer -> the address its link went to
         self._from_rti = FROM_RTI_ELASTIC if self._members is not None else _FROM_RTI
 
     # -- joining ---------------------------------------------------------------------
@@ -109,6 +114,7 @@ class FederateCoordinator:
         heartbeat; the federation's start time."""
         port = self._port = DataPort(self.cfg, self.layout, self.me)
         endpoint, advertised = port.addresses()
+        self._endpoint = endpoint
         self._rti = Client(self.cfg.rti, max_message=P.RTI_MAX_MESSAGE, curve=self.cfg.curve())
         cfg = self.cfg
         self._live = Liveness(cfg.rti, cfg.liveness_ns, self.clock.now(), cfg.silence_ns)
@@ -125,6 +131,7 @@ class FederateCoordinator:
         self._out.ring_token = lambda d: self._ring_token(self.me, d)
         self._clients.update(connect_downstream(self.cfg, self.layout, self.me, self.session, joined.peers,
                                                 self._out.colocated))
+        self._peer_eps = {d: joined.peers[d] for d in self._clients}
         port.watch(self._clients)  # until their encrypted handshakes succeed
         self._poller = Poller(self._rti, port.tcp, port.monitor)
         if port.local is not None:
@@ -133,6 +140,8 @@ class FederateCoordinator:
             if isinstance(c, LocalClient):
                 self._poller.add_sender(c)
         self._start_heartbeat()
+        if self._members is not None and self._members.joiner:
+            self._await_admit()
         for hook in self.on_joined:
             hook()
         return joined.start
@@ -150,6 +159,53 @@ class FederateCoordinator:
             raise FederationError(f"{self.name} is not a member of an elastic bank: it cannot leave")
         self._members.ask_to_leave()
 
+    def _await_admit(self) -> None:
+        """A joiner: ask to join, then take what the RTI sends (the record's CHANGEs, posted
+        into the scheduler before its run starts) until its ADMIT. The data port is not
+        read meanwhile: what peers send waits in it for the run."""
+        rti, live, sched = self._rti, self._live, self._sched
+        assert rti is not None and live is not None and sched is not None
+        rti.send([P.JoinReq(self.clock.now()).pack()])
+        deadline = self.clock.now() + self.cfg.join_timeout_ns
+        with Poller(rti) as poller:
+            while self.core.joined[0] == NEVER:
+                now = self.clock.now()
+                lost = live.lost(now)
+                if lost is not None:
+                    raise FederationError(lost)
+                if now > deadline:
+                    raise FederationError(f"{self.name} asked to join and was not admitted within the join timeout")
+                if rti in poller.wait(100):
+                    while (frames := rti.recv()) is not None:
+                        live.heard_data = self.clock.now()
+                        self._on_rti(sched, frames)
+        log.info("%s joins at %s", self.name, self.core.joined)
+
+    def _connect_joiner(self, d: int, endpoint: str) -> None:
+        """Downstream slot ``d`` joins (its CHANGE, with its data address): open a link to it."""
+        if self._peer_eps.get(d) == endpoint:
+            return  # (linked already: its address came with START)
+        old = self._clients.pop(d, None)
+        if old is not None:
+            old.close(0)  # an earlier incarnation's process
+        peers = {d: endpoint}
+        self.peers[d] = split_endpoint(endpoint)[0]
+        self._out.colocated |= colocated(self._endpoint, peers)
+        links = connect_downstream(self.cfg, self.layout, self.me, self.session, peers, self._out.colocated, only=[d])
+        self._clients.update(links)
+        self._peer_eps[d] = endpoint
+        if self._port is not None:
+            self._port.watch(links)
+        c = links[d]
+        if isinstance(c, LocalClient) and self._poller is not None:
+            self._poller.add_sender(c)
+        promised = self.core.promised
+        if promised[0] != NEVER:
+            # The latest promise may have been made while the joiner was absent (not sent
+            # to it), and only a later one goes out: without this one the joiner and this
+            # federate could each wait for the other's next promise (a loop over a delay).
+            self._out.post(d, P.Promise(promised).item())
+
     def _start_heartbeat(self) -> None:
         cfg = self.cfg
         nonce = os.urandom(16)
@@ -160,6 +216,7 @@ class FederateCoordinator:
     def install(self, sched: Scheduler) -> None:
         """Prepare the scheduler: output senders and, for zero-delay cycles, checkpoints."""
         program, layout, outputs = self.program, self.layout, self._outputs
+        self._sched = sched
         part = program.partition
         assert part is not None
         cyclic_outs = outputs.add_links(program, layout, self.me)

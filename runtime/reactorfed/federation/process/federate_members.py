@@ -11,7 +11,10 @@ membership messages, and a member's request to leave. The decisions are the core
   A member told of its own leave at ``L`` stops there: ``L`` becomes its stop tag, and
   processed with every reaction of its own a no-op (no shutdown reactions), it is its last
   (:meth:`FederateMembers.gone`); the driver then resigns.
-- ADMIT goes to the core (a joiner's start; the joiner's side is not driven yet).
+- A joiner (a slot absent at the start) asks with JOIN_REQ once it has its START, and
+  takes the record's CHANGEs, then its ADMIT (to the core: its tag and counts), before its
+  scheduler starts. A join of a downstream peer opens a data link to it, at the address
+  its CHANGE carries.
 - REFUSED: a refused leave is logged and the member runs on; a refused join ends it.
 
 A federation without elastic banks has none of this (the driver holds no
@@ -21,6 +24,7 @@ A federation without elastic banks has none of this (the driver holds no
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
 from ...scheduler import Scheduler
 from ...tag import TagT, succ
@@ -48,6 +52,11 @@ class FederateMembers:
         self._slot = {f: (g.name, i) for g in layout.elastic for i, f in enumerate(g.slots)}
         #: set by :meth:`ask_to_leave` (from any thread); the driver sends LEAVE_REQ at its next pump
         self.leave_asked = False
+        #: a slot absent at the start: it asks to join once it has its START
+        self.joiner = core.me in self._slot and core.me not in layout.initial_members()
+        self._downstream = frozenset(layout.downstream(core.me))
+        #: the driver's: open a data link to a downstream peer that joins, at its address
+        self.on_joiner: Callable[[int, str], None] | None = None
 
     def ask_to_leave(self) -> None:
         """Ask the RTI for this member to leave (it does at a tag agreed in a round).
@@ -71,6 +80,8 @@ class FederateMembers:
             core.on_query(msg.round, msg.tag, msg.changes, sched.current_tag)
         elif isinstance(msg, P.Change):
             self._change(sched, msg.tag, msg.member, msg.joined)
+            if msg.joined and msg.member in self._downstream and msg.endpoint and self.on_joiner is not None:
+                self.on_joiner(msg.member, msg.endpoint)
         elif isinstance(msg, P.RoundEnd):
             core.on_round_end(msg.round)
         elif isinstance(msg, P.Admit):

@@ -149,14 +149,14 @@ class DataPort:
 
 
 def connect_downstream(cfg: FederateConfig, layout: Layout, me: int, session: bytes, peers: dict[int, str],
-                       colocated: set[int]) -> dict[int, Client | LocalClient]:
-    """A link to every downstream peer (at the addresses the RTI gave: ``peers``), each
-    opened with this federate's proof of who it is. A peer on this host (``colocated``)
+                       colocated: set[int], only: list[int] | None = None) -> dict[int, Client | LocalClient]:
+    """A link to every downstream peer (``only``: to those; at the addresses the RTI gave:
+    ``peers``), each opened with this federate's proof of who it is. A peer on this host (``colocated``)
     gets its Unix socket if this process can reach it (another pod's path does not exist
     here), else TCP."""
     links: dict[int, Client | LocalClient] = {}
     initial = layout.initial_members() if layout.elastic else None
-    for d in layout.downstream(me):
+    for d in (layout.downstream(me) if only is None else only):
         if d not in peers and initial is not None and d not in initial:
             continue  # an elastic slot absent at the start: nothing goes to it (a join's address: not carried yet)
         if d not in peers:
