@@ -13,6 +13,7 @@ import pytest
 from reactorfed import Environment, Input, Output, Reactor, Timer, VirtualClock, ms, reaction
 from reactorfed.elastic import Elastic, elastic_bank, members
 from reactorfed.federation.errors import FederationError
+from reactorfed.federation.process.rti_config import RtiSummary
 
 from .harness import Federation, wait_until
 
@@ -65,6 +66,15 @@ class Main(Reactor):
         self.connect(self.learner.out, self.samplers.inp, broadcast=True, after=ms(3))
 
 
+def _replayed(summary: RtiSummary) -> Main:
+    """The same program in one process, with the federated run's record as its schedule."""
+    replay = Main()
+    env = Environment(fast=True, clock=VirtualClock(), timeout=TIMEOUT)
+    env.assemble(replay).set_membership([r.change() for r in summary.membership])
+    env.run()
+    return replay
+
+
 def _federated_leave() -> tuple[Federation, Main]:
     """The federation with samplers[0] and [1] present; samplers[1] asks to leave once the
     learner has seen some steps. Returns the federation, ended, and the learner's program."""
@@ -108,11 +118,7 @@ def test_a_member_leaves_mid_run_and_the_replay_gives_the_same_learner_trace() -
     assert left.samplers[1].n == len(before)
 
     # Case B: the same program in one process, with the record as its schedule.
-    replay = Main()
-    env = Environment(fast=True, clock=VirtualClock(), timeout=TIMEOUT)
-    sched = env.assemble(replay)
-    sched.set_membership([r.change() for r in summary.membership])
-    env.run()
+    replay = _replayed(summary)
     assert replay.learner.trace == trace
 
 
@@ -161,10 +167,6 @@ def test_a_member_joins_mid_run_and_the_replay_gives_the_same_learner_trace() ->
     assert joiner.samplers[2].n == sum(1 for s in after for i, _ in s[2] if i == 2) > 0
     assert joiner.samplers[2].weights, "the learner's weights reached the joiner"
 
-    replay = Main()
-    env = Environment(fast=True, clock=VirtualClock(), timeout=TIMEOUT)
-    sched = env.assemble(replay)
-    sched.set_membership([r.change() for r in summary.membership])
-    env.run()
+    replay = _replayed(summary)
     assert replay.learner.trace == trace
     assert replay.samplers[2].weights == joiner.samplers[2].weights

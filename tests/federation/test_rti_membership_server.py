@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 import pytest
 import zmq
 
-from reactorfed import Input, Output, Reactor, each
+from reactorfed import Reactor, each
 from reactorfed.clock import SystemClock
 from reactorfed.elastic import Elastic, MemberChange, elastic_bank
 from reactorfed.federation import layout_of
@@ -30,26 +30,11 @@ from reactorfed.federation.wire import protocol as P
 
 from .harness import wait_until
 from .programs import Pipeline
+from .test_membership import Learner, Sampler  # the simulation's reactors, over real sockets here
 
 SECRET = b"elastic-secret-0123456789"
 M = TypeVar("M")
 MEMBERSHIP = (P.Query, P.Change, P.RoundEnd, P.Admit, P.Refused)
-
-
-class Sampler(Reactor):
-    out = Output(int)
-    inp = Input(int)
-
-    def __init__(self, seed: int = 0) -> None:
-        self.seed = seed
-
-
-class Learner(Reactor):
-    ins = Input(int, width=lambda self: self.n)
-    out = Output(int)
-
-    def __init__(self, n: int) -> None:
-        self.n = n
 
 
 class Main(Reactor):
