@@ -141,7 +141,10 @@ class FederateCoordinator:
                 self._poller.add_sender(c)
         self._start_heartbeat()
         if self._members is not None and self._members.joiner:
-            self._await_admit()
+            rti, live, sched = self._rti, self._live, self._sched
+            assert rti is not None and live is not None and sched is not None
+            self._members.await_admit(rti, live, self.clock, self.cfg.join_timeout_ns,
+                                      lambda frames: self._on_rti(sched, frames))
         for hook in self.on_joined:
             hook()
         return joined.start
@@ -158,28 +161,6 @@ class FederateCoordinator:
         if self._members is None:
             raise FederationError(f"{self.name} is not a member of an elastic bank: it cannot leave")
         self._members.ask_to_leave()
-
-    def _await_admit(self) -> None:
-        """A joiner: ask to join, then take what the RTI sends (the record's CHANGEs, posted
-        into the scheduler before its run starts) until its ADMIT. The data port is not
-        read meanwhile: what peers send waits in it for the run."""
-        rti, live, sched = self._rti, self._live, self._sched
-        assert rti is not None and live is not None and sched is not None
-        rti.send([P.JoinReq(self.clock.now()).pack()])
-        deadline = self.clock.now() + self.cfg.join_timeout_ns
-        with Poller(rti) as poller:
-            while self.core.joined[0] == NEVER:
-                now = self.clock.now()
-                lost = live.lost(now)
-                if lost is not None:
-                    raise FederationError(lost)
-                if now > deadline:
-                    raise FederationError(f"{self.name} asked to join and was not admitted within the join timeout")
-                if rti in poller.wait(100):
-                    while (frames := rti.recv()) is not None:
-                        live.heard_data = self.clock.now()
-                        self._on_rti(sched, frames)
-        log.info("%s joins at %s", self.name, self.core.joined)
 
     def _connect_joiner(self, d: int, endpoint: str) -> None:
         """Downstream slot ``d`` joins (its CHANGE, with its data address): open a link to it."""

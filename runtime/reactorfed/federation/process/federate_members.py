@@ -26,12 +26,15 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
+from ...clock import Clock
 from ...scheduler import Scheduler
-from ...tag import TagT, succ
+from ...tag import NEVER, TagT, succ
 from ..coordination.federate_core import FederateCore
 from ..coordination.layout import Layout
 from ..errors import FederationError
+from ..io.transport import Client, Poller
 from ..wire import protocol as P
+from .heartbeat import Liveness
 
 __all__ = ["FROM_RTI_ELASTIC", "FederateMembers"]
 
@@ -118,3 +121,24 @@ class FederateMembers:
         now = succ(core.done)
         send_to = core.send_to
         return [d for d in peers if send_to(d, tag) or send_to(d, now)]
+
+    def await_admit(self, rti: Client, live: Liveness, clock: Clock, timeout_ns: int,
+                    on_rti: Callable[[list[memoryview]], None]) -> None:
+        """A joiner: ask to join, then hand what the RTI sends to ``on_rti`` (the record's
+        CHANGEs, posted into the scheduler before its run starts) until the ADMIT. The data
+        port is not read meanwhile: what peers send waits in it for the run."""
+        rti.send([P.JoinReq(clock.now()).pack()])
+        deadline = clock.now() + timeout_ns
+        with Poller(rti) as poller:
+            while self.core.joined[0] == NEVER:
+                now = clock.now()
+                lost = live.lost(now)
+                if lost is not None:
+                    raise FederationError(lost)
+                if now > deadline:
+                    raise FederationError(f"{self.name} asked to join and was not admitted within the join timeout")
+                if rti in poller.wait(100):
+                    while (frames := rti.recv()) is not None:
+                        live.heard_data = clock.now()
+                        on_rti(frames)
+        log.info("%s joins at %s", self.name, self.core.joined)
