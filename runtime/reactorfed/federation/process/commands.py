@@ -21,7 +21,7 @@ from ...options import (
     stop_on_interrupt,
 )
 from ...program import ProgramError, add_program_args, load_program, parse_params
-from .priority import DEFAULT_REACTION_NICE
+from .priority import DEFAULT_REACTION_NICE, REACTION_POLICIES
 
 __all__ = ["add_federate", "add_launch", "add_rti"]
 
@@ -114,10 +114,14 @@ def _common(p: argparse.ArgumentParser, *, launch: bool = False) -> None:
                    help="send every payload with the other messages (over the Unix socket or TCP), also between "
                    "federates on one host (by default large numpy/torch payloads to a peer at the same address go "
                    "through shared memory, the faster way for streams of them)")
-    g.add_argument("--no-sched-batch", action="store_true",
-                   help="with --fast, keep federates under the default CPU scheduling policy (by default the thread "
-                   "that runs reactions runs under SCHED_BATCH: a federate woken by a message does not preempt the "
-                   "one that sent it mid-batch; closed loops run ~25%% faster on 2 cores)")
+    g.add_argument("--reaction-sched", choices=REACTION_POLICIES, default="idle",
+                   help="with --fast, the CPU scheduling policy of the thread that runs reactions, once joined "
+                   "(default: idle). idle (SCHED_IDLE) and batch (SCHED_BATCH): a federate woken by a message does "
+                   "not preempt the one that sent it mid-batch (closed loops run ~25%% faster on 2 cores); idle "
+                   "also lets every normal thread run first, so that the threads answering heartbeats never wait "
+                   "behind busy reactions (with hundreds of busy federates on a few cores, batch still raised "
+                   "false alarms), but on a shared host the reactions then get only spare CPU. normal keeps the "
+                   "default policy. Real-time runs never change it")
     g.add_argument("--reaction-nice", type=_reaction_nice, default=DEFAULT_REACTION_NICE, metavar="N",
                    help="once joined, a federate runs its reactions N nice levels below its other threads "
                    f"(default: {DEFAULT_REACTION_NICE}; 0 to keep them level): the threads that answer heartbeats "
@@ -241,7 +245,7 @@ def cmd_federate(args: argparse.Namespace) -> int:
         with stop_on_interrupt(request_stop):
             summary = run_federate(main, args.federate, cfg, fast=args.fast, timeout=args.timeout, workers=args.workers,
                                    metrics_port=args.metrics_port, metrics_addr=args.metrics_addr, layout=layout,
-                                   reaction_nice=args.reaction_nice, sched_batch=args.fast and not args.no_sched_batch,
+                                   reaction_nice=args.reaction_nice, reaction_sched=args.reaction_sched if args.fast else "normal",
                                    on_scheduler=lambda s: holder.__setitem__("sched", s))
     finally:
         # Before the process exits: let the last payloads and the resignation leave.

@@ -73,8 +73,6 @@ class Inbound:
         self.rejected = 0  # data messages dropped as malformed or unauthenticated
         #: set by the driver inside a tag (at_level): a message for the current tag may still come
         self.mid_tag = False
-        if core._elastic:
-            self._accept = self._accept_present  # type: ignore[method-assign]
 
     @property
     def authenticated(self) -> list[int]:
@@ -237,8 +235,12 @@ class Inbound:
         self._accept(sched, sender, lk, tag, value)
 
     def _accept(self, sched: Scheduler, sender: int, lk: Any, tag: TagT, value: Any) -> None:
-        """Count a value received from ``sender`` for link ``lk`` at ``tag`` and post it."""
-        self._counted(sender, lk.id, tag)
+        """Count a value received from ``sender`` for link ``lk`` at ``tag`` and post it.
+        With elastic banks, a value the core drops (this incarnation is not present at
+        ``tag``, or it is for a tag done, from a sender that failed) is counted, not posted;
+        without, the core says deliver (one branch, no call more per message)."""
+        if not self._counted(sender, lk.id, tag):
+            return
         cur = sched.current_tag
         slot = self._in[lk.id]
         if tag > cur:
@@ -253,27 +255,9 @@ class Inbound:
             sched.fire_now(slot, value)
         else:
             raise FederationError(
-                f"a message for {lk.dst_port} at {tag} arrived after that tag was processed (now {cur}): "
-                "the coordination was violated"
+                f"a message for {lk.dst_port} at {tag} from {self._names[sender]} arrived after that tag "
+                f"was processed (now {cur}): the coordination was violated"
             )
-
-    def _accept_present(self, sched: Scheduler, sender: int, lk: Any, tag: TagT, value: Any) -> None:
-        """:meth:`_accept` with elastic banks: a value the core drops (this incarnation is
-        not present at ``tag``, or it is for a tag done, from a sender that failed) is
-        counted, not posted. (Apart from :meth:`_accept`, which checks nothing more per message.)"""
-        if not self._counted(sender, lk.id, tag):
-            return
-        cur = sched.current_tag
-        slot = self._in[lk.id]
-        if tag > cur:
-            if not sched.post_remote(tag, slot, value):
-                raise FederationError(f"two messages for {lk.dst_port} at {tag} from {self._names[sender]}: a link "
-                                      "carries one message per tag; refusing to drop either")
-        elif tag == cur and self.mid_tag:
-            sched.fire_now(slot, value)
-        else:
-            raise FederationError(f"a message for {lk.dst_port} at {tag} from {self._names[sender]} arrived after "
-                                  f"that tag was processed (now {cur}): the coordination was violated")
 
     def _on_shm_open(self, sender: int, name: str) -> None:
         if sender in self._shm_in:

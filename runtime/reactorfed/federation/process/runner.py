@@ -91,12 +91,12 @@ def run_federate(
     on_scheduler: Any = None,
     layout: Layout | None = None,
     reaction_nice: int = 0,
-    sched_batch: bool = False,
+    reaction_sched: str = "normal",
 ) -> RunSummary:
     """Run ``federate`` (one of ``main``'s children) as part of its federation.
     ``layout``: the federation's layout if already known (the same for every federate).
-    ``reaction_nice``, ``sched_batch``: once joined, the thread that runs reactions
-    lowers its priority by that much and moves to ``SCHED_BATCH`` (:mod:`.priority`)."""
+    ``reaction_nice``, ``reaction_sched``: once joined, the thread that runs reactions
+    lowers its priority by that much and moves to that scheduling policy (:mod:`.priority`)."""
     from .federate import FederateCoordinator
 
     clock = clock or SystemClock()
@@ -107,10 +107,10 @@ def run_federate(
         layout = Layout.of(sched.program.partition)
     coord = FederateCoordinator(sched.program, layout, cfg, clock)
     sched.coordinator = coord
-    if reaction_nice or sched_batch:
+    if reaction_nice or reaction_sched != "normal":
         from .priority import yield_reactions
 
-        coord.on_joined.append(lambda: yield_reactions(reaction_nice, sched_batch))
+        coord.on_joined.append(lambda: yield_reactions(reaction_nice, reaction_sched))
     coord.install(sched)
     if on_scheduler is not None:
         on_scheduler(sched)
