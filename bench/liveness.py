@@ -38,6 +38,7 @@ import signal
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -62,6 +63,8 @@ KILL_BOUND_S = 3.0
 #: was answered, and the RTI gives a closed connection 1 s of grace (its resignation may
 #: be on the way): 1 + 3 + 1
 STOP_BOUND_S = 1.0 + 3.0 + 1.0
+#: where a failed run's whole output goes (named in its result line)
+LOG_DIR = Path(tempfile.gettempdir()) / "reactorfed-liveness"
 
 
 class _Launch:
@@ -74,7 +77,26 @@ class _Launch:
         self.proc = subprocess.Popen([sys.executable, "-m", "reactorfed", "launch", *args, "--no-progress"],
                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT,
                                      start_new_session=True, env={**os.environ, "OMP_NUM_THREADS": "1"})
+        #: the least memory the kernel called available while it ran (MiB): a federate the
+        #: OOM killer took would look like a dead one
+        self.min_available_mib: int | None = None
         threading.Thread(target=self._read, daemon=True).start()
+        threading.Thread(target=self._watch_memory, daemon=True).start()
+
+    def _watch_memory(self) -> None:
+        while self.proc.poll() is None:
+            with contextlib.suppress(OSError, ValueError, StopIteration), open("/proc/meminfo") as f:
+                kib = int(next(ln for ln in f if ln.startswith("MemAvailable:")).split()[1])
+                mib = kib // 1024
+                if self.min_available_mib is None or mib < self.min_available_mib:
+                    self.min_available_mib = mib
+            time.sleep(0.5)
+
+    def save(self, path: Path) -> None:
+        """Every line it printed, with its time since the start (to diagnose a failure)."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with self.cond:
+            path.write_text("".join(f"{t - self.t0:9.3f} {line}\n" for t, line in self.lines))
 
     def _read(self) -> None:
         assert self.proc.stdout is not None
@@ -114,16 +136,21 @@ class _Launch:
             return "\n".join(line for _, line in self.lines[-n:])
 
 
-def completes(args: list[str], timeout_s: float, quiet: bool = True) -> dict[str, Any]:
+def completes(args: list[str], timeout_s: float, quiet: bool = True, log: Path | None = None) -> dict[str, Any]:
     """Run to the end: did it complete (exit 0) and in how long; the error if not.
-    ``quiet``: wait for a quiet machine first (tests load it on purpose: they do not)."""
+    ``quiet``: wait for a quiet machine first (tests load it on purpose: they do not).
+    ``log``: where to write the run's whole output if it failed."""
     if quiet:
         wait_quiet()
     ln = _Launch(args)
     code, t = ln.end(timeout_s)
-    out: dict[str, Any] = {"completed": code == 0, "wall_s": round(t - ln.t0, 2)}
+    out: dict[str, Any] = {"completed": code == 0, "wall_s": round(t - ln.t0, 2),
+                           "min_available_mib": ln.min_available_mib}
     if code != 0:
         out["error"] = next((line for _, line in reversed(ln.lines) if "FAILED" in line or "ERROR" in line), ln.tail(3))
+        if log is not None:
+            ln.save(log)
+            out["log"] = str(log)
     return out
 
 
@@ -200,7 +227,7 @@ def main(argv: list[str] | None = None) -> Results:
                         "-p", f"busy_ms={busy_ms}", "--fast"])
                 done = []
                 for i in range(runs):
-                    done.append(completes(cmd, limit))
+                    done.append(completes(cmd, limit, log=LOG_DIR / f"{case}-{n}-run{i + 1}.log"))
                     progress(f"{case} N={n} run {i + 1}/{runs}: {done[-1]}")
                 ok = [r for r in done if r["completed"]]
                 extra = {"busy_ms": busy_ms, "rounds": args.rounds} if case == "busy" else {}

@@ -8,9 +8,12 @@
   broadcasts a round, every worker answers (after 0), and the driver starts the next
   round when all answers are in: a zero-delay cycle through every worker.
 
-The sink (or driver) reports ``tags`` and ``seconds`` (physical time, read through the
-runtime's clock, from its startup, when the federation starts, to its last tag): the
-processes' start-up and joining are not part of the figure.
+The sink (or driver) reports ``tags`` and ``seconds``: physical time, read through the
+runtime's clock, from the federation's start time (fixed by the RTI once every federate
+joined: the processes' start-up and joining are not part of the figure) to its last tag.
+Not from the sink's own startup reaction: with hundreds of sources on 2 cores the sink
+may get its first slice after most sources ran through their tags, and the figure would
+then time only its catch-up (fan-in N = 128 read 36k tags/s that way, N = 32 4k).
 """
 
 from __future__ import annotations
@@ -58,8 +61,8 @@ class _Ticker(Reactor):
 
 
 class _Meter:
-    """A run from its start (the measuring reactor's startup: every federate starts
-    together, at the start time the RTI fixed) to its last tag, in physical time."""
+    """A run from the federation's start time to the measuring reactor's last tag, in
+    physical time."""
 
     def __init__(self) -> None:
         self.count = 0
@@ -88,7 +91,7 @@ class _Sink(Reactor):
 
     @reaction(triggers=[STARTUP])
     def start(self) -> None:
-        self.meter.start(self.physical_time())
+        self.meter.start(self.start_time())
 
     @reaction(triggers=[inp])
     def take(self, inp: MultiReader[int]) -> None:
@@ -144,7 +147,7 @@ class _Driver(Reactor):
 
     @reaction(triggers=[STARTUP], effects=[go])
     def start(self, go: PortWriter[int]) -> None:
-        self.meter.start(self.physical_time())
+        self.meter.start(self.start_time())
         go.set(0)
 
     @reaction(triggers=[answers], effects=[go])
