@@ -82,6 +82,11 @@ class FederationSpec:
     learner: GroupSpec
     replicas: int = 2
     sampler_param: str = "num_samplers"
+    #: spec.samplers.maxReplicas: 0 for a fixed bank (a change of width restarts the
+    #: federation); N > 0 for an elastic bank of at most N members, rescaled live
+    max_replicas: int = 0
+    #: the program parameter that receives max_replicas (elastic banks only)
+    max_param: str = "max_samplers"
     gpus: int = 1
     rti_port: int = 15045
     metrics_port: int = 9100
@@ -98,6 +103,11 @@ class FederationSpec:
     max_restarts: int = 3
     grace_seconds: int = 30
     suspend: bool = False
+
+    @property
+    def elastic(self) -> bool:
+        """Whether the sampler bank is elastic: pods join and leave the running federation."""
+        return self.max_replicas > 0
 
     def sampler_names(self, width: int | None = None) -> list[str]:
         """The bank members' federate names, ``samplers[0]`` ... ``samplers[width-1]``."""
@@ -236,6 +246,26 @@ def _checkpoint(raw: Mapping[str, Any] | None) -> CheckpointSpec | None:
     )
 
 
+def _elastic(samplers: Mapping[str, Any], program: ProgramSpec, param: str) -> tuple[int, int, str]:
+    """``(replicas, maxReplicas, maxParam)`` of the sampler bank; maxReplicas 0 when fixed."""
+    replicas = _int(samplers.get("replicas"), "spec.samplers.replicas", 2, 1, 512)
+    max_param = _str(samplers.get("maxParam"), "spec.samplers.maxParam", "max_samplers") or "max_samplers"
+    if samplers.get("maxReplicas") is None:
+        return replicas, 0, max_param
+    most = _int(samplers.get("maxReplicas"), "spec.samplers.maxReplicas", 0, 1, 512)
+    if replicas > most:
+        raise SpecError("spec.samplers.replicas", f"must be between 1 and spec.samplers.maxReplicas ({most}) "
+                        f"for an elastic bank, got {replicas}")  # fmt: skip
+    if not _IDENT.match(max_param):
+        raise SpecError("spec.samplers.maxParam", f"must be an identifier, got {max_param!r}")
+    if max_param == param:
+        raise SpecError("spec.samplers.maxParam", f"must differ from spec.samplers.param ({param!r})")
+    if any(k == max_param for k, _ in program.params):
+        raise SpecError("spec.program.params",
+                        f"must not set {max_param!r}: the operator sets it from spec.samplers.maxReplicas")  # fmt: skip
+    return replicas, most, max_param
+
+
 def parse_spec(spec: Mapping[str, Any]) -> FederationSpec:
     """Turn a ReactorFederation ``spec`` into a :class:`FederationSpec` or raise SpecError."""
     spec = _obj(spec, "spec")
@@ -263,6 +293,7 @@ def parse_spec(spec: Mapping[str, Any]) -> FederationSpec:
         raise SpecError("spec.samplers.param", f"must be an identifier, got {param!r}")
     if any(k == param for k, _ in program.params):
         raise SpecError("spec.program.params", f"must not set {param!r}: the operator sets it from spec.samplers.replicas")
+    replicas, max_replicas, max_param = _elastic(samplers, program, param)
     sampler_group = _group(samplers, "spec.samplers", sampler_name)
     if GPU_RESOURCE in sampler_group.resources.get("limits", {}):
         raise SpecError("spec.samplers.resources", "samplers run on CPU nodes; request GPUs for the learner")
@@ -288,8 +319,10 @@ def parse_spec(spec: Mapping[str, Any]) -> FederationSpec:
         rti=_group(rti, "spec.rti", "rti"),
         samplers=sampler_group,
         learner=_group(learner, "spec.learner", learner_name),
-        replicas=_int(samplers.get("replicas"), "spec.samplers.replicas", 2, 1, 512),
+        replicas=replicas,
         sampler_param=param,
+        max_replicas=max_replicas,
+        max_param=max_param,
         gpus=_int(learner.get("gpus"), "spec.learner.gpus", 1, 0, 16),
         rti_port=port,
         metrics_port=metrics,

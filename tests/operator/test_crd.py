@@ -64,6 +64,7 @@ def test_crd_defaults_match_the_operators(crd: dict[str, Any]) -> None:
         "samplers.replicas": s.replicas,
         "samplers.name": s.samplers.name,
         "samplers.param": s.sampler_param,
+        "samplers.maxParam": s.max_param,
         "learner.name": s.learner.name,
         "learner.gpus": s.gpus,
         "coordination.fast": s.fast,
@@ -105,3 +106,19 @@ def test_examples_parse(example: Path) -> None:
     for doc in docs:
         assert doc["apiVersion"] == f"{GROUP}/{VERSION}"
         parse_spec(doc["spec"])
+
+
+def test_elastic_bounds_are_validated_by_the_api_server(crd: dict[str, Any]) -> None:
+    """The CEL rules that keep an elastic bank's width within [1, maxReplicas]: `kubectl
+    scale` and an HPA go through the same validation (the scale subresource writes
+    spec.samplers.replicas). The e2e suite checks that the API server applies them."""
+    samplers = _version(crd)["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["samplers"]
+    rules = {r["rule"]: r["message"] for r in samplers["x-kubernetes-validations"]}
+    assert rules["!has(self.maxReplicas) || !has(self.replicas) || self.replicas <= self.maxReplicas"].startswith(
+        "spec.samplers.replicas must be between 1 and spec.samplers.maxReplicas")
+    assert samplers["properties"]["maxReplicas"]["minimum"] == 1
+    assert "default" not in samplers["properties"]["maxReplicas"]  # fixed unless asked
+    status = _version(crd)["schema"]["openAPIV3Schema"]["properties"]["status"]["properties"]
+    assert {"initial", "maxReplicas", "replaced", "slots", "members"} <= set(status["samplers"]["properties"])
+    assert set(status["membership"]["items"]["properties"]) == {
+        "incarnation", "logicalTime", "tagNs", "microstep", "member", "joined"}

@@ -64,6 +64,14 @@ def test_full_spec() -> None:
         ({"coordination": {"joinTimeout": "500ms"}}, "spec.coordination.joinTimeout", "at least 1 s"),
         ({"checkpoint": {"size": "1Gi", "claimName": "x"}}, "spec.checkpoint", "exactly one"),
         ({"suspend": "yes"}, "spec.suspend", "boolean"),
+        ({"samplers": {"replicas": 9, "maxReplicas": 8}}, "spec.samplers.replicas",
+         "between 1 and spec.samplers.maxReplicas (8)"),
+        ({"samplers": {"maxReplicas": 0}}, "spec.samplers.maxReplicas", "between 1 and 512"),
+        ({"samplers": {"maxReplicas": "8"}}, "spec.samplers.maxReplicas", "integer"),
+        ({"samplers": {"maxReplicas": 8, "maxParam": "num_samplers"}}, "spec.samplers.maxParam", "differ"),
+        ({"samplers": {"maxReplicas": 8, "maxParam": "max-samplers"}}, "spec.samplers.maxParam", "identifier"),
+        ({"program": {"image": "i", "entrypoint": "a:b", "params": {"max_samplers": "3"}},
+          "samplers": {"maxReplicas": 8}}, "spec.program.params", "spec.samplers.maxReplicas"),
     ],
 )  # fmt: skip
 def test_semantic_errors_name_the_field(overrides: dict, field: str, fragment: str) -> None:
@@ -73,6 +81,15 @@ def test_semantic_errors_name_the_field(overrides: dict, field: str, fragment: s
         parse_spec(spec)
     assert info.value.field == field
     assert fragment in str(info.value)
+
+
+def test_elastic_bank() -> None:
+    s = parse_spec(minimal_spec(samplers={"replicas": 3, "maxReplicas": 8}))
+    assert s.elastic and (s.replicas, s.max_replicas, s.max_param) == (3, 8, "max_samplers")
+    s = parse_spec(minimal_spec(samplers={"replicas": 8, "maxReplicas": 8, "maxParam": "most"}))
+    assert s.replicas == 8 and s.max_param == "most"
+    fixed = parse_spec(minimal_spec(program={"image": "i", "entrypoint": "a:b", "params": {"max_samplers": "3"}}))
+    assert not fixed.elastic and fixed.max_replicas == 0  # a fixed bank's program may have such a parameter
 
 
 def test_entrypoint_may_be_a_file_in_the_image() -> None:
