@@ -6,6 +6,7 @@ so a reconcile pass can be repeated or interrupted at any point.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -13,9 +14,17 @@ from kubernetes import client, config
 from kubernetes.client.exceptions import ApiException
 
 from . import GROUP, PLURAL, VERSION
-from .manifests import ANNOTATION_WIDTH, LABEL_FEDERATION, LABEL_INCARNATION, LABEL_ROLE, Federation
+from .manifests import (
+    ANNOTATION_FEDERATE,
+    ANNOTATION_MAX,
+    ANNOTATION_WIDTH,
+    LABEL_FEDERATION,
+    LABEL_INCARNATION,
+    LABEL_ROLE,
+    Federation,
+)
+from .observed import ObservedPod
 from .phase import PodPhase, Role
-from .planner import ObservedPod
 
 __all__ = ["Cluster", "load_config", "observe_pod"]
 
@@ -36,9 +45,11 @@ def observe_pod(pod: Mapping[str, Any]) -> ObservedPod | None:
     try:
         incarnation = int(labels[LABEL_INCARNATION])
         width = int(annotations[ANNOTATION_WIDTH])
+        most = int(annotations.get(ANNOTATION_MAX) or 0)
         role = labels[LABEL_ROLE]
     except (KeyError, ValueError):
         return None
+    slot = re.fullmatch(r"[a-z_][a-z0-9_]*\[([0-9]+)\]", str(annotations.get(ANNOTATION_FEDERATE) or ""))
     status = pod.get("status") or {}
     conditions = {c.get("type"): c for c in status.get("conditions") or []}
     ready = (conditions.get("Ready") or {}).get("status") == "True"
@@ -64,6 +75,8 @@ def observe_pod(pod: Mapping[str, Any]) -> ObservedPod | None:
         node=(pod.get("spec") or {}).get("nodeName"),
         ip=status.get("podIP"),
         message=message,
+        slot=int(slot.group(1)) if slot else None,
+        max_width=most,
     )
 
 

@@ -24,7 +24,7 @@ from .cluster import Cluster, load_config
 from .manifests import Federation, checkpoint_pvc, rti_service, secret, secret_name
 from .netpol import Reach, network_policy, policy_name
 from .phase import Phase, PodPhase, Role
-from .planner import Plan, PriorStatus, plan
+from .planner import ELASTIC_KEYS, Plan, PriorStatus, plan
 from .progress import Progress, fetch_progress
 from .spec import FederationSpec, SpecError, parse_spec
 
@@ -170,6 +170,8 @@ def _reconcile(obj: dict[str, Any], cluster: Cluster) -> None:
     status = step.status(fed, pods, generation, prior, _now(), progress)
     status.setdefault("progress", None)  # null removes stale progress (merge patch)
     status.setdefault("rtiAddress", None)
+    for key in ELASTIC_KEYS:  # and an elastic bank's figures once it is not one, or the RTI is away
+        status["samplers"].setdefault(key, None)
     cluster.write_status(fed.name, status)
 
 

@@ -17,6 +17,7 @@ from .spec import GPU_NODE_LABEL, GPU_NODE_VALUE, GPU_RESOURCE, FederationSpec
 
 __all__ = [
     "ANNOTATION_FEDERATE",
+    "ANNOTATION_MAX",
     "ANNOTATION_WIDTH",
     "LABEL_FEDERATION",
     "LABEL_INCARNATION",
@@ -33,6 +34,7 @@ __all__ = [
     "rti_host",
     "rti_pod",
     "rti_service",
+    "sampler_pod",
     "sampler_selector",
     "secret",
     "secret_name",
@@ -41,7 +43,9 @@ __all__ = [
 LABEL_FEDERATION = "reactorfed.io/federation"
 LABEL_ROLE = "reactorfed.io/role"
 LABEL_INCARNATION = "reactorfed.io/incarnation"
-ANNOTATION_WIDTH = "reactorfed.io/samplers"
+ANNOTATION_WIDTH = "reactorfed.io/samplers"  # the width the incarnation started with (its param)
+#: an elastic incarnation's maximum width (its maxParam); absent on a fixed bank's pods
+ANNOTATION_MAX = "reactorfed.io/max-samplers"
 ANNOTATION_FEDERATE = "reactorfed.io/federate"
 PROGRAM_DIR = "/opt/reactorfed/program"
 RUN_AS = 10001  # the images' numeric non-root user and group
@@ -159,10 +163,12 @@ def rti_service(fed: Federation) -> dict[str, Any]:
     }
 
 
-def _common_args(fed: Federation, width: int) -> list[str]:
+def _common_args(fed: Federation, width: int, max_width: int) -> list[str]:
     s = fed.spec
     args: list[str] = ["--federation-id", federation_id(fed)]
     params = [*s.program.params, (s.sampler_param, str(width))]
+    if max_width > 0:  # an elastic bank: every pod of the incarnation gets the same bounds
+        params.append((s.max_param, str(max_width)))
     for key, value in sorted(params):
         args += ["--param", f"{key}={value}"]
     if s.fast:
@@ -207,6 +213,7 @@ def _pod(
     placement: dict[str, Any],
     incarnation: int,
     width: int,
+    max_width: int,
     extra_volumes: list[tuple[dict[str, Any], dict[str, Any]]] | None = None,
     image: str | None = None,
 ) -> dict[str, Any]:
@@ -222,6 +229,8 @@ def _pod(
     meta = _metadata(fed, name, role)
     meta["labels"][LABEL_INCARNATION] = str(incarnation)
     meta["annotations"] = {ANNOTATION_FEDERATE: federate, ANNOTATION_WIDTH: str(width)}
+    if max_width > 0:
+        meta["annotations"][ANNOTATION_MAX] = str(max_width)
     container: dict[str, Any] = {
         "name": role,
         "image": image or s.program.image,
@@ -267,24 +276,31 @@ def _placement(node_selector: Mapping[str, str], tolerations: Any, affinity: dic
     return out
 
 
-def rti_pod(fed: Federation, incarnation: int, width: int) -> dict[str, Any]:
+def rti_pod(fed: Federation, incarnation: int, width: int, max_width: int | None = None) -> dict[str, Any]:
     s = fed.spec
+    most = s.max_replicas if max_width is None else max_width
     command = [
         "reactorfed", "rti", s.program.entrypoint,
         "--host", "0.0.0.0", "--port", str(s.rti_port), "--metrics-port", str(s.metrics_port),
-        *_common_args(fed, width),
+        *_common_args(fed, width, most),
     ]  # fmt: skip
     ports = [
         {"name": "rti", "containerPort": s.rti_port, "protocol": "TCP"},
         {"name": "metrics", "containerPort": s.metrics_port, "protocol": "TCP"},
     ]
     placement = _placement(s.rti.node_selector, s.rti.tolerations, _avoid_gpu_nodes())
-    return _pod(fed, f"{fed.name}-rti", "rti", "rti", command, ports, s.rti.resources, placement, incarnation, width)
+    return _pod(fed, f"{fed.name}-rti", "rti", "rti", command, ports, s.rti.resources, placement, incarnation, width,
+                most)
 
 
-def federate_pod(fed: Federation, federate: str, role: str, incarnation: int, width: int) -> dict[str, Any]:
-    """The pod of one federate; ``role`` is ``sampler`` or ``learner``."""
+def federate_pod(
+    fed: Federation, federate: str, role: str, incarnation: int, width: int, max_width: int | None = None
+) -> dict[str, Any]:
+    """The pod of one federate; ``role`` is ``sampler`` or ``learner``. ``width`` and
+    ``max_width`` are the incarnation's (its start width and elastic maximum; the spec's
+    maximum when None), the same for every pod of it, whenever it is made."""
     s = fed.spec
+    most = s.max_replicas if max_width is None else max_width
     command = [
         "reactorfed", "federate", s.program.entrypoint,
         "--federate", federate,
@@ -292,7 +308,7 @@ def federate_pod(fed: Federation, federate: str, role: str, incarnation: int, wi
         "--advertise-host", "$(POD_IP)",
         "--data-port", str(s.data_port),
         "--metrics-port", str(s.federate_metrics_port),
-        *_common_args(fed, width),
+        *_common_args(fed, width, most),
     ]  # fmt: skip
     ports = [
         {"name": "data", "containerPort": s.data_port, "protocol": "TCP"},
@@ -325,15 +341,25 @@ def federate_pod(fed: Federation, federate: str, role: str, incarnation: int, wi
         resources = {k: dict(v) for k, v in group.resources.items()}
         placement = _placement(group.node_selector, group.tolerations, _avoid_gpu_nodes())
     return _pod(
-        fed, pod_name(fed, federate), role, federate, command, ports, resources, placement, incarnation, width, extra,
+        fed, pod_name(fed, federate), role, federate, command, ports, resources, placement, incarnation, width, most,
+        extra,
         image=group.image,
     )
 
 
-def federation_pods(fed: Federation, incarnation: int, width: int | None = None) -> list[dict[str, Any]]:
+def sampler_pod(fed: Federation, slot: int, incarnation: int, width: int, max_width: int | None = None) -> dict[str, Any]:
+    """The pod of sampler slot ``slot`` (federate ``samplers[slot]``) of an incarnation that
+    started ``width`` wide: a new pod made while it runs gets the same parameters as the
+    pods it started with."""
+    return federate_pod(fed, f"{fed.spec.samplers.name}[{slot}]", Role.SAMPLER, incarnation, width, max_width)
+
+
+def federation_pods(
+    fed: Federation, incarnation: int, width: int | None = None, max_width: int | None = None
+) -> list[dict[str, Any]]:
     """Every pod of one incarnation of the federation: the RTI first, then the federates."""
     n = fed.spec.replicas if width is None else width
-    pods = [rti_pod(fed, incarnation, n)]
-    pods += [federate_pod(fed, member, Role.SAMPLER, incarnation, n) for member in fed.spec.sampler_names(n)]
-    pods.append(federate_pod(fed, fed.spec.learner.name, Role.LEARNER, incarnation, n))
+    pods = [rti_pod(fed, incarnation, n, max_width)]
+    pods += [sampler_pod(fed, i, incarnation, n, max_width) for i in range(n)]
+    pods.append(federate_pod(fed, fed.spec.learner.name, Role.LEARNER, incarnation, n, max_width))
     return pods

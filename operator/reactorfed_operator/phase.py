@@ -15,7 +15,7 @@ class Phase(StrEnum):
     PENDING = "Pending"  # waiting for something outside (a ConfigMap, a PVC)
     STARTING = "Starting"  # pods of an incarnation are being created or are not ready yet
     RUNNING = "Running"
-    SCALING = "Scaling"  # the sampler width changed: stopping the incarnation to restart wider
+    SCALING = "Scaling"  # the sampler width changed: restarting at it (elastic banks: pods join and leave live)
     RESTARTING = "Restarting"  # a federate failed: a new incarnation resumes from the checkpoint
     SUSPENDED = "Suspended"
     SUCCEEDED = "Succeeded"

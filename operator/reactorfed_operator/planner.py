@@ -2,79 +2,40 @@
 
 The reconcile loop is level-triggered and idempotent: every pass lists the pods that
 exist, calls :func:`plan` and carries out the returned actions. One *incarnation* of the
-federation is one set of pods (RTI, samplers, learner) started together; the federation
-is restarted as a whole (a new incarnation) because a centrally coordinated federation
-cannot take a new member mid-run. Restarts happen:
+federation is one set of pods (RTI, samplers, learner) started together. A federation
+with a fixed bank of samplers is restarted as a whole (a new incarnation) because its
+federates are fixed when it starts. Restarts happen:
 
-* on **rescaling** (spec.samplers.replicas differs from the running width): the learner
-  is stopped first (SIGTERM, its grace period to write a checkpoint at a safe point),
-  then the RTI and samplers; the new incarnation starts at the new width and the learner
+* on **rescaling** a fixed bank (spec.samplers.replicas differs from the running width),
+  or changing an elastic bank's bounds (spec.samplers.maxReplicas): the learner is
+  stopped first (SIGTERM, its grace period to write a checkpoint at a safe point), then
+  the RTI and samplers; the new incarnation starts at the new width and the learner
   resumes from the checkpoint volume;
-* on **failure** (a pod Failed or vanished): the federation restarts from its checkpoint
-  up to ``spec.failurePolicy.maxRestarts`` times, then the phase is ``Failed`` with the
-  reason;
+* on **failure** (a pod Failed or vanished; for an elastic bank that has run, only the
+  RTI or the learner): the federation restarts from its checkpoint up to
+  ``spec.failurePolicy.maxRestarts`` times, then the phase is ``Failed`` with the reason;
 * on **suspend**: every pod is stopped (learner first); unsuspending starts a new one.
+
+An elastic bank (spec.samplers.maxReplicas) is rescaled without a restart once its
+incarnation has run, and its failed sampler pods are replaced in place: see :mod:`.live`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .manifests import Federation, federation_pods, sampler_selector
+from . import live as elastic
+from .manifests import Federation, federation_pods, pod_name, sampler_selector
+from .observed import Event, ObservedPod, PriorStatus
 from .phase import TERMINAL, Phase, PodPhase, Role
 from .progress import Progress
 
-__all__ = ["Event", "ObservedPod", "Plan", "PriorStatus", "plan"]
+__all__ = ["ELASTIC_KEYS", "Event", "ObservedPod", "Plan", "PriorStatus", "plan"]
 
-
-
-@dataclass(frozen=True)
-class ObservedPod:
-    """What the operator sees of one of its pods."""
-
-    name: str
-    role: Role | str  # a pod of ours has a Role; anything else is not one of ours
-    incarnation: int
-    width: int
-    phase: PodPhase = PodPhase.PENDING
-    ready: bool = False
-    deleting: bool = False
-    node: str | None = None
-    ip: str | None = None
-    message: str | None = None  # e.g. why the pod is unschedulable or failed
-
-
-@dataclass(frozen=True)
-class PriorStatus:
-    """The parts of the previous status the planner needs."""
-
-    phase: Phase | None = None
-    reason: str | None = None
-    incarnation: int = 0
-    restarts: int = 0
-    observed_generation: int | None = None
-    conditions: tuple[Mapping[str, Any], ...] = ()
-
-    @classmethod
-    def from_status(cls, status: Mapping[str, Any] | None) -> PriorStatus:
-        status = status or {}
-        return cls(
-            phase=Phase.parse(status.get("phase")),
-            reason=status.get("reason"),
-            incarnation=int(status.get("incarnation") or 0),
-            restarts=int(status.get("restarts") or 0),
-            observed_generation=status.get("observedGeneration"),
-            conditions=tuple(status.get("conditions") or ()),
-        )
-
-
-@dataclass(frozen=True)
-class Event:
-    type: str  # Normal | Warning
-    reason: str
-    message: str
+#: status.samplers keys only an elastic bank has
+ELASTIC_KEYS = ("initial", "maxReplicas", "replaced", "slots", "members")
 
 
 @dataclass
@@ -89,6 +50,8 @@ class Plan:
     create: list[dict[str, Any]] = field(default_factory=list)
     delete: list[str] = field(default_factory=list)
     events: list[Event] = field(default_factory=list)
+    replaced: int = 0  # sampler pods replaced live (elastic banks)
+    slots: int | None = None  # the sampler slots kept filled (elastic banks, once run)
 
     def status(
         self,
@@ -127,6 +90,11 @@ class Plan:
                 "failed": sum(1 for p in current if p.phase == PodPhase.FAILED),
             },
         }
+        shape = current[0] if current else None
+        if fed.spec.elastic or (shape is not None and shape.max_width > 0):
+            out["samplers"].update(self._elastic_status(fed, shape, progress))
+        if fed.spec.elastic or prior.membership:
+            out["membership"] = elastic.membership(prior.membership, progress, self.incarnation)
         rti = next((p for p in current if p.role == Role.RTI and p.ip), None)
         if rti is not None:
             out["rtiAddress"] = f"{rti.ip}:{fed.spec.rti_port}"
@@ -157,8 +125,21 @@ class Plan:
         out["conditions"] = conditions
         return out
 
+    def _elastic_status(self, fed: Federation, shape: ObservedPod | None, progress: Progress | None) -> dict[str, Any]:
+        """An elastic bank's part of status.samplers: its bounds in this incarnation, the
+        pods replaced, and how many members the RTI counts present."""
+        out: dict[str, Any] = {
+            "initial": shape.width if shape is not None else fed.spec.replicas,
+            "maxReplicas": shape.max_width if shape is not None else fed.spec.max_replicas,
+            "replaced": self.replaced,
+            "slots": self.slots,
+        }
+        if progress is not None and progress.reachable and progress.membership is not None:
+            out["members"] = sum(1 for name in progress.present if name.startswith(f"{fed.spec.samplers.name}["))
+        return out
 
-_DEGRADED = ("InvalidSpec", "MissingDependency", "FederateFailed", "Unschedulable")
+
+_DEGRADED = ("InvalidSpec", "MissingDependency", "FederateFailed", "Unschedulable", elastic.REPLACING)
 
 
 def _condition(
@@ -199,17 +180,30 @@ def plan(
     (e.g. ``Secret/foo``): a semantic error the schema cannot catch."""
     s = fed.spec
     inc = max([prior.incarnation, *(p.incarnation for p in pods)])
-    restarts = prior.restarts
+    restarts, replaced = prior.restarts, prior.replaced
     edited_terminal = prior.phase in TERMINAL and prior.observed_generation is not None
     if edited_terminal and generation is not None and generation != prior.observed_generation:
-        restarts = 0  # an edit after Succeeded/Failed starts afresh
+        restarts = replaced = 0  # an edit after Succeeded/Failed starts afresh
     stale = [p for p in pods if p.incarnation != inc and not p.deleting]
     current = [p for p in pods if p.incarnation == inc]
     live = [p for p in current if not p.deleting]
+    slots = prior.slots if prior.incarnation == inc else None
 
     def result(phase: Phase, reason: str, message: str, **kw: Any) -> Plan:
-        out = Plan(phase, reason, message, inc, restarts, **kw)
+        out = Plan(phase, reason, message, inc, restarts, replaced=replaced, slots=slots, **kw)
         out.delete = [p.name for p in stale] + out.delete
+        return out
+
+    def failure(what: str) -> Plan:
+        """A pod the federation cannot lose failed: restart from the checkpoint, or give up."""
+        if restarts >= s.max_restarts:
+            return result(Phase.FAILED, "RestartLimitExceeded",
+                          f"{what}; restarted {restarts} times (spec.failurePolicy.maxRestarts={s.max_restarts})",
+                          delete=[p.name for p in live if p.phase not in (PodPhase.SUCCEEDED, PodPhase.FAILED)],
+                          events=[Event("Warning", "RestartLimitExceeded", what)])  # fmt: skip
+        out = result(Phase.RESTARTING, "FederateFailed", f"{what}; restart {restarts + 1}/{s.max_restarts} from checkpoint",
+                     delete=_stop(current), events=[Event("Warning", "FederateFailed", what)])  # fmt: skip
+        out.restarts += 1
         return out
 
     if s.suspend:
@@ -236,20 +230,27 @@ def plan(
             return result(prior.phase or Phase.PENDING, _reason(prior, "Stopping"), "waiting for old pods to terminate")
         new = inc + 1
         width = s.replicas
-        out = Plan(Phase.STARTING, "Creating", f"incarnation {new}: RTI, {width} samplers, learner", new, restarts)
-        out.create = federation_pods(fed, new, width)
+        bank = f"{width} samplers" + (f" (elastic, at most {s.max_replicas})" if s.elastic else "")
+        out = Plan(Phase.STARTING, "Creating", f"incarnation {new}: RTI, {bank}, learner", new, restarts, replaced=replaced)
+        out.create = federation_pods(fed, new, width, s.max_replicas)
         out.delete = [p.name for p in stale]
-        out.events.append(Event("Normal", "Creating", f"starting incarnation {new} with {width} samplers"))
+        out.events.append(Event("Normal", "Creating", f"starting incarnation {new} with {bank}"))
         return out
 
-    width = current[0].width
-    if any(p.deleting for p in current) or (prior.phase in (Phase.SCALING, Phase.RESTARTING) and _stopping(prior)):
+    width, most = current[0].width, current[0].max_width
+    core = [p for p in current if p.role in (Role.RTI, Role.LEARNER)]
+    stopping = prior.phase in (Phase.SCALING, Phase.RESTARTING) and _stopping(prior)
+    if most > 0 and most == s.max_replicas and elastic.established(prior, inc) and not stopping \
+            and not any(p.deleting for p in core):  # fmt: skip
+        return _elastic(fed, inc, current, prior, result, failure)
+
+    if any(p.deleting for p in current) or stopping:
         # A stop is under way (rescale, restart or suspend): finish it, learner first.
         return result(prior.phase if prior.phase in (Phase.SCALING, Phase.RESTARTING) else Phase.RESTARTING,
                       _reason(prior, "Stopping"), _message(prior) or "stopping the federation", delete=_stop(current))  # fmt: skip
 
     failed = [p for p in live if p.phase == PodPhase.FAILED]
-    manifests = federation_pods(fed, inc, width)
+    manifests = federation_pods(fed, inc, width, most)
     vanished = sorted({m["metadata"]["name"] for m in manifests} - {p.name for p in current})
     if vanished and inc > prior.incarnation and not failed:
         # The pass that created this incarnation was interrupted before it recorded it:
@@ -261,17 +262,13 @@ def plan(
         return result(Phase.SUCCEEDED, "Completed", f"incarnation {inc} finished",
                       events=[Event("Normal", "Completed", "the federation finished")])  # fmt: skip
     if failed or vanished:
-        what = ", ".join([f"{p.name} failed" + (f" ({p.message})" if p.message else "") for p in failed]
-                         + [f"{n} vanished" for n in vanished])  # fmt: skip
-        if restarts >= s.max_restarts:
-            return result(Phase.FAILED, "RestartLimitExceeded",
-                          f"{what}; restarted {restarts} times (spec.failurePolicy.maxRestarts={s.max_restarts})",
-                          delete=[p.name for p in live if p.phase not in (PodPhase.SUCCEEDED, PodPhase.FAILED)],
-                          events=[Event("Warning", "RestartLimitExceeded", what)])  # fmt: skip
-        restarts += 1
-        return result(Phase.RESTARTING, "FederateFailed", f"{what}; restart {restarts}/{s.max_restarts} from checkpoint",
-                      delete=_stop(current), events=[Event("Warning", "FederateFailed", what)])  # fmt: skip
+        return failure(", ".join([f"{p.name} failed" + (f" ({p.message})" if p.message else "") for p in failed]
+                                 + [f"{n} vanished" for n in vanished]))  # fmt: skip
 
+    if most != s.max_replicas:
+        msg = (f"spec.samplers.maxReplicas {most or 'unset'} -> {s.max_replicas or 'unset'}: the bank's bounds are part "
+               "of the program, so the federation restarts at a safe point (learner checkpoints first)")  # fmt: skip
+        return result(Phase.SCALING, "Rescaling", msg, delete=_stop(current), events=[Event("Normal", "Rescaling", msg)])
     if width != s.replicas:
         msg = f"rescaling samplers {width} -> {s.replicas}: stopping at a safe point (learner checkpoints first)"
         return result(Phase.SCALING, "Rescaling", msg, delete=_stop(current), events=[Event("Normal", "Rescaling", msg)])
@@ -285,6 +282,35 @@ def plan(
         return result(Phase.RUNNING, "AllPodsReady", f"{width} samplers, learner and RTI running", events=ev)
     waiting = sum(1 for p in live if not p.ready)
     return result(Phase.STARTING, "PodsStarting", f"{waiting} of {len(live)} pods not ready yet")
+
+
+def _elastic(
+    fed: Federation,
+    inc: int,
+    current: Sequence[ObservedPod],
+    prior: PriorStatus,
+    result: Callable[..., Plan],
+    failure: Callable[[str], Plan],
+) -> Plan:
+    """An elastic incarnation that has run: the RTI's or the learner's end decides for the
+    federation; the samplers are rescaled and replaced live (:func:`.live.live_step`)."""
+    core = {p.name: p for p in current if p.role in (Role.RTI, Role.LEARNER)}
+    gone = sorted({f"{fed.name}-rti", pod_name(fed, fed.spec.learner.name)} - set(core))
+    failed = [p for p in core.values() if p.phase == PodPhase.FAILED]
+    if failed or gone:
+        return failure(", ".join([f"{p.name} failed" + (f" ({p.message})" if p.message else "") for p in failed]
+                                 + [f"{n} vanished" for n in gone]))  # fmt: skip
+    if any(p.phase == PodPhase.SUCCEEDED for p in core.values()):
+        # The federation is ending: nothing is replaced or added any more; wait for the rest.
+        left = [p.name for p in current if not p.deleting and p.phase not in (PodPhase.SUCCEEDED, PodPhase.FAILED)]
+        if left:
+            return result(Phase.RUNNING, "Finishing", f"the federation is ending; waiting for {', '.join(left)}")
+        return result(Phase.SUCCEEDED, "Completed", f"incarnation {inc} finished",
+                      events=[Event("Normal", "Completed", "the federation finished")])  # fmt: skip
+    step = elastic.live_step(fed, inc, current, prior)
+    out = result(step.phase, step.reason, step.message, create=step.create, delete=step.delete, events=step.events)
+    out.replaced, out.slots = step.replaced, step.slots
+    return out
 
 
 def _stopping(prior: PriorStatus) -> bool:

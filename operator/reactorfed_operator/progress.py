@@ -1,9 +1,11 @@
 """The federation's progress as reported by its RTI's JSON ``/status`` endpoint.
 
 The RTI serves ``{"phase": ..., "tag": [ns, microstep], "elapsed_ns": ..., "federates": {...}}``
-on its metrics port. Fetching is tolerant: an unreachable RTI (starting, restarting, or an
-operator outside the cluster network) yields a :class:`Progress` with ``reachable=False``
-and the error, never an exception.
+on its metrics port; with elastic banks also ``"membership"``, the record of joins and
+leaves (``{"tag": [ns after the start, microstep], "member", "bank", "index", "joined"}``).
+Fetching is tolerant: an unreachable RTI (starting, restarting, or an operator outside the
+cluster network) yields a :class:`Progress` with ``reachable=False`` and the error, never
+an exception.
 """
 
 from __future__ import annotations
@@ -15,7 +17,28 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Progress", "fetch_progress", "format_logical_time", "parse_status"]
+__all__ = ["MemberChange", "Progress", "fetch_progress", "format_logical_time", "parse_status"]
+
+
+@dataclass(frozen=True)
+class MemberChange:
+    """One entry of the RTI's membership record: from ``tag`` on, ``member`` is present
+    (``joined``) or absent."""
+
+    tag_ns: int  # after the start
+    microstep: int
+    member: str
+    joined: bool
+
+    def as_status(self, incarnation: int) -> dict[str, Any]:
+        return {
+            "incarnation": incarnation,
+            "logicalTime": format_logical_time(self.tag_ns, self.microstep),
+            "tagNs": self.tag_ns,
+            "microstep": self.microstep,
+            "member": self.member,
+            "joined": self.joined,
+        }
 
 
 @dataclass(frozen=True)
@@ -27,6 +50,10 @@ class Progress:
     elapsed_ns: int | None = None
     federates_connected: int | None = None
     error: str = ""
+    #: the RTI's membership record (None: it keeps none, the program has no elastic bank)
+    membership: tuple[MemberChange, ...] | None = None
+    #: the federates the RTI counts present (elastic banks: absent slots are not)
+    present: tuple[str, ...] = ()
 
     def as_status(self, now: str) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -76,8 +103,10 @@ def parse_status(doc: Any) -> Progress:
         tag_ns, microstep = _int_or_none(tag[0]), _int_or_none(tag[1])
     feds = doc.get("federates")
     connected: int | None = None
+    present: tuple[str, ...] = ()
     if isinstance(feds, Mapping):
         connected = sum(1 for f in feds.values() if _connected(f))
+        present = tuple(sorted(str(n) for n, f in feds.items() if isinstance(f, Mapping) and f.get("present")))
     elif isinstance(feds, list):
         connected = len(feds)
     phase = doc.get("phase")
@@ -88,7 +117,25 @@ def parse_status(doc: Any) -> Progress:
         microstep=microstep,
         elapsed_ns=_int_or_none(doc.get("elapsed_ns")),
         federates_connected=connected,
+        membership=_membership(doc.get("membership")),
+        present=present,
     )
+
+
+def _membership(record: Any) -> tuple[MemberChange, ...] | None:
+    """The RTI's record; malformed entries are skipped (the status shows what it can)."""
+    if not isinstance(record, list):
+        return None
+    out: list[MemberChange] = []
+    for e in record:
+        if not isinstance(e, Mapping) or not isinstance(e.get("joined"), bool):
+            continue
+        tag = e.get("tag")
+        ns, micro = (_int_or_none(tag[0]), _int_or_none(tag[1])) if isinstance(tag, list) and len(tag) == 2 else (None, None)
+        member = e.get("member") or f"{e.get('bank')}[{e.get('index')}]"
+        if ns is not None and micro is not None:
+            out.append(MemberChange(ns, micro, str(member), e["joined"]))
+    return tuple(out)
 
 
 def fetch_progress(url: str, timeout: float = 1.0) -> Progress:

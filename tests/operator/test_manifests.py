@@ -5,6 +5,7 @@ from reactorfed_operator.manifests import (
     federation_pods,
     pod_name,
     rti_service,
+    sampler_pod,
     sampler_selector,
     secret,
 )
@@ -38,6 +39,27 @@ def test_pods_of_one_incarnation() -> None:
         assert "--param" in container["command"]
         assert container["command"][container["command"].index("--param") + 1] == "num_samplers=3"
     assert pods["pong-samplers-2"]["metadata"]["annotations"]["reactorfed.io/federate"] == "samplers[2]"
+
+
+def test_elastic_pods_share_the_incarnation_s_width_and_bounds() -> None:
+    fed = make_fed(samplers={"replicas": 3, "maxReplicas": 8, "maxParam": "most"})
+    for pod in federation_pods(fed, incarnation=2):
+        cmd = pod["spec"]["containers"][0]["command"]
+        assert [cmd[i + 1] for i, a in enumerate(cmd) if a == "--param"] == ["most=8", "num_samplers=3"]
+        assert pod["metadata"]["annotations"]["reactorfed.io/max-samplers"] == "8"
+    # a pod made later for a new slot gets the incarnation's parameters (it started 3 wide)
+    late = sampler_pod(fed, 6, incarnation=2, width=3, max_width=8)
+    assert late["metadata"]["name"] == "pong-samplers-6"
+    assert late["metadata"]["annotations"]["reactorfed.io/federate"] == "samplers[6]"
+    assert late["metadata"]["annotations"]["reactorfed.io/samplers"] == "3"
+    cmd = late["spec"]["containers"][0]["command"]
+    assert cmd[cmd.index("--federate") + 1] == "samplers[6]" and "num_samplers=3" in cmd and "most=8" in cmd
+    wider = make_fed(samplers={"replicas": 7, "maxReplicas": 8, "maxParam": "most"})
+    assert late == sampler_pod(wider, 6, 2, 3, 8)  # the same pod whatever the spec's width is now
+    # a fixed bank's pods carry neither
+    pod = federation_pods(make_fed(), 1)[1]
+    assert "reactorfed.io/max-samplers" not in pod["metadata"]["annotations"]
+    assert not any(a.startswith("max_samplers=") for a in pod["spec"]["containers"][0]["command"])
 
 
 def test_rti_command() -> None:

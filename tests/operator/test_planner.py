@@ -3,65 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
 
 from reactorfed_operator.cluster import observe_pod
-from reactorfed_operator.manifests import Federation
-from reactorfed_operator.planner import ObservedPod, Plan, PriorStatus, plan
-from reactorfed_operator.spec import parse_spec
+from reactorfed_operator.planner import ObservedPod
 
-from .helpers import make_fed, minimal_spec
-
-NOW = "2026-01-01T00:00:00Z"
-
-
-class FakeCluster:
-    """Pods as the planner sees them; deletions take one pass to complete (grace period)."""
-
-    def __init__(self, fed: Federation) -> None:
-        self.fed = fed
-        self.pods: dict[str, ObservedPod] = {}
-        self.status: dict[str, Any] = {}
-        self.generation = 1
-        self.events: list[str] = []
-        self.deleted: list[str] = []
-
-    def set_spec(self, **overrides: Any) -> None:
-        self.fed = dataclasses.replace(self.fed, spec=parse_spec(minimal_spec(**overrides)))
-        self.generation += 1
-
-    def step(self, missing: tuple[str, ...] = ()) -> Plan:
-        # pods marked for deletion last pass are gone now
-        self.pods = {n: p for n, p in self.pods.items() if not p.deleting}
-        prior = PriorStatus.from_status(self.status)
-        p = plan(self.fed, list(self.pods.values()), prior, self.generation, missing)
-        for name in p.delete:
-            self.pods[name] = dataclasses.replace(self.pods[name], deleting=True)
-            self.deleted.append(name)
-        for m in p.create:
-            pod = observe_pod(m)
-            assert pod is not None
-            self.pods[pod.name] = pod
-        self.events += [e.reason for e in p.events]
-        self.status = p.status(self.fed, list(self.pods.values()), self.generation, prior, NOW)
-        return p
-
-    def run_all(self) -> None:
-        for n, p in self.pods.items():
-            if not p.deleting:
-                self.pods[n] = dataclasses.replace(p, phase="Running", ready=True, ip="10.0.0.1")
-
-    def set_phase(self, name: str, phase: str, message: str | None = None) -> None:
-        self.pods[name] = dataclasses.replace(self.pods[name], phase=phase, ready=False, message=message)
-
-    def settle(self, limit: int = 10) -> None:
-        for _ in range(limit):
-            self.run_all()
-            if self.step().phase in ("Running", "Failed", "Succeeded", "Suspended") and not any(
-                p.deleting for p in self.pods.values()
-            ):
-                return
-        raise AssertionError(f"did not settle: {self.status}")
+from .helpers import FakeCluster, make_fed
 
 
 def test_create_then_running() -> None:
@@ -210,3 +156,14 @@ def test_interrupted_creation_is_finished_not_counted_as_failure() -> None:
     assert p.reason == "Creating" and [m["metadata"]["name"] for m in p.create] == ["pong-learner"]
     c.settle()
     assert c.status["restarts"] == 0 and c.status["incarnation"] == 1
+
+
+def test_observe_pod_reads_slot_and_bounds() -> None:
+    raw = {"metadata": {"name": "p", "labels": {"reactorfed.io/incarnation": "2", "reactorfed.io/role": "sampler"},
+                        "annotations": {"reactorfed.io/samplers": "4", "reactorfed.io/max-samplers": "8",
+                                        "reactorfed.io/federate": "samplers[11]"}}}  # fmt: skip
+    pod = observe_pod(raw)
+    assert pod is not None and (pod.slot, pod.width, pod.max_width) == (11, 4, 8)
+    raw["metadata"]["annotations"] = {"reactorfed.io/samplers": "4", "reactorfed.io/federate": "learner"}
+    pod = observe_pod(raw)
+    assert pod is not None and (pod.slot, pod.max_width) == (None, 0)

@@ -7,7 +7,13 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import pytest
 
-from reactorfed_operator.progress import Progress, fetch_progress, format_logical_time, parse_status
+from reactorfed_operator.progress import (
+    MemberChange,
+    Progress,
+    fetch_progress,
+    format_logical_time,
+    parse_status,
+)
 
 
 def test_format_logical_time() -> None:
@@ -67,3 +73,22 @@ def test_fetch_progress_unreachable_never_raises() -> None:
         port = s.getsockname()[1]
     p = fetch_progress(f"http://127.0.0.1:{port}/status", timeout=0.5)
     assert not p.reachable and "127.0.0.1" in p.error
+
+
+def test_parse_membership_record() -> None:
+    p = parse_status({
+        "phase": "running", "tag": [3, 0], "elapsed_ns": 3,
+        "federates": {"learner": {"joined": True, "present": True}, "samplers[0]": {"joined": True, "present": True},
+                      "samplers[1]": {"joined": False, "present": False}},
+        "membership": [
+            {"tag": [1_500_000_000, 2], "member": "samplers[1]", "bank": "samplers", "index": 1, "joined": True},
+            {"tag": [2_000_000_000, 0], "bank": "samplers", "index": 1, "joined": False},
+            {"tag": "x", "member": "samplers[2]", "joined": True},  # malformed: skipped
+        ],
+    })  # fmt: skip
+    assert p.membership == (MemberChange(1_500_000_000, 2, "samplers[1]", True),
+                            MemberChange(2_000_000_000, 0, "samplers[1]", False))  # fmt: skip
+    assert p.present == ("learner", "samplers[0]")
+    assert p.membership[0].as_status(3) == {"incarnation": 3, "logicalTime": "1.500s+2", "tagNs": 1_500_000_000,
+                                            "microstep": 2, "member": "samplers[1]", "joined": True}  # fmt: skip
+    assert parse_status({"phase": "running"}).membership is None  # no elastic bank: no record
