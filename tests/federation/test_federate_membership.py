@@ -237,6 +237,53 @@ def test_a_failed_upstream_member_holds_back_neither_grants_nor_promises() -> No
     assert c.dropped == {2: 1}
 
 
+def test_a_member_whose_end_came_before_its_leave_is_waited_for_again_from_its_next_join() -> None:
+    """Its last words (the RTI's LOST, or its Mark of FOREVER) may come before the CHANGE of
+    its leave: that leave then caps nothing, and its next incarnation's join holds the
+    bound (it was held at FOREVER, and a new process's messages were dropped as late)."""
+    for end in ("failed", "marked"):
+        lay = hub(2, initial=2, back=0)
+        c = core(lay, 0)
+        c.on_promise(1, FOREVER_T)
+        c.on_promise(2, at(5))
+        if end == "failed":
+            c.on_peer_failed(2)  # the RTI's LOST, before the round of its leave ended
+        else:
+            c.on_mark(2, FOREVER_T)  # its resignation, read before the RTI's CHANGE
+        assert c.input_bound() == FOREVER_T, end
+        c.on_change(at(8), 2, False)
+        assert c.input_bound() == FOREVER_T, end
+        c.on_change(at(30), 2, True)  # a new process for the slot
+        assert c.input_bound() == at(30, 1), f"{end}: the next incarnation is waited for from its join"
+        c.on_promise(2, at(40))
+        assert c.input_bound() == at(40, 1), end
+
+
+def test_a_new_process_for_a_slot_present_at_the_start_takes_its_last_leave_as_not_its_own() -> None:
+    """A joiner (the RTI's START said so) whose slot was present at the start: the record's
+    leave is its last incarnation's, not its own; it starts at its ADMIT."""
+    lay = hub(2, initial=2)
+    c = FederateCore(lay, 2, fast=True)
+    c.joining = True
+    c.begin(START)
+    assert c.joined == NEVER_T, "not present from the start: it joins"
+    c.on_change(at(8), 2, False)  # the record: its last incarnation left
+    assert c.leaves is None and not c.gone(at(20))
+    c.on_change(at(20), 2, True)
+    c.admit(at(20), {0: 3}, {0: 5})
+    assert c.joined == at(20) and c.leaves is None and c.received == {0: 5}
+    c.on_change(at(50), 2, False)  # its own leave, later
+    assert c.leaves == at(50) and c.gone(at(50))
+
+
+def test_the_rtis_initial_widths_hold_over_the_programs() -> None:
+    p = Presence(hub(3, initial=1))
+    p.set_initial(frozenset({3}))  # the RTI: slots 1 and 2 present at the start, 3 absent
+    assert [p.present(f, at(0)) for f in range(4)] == [True, True, True, False]
+    p.add(at(5), 3, True)
+    assert p.present(3, at(5))
+
+
 def test_a_change_never_comes_for_a_tag_already_processed() -> None:
     lay = hub(1, initial=1)
     c = core(lay, 0)

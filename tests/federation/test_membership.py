@@ -165,11 +165,17 @@ def test_without_changes_the_grants_are_those_of_a_fixed_federation() -> None:
 def test_join_before_the_start_is_at_the_start_tag() -> None:
     c = RtiCore(elastic_lay(3, (1, 2), 1, (0, 1, None), (0, 2, None), (1, 0, 0), (2, 0, 0)))
     assert c.request_join(2, physical_time=5) == []
-    c.start(START)
+    grants = c.start(START)
     out = c.take_outbox()
     assert out[0] == Change(at(0), 2, True)
     assert isinstance(out[1], Admit) and out[1].tag == at(0)
     assert c.present == [True, True, True] and c.record == [Change(at(0), 2, True)]
+    # Admitting it made grants due: the start returns them. Every grant the core holds as
+    # sent was returned (one dropped would never be sent again: regrant sees no news).
+    assert grants and all(isinstance(g, Grant) for g in grants)
+    grants += c.regrant(range(3))
+    last = {g.federate: g.tag for g in grants if not g.provisional}
+    assert last == {f: st.granted for f, st in enumerate(c.feds) if st.granted != NEVER_T}, (grants, c.feds)
 
 
 def test_join_mid_run_after_grants() -> None:

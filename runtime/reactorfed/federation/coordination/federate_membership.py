@@ -15,8 +15,8 @@ does with the RTI's membership rounds and changes (its :class:`FederateMembershi
   nothing until it joins; one that joins at ``J`` sends nothing before ``J``).
 * **Admit** (:meth:`~FederateMembership.admit`): a joiner starts at its tag, from the
   counts its slot had.
-* **A peer that failed** (:meth:`~FederateMembership.on_peer_failed`; the driver sees its
-  data link close without its last promise): the grants no longer wait for what it sent
+* **A peer that failed** (:meth:`~FederateMembership.on_peer_failed`; the driver calls it on
+  the RTI's LOST): the grants no longer wait for what it sent
   and this federate has not received; what comes for a tag already completed is dropped.
 
 Dropped messages are counted (:attr:`~FederateMembership.dropped`, per sender), never lost
@@ -92,7 +92,14 @@ class FederateMembership:
         #: upstream slot -> the leave of the incarnation whose promises arrive now (they
         #: count up to it: a promise from its next incarnation may come before its last one)
         self._cap: dict[int, TagT] = {}
-        self._failed_peers: set[int] = set()
+        #: upstream slots whose incarnation present now sent its last (its Mark of FOREVER,
+        #: or it failed) before its leave was known: that leave then caps nothing
+        self._over: set[int] = set()
+        #: upstream slots whose present incarnation failed (the driver: on the RTI's LOST)
+        self.failed_peers: set[int] = set()
+        #: set by the driver before :meth:`begin`: this process asks to join (the RTI said so
+        #: in its START), so it is not present from the start even if its slot is
+        self.joining = False
 
     @property
     def messages_dropped(self) -> int:
@@ -102,7 +109,7 @@ class FederateMembership:
         """At the start: the bound from each upstream slot absent at the start tag is its
         first known join, or nothing."""
         start = (self.start, 0)
-        if self.presence.present(self.me, start):
+        if self.presence.present(self.me, start) and not self.joining:
             self.joined = start
         for u in self._promise_links:
             if u in self.presence.slots and not self.presence.present(u, start):
@@ -149,16 +156,20 @@ class FederateMembership:
         assert tag > self.done, f"a membership change at {tag} comes after tag {self.done} was processed"
         self.presence.add(tag, member, joined)
         if member == self.me:
-            if not joined:
+            if not joined and self.joined != NEVER_T:  # (before its Admit: an earlier incarnation's)
                 self._leaving(tag)
             return
         if member not in self._promise_links:
             return
         if not joined:
+            if member in self._over:  # its last words came (or it failed) already
+                self._over.discard(member)
+                return
             # Its promises count up to its leave, not past: one from its next incarnation
             # may come before the last words of this one (another connection).
             self._cap[member] = tag
         elif member not in self._cap:  # nothing of an earlier incarnation is still coming
+            self._marked.pop(member, None)  # (the last one's Mark: this one's promises are new)
             self._await_join(member, tag)
 
     def _leaving(self, tag: TagT) -> None:
@@ -197,19 +208,28 @@ class FederateMembership:
         return not self._elastic or self.presence.present(peer, tag)
 
     def on_peer_failed(self, u: int) -> None:
-        """Upstream ``u``'s data link closed without its last promise: it failed. What it
+        """Upstream ``u`` failed (the RTI's verdict, LOST: after every grant it computed
+        before; its data link may have closed without its last promise, or not). What it
         sent and this federate has not received may be lost: no grant waits for it."""
-        self._failed_peers.add(u)
+        self.failed_peers.add(u)
         got = self.received.get(u, 0)
         if self.required.get(u, 0) > got:
             self.required[u] = got
             self._counts_met = False  # (look again: they may be met now)
         self._incarnation_done(u)
 
+    def peer_connected(self, u: int) -> None:
+        """A new process for upstream slot ``u`` opened its data connection (its next
+        incarnation's): what is known of the last one's end is about that one."""
+        self.failed_peers.discard(u)
+        self.finished.discard(u)
+
     def _incarnation_done(self, u: int) -> None:
         """The incarnation of upstream slot ``u`` whose promises arrived sends nothing
         more: from now on its bound is its next join."""
         left = self._cap.pop(u, None)
+        if left is None:  # its leave is not known yet: when it comes, it caps nothing
+            self._over.add(u)
         self._await_join(u, left if left is not None else succ(self.done))
         if self._promised_in[u] == NEVER_T:
             self._marked[u] = FOREVER_T  # gone for good: its last promise knew of any stop

@@ -34,6 +34,12 @@ class Presence:
         #: every change known, in the order it came
         self.known: list[tuple[TagT, int, bool]] = []
 
+    def set_initial(self, absent: frozenset[int]) -> None:
+        """The elastic slots absent at the start are ``absent`` (the RTI's view, which wins
+        over this program's own initial widths), before any change is known."""
+        assert not self.known, "the initial membership is set before any change"
+        self._initial = frozenset(f for f in self._initial | self.slots if f not in absent)
+
     def add(self, tag: TagT, member: int, joined: bool) -> None:
         """From ``tag`` on, ``member`` is present (``joined``) or absent."""
         assert member in self.slots, f"federate {member} is not an elastic slot"

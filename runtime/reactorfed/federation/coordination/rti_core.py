@@ -102,7 +102,10 @@ class RtiCore(RtiMembership):
         self._init_membership()
         self._recompute_all()
 
-    def start(self, start_time: int) -> None:
+    def start(self, start_time: int) -> list[Grant]:
+        """The federation starts at ``start_time``. Returns the grants that admitting the
+        joins asked before the start made due (each moved its federate's ``granted``: one
+        dropped here would never be sent again)."""
         self.start_time = start_time
         for st in self.feds:
             st.net = (start_time, 0)
@@ -114,8 +117,10 @@ class RtiCore(RtiMembership):
             self.record.append(ch)
             self.outbox.append(ch)
         reqs, self._requests = self._requests, []
+        out: list[Grant] = []
         for m, _j, _p in sorted(reqs):
-            self._admit((start_time, 0), m)
+            out += self._admit((start_time, 0), m)
+        return out
 
     @property
     def in_flight(self) -> dict[tuple[int, int], list[tuple[int, TagT]]]:

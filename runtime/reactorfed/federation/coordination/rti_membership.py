@@ -105,6 +105,13 @@ class RtiMembership:
             raise MembershipError(f"federate {m} is not a member of an elastic bank: it cannot join or leave")
         return g
 
+    def leaving(self, m: int) -> bool:
+        """Whether member ``m`` is present and on its way out: failed, or its leave asked
+        or agreed (a new process for its slot can join once it has left)."""
+        return self.present[m] and (
+            m in self._failed or m in self._leave_at or any(r[0] == m and not r[1] for r in self._requests)
+            or (self._round is not None and (m, False) in self._round.changes))
+
     def _pending(self, m: int) -> bool:
         return any(r[0] == m for r in self._requests) or (
             self._round is not None and any(c[0] == m for c in self._round.changes))
