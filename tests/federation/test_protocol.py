@@ -31,6 +31,7 @@ FIELD: dict[str, st.SearchStrategy[Any]] = {
     "items": st.lists(st.lists(U64, min_size=1, max_size=4), min_size=1, max_size=4),
     "bool": st.booleans(),
     "changes": st.lists(st.tuples(U64, st.booleans()).map(list), min_size=1, max_size=5),
+    "ints": st.lists(U64, max_size=5),
     "any": st.recursive(st.none() | st.integers(-(2**63), 2**64 - 1) | st.text(max_size=10) | st.binary(max_size=10),
                         lambda c: st.lists(c, max_size=4), max_leaves=8),
 }
@@ -50,13 +51,14 @@ WRONG: dict[str, list[Any]] = {
     "bool": [0, 1, None, "true", b"\x01", [True]],
     "changes": [[], {}, None, [[1]], [[1, True, 0]], [[-1, True]], [[True, True]], [[1, 1]], [[1, None]],
                 [(1, "yes")], [[2**63, False]], [[1, True], 5], [["1", True]]],
+    "ints": [None, {}, 3, [-1], [2**63], [1.0], ["1"], [True], [[1]], "12"],
 }
 
 
 def sample(kind: int) -> list[Any]:
     return [{"i": -5, "u": 7, "s": "x", "b16": b"a" * 16, "b32": b"b" * 32, "counts": {1: 2}, "sent": {0: [1, 2, 3]},
              "peers": {0: "tcp://h:1"}, "any": [1, "a"], "bin": b"\x00\x01", "items": [[43, 1, 2]], "bool": True,
-             "changes": [[3, True], [4, False]]}[f] for f in K.SCHEMA[kind]]
+             "changes": [[3, True], [4, False]], "ints": [2, 3]}[f] for f in K.SCHEMA[kind]]
 
 
 @st.composite
@@ -142,7 +144,8 @@ TYPED: list[tuple[type[Any], tuple[st.SearchStrategy[Any], ...], Any]] = [
     (P.HbHello, (TEXT, TEXT, B16, B32), lambda h: [P.HB_HELLO, h.federation_id, h.name, h.nonce, h.mac]),
     (P.Challenge, (B16, B32), lambda c: [P.CHALLENGE, c.nonce, c.mac]),
     (P.Reject, (TEXT,), lambda r: [P.REJECT, r.reason]),
-    (P.Start, (I64, PEERS, B16, U64), lambda s: [P.START, s.start, s.peers, s.session, s.federate]),
+    (P.Start, (I64, PEERS, B16, U64, st.lists(U64, max_size=5).map(tuple), st.booleans()),
+     lambda s: [P.START, s.start, s.peers, s.session, s.federate, list(s.absent), s.join]),
     (P.Tag, (TAG, COUNTS), lambda g: [P.TAG, g.tag[0], g.tag[1], g.counts]),
     (P.Ptag, (TAG, COUNTS), lambda g: [P.PTAG, g.tag[0], g.tag[1], g.counts]),
     (P.StopRequest, (TAG,), lambda r: [P.STOP_REQUEST, r.tag[0], r.tag[1]]),
@@ -163,6 +166,8 @@ TYPED: list[tuple[type[Any], tuple[st.SearchStrategy[Any], ...], Any]] = [
     (P.Refused, (st.booleans(), TEXT), lambda r: [P.REFUSED, r.joined, r.reason]),
     (P.RoundEnd, (U64,), lambda r: [P.ROUND_END, r.round]),
     (P.Release, (), lambda _: [P.RELEASE]),
+    (P.Peer, (TAG, U64, TEXT), lambda p: [P.PEER, p.tag[0], p.tag[1], p.member, p.endpoint]),
+    (P.Lost, (U64,), lambda lo: [P.LOST, lo.member]),
 ]
 _ITEMS = (P.ShmOpen, P.Promise, P.StopMark)  # batch items
 
@@ -435,7 +440,15 @@ def test_membership_messages_carry_what_the_rti_core_emits() -> None:
      ([P.LEAVE_REQ, 1], "LEAVE_REQ has 1 fields, expected 0"),
      ([P.REFUSED, 1, "x"], "REFUSED: field 1"),
      ([P.ROUND_END, "1"], "ROUND_END: field 1"),
-     ([P.RELEASE, 0], "RELEASE has 1 fields, expected 0")],
+     ([P.RELEASE, 0], "RELEASE has 1 fields, expected 0"),
+     ([P.PEER, 5, 0, 3, b"tcp://h:1"], "PEER: field 4"),  # an address is text
+     ([P.PEER, 5, 0, -3, "tcp://h:1"], "PEER: field 3"),
+     ([P.PEER, 3, "tcp://h:1"], "PEER has 2 fields, expected 4"),
+     ([P.LOST, 2**64 - 1], "LOST: field 1"),
+     ([P.LOST], "LOST has 0 fields, expected 1"),
+     ([P.START, 5, {}, b"s" * 16, 1], "START has 4 fields, expected 6"),  # version 3's
+     ([P.START, 5, {}, b"s" * 16, 1, [-1], False], "START: field 5"),
+     ([P.START, 5, {}, b"s" * 16, 1, [2], 1], "START: field 6")],
 )
 def test_malformed_membership_messages_are_protocol_errors(msg: list[Any], why: str) -> None:
     with pytest.raises(P.ProtocolError, match=why):

@@ -17,7 +17,8 @@ import msgpack
 
 __all__ = ["FROM_RTI", "NAMES", "PROTOCOL_VERSION", "RTI_MAX_MESSAGE", "SCHEMA", "ProtocolError", "pack", "packb", "unpackb", "validated"]
 
-PROTOCOL_VERSION = 3  # 2: a resigned federate waits for RELEASE before closing its links; 3: CHANGE carries an endpoint
+PROTOCOL_VERSION = 4  # 2: a resigned federate waits for RELEASE before closing its links; 3: CHANGE carries an
+#   endpoint; 4: START says which elastic slots are absent and whether to ask to join; PEER, LOST
 #: the largest control message (RTI connections refuse bigger frames)
 RTI_MAX_MESSAGE = 64 * 1024
 
@@ -38,7 +39,8 @@ LEAVE_REQ = 13  # an elastic member asks to leave
 # RTI -> federate
 CHALLENGE = 20  # nonce, mac
 REJECT = 21  # reason
-START = 22  # start time, peers {index: endpoint}, session, federate index
+START = 22  # start time, peers {index: endpoint}, session, federate index, [elastic slots absent at the
+#   start], join (this process asks to join a running federation: JOIN_REQ)
 TAG = 23  # t, m, counts
 PTAG = 24  # t, m, counts
 STOP_REQUEST = 25  # t, m
@@ -50,6 +52,9 @@ ADMIT = 30  # t, m, sent, recv: a joining member starts at this tag, with these 
 REFUSED = 31  # joined, reason: a member's join or leave request was not carried out
 ROUND_END = 32  # round: the round is over, its CHANGEs came before (a federate's barrier lifts)
 RELEASE = 33  # a resigned federate's messages were all received (or their receivers are gone)
+PEER = 34  # t, m, member, endpoint: the data address of the member's incarnation that joins at (t, m)
+#   (a replayed join, whose CHANGE went out without it)
+LOST = 35  # member: an elastic member's process failed (nothing more it sent is waited for)
 #: what the RTI sends a running federate on its control connection
 FROM_RTI = frozenset({TAG, PTAG, STOP_REQUEST, STOP_GRANTED, ABORT, HEARTBEAT, REJECT})
 # federate -> federate (data plane)
@@ -73,7 +78,7 @@ NAMES = {
     SHM_OPEN: "SHM_OPEN", SHM_DATA: "SHM_DATA", BATCH: "BATCH", DATA_INLINE: "DATA_INLINE",
     STOP_MARK: "STOP_MARK", QUERY_REPLY: "QUERY_REPLY", JOIN_REQ: "JOIN_REQ", LEAVE_REQ: "LEAVE_REQ",
     QUERY: "QUERY", CHANGE: "CHANGE", ADMIT: "ADMIT", REFUSED: "REFUSED", ROUND_END: "ROUND_END",
-    RELEASE: "RELEASE",
+    RELEASE: "RELEASE", PEER: "PEER", LOST: "LOST",
 }
 
 I64_MIN = -(2**63)
@@ -84,7 +89,7 @@ MAX_ENTRIES = 4096
 # Field kinds: "i" int64, "u" int >= 0, "s" short str, "b16" 16 bytes, "b32" 32 bytes,
 # "counts" {int >= 0: int >= 0}, "sent" {int >= 0: [count, t, m]}, "peers" {int: str},
 # "bin" bytes, "items" a non-empty list of lists (each checked by check_item), "bool",
-# "changes" a non-empty list of [member (int >= 0), joined (bool)], "any".
+# "changes" a non-empty list of [member (int >= 0), joined (bool)], "ints" a list of ints >= 0, "any".
 SCHEMA: dict[int, tuple[str, ...]] = {
     HELLO: ("u", "s", "s", "s", "s", "b16"),
     PROOF: ("b32",),
@@ -97,7 +102,7 @@ SCHEMA: dict[int, tuple[str, ...]] = {
     HB_HELLO: ("s", "s", "b16", "b32"),
     CHALLENGE: ("b16", "b32"),
     REJECT: ("s",),
-    START: ("i", "peers", "b16", "u"),
+    START: ("i", "peers", "b16", "u", "ints", "bool"),
     TAG: ("i", "u", "counts"),
     PTAG: ("i", "u", "counts"),
     STOP_REQUEST: ("i", "u"),
@@ -121,6 +126,8 @@ SCHEMA: dict[int, tuple[str, ...]] = {
     REFUSED: ("bool", "s"),
     ROUND_END: ("u",),
     RELEASE: (),
+    PEER: ("i", "u", "u", "s"),
+    LOST: ("u",),
 }
 
 class ProtocolError(ValueError):
@@ -193,6 +200,10 @@ def _is_changes(v: Any) -> bool:
         isinstance(c, list) and len(c) == 2 and _is_uint(c[0]) and type(c[1]) is bool for c in v)
 
 
+def _is_ints(v: Any) -> bool:
+    return isinstance(v, list) and all(_is_uint(i) for i in v)
+
+
 def _is_peers(v: Any) -> bool:
     return isinstance(v, dict) and all(_is_uint(k) and isinstance(e, str) for k, e in v.items())
 
@@ -210,6 +221,7 @@ _FIELD_CHECKS: dict[str, Callable[[Any], bool]] = {
     "peers": _is_peers,
     "bool": lambda v: type(v) is bool,
     "changes": _is_changes,
+    "ints": _is_ints,
     "any": lambda v: True,
 }
 #: per message type, one check per field (looked up once, not per message)

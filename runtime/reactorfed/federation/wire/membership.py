@@ -5,7 +5,8 @@ A round, as the RTI's core runs it (coordination/rti_core.py, membership.py): th
 every present federate (Query), each answers (QueryReply) and goes no further than its
 answer until the round is over (RoundEnd, after the round's Changes); a joining member
 gets its start (Admit). A member asks to join (JoinReq, after the handshake) or to leave
-(LeaveReq); Refused when the RTI did not.
+(LeaveReq); Refused when the RTI did not. Peer gives a replayed joiner's data address to its
+upstream federates; Lost tells the downstream ones that a member's process failed.
 """
 
 from __future__ import annotations
@@ -13,9 +14,21 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from ...tag import TagT
-from .kinds import ADMIT, CHANGE, JOIN_REQ, LEAVE_REQ, QUERY, QUERY_REPLY, REFUSED, ROUND_END, packb
+from .kinds import (
+    ADMIT,
+    CHANGE,
+    JOIN_REQ,
+    LEAVE_REQ,
+    LOST,
+    PEER,
+    QUERY,
+    QUERY_REPLY,
+    REFUSED,
+    ROUND_END,
+    packb,
+)
 
-__all__ = ["Admit", "Change", "JoinReq", "LeaveReq", "Query", "QueryReply", "Refused", "RoundEnd"]
+__all__ = ["Admit", "Change", "JoinReq", "LeaveReq", "Lost", "Peer", "Query", "QueryReply", "Refused", "RoundEnd"]
 
 _new = tuple.__new__  # see messages.py
 
@@ -137,4 +150,38 @@ class RoundEnd(NamedTuple):
 
     @classmethod
     def _of(cls, m: list[Any]) -> RoundEnd:
+        return _new(cls, (m[1],))
+
+
+class Peer(NamedTuple):
+    """RTI -> the federates upstream of ``member``: the data address of its incarnation
+    that joins at ``tag``, sent when the RTI admits it, before its :class:`Admit`. For a
+    replayed join: its :class:`Change` went out at the start, before its process
+    connected, without an address. (The tag tells a new process at an old address from
+    the one linked already.)"""
+
+    tag: TagT
+    member: int
+    endpoint: str
+
+    def pack(self) -> bytes:
+        return packb([PEER, *self.tag, self.member, self.endpoint])
+
+    @classmethod
+    def _of(cls, m: list[Any]) -> Peer:
+        return _new(cls, ((m[1], m[2]), m[3], m[4]))
+
+
+class Lost(NamedTuple):
+    """RTI -> the federates downstream of ``member``: its process failed (the RTI's
+    verdict, after every grant it computed before). Nothing more it sent is waited for;
+    its leave is agreed in a round, as any."""
+
+    member: int
+
+    def pack(self) -> bytes:
+        return packb([LOST, self.member])
+
+    @classmethod
+    def _of(cls, m: list[Any]) -> Lost:
         return _new(cls, (m[1],))

@@ -24,8 +24,10 @@ from .kinds import (
     HELLO,
     JOIN_REQ,
     LEAVE_REQ,
+    LOST,
     LTC,
     NAMES,
+    PEER,
     PROMISE,
     PROOF,
     PTAG,
@@ -49,7 +51,18 @@ from .kinds import (
     unpackb,
     validated,
 )
-from .membership import Admit, Change, JoinReq, LeaveReq, Query, QueryReply, Refused, RoundEnd
+from .membership import (
+    Admit,
+    Change,
+    JoinReq,
+    LeaveReq,
+    Lost,
+    Peer,
+    Query,
+    QueryReply,
+    Refused,
+    RoundEnd,
+)
 
 __all__ = [
     "BUILD", "KIND", "TYPED", "Abort", "Auth", "Challenge", "Fail", "HbHello", "Heartbeat", "Hello", "Ltc", "Message",
@@ -226,19 +239,26 @@ class Reject(NamedTuple):
 
 
 class Start(NamedTuple):
-    """RTI -> federate: every federate joined; the federation starts."""
+    """RTI -> federate: every federate joined; the federation starts (or, for an elastic
+    slot's process that connects while it runs: it runs, and this process is to join)."""
 
     start: int  # the start time (ns)
     peers: dict[int, str]  # downstream peer -> its data address
     session: bytes  # 16 bytes: keys the proofs between peers and the heartbeat's
     federate: int  # this federate's index in the RTI's layout
+    #: the elastic slots absent at the start, by the RTI's program (its widths win over a
+    #: process's own: the program's digest does not cover the initial width)
+    absent: tuple[int, ...] = ()
+    #: this process asks to join (JOIN_REQ) before it runs: its slot is absent at the start,
+    #: or the federation runs already (a new process for a slot, present before or not)
+    join: bool = False
 
     def pack(self) -> bytes:
-        return packb([START, self.start, self.peers, self.session, self.federate])
+        return packb([START, self.start, self.peers, self.session, self.federate, list(self.absent), self.join])
 
     @classmethod
     def _of(cls, m: list[Any]) -> Start:
-        return _new(cls, (m[1], m[2], m[3], m[4]))
+        return _new(cls, (m[1], m[2], m[3], m[4], tuple(m[5]), m[6]))
 
 
 class Tag(NamedTuple):
@@ -394,7 +414,7 @@ class StopMark(NamedTuple):
 Message = (
     Hello | Proof | Ltc | StopReq | StopReply | Resign | Heartbeat | Fail | HbHello | Challenge | Reject | Start | Tag
     | Ptag | StopRequest | StopGranted | Abort | Auth | ShmOpen | Promise | StopMark | QueryReply | JoinReq | LeaveReq
-    | Query | Change | Admit | Refused | RoundEnd | Release
+    | Query | Change | Admit | Refused | RoundEnd | Release | Peer | Lost
 )
 
 #: message type -> its class (the data plane's positional messages have none)
@@ -404,7 +424,7 @@ TYPED: dict[int, type[Message]] = {
     TAG: Tag, PTAG: Ptag, STOP_REQUEST: StopRequest, STOP_GRANTED: StopGranted, ABORT: Abort, AUTH: Auth,
     SHM_OPEN: ShmOpen, PROMISE: Promise, STOP_MARK: StopMark, QUERY_REPLY: QueryReply, JOIN_REQ: JoinReq,
     LEAVE_REQ: LeaveReq, QUERY: Query, CHANGE: Change, ADMIT: Admit, REFUSED: Refused, ROUND_END: RoundEnd,
-    RELEASE: Release,
+    RELEASE: Release, PEER: Peer, LOST: Lost,
 }
 #: a message class -> its type
 KIND: dict[type[Message], int] = {cls: kind for kind, cls in TYPED.items()}

@@ -40,8 +40,10 @@ from .kinds import (
     HELLO,
     JOIN_REQ,
     LEAVE_REQ,
+    LOST,
     LTC,
     NAMES,
+    PEER,
     PROMISE,
     PROOF,
     PROTOCOL_VERSION,
@@ -66,7 +68,18 @@ from .kinds import (
     ProtocolError,
     pack,
 )
-from .membership import Admit, Change, JoinReq, LeaveReq, Query, QueryReply, Refused, RoundEnd
+from .membership import (
+    Admit,
+    Change,
+    JoinReq,
+    LeaveReq,
+    Lost,
+    Peer,
+    Query,
+    QueryReply,
+    Refused,
+    RoundEnd,
+)
 from .messages import (
     KIND,
     TYPED,
@@ -98,12 +111,12 @@ from .messages import (
 
 __all__ = [
     "ABORT", "ABSENT", "ADMIT", "AUTH", "BATCH", "CHALLENGE", "CHANGE", "COMPACT", "DATA", "DATA_INLINE", "FAIL",
-    "FROM_RTI", "HB_HELLO", "HEARTBEAT", "HELLO", "JOIN_REQ", "KIND", "LEAVE_REQ", "LTC", "NAMES", "PROMISE", "PROOF",
+    "FROM_RTI", "HB_HELLO", "HEARTBEAT", "HELLO", "JOIN_REQ", "KIND", "LEAVE_REQ", "LOST", "LTC", "NAMES", "PEER", "PROMISE", "PROOF",
     "PROTOCOL_VERSION", "PTAG", "QUERY", "QUERY_REPLY", "REFUSED", "REJECT", "RELEASE", "RESIGN", "ROUND_END",
     "RTI_MAX_MESSAGE", "SHM_DATA", "SHM_OPEN", "START", "STOP_GRANTED", "STOP_MARK", "STOP_REPLY", "STOP_REQ",
     "STOP_REQUEST", "TAG", "TYPED",
     "Abort", "Admit", "Auth", "Challenge", "Change", "Fail", "HbHello", "Heartbeat", "Hello", "Item", "JoinReq",
-    "LeaveReq", "Ltc", "Message", "Promise", "Proof", "ProtocolError", "Ptag", "Query", "QueryReply", "Refused",
+    "LeaveReq", "Lost", "Ltc", "Message", "Peer", "Promise", "Proof", "ProtocolError", "Ptag", "Query", "QueryReply", "Refused",
     "Reject", "Release", "Resign", "RoundEnd", "ShmOpen", "Start", "StopGranted", "StopMark", "StopReply", "StopReq",
     "StopRequest", "Tag", "check_item", "compact_meta", "is_compact", "mac", "mac_equal", "pack", "pack_compact",
     "parse", "parse_batch", "parse_compact",
