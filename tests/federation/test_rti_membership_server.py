@@ -5,6 +5,7 @@ at the end."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -303,6 +304,10 @@ def test_an_elastic_member_whose_connection_dies_leaves_and_the_federation_goes_
     for f in feds.values():
         ch = f.next(P.Change)
         assert (ch.member, ch.joined) == (2, False)
+    # its downstream federate was told first that it failed (it stops waiting for it)
+    told = [m for m in feds["learner"].got if isinstance(m, P.Lost | P.Query | P.Change)]
+    assert [type(m) for m in told] == [P.Lost, P.Query, P.Change] and told[0] == P.Lost(2)
+    assert not [m for f in feds.values() if f.name != "learner" for m in f.got if isinstance(m, P.Lost)]
     wait_until(lambda: server.status()["membership"] != [], what="the record")
     assert [(r["member"], r["joined"]) for r in server.status()["membership"]] == [("samplers[1]", False)]
     assert 2 not in server.admission.control_of and server.phase is RtiPhase.RUNNING and rti.error is None
@@ -333,6 +338,79 @@ def test_a_member_failing_below_the_minimum_width_ends_the_federation_with_the_r
     assert "federate samplers[0] stopped responding" in why and "cannot go on without it" in why
     assert "bank samplers would fall below its minimum width 2" in why
     assert "minimum width 2" in feds["learner"].next(P.Abort).reason
+
+
+def test_start_says_which_slots_are_absent_and_which_process_joins(rtis: list[Rti]) -> None:
+    """The RTI's word, not the process's own widths: the slots absent at the start, and
+    ``join`` for a slot absent at the start or any slot's process connecting later."""
+    rti = _rti(rtis, Main(initial=2, hi=4))  # learner (0), slots 1..4; 3 and 4 absent at first
+    early = rti.connect("samplers[3]", start=False)  # absent at the start, connected before it
+    feds = rti.start("learner", "samplers[0]", "samplers[1]")
+    for f in feds.values():
+        s = f.got[0]
+        assert isinstance(s, P.Start) and s.absent == (3, 4) and not s.join, s
+    assert early.next(P.Start).join
+    late = rti.connect("samplers[2]", start=False)
+    assert late.next(P.Start) == P.Start(rti.server.start_time or 0, late.got[0].peers, rti.server.session, 3,
+                                         (3, 4), True)
+
+
+def test_a_new_process_for_a_slot_whose_process_died_waits_for_the_leave_then_joins(rtis: list[Rti]) -> None:
+    """A slot present at the start: its process dies; a new one connects before the leave
+    is agreed and asks to join: held (not refused "already present") until the leave is
+    agreed, then joined in a round of its own."""
+    rti = _rti(rtis, Main(initial=3, hi=4))
+    server = rti.server
+    feds = rti.start("learner", "samplers[0]", "samplers[1]", "samplers[2]")
+    feds.pop("samplers[1]").close()
+    queried = [f.next(P.Query) for f in feds.values()]  # the round of its leave
+    wait_until(lambda: 2 not in server.admission.control_of, what="the dead process to be forgotten")
+    again = rti.connect("samplers[1]", start=False)
+    assert again.next(P.Start).join, "a process connecting while the federation runs joins"
+    again.send(P.JoinReq(server.clock.now()))
+    time.sleep(0.2)
+    assert not [m for m in again.got if isinstance(m, P.Refused)], again.got
+    assert server.core.present[2], "its last incarnation has not left yet"
+    for f, q in zip(feds.values(), queried, strict=True):
+        f.send(P.QueryReply(q.round, q.tag))
+    leave = again.next(P.Change)
+    assert (leave.member, leave.joined) == (2, False)
+    answer_all(*feds.values())  # the join's round, asked once the slot is free
+    # agreed once the learner is past the tags of the last incarnation (nothing more for it)
+    feds["learner"].send(P.Ltc(leave.tag, (leave.tag[0], leave.tag[1] + 1), {}, {}))
+    join = again.next(P.Change)
+    assert (join.member, join.joined) == (2, True) and join.tag > leave.tag
+    assert again.next(P.Admit).tag == join.tag
+    assert [(r["member"], r["joined"]) for r in server.status()["membership"]] == [
+        ("samplers[1]", False), ("samplers[1]", True)]
+    assert rti.error is None and server.phase is RtiPhase.RUNNING
+
+
+def test_a_silent_elastic_member_fails_and_the_federation_goes_on(rtis: list[Rti]) -> None:
+    """``--silence-timeout``: an elastic member that says nothing for that long fails as if
+    its process had ended (it is told so); a federate outside the bank still ends the run."""
+    rti = _rti(rtis, Main(initial=3, hi=4), silence_ns=600_000_000)
+    server = rti.server
+    feds = rti.start("learner", "samplers[0]", "samplers[1]", "samplers[2]")
+    quiet = feds.pop("samplers[1]")
+    deadline = time.monotonic() + 10
+    while not [m for m in quiet.got if isinstance(m, P.Reject)]:  # the others keep talking
+        assert time.monotonic() < deadline, quiet.got
+        for f in feds.values():
+            f.send(P.Heartbeat())
+        with contextlib.suppress(AssertionError):
+            quiet.next(P.Reject, timeout=0.1)
+    rejected = [m for m in quiet.got if isinstance(m, P.Reject)]
+    assert "samplers[1] stopped responding" in rejected[0].reason and "failed by the RTI" in rejected[0].reason
+    assert feds["learner"].next(P.Lost) == P.Lost(2)
+    answer_all(*feds.values())
+    for f in feds.values():
+        ch = f.next(P.Change)
+        assert (ch.member, ch.joined) == (2, False)
+    assert server.phase is RtiPhase.RUNNING and rti.error is None
+    time.sleep(0.8)  # now the learner says nothing either: not elastic, it ends the run
+    rti.ended()
+    assert isinstance(rti.error, FederationError) and "stopped responding" in str(rti.error)
 
 
 # -- what should not be -----------------------------------------------------------------
@@ -395,6 +473,9 @@ def _replayed(rti: Rti, at: int) -> None:
     assert j.next(P.Change) == P.Change((start + at, 0), 3, True, "tcp://127.0.0.1:20003")
     j.send(P.JoinReq(server.clock.now()))
     assert j.next(P.Admit).tag == (start + at, 0), "admitted at its recorded tag"
+    # its address, for its upstream federate (the CHANGE it got at the start had none)
+    assert feds["learner"].next(P.Peer) == P.Peer((start + at, 0), 3, "tcp://127.0.0.1:20003")
+    assert not [m for n in ("samplers[0]", "samplers[1]") for m in feds[n].got if isinstance(m, P.Peer)]
     s1 = feds["samplers[1]"]
     s1.send(P.LeaveReq())  # live requests are refused in a replay
     assert "replayed" in s1.next(P.Refused).reason

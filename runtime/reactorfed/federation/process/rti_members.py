@@ -6,19 +6,24 @@ federation without elastic banks has none of it (the server holds no :class:`Rti
 - **Joining.** The handshake admits a slot's process at any time
   (:meth:`..coordination.admission.Admission.hello`). While the federation runs, the
   process gets START at once (the start time, the data addresses of the federates connected
-  now, the session, its index), then every CHANGE made so far (the record), and from then
+  now, the session, its index, the slots absent at the start and ``join``: the RTI says
+  who joins, see :meth:`RtiMembers.start_of`), then every CHANGE made so far (the record), and from then
   on every CHANGE as the others do, so that it knows the membership at its join tag. It asks
   with JOIN_REQ and gets its ADMIT once the core agrees on a tag. A slot that connects
   before the start gets START with the others; its request goes to the core after the
-  start, through a round as a later one does (the core's own joins at the start tag drop
-  the grants they compute, and a replayed schedule must be loaded before any request).
+  start, through a round as a later one does (a replayed schedule must be loaded before any
+  request). A new process for a slot whose last one failed or leaves, asking before that
+  leave is agreed, is held and asked for once it is (not refused "already present").
 - **The outbox** goes out in the core's order, before the grants of the same call: QUERY
   to the federates asked, CHANGE to every connected federate that has not resigned (the
   joiners waiting included), ROUND_END to the federates asked, ADMIT and REFUSED to the
   member.
 - **Leaving and failing.** LEAVE_REQ asks the core. A member whose connection dies (the
   server's :class:`..coordination.admission.Departures` verdict) fails in the core instead
-  of ending the federation, unless its bank would fall below its minimum width. A slot's
+  of ending the federation, unless its bank would fall below its minimum width; so does one
+  silent for ``--silence-timeout`` (it is told so). Its downstream federates get LOST, after
+  every grant made before and before the grants after: they stop waiting for what it
+  sent (the data plane cannot tell a dead process from a cut link; the RTI can). A slot's
   process is forgotten once its control connection closes (after it left, or while it
   waited to join): its slot can be joined again. A request the program's declaration or
   the federation's state refuses gets REFUSED with the reason; nothing else changes.
@@ -27,8 +32,9 @@ federation without elastic banks has none of it (the server holds no :class:`Rti
 
 A joiner's CHANGE carries its data address (from its HELLO) for the federates connected
 before it (START gave them the addresses of those connected then); a replayed join's
-CHANGE, sent at the start before its process connects, carries none (see
-docs/federation.md, Live rescaling).
+CHANGE, sent at the start before its process connects, carries none: its upstream
+federates get PEER (its address, its join tag) when the core admits it, before its ADMIT
+(see docs/federation.md, Live rescaling).
 """
 
 from __future__ import annotations
@@ -151,6 +157,11 @@ class RtiMembers:
         self._early: dict[int, int] = {}  # requests before the start: member -> physical time
         self._control_fd: dict[int, int] = {}  # each connected slot's control connection
         self._closed: set[int] = set()  # members whose control connection closed before they resigned
+        #: joins asked by a new process while its slot's last incarnation is still on its way
+        #: out (failed or leaving, not yet left): member -> physical time; asked once it left
+        self._held: dict[int, int | None] = {}
+        #: the elastic slots absent at the start (what every START says)
+        self._absent = tuple(f for g in self.layout.elastic for f in g.slots[g.initial:])
 
     # -- joining -----------------------------------------------------------------------
     def connected(self, f: int, fd: int) -> None:
@@ -166,9 +177,19 @@ class RtiMembers:
             return
         self.route()  # (empty between messages: the record is what the others had)
         self.joiners.add(f)
-        self._send(f, P.Start(srv.start_time, dict(self.admission.endpoints), srv.session, f).pack())
+        self._send(f, self.start_of(f).pack())
         for ch in self.core.record:  # the membership so far
             self._send(f, P.Change(ch.tag, ch.member, ch.joined, self._endpoint(ch.member, ch.joined)).pack())
+
+    def start_of(self, f: int) -> P.Start:
+        """Federate ``f``'s START: with the slots absent at the start, and whether it is to
+        ask to join. The RTI decides, not the process (a pod started later may have been
+        given another width: the program's digest does not cover it): a slot absent at the
+        start, or any slot's process that connects once the federation runs (a new process
+        for a slot present before, too), joins: :attr:`joiners`."""
+        srv = self.server
+        assert srv.start_time is not None
+        return P.Start(srv.start_time, dict(self.admission.endpoints), srv.session, f, self._absent, f in self.joiners)
 
     def before_start(self, start: int) -> None:
         """The start time is fixed: a schedule is loaded now (the core takes it before its
@@ -204,6 +225,11 @@ class RtiMembers:
                 self._early.setdefault(f, physical_time or 0)  # (to the core after the start)
             else:
                 self._refuse(f, joined, f"{name}: the federation has not started")
+        elif joined and self.core.leaving(f):
+            # a new process for a slot whose last incarnation has not left yet (it failed a
+            # moment ago): asked for it once that leave is agreed (retry_held)
+            log.info("%s asks to join: held until its last incarnation has left", name)
+            self._held[f] = physical_time
         else:
             try:
                 grants = self.core.request_join(f, physical_time) if joined else self.core.request_leave(f)
@@ -227,6 +253,16 @@ class RtiMembers:
         self.route()
         for g in grants:
             self.server._send_grant(g)
+        if self._held:
+            self.retry_held()
+
+    def retry_held(self) -> None:
+        """Ask the core for the joins held (see :meth:`_request`) whose slot has left now."""
+        if not self._held:
+            return
+        core = self.core
+        for f in [f for f in sorted(self._held) if not core.present[f]]:
+            self._request(f, True, self._held.pop(f))
 
     def route(self) -> None:
         """Send what the core put in its outbox, in its order."""
@@ -251,11 +287,25 @@ class RtiMembers:
             elif isinstance(out, Admit):
                 self.joiners.discard(out.member)
                 self._asked.discard(out.member)
+                if self.schedule is not None:  # (a replayed join's CHANGE went out without its address)
+                    self._peer(out.member, out.tag)
                 self._send(out.member, P.Admit(out.tag, out.sent, out.received).pack())
             else:  # Refused
                 if out.joined:
                     self._asked.discard(out.member)
                 self._refuse(out.member, out.joined, out.reason)
+
+    def _peer(self, m: int, tag: tuple[int, int]) -> None:
+        """A replayed joiner ``m`` (joining at ``tag``) is admitted: its data address to every
+        connected federate upstream of it, before its ADMIT (they open their links to it)."""
+        endpoint = self.admission.endpoints.get(m)
+        if endpoint is None:
+            return  # (its process is gone: it fails in the core)
+        data = P.Peer(tag, m, endpoint).pack()
+        feds, joiners = self.core.feds, self.joiners
+        for u in sorted(self.layout.direct_upstream(m)):
+            if u in self.admission.control_of and (not feds[u].resigned or u in joiners):
+                self._send(u, data)
 
     def _endpoint(self, member: int, joined: bool) -> str:
         """The data address a CHANGE carries: a joiner's, from its HELLO, when its process is
@@ -297,11 +347,35 @@ class RtiMembers:
         agrees on, or the federation ends (its bank would fall below its minimum width)."""
         grants = self._fail_in_core(f, why)
         log.warning("elastic member %s %s: it leaves the federation", self.layout.names[f], why)
+        # Its downstream peers stop waiting for what it sent (FederateCore.on_peer_failed):
+        # told after every grant computed before its failure, and before the grants after
+        # (their counts no longer hold what it may have lost).
+        lost = P.Lost(f).pack()
+        feds, joiners = self.core.feds, self.joiners
+        for d in sorted(self.layout.downstream(f)):
+            if d in self.admission.control_of and (not feds[d].resigned or d in joiners):
+                self._send(d, lost)
         self._forget(f)
         self._send_out(grants)
         srv = self.server
         srv._dirty.add(f)  # its peers may be released now (they need not wait for it)
         srv._flush_grants()
+
+    def superseded(self, name: str) -> None:
+        """A HELLO for slot ``name``: if its process's control connection closed without a
+        RESIGN, that process is gone (the grace waits only for a RESIGN on its other
+        connection, and this one is the only one it has): it fails now, so that the new
+        process is not refused as a duplicate."""
+        f = self.layout.index(name) if name in self.layout.names else -1
+        if f in self._closed and not self.core.feds[f].resigned and self.server.phase == "running":  # (RtiPhase.RUNNING)
+            self.failed(f, "ended (its connection to the RTI closed; a new process for its slot is here)")
+
+    def silent(self, f: int, why: str) -> None:
+        """Member ``f`` said nothing for the silence timeout: it fails as if its process had
+        ended, and its process, if it still runs, is told so (it ends: its slot may take a
+        new one)."""
+        self._send(f, P.Reject(f"{self.layout.names[f]} {why}: failed by the RTI").pack())
+        self.failed(f, why)
 
     def _fail_in_core(self, f: int, why: str) -> list[Grant]:
         try:
@@ -316,6 +390,7 @@ class RtiMembers:
         for s in (self.joiners, self._asked, self._closed):
             s.discard(f)
         self._early.pop(f, None)
+        self._held.pop(f, None)
         self._control_fd.pop(f, None)
         by_fd = self.server._fed_of_fd
         for fd in [fd for fd, g in by_fd.items() if g == f]:

@@ -138,12 +138,7 @@ class RtiServer:
                     missing = ", ".join(self.admission.missing())
                     self._fail(f"federates did not join within {self.cfg.join_timeout_ns // 10**9} s: {missing}")
                 if self.phase == RtiPhase.RUNNING and self.cfg.silence_ns is not None:
-                    for f, seen in self._last_seen.items():
-                        if not self.core.feds[f].resigned and now - seen > self.cfg.silence_ns:
-                            self._fail(
-                                f"federate {self.layout.names[f]} stopped responding "
-                                f"(nothing from its program for {(now - seen) // 1_000_000} ms)"
-                            )
+                    self._check_silence(now, self.cfg.silence_ns)
         finally:
             poller.close()
             self.close()
@@ -186,6 +181,21 @@ class RtiServer:
             if self.core.all_resigned():
                 self.phase = RtiPhase.DONE
 
+    def _check_silence(self, now: int, silence_ns: int) -> None:
+        """``--silence-timeout``: a federate whose program said nothing for that long ends
+        the federation; an elastic member fails instead, as if its connection had closed
+        (the others go on, unless its bank would fall below its minimum)."""
+        for f, seen in list(self._last_seen.items()):
+            if self.core.feds[f].resigned or now - seen <= silence_ns:
+                continue
+            why = f"stopped responding (nothing from its program for {(now - seen) // 1_000_000} ms)"
+            if self.members is None or self.layout.elastic_of(f) is None:
+                self._fail(f"federate {self.layout.names[f]} {why}")
+            self.members.silent(f, why)
+            if self.core.all_resigned():
+                self.phase = RtiPhase.DONE
+                return
+
     def _fail(self, reason: str) -> NoReturn:
         self.error = reason
         self.phase = RtiPhase.FAILED
@@ -218,6 +228,8 @@ class RtiServer:
         elif kind is PeerKind.HEARTBEAT:
             self._last_seen[adm.heartbeat[peer]] = self.clock.now()
         elif isinstance(msg, P.Hello):
+            if self.members is not None:  # (a slot's new process: its last one may be gone)
+                self.members.superseded(msg.name)
             self._answer(peer, adm.hello(peer, msg, self.clock.now(), os.urandom(16),
                                          open_=self.phase == RtiPhase.JOINING))
         elif isinstance(msg, P.Proof):
@@ -259,14 +271,18 @@ class RtiServer:
         self.start_time = start = self.clock.now() + self.cfg.start_delay_ns
         if self.members is not None:
             self.members.before_start(start)
-        self.core.start(start)
+        grants = self.core.start(start)  # (the server asks the core for early joins after the start: none)
         self.phase = RtiPhase.RUNNING
         assert self._server is not None
+        members = self.members
         for f, peer in self.admission.control_of.items():
-            self._server.send(peer, [P.Start(start, self.admission.endpoints, self.session, f).pack()])
+            start_msg = P.Start(start, self.admission.endpoints, self.session, f) if members is None else members.start_of(f)
+            self._server.send(peer, [start_msg.pack()])
         log.info("all %d federates joined; the federation starts", len(self.admission.control_of))
-        if self.members is not None:
-            self.members.after_start()
+        if members is not None:
+            members.after_start()
+        for g in grants:
+            self._send_grant(g)
 
     def _on_control(self, f: int, msg: P.Message) -> None:
         core = self.core
@@ -315,6 +331,8 @@ class RtiServer:
                     peer = self.admission.control_of.get(f)  # (None: an elastic member's process is gone)
                     if peer is not None:
                         self._server.send(peer, [msg])
+            if self.members is not None:  # (a leave the regrant agreed may free a slot a new process waits for)
+                self.members.retry_held()
 
     def _stop_if_agreed(self, tag: tuple[int, int] | None) -> None:
         if tag is not None:
