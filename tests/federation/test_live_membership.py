@@ -6,73 +6,21 @@ record, the program gives the learner exactly the trace it had in the federation
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
-from reactorfed import Environment, Input, Output, Reactor, Timer, VirtualClock, ms, reaction
-from reactorfed.elastic import Elastic, elastic_bank, members
+from reactorfed import ms
 from reactorfed.federation.errors import FederationError
 from reactorfed.federation.process.rti_config import RtiSummary
 
+from .elastic_programs import Main, replayed
 from .harness import Federation, wait_until
 
-PERIOD = ms(10)
 TIMEOUT = ms(600)
-
-Step = tuple[int, int, list[tuple[int, int]], tuple[int, ...]]
-
-
-class Sampler(Reactor):
-    out = Output(int)
-    inp = Input(int)
-    tick = Timer(0, PERIOD)
-
-    def __init__(self) -> None:
-        self.n = 0
-        self.weights: list[int] = []
-
-    @reaction(triggers=[tick], effects=[out])
-    def step(self, out: Any) -> None:
-        self.n += 1
-        out.set(1000 * (self.bank_index or 0) + self.n)
-
-    @reaction(triggers=[inp])
-    def learn(self, inp: Any) -> None:
-        self.weights.append(inp.get())
-
-
-class Learner(Reactor):
-    ins = Input(int, width=3)
-    out = Output(int)
-
-    def __init__(self) -> None:
-        #: per tag: (time after the start, microstep, the values by bank index, the members)
-        self.trace: list[Step] = []
-
-    @reaction(triggers=[ins], effects=[out])
-    def learn(self, ins: Any, out: Any) -> None:
-        t = self.elapsed_tag()
-        self.trace.append((t.time, t.microstep, ins.present(), members(self, "samplers")))
-        out.set(len(self.trace))
-
-
-class Main(Reactor):
-    def __init__(self) -> None:
-        self.learner = Learner()
-        self.samplers = elastic_bank(Sampler, Elastic(min=1, max=3, initial=2))
-        self.connect(self.samplers.out, self.learner.ins)
-        # weights back to every slot (to the absent one too: its link carries nothing)
-        self.connect(self.learner.out, self.samplers.inp, broadcast=True, after=ms(3))
 
 
 def _replayed(summary: RtiSummary) -> Main:
     """The same program in one process, with the federated run's record as its schedule."""
-    replay = Main()
-    env = Environment(fast=True, clock=VirtualClock(), timeout=TIMEOUT)
-    env.assemble(replay).set_membership([r.change() for r in summary.membership])
-    env.run()
-    return replay
+    return replayed([r.change() for r in summary.membership], TIMEOUT)
 
 
 def _federated_leave() -> tuple[Federation, Main]:

@@ -391,6 +391,17 @@ class Poller:
         if s.pending:
             self._sinks_waiting.add(fd)
 
+    def remove_sender(self, s: _FdSink) -> None:
+        """Stop watching sender ``s`` (before it closes: its descriptor may be reused)."""
+        fd = s.fileno()
+        if self._sinks.get(fd) is not s:
+            return
+        del self._sinks[fd]
+        self._sinks_waiting.discard(fd)
+        if fd in self._sinks_polled:
+            self._sinks_polled.discard(fd)
+            self._ep.unregister(fd)
+
     def close(self) -> None:
         self._ep.close()
 

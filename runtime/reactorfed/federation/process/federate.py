@@ -106,6 +106,7 @@ class FederateCoordinator:
         self._sched: Scheduler | None = None  # (install's: a joiner takes CHANGEs before the run)
         self._endpoint = ""  # this federate's data address
         self._peer_eps: dict[int, str] = {}  # downstream peer -> the address its link went to
+        self._link_joins: dict[int, TagT] = {}  # elastic downstream peer -> the join its link is for
         self._from_rti = FROM_RTI_ELASTIC if self._members is not None else _FROM_RTI
 
     # -- joining ---------------------------------------------------------------------
@@ -124,6 +125,9 @@ class FederateCoordinator:
             raise FederationError(f"the RTI numbers this federate {joined.index}, the program says {self.me}: "
                                   "different programs?")
         self.session = joined.session
+        if self._members is not None:  # (before the core begins: the RTI's membership at the start)
+            assert self._sched is not None
+            self._members.begin(self._sched, joined.start, joined.absent, joined.join)
         self.core.begin(joined.start)
         self._inbound.begin(self.session)
         self.peers = {d: split_endpoint(ep)[0] for d, ep in joined.peers.items()}
@@ -162,13 +166,21 @@ class FederateCoordinator:
             raise FederationError(f"{self.name} is not a member of an elastic bank: it cannot leave")
         self._members.ask_to_leave()
 
-    def _connect_joiner(self, d: int, endpoint: str) -> None:
-        """Downstream slot ``d`` joins (its CHANGE, with its data address): open a link to it."""
-        if self._peer_eps.get(d) == endpoint:
-            return  # (linked already: its address came with START)
+    def _connect_joiner(self, d: int, endpoint: str, joins: TagT) -> None:
+        """Downstream slot ``d``'s incarnation joining at ``joins`` has its data address (its
+        CHANGE or PEER): open a link to it."""
+        if self._peer_eps.get(d) == endpoint and self._link_joins.setdefault(d, joins) == joins:
+            return  # linked already: its address came with START, or with its CHANGE before
+        self._out.flush()  # what waits for an earlier incarnation's process goes to it
         old = self._clients.pop(d, None)
-        if old is not None:
-            old.close(0)  # an earlier incarnation's process
+        if old is not None:  # an earlier incarnation's process: its link and ring go
+            if isinstance(old, LocalClient) and self._poller is not None:
+                self._poller.remove_sender(old)
+            old.close(0)
+            ring = self._out._rings.pop(d, None)
+            if ring is not None:
+                ring.close()
+        self._link_joins[d] = joins
         peers = {d: endpoint}
         self.peers[d] = split_endpoint(endpoint)[0]
         self._out.colocated |= colocated(self._endpoint, peers)
@@ -495,7 +507,7 @@ class FederateCoordinator:
         if port.monitor in ready:
             port.closed(now, self.core.finished)
         if port.down or port.opening:
-            port.judge(now, self.core.finished, self.name)
+            port.judge(now, self.core.finished, self.name, self.core.failed_peers)
         core = self.core
         if core.promises_in:
             core.grant_from_promises()
@@ -531,7 +543,11 @@ class FederateCoordinator:
         elif isinstance(msg, P.Reject):
             raise FederationError(f"the RTI dropped federate {self.name}: {msg.reason}")
         elif self._members is not None:
-            self._members.on_message(sched, msg)
+            try:
+                self._members.on_message(sched, msg)
+            except P.ProtocolError as e:  # (it names what is not there)
+                self._rti_rejected += 1
+                log.warning("ignoring a bad message from the RTI: %s", e)
             if core.outbox:
                 self._send(core.outbox)  # (a QUERY_REPLY)
 

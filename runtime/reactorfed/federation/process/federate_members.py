@@ -2,6 +2,12 @@
 membership messages, and a member's request to leave. The decisions are the core's
 (:mod:`..coordination.federate_membership`); this module feeds it and the scheduler.
 
+- START (:meth:`FederateMembers.begin`): the RTI says which elastic slots are absent at
+  the start and whether this process is to join; its view wins over this program's own
+  initial widths (the digest does not cover them: a pod started later may have been given
+  another width), and is logged when they differ. A process that connects while the
+  federation runs is a joiner, whether its slot was present before or not (a new process
+  for a slot whose process failed or left).
 - QUERY is answered by the core (its QUERY_REPLY goes out with the core's outbox), from
   the tag the scheduler is at; until ROUND_END the core processes nothing at or past its
   answer.
@@ -10,13 +16,19 @@ membership messages, and a member's request to leave. The decisions are the core
   past its tag: at that tag an absent member's reactions are no-ops here as in one process.
   A member told of its own leave at ``L`` stops there: ``L`` becomes its stop tag, and
   processed with every reaction of its own a no-op (no shutdown reactions), it is its last
-  (:meth:`FederateMembers.gone`); the driver then resigns.
-- A joiner (a slot absent at the start) asks with JOIN_REQ once it has its START, and
-  takes the record's CHANGEs, then its ADMIT (to the core: its tag and counts), before its
-  scheduler starts. A join of a downstream peer opens a data link to it, at the address
-  its CHANGE carries.
+  (:meth:`FederateMembers.gone`); the driver then resigns. A joiner's own slot's changes
+  before its ADMIT are its earlier incarnations': the core knows them, the scheduler does
+  not (it has the slot absent from the start until the ADMIT's tag).
+- A joiner asks with JOIN_REQ once it has its START, and takes the record's CHANGEs, then
+  its ADMIT (to the core: its tag and counts), before its scheduler starts. A join of a
+  downstream peer opens a data link to it, at the address its CHANGE carries, or (a
+  replayed join, whose CHANGE went out at the start) its PEER.
+- LOST: an upstream member's process failed (the RTI's verdict, after every grant it made
+  before): the core stops waiting for what it sent (:meth:`..coordination.federate_core.FederateCore.on_peer_failed`).
 - REFUSED: a refused leave is logged and the member runs on; a refused join ends it.
 
+What the RTI sends is checked here too (a member that is not an elastic slot, an address
+that is not one): :class:`..wire.protocol.ProtocolError`, which the driver counts and logs.
 A federation without elastic banks has none of this (the driver holds no
 :class:`FederateMembers`).
 """
@@ -41,7 +53,8 @@ __all__ = ["FROM_RTI_ELASTIC", "FederateMembers"]
 log = logging.getLogger("reactorfed.federate")
 
 #: what the RTI may send a federate of a federation with elastic banks
-FROM_RTI_ELASTIC = P.FROM_RTI | frozenset({P.QUERY, P.CHANGE, P.ROUND_END, P.ADMIT, P.REFUSED})
+FROM_RTI_ELASTIC = P.FROM_RTI | frozenset({P.QUERY, P.CHANGE, P.ROUND_END, P.ADMIT, P.REFUSED, P.PEER, P.LOST})
+_NEVER_T: TagT = (NEVER, 0)
 
 
 class FederateMembers:
@@ -53,13 +66,48 @@ class FederateMembers:
         self.names = layout.names
         #: elastic slot -> (its bank, its bank index): what the scheduler's schedule names
         self._slot = {f: (g.name, i) for g in layout.elastic for i, f in enumerate(g.slots)}
+        #: this program's own view: the elastic slots absent at the start
+        self._absent = frozenset(f for g in layout.elastic for f in g.slots[g.initial:])
         #: set by :meth:`ask_to_leave` (from any thread); the driver sends LEAVE_REQ at its next pump
         self.leave_asked = False
-        #: a slot absent at the start: it asks to join once it has its START
-        self.joiner = core.me in self._slot and core.me not in layout.initial_members()
+        #: this process asks to join once it has its START (the RTI's word: see begin)
+        self.joiner = core.me in self._absent
         self._downstream = frozenset(layout.downstream(core.me))
-        #: the driver's: open a data link to a downstream peer that joins, at its address
-        self.on_joiner: Callable[[int, str], None] | None = None
+        self._upstream = frozenset(layout.direct_upstream(core.me))
+        #: the driver's: open a data link to downstream peer ``d`` (its incarnation joining
+        #: at ``tag``) at ``endpoint``
+        self.on_joiner: Callable[[int, str, TagT], None] | None = None
+
+    def begin(self, sched: Scheduler, start: int, absent: tuple[int, ...], join: bool) -> None:
+        """The RTI's START: ``absent``, the elastic slots absent at the start; ``join``,
+        whether this process asks to join. Before the core begins: the core's and the
+        scheduler's membership at the start tag become the RTI's."""
+        core, me = self.core, self.core.me
+        rti_absent = frozenset(absent)
+        if not rti_absent <= self._slot.keys() or (join and me not in self._slot):
+            raise FederationError(f"the RTI's START for {self.name} names elastic slots this program does not "
+                                  f"have (absent: {sorted(absent)}, join: {join}): different programs?")
+        if rti_absent != self._absent:
+            log.warning("%s: the RTI's initial widths differ from this program's (absent at the start: %s by the "
+                        "RTI, %s here): the RTI's hold", self.name, self._names(rti_absent), self._names(self._absent))
+            core.presence.set_initial(rti_absent)
+        if join != self.joiner:
+            log.info("%s: the RTI says this process %s", self.name,
+                     "joins a running federation (a new process for its slot)" if join else "is present from the start")
+        self.joiner = core.joining = join
+        # The scheduler had this program's widths, and its own slot present if within them:
+        # corrected at the start tag (before any reaction runs there). A joiner's slot is
+        # absent until its ADMIT (it runs no tag of an earlier incarnation).
+        mem = sched.membership
+        assert mem is not None  # (a program with elastic banks has one)
+        for f, (bank, i) in sorted(self._slot.items()):
+            here = f not in self._absent
+            there = f not in rti_absent and not (f == me and join)
+            if here != there:
+                mem.post(sched, (start, 0), bank, i, there)
+
+    def _names(self, slots: frozenset[int]) -> str:
+        return ", ".join(self.names[f] for f in sorted(slots)) or "none"
 
     def ask_to_leave(self) -> None:
         """Ask the RTI for this member to leave (it does at a tag agreed in a round).
@@ -77,33 +125,62 @@ class FederateMembers:
         return P.LeaveReq().pack()
 
     def on_message(self, sched: Scheduler, msg: P.Message) -> None:
-        """A membership message from the RTI (what the core queues: the driver sends it)."""
+        """A membership message from the RTI (what the core queues: the driver sends it).
+        Raises :class:`..wire.protocol.ProtocolError` for one that names what is not there."""
         core = self.core
         if isinstance(msg, P.Query):
             core.on_query(msg.round, msg.tag, msg.changes, sched.current_tag)
         elif isinstance(msg, P.Change):
+            link = msg.joined and msg.member in self._downstream and msg.endpoint != ""
+            if link:  # (its address is checked before anything changes)
+                _check_address(self.names[msg.member], msg.endpoint, "CHANGE")
             self._change(sched, msg.tag, msg.member, msg.joined)
-            if msg.joined and msg.member in self._downstream and msg.endpoint and self.on_joiner is not None:
-                self.on_joiner(msg.member, msg.endpoint)
+            if link and self.on_joiner is not None:
+                self.on_joiner(msg.member, msg.endpoint, msg.tag)
         elif isinstance(msg, P.RoundEnd):
             core.on_round_end(msg.round)
         elif isinstance(msg, P.Admit):
             core.admit(msg.tag, msg.sent, msg.received)
+            if self.joiner:  # its own join, kept from the scheduler until now (see _change)
+                mem = sched.membership
+                assert mem is not None
+                bank, i = self._slot[core.me]
+                mem.post(sched, msg.tag, bank, i, True)
+        elif isinstance(msg, P.Peer):
+            self._member(msg.member, "PEER")
+            if msg.member in self._downstream:
+                _check_address(self.names[msg.member], msg.endpoint, "PEER")
+                if self.on_joiner is not None:
+                    self.on_joiner(msg.member, msg.endpoint, msg.tag)
+        elif isinstance(msg, P.Lost):
+            self._member(msg.member, "LOST")
+            if msg.member in self._upstream:
+                log.warning("%s: the RTI says %s failed: nothing more it sent is waited for", self.name,
+                            self.names[msg.member])
+                core.on_peer_failed(msg.member)
         elif isinstance(msg, P.Refused):
             if msg.joined:
                 raise FederationError(f"the RTI refused {self.name}'s request to join: {msg.reason}")
             log.warning("the RTI refused %s's request to leave: %s", self.name, msg.reason)
 
-    def _change(self, sched: Scheduler, tag: TagT, member: int, joined: bool) -> None:
+    def _member(self, member: int, what: str) -> tuple[str, int]:
+        """``member`` as an elastic slot: its bank and bank index (else ProtocolError)."""
         slot = self._slot.get(member)
         if slot is None:
-            raise FederationError(f"the RTI changed the membership of {self.names[member]}, "
-                                  "not a member of an elastic bank: different programs?")
-        self.core.on_change(tag, member, joined)
+            raise P.ProtocolError(f"{what} for federate {member}, not a member of an elastic bank here: "
+                                  "different programs?")
+        return slot
+
+    def _change(self, sched: Scheduler, tag: TagT, member: int, joined: bool) -> None:
+        bank, i = self._member(member, "CHANGE")
+        core = self.core
+        core.on_change(tag, member, joined)
+        if member == core.me and core.joined == _NEVER_T:
+            return  # before its ADMIT: an earlier incarnation's (its own join is posted at its ADMIT)
         mem = sched.membership
         assert mem is not None  # (a program with elastic banks has one)
-        mem.post(sched, tag, slot[0], slot[1], joined)
-        if member == self.core.me and not joined:
+        mem.post(sched, tag, bank, i, joined)
+        if member == core.me and not joined:
             sched.lower_stop_tag(tag, "left the federation")
 
     def gone(self, head: TagT | None) -> bool:
@@ -142,3 +219,11 @@ class FederateMembers:
                         live.heard_data = clock.now()
                         on_rti(frames)
         log.info("%s joins at %s", self.name, self.core.joined)
+
+
+def _check_address(name: str, endpoint: str, what: str) -> None:
+    """A data address from the RTI (``what`` gave it, for federate ``name``): tcp://host:port,
+    with a Unix socket's path perhaps (else ProtocolError)."""
+    tcp, _, port = endpoint.partition("#")[0].rpartition(":")
+    if not tcp.startswith("tcp://") or len(tcp) <= 6 or not port.isdigit() or not 0 < int(port) < 65536:
+        raise P.ProtocolError(f"{what} for {name}: {endpoint[:100]!r} is not a data address")

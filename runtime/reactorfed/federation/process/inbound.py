@@ -69,6 +69,9 @@ class Inbound:
         self._warn = Throttle(log)  # for what strangers send to the data port
         self._shm_in: dict[int, ShmReader] = {}
         self._upstream = frozenset(layout.direct_upstream(me))  # the peers that may connect
+        #: upstream elastic slots: each new process of one connects anew (its next incarnation)
+        self._elastic = frozenset(f for g in layout.elastic for f in g.slots) & self._upstream
+        self._peer_connected = core.peer_connected
         self._metas: dict[bytes, tuple[Any, tuple[np.dtype[Any], int] | None]] = {}  # see _meta
         self.rejected = 0  # data messages dropped as malformed or unauthenticated
         #: set by the driver inside a tag (at_level): a message for the current tag may still come
@@ -142,15 +145,22 @@ class Inbound:
             return
         assert isinstance(auth, P.Auth)
         claimed = auth.sender
-        if claimed in self._authed.values() or claimed not in self._upstream:
-            # Each upstream peer connects once per session, and a federate this one
-            # has no link from never sends it data: a second AUTH is a replay.
+        again = claimed in self._authed.values()
+        if (again and claimed not in self._elastic) or claimed not in self._upstream:
+            # Each upstream peer connects once per session (an elastic slot once per process:
+            # per incarnation), and a federate this one has no link from never sends it
+            # data: a second AUTH is a replay.
             self.rejected += 1
             self._warn.warning("refused a data connection claiming to be federate %s: %s", claimed,
                         "it is already connected" if claimed in self._authed.values() else "it sends nothing here")
         elif P.mac_equal(auth.mac, P.mac(self._secret, "data", self._session, claimed, self._me)):
             self._authed[peer] = claimed
             self.newly_authed = claimed
+            if claimed in self._elastic:  # (a new process for the slot: its next incarnation)
+                self._peer_connected(claimed)
+                ring = self._shm_in.pop(claimed, None) if again else None
+                if ring is not None:
+                    ring.close()  # the last process's: the new one opens its own
         else:
             self.rejected += 1
             self._warn.warning("refused a data connection that failed authentication")

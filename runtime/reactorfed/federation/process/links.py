@@ -22,7 +22,7 @@ from .throttle import Throttle
 if TYPE_CHECKING:
     from .federate_config import FederateConfig
 
-__all__ = ["LINK_GRACE_NS", "DataPort", "connect_downstream"]
+__all__ = ["ELASTIC_LINK_GRACE_NS", "LINK_GRACE_NS", "DataPort", "connect_downstream"]
 
 log = logging.getLogger("reactorfed.federate")
 
@@ -30,6 +30,11 @@ log = logging.getLogger("reactorfed.federate")
 #: :meth:`DataPort.judge`): longer than the RTI's grace for a closed connection (1 s),
 #: so that a process that ended is named by the RTI as such.
 LINK_GRACE_NS = 2_000_000_000
+#: The same for an elastic bank's member: its process may end (the federation goes on),
+#: and the RTI says so (LOST: see judge) within its grace for a closed connection, up to
+#: ten of them under a backlog (Departures). A link down longer without that verdict was
+#: cut while its process runs: messages on it may be lost, and the federation ends.
+ELASTIC_LINK_GRACE_NS = 12_000_000_000
 
 
 class DataPort:
@@ -57,6 +62,7 @@ class DataPort:
         #: this federate's TCP links to downstream peers whose handshake has not succeeded yet
         self.opening: dict[int, Client] = {}
         self._refusals: dict[int, Refusals] = {}
+        self._elastic = frozenset(f for g in layout.elastic for f in g.slots)  # (see judge)
 
     def addresses(self) -> tuple[str, str]:
         """The TCP endpoint and the address to advertise (with the Unix socket's path when
@@ -76,8 +82,13 @@ class DataPort:
     def authenticated(self, peer: int) -> None:
         """Upstream ``peer`` proved itself with the last message read from the TCP port. If
         that connection has closed already (its close was seen before this message was
-        read: a link cut, or refused, right after it opened), the link is down."""
+        read: a link cut, or refused, right after it opened), the link is down. (An elastic
+        slot's new process: its last one's connections are no longer watched.)"""
         fd = self.tcp.last_fd
+        if peer in self._elastic:
+            for old in [old for old, p in self._fds.items() if p == peer]:
+                del self._fds[old]
+            self.down.pop(peer, None)
         if self.monitor.was_closed(fd):
             self.down.setdefault(peer, -1)  # since the next look (see judge)
         else:
@@ -117,29 +128,33 @@ class DataPort:
                     f"the data link from {name} to {self.layout.names[d]} cannot be opened: its encrypted handshake "
                     f"failed {m.handshake_failures} times ({refused[-1] if refused else 'no detail'})")
 
-    def judge(self, now: int, finished: set[int], name: str) -> None:
+    def judge(self, now: int, finished: set[int], name: str, lost: set[int] | frozenset[int] = frozenset()) -> None:
         """A data link that closed before its peer finished may have lost messages: ZeroMQ
         reconnects, but what was in flight is gone, and the new connection is a stranger
         here (it is not authenticated again). Unless the peer's last message arrives within
         the grace, or the RTI ends the federation first (a process that ended: it knows,
-        and names it better), raise :class:`LinkDownError` naming the link. Also judges the
-        links this federate opens (:meth:`watch`)."""
+        and names it better), raise :class:`LinkDownError` naming the link. An elastic
+        bank's member whose process ended is no fault: the RTI says so (``lost``: its LOST
+        came, and the core stopped waiting for it), within :data:`ELASTIC_LINK_GRACE_NS`.
+        Also judges the links this federate opens (:meth:`watch`)."""
         if self.opening:
             self._opened(name)
         names = self.layout.names
         for peer, since in list(self.down.items()):
             if since < 0:
                 self.down[peer] = since = now
-            if peer in finished:
+            if peer in finished or peer in lost:
                 del self.down[peer]
-            elif now - since >= LINK_GRACE_NS:
+            elif now - since >= (ELASTIC_LINK_GRACE_NS if peer in self._elastic else LINK_GRACE_NS):
                 # (a connection that failed to decrypt is closed by the heartbeats: up to
                 # the liveness time after its refusal)
                 refused = self.refusal is not None and self.refusal[0] >= since - LINK_GRACE_NS - self.cfg.liveness_ns
                 why = f"; this port refused a connection then: {self.refusal[1]}" if refused and self.refusal else ""
+                cause = ("the network cut it, and the RTI did not say its process ended" if peer in self._elastic
+                         else "the network cut it, or its process ended")
                 raise LinkDownError(
                     f"the data link from {names[peer]} to {name} closed before {names[peer]} finished "
-                    f"(the network cut it, or its process ended): messages on it may be lost{why}")
+                    f"({cause}): messages on it may be lost{why}")
 
     def close(self) -> None:
         self.monitor.close()
@@ -155,10 +170,10 @@ def connect_downstream(cfg: FederateConfig, layout: Layout, me: int, session: by
     gets its Unix socket if this process can reach it (another pod's path does not exist
     here), else TCP."""
     links: dict[int, Client | LocalClient] = {}
-    initial = layout.initial_members() if layout.elastic else None
+    elastic = {f for g in layout.elastic for f in g.slots}
     for d in (layout.downstream(me) if only is None else only):
-        if d not in peers and initial is not None and d not in initial:
-            continue  # an elastic slot absent at the start: nothing goes to it (a join's address: not carried yet)
+        if d not in peers and d in elastic:
+            continue  # an elastic slot whose process is not connected: its CHANGE or PEER will say where it is
         if d not in peers:
             raise FederationError(f"the RTI sent no address for federate {layout.names[d]}")
         tcp, path = split_endpoint(peers[d])
