@@ -34,7 +34,7 @@ from ..errors import ValidationError
 from ..port import MultiReader, PortReader, PortWriter
 from .policy import Actor, Algorithm, Learner, SpaceInfo
 from .rollout import PolicyRunner, pack_rollout, unpack_rollout
-from .training import RunConfig, TrainingLog
+from .training import RunConfig, TrainingLog, learner_result, verdict
 
 __all__ = ["SyncLearner", "SyncPlan", "SyncSampler", "sampler_seed"]
 
@@ -138,31 +138,12 @@ class SyncLearner(Reactor):
         assert learner is not None
         if self.run.checkpoint:
             self._save()
-        self.result = {
-            "iterations": self.iteration,
-            "env_steps": learner.env_steps,
-            "updates": learner.updates,
-            "resumed_from_iteration": self.resumed_from,
-            **self.log.result(),
-            "weights_sha256": learner.digest(),
-            "checkpoint": str(Path(self.run.checkpoint).resolve()) if self.run.checkpoint else "",
-        }
+        self.result = learner_result(learner, self.log, self.run, self.iteration, self.resumed_from)
         if self.run.progress:
             self.log.show(self.iteration, learner.env_steps, self.stats)
-            print(self._verdict(), file=sys.stderr, flush=True)
+            print(verdict(self.result, self.run), file=sys.stderr, flush=True)
             print(f"done: {json.dumps(self.result)}", file=sys.stderr, flush=True)
         self.report_result(self.result)
-
-    def _verdict(self) -> str:
-        r = self.result
-        spent = f"{r['env_steps']:,} env steps, {r['iterations']} iterations, {r['seconds']:.1f} s of training"
-        target = self.run.target_return
-        if target is None:
-            return f"result: mean return of the last 100 training episodes {r['mean_return_100']:.1f} after {spent}"
-        if "reached_env_steps" in r:
-            return (f"result: solved: the last 100 training episodes average >= {target:g} after "
-                    f"{r['reached_env_steps']:,} env steps, {r['reached_seconds']:.1f} s ({spent} in all)")
-        return f"result: not solved: the last 100 training episodes average {r['mean_return_100']:.1f} < {target:g} after {spent}"
 
 
 class SyncPlan(Reactor):

@@ -14,9 +14,13 @@ import time
 from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["RunConfig", "TrainingLog"]
+if TYPE_CHECKING:
+    from .policy import Learner
+
+__all__ = ["RunConfig", "TrainingLog", "learner_result", "verdict"]
 
 
 @dataclass(frozen=True)
@@ -109,3 +113,31 @@ class TrainingLog:
         if self.run.curve:
             out["curve"] = self.curve
         return out
+
+
+def learner_result(learner: Learner, log: TrainingLog, run: RunConfig, iteration: int,
+                   resumed_from: int) -> dict[str, Any]:
+    """What a plan's learner reports at the end: iterations, env steps, returns, when the
+    target was reached, the weights' digest, the checkpoint."""
+    return {
+        "iterations": iteration,
+        "env_steps": learner.env_steps,
+        "updates": learner.updates,
+        "resumed_from_iteration": resumed_from,
+        **log.result(),
+        "weights_sha256": learner.digest(),
+        "checkpoint": str(Path(run.checkpoint).resolve()) if run.checkpoint else "",
+    }
+
+
+def verdict(result: Mapping[str, Any], run: RunConfig) -> str:
+    """One line for a person: solved or not, and what it took."""
+    r = result
+    spent = f"{r['env_steps']:,} env steps, {r['iterations']} iterations, {r['seconds']:.1f} s of training"
+    target = run.target_return
+    if target is None:
+        return f"result: mean return of the last 100 training episodes {r['mean_return_100']:.1f} after {spent}"
+    if "reached_env_steps" in r:
+        return (f"result: solved: the last 100 training episodes average >= {target:g} after "
+                f"{r['reached_env_steps']:,} env steps, {r['reached_seconds']:.1f} s ({spent} in all)")
+    return f"result: not solved: the last 100 training episodes average {r['mean_return_100']:.1f} < {target:g} after {spent}"

@@ -1,0 +1,83 @@
+"""APPO on CartPole-v1, trained by reactors under the asynchronous plan: copy this to
+start your own.
+
+2 samplers each step 4 copies of CartPole 32 rows every ``period_ms`` of logical time,
+staggered, with the newest policy they hold; the learner learns from each fragment as it
+comes (V-trace corrects for the samplers' older policy) and broadcasts the new policy,
+which reaches the samplers ``weights_delay_ms`` later. The samplers never wait for a
+round: the delay is how far ahead of the learner they may run, and it bounds the policy's
+lag (``policy_lag_bound``: 2 updates with the defaults). Training stops once the last 100
+training episodes average ``target_return``, or after ``total_timesteps`` steps.
+
+Federated (the RTI, one process per sampler, one for the learner)::
+
+    reactorfed launch examples/rl/appo_cartpole.py:Main --fast
+
+In one process::
+
+    reactorfed run examples/rl/appo_cartpole.py:Main --fast
+
+Every field of :class:`Args` is a parameter (``--param num_samplers=4``). Asynchronous,
+and still deterministic: one ``seed`` gives the same weights in one process and
+federated, however fast each process runs (with one torch thread: ``OMP_NUM_THREADS=1``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from reactorfed import ms
+from reactorfed.rl import RunConfig
+from reactorfed.rl.appo_config import APPOConfig
+from reactorfed.rl.async_plan import AsyncPlan
+
+
+@dataclass(frozen=True)
+class Args:
+    env: str = "CartPole-v1"
+    num_samplers: int = 2
+    num_envs: int = 4  # environment copies per sampler
+    num_steps: int = 32  # rows per fragment
+    period_ms: int = 10  # logical time between two fragments of one sampler
+    weights_delay_ms: int = 10  # logical time from the learner's send to the samplers
+    total_timesteps: int = 200_000
+    target_return: float = 475.0
+    seed: int = 1
+    checkpoint: str = "runs/appo_cartpole.pt"
+    checkpoint_every: int = 50
+    resume: bool = False
+    progress: bool = True
+    progress_every: int = 20
+    # APPO
+    learning_rate: float = 5e-4
+    gamma: float = 0.99
+    vtrace_lambda: float = 1.0
+    clip_coef: float = 0.4
+    ent_coef: float = 0.01
+    vf_coef: float = 0.5
+    max_grad_norm: float = 0.5
+    update_epochs: int = 2
+    minibatch_size: int = 64
+    hidden: tuple[int, ...] = (64, 64)
+
+
+class Main(AsyncPlan):
+    def __init__(self, args: Args = Args()) -> None:
+        appo = APPOConfig(learning_rate=args.learning_rate, gamma=args.gamma, vtrace_lambda=args.vtrace_lambda,
+                          clip_coef=args.clip_coef, ent_coef=args.ent_coef, vf_coef=args.vf_coef,
+                          max_grad_norm=args.max_grad_norm, update_epochs=args.update_epochs,
+                          minibatch_size=args.minibatch_size, hidden=args.hidden)
+        per_fragment = args.num_envs * args.num_steps
+        run = RunConfig(iterations=math.ceil(args.total_timesteps / per_fragment), target_return=args.target_return,
+                        checkpoint=args.checkpoint, checkpoint_every=args.checkpoint_every, resume=args.resume,
+                        progress=args.progress, progress_every=args.progress_every)
+        super().__init__(appo, args.env, num_samplers=args.num_samplers, num_envs=args.num_envs,
+                         fragment_len=args.num_steps, period=ms(args.period_ms), weights_delay=ms(args.weights_delay_ms),
+                         run=run, seed=args.seed)
+
+
+if __name__ == "__main__":
+    from reactorfed import Environment
+
+    Environment(fast=True).run(Main())

@@ -1,0 +1,190 @@
+"""The asynchronous execution plan, as a reactor program: samplers sample on their own
+clocks, the learner learns from each fragment as it comes, and the policy's lag is
+bounded and fixed by logical time (IMPALA's and APPO's plan; RLlib's asynchronous
+sampling, made reproducible).
+
+::
+
+    learner.weights --(after weights_delay, broadcast)--> samplers[i].weights
+    samplers[i].fragment ---------------------------------> learner.fragments[i]
+
+Sampler ``i`` samples a fragment every ``period`` of logical time, at offsets staggered
+over the period (``weights_delay + i * period / num_samplers``), with the newest weights
+it holds; it does not wait for the learner. The learner learns at every tag a fragment
+arrives at (one update from the fragments of that tag, in sampler order) and broadcasts
+its payload, which reaches the samplers ``weights_delay`` later. So a fragment sampled at
+``t`` was sampled with the weights the learner sent at or before ``t - weights_delay``:
+the policy lags by at most ``ceil(weights_delay / (period / num_samplers))`` updates,
+whatever the processes' speeds. Federated, a sampler needs the learner's progress only
+up to ``t - weights_delay``: that much logical time is how far ahead of the learner it
+may run. V-trace (:class:`~reactorfed.rl.APPOConfig`) corrects for the lag.
+
+Because logical time orders everything that varies, a seed fixes the weights after ``k``
+updates in one process and federated alike, a slow sampler included: what is slow only
+waits. RLlib's asynchronous algorithms cannot promise that (ray-project/ray #37029).
+
+The learner stops after ``run.iterations`` updates, or once the last 100 training
+episodes average ``run.target_return``, and asks the federation to stop (the samplers'
+clocks would run on).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .. import SHUTDOWN, STARTUP, Input, Output, Reactor, Timer, bank, each, ms, reaction
+from ..errors import ValidationError
+from ..port import MultiReader, PortReader, PortWriter
+from .policy import Actor, Algorithm, Learner, SpaceInfo
+from .rollout import PolicyRunner, pack_rollout, unpack_rollout
+from .sync_plan import sampler_seed
+from .training import RunConfig, TrainingLog, learner_result, verdict
+
+__all__ = ["AsyncLearner", "AsyncPlan", "AsyncSampler", "policy_lag_bound"]
+
+
+def policy_lag_bound(weights_delay: int, period: int, num_samplers: int) -> int:
+    """The most updates a fragment's weights can be behind the learner's when it learns
+    from it: updates happen at most every ``period / num_samplers``."""
+    return math.ceil(weights_delay * num_samplers / period)
+
+
+class AsyncSampler(Reactor):
+    """Every ``period`` from ``offset``: steps ``num_envs`` copies of ``env`` for
+    ``fragment_len`` rows with the newest weights it holds, and sends the fragment."""
+
+    weights: Input[np.ndarray] = Input(np.ndarray)
+    fragment: Output[np.ndarray] = Output(np.ndarray)
+    tick = Timer(offset="offset", period="period")
+
+    def __init__(self, algo: Algorithm, env: str, space: SpaceInfo, num_envs: int, fragment_len: int,
+                 seed: int, offset: int, period: int) -> None:
+        self.algo, self.env, self.space = algo, env, space
+        self.num_envs, self.fragment_len, self.seed = num_envs, fragment_len, seed
+        self.offset, self.period = offset, period
+        self.runner: PolicyRunner | None = None
+        self.actor: Actor | None = None
+        self.loaded = False
+
+    @reaction(triggers=[STARTUP])
+    def start(self) -> None:
+        self.runner = PolicyRunner(self.env, self.num_envs, seed=self.seed)
+        self.actor = self.algo.make_actor(self.space, self.seed + 7919)
+
+    # declared before collect: weights arriving at a tick are used by that tick's fragment
+    @reaction(triggers=[weights])
+    def receive(self, weights: PortReader[np.ndarray]) -> None:
+        payload = weights.get()
+        assert payload is not None and self.actor is not None
+        self.actor.load(payload)
+        self.loaded = True
+
+    @reaction(triggers=[tick], effects=[fragment])
+    def collect(self, fragment: PortWriter[np.ndarray]) -> None:
+        assert self.runner is not None and self.actor is not None
+        # the first weights arrive at the first tick (offset >= weights_delay); a resumed
+        # learner that has nothing left to do sends none: then nothing is sampled
+        if self.loaded:
+            fragment.set(pack_rollout(self.runner.rollout(self.fragment_len, self.actor)))
+
+
+class AsyncLearner(Reactor):
+    """Learns from the fragments of each tag as they come, then broadcasts its payload.
+    Its result (:meth:`~reactorfed.Reactor.report_result`) is the synchronous learner's."""
+
+    fragments: Input[np.ndarray] = Input(np.ndarray, width="n")
+    weights: Output[np.ndarray] = Output(np.ndarray)
+
+    def __init__(self, n: int, algo: Algorithm, space: SpaceInfo, run: RunConfig | None = None,
+                 seed: int = 0) -> None:
+        run = run or RunConfig()
+        self.n, self.algo, self.space, self.run, self.seed = n, algo, space, run, seed
+        self.learner: Learner | None = None
+        self.log = TrainingLog(run)
+        self.iteration = 0
+        self.resumed_from = 0
+        self.done = False
+        self.stats: dict[str, float] = {}
+        self.result: dict[str, Any] = {}
+
+    @reaction(triggers=[STARTUP], effects=[weights])
+    def start(self, weights: PortWriter[np.ndarray]) -> None:
+        self.learner = learner = self.algo.make_learner(self.space, self.seed)
+        run = self.run
+        if run.resume and run.checkpoint and Path(run.checkpoint).exists():
+            state = learner.load_checkpoint(run.checkpoint)
+            self.iteration = self.resumed_from = int(state.get("iteration", 0))
+            self.log.restore(state)
+        self.log.start()
+        if self.iteration < run.iterations:
+            weights.set(learner.payload())
+        else:
+            self.done = True
+            self.request_stop()
+
+    @reaction(triggers=[fragments], effects=[weights])
+    def learn(self, fragments: MultiReader[np.ndarray], weights: PortWriter[np.ndarray]) -> None:
+        learner = self.learner
+        assert learner is not None
+        if self.done:
+            return  # the stop was asked: fragments still under way are not learned from
+        rollouts = [unpack_rollout(packed) for _, packed in fragments.present()]
+        self.stats = learner.learn(rollouts)
+        self.iteration += 1
+        self.log.add((r for ro in rollouts for r in ro.episode_returns), self.iteration, learner.env_steps)
+        run = self.run
+        if run.progress and self.iteration % run.progress_every == 0:
+            self.log.show(self.iteration, learner.env_steps, self.stats)
+        if run.checkpoint and run.checkpoint_every and self.iteration % run.checkpoint_every == 0:
+            learner.save(run.checkpoint, extra={"iteration": self.iteration, **self.log.state()})
+        if self.iteration < run.iterations and not self.log.solved:
+            weights.set(learner.payload())
+        else:
+            self.done = True
+            self.request_stop()
+
+    @reaction(triggers=[SHUTDOWN])
+    def finish(self) -> None:
+        learner = self.learner
+        assert learner is not None
+        if self.run.checkpoint:
+            learner.save(self.run.checkpoint, extra={"iteration": self.iteration, **self.log.state()})
+        self.result = learner_result(learner, self.log, self.run, self.iteration, self.resumed_from)
+        if self.run.progress:
+            self.log.show(self.iteration, learner.env_steps, self.stats)
+            print(verdict(self.result, self.run), file=sys.stderr, flush=True)
+            print(f"done: {json.dumps(self.result)}", file=sys.stderr, flush=True)
+        self.report_result(self.result)
+
+
+class AsyncPlan(Reactor):
+    """The asynchronous plan for ``algo`` on ``env``: ``num_samplers`` samplers of
+    ``num_envs`` copies, ``fragment_len`` rows a fragment, one every ``period`` each,
+    weights reaching them ``weights_delay`` after the learner sends them. A federated run
+    puts each sampler and the learner in its own process.
+
+    Subclass it for a program with its own settings (``super().__init__(...)``), and set
+    :attr:`Sampler` for samplers of your own (an :class:`AsyncSampler` subclass)."""
+
+    Sampler: type[AsyncSampler] = AsyncSampler
+
+    def __init__(self, algo: Algorithm, env: str, *, num_samplers: int = 2, num_envs: int = 4,
+                 fragment_len: int = 32, period: int = ms(10), weights_delay: int = ms(10),
+                 run: RunConfig | None = None, seed: int = 0) -> None:
+        for name, value in (("num_samplers", num_samplers), ("num_envs", num_envs), ("fragment_len", fragment_len),
+                            ("period", period), ("weights_delay", weights_delay)):
+            if not isinstance(value, int) or value < 1:
+                raise ValidationError(f"{self.fqn}: {name} must be an int >= 1, got {value!r}")
+        space = SpaceInfo.of_env(env)
+        self.samplers = bank(self.Sampler, num_samplers, algo, env, space, num_envs, fragment_len,
+                             seed=each(lambda i: sampler_seed(seed, i)),
+                             offset=each(lambda i: weights_delay + i * period // num_samplers), period=period)
+        self.learner = AsyncLearner(num_samplers, algo, space, run=run, seed=seed)
+        self.connect(self.samplers.fragment, self.learner.fragments)
+        self.connect(self.learner.weights, self.samplers.weights, after=weights_delay, broadcast=True)
