@@ -30,21 +30,19 @@ clocks would run on).
 
 from __future__ import annotations
 
-import json
 import math
-import sys
-from pathlib import Path
-from typing import Any
+from collections.abc import Sequence
 
 import numpy as np
 
-from .. import SHUTDOWN, STARTUP, Input, Output, Reactor, Timer, bank, each, ms, reaction
+from .. import STARTUP, Input, Output, Reactor, Timer, bank, each, ms, reaction
 from ..errors import ValidationError
-from ..port import MultiReader, PortReader, PortWriter
-from .policy import Actor, Algorithm, Learner, SpaceInfo
-from .rollout import PolicyRunner, pack_rollout, unpack_rollout
+from ..port import PortReader, PortWriter
+from .plan_learner import PlanLearner
+from .policy import Actor, Algorithm, SpaceInfo
+from .rollout import PolicyRunner, pack_rollout
 from .sync_plan import sampler_seed
-from .training import RunConfig, TrainingLog, learner_result, verdict
+from .training import RunConfig
 
 __all__ = ["AsyncLearner", "AsyncPlan", "AsyncSampler", "policy_lag_bound"]
 
@@ -94,73 +92,19 @@ class AsyncSampler(Reactor):
             fragment.set(pack_rollout(self.runner.rollout(self.fragment_len, self.actor)))
 
 
-class AsyncLearner(Reactor):
-    """Learns from the fragments of each tag as they come, then broadcasts its payload.
-    Its result (:meth:`~reactorfed.Reactor.report_result`) is the synchronous learner's."""
+class AsyncLearner(PlanLearner):
+    """Learns from the fragments of each tag as they come, then broadcasts its payload;
+    once training is over it asks the federation to stop (see
+    :class:`~reactorfed.rl.plan_learner.PlanLearner` for the rest)."""
 
-    fragments: Input[np.ndarray] = Input(np.ndarray, width="n")
-    weights: Output[np.ndarray] = Output(np.ndarray)
+    done = False
 
-    def __init__(self, n: int, algo: Algorithm, space: SpaceInfo, run: RunConfig | None = None,
-                 seed: int = 0) -> None:
-        run = run or RunConfig()
-        self.n, self.algo, self.space, self.run, self.seed = n, algo, space, run, seed
-        self.learner: Learner | None = None
-        self.log = TrainingLog(run)
-        self.iteration = 0
-        self.resumed_from = 0
-        self.done = False
-        self.stats: dict[str, float] = {}
-        self.result: dict[str, Any] = {}
+    def take(self, present: Sequence[tuple[int, np.ndarray]]) -> bool:
+        return not self.done  # fragments still under way after the stop was asked: not learned from
 
-    @reaction(triggers=[STARTUP], effects=[weights])
-    def start(self, weights: PortWriter[np.ndarray]) -> None:
-        self.learner = learner = self.algo.make_learner(self.space, self.seed)
-        run = self.run
-        if run.resume and run.checkpoint and Path(run.checkpoint).exists():
-            state = learner.load_checkpoint(run.checkpoint)
-            self.iteration = self.resumed_from = int(state.get("iteration", 0))
-            self.log.restore(state)
-        self.log.start()
-        if self.iteration < run.iterations:
-            weights.set(learner.payload())
-        else:
-            self.done = True
-            self.request_stop()
-
-    @reaction(triggers=[fragments], effects=[weights])
-    def learn(self, fragments: MultiReader[np.ndarray], weights: PortWriter[np.ndarray]) -> None:
-        learner = self.learner
-        assert learner is not None
-        if self.done:
-            return  # the stop was asked: fragments still under way are not learned from
-        rollouts = [unpack_rollout(packed) for _, packed in fragments.present()]
-        self.stats = learner.learn(rollouts)
-        self.iteration += 1
-        self.log.add((r for ro in rollouts for r in ro.episode_returns), self.iteration, learner.env_steps)
-        run = self.run
-        if run.progress and self.iteration % run.progress_every == 0:
-            self.log.show(self.iteration, learner.env_steps, self.stats)
-        if run.checkpoint and run.checkpoint_every and self.iteration % run.checkpoint_every == 0:
-            learner.save(run.checkpoint, extra={"iteration": self.iteration, **self.log.state()})
-        if self.iteration < run.iterations and not self.log.solved:
-            weights.set(learner.payload())
-        else:
-            self.done = True
-            self.request_stop()
-
-    @reaction(triggers=[SHUTDOWN])
-    def finish(self) -> None:
-        learner = self.learner
-        assert learner is not None
-        if self.run.checkpoint:
-            learner.save(self.run.checkpoint, extra={"iteration": self.iteration, **self.log.state()})
-        self.result = learner_result(learner, self.log, self.run, self.iteration, self.resumed_from)
-        if self.run.progress:
-            self.log.show(self.iteration, learner.env_steps, self.stats)
-            print(verdict(self.result, self.run), file=sys.stderr, flush=True)
-            print(f"done: {json.dumps(self.result)}", file=sys.stderr, flush=True)
-        self.report_result(self.result)
+    def training_over(self) -> None:
+        self.done = True
+        self.request_stop()
 
 
 class AsyncPlan(Reactor):

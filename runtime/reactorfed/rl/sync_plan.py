@@ -22,19 +22,17 @@ reaction, so a federate builds only its own (a sampler process never imports tor
 
 from __future__ import annotations
 
-import json
-import sys
-from pathlib import Path
-from typing import Any
+from collections.abc import Sequence
 
 import numpy as np
 
-from .. import SHUTDOWN, STARTUP, Input, Output, Reactor, bank, each, reaction
+from .. import STARTUP, Input, Output, Reactor, bank, each, reaction
 from ..errors import ValidationError
-from ..port import MultiReader, PortReader, PortWriter
-from .policy import Actor, Algorithm, Learner, SpaceInfo
-from .rollout import PolicyRunner, pack_rollout, unpack_rollout
-from .training import RunConfig, TrainingLog, learner_result, verdict
+from ..port import PortReader, PortWriter
+from .plan_learner import PlanLearner
+from .policy import Actor, Algorithm, SpaceInfo
+from .rollout import PolicyRunner, pack_rollout
+from .training import RunConfig
 
 __all__ = ["SyncLearner", "SyncPlan", "SyncSampler", "sampler_seed"]
 
@@ -70,80 +68,14 @@ class SyncSampler(Reactor):
         fragment.set(pack_rollout(self.runner.rollout(self.fragment_len, self.actor)))
 
 
-class SyncLearner(Reactor):
-    """Learns from every sampler's fragment at once, then broadcasts its payload.
+class SyncLearner(PlanLearner):
+    """Learns from every sampler's fragment at once, then broadcasts its payload (see
+    :class:`~reactorfed.rl.plan_learner.PlanLearner` for the rest)."""
 
-    Stops after ``run.iterations`` updates, or once the last 100 training episodes
-    average ``run.target_return``. At shutdown it saves a checkpoint (with
-    ``run.checkpoint``) and reports its result (:meth:`~reactorfed.Reactor.report_result`):
-    iterations, env steps, returns, when the target was reached, the weights' digest.
-    """
-
-    fragments: Input[np.ndarray] = Input(np.ndarray, width="n")
-    weights: Output[np.ndarray] = Output(np.ndarray)
-
-    def __init__(self, n: int, algo: Algorithm, space: SpaceInfo, run: RunConfig | None = None,
-                 seed: int = 0) -> None:
-        run = run or RunConfig()
-        self.n, self.algo, self.space, self.run, self.seed = n, algo, space, run, seed
-        self.learner: Learner | None = None
-        self.log = TrainingLog(run)
-        self.iteration = 0
-        self.resumed_from = 0
-        self.stats: dict[str, float] = {}
-        self.result: dict[str, Any] = {}
-
-    @reaction(triggers=[STARTUP], effects=[weights])
-    def start(self, weights: PortWriter[np.ndarray]) -> None:
-        self.learner = learner = self.algo.make_learner(self.space, self.seed)
-        run = self.run
-        if run.resume and run.checkpoint and Path(run.checkpoint).exists():
-            state = learner.load_checkpoint(run.checkpoint)
-            self.iteration = self.resumed_from = int(state.get("iteration", 0))
-            self.log.restore(state)
-            if run.progress:
-                print(f"resumed from {run.checkpoint} at iteration {self.iteration} ({learner.env_steps} env steps)",
-                      file=sys.stderr, flush=True)
-        self.log.start()
-        # a run resumed after it had finished has nothing left to do: no weights, no round
-        if self.iteration < run.iterations:
-            weights.set(learner.payload())
-
-    @reaction(triggers=[fragments], effects=[weights])
-    def learn(self, fragments: MultiReader[np.ndarray], weights: PortWriter[np.ndarray]) -> None:
-        learner = self.learner
-        assert learner is not None
-        present = fragments.present()
+    def take(self, present: Sequence[tuple[int, np.ndarray]]) -> bool:
         # the plan's invariant: every sampler's fragment arrives at the tag of the round
         assert len(present) == self.n, f"{len(present)} of {self.n} fragments at one tag"
-        rollouts = [unpack_rollout(packed) for _, packed in present]
-        self.stats = learner.learn(rollouts)
-        self.iteration += 1
-        self.log.add((r for ro in rollouts for r in ro.episode_returns), self.iteration, learner.env_steps)
-        run = self.run
-        if run.progress and self.iteration % run.progress_every == 0:
-            self.log.show(self.iteration, learner.env_steps, self.stats)
-        if run.checkpoint and run.checkpoint_every and self.iteration % run.checkpoint_every == 0:
-            self._save()
-        if self.iteration < run.iterations and not self.log.solved:
-            weights.set(learner.payload())
-
-    def _save(self) -> None:
-        assert self.learner is not None
-        self.learner.save(self.run.checkpoint, extra={"iteration": self.iteration, **self.log.state()})
-
-    @reaction(triggers=[SHUTDOWN])
-    def finish(self) -> None:
-        learner = self.learner
-        assert learner is not None
-        if self.run.checkpoint:
-            self._save()
-        self.result = learner_result(learner, self.log, self.run, self.iteration, self.resumed_from)
-        if self.run.progress:
-            self.log.show(self.iteration, learner.env_steps, self.stats)
-            print(verdict(self.result, self.run), file=sys.stderr, flush=True)
-            print(f"done: {json.dumps(self.result)}", file=sys.stderr, flush=True)
-        self.report_result(self.result)
+        return True
 
 
 class SyncPlan(Reactor):
