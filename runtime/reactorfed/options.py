@@ -208,10 +208,12 @@ def setup_logging(level: str) -> None:
 
 
 @contextlib.contextmanager
-def stop_on_interrupt(request_stop: Callable[[], None]) -> Iterator[None]:
+def stop_on_interrupt(request_stop: Callable[[], None], what: str = "stopping at the next tag") -> Iterator[None]:
     """While inside: the first Ctrl-C (SIGINT) or SIGTERM calls ``request_stop`` (from a
     helper thread, so the scheduler sees a request from outside and wakes up, whatever
-    it was waiting for); a second Ctrl-C raises KeyboardInterrupt."""
+    it was waiting for), logging ``what`` it does; a second Ctrl-C raises
+    KeyboardInterrupt. (An elastic bank's member passes its request to leave: Kubernetes
+    deletes a scaled-down pod with SIGTERM.)"""
     if threading.current_thread() is not threading.main_thread():
         yield  # signal handlers can only be installed from the main thread
         return
@@ -223,7 +225,7 @@ def stop_on_interrupt(request_stop: Callable[[], None]) -> Iterator[None]:
                 raise KeyboardInterrupt
             return
         requested.set()
-        log.warning("%s: stopping at the next tag (Ctrl-C again to abort)", signal.Signals(signum).name)
+        log.warning("%s: %s (Ctrl-C again to abort)", signal.Signals(signum).name, what)
         threading.Thread(target=request_stop, name="reactorfed-stop", daemon=True).start()
 
     previous = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}

@@ -3,14 +3,22 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
+import secrets
+import signal
 import subprocess
 import sys
+import time
+import urllib.request
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from reactorfed import SHUTDOWN, Input, Output, Reactor, Timer, ms, reaction
+from reactorfed.elastic import Elastic, elastic_bank
 
 pytestmark = [pytest.mark.timeout(120), pytest.mark.skipif(not hasattr(os, "SCHED_BATCH"), reason="Linux only")]
 
@@ -142,3 +150,156 @@ def test_launch_gives_each_process_its_share_of_the_cores_unless_told() -> None:
                               capture_output=True, text=True, timeout=60, env=env)
         assert proc.returncode == 0, proc.stdout + proc.stderr
         assert re.findall(r"\[[ab]\] THREADS (\S+)", proc.stdout) == [expect, expect], proc.stdout
+
+
+# -- elastic banks: --membership, --membership-out, a member's SIGTERM ----------------------
+class Sampler(Reactor):
+    out = Output(int)
+    inp = Input(int)
+    tick = Timer(0, ms(10))
+
+    def __init__(self) -> None:
+        self.n = 0
+
+    @reaction(triggers=[tick], effects=[out])
+    def step(self, out: Any) -> None:
+        self.n += 1
+        out.set(self.n)
+        self.report_result({"steps": self.n})  # (a member that leaves runs no shutdown)
+
+    @reaction(triggers=[inp])
+    def weights(self, inp: Any) -> None:
+        pass
+
+
+class Learner(Reactor):
+    ins = Input(int, width=3)
+    out = Output(int)
+
+    def __init__(self) -> None:
+        self.got: dict[int, list[int]] = {}
+
+    @reaction(triggers=[ins], effects=[out])
+    def learn(self, ins: Any, out: Any) -> None:
+        for i, v in ins.present():
+            self.got.setdefault(i, []).append(v)
+        out.set(1)
+
+    @reaction(triggers=[SHUTDOWN])
+    def done(self) -> None:
+        self.report_result({str(i): v for i, v in sorted(self.got.items())})
+
+
+class ElasticMain(Reactor):
+    def __init__(self) -> None:
+        self.learner = Learner()
+        self.samplers = elastic_bank(Sampler, Elastic(min=1, max=3, initial=2))
+        self.connect(self.samplers.out, self.learner.ins)
+        self.connect(self.learner.out, self.samplers.inp, broadcast=True, after=ms(3))
+
+
+ELASTIC = f"{Path(__file__)}:ElasticMain"
+
+
+def _results(text: str, prefix: str = "") -> dict[str, Any]:
+    return {fqn: json.loads(v) for fqn, v in
+            re.findall(rf"^{re.escape(prefix)}reactorfed: result of (\S+): (\{{.*\}})$", text, re.MULTILINE)}
+
+
+def test_membership_flags_go_to_the_rti_alone() -> None:
+    """--membership and --membership-out are the RTI's: launch passes them on to its RTI,
+    never to the federates (which do not take them)."""
+    from reactorfed.federation.process.commands import MEMBERSHIP
+    from reactorfed.options import forwarded
+
+    launch = _subparser("launch")
+    args = launch.parse_args(["prog.py:Main", "--fast", "--membership", "in.json", "--membership-out", "out.json"])
+    assert forwarded(launch, args, (MEMBERSHIP,)) == ["--membership", "in.json", "--membership-out", "out.json"]
+    assert forwarded(launch, args) == ["--fast"]
+    rti = _subparser("rti").parse_args(["prog.py:Main", *forwarded(launch, args, (MEMBERSHIP,))])
+    assert (rti.membership, rti.membership_out) == (Path("in.json"), Path("out.json"))
+    for command in ("rti", "launch"):
+        text = _subparser(command).format_help()
+        assert "--membership FILE" in text and "--membership-out FILE" in text, command
+    with pytest.raises(SystemExit):
+        _subparser("federate").parse_args(["prog.py:Main", "--federate", "a", "--rti", "h:1", "--membership", "x"])
+
+
+def test_a_membership_file_for_another_program_is_refused_naming_it(tmp_path: Path) -> None:
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps({"digest": "0" * 16, "membership": []}))
+    stranger = tmp_path / "stranger.json"
+    stranger.write_text(json.dumps([{"tag": [0, 1], "member": "samplers[7]", "joined": True}]))
+    for command in ("launch", "rti"):
+        for path, why in ((other, "recorded for another program"), (stranger, "'samplers[7]' is not a member of an elastic bank")):
+            r = subprocess.run([sys.executable, "-m", "reactorfed", command, ELASTIC, "--membership", str(path),
+                                *(["--port", "0"] if command == "rti" else [])],
+                               capture_output=True, text=True, timeout=60,
+                               env={**os.environ, "REACTORFED_SECRET": "s3cret-s3cret"})
+            assert r.returncode in (1, 2) and why in r.stderr and str(path) in r.stderr, (command, r.stdout + r.stderr)
+        r = subprocess.run([sys.executable, "-m", "reactorfed", command, PROGRAM, "--membership", str(stranger),
+                            *(["--port", "0"] if command == "rti" else [])],
+                           capture_output=True, text=True, timeout=60, env={**os.environ, "REACTORFED_SECRET": "s3cret-s3cret"})
+        assert r.returncode in (1, 2) and "no elastic bank" in r.stderr, (command, r.stdout + r.stderr)
+
+
+def test_sigterm_makes_an_elastic_member_leave_and_the_record_replays(tmp_path: Path) -> None:
+    """SIGTERM to an elastic bank's member (how Kubernetes deletes a scaled-down pod): it
+    leaves at an agreed tag and exits 0, the others run to the end; the RTI writes its
+    record (--membership-out), and `launch --membership` replays it: the learner gets the
+    same inputs, the member leaves at the same tag."""
+    record = tmp_path / "record.json"
+    env = {**os.environ, "REACTORFED_SECRET": secrets.token_hex(16)}
+    ready = tmp_path / "rti.json"
+    common = ["--timeout", "2s", "--federation-id", "sigterm"]
+    rti = subprocess.Popen([sys.executable, "-m", "reactorfed", "rti", ELASTIC, *common, "--port", "0", "--metrics-port", "0",
+                            "--ready-file", str(ready), "--membership-out", str(record)],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    procs: dict[str, subprocess.Popen[str]] = {}
+    try:
+        deadline = time.monotonic() + 30
+        while not ready.exists():
+            assert rti.poll() is None and time.monotonic() < deadline
+            time.sleep(0.02)
+        info = json.loads(ready.read_text())
+        for name in ("learner", "samplers[0]", "samplers[1]"):
+            procs[name] = subprocess.Popen([sys.executable, "-m", "reactorfed", "federate", ELASTIC, *common, "--federate",
+                                            name, "--rti", info["endpoint"]],
+                                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+        while True:  # until the federation runs, some way in
+            with urllib.request.urlopen(f"http://127.0.0.1:{info['status_port']}/status", timeout=5) as resp:
+                st = json.loads(resp.read())
+            if st["phase"] == "running" and st["elapsed_ns"] > 300_000_000:
+                break
+            assert time.monotonic() < deadline and all(p.poll() is None for p in procs.values()), st
+            time.sleep(0.02)
+        procs["samplers[1]"].send_signal(signal.SIGTERM)
+        out = {name: p.communicate(timeout=60)[0] for name, p in procs.items()}
+        rti_out = rti.communicate(timeout=30)[0]
+    finally:
+        for p in (rti, *procs.values()):
+            if p.poll() is None:
+                p.kill()
+    codes = {name: p.returncode for name, p in procs.items()}
+    assert codes == dict.fromkeys(procs, 0) and rti.returncode == 0, (codes, out, rti_out)
+    assert "SIGTERM: leaving the federation" in out["samplers[1]"], out["samplers[1]"]
+    changes = json.loads(record.read_text())["membership"]
+    assert [(c["member"], c["joined"]) for c in changes] == [("samplers[1]", False)], changes
+    leave = changes[0]["tag"]
+    assert 300_000_000 < leave[0] < 2_000_000_000, leave
+    got = _results(out["learner"])["ElasticMain.learner"]
+    assert got["0"] == list(range(1, 202)), "samplers[0] ran to the end, every step arrived"
+    # every step samplers[1] took before its leave arrived, and it took none after
+    assert got["1"] == list(range(1, _results(out["samplers[1]"])["ElasticMain.samplers[1]"]["steps"] + 1))
+    period = 10_000_000  # its steps are at the multiples of 10 ms before the leave's tag
+    before = leave[0] // period + 1 if leave[1] > 0 else -(-leave[0] // period)
+    assert len(got["1"]) == before, (leave, len(got["1"]))
+
+    again = tmp_path / "again.json"
+    r = subprocess.run([sys.executable, "-m", "reactorfed", "launch", ELASTIC, "--timeout", "2s", "--fast", "--no-progress",
+                        "--membership", str(record), "--membership-out", str(again)],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "[samplers[2]]" not in r.stdout, "launch starts an elastic bank at its initial width"
+    assert _results(r.stdout, "[learner] ")["ElasticMain.learner"] == got
+    assert json.loads(again.read_text())["membership"] == changes

@@ -7,6 +7,7 @@ import json
 import logging
 import os
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,8 @@ __all__ = ["add_federate", "add_launch", "add_rti"]
 log = logging.getLogger("reactorfed.cli")
 
 _RAW = argparse.RawDescriptionHelpFormatter
+#: the argument group of the RTI's flags for elastic banks (forwarded by ``launch`` to its RTI only)
+MEMBERSHIP = "membership"
 
 RTI_DESCRIPTION = """\
 Serve as the RTI (run-time infrastructure) of a federated program: accept
@@ -133,6 +136,21 @@ def _common(p: argparse.ArgumentParser, *, launch: bool = False) -> None:
     add_logging_args(p.add_argument_group("output"))
 
 
+def _membership_args(p: argparse.ArgumentParser) -> None:
+    """The RTI's flags for elastic banks (``launch`` passes them on to its RTI)."""
+    g = p.add_argument_group(MEMBERSHIP, "elastic banks: members that join and leave a running federation")
+    g.add_argument("--membership", type=Path, default=None, metavar="FILE",
+                   help="replay a recorded membership schedule instead of taking join and leave requests: every "
+                   "member joins and leaves at the tag the record has (a member's process may connect at any "
+                   "time; it waits for its tag). FILE: what --membership-out wrote, a JSON list of changes "
+                   "({\"tag\": [ns after the start, microstep], \"member\": \"samplers[2]\", \"joined\": true}), or "
+                   "a saved /status document. With the same program and parameters, the federates get the same "
+                   "inputs at the same tags as in the recorded run")
+    g.add_argument("--membership-out", type=Path, default=None, metavar="FILE",
+                   help="when the federation ends, write the RTI's record of every join and leave (with the "
+                   "program's digest) to FILE, in the format --membership reads: a run's replay is one flag away")
+
+
 def _reaction_nice(text: str) -> int:
     try:
         n = int(text)
@@ -164,18 +182,23 @@ def add_rti(sub: Any) -> None:
     g.add_argument("--host", default="0.0.0.0", help="address to listen on (default: 0.0.0.0)")
     g.add_argument("--port", type=port, default=15045, help="port to listen on; 0 picks a free one (default: 15045)")
     g.add_argument("--ready-file", type=Path, default=None, help=argparse.SUPPRESS)
+    _membership_args(p)
     add_metrics_args(p)
     p.set_defaults(func=cmd_rti)
 
 
 def cmd_rti(args: argparse.Namespace) -> int:
     from .rti_server import RtiConfig
-    from .runner import run_rti
+    from .runner import layout_of, run_rti
 
     main = load_program(args.program, parse_params(args.params))
+    layout = layout_of(main) if args.membership is not None or args.membership_out is not None else None
+    if args.membership is not None:
+        assert layout is not None
+        _check_recorded_for(args.membership, layout.digest)
     cfg = RtiConfig(args.federation_id, _secret(args), host=args.host, port=args.port,
                     liveness_ns=args.heartbeat_timeout, silence_ns=args.silence_timeout,
-                    join_timeout_ns=args.join_timeout)
+                    join_timeout_ns=args.join_timeout, membership=args.membership)
 
     def ready(endpoint: str, status_port: int | None) -> None:
         if args.ready_file is not None:  # for `launch`: where to find the RTI
@@ -184,8 +207,36 @@ def cmd_rti(args: argparse.Namespace) -> int:
             tmp.rename(args.ready_file)
 
     summary = run_rti(main, cfg, metrics_port=args.metrics_port, metrics_addr=args.metrics_addr, on_bound=ready)
+    if args.membership_out is not None:
+        assert layout is not None
+        _write_record(args.membership_out, layout.digest, [r.json() for r in summary.membership])
     print(summary, flush=True)
     return 0
+
+
+def _check_recorded_for(path: Path, digest: str) -> None:
+    """A record that --membership-out wrote names its program's digest: one for another
+    program is refused here, naming both (the entries are checked when the RTI loads them)."""
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError) as e:
+        raise ProgramError(f"--membership {path}: {e}") from None
+    recorded = data.get("digest") if isinstance(data, dict) else None
+    if recorded is not None and recorded != digest:
+        raise ProgramError(f"--membership {path}: recorded for another program (its digest {recorded}, this "
+                           f"program's {digest})")
+
+
+def _write_record(path: Path, digest: str, record: list[dict[str, Any]]) -> None:
+    """The RTI's membership record, as --membership reads it (written whole, then renamed:
+    a reader never sees half a file)."""
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        tmp.write_text(json.dumps({"digest": digest, "membership": record}, indent=1) + "\n")
+        tmp.rename(path)
+    except OSError as e:
+        raise ProgramError(f"--membership-out {path}: {e}") from None
+    log.info("membership record (%d changes) written to %s", len(record), path)
 
 
 def add_federate(sub: Any) -> None:
@@ -234,19 +285,40 @@ def cmd_federate(args: argparse.Namespace) -> int:
                          peer_grants=not args.no_peer_grants, unix_sockets=not args.no_unix_sockets)
     if args.no_shm:
         cfg.shm_bytes = 0
+    # The first Ctrl-C or SIGTERM: an elastic bank's member leaves (at a tag the federation
+    # agrees on; the others go on, and this process ends with 0), any other federate stops
+    # the federation. A member asked before its scheduler exists leaves once it does.
+    member = _elastic_member(main, args.federate)
     holder: dict[str, Any] = {}
+    lock = threading.Lock()
 
-    def request_stop() -> None:
-        sched = holder.get("sched")
-        if sched is not None:
+    def act(sched: Any) -> None:
+        if member:
+            sched.coordinator.request_leave()
+        else:
             sched.request_stop()
 
+    def on_interrupt() -> None:
+        with lock:
+            holder["asked"] = True
+            sched = holder.get("sched")
+        if sched is not None:
+            act(sched)
+
+    def on_scheduler(sched: Any) -> None:
+        with lock:
+            holder["sched"] = sched
+            asked = holder.get("asked", False)
+        if asked and member:
+            act(sched)
+
+    what = "leaving the federation at a tag it agrees on" if member else "stopping at the next tag"
     try:
-        with stop_on_interrupt(request_stop):
+        with stop_on_interrupt(on_interrupt, what):
             summary = run_federate(main, args.federate, cfg, fast=args.fast, timeout=args.timeout, workers=args.workers,
                                    metrics_port=args.metrics_port, metrics_addr=args.metrics_addr, layout=layout,
                                    reaction_nice=args.reaction_nice, reaction_sched=args.reaction_sched if args.fast else "normal",
-                                   on_scheduler=lambda s: holder.__setitem__("sched", s))
+                                   on_scheduler=on_scheduler)
     finally:
         # Before the process exits: let the last payloads and the resignation leave.
         shutdown(cfg.liveness_ns / 1e9 + 1)
@@ -254,10 +326,18 @@ def cmd_federate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _elastic_member(main: Any, federate: str) -> bool:
+    """Whether ``federate`` (a name such as ``samplers[2]``) is a slot of an elastic bank."""
+    from ...elastic import elastic_banks
+
+    return any(federate.startswith(f"{attr}[") for attr in elastic_banks(main))
+
+
 def add_launch(sub: Any) -> None:
     p = sub.add_parser("launch", help="run a program federated as local processes (RTI + one per federate)",
                        description=LAUNCH_DESCRIPTION, epilog=EXAMPLES, formatter_class=_RAW)
     _common(p, launch=True)
+    _membership_args(p)
     g = p.add_argument_group("launcher")
     g.add_argument("--no-progress", action="store_true", help="no progress line")
     g.add_argument("--no-fork-server", action="store_true",
@@ -271,8 +351,10 @@ def cmd_launch(args: argparse.Namespace) -> int:
     from .runner import layout_of
 
     layout = layout_of(load_program(args.program, parse_params(args.params)))
-    log.info("launching %s: RTI + %d federates (%s)", args.program, len(layout.names), ", ".join(layout.names))
-    result = launch(args.program, layout.names, params=args.params, run_args=forwarded(args.parser, args),
+    names, again = _launched(layout, args.membership)
+    log.info("launching %s: RTI + %d federates (%s)", args.program, len(names), ", ".join(names))
+    result = launch(args.program, names, params=args.params, run_args=forwarded(args.parser, args),
+                    rti_args=forwarded(args.parser, args, (MEMBERSHIP,)), relaunch=again,
                     progress=False if args.no_progress else None, timeout_ns=args.timeout,
                     fork_server=not args.no_fork_server)
     if result.code == 0:
@@ -282,3 +364,27 @@ def cmd_launch(args: argparse.Namespace) -> int:
     print(f"reactorfed launch: {'ok' if result.code == 0 else 'FAILED'} in {result.wall_s:.2f} s ({result.message})",
           file=sys.stderr if result.code else sys.stdout, flush=True)
     return result.code
+
+
+def _launched(layout: Any, membership: Path | None) -> tuple[list[str], dict[str, int]]:
+    """The federates ``launch`` starts, and how many more times each is started once its
+    process ended well. An elastic bank starts at its initial width; replaying a schedule
+    (``--membership``), every slot that joins in it starts too (it waits for its tag), and
+    a slot that joins again gets a new process when the one before has left."""
+    initial = layout.initial_members()
+    if membership is None:
+        return [n for f, n in enumerate(layout.names) if f in initial], {}
+    from .rti_members import load_schedule
+
+    if not layout.elastic:
+        raise ProgramError(f"--membership {membership}: the program has no elastic bank: nothing to replay")
+    _check_recorded_for(membership, layout.digest)
+    slots = {g.name: g.slots for g in layout.elastic}
+    joins: dict[int, int] = {}
+    for ch in load_schedule(layout, membership) or []:
+        if ch.joined:
+            f = slots[ch.bank][ch.index]
+            joins[f] = joins.get(f, 0) + 1
+    names = [n for f, n in enumerate(layout.names) if f in initial or f in joins]
+    again = {layout.names[f]: k - (f not in initial) for f, k in joins.items() if k - (f not in initial) > 0}
+    return names, again

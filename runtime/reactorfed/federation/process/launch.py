@@ -23,7 +23,7 @@ import tempfile
 import threading
 import time
 import urllib.request
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -118,8 +118,11 @@ def launch(
     grace_s: float = 3.0,
     python: str | None = None,
     fork_server: bool = True,
+    relaunch: Mapping[str, int] | None = None,
 ) -> LaunchResult:
     """Start the RTI and ``federates`` of ``program`` locally; wait for all of them.
+    ``relaunch``: federates started again (a new interpreter) this many more times, each
+    time their process ends with 0 (an elastic bank's slot replayed leaving and joining).
 
     With ``fork_server`` (on Linux), the federates are forked from one process that has
     imported the program (:mod:`.forkserver`; the launcher side is :mod:`.forkclient`), instead of each starting an interpreter
@@ -160,9 +163,16 @@ def launch(
             for name, args in argvs:
                 children.append(_Child.spawn(name, [py, "-m", "reactorfed", "federate", *args], env, out, lock,
                                              nice=FEDERATE_NICE))
+        by_name = dict(argvs)
+
+        def respawn(name: str) -> _Child:
+            return _Child.spawn(name, [py, "-m", "reactorfed", "federate", *by_name[name]], env, out, lock,
+                                nice=FEDERATE_NICE)
+
         show = progress if progress is not None else sys.stderr.isatty()
         try:
-            result = _supervise(children, info.get("status_port"), show, timeout_ns, grace_s)
+            result = _supervise(children, info.get("status_port"), show, timeout_ns, grace_s, respawn,
+                                dict(relaunch or {}))
         finally:
             _close_fork_server(server)
     result.wall_s = time.monotonic() - t0
@@ -217,10 +227,18 @@ def _await_ready(path: Path, rti: _Child, limit_s: float) -> dict[str, Any] | No
     return None
 
 
-def _supervise(children: list[_Child], status_port: int | None, show: bool, timeout_ns: int | None, grace_s: float) -> LaunchResult:
+def _supervise(children: list[_Child], status_port: int | None, show: bool, timeout_ns: int | None, grace_s: float,
+               respawn: Callable[[str], _Child] | None = None, again: dict[str, int] | None = None) -> LaunchResult:
     failed: _Child | None = None
     last_progress = 0.0
+    again = again or {}
+    ended: set[int] = set()  # (the children already started again)
     while True:
+        for c in list(children):
+            if c.proc.poll() == 0 and again.get(c.name, 0) > 0 and id(c) not in ended and respawn is not None:
+                ended.add(id(c))
+                again[c.name] -= 1
+                children.append(respawn(c.name))
         running = [c for c in children if c.proc.poll() is None]
         for c in children:
             if c.proc.returncode not in (None, 0) and failed is None:
