@@ -18,20 +18,34 @@ In one process::
 
 Every field of :class:`Args` is a parameter: ``--param num_samplers=4``. The run is
 deterministic: the same ``seed`` gives the same weights, either way.
+
+With ``--param max_samplers=8`` the samplers are an elastic bank (``num_samplers`` at the
+start, 1 to 8 while it trains: samplers may join and leave, as in examples/rl/qlearning.py);
+the same membership at the same tags gives the same weights.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from reactorfed import Reactor, bank, each
-from reactorfed.rl import DQNConfig, DQNLearnerReactor, EnvRunner, QSampler, TrainConfig
+from reactorfed import Reactor, bank, each, ms
+from reactorfed.elastic import Elastic, elastic_bank
+from reactorfed.rl import (
+    DQNConfig,
+    DQNLearnerReactor,
+    ElasticDQNLearnerReactor,
+    EnvRunner,
+    QSampler,
+    TrainConfig,
+)
 
 
 @dataclass(frozen=True)
 class Args:
     env: str = "CartPole-v1"
     num_samplers: int = 2
+    max_samplers: int = 0  # > 0: an elastic bank of 1 to max_samplers samplers (num_samplers at the start)
+    round_ms: int = 0  # elastic: logical ms between rounds (0: the next microstep; see qlearning.py)
     iterations: int = 400
     fragment_len: int = 128
     updates_per_iteration: int = 128
@@ -81,11 +95,22 @@ class Main(Reactor):
             progress=args.progress,
             progress_every=5,
         )
+        seeds = each(lambda i: args.seed * 1000 + 100 + i)
+        if args.max_samplers > 0:
+            width = Elastic(min=1, max=args.max_samplers, initial=args.num_samplers)
+            self.samplers = elastic_bank(QSampler, width, env=args.env, seed=seeds, fragment_len=args.fragment_len,
+                                         hidden=args.hidden)
+            period = ms(args.round_ms)
+            self.learner = ElasticDQNLearnerReactor("samplers", args.max_samplers, obs_dim, num_actions, dqn=dqn,
+                                                    train=train, seed=args.seed, period=period)
+            self.connect(self.samplers.fragment, self.learner.fragments)
+            self.connect(self.learner.weights, self.samplers.weights, after=period, broadcast=True)
+            return
         self.samplers = bank(
             QSampler,
             args.num_samplers,
             env=args.env,
-            seed=each(lambda i: args.seed * 1000 + 100 + i),
+            seed=seeds,
             fragment_len=args.fragment_len,
             hidden=args.hidden,
         )

@@ -6,22 +6,44 @@ learner's latest weights, the learner adds them to its replay buffer, takes
 With one ``seed`` the learner's final weights are bit-identical in every run, in one
 process or federated; the learner reports them (``weights_sha256``) at the end.
 
+With ``max_samplers`` the samplers are an elastic bank: ``num_samplers`` at the start,
+then between 1 and ``max_samplers`` as members join (a ``reactorfed federate`` process for
+a free slot) and leave (SIGTERM to one, or Ctrl-C) while it trains. Each round takes
+exactly the fragments of the members present (see :mod:`reactorfed.rl.elastic_learner`);
+the learner reports the env steps it took from each member and the widths it saw. The
+RTI's record (``--membership-out``) replayed (``--membership``) gives the same weights.
+
     reactorfed run examples/rl/qlearning.py:Main --fast --param iterations=1000
     reactorfed launch examples/rl/qlearning.py:Main --fast --param num_samplers=8
+    reactorfed rti examples/rl/qlearning.py:Main --param max_samplers=8 --param round_ms=20 --membership-out run.json
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from reactorfed import Reactor, bank, each
-from reactorfed.rl import DQNLearnerReactor, EnvRunner, QSampler, TrainConfig
+from reactorfed import Reactor, bank, each, ms
+from reactorfed.elastic import Elastic, elastic_bank
+from reactorfed.rl import (
+    DQNLearnerReactor,
+    ElasticDQNLearnerReactor,
+    EnvRunner,
+    QSampler,
+    TrainConfig,
+)
 
 
 @dataclass(frozen=True)
 class Args:
     env: str = "CartPole-v1"
     num_samplers: int = 4
+    # > 0: the samplers are an elastic bank of 1 to max_samplers (num_samplers at the start)
+    max_samplers: int = 0
+    # elastic: the weights go back this many ms of logical time later (0: the next microstep).
+    # A join's tag is at least its request's physical time (Lingua Franca's rule): without
+    # --fast, rounds a few ms apart keep logical time near it, and a join lands at the next
+    # round instead of after the training
+    round_ms: int = 0
     iterations: int = 1000
     fragment_len: int = 100
     updates_per_iteration: int = 4
@@ -36,10 +58,19 @@ class Main(Reactor):
         probe = EnvRunner(args.env)
         obs_dim, num_actions = probe.obs_size, probe.num_actions
         probe.close()
-        self.samplers = bank(QSampler, args.num_samplers, env=args.env,
-                             seed=each(lambda i: args.seed * 1000 + 100 + i), fragment_len=args.fragment_len)
         train = TrainConfig(iterations=args.iterations, updates_per_iteration=args.updates_per_iteration,
                             checkpoint=args.checkpoint, resume=args.resume, progress=args.progress)
+        seeds = each(lambda i: args.seed * 1000 + 100 + i)
+        if args.max_samplers > 0:
+            width = Elastic(min=1, max=args.max_samplers, initial=args.num_samplers)
+            self.samplers = elastic_bank(QSampler, width, env=args.env, seed=seeds, fragment_len=args.fragment_len)
+            period = ms(args.round_ms)
+            self.learner = ElasticDQNLearnerReactor("samplers", args.max_samplers, obs_dim, num_actions, train=train,
+                                                    seed=args.seed, period=period)
+            self.connect(self.samplers.fragment, self.learner.fragments)
+            self.connect(self.learner.weights, self.samplers.weights, after=period, broadcast=True)
+            return
+        self.samplers = bank(QSampler, args.num_samplers, env=args.env, seed=seeds, fragment_len=args.fragment_len)
         self.learner = DQNLearnerReactor(args.num_samplers, obs_dim, num_actions, train=train, seed=args.seed)
         self.connect(self.samplers.fragment, self.learner.fragments)
         self.connect(self.learner.weights, self.samplers.weights, after=0, broadcast=True)

@@ -127,7 +127,8 @@ def _qlearning_federated() -> dict[str, object]:
     run = run_threads(lambda: qlearning.Main(qlearning.Args(num_samplers=2, iterations=12, seed=3)))
     run.raise_errors()
     assert sorted(run.summaries) == ["learner", "samplers[0]", "samplers[1]"]
-    assert all(not run.summaries[s].results for s in ("samplers[0]", "samplers[1]"))
+    # each sampler reports the env steps it collected (and sent): 12 fragments of 100
+    assert all(run.summaries[s].results == {f"Main.{s}": {"samples": 1200}} for s in ("samplers[0]", "samplers[1]"))
     return dict(run.summaries["learner"].results["Main.learner"])
 
 

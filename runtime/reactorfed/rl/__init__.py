@@ -39,6 +39,7 @@ from .vector import VectorEnvRunner, VectorFragment, make_runner
 if TYPE_CHECKING:
     from .actor_critic import ActorCritic
     from .dqn import DQNConfig, DQNLearner, EpsilonGreedy, linear_schedule, make_qnetwork
+    from .elastic_learner import ElasticDQNLearnerReactor
     from .learner import DQNLearnerReactor, QSampler, TrainConfig
     from .network import (
         AtariQNetwork,
@@ -58,6 +59,7 @@ _LAZY = {
     **dict.fromkeys(["DQNLearnerReactor", "QSampler", "TrainConfig"], "learner"),
     **dict.fromkeys(["DQNConfig", "DQNLearner", "EpsilonGreedy", "linear_schedule", "make_qnetwork"], "dqn"),
     "ActorCritic": "actor_critic",
+    "ElasticDQNLearnerReactor": "elastic_learner",
     **dict.fromkeys(["PPOLearner", "clipped_surrogate_loss", "value_loss"], "ppo"),
     **dict.fromkeys(["AtariQNetwork", "QNetwork", "Weights", "default_device", "flat_weights", "get_weights",
                      "greedy_action", "load_flat_weights", "set_weights"], "network"),
@@ -77,6 +79,7 @@ __all__ = [
     "DQNConfig",
     "DQNLearner",
     "DQNLearnerReactor",
+    "ElasticDQNLearnerReactor",
     "EnvRunner",
     "EpsilonGreedy",
     "Fragment",

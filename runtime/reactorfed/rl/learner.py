@@ -25,7 +25,7 @@ import torch
 from .. import SHUTDOWN, STARTUP, Input, Output, Reactor, reaction
 from ..port import MultiReader, PortReader, PortWriter
 from .dqn import DQNConfig, DQNLearner, EpsilonGreedy
-from .envs import EnvRunner, pack_fragment, unpack_fragment
+from .envs import EnvRunner, Fragment, pack_fragment, unpack_fragment
 from .network import greedy_action
 
 __all__ = ["DQNLearnerReactor", "QSampler", "TrainConfig", "evaluate", "weights_digest"]
@@ -72,13 +72,18 @@ class QSampler(Reactor):
         obs_dim = self.runner.obs_size
         self.policy = EpsilonGreedy(obs_dim, self.runner.num_actions, seed=seed + 7919, hidden=hidden)
         self.fragment_len = fragment_len
+        self.samples = 0  # env steps collected (and sent) by this process
 
     @reaction(triggers=[weights], effects=[fragment])
     def collect(self, weights: PortReader[np.ndarray], fragment: PortWriter[np.ndarray]) -> None:
         payload = weights.get()
         assert payload is not None
         self.policy.load_payload(payload)
-        fragment.set(pack_fragment(self.runner.rollout(self.fragment_len, self.policy)))
+        frag = self.runner.rollout(self.fragment_len, self.policy)
+        fragment.set(pack_fragment(frag))
+        self.samples += len(frag)
+        # reported as it goes: a member of an elastic bank that leaves runs no shutdown
+        self.report_result({"samples": self.samples})
 
 
 @dataclass(frozen=True)
@@ -170,6 +175,9 @@ class DQNLearnerReactor(Reactor):
                 print(f"resumed from {train.checkpoint} at iteration {self.iteration} "
                       f"({self.learner.env_steps} env steps)", file=sys.stderr, flush=True)  # fmt: skip
 
+    def _begin(self) -> None:
+        self.t0 = self.t_last = time.perf_counter()
+
     def _save(self) -> None:
         self.learner.save(self.checkpoint, extra={"iteration": self.iteration, "episodes": self.episodes})
 
@@ -179,7 +187,7 @@ class DQNLearnerReactor(Reactor):
 
     @reaction(triggers=[STARTUP], effects=[weights])
     def start(self, weights: PortWriter[np.ndarray]) -> None:
-        self.t0 = self.t_last = time.perf_counter()
+        self._begin()
         # Resumed from a run that had done every iteration (restarted after it finished, say
         # by a rescale on Kubernetes): there is nothing left to train; sending weights
         # would start one more iteration.
@@ -192,8 +200,16 @@ class DQNLearnerReactor(Reactor):
         if len(present) != self.n:
             # in a correct run every sampler's fragment arrives at the same tag
             self.incomplete_iterations += 1
-        for _, packed in present:
+        if self._iterate(present):
+            weights.set(self.learner.payload())
+
+    def _iterate(self, present: list[tuple[int, np.ndarray]]) -> bool:
+        """One iteration from the fragments ``present`` (by channel, in channel order): the
+        replay buffer, the updates, progress, checkpoint, the target's check. Whether to
+        send the weights for another."""
+        for i, packed in present:
             frag = unpack_fragment(packed)
+            self._took(i, frag)
             self.learner.observe(frag)
             self.recent.extend(frag.episode_returns)
             self.episodes += len(frag.episode_returns)
@@ -221,8 +237,7 @@ class DQNLearnerReactor(Reactor):
                           file=sys.stderr, flush=True)
             else:
                 solved = True
-        if self.iteration < self.iterations and not solved:
-            weights.set(self.learner.payload())
+        return self.iteration < self.iterations and not solved
 
     def _show(self) -> None:
         dt = max(self.t_last - self.t0, 1e-9)
@@ -247,6 +262,13 @@ class DQNLearnerReactor(Reactor):
         return (f"result: {verdict}: the greedy policy averages {r['eval_return']:.1f} over "
                 f"{r['eval_episodes']} episodes of {self.eval_env}{goal} after {spent}")
 
+    def _took(self, index: int, frag: Fragment) -> None:
+        """A fragment from channel ``index``, about to be used (for a subclass to count)."""
+
+    def _extra_result(self) -> dict[str, Any]:
+        """More of the result (a subclass's)."""
+        return {}
+
     @reaction(triggers=[SHUTDOWN])
     def finish(self) -> None:
         if self.checkpoint:
@@ -264,6 +286,7 @@ class DQNLearnerReactor(Reactor):
             "weights_sha256": weights_digest(self.learner),
             "checkpoint": str(Path(self.checkpoint).resolve()) if self.checkpoint else "",
         }
+        self.result.update(self._extra_result())
         if self.eval_episodes:
             if self.last_eval != self.iteration:
                 self.eval_return = evaluate(self.learner, self.eval_env, self.eval_episodes, self.eval_seed)
