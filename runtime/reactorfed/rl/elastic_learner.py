@@ -116,10 +116,9 @@ class ElasticDQNLearnerReactor(DQNLearnerReactor):
             self._ask(now, weights, round_end)
 
     def _took(self, index: int, frag: Fragment) -> None:
-        counts = self.samples.get(index)
-        if counts:
-            counts[-1] += len(frag)
-        else:  # (not present when it sent: only with a coordination bug; counted apart)
+        if index in self.seen:
+            self.samples[index][-1] += len(frag)
+        else:  # (from a member absent here: only with a coordination bug; counted apart)
             self.samples.setdefault(-1 - index, [0])[-1] += len(frag)
 
     def _extra_result(self) -> dict[str, Any]:
