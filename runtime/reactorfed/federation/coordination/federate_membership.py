@@ -201,6 +201,9 @@ class FederateMembership:
                 self._await_join(u, tag)
         self._bound = None
         self.promises_in = True
+        leaves = self.presence.leaves_at(self.me, tag)
+        if leaves is not None:  # (a replayed schedule: its leave came before its Admit)
+            self._leaving(leaves)
 
     # -- peers ----------------------------------------------------------------------------
     def send_to(self, peer: int, tag: TagT) -> bool:

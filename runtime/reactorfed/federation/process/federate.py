@@ -39,7 +39,7 @@ from .federate_members import FROM_RTI_ELASTIC, FederateMembers
 from .heartbeat import Heartbeat, Liveness
 from .inbound import Inbound
 from .join import colocated, join
-from .links import DataPort, connect_downstream
+from .links import AwaitingLink, DataLink, DataPort, connect_downstream
 from .outbound import Outbound
 from .outputs import Outputs
 from .release import await_release
@@ -85,7 +85,7 @@ class FederateCoordinator:
         self._next_look = 0  # when acquire looks for messages next, waiting or not
         self._rti: Client | None = None
         self._port: DataPort | None = None  # where upstream peers connect (read in _pump)
-        self._clients: dict[int, Client | LocalClient] = {}
+        self._clients: dict[int, DataLink] = {}
         self._poller: Poller | None = None
         self._wake: _WakeSource | None = None  # the scheduler's wakeup, once it waits for physical time
         self._woken = False  # the poller saw the wakeup (see _pump)
@@ -135,7 +135,7 @@ class FederateCoordinator:
         self._out.ring_token = lambda d: self._ring_token(self.me, d)
         self._clients.update(connect_downstream(self.cfg, self.layout, self.me, self.session, joined.peers,
                                                 self._out.colocated))
-        self._peer_eps = {d: joined.peers[d] for d in self._clients}
+        self._peer_eps = {d: joined.peers[d] for d in self._clients if d in joined.peers}
         port.watch(self._clients)  # until their encrypted handshakes succeed
         self._poller = Poller(self._rti, port.tcp, port.monitor)
         if port.local is not None:
@@ -173,7 +173,7 @@ class FederateCoordinator:
             return  # linked already: its address came with START, or with its CHANGE before
         self._out.flush()  # what waits for an earlier incarnation's process goes to it
         old = self._clients.pop(d, None)
-        if old is not None:  # an earlier incarnation's process: its link and ring go
+        if old is not None and not isinstance(old, AwaitingLink):  # an earlier process: its link and ring go
             if isinstance(old, LocalClient) and self._poller is not None:
                 self._poller.remove_sender(old)
             old.close(0)
@@ -192,6 +192,9 @@ class FederateCoordinator:
         c = links[d]
         if isinstance(c, LocalClient) and self._poller is not None:
             self._poller.add_sender(c)
+        if isinstance(old, AwaitingLink):  # what was sent before its address came, after the AUTH
+            for frames in old.waiting:
+                c.send(frames)
         promised = self.core.promised
         if promised[0] != NEVER:
             # The latest promise may have been made while the joiner was absent (not sent

@@ -146,6 +146,9 @@ class FederateMembers:
                 assert mem is not None
                 bank, i = self._slot[core.me]
                 mem.post(sched, msg.tag, bank, i, True)
+                if core.leaves is not None:  # its leave, known already (a replayed schedule)
+                    mem.post(sched, core.leaves, bank, i, False)
+                    sched.lower_stop_tag(core.leaves, "left the federation")
         elif isinstance(msg, P.Peer):
             self._member(msg.member, "PEER")
             if msg.member in self._downstream:

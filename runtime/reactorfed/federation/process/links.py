@@ -9,7 +9,8 @@ making, watching and closing them.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from ..coordination.layout import Layout
 from ..errors import FederationError, LinkDownError
@@ -22,7 +23,7 @@ from .throttle import Throttle
 if TYPE_CHECKING:
     from .federate_config import FederateConfig
 
-__all__ = ["ELASTIC_LINK_GRACE_NS", "LINK_GRACE_NS", "DataPort", "connect_downstream"]
+__all__ = ["ELASTIC_LINK_GRACE_NS", "LINK_GRACE_NS", "AwaitingLink", "DataLink", "DataPort", "connect_downstream"]
 
 log = logging.getLogger("reactorfed.federate")
 
@@ -35,6 +36,27 @@ LINK_GRACE_NS = 2_000_000_000
 #: ten of them under a backlog (Departures). A link down longer without that verdict was
 #: cut while its process runs: messages on it may be lost, and the federation ends.
 ELASTIC_LINK_GRACE_NS = 12_000_000_000
+
+
+class AwaitingLink:
+    """The link to a downstream elastic slot whose process has not said where it is (a
+    replayed join: its CHANGE went out at the start without its address, its PEER comes
+    when it is admitted). A federate may reach the join's tag first (over the delay of the
+    joiner's link to it): what it sends waits here, in order, and goes out on the link
+    once it opens (:meth:`FederateCoordinator._connect_joiner`)."""
+
+    def __init__(self) -> None:
+        self.waiting: list[list[Any]] = []
+
+    def send(self, frames: Sequence[Any]) -> None:
+        self.waiting.append(list(frames))
+
+    def close(self, linger_ms: int = 0) -> None:
+        self.waiting.clear()
+
+
+#: a federate's link to a downstream peer
+DataLink = Client | LocalClient | AwaitingLink
 
 
 class DataPort:
@@ -105,7 +127,7 @@ class DataPort:
             if peer is not None and peer not in finished:
                 self.down.setdefault(peer, now)
 
-    def watch(self, links: dict[int, Client | LocalClient]) -> None:
+    def watch(self, links: dict[int, DataLink]) -> None:
         """Watch this federate's TCP links to its downstream peers until their (encrypted)
         handshakes succeed (see :meth:`judge`)."""
         self.opening.update({d: c for d, c in links.items() if isinstance(c, Client) and c.monitor is not None})
@@ -164,16 +186,19 @@ class DataPort:
 
 
 def connect_downstream(cfg: FederateConfig, layout: Layout, me: int, session: bytes, peers: dict[int, str],
-                       colocated: set[int], only: list[int] | None = None) -> dict[int, Client | LocalClient]:
+                       colocated: set[int], only: list[int] | None = None) -> dict[int, DataLink]:
     """A link to every downstream peer (``only``: to those; at the addresses the RTI gave:
     ``peers``), each opened with this federate's proof of who it is. A peer on this host (``colocated``)
     gets its Unix socket if this process can reach it (another pod's path does not exist
     here), else TCP."""
-    links: dict[int, Client | LocalClient] = {}
+    links: dict[int, DataLink] = {}
     elastic = {f for g in layout.elastic for f in g.slots}
     for d in (layout.downstream(me) if only is None else only):
         if d not in peers and d in elastic:
-            continue  # an elastic slot whose process is not connected: its CHANGE or PEER will say where it is
+            # an elastic slot whose process is not connected: its CHANGE or PEER will say where
+            # it is (what is sent meanwhile waits: a replayed join's tag may come first)
+            links[d] = AwaitingLink()
+            continue
         if d not in peers:
             raise FederationError(f"the RTI sent no address for federate {layout.names[d]}")
         tcp, path = split_endpoint(peers[d])
