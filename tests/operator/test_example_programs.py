@@ -42,6 +42,8 @@ def test_example_program_matches_its_manifest(example: Path, tmp_path: Path, mon
     obj = resolve_spec(entry)
     params = program_params(obj)
     passed = dict(spec.program.params) | {spec.sampler_param: "2"}
+    if spec.elastic:  # the operator passes the bank's maximum too
+        passed[spec.max_param] = str(spec.max_replicas)
     unknown = set(passed) - set(params)
     assert not unknown, f"{example.name}: the program takes no parameter(s) {sorted(unknown)}"
     if example.stem in ("gym-sampling", "configmap-program"):  # cheap to build: check the federates
