@@ -54,18 +54,28 @@ class Learner(Reactor):
 
 
 class Main(Reactor):
+    #: the samples' delay to the learner (None: at the same tag)
+    SAMPLE_DELAY: int | None = None
+
     def __init__(self) -> None:
         self.learner = Learner()
         self.samplers = elastic_bank(Sampler, Elastic(min=1, max=3, initial=2))
-        self.connect(self.samplers.out, self.learner.ins)
+        self.connect(self.samplers.out, self.learner.ins, after=self.SAMPLE_DELAY)
         # weights back to every slot (to the absent one too: its link carries nothing)
         self.connect(self.learner.out, self.samplers.inp, broadcast=True, after=ms(3))
 
 
-def replayed(changes: list[MemberChange], timeout: int) -> Main:
+class DelayedMain(Main):
+    """Samples reach the learner 5 ms after they are taken: the learner may run a joiner's
+    first tags before the joiner is there."""
+
+    SAMPLE_DELAY = ms(5)
+
+
+def replayed(changes: list[MemberChange], timeout: int, program: type[Main] = Main) -> Main:
     """The same program in one process, with ``changes`` (a federated run's record) as its
     membership schedule."""
-    replay = Main()
+    replay = program()
     env = Environment(fast=True, clock=VirtualClock(), timeout=timeout)
     env.assemble(replay).set_membership(changes)
     env.run()
