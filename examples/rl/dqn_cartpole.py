@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from reactorfed import Reactor, bank, each, ms
+from reactorfed import Bank, Reactor, bank, each, ms
 from reactorfed.elastic import Elastic, elastic_bank
 from reactorfed.rl import (
     DQNConfig,
@@ -98,11 +98,11 @@ class Main(Reactor):
         seeds = each(lambda i: args.seed * 1000 + 100 + i)
         if args.max_samplers > 0:
             width = Elastic(min=1, max=args.max_samplers, initial=args.num_samplers)
-            self.samplers = elastic_bank(QSampler, width, env=args.env, seed=seeds, fragment_len=args.fragment_len,
-                                         hidden=args.hidden)
+            self.samplers: Bank[QSampler] = elastic_bank(QSampler, width, env=args.env, seed=seeds,
+                                                         fragment_len=args.fragment_len, hidden=args.hidden)
             period = ms(args.round_ms)
-            self.learner = ElasticDQNLearnerReactor("samplers", args.max_samplers, obs_dim, num_actions, dqn=dqn,
-                                                    train=train, seed=args.seed, period=period)
+            self.learner: DQNLearnerReactor = ElasticDQNLearnerReactor(
+                "samplers", args.max_samplers, obs_dim, num_actions, dqn=dqn, train=train, seed=args.seed, period=period)
             self.connect(self.samplers.fragment, self.learner.fragments)
             self.connect(self.learner.weights, self.samplers.weights, after=period, broadcast=True)
             return
