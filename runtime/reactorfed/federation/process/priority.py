@@ -10,15 +10,14 @@ every busy reaction thread of the machine, and a healthy federate was declared d
 federate has joined and its other threads exist, the thread that runs reactions (the
 main thread: Linux keeps the nice value and the scheduling policy per thread) lowers its
 own priority by ``nice`` and, in runs as fast as possible, moves to another scheduling
-policy (``--reaction-sched``): ``idle`` (``SCHED_IDLE``, the default), ``batch``
-(``SCHED_BATCH``) or ``normal`` (unchanged). Either of the first two keeps a woken
+policy (``--reaction-sched``): ``batch`` (``SCHED_BATCH``, the default), ``idle``
+(``SCHED_IDLE``) or ``normal`` (unchanged). Either of the first two keeps a woken
 federate from preempting the one that sent to it mid-batch. ``idle`` also lets every
-normal thread of the host run first, at once: at 256 federates busy in numpy on 2 cores,
-``batch`` plus nice 10 still lost a healthy worker's connections in 2 of 10 runs (its
-I/O thread did not get a core for the 3 s of ZeroMQ's heartbeats), ``idle`` in none.
-In a pod, that host is the pod's own cgroup: its reactions yield only to its own
-I/O threads. On a shared host, a launched federation's reactions get only the CPU
-that nothing else wants. The threads it
+normal thread of the host run first, at once; in a pod that host is the pod's own
+cgroup, on a shared host a launched federation's reactions then get only the CPU that
+nothing else wants. It was the default for a day: at 256 federates busy in numpy on 2
+cores it lost a healthy worker in 4 of 17 runs, ``batch`` plus nice 10 in 2 of 10, so
+it is an option, not the default. The threads it
 starts later (a pool of reaction workers) inherit both. Threads created before it keep
 the defaults. Only lowering: no privilege needed, and the federation's relative shares
 are unchanged, since every federate does the same.
