@@ -109,8 +109,9 @@ def federation(tp: Toxiproxy, program: str, names: list[str], params: dict[str, 
     return out, wall
 
 
-def _one(out: str) -> dict[str, Any]:
-    found = list(results_by_reactor(out).values())
+def _one(out: str, reactor: str | None = None) -> dict[str, Any]:
+    """The one result reported, or the one ``reactor`` (a full name's ending) reported."""
+    found = [r for name, r in results_by_reactor(out).items() if reactor is None or name.endswith(reactor)]
     if len(found) != 1:
         raise RuntimeError(f"expected one reported result, got {len(found)}:\n{out[-2000:]}")
     return found[0]
@@ -135,7 +136,7 @@ def payload_frames_per_s(tp: Toxiproxy, rtt: int, frames: int) -> float:
 
 def qlearning_wall_s(tp: Toxiproxy, rtt: int, iterations: int) -> float:
     r = _one(federation(tp, "examples/rl/qlearning.py:Main", ["samplers[0]", "samplers[1]", "learner"],
-                        {"num_samplers": 2, "iterations": iterations}, rtt)[0])
+                        {"num_samplers": 2, "iterations": iterations}, rtt)[0], ".learner")
     return float(r["seconds"])
 
 

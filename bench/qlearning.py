@@ -102,7 +102,7 @@ def main(argv: list[str] | None = None) -> Results:
         digests["ray"].add(r["weights_sha256"])
         for mode in modes:
             try:
-                o = run_program(PROGRAM, params, mode, expect={"iterations": iterations})
+                o = run_program(PROGRAM, params, mode, expect={"iterations": iterations}, result_of=".learner")
             except ProgramFailed as e:
                 progress(f"reactorfed {mode} failed: {e}")
                 continue

@@ -49,11 +49,14 @@ def run_program(
     timeout: float = 300,
     extra: list[str] | None = None,
     expect: dict[str, Any] | None = None,
+    result_of: str | None = None,
 ) -> dict[str, Any]:
     """Run ``program`` (``path/file.py:Main``) with ``params``; return its JSON result.
 
     ``expect``: result fields that must have these values (e.g. the number of steps
-    done), so that a run that did less work never counts as a fast one.
+    done), so that a run that did less work never counts as a fast one. ``result_of``:
+    the reactor whose result it is (the end of its full name, e.g. ``".learner"``), for a
+    program where several report one (a Q-learning sampler reports its sample count).
     """
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}")
@@ -70,7 +73,7 @@ def run_program(
     except subprocess.TimeoutExpired as e:
         tail = "\n".join(str(e.stderr or "").splitlines()[-25:])
         raise ProgramFailed(f"{' '.join(cmd)} did not finish within {timeout:.0f} s:\n{tail}") from e
-    reported = results_by_reactor(proc.stdout)
+    reported = {k: v for k, v in results_by_reactor(proc.stdout).items() if result_of is None or k.endswith(result_of)}
     if proc.returncode != 0 or len(reported) != 1:
         tail = "\n".join((proc.stderr or proc.stdout).splitlines()[-25:])
         raise ProgramFailed(f"{' '.join(cmd)} exited {proc.returncode} with {len(reported)} results (1 expected):\n{tail}")

@@ -69,7 +69,7 @@ def frames_per_s(n: int) -> float:
 def qlearning_s(iterations: int) -> float:
     params = {"num_samplers": 2, "iterations": iterations}
     return float(run_program("examples/rl/qlearning.py:Main", params, "federated", extra=list(TCP_NO_SHM),
-                             expect={"iterations": iterations})["seconds"])
+                             expect={"iterations": iterations}, result_of=".learner")["seconds"])
 
 
 def main(argv: list[str] | None = None) -> int:
