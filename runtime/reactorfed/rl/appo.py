@@ -73,25 +73,14 @@ class APPOLearner(PPOLearner):
         tgt_all = torch.from_numpy(tgt_np).to(dev)
         sums = np.zeros(3)
         steps = 0
-        for _ in range(c.update_epochs):
-            order = torch.from_numpy(self.rng.permutation(n))
-            for start in range(0, n, c.minibatch_size):
-                idx = order[start : start + c.minibatch_size]
-                logp, entropy, values = self.model.evaluate(obs[idx], actions[idx])
-                adv = adv_all[idx]
-                if c.norm_adv and len(idx) > 1:
-                    adv = (adv - adv.mean()) / (adv.std() + 1e-8)
-                pg = clipped_surrogate_loss(logp, mu_logp[idx], adv, c.clip_coef)
-                vl = ((values - tgt_all[idx]) ** 2).mean()
-                ent = entropy.mean()
-                loss = pg - c.ent_coef * ent + c.vf_coef * vl
-                self.optimizer.zero_grad(set_to_none=True)
-                loss.backward()
-                torch.nn.utils.clip_grad_norm_(self.model.parameters(), c.max_grad_norm)
-                self.optimizer.step()
-                self.updates += 1
-                steps += 1
-                sums += (pg.item(), vl.item(), ent.item())
+        for idx in self._minibatches(n, c.minibatch_size):
+            logp, entropy, values = self.model.evaluate(obs[idx], actions[idx])
+            pg = clipped_surrogate_loss(logp, mu_logp[idx], self._normalized(adv_all[idx]), c.clip_coef)
+            vl = ((values - tgt_all[idx]) ** 2).mean()
+            ent = entropy.mean()
+            self._step(pg - c.ent_coef * ent + c.vf_coef * vl)
+            steps += 1
+            sums += (pg.item(), vl.item(), ent.item())
         mean = sums / max(steps, 1)
         self.stats = {"policy_loss": mean[0], "value_loss": mean[1], "entropy": mean[2],
                       "mean_rho": float(rhos_np.mean()) if n else float("nan"),

@@ -35,13 +35,12 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .. import STARTUP, Input, Output, Reactor, Timer, bank, each, ms, reaction
+from .. import Reactor, Timer, bank, each, ms, reaction
 from ..errors import ValidationError
 from ..port import PortReader, PortWriter
 from .plan_learner import PlanLearner
-from .policy import Actor, Algorithm, SpaceInfo
-from .rollout import PolicyRunner, pack_rollout
-from .sync_plan import sampler_seed
+from .plan_sampler import PlanSampler, sampler_seed
+from .policy import Algorithm, SpaceInfo
 from .training import RunConfig
 
 __all__ = ["AsyncLearner", "AsyncPlan", "AsyncSampler", "policy_lag_bound"]
@@ -53,43 +52,30 @@ def policy_lag_bound(weights_delay: int, period: int, num_samplers: int) -> int:
     return math.ceil(weights_delay * num_samplers / period)
 
 
-class AsyncSampler(Reactor):
+class AsyncSampler(PlanSampler):
     """Every ``period`` from ``offset``: steps ``num_envs`` copies of ``env`` for
     ``fragment_len`` rows with the newest weights it holds, and sends the fragment."""
 
-    weights: Input[np.ndarray] = Input(np.ndarray)
-    fragment: Output[np.ndarray] = Output(np.ndarray)
     tick = Timer(offset="offset", period="period")
 
     def __init__(self, algo: Algorithm, env: str, space: SpaceInfo, num_envs: int, fragment_len: int,
                  seed: int, offset: int, period: int) -> None:
-        self.algo, self.env, self.space = algo, env, space
-        self.num_envs, self.fragment_len, self.seed = num_envs, fragment_len, seed
+        super().__init__(algo, env, space, num_envs, fragment_len, seed)
         self.offset, self.period = offset, period
-        self.runner: PolicyRunner | None = None
-        self.actor: Actor | None = None
         self.loaded = False
 
-    @reaction(triggers=[STARTUP])
-    def start(self) -> None:
-        self.runner = PolicyRunner(self.env, self.num_envs, seed=self.seed)
-        self.actor = self.algo.make_actor(self.space, self.seed + 7919)
-
     # declared before collect: weights arriving at a tick are used by that tick's fragment
-    @reaction(triggers=[weights])
+    @reaction(triggers=[PlanSampler.weights])
     def receive(self, weights: PortReader[np.ndarray]) -> None:
-        payload = weights.get()
-        assert payload is not None and self.actor is not None
-        self.actor.load(payload)
+        self.load(weights.get())
         self.loaded = True
 
-    @reaction(triggers=[tick], effects=[fragment])
+    @reaction(triggers=[tick], effects=[PlanSampler.fragment])
     def collect(self, fragment: PortWriter[np.ndarray]) -> None:
-        assert self.runner is not None and self.actor is not None
         # the first weights arrive at the first tick (offset >= weights_delay); a resumed
         # learner that has nothing left to do sends none: then nothing is sampled
         if self.loaded:
-            fragment.set(pack_rollout(self.runner.rollout(self.fragment_len, self.actor)))
+            fragment.set(self.sample())
 
 
 class AsyncLearner(PlanLearner):

@@ -15,7 +15,7 @@ rollouts give bit-identical weights (on one device, with one torch thread count)
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -122,6 +122,28 @@ class PPOLearner:
         left = max(0.0, 1.0 - self.env_steps / c.total_timesteps)
         return c.learning_rate * (left if c.anneal_lr else 1.0), c.clip_coef * (left if c.anneal_clip else 1.0)
 
+    def _minibatches(self, n: int, size: int) -> Iterator[torch.Tensor]:
+        """Indices of ``size`` rows of ``n`` at a time, each epoch in a fresh order drawn when
+        the epoch begins (breaking off draws no further order)."""
+        for _ in range(self.config.update_epochs):
+            order = torch.from_numpy(self.rng.permutation(n))
+            for start in range(0, n, size):
+                yield order[start : start + size]
+
+    def _normalized(self, adv: torch.Tensor) -> torch.Tensor:
+        """The minibatch's advantages, normalized when the config says so (and it can be)."""
+        if self.config.norm_adv and len(adv) > 1:
+            return (adv - adv.mean()) / (adv.std() + 1e-8)
+        return adv
+
+    def _step(self, loss: torch.Tensor) -> None:
+        """One gradient step on ``loss``, the gradient's norm clipped."""
+        self.optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.config.max_grad_norm)
+        self.optimizer.step()
+        self.updates += 1
+
     def learn(self, rollouts: Sequence[Rollout]) -> dict[str, float]:
         c = self.config
         self.model.train()
@@ -140,36 +162,22 @@ class PPOLearner:
         n, mb = len(batch), c.minibatch_size
         sums = np.zeros(5)
         steps = 0
-        stop = False
-        for _ in range(c.update_epochs):
-            order = torch.from_numpy(self.rng.permutation(n))
-            for start in range(0, n, mb):
-                idx = order[start : start + mb]
-                logp, entropy, values = self.model.evaluate(obs[idx], actions[idx])
-                adv = adv_all[idx]
-                if c.norm_adv and len(idx) > 1:
-                    adv = (adv - adv.mean()) / (adv.std() + 1e-8)
-                pg = clipped_surrogate_loss(logp, old_logp[idx], adv, clip)
-                vl = value_loss(values, ret_all[idx], old_v[idx], c.clip_vloss)
-                ent = entropy.mean()
-                loss = pg - c.ent_coef * ent + c.vf_coef * vl
-                with torch.no_grad():
-                    log_ratio = logp - old_logp[idx]
-                    kl = float(((log_ratio.exp() - 1) - log_ratio).mean())  # (Schulman's k3 estimator)
-                    clipped = float(((log_ratio.exp() - 1.0).abs() > clip).float().mean())
-                # SB3's early stop: this minibatch is not stepped on once the policy moved too far
-                if c.target_kl is not None and kl > 1.5 * c.target_kl:
-                    stop = True
-                    break
-                self.optimizer.zero_grad(set_to_none=True)
-                loss.backward()
-                torch.nn.utils.clip_grad_norm_(self.model.parameters(), c.max_grad_norm)
-                self.optimizer.step()
-                self.updates += 1
-                steps += 1
-                sums += (pg.item(), vl.item(), ent.item(), kl, clipped)
-            if stop:
+        for idx in self._minibatches(n, mb):
+            logp, entropy, values = self.model.evaluate(obs[idx], actions[idx])
+            adv = self._normalized(adv_all[idx])
+            pg = clipped_surrogate_loss(logp, old_logp[idx], adv, clip)
+            vl = value_loss(values, ret_all[idx], old_v[idx], c.clip_vloss)
+            ent = entropy.mean()
+            with torch.no_grad():
+                log_ratio = logp - old_logp[idx]
+                kl = float(((log_ratio.exp() - 1) - log_ratio).mean())  # (Schulman's k3 estimator)
+                clipped = float(((log_ratio.exp() - 1.0).abs() > clip).float().mean())
+            # SB3's early stop: this minibatch is not stepped on once the policy moved too far
+            if c.target_kl is not None and kl > 1.5 * c.target_kl:
                 break
+            self._step(pg - c.ent_coef * ent + c.vf_coef * vl)
+            steps += 1
+            sums += (pg.item(), vl.item(), ent.item(), kl, clipped)
         mean = sums / max(steps, 1)
         var_ret = float(np.var(batch.returns))
         explained = float("nan") if var_ret == 0 else 1.0 - float(np.var(batch.returns - batch.values)) / var_ret

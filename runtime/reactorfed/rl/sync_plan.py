@@ -26,46 +26,24 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .. import STARTUP, Input, Output, Reactor, bank, each, reaction
+from .. import Reactor, bank, each, reaction
 from ..errors import ValidationError
 from ..port import PortReader, PortWriter
 from .plan_learner import PlanLearner
-from .policy import Actor, Algorithm, SpaceInfo
-from .rollout import PolicyRunner, pack_rollout
+from .plan_sampler import PlanSampler, sampler_seed
+from .policy import Algorithm, SpaceInfo
 from .training import RunConfig
 
 __all__ = ["SyncLearner", "SyncPlan", "SyncSampler", "sampler_seed"]
 
 
-def sampler_seed(seed: int, i: int) -> int:
-    """Sampler ``i``'s environment seed in a run seeded ``seed`` (its actor's is this + 7919)."""
-    return seed * 1000 + 100 + i
-
-
-class SyncSampler(Reactor):
+class SyncSampler(PlanSampler):
     """Steps ``num_envs`` copies of ``env`` for ``fragment_len`` rows each time weights arrive."""
 
-    weights: Input[np.ndarray] = Input(np.ndarray)
-    fragment: Output[np.ndarray] = Output(np.ndarray)
-
-    def __init__(self, algo: Algorithm, env: str, space: SpaceInfo, num_envs: int, fragment_len: int,
-                 seed: int) -> None:
-        self.algo, self.env, self.space = algo, env, space
-        self.num_envs, self.fragment_len, self.seed = num_envs, fragment_len, seed
-        self.runner: PolicyRunner | None = None
-        self.actor: Actor | None = None
-
-    @reaction(triggers=[STARTUP])
-    def start(self) -> None:
-        self.runner = PolicyRunner(self.env, self.num_envs, seed=self.seed)
-        self.actor = self.algo.make_actor(self.space, self.seed + 7919)
-
-    @reaction(triggers=[weights], effects=[fragment])
+    @reaction(triggers=[PlanSampler.weights], effects=[PlanSampler.fragment])
     def collect(self, weights: PortReader[np.ndarray], fragment: PortWriter[np.ndarray]) -> None:
-        payload = weights.get()
-        assert payload is not None and self.runner is not None and self.actor is not None
-        self.actor.load(payload)
-        fragment.set(pack_rollout(self.runner.rollout(self.fragment_len, self.actor)))
+        self.load(weights.get())
+        fragment.set(self.sample())
 
 
 class SyncLearner(PlanLearner):
