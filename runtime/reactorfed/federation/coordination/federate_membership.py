@@ -26,6 +26,7 @@ silently; they count as received too (they arrived), so the RTI's counts stay ex
 from __future__ import annotations
 
 import heapq
+from typing import TYPE_CHECKING
 
 from ...tag import NEVER, TagT, pred, succ
 from ..wire.protocol import Ltc, Promise, QueryReply, Resign, StopMark, StopReply, StopReq
@@ -59,6 +60,8 @@ class FederateMembership:
     received: dict[int, int]
     required: dict[int, int]
     grant: TagT
+    ptag: TagT | None
+    has_upstream: bool
     peer_grants: bool
     sent: dict[int, list[int]]
     finished: set[int]
@@ -69,6 +72,9 @@ class FederateMembership:
     _bound_from: dict[int, TagT]
     _bound: TagT | None
     _marked: dict[int, TagT]
+
+    if TYPE_CHECKING:  # (defined by the core)
+        def counts_ok(self) -> bool: ...
 
     def _init_membership(self, presence: Presence) -> None:
         self.presence = presence
@@ -259,5 +265,19 @@ class FederateMembership:
 
     def gone(self, head: TagT | None) -> bool:
         """Whether this incarnation has nothing more to process: its next tag ``head``
-        (None: none) is at or past its leave. The driver then resigns."""
-        return self.leaves is not None and (head is None or head >= self.leaves)
+        (None: none) is at or past its leave ``L``, and nothing can still arrive for a tag
+        before ``L`` (those tags are done, or granted with every message the grants
+        count). The driver then processes ``L`` without a grant of ``L`` (nothing of its
+        own runs there) and resigns.
+
+        An empty queue before ``L`` says nothing about inputs still on their way: a
+        member told of its leave early (a replayed schedule: at its ADMIT) whose next
+        event is ``L`` would otherwise skip every tag before ``L`` whose input had not
+        arrived yet (the learner's weights over a delay: it then sent no fragment for
+        them, and the learner counted incomplete rounds)."""
+        leaves = self.leaves
+        if leaves is None or (head is not None and head < leaves):
+            return False
+        last = pred(leaves)
+        return (last <= self.done or not self.has_upstream
+                or ((last <= self.grant or last == self.ptag) and self.counts_ok()))
