@@ -4,9 +4,12 @@ what that does to a run (see :mod:`reactorfed.elastic` for the rules).
 A change takes effect at the start of its tag, before any reaction runs there: a member
 that leaves has its reactions turned into no-ops and every event still queued for its own
 slots dropped (a message sent to it before it left and arriving after); one that joins
-gets those back, the events queued for it before then dropped (they were sent to an
-incarnation that left, or while it was absent), its state as constructed if it was
-present before, its startup reactions run, and its timers restarted from the tag. Every
+gets those back, in one process the events queued for it before then dropped (they were
+sent to an incarnation that left, or while it was absent; in a federation the senders
+and the core see to that, and what is queued at a join is the joiner's own:
+``senders_filter``), its state as constructed if it was present before, its startup
+reactions run, and its timers restarted from the tag. Messages dropped are counted
+(``messages_dropped``). Every
 change puts an event on the queue, so its tag is processed (in every federate of a
 federated run alike, which all get the changes).
 
@@ -19,6 +22,7 @@ from __future__ import annotations
 
 import copy
 import heapq
+import logging
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -37,7 +41,10 @@ if TYPE_CHECKING:
 
 __all__ = ["Membership"]
 
+log = logging.getLogger("reactorfed.rescale")
+
 _FOREVER_T: TagT = (FOREVER, 0)
+_NONE = object()  # (an event's value may be None)
 #: what a reactor's instance dict holds that is the runtime's, not the user's state
 _RUNTIME_KEYS = frozenset({"name", "fqn", "bank_index"})
 
@@ -65,10 +72,13 @@ class _Member:
         #: its own slots (of its ports, actions and timers, shared with no port elsewhere):
         #: what is queued for them is for this member alone
         self.slots: set[Slot] = set()
+        self.inputs: set[Slot] = set()  # those of its ports: what is queued there is a message
         for key, slot in prog.slots.items():
             owner = key.reactor if isinstance(key, (Port, Element)) else None
             if owner is not None and id(owner) in tree and slot not in shared:
                 self.slots.add(slot)
+                if isinstance(key, Port):
+                    self.inputs.add(slot)
         self.startup = Slot(f"{reactor.fqn}.startup")  # its startup reactions alone, at a join
         self.startup.reactions = sorted((rx for rx in prog.startup.reactions if id(rx.reactor) in tree),
                                         key=lambda rx: rx.rank)
@@ -99,6 +109,18 @@ class Membership:
         self.due: TagT = _FOREVER_T
         self._marker = Slot("membership")  # an event at each change's tag, so it is processed
         self._last_change: dict[str, TagT] = {}
+        #: set by a federate's driver: its senders send only to the members present at the
+        #: sender's tag, and its core drops what is not for this incarnation (before or
+        #: after its tags), so what is queued for a joiner's own slots at its join is its
+        #: own (a replayed joiner that connects late reads its first inputs before it
+        #: processes its join tag): a join keeps it. In one process every sender sends to
+        #: every slot, and a join drops what was sent while the member was absent.
+        self.senders_filter = False
+        #: messages dropped, queued for a member's ports at a tag where the incarnation
+        #: they were sent to is not there (one process: sent while it was absent, or in
+        #: flight at its leave; federated: in flight at its leave, which the core counts
+        #: too, in ``FederateCore.dropped``)
+        self.messages_dropped = 0
 
     @staticmethod
     def _shared_slots(prog: Program) -> set[Slot]:
@@ -201,7 +223,8 @@ class Membership:
         self._drop(sched, m, tag, events)
 
     def _join(self, sched: Scheduler, m: _Member, tag: TagT, events: dict[Slot, Any]) -> None:
-        self._drop(sched, m, tag, events)
+        if not self.senders_filter:
+            self._drop(sched, m, tag, events)
         if m.was_present and m.state is not None:
             for r, state in m.state:  # a new incarnation: as constructed
                 d = r.__dict__
@@ -227,20 +250,28 @@ class Membership:
         own = m.slots
         if not own:
             return
+        inputs = m.inputs
+        n = 0  # messages (a timer's or an action's event is the member's own business)
         if events is not None:
             for s in own:
-                events.pop(s, None)
+                if events.pop(s, _NONE) is not _NONE and s in inputs:
+                    n += 1
         emptied = False
         for t, evs in list(sched._events.items()):
             if t >= tag and not own.isdisjoint(evs):
                 for s in own:
-                    evs.pop(s, None)
+                    if evs.pop(s, _NONE) is not _NONE and s in inputs:
+                        n += 1
                 if not evs:
                     del sched._events[t]
                     sched._eq.remove(t)
                     emptied = True
         if emptied:
             heapq.heapify(sched._eq)
+        if n:
+            self.messages_dropped += n
+            log.debug("%s: %d messages queued for it at %s or later dropped (not for this incarnation)",
+                      m.reactor.fqn, n, tag)
 
     def _snapshot(self, m: _Member) -> list[tuple[Reactor, dict[str, Any]]]:
         """The user state of ``m``'s reactors as constructed (before the run)."""

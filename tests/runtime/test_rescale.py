@@ -65,7 +65,7 @@ class Learner(Reactor):
 
 
 class Main(Reactor):
-    def __init__(self, initial: int = 2, delay: int = ms(3)) -> None:
+    def __init__(self, initial: int = 2, delay: int | None = ms(3)) -> None:
         self.learner = Learner()
         self.samplers = elastic_bank(Sampler, Elastic(1, 3, initial=initial))
         self.connect(self.samplers.out, self.learner.ins)
@@ -164,3 +164,31 @@ def test_an_absent_member_reacts_to_nothing_sent_over_a_zero_delay_connection() 
     assert [s[0] for s in m.samplers[0].seen] == [ms(1), ms(11), ms(16), ms(21), ms(26)]  # not from 30 ms on
     assert [s[0] for s in m.samplers[2].seen] == [ms(16), ms(21), ms(26), ms(31), ms(36), ms(41), ms(46)]
     assert m.samplers[2].seen[0] == (ms(16), 0, ms(16))  # the same tag: no delay
+
+
+def test_what_is_dropped_for_a_member_not_there_is_counted_and_a_federated_join_keeps_its_own() -> None:
+    """The learner's broadcast at 11 ms arrives at 14 ms, after slot 2's join at 13 ms (the
+    joiner's first step, at 14 ms, comes back at 17 ms). In one process it was sent while
+    the member was absent: its join drops it, counted. A federate's scheduler
+    (``senders_filter``: its senders send only to the members present at their tag, its core
+    drops what is not for this incarnation) keeps what is queued for a joiner at its join:
+    there it is the joiner's own (a replayed joiner that connects late reads its first
+    weights before it processes its join tag; they were dropped, silently)."""
+    join = [MemberChange(ms(13), 0, "samplers", 2, True)]
+    for filtered, first, dropped in ((False, ms(17), 1), (True, ms(14), 0)):
+        main = Main(initial=2)
+        env = Environment(fast=True, clock=VirtualClock(), timeout=ms(30))
+        sched = env.assemble(main)
+        sched.set_membership(join)
+        assert sched.membership is not None
+        sched.membership.senders_filter = filtered
+        env.run()
+        assert [s[0] for s in main.samplers[2].seen][:1] == [first], filtered
+        assert sched.membership.messages_dropped == dropped, filtered
+    # a leave drops what was in flight to it (counted): the broadcast at 11 ms, at 14 ms
+    main = Main(initial=3)
+    env = Environment(fast=True, clock=VirtualClock(), timeout=ms(30))
+    sched = env.assemble(main)
+    sched.set_membership([MemberChange(ms(13), 0, "samplers", 1, False)])
+    env.run()
+    assert sched.membership is not None and sched.membership.messages_dropped == 1

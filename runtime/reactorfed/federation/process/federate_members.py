@@ -100,6 +100,11 @@ class FederateMembers:
         # absent until its ADMIT (it runs no tag of an earlier incarnation).
         mem = sched.membership
         assert mem is not None  # (a program with elastic banks has one)
+        # Sends go only to the members present at the sender's tag (Outputs.send_present),
+        # and the core drops what arrives outside this incarnation's tags: what waits for
+        # this joiner's own slots when it reaches its join tag is its own (its first weights,
+        # read before it processed that tag), not to be dropped there as in one process.
+        mem.senders_filter = True
         for f, (bank, i) in sorted(self._slot.items()):
             here = f not in self._absent
             there = f not in rti_absent and not (f == me and join)
@@ -188,8 +193,9 @@ class FederateMembers:
 
     def gone(self, head: TagT | None) -> bool:
         """Whether the scheduler's next tag ``head`` is this member's last, ``L``, where it
-        processes nothing of its own: it needs no grant for it (its upstream peers' grants
-        stop at its leave) once no round holds it back."""
+        processes nothing of its own: it needs no grant of ``L`` (its upstream peers' grants
+        stop at its leave) once no round holds it back, but every tag before ``L`` granted
+        (what is still on its way for them is waited for: the core's ``gone``)."""
         core = self.core
         return core.member_limit is None and core.gone(head)
 
