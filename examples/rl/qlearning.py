@@ -51,6 +51,9 @@ class Args:
     checkpoint: str = ""
     resume: bool = False  # start from the checkpoint when it exists (examples/k8s/qlearning.yaml)
     progress: bool = False
+    # the learner's result keeps a row per iteration: when it took the fragments, and from
+    # whom (bench/rescale.py times rescaling with it)
+    timeline: bool = False
 
 
 class Main(Reactor):
@@ -59,7 +62,8 @@ class Main(Reactor):
         obs_dim, num_actions = probe.obs_size, probe.num_actions
         probe.close()
         train = TrainConfig(iterations=args.iterations, updates_per_iteration=args.updates_per_iteration,
-                            checkpoint=args.checkpoint, resume=args.resume, progress=args.progress)
+                            checkpoint=args.checkpoint, resume=args.resume, progress=args.progress,
+                            timeline=args.timeline)
         seeds = each(lambda i: args.seed * 1000 + 100 + i)
         if args.max_samplers > 0:
             width = Elastic(min=1, max=args.max_samplers, initial=args.num_samplers)

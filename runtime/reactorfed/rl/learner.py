@@ -115,6 +115,11 @@ class TrainConfig:
     #: a status line on stderr every ``progress_every`` iterations
     progress: bool = False
     progress_every: int = 10
+    #: keep a row per iteration in the result (``timeline``): the physical time (ns since
+    #: the epoch, the clock's) at which the learner took the iteration's fragments, the
+    #: tag (ns after the start, microstep), the env steps taken and the channels they came
+    #: from. For benchmarks of rescaling (bench/rescale.py); timing, so no replay repeats it
+    timeline: bool = False
 
 
 class DQNLearnerReactor(Reactor):
@@ -166,6 +171,8 @@ class DQNLearnerReactor(Reactor):
         self.t0 = self.t_last = 0.0
         self.result: dict[str, Any] = {}
         self.resumed_from = 0
+        #: with ``train.timeline``: [wall ns, tag ns, microstep, env steps, [channels]] per iteration
+        self.timeline: list[list[Any]] = []
         if train.resume and train.checkpoint and Path(train.checkpoint).exists():
             state = torch.load(train.checkpoint, map_location="cpu", weights_only=False)
             self.learner.load_state(state)
@@ -207,12 +214,19 @@ class DQNLearnerReactor(Reactor):
         """One iteration from the fragments ``present`` (by channel, in channel order): the
         replay buffer, the updates, progress, checkpoint, the target's check. Whether to
         send the weights for another."""
+        row: list[Any] | None = None
+        if self.train.timeline:  # (taken as the learner takes the fragments: before its work on them)
+            tag = self.elapsed_tag()
+            row = [self.physical_time(), tag.time, tag.microstep, self.learner.env_steps, [i for i, _ in present]]
+            self.timeline.append(row)
         for i, packed in present:
             frag = unpack_fragment(packed)
             self._took(i, frag)
             self.learner.observe(frag)
             self.recent.extend(frag.episode_returns)
             self.episodes += len(frag.episode_returns)
+        if row is not None:
+            row[3] = self.learner.env_steps - row[3]  # (the steps these fragments held)
         self.learner.update(self.updates_per_iteration)
         self.iteration += 1
         self.t_last = time.perf_counter()
@@ -287,6 +301,8 @@ class DQNLearnerReactor(Reactor):
             "checkpoint": str(Path(self.checkpoint).resolve()) if self.checkpoint else "",
         }
         self.result.update(self._extra_result())
+        if self.train.timeline:
+            self.result["timeline"] = self.timeline
         if self.eval_episodes:
             if self.last_eval != self.iteration:
                 self.eval_return = evaluate(self.learner, self.eval_env, self.eval_episodes, self.eval_seed)
