@@ -15,10 +15,13 @@ O(N^3) per report for a learner and N samplers. Instead the core keeps, always e
 * each federate's next event (:meth:`next_event`), recomputed in O(1) when its report,
   the messages in flight to it (indexed by receiver, with their earliest tag) or the stop
   tag change;
-* the EIMT of each *group* of federates with the same upstream federates and path delays
-  (the EIMT depends on nothing else; the N samplers are one group): the minimum and how
-  many upstream federates attain it. A next event that changes moves it in O(1); only when
-  the last federate attaining the minimum moves later is it recomputed in full;
+* the EIMTs (:mod:`.rti_bounds`): within a cycle of links, over the next events of the
+  cycle's federates; from outside it, over the *bounds* of the federates with a link into
+  it (the earliest each could send at: its next event or its own EIMT), followed along
+  the links and only as far as a bound moves (a report costs O(1) in a chain of N, not
+  O(N)). Federates with the same terms share one EIMT (the N samplers are one group): the
+  minimum and how many terms attain it. A term that moves moves it in O(1); only when the
+  last term attaining the minimum moves later is it recomputed in full;
 * which federates' grants may have changed since :meth:`grant_for` last looked at them
   (``_stale``): a grant depends only on the federate's EIMT, who attains it, its NET and
   the grants it holds, and looking again with those unchanged grants nothing (except
@@ -54,14 +57,15 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ...tag import TagT, pred, succ
-from .layout import Delay, Layout, add_delay
+from .layout import Layout
 from .membership import Change
+from .rti_bounds import RtiBounds
 from .rti_membership import RtiMembership
-from .rti_state import FOREVER_T, MAX_MICROSTEP, NEVER_T, FederateState, Grant, _Group
+from .rti_state import FOREVER_T, MAX_MICROSTEP, NEVER_T, FederateState, Grant
 
 __all__ = ["FOREVER_T", "MAX_MICROSTEP", "NEVER_T", "FederateState", "Grant", "RtiCore", "pred", "succ"]
 
-class RtiCore(RtiMembership):
+class RtiCore(RtiBounds, RtiMembership):
     """The grants due as federates report. State changes only through these methods
     (the caches below follow them); :attr:`feds` is for reading. Its membership rounds:
     :class:`.rti_membership.RtiMembership`."""
@@ -74,26 +78,10 @@ class RtiCore(RtiMembership):
         #: tag)] in the order sent (counts increasing), and the earliest tag of them all
         self._flight: list[dict[int, list[tuple[int, TagT]]]] = [{} for _ in range(n)]
         self._flight_min: list[TagT] = [FOREVER_T] * n
-        self._upstream = [layout.upstream(f) for f in range(n)]
+        self._init_bounds(layout)
         self._up_set = [frozenset(u) for u in self._upstream]
         self._direct = [layout.direct_upstream(f) for f in range(n)]
         self._down = [layout.downstream(f) for f in range(n)]
-        self._group: list[_Group | None] = [None] * n  # None: no upstream, never waits
-        #: per federate u, the groups whose EIMT u's next event is part of, with u's delay
-        self._feeds: list[list[tuple[_Group, Delay]]] = [[] for _ in range(n)]
-        groups: dict[frozenset[tuple[int, Delay]], _Group] = {}
-        for f, ups in enumerate(self._upstream):
-            if ups:
-                g = groups.setdefault(frozenset(ups.items()), _Group(ups))
-                g.members.add(f)
-                g.scc_max = max(g.scc_max, len(layout.scc[f]))
-                self._group[f] = g
-        for g in groups.values():
-            for u, d in g.upstream.items():
-                self._feeds[u].append((g, d))
-        self._groups = list(groups.values())
-        self._next: list[TagT] = [NEVER_T] * n
-        self._stale: set[int] = set()
         self.stop_tag: TagT | None = None
         self.stop_proposed: TagT | None = None
         self.stop_replies: dict[int, TagT] = {}
@@ -229,7 +217,7 @@ class RtiCore(RtiMembership):
         if removed:  # the earliest may have gone: look again (at what is left)
             self._flight_min[f] = min((t for lst in mine.values() for _c, t in lst), default=FOREVER_T)
 
-    # -- next events and EIMTs, kept up to date -----------------------------------------
+    # -- next events (their EIMTs: RtiBounds) -------------------------------------------
     def _next_event(self, u: int) -> TagT:
         st = self.feds[u]
         if st.resigned:
@@ -248,72 +236,7 @@ class RtiCore(RtiMembership):
             return self._floor.get(u, FOREVER_T)
         return e
 
-    def _refresh(self, u: int) -> None:
-        """Follow a change of what ``u``'s next event depends on."""
-        new = self._next_event(u)
-        old = self._next[u]
-        if new != old:
-            self._next[u] = new
-            for g, d in self._feeds[u]:
-                self._moved(g, add_delay(old, d), add_delay(new, d))
-
-    def _moved(self, g: _Group, old: TagT, new: TagT) -> None:
-        """A term of ``g``'s EIMT went from ``old`` to ``new`` (``old >= g.best``)."""
-        if old == new:
-            return
-        best, before = g.best, g.count
-        if new < best:
-            g.best, g.count = new, 1
-        elif new == best:
-            g.count += 1
-        elif old == best:
-            g.count -= 1
-            if g.count == 0:  # the last at the minimum moved later: look at them all
-                self._recompute(g)
-        else:
-            return  # neither was nor is at the minimum
-        # A grant depends on who attains the EIMT only through whether they are all in
-        # the federate's zero-delay cycle (_only_cycle): never when they are more than
-        # the cycle's members. Same EIMT, more than that before and after: no new grant.
-        if g.best != best or min(before, g.count) <= g.scc_max:
-            self._stale |= g.members
-
-    def _recompute(self, g: _Group) -> None:
-        nxt = self._next
-        g.best, g.count = FOREVER_T, 0
-        for u, d in g.upstream.items():
-            t = add_delay(nxt[u], d)
-            if t < g.best:
-                g.best, g.count = t, 1
-            elif t == g.best:
-                g.count += 1
-
-    def _recompute_all(self) -> None:
-        """After a change to every next event (start, stop agreement)."""
-        self._next = [self._next_event(u) for u in range(len(self.feds))]
-        for g in self._groups:
-            self._recompute(g)
-            self._stale |= g.members
-
     # -- grants ----------------------------------------------------------------------
-    def next_event(self, u: int) -> TagT:
-        return self._next[u]
-
-    def eimt(self, f: int) -> tuple[TagT, set[int]]:
-        """The earliest tag anything could still reach ``f``, and who could send it."""
-        g = self._group[f]
-        if g is None:
-            return FOREVER_T, set()
-        return g.best, {u for u, d in g.upstream.items() if add_delay(self._next[u], d) == g.best}
-
-    def _only_cycle(self, f: int, g: _Group) -> bool:
-        """Whether all who could send at ``f``'s EIMT are in its zero-delay cycle."""
-        scc = self.layout.scc[f]
-        if g.count > len(scc):
-            return False
-        ups, nxt, best = g.upstream, self._next, g.best
-        return sum(1 for u in scc if u in ups and add_delay(nxt[u], ups[u]) == best) == g.count
-
     def grant_for(self, f: int) -> Grant | None:
         """The grant ``f`` should get now, if it improves on what it has."""
         self._stale.discard(f)

@@ -37,14 +37,16 @@ class Grant:
 
 
 class _Group:
-    """Federates with the same upstream federates and path delays, hence the same EIMT:
-    ``best``, attained by ``count`` of them."""
+    """Federates with the same terms, hence the same EIMT (:mod:`.rti_bounds`): ``best``,
+    attained by ``count`` of the terms. ``upstream`` maps a term's key to its delay: ``u``
+    for federate u's next event, ``n + v`` for federate v's bound (n federates)."""
 
-    __slots__ = ("best", "count", "members", "scc_max", "upstream")
+    __slots__ = ("best", "count", "members", "relays", "scc_max", "upstream")
 
     def __init__(self, upstream: dict[int, Delay]) -> None:
         self.upstream = upstream
         self.members: set[int] = set()  # those not resigned
+        self.relays: tuple[int, ...] = ()  # all with a link out of their component
         self.scc_max = 0  # the largest zero-delay cycle a member is in (see _moved)
         self.best = FOREVER_T
         self.count = 0

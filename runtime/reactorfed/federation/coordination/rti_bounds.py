@@ -1,0 +1,210 @@
+"""The RTI core's earliest incoming message tags (EIMT), kept exact as next events move:
+its :class:`RtiBounds` part (see :mod:`.rti_core`'s docstring for what they are for).
+
+``EIMT(f)`` is the minimum, over every federate ``u`` with a path of links to ``f``, of
+``u``'s next event plus the path's smallest delay. Stored as such (a term per upstream
+federate) a chain of N federates has N different EIMTs, each over all the federates before
+it: a report from the head of the chain moves N of them, O(N) a report and O(N^2) a tag
+(issue 18). So terms are split by the *components* of the link graph (the largest sets
+of federates each with a path to each other, whatever the delays; in a chain, each
+federate alone). For ``f`` in component ``C``:
+
+* a *next term* for each ``u`` in ``C`` upstream of ``f``: ``next(u) + path(u, f)``, as
+  before (inside a cycle the EIMTs depend on each other; their next events are the
+  well-founded terms);
+* a *bound term* for each federate ``v`` outside ``C`` with a link ``v -> w`` into ``C``:
+  ``bound(v) + d(v, w) + path(w, f)`` (``path(f, f)`` the empty path), smallest over
+  such links, where ``bound(v) = min(next(v), EIMT(v))`` is the earliest tag ``v`` could
+  send anything at.
+
+Both give the same minimum: a path into ``C`` enters it by one link and never leaves it
+again (or its federates would be in ``C``), adding a delay is monotone in the tag and in
+the delay, and adding two delays in turn is adding their composition (``add_delay``'s
+saturation included). A bound term attains the EIMT exactly when some federate outside
+``C`` does, and every federate of ``f``'s zero-delay cycle is in ``C`` with a next term
+of its own: so whether all who attain it are in that cycle (PTAG) is told by the terms,
+as it was by the federates.
+
+Components are ordered by how many federates reach them (a link between two of them
+goes to a larger count), so a change of ``bound(v)`` is followed in that order, each
+federate once (a heap), and stops at the first federate whose bound does not move. In a
+chain, a report moves one or two bounds, not N; within a component (a learner and its
+samplers) it is what it was.
+
+Federates with the same terms share one EIMT (a *group*; the N samplers of a learner, the
+sinks of one source): its minimum and how many terms attain it, moved in O(1) by a term
+that moves, recomputed only when the last term at the minimum moves later.
+"""
+
+from __future__ import annotations
+
+import heapq
+
+from ...tag import TagT
+from .layout import Delay, Layout, add_delay, compose, link_delay
+from .rti_state import FOREVER_T, NEVER_T, FederateState, _Group
+
+__all__ = ["RtiBounds"]
+
+
+class RtiBounds:
+    """The EIMTs of the RTI's core (a part of :class:`.rti_core.RtiCore`: the attributes
+    annotated below without a value are the core's, and so is :meth:`_next_event`)."""
+
+    layout: Layout
+    feds: list[FederateState]
+
+    def _next_event(self, u: int) -> TagT:
+        raise NotImplementedError  # the core's
+
+    def _init_bounds(self, layout: Layout) -> None:
+        n = len(layout.names)
+        path = layout.path
+        self._upstream = [layout.upstream(f) for f in range(n)]
+        ups = self._upstream
+        # f's component: f and whatever both reaches it and is reached by it
+        comp = [frozenset((f, *(u for u in ups[f] if u in path[f]))) for f in range(n)]
+        #: the order bounds are followed in: how many federates reach f, f included
+        self._rank = [len(ups[f]) + (f not in ups[f]) for f in range(n)]
+        entering: dict[frozenset[int], list[tuple[int, int, Delay]]] = {}
+        self._relay = [False] * n  # whether f has a link out of its component
+        for lk in layout.links:
+            if lk.src not in comp[lk.dst]:
+                entering.setdefault(comp[lk.dst], []).append((lk.src, lk.dst, link_delay(lk.delay)))
+                self._relay[lk.src] = True
+        self._group: list[_Group | None] = [None] * n  # None: no upstream, never waits
+        groups: dict[frozenset[tuple[int, Delay]], _Group] = {}
+        for f in range(n):
+            # a term's key: u for u's next event, n + v for v's bound
+            terms = {u: d for u, d in ups[f].items() if u in comp[f]}
+            for v, w, d in entering.get(comp[f], ()):
+                t = d if w == f else compose(d, path[w][f])
+                if n + v not in terms or t < terms[n + v]:
+                    terms[n + v] = t
+            if terms:
+                g = groups.setdefault(frozenset(terms.items()), _Group(terms))
+                g.members.add(f)
+                g.scc_max = max(g.scc_max, len(layout.scc[f]))
+                if self._relay[f]:
+                    g.relays += (f,)
+                self._group[f] = g
+        #: per federate u, the groups with a term of u's next event, and of u's bound, with
+        #: the term's delay
+        self._feeds: list[list[tuple[_Group, Delay]]] = [[] for _ in range(n)]
+        self._bfeeds: list[list[tuple[_Group, Delay]]] = [[] for _ in range(n)]
+        for g in groups.values():
+            for k, d in g.upstream.items():
+                (self._feeds[k] if k < n else self._bfeeds[k - n]).append((g, d))
+        self._groups = list(groups.values())
+        self._order = sorted(range(n), key=self._rank.__getitem__)
+        self._next: list[TagT] = [NEVER_T] * n
+        self._bound: list[TagT] = [FOREVER_T] * n  # min(next, EIMT), kept for the relays
+        self._todo: list[tuple[int, int]] = []  # relays whose bound may have moved: (rank, f)
+        self._queued: set[int] = set()
+        #: federates whose grants may have changed since grant_for last looked at them
+        self._stale: set[int] = set()
+
+    def _refresh(self, u: int) -> None:
+        """Follow a change of what ``u``'s next event depends on."""
+        new = self._next_event(u)
+        old = self._next[u]
+        if new != old:
+            self._next[u] = new
+            for g, d in self._feeds[u]:
+                self._moved(g, add_delay(old, d), add_delay(new, d))
+            if self._relay[u] and u not in self._queued:
+                self._queued.add(u)
+                heapq.heappush(self._todo, (self._rank[u], u))
+            if self._todo:
+                self._follow()
+
+    def _follow(self) -> None:
+        """Move the bound terms of the relays queued, in component order (every relay
+        queued by one comes after it), each once; stop where a bound stays."""
+        todo, queued, nxt, bound, group = self._todo, self._queued, self._next, self._bound, self._group
+        while todo:
+            _r, v = heapq.heappop(todo)
+            queued.discard(v)
+            b = nxt[v]
+            g = group[v]
+            if g is not None and g.best < b:
+                b = g.best
+            old = bound[v]
+            if b != old:
+                bound[v] = b
+                for h, d in self._bfeeds[v]:
+                    self._moved(h, add_delay(old, d), add_delay(b, d))
+
+    def _moved(self, g: _Group, old: TagT, new: TagT) -> None:
+        """A term of ``g``'s EIMT went from ``old`` to ``new`` (``old >= g.best``)."""
+        if old == new:
+            return
+        best, before = g.best, g.count
+        if new < best:
+            g.best, g.count = new, 1
+        elif new == best:
+            g.count += 1
+        elif old == best:
+            g.count -= 1
+            if g.count == 0:  # the last at the minimum moved later: look at them all
+                self._recompute(g)
+        else:
+            return  # neither was nor is at the minimum
+        if g.best != best:
+            self._stale |= g.members
+            for r in g.relays:  # their bounds may move (_follow)
+                if r not in self._queued:
+                    self._queued.add(r)
+                    heapq.heappush(self._todo, (self._rank[r], r))
+        elif min(before, g.count) <= g.scc_max:
+            # A grant depends on who attains the EIMT only through whether they are all
+            # in the federate's zero-delay cycle (_only_cycle): never when they are more
+            # than the cycle's members. Same EIMT, more than that before and after: no
+            # new grant.
+            self._stale |= g.members
+
+    def _recompute(self, g: _Group) -> None:
+        nxt, bound, n = self._next, self._bound, len(self._next)
+        g.best, g.count = FOREVER_T, 0
+        for k, d in g.upstream.items():
+            t = add_delay(nxt[k] if k < n else bound[k - n], d)
+            if t < g.best:
+                g.best, g.count = t, 1
+            elif t == g.best:
+                g.count += 1
+
+    def _recompute_all(self) -> None:
+        """After a change to every next event (start, stop agreement)."""
+        self._next = [self._next_event(u) for u in range(len(self.feds))]
+        seen: set[int] = set()
+        for f in self._order:  # a group's bound terms come from federates before its first
+            g = self._group[f]
+            if g is not None and id(g) not in seen:
+                seen.add(id(g))
+                self._recompute(g)
+                self._stale |= g.members
+            b = self._next[f]
+            self._bound[f] = g.best if g is not None and g.best < b else b
+        self._todo.clear()
+        self._queued.clear()
+
+    def next_event(self, u: int) -> TagT:
+        return self._next[u]
+
+    def eimt(self, f: int) -> tuple[TagT, set[int]]:
+        """The earliest tag anything could still reach ``f``, and who could send it
+        (for reading: O(upstream))."""
+        g = self._group[f]
+        if g is None:
+            return FOREVER_T, set()
+        nxt = self._next
+        return g.best, {u for u, d in self._upstream[f].items() if add_delay(nxt[u], d) == g.best}
+
+    def _only_cycle(self, f: int, g: _Group) -> bool:
+        """Whether all who could send at ``f``'s EIMT are in its zero-delay cycle: all the
+        terms at the minimum are next terms of its members (a bound term is never one)."""
+        scc = self.layout.scc[f]
+        if g.count > len(scc):
+            return False
+        ups, nxt, best = g.upstream, self._next, g.best
+        return sum(1 for u in scc if u in ups and add_delay(nxt[u], ups[u]) == best) == g.count
