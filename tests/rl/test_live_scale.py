@@ -8,19 +8,15 @@ the RTI's record (``--membership-out``) replayed gives bit-identical weights."""
 from __future__ import annotations
 
 import json
-import os
 import re
-import secrets
 import signal
-import subprocess
-import sys
 import time
-import urllib.request
-from dataclasses import dataclass
+from collections.abc import Mapping
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import pytest
+from bench.processes import Federation, Proc
 
 from reactorfed import Environment, ms
 from reactorfed.elastic import MemberChange
@@ -31,7 +27,7 @@ PROGRAM = f"{EXAMPLES / 'qlearning.py'}:Main"
 FRAGMENT = 8
 
 
-def _one_process(params: dict[str, Any], changes: list[MemberChange]) -> tuple[Any, dict[str, Any]]:
+def _one_process(params: dict[str, Any], changes: list[MemberChange]) -> tuple[Any, Mapping[str, Any]]:
     q = load_example("qlearning")
     main = q.Main(q.Args(**params))
     env = Environment(fast=True)
@@ -86,96 +82,16 @@ LIVE = {"num_samplers": 2, "max_samplers": 4, "round_ms": ROUND_MS, "iterations"
         "fragment_len": FRAGMENT, "updates_per_iteration": 1, "seed": 4}
 
 
-@dataclass
-class Proc:
-    name: str
-    popen: subprocess.Popen[bytes]
-    out: Path
-
-    def result(self, fqn: str) -> dict[str, Any] | None:
-        found = re.findall(rf"^reactorfed: result of {re.escape(fqn)}: (\{{.*\}})$", self.out.read_text(), re.M)
-        assert len(found) <= 1, found
-        return json.loads(found[0]) if found else None
-
-    def tail(self) -> str:
-        return f"--- {self.name} (exit {self.popen.poll()}):\n" + "\n".join(self.out.read_text().splitlines()[-25:])
-
-
-class Federation:
+def _federation(tmp: Path, params: dict[str, Any], rti_args: list[str], tag: str,
+                run_args: tuple[str, ...] = ()) -> Federation:
     """An RTI and federates of the Q-learning example, each a ``reactorfed`` process."""
-
-    def __init__(self, tmp: Path, params: dict[str, Any], rti_args: list[str], tag: str,
-                 run_args: tuple[str, ...] = ()) -> None:
-        self.tmp = tmp
-        self.tag = tag
-        self.run_args = list(run_args)
-        self.params = [a for k, v in params.items() for a in ("--param", f"{k}={v}")]
-        self.env = {**os.environ, "REACTORFED_SECRET": secrets.token_hex(32), "OMP_NUM_THREADS": "1",
-                    "PYTHONUNBUFFERED": "1"}
-        self.fid = f"scale-{tag}-{os.getpid()}"
-        self.procs: list[Proc] = []
-        ready = tmp / f"rti-{tag}.json"
-        self.rti = self._spawn("rti", ["rti", PROGRAM, *self.params, "--federation-id", self.fid, "--port", "0",
-                                       "--ready-file", str(ready), "--metrics-port", "0", *rti_args])
-        deadline = time.monotonic() + 60
-        while not ready.exists():
-            assert self.rti.popen.poll() is None and time.monotonic() < deadline, self.rti.tail()
-            time.sleep(0.05)
-        info = json.loads(ready.read_text())
-        self.endpoint, self.status_port = info["endpoint"], info["status_port"]
-
-    def _spawn(self, name: str, args: list[str]) -> Proc:
-        out = self.tmp / f"{self.tag}-{name}-{len(self.procs)}.out"
-        f: IO[bytes] = out.open("wb")
-        p = subprocess.Popen([sys.executable, "-m", "reactorfed", *args], stdout=f, stderr=subprocess.STDOUT,
-                             env=self.env)
-        f.close()
-        proc = Proc(name, p, out)
-        self.procs.append(proc)
-        return proc
-
-    def start(self, name: str) -> Proc:
-        return self._spawn(name, ["federate", PROGRAM, *self.params, "--federate", name, "--federation-id", self.fid,
-                                  "--rti", self.endpoint, *self.run_args])
-
-    def status(self) -> dict[str, Any]:
-        with urllib.request.urlopen(f"http://127.0.0.1:{self.status_port}/status", timeout=5) as r:
-            data: dict[str, Any] = json.loads(r.read())
-        return data
-
-    def await_status(self, pred: Any, what: str, timeout: float = 90.0) -> dict[str, Any]:
-        deadline = time.monotonic() + timeout
-        while True:
-            for p in self.procs:
-                assert p.popen.poll() in (None, 0), p.tail()
-            st = self.status()
-            if pred(st):
-                return st
-            assert time.monotonic() < deadline, f"timed out waiting for {what}: {st}\n" + self.tails()
-            time.sleep(0.05)
-
-    def wait(self, timeout: float = 180.0) -> None:
-        deadline = time.monotonic() + timeout
-        for p in self.procs:
-            try:
-                p.popen.wait(max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                raise AssertionError(f"{p.name} did not finish\n" + self.tails()) from None
-            assert p.popen.returncode == 0, self.tails()
-
-    def kill(self) -> None:
-        for p in self.procs:
-            if p.popen.poll() is None:
-                p.popen.kill()
-                p.popen.wait()
-
-    def tails(self) -> str:
-        return "\n".join(p.tail() for p in self.procs)
+    return Federation(tmp, PROGRAM, params, rti_args, tag, run_args)
 
 
 def _widths(record: list[dict[str, Any]], initial: int) -> list[int]:
     """The bank's width after each tag of the record."""
-    width, out, last = initial, [], None
+    width, last = initial, None
+    out: list[int] = []
     for r in record:
         width += 1 if r["joined"] else -1
         if r["tag"] == last:
@@ -201,7 +117,7 @@ def _counts(procs: list[Proc]) -> dict[str, list[int]]:
 @pytest.mark.timeout(420)
 def test_q_learning_scaled_2_4_1_3_while_it_runs_and_replayed(tmp_path: Path) -> None:
     record_file = tmp_path / "membership.json"
-    fed = Federation(tmp_path, LIVE, ["--membership-out", str(record_file)], "live")
+    fed = _federation(tmp_path, LIVE, ["--membership-out", str(record_file)], "live")
     try:
         learner = fed.start("learner")
         s = {i: fed.start(f"samplers[{i}]") for i in (0, 1)}
@@ -290,7 +206,7 @@ def test_a_schedule_replayed_by_a_federation_gives_the_one_process_result(tmp_pa
     schedule.write_text(json.dumps([{"tag": [c.time, c.microstep], "member": f"{s}[{c.index}]", "joined": c.joined}
                                     for c in changes]))
     recorded = tmp_path / "recorded.json"
-    fed = Federation(tmp_path, params, ["--membership", str(schedule), "--membership-out", str(recorded)], "replay",
+    fed = _federation(tmp_path, params, ["--membership", str(schedule), "--membership-out", str(recorded)], "replay",
                      run_args=("--fast",))
     try:
         learner = fed.start("learner")
