@@ -34,11 +34,13 @@ def free_port() -> int:
 class Tap:
     """Listens on :attr:`port` and forwards each connection to ``target_port``. Keeps, per
     connection, what the client sent (:attr:`sent`) and what it got back (:attr:`got`);
-    ``mangle`` may change what the client sends before it is forwarded."""
+    ``mangle`` may change what the client sends before it is forwarded, ``mangle_back``
+    what the server sends back."""
 
-    def __init__(self, target_port: int, mangle: Mangle | None = None) -> None:
+    def __init__(self, target_port: int, mangle: Mangle | None = None, mangle_back: Mangle | None = None) -> None:
         self.target_port = target_port
         self.mangle = mangle
+        self.mangle_back = mangle_back
         self.sent: list[bytearray] = []
         self.got: list[bytearray] = []
         self.lock = threading.Lock()
@@ -73,8 +75,9 @@ class Tap:
             while data := src.recv(65536):
                 with self.lock:
                     (self.sent if upstream else self.got)[n].extend(data)
-                if upstream and self.mangle is not None:
-                    changed = self.mangle(n, offset, data)
+                mangle = self.mangle if upstream else self.mangle_back
+                if mangle is not None:
+                    changed = mangle(n, offset, data)
                     offset += len(data)
                     data = changed
                 dst.sendall(data)
@@ -122,29 +125,31 @@ def replay(data: bytes, port: int, wait_s: float = 1.0) -> bytes:
 class TappedFederation:
     """``program``'s RTI and federates ``names`` as processes, every TCP link through a
     :class:`Tap` (``taps["rti-<name>"]``, ``taps["data-<name>"]``). ``mangle`` (by tap name)
-    changes what crosses a tap; ``env`` adds to every process's environment; ``args`` go to
-    every process."""
+    changes what crosses a tap towards the server, ``mangle_back`` what comes back; ``env`` adds to every process's environment; ``args`` go to
+    every process; ``fid`` and ``secret``: the federation's (default: made up)."""
 
     def __init__(self, program: str, names: Sequence[str], *, args: Sequence[str] = (),
-                 env: dict[str, str] | None = None, mangle: dict[str, Mangle] | None = None) -> None:
+                 env: dict[str, str] | None = None, mangle: dict[str, Mangle] | None = None,
+                 mangle_back: dict[str, Mangle] | None = None, fid: str | None = None,
+                 secret: str | None = None) -> None:
         self.names = list(names)
         self.cond = threading.Condition()
         self.lines: list[tuple[float, str, str]] = []
         self.procs: dict[str, subprocess.Popen[str]] = {}
         self.taps: dict[str, Tap] = {}
-        self.fid = f"tapped-{secrets.token_hex(4)}"
-        self.secret = secrets.token_hex(16)
+        self.fid = fid or f"tapped-{secrets.token_hex(4)}"
+        self.secret = secret or secrets.token_hex(16)
         self.env = {**os.environ, "REACTORFED_SECRET": self.secret, "PYTHONUNBUFFERED": "1", **(env or {})}
         self.common = [program, "--federation-id", self.fid, *args]
-        mangle = mangle or {}
+        mangle, back = mangle or {}, mangle_back or {}
         self.rti_port = free_port()
         self.data_ports: dict[str, int] = {}
         try:
             self.spawn("rti", ["rti", *self.common, "--host", "127.0.0.1", "--port", str(self.rti_port)])
             for n in self.names:
-                self.taps[f"rti-{n}"] = Tap(self.rti_port, mangle.get(f"rti-{n}"))
+                self.taps[f"rti-{n}"] = Tap(self.rti_port, mangle.get(f"rti-{n}"), back.get(f"rti-{n}"))
                 self.data_ports[n] = free_port()
-                self.taps[f"data-{n}"] = Tap(self.data_ports[n], mangle.get(f"data-{n}"))
+                self.taps[f"data-{n}"] = Tap(self.data_ports[n], mangle.get(f"data-{n}"), back.get(f"data-{n}"))
                 self.spawn(n, self.federate_argv(n, self.taps[f"rti-{n}"].port, self.taps[f"data-{n}"].port))
         except BaseException:
             self.close()

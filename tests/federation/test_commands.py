@@ -99,18 +99,37 @@ def test_launch_forwards_every_execution_and_federation_flag_it_was_given() -> N
     launch = _subparser("launch")
     given = ["prog.py:Main", "--fast", "--timeout", "1500ms", "--workers", "3", "--keepalive", "--check-types",
              "--heartbeat-timeout", "7s", "--join-timeout", "2min", "--no-peer-grants", "--no-shm", "--reaction-sched", "idle",
-             "--no-unix-sockets", "--reaction-nice", "4", "--log-level", "debug"]
+             "--no-unix-sockets", "--reaction-nice", "4", "--insecure-plaintext-tcp", "--log-level", "debug"]
     args = launch.parse_args(given)
     out = forwarded(launch, args)
     federate = _subparser("federate")
     child = federate.parse_args(["prog.py:Main", "--federate", "a", "--rti", "h:1", *out])
     for dest in ("fast", "timeout", "workers", "keepalive", "check_types", "heartbeat_timeout", "join_timeout",
                  "no_peer_grants",
-                 "no_shm", "reaction_sched", "no_unix_sockets", "reaction_nice", "log_level"):
+                 "no_shm", "reaction_sched", "no_unix_sockets", "reaction_nice", "insecure_plaintext_tcp", "log_level"):
         assert getattr(child, dest) == getattr(args, dest), dest
     assert child.timeout == 1_500_000_000 and child.heartbeat_timeout == 7_000_000_000
     assert child.join_timeout == 120_000_000_000
     assert forwarded(launch, launch.parse_args(["prog.py:Main"])) == []
+
+
+def test_the_plaintext_opt_out_is_one_flag_named_for_what_it_is() -> None:
+    """``--insecure-plaintext-tcp``: defined once for the three commands, off by default,
+    its help saying it is for a trusted single host only; launch passes it to the RTI and
+    to every federate (one list of forwarded flags for both)."""
+    from reactorfed.options import forwarded
+
+    for command in ("launch", "rti", "federate"):
+        p = _subparser(command)
+        action = next(a for a in p._actions if "--insecure-plaintext-tcp" in a.option_strings)
+        assert action.default is False and action.help is not None
+        assert "for a trusted single host only" in action.help and "PLAIN TEXT" in action.help, command
+        assert "REACTORFED_INSECURE_PLAINTEXT_TCP" in action.help, command
+    launch = _subparser("launch")
+    assert forwarded(launch, launch.parse_args(["prog.py:Main", "--insecure-plaintext-tcp"])) == \
+        ["--insecure-plaintext-tcp"]
+    rti = _subparser("rti").parse_args(["prog.py:Main", "--insecure-plaintext-tcp"])
+    assert rti.insecure_plaintext_tcp is True
 
 
 def test_metrics_port_is_one_flag_with_one_validation() -> None:

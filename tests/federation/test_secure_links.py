@@ -5,9 +5,15 @@ every 20 ms).
 
 * It sees no plaintext: the marker, the federation's id, never appear in what it forwards
   (and with the opt-out, they do: the test can fail).
-* Altered or injected bytes: the receiver refuses them, and the federation ends, every
-  process non-zero, with an error naming the link.
+  The opt-out, by the flag or the environment variable, is said in a warning by every
+  process.
+* Altered or injected bytes on a federate's data link or its link to the RTI: the receiver
+  refuses them, and the federation ends, every process non-zero, with an error naming the
+  link and the refusal; altered on their way back (to the client of a link), the
+  federation ends too, naming the federate or link whose connection closed.
 * Recorded traffic replayed on a new connection is refused; the run goes on unharmed.
+* The RTI's challenge cannot be relayed: a man in the middle posing as the RTI to a
+  federate and as that federate to the RTI never gets a challenge to pass on.
 * A federate with the wrong secret, one of another federation and a stranger speaking
   plain ZeroMQ are refused with a reason; the run goes on unharmed.
 """
@@ -15,6 +21,7 @@ every 20 ms).
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import socket
 import subprocess
@@ -25,6 +32,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import zmq
+
+from reactorfed.federation.io import transport
+from reactorfed.federation.io.curve import CurveKeys, federation_keys
+from reactorfed.federation.io.transport import Monitor, Server
+from reactorfed.federation.wire import protocol as P
 
 from .mitm import REPO, TappedFederation, replay
 from .secure_programs import MARKER
@@ -73,12 +86,19 @@ def _completed(fed: TappedFederation, expected: str, timeout: float = 60) -> Non
     assert expected in fed.out_of("sink"), fed.output
 
 
-@pytest.mark.parametrize("plaintext", [False, True], ids=["curve", "opted-out"])
+PLAINTEXT_WARNING = "TCP links in PLAIN TEXT (--insecure-plaintext-tcp or REACTORFED_INSECURE_PLAINTEXT_TCP=1)"
+
+
+@pytest.mark.parametrize("opt_out", [None, "env", "flag"], ids=["curve", "opted-out-by-env", "opted-out-by-flag"])
 def test_a_man_in_the_middle_sees_no_plaintext(federation: Callable[..., TappedFederation],
-                                               reference: Callable[[str], str], plaintext: bool) -> None:
-    env = {"REACTORFED_INSECURE_PLAINTEXT_TCP": "1"} if plaintext else {}
-    fed = federation(args=["--timeout", "1s"], env=env)
+                                               reference: Callable[[str], str], opt_out: str | None) -> None:
+    plaintext = opt_out is not None
+    env = {"REACTORFED_INSECURE_PLAINTEXT_TCP": "1"} if opt_out == "env" else {}
+    flag = ["--insecure-plaintext-tcp"] if opt_out == "flag" else []
+    fed = federation(args=["--timeout", "1s", *flag], env=env)
     _completed(fed, reference("1s"))
+    for who in ("rti", *fed.names):  # each process says how its links run
+        assert (PLAINTEXT_WARNING in fed.out_of(who)) is plaintext, (who, fed.output)
     seen = {name: tap.captured() for name, tap in fed.taps.items()}
     data = seen["data-sink"]
     assert len(data) > 51 * len(MARKER) * 40, "the payloads crossed the tap"
@@ -93,6 +113,27 @@ def test_a_man_in_the_middle_sees_no_plaintext(federation: Callable[..., TappedF
         assert "PLAIN TEXT" in fed.out_of("rti")
     else:
         assert "CurveZMQ" in fed.out_of("rti")
+
+
+@pytest.mark.parametrize("flag", [False, True], ids=["default", "opted-out"])
+def test_launch_passes_the_opt_out_on_and_every_process_says_so(reference: Callable[[str], str],
+                                                                flag: bool) -> None:
+    """``reactorfed launch --insecure-plaintext-tcp``: the RTI and every federate run their
+    TCP links (all of them here) in plain text and each says so in a warning; the output is
+    the one-process output either way. Without the flag: CurveZMQ, and no warning."""
+    env = {k: v for k, v in os.environ.items() if k != "REACTORFED_INSECURE_PLAINTEXT_TCP"}
+    out = subprocess.run([sys.executable, "-m", "reactorfed", "launch", PROGRAM, "--fast", "--timeout", "1s",
+                          "--no-progress", "--no-unix-sockets", "--no-shm",
+                          *(["--insecure-plaintext-tcp"] if flag else [])],
+                         capture_output=True, text=True, timeout=90, cwd=REPO, env=env)  # fmt: skip
+    text = out.stdout + out.stderr
+    assert out.returncode == 0, text
+    assert f"[sink] {reference('1s')}" in text, text
+    for who in ("rti", *NAMES):
+        warned = [line for line in text.splitlines() if line.startswith(f"[{who}]") and PLAINTEXT_WARNING in line]
+        assert len(warned) == (1 if flag else 0), (who, text)
+        assert all(" WARNING " in line for line in warned), warned
+    assert ("(PLAIN TEXT: trusted single host only)" if flag else "(CurveZMQ)") in text, text
 
 
 class _OnTheWire:
@@ -157,6 +198,97 @@ def test_altered_or_injected_bytes_end_the_federation_naming_the_link(
     assert "the federation was aborted" in fed.out_of("src"), fed.output
     print(f"\n{action}: the sink said: "
           f"{next(line for line in sink.splitlines() if 'refused a connection' in line)}")
+
+
+@pytest.mark.parametrize("action", ["flip", "inject"], ids=["altered", "injected"])
+def test_altered_or_injected_bytes_to_the_rti_end_the_federation_naming_the_refusal(
+        federation: Callable[..., TappedFederation], action: str) -> None:
+    mangler = _OnTheWire(action)
+    fed = federation(args=["--timeout", "20s"], mangle={"rti-sink": mangler})
+    codes = fed.end(40)
+    assert mangler.done, "the stream never reached the point to act"
+    assert all(c != 0 for c in codes.values()), (codes, fed.output)
+    rti = fed.out_of("rti")
+    assert "refused a connection to the RTI: its bytes do not open with this federation's key" in rti, fed.output
+    verdict = ("federate sink stopped responding (its connection to the RTI closed: the process ended, or answered "
+               "no heartbeat for 3000 ms); the RTI refused a connection then: its bytes do not open with this "
+               "federation's key")
+    assert f"federation failed: {verdict}" in rti, fed.output
+    for name in fed.names:
+        assert f"the federation was aborted: {verdict}" in fed.out_of(name), fed.output
+
+
+@pytest.mark.parametrize("tap", ["rti-sink", "data-sink"])
+def test_bytes_altered_on_their_way_back_end_the_federation(federation: Callable[..., TappedFederation],
+                                                           tap: str) -> None:
+    """Towards a link's client: the RTI's messages to the sink, the sink's data port's
+    (ZeroMQ's heartbeats) to src. The client drops the connection (libzmq says nothing
+    there), and the federation ends, every process non-zero, naming what closed."""
+    mangler = _OnTheWire("flip")
+    fed = federation(args=["--timeout", "20s"], mangle_back={tap: mangler})
+    codes = fed.end(40)
+    assert mangler.done, "the stream never reached the point to act"
+    assert all(c != 0 for c in codes.values()), (codes, fed.output)
+    verdict = ("federate sink stopped responding (its connection to the RTI closed" if tap == "rti-sink" else
+               "federate sink failed: LinkDownError: the data link from src to sink closed before src finished")
+    assert f"federation failed: {verdict}" in fed.out_of("rti"), fed.output
+
+
+def test_the_rtis_challenge_cannot_be_relayed(federation: Callable[..., TappedFederation],
+                                              reference: Callable[[str], str]) -> None:
+    """The relay attack on a challenge alone: a man in the middle at the address a federate
+    was given for its RTI poses as the RTI to it and as it to the RTI, to pass the RTI's
+    challenge to the federate and the federate's proof back. It holds a keypair of its own
+    and knows the federation's public key (the worst case), not its secret key. It gets
+    nothing to relay: the RTI refuses its key before reading a byte, and the federate
+    refuses a server without the federation's key, saying why; the run goes on unharmed."""
+    fed = federation(args=["--timeout", "6s"])
+    fed.wait_for(r"received 10", "sink", timeout=30)
+    public = federation_keys(fed.secret.encode(), fed.fid).public
+    pk, sk = zmq.curve_keypair()
+    # towards the federate: a server with the attacker's keys, where the federate looks for its RTI
+    down = Server("tcp://127.0.0.1:0", curve=CurveKeys(pk, sk, "attacker"))
+    down_watch = Monitor(down)
+    # towards the RTI: a client presenting the attacker's key, expecting the RTI's
+    sock = transport.context().socket(zmq.DEALER)
+    sock.setsockopt(zmq.CURVE_SERVERKEY, public)
+    sock.setsockopt(zmq.CURVE_PUBLICKEY, pk)
+    sock.setsockopt(zmq.CURVE_SECRETKEY, sk)
+    up = transport._Socket(sock)
+    up_watch = Monitor(up)
+    sock.connect(f"tcp://127.0.0.1:{fed.rti_port}")
+    relayed: list[bytes] = []
+    try:
+        # the attacker asks for the challenge in the sink's name ...
+        sock.send(P.pack(P.HELLO, P.PROTOCOL_VERSION, fed.fid, "sink", "digest", "tcp://127.0.0.1:9", b"n" * 16))
+        # ... and a real federate process (the sink's program, the federation's secret) comes to it
+        argv = fed.federate_argv("sink", int(down.endpoint.rsplit(":", 1)[1]), fed.taps["data-sink"].port)
+        argv[argv.index("--data-port") + 1] = "0"
+        victim = fed.spawn("victim", argv)
+        deadline = time.monotonic() + 60
+        while victim.poll() is None:  # relay whatever either side lets through
+            assert time.monotonic() < deadline, fed.output
+            with contextlib.suppress(zmq.Again):
+                relayed.append(sock.recv(zmq.NOBLOCK))
+            if (got := down.recv()) is not None:
+                relayed += [bytes(f) for f in got[1]]
+            time.sleep(0.01)
+        up_refused, down_refused = up_watch.refused(), down_watch.refused()
+    finally:
+        for m in (up_watch, down_watch):
+            m.close()
+        up.close()
+        down.close()
+    assert relayed == [], "the man in the middle got something to relay"
+    assert victim.returncode != 0
+    said = fed.out_of("victim")
+    assert re.search(r"do not share a secret: the encrypted handshake failed \d+ times", said), said
+    assert any("its key is not this federation's" in r for r in up_refused), up_refused
+    assert any("do not open" in r or "closed" in r for r in down_refused), down_refused
+    fed.wait_for(r"refused a connection to the RTI: its key is not this federation's", "rti")
+    print(f"\nthe RTI to the man in the middle: {up_refused[0]}; his server to the federate: {down_refused[0]}; "
+          f"the federate: {next(line for line in said.splitlines() if 'do not share a secret' in line)}")
+    _completed(fed, reference("6s"))
 
 
 def test_recorded_traffic_replayed_is_refused(federation: Callable[..., TappedFederation],

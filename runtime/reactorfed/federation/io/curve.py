@@ -15,7 +15,9 @@ federation's. So a connection is made only between two holders of this federatio
 secret: the same trust as the HMAC challenge, which stays, now inside the encryption.
 Another federation (another secret, or the same secret under another id) has other keys.
 
-The opt-out, for a trusted single host only, is ``REACTORFED_INSECURE_PLAINTEXT_TCP=1``.
+The opt-out, for a trusted single host only, is the flag ``--insecure-plaintext-tcp`` of
+``reactorfed launch``, ``rti`` and ``federate``, or ``REACTORFED_INSECURE_PLAINTEXT_TCP=1``;
+a process that runs so says it in a warning (:func:`warn_plaintext`).
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ from zmq.utils import z85
 __all__ = [
     "HANDSHAKE_MS", "OPT_OUT_ENV", "CurveKeys", "Refusals", "curve_server_at", "federation_keys", "handshake_reason",
     "plaintext_opted_out",
-    "secure_client", "secure_server", "stop_zap", "zap",
+    "secure_client", "secure_server", "stop_zap", "warn_plaintext", "zap",
 ]
 
 log = logging.getLogger("reactorfed.security")
@@ -79,6 +81,14 @@ def plaintext_opted_out(env: dict[str, str] | None = None) -> bool:
     """Did the user opt out of encryption (``REACTORFED_INSECURE_PLAINTEXT_TCP=1``)?"""
     value = (os.environ if env is None else env).get(OPT_OUT_ENV, "")
     return value.strip().lower() in ("1", "true", "yes")
+
+
+def warn_plaintext(who: str) -> None:
+    """Say, as a warning, that ``who`` (a process of the federation) runs its TCP links in
+    plain text: the opt-out must never pass unnoticed in a log."""
+    log.warning("%s: TCP links in PLAIN TEXT (--insecure-plaintext-tcp or %s=1): not encrypted, not "
+                "authenticated; anyone on the network path can read and alter them. For a trusted single host only",
+                who, OPT_OUT_ENV)
 
 
 _PROTOCOL_REASONS: dict[int, str] = {

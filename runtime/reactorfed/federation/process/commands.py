@@ -133,6 +133,11 @@ def _common(p: argparse.ArgumentParser, *, launch: bool = False) -> None:
     g.add_argument("--no-unix-sockets", action="store_true",
                    help="send data to peers on this host over TCP too (by default a federate reaches a peer "
                    "on its host through the peer's Unix socket: no ZeroMQ I/O thread, faster closed loops)")
+    g.add_argument("--insecure-plaintext-tcp", action="store_true",
+                   help="for a trusted single host only: every TCP link (RTI <-> federates, federate -> federate) in "
+                   "PLAIN TEXT, neither encrypted nor authenticated by CurveZMQ, so that anyone on the network path "
+                   "can read and alter the federation's messages. Every process of the federation must agree "
+                   "(launch passes it on); each one says so in a warning. The same as $REACTORFED_INSECURE_PLAINTEXT_TCP=1 (default: off, every TCP link is CurveZMQ)")
     add_logging_args(p.add_argument_group("output"))
 
 
@@ -174,6 +179,14 @@ def _secret(args: argparse.Namespace) -> bytes:
     return data
 
 
+def _plaintext(args: argparse.Namespace) -> bool:
+    """TCP links in plain text: asked for by the flag or by the environment variable it
+    stands for (either is enough: a launcher's environment reaches every process)."""
+    from ..io.curve import plaintext_opted_out
+
+    return bool(args.insecure_plaintext_tcp) or plaintext_opted_out()
+
+
 def add_rti(sub: Any) -> None:
     p = sub.add_parser("rti", help="serve as the RTI of a federated program", description=RTI_DESCRIPTION,
                        epilog=EXAMPLES, formatter_class=_RAW)
@@ -198,7 +211,8 @@ def cmd_rti(args: argparse.Namespace) -> int:
         _check_recorded_for(args.membership, layout.digest)
     cfg = RtiConfig(args.federation_id, _secret(args), host=args.host, port=args.port,
                     liveness_ns=args.heartbeat_timeout, silence_ns=args.silence_timeout,
-                    join_timeout_ns=args.join_timeout, membership=args.membership)
+                    join_timeout_ns=args.join_timeout, membership=args.membership,
+                    insecure_plaintext_tcp=_plaintext(args))
 
     def ready(endpoint: str, status_port: int | None) -> None:
         if args.ready_file is not None:  # for `launch`: where to find the RTI
@@ -282,7 +296,8 @@ def cmd_federate(args: argparse.Namespace) -> int:
                          liveness_ns=args.heartbeat_timeout, silence_ns=args.silence_timeout,
                          join_timeout_ns=args.join_timeout,
                          trusted_pickle=args.trusted_pickle,
-                         peer_grants=not args.no_peer_grants, unix_sockets=not args.no_unix_sockets)
+                         peer_grants=not args.no_peer_grants, unix_sockets=not args.no_unix_sockets,
+                         insecure_plaintext_tcp=_plaintext(args))
     if args.no_shm:
         cfg.shm_bytes = 0
     # The first Ctrl-C or SIGTERM: an elastic bank's member leaves (at a tag the federation

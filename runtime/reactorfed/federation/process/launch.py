@@ -142,9 +142,11 @@ def launch(
     t0 = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="reactorfed-launch-") as tmp:
         ready = Path(tmp) / "rti.json"
+        # Every process is on this host: the RTI listens on the loopback only, as the
+        # federates' data ports do (no other host reaches it, encrypted or not).
         rti = _Child.spawn("rti", [py, "-m", "reactorfed", "rti", program, *plist, "--federation-id", federation_id,
-                                   "--port", "0", "--ready-file", str(ready), "--metrics-port", "0", *rti_args,
-                                   *run_args], env, out, lock)
+                                   "--host", "127.0.0.1", "--port", "0", "--ready-file", str(ready), "--metrics-port",
+                                   "0", *rti_args, *run_args], env, out, lock)
         children = [rti]
         server = _start_fork_server(py, program, params, env, out, lock) if fork_server else None
         info = _await_ready(ready, rti, 60.0)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..coordination.layout import Layout
 from ..errors import FederationError, LinkDownError
-from ..io.curve import Refusals
+from ..io.curve import Refusals, warn_plaintext
 from ..io.local import LocalClient, LocalServer, split_endpoint, with_local
 from ..io.transport import Client, Monitor, Server
 from ..wire import protocol as P
@@ -71,6 +71,8 @@ class DataPort:
         # whose message failed to decrypt when a monitor watches its refusals (the event
         # clobbers errno), instead of closing it; the heartbeats then close it.
         curve = cfg.curve()
+        if curve is None:
+            warn_plaintext(f"federate {layout.names[me]}")
         self.tcp = Server(f"tcp://{cfg.bind_host}:{cfg.data_port}", max_message=cfg.max_message, curve=curve,
                           liveness_ms=None if curve is None else max(1, cfg.liveness_ns // 1_000_000))
         self.monitor = Monitor(self.tcp)

@@ -17,6 +17,7 @@ from ..coordination.admission import Admission, Departures, PeerKind
 from ..coordination.layout import Layout
 from ..coordination.rti_core import Grant, RtiCore
 from ..errors import FederationError
+from ..io.curve import warn_plaintext
 from ..io.transport import Monitor, Server
 from ..wire import protocol as P
 from .rti_config import RtiConfig, RtiPhase, RtiSummary
@@ -50,6 +51,9 @@ class RtiServer:
         self.endpoint = ""
         self._server: Server | None = None
         self._monitor: Monitor | None = None
+        #: the last connection the transport refused (a wrong key, a stranger, bytes that
+        #: failed to decrypt): when, and why
+        self._refusal: tuple[int, str] | None = None
         self.admission = Admission(layout, cfg.federation_id, cfg.secret)
         self._final: dict[int, tuple[int, int]] = {}  # the tag each federate resigned at
         self._last_seen: dict[int, int] = {}
@@ -86,6 +90,8 @@ class RtiServer:
                  self.cfg.federation_id, self.endpoint,
                  "CurveZMQ" if self._server.encrypted else "PLAIN TEXT: trusted single host only",
                  len(self.layout.names), ", ".join(self.layout.names))
+        if not self._server.encrypted:
+            warn_plaintext(f"the RTI of federation {self.cfg.federation_id!r}")
         return self.endpoint
 
     def run(self) -> RtiSummary:
@@ -126,6 +132,7 @@ class RtiServer:
                 for fd in monitor.disconnected():
                     self._connection_closed(fd, now)
                 for reason in monitor.refused():  # a wrong key, a stranger, altered bytes
+                    self._refusal = (now, reason)
                     self._warn.warning("refused a connection to the RTI: %s", reason, kind=reason)
                 if self.departures:
                     self._check_departures(now)
@@ -174,12 +181,22 @@ class RtiServer:
             if self.phase not in (RtiPhase.JOINING, RtiPhase.RUNNING):
                 return
             why = ("stopped responding (its connection to the RTI closed: the process ended, or answered no "
-                   f"heartbeat for {self.cfg.liveness_ns // 1_000_000} ms)")
+                   f"heartbeat for {self.cfg.liveness_ns // 1_000_000} ms){self._refused_then(now)}")
             if self.members is None or self.phase is RtiPhase.JOINING or self.layout.elastic_of(dead) is None:
                 self._fail(f"federate {self.layout.names[dead]} {why}")
             self.members.failed(dead, why)  # an elastic member: it leaves, the others go on
             if self.core.all_resigned():
                 self.phase = RtiPhase.DONE
+
+    def _refused_then(self, now: int) -> str:
+        """What the transport refused shortly before a federate's connection was judged
+        closed, to name with the verdict: a connection whose bytes were altered or injected
+        on the way stops decrypting, and the heartbeats close it up to the liveness time
+        later (then comes the grace), so the refusal explains the close."""
+        r = self._refusal
+        if r is None or now - r[0] > self.cfg.liveness_ns + 10 * self.departures.grace_ns:
+            return ""
+        return f"; the RTI refused a connection then: {r[1]}"
 
     def _check_silence(self, now: int, silence_ns: int) -> None:
         """``--silence-timeout``: a federate whose program said nothing for that long ends
