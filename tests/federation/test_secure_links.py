@@ -120,7 +120,8 @@ def test_launch_passes_the_opt_out_on_and_every_process_says_so(reference: Calla
                                                                 flag: bool) -> None:
     """``reactorfed launch --insecure-plaintext-tcp``: the RTI and every federate run their
     TCP links (all of them here) in plain text and each says so in a warning; the output is
-    the one-process output either way. Without the flag: CurveZMQ, and no warning."""
+    the one-process output either way. Without the flag: CurveZMQ, and no warning. Either
+    way the RTI listens on the loopback only."""
     env = {k: v for k, v in os.environ.items() if k != "REACTORFED_INSECURE_PLAINTEXT_TCP"}
     out = subprocess.run([sys.executable, "-m", "reactorfed", "launch", PROGRAM, "--fast", "--timeout", "1s",
                           "--no-progress", "--no-unix-sockets", "--no-shm",
@@ -134,6 +135,7 @@ def test_launch_passes_the_opt_out_on_and_every_process_says_so(reference: Calla
         assert len(warned) == (1 if flag else 0), (who, text)
         assert all(" WARNING " in line for line in warned), warned
     assert ("(PLAIN TEXT: trusted single host only)" if flag else "(CurveZMQ)") in text, text
+    assert "listening on tcp://127.0.0.1:" in text, text  # launch's RTI: the loopback only
 
 
 class _OnTheWire:
