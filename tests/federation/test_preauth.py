@@ -1,7 +1,12 @@
 """Before authentication, bounded: a federate's memory under 1,000 unauthenticated
 connections to its data port, idle or sending garbage, on real processes; and 10,000
 generated frames before and during the encrypted handshake at every port of a running
-federation, after which the output is still the single-process one.
+federation (the RTI's and each federate's data port), after which the output is still the
+single-process one. Some of the frames go through the handshake's first half: a stranger
+that knows the federation's public key (the worst case) sends a valid HELLO, gets the
+server's WELCOME, and then a well-formed INITIATE of its own key, one that claims the
+federation's key with a forged vouch, one with an altered cookie, garbage, or a message
+before any INITIATE.
 
 libzmq reads a whole frame before its mechanism judges it, into a buffer of the size the
 frame announces, up to the socket's ZMQ_MAXMSGSIZE, also during the CurveZMQ handshake.
@@ -22,8 +27,11 @@ from pathlib import Path
 import pytest
 
 from reactorfed import sec
+from reactorfed.federation.io import transport
 from reactorfed.federation.io.chunks import WIRE_MAX
+from reactorfed.federation.io.curve import federation_keys, zap
 
+from . import curvezmq as cz
 from . import harness
 from .mitm import TappedFederation
 from .programs import Pipeline
@@ -179,7 +187,36 @@ def test_unauthenticated_connections_hold_little_memory_for_little_time(
 
 
 # -- 10,000 generated frames before and during the handshake, at every port ----------------
-def _frames(rng: random.Random) -> Iterator[bytes]:
+#: what a stranger that got a WELCOME sends next (see the module's docstring)
+AFTER_WELCOME = ("its own key", "a forged vouch", "an altered cookie", "garbage", "a message first")
+
+
+class _Deep:
+    """A stranger that goes through the handshake's first half (a valid HELLO, so that the
+    server answers with a WELCOME), then sends ``after``: two frames."""
+
+    def __init__(self, server_pk: bytes, after: str, rng: random.Random) -> None:
+        self.after, self.rng = after, rng
+        own_pk, own_sk = cz.keypair()
+        # "a forged vouch": it presents the federation's key, boxing the vouch with its own
+        claimed = server_pk if after == "a forged vouch" else own_pk
+        self.stranger = cz.Stranger(server_pk, claimed, own_sk)
+
+    def next_frame(self) -> bytes:
+        st, rng = self.stranger, self.rng
+        if self.after in ("its own key", "a forged vouch"):
+            return st.initiate()
+        if self.after == "an altered cookie":
+            assert st.cookie is not None
+            cookie = bytearray(st.cookie)
+            cookie[rng.randrange(len(cookie))] ^= 1 << rng.randrange(8)
+            return st.initiate(cookie=bytes(cookie))
+        if self.after == "garbage":
+            return cz.command(b"\x08INITIATE" + rng.randbytes(rng.randint(0, 400)))
+        return cz.data(b"\x07MESSAGE" + (2).to_bytes(8, "big") + rng.randbytes(rng.randint(17, 200)))
+
+
+def _frames(rng: random.Random, server_pk: bytes) -> Iterator[bytes | _Deep]:
     """What a peer without the key may send: every kind in turn, the contents random."""
     curve = greeting()
     while True:
@@ -194,19 +231,46 @@ def _frames(rng: random.Random) -> Iterator[bytes]:
         yield curve + b"\x06" + rng.randint(WIRE_MAX, 1 << 62).to_bytes(8, "big")  # over the limit
         ready = b"\x05READY\x0bSocket-Type\x00\x00\x00\x06DEALER"
         yield greeting(b"NULL") + bytes([0x04, len(ready)]) + ready + b"\x00\x05hello"  # plain ZeroMQ
+        for after in AFTER_WELCOME:  # through a WELCOME, then refused
+            yield _Deep(server_pk, after, rng)
 
 
-def _spray(port: int, frames: Iterator[bytes], n: int, batch: int = 100) -> None:
-    """``n`` frames, each on a connection of its own, ``batch`` connections at a time."""
-    sent = 0
-    while sent < n:
-        socks = _connect(port, min(batch, n - sent))
+def _read(s: socket.socket, n: int, timeout: float = 5.0) -> bytes:
+    got = b""
+    s.settimeout(timeout)
+    with contextlib.suppress(OSError):
+        while len(got) < n and (chunk := s.recv(n - len(got))):
+            got += chunk
+    return got
+
+
+def _spray(port: int, frames: Iterator[bytes | _Deep], n: int, batch: int = 100) -> dict[str, int]:
+    """At least ``n`` frames, each connection sending one (a :class:`_Deep` two),
+    ``batch`` connections at a time. Counts the frames, the strangers that went through
+    the handshake's first half and those the server answered with a WELCOME."""
+    count = {"frames": 0, "deep": 0, "welcomed": 0}
+    while count["frames"] < n:
+        socks = _connect(port, batch)
+        deep: list[tuple[socket.socket, _Deep]] = []
         for s in socks:
+            item = next(frames)
             with contextlib.suppress(OSError):
-                s.sendall(next(frames))
+                if isinstance(item, _Deep):
+                    s.sendall(item.stranger.hello())
+                    deep.append((s, item))
+                else:
+                    s.sendall(item)
+            count["frames"] += 1
+        for s, item in deep:
+            count["deep"] += 1
+            if item.stranger.welcome(_read(s, cz.GREETING + cz.WELCOME_FRAME)):
+                count["welcomed"] += 1
+                with contextlib.suppress(OSError):
+                    s.sendall(item.next_frame())
+                count["frames"] += 1
         time.sleep(0.02)  # read by the port before the resets
         _close(socks)
-        sent += len(socks)
+    return count
 
 
 def test_ten_thousand_frames_before_the_handshake_at_every_port() -> None:
@@ -214,18 +278,30 @@ def test_ten_thousand_frames_before_the_handshake_at_every_port() -> None:
     fed = harness.Federation(Pipeline)
     fed.start_all(fast=False, timeout=sec(60), unix_sockets=False)
     harness.wait_until(fed.running, what="the federation to start")
-    ports = {"rti": fed.endpoint} | {n: fed.data_endpoint(n) for n in ("relay", "sink")}
+    ports = {"rti": fed.endpoint} | {n: fed.data_endpoint(n) for n in ("src", "relay", "sink")}
+    server_pk = cz.raw(federation_keys(fed.secret, fed.fid).public)
+    handler = zap(transport.context())  # (the RTI and the federates share this process's)
+    denied0 = handler.denied
     rng = random.Random(2121)
     t0 = time.monotonic()
+    counts: dict[str, dict[str, int]] = {}
     for name, endpoint in ports.items():
-        _spray(int(endpoint.rsplit(":", 1)[1]), _frames(rng), 10_000)
+        counts[name] = n = _spray(int(endpoint.rsplit(":", 1)[1]), _frames(rng, server_pk), 10_000)
+        assert n["frames"] >= 10_000
+        # the strangers' HELLOs were valid: the servers answered them (the test can fail)
+        assert n["welcomed"] >= 0.95 * n["deep"], (name, n)
         assert fed.rti_error is None and not fed.errors, (name, fed.rti_error, fed.errors)
         assert fed.server.phase == "running"
-    print(f"\n30,000 frames at three ports in {time.monotonic() - t0:.1f} s; "
-          f"the RTI refused {fed.server.status()['handshakes_refused']} handshakes")
+    refused = fed.server.status()["handshakes_refused"]
+    print(f"\n{sum(c['frames'] for c in counts.values()):,} frames at four ports in {time.monotonic() - t0:.1f} s "
+          f"({', '.join(f'{n}: {c}' for n, c in counts.items())}); the RTI refused {refused} handshakes; "
+          f"{handler.denied - denied0} keys refused after a WELCOME")
     # libzmq reports most refusals as failed handshakes; bytes that are not ZMTP at all and
-    # frames over the size limit end as a plain close (6 kinds of 8 are reported)
-    assert fed.server.status()["handshakes_refused"] >= 5_000
+    # frames over the size limit end as a plain close (11 kinds of 13 are reported)
+    assert refused >= 5_000
+    # a stranger's own key, well presented, reached the key check and was refused there
+    own_keys = sum(c["welcomed"] for c in counts.values()) / len(AFTER_WELCOME)
+    assert handler.denied - denied0 >= 0.9 * own_keys, (handler.denied - denied0, own_keys)
     fed.schedulers["src"].request_stop()
     fed.wait(30)
     assert fed.rti_error is None and not fed.errors, (fed.rti_error, fed.errors)
