@@ -20,6 +20,8 @@ In one process::
 Every field of :class:`Args` is a parameter (``--param num_samplers=4``). Asynchronous,
 and still deterministic: one ``seed`` gives the same weights in one process and
 federated, however fast each process runs (with one torch thread: ``OMP_NUM_THREADS=1``).
+``backend=envpool`` steps the samplers' copies with EnvPool's C++ engine (``auto``: EnvPool
+where it has the environment): as deterministic, other episodes than gymnasium's.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from reactorfed import ms
 from reactorfed.rl import RunConfig
 from reactorfed.rl.appo_config import APPOConfig
 from reactorfed.rl.async_plan import AsyncPlan
+from reactorfed.rl.backends import Backend
 
 
 @dataclass(frozen=True)
@@ -39,6 +42,7 @@ class Args:
     num_samplers: int = 2
     num_envs: int = 4  # environment copies per sampler
     num_steps: int = 32  # rows per fragment
+    backend: Backend = "gymnasium"  # what steps the copies: gymnasium, envpool or auto
     period_ms: int = 10  # logical time between two fragments of one sampler
     weights_delay_ms: int = 10  # logical time from the learner's send to the samplers
     total_timesteps: int = 200_000
@@ -74,7 +78,7 @@ class Main(AsyncPlan):
                         progress=args.progress, progress_every=args.progress_every)
         super().__init__(appo, args.env, num_samplers=args.num_samplers, num_envs=args.num_envs,
                          fragment_len=args.num_steps, period=ms(args.period_ms), weights_delay=ms(args.weights_delay_ms),
-                         run=run, seed=args.seed)
+                         run=run, seed=args.seed, backend=args.backend)
 
 
 if __name__ == "__main__":

@@ -19,7 +19,10 @@ In one process::
 
 Every field of :class:`Args` is a parameter: ``--param num_samplers=4``. The run is
 deterministic: one ``seed`` gives the same weights either way (with one torch thread:
-``OMP_NUM_THREADS=1``, or the same thread count everywhere).
+``OMP_NUM_THREADS=1``, or the same thread count everywhere). ``backend=envpool`` steps the
+samplers' copies with EnvPool's C++ engine (``pip install 'reactorfed[envpool]'``; ``auto``:
+EnvPool where it has the environment): as deterministic, but other episodes than
+gymnasium's for the same seed.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ import math
 from dataclasses import dataclass
 
 from reactorfed.rl import PPOConfig, RunConfig, SyncPlan
+from reactorfed.rl.backends import Backend
 
 
 @dataclass(frozen=True)
@@ -36,6 +40,7 @@ class Args:
     num_samplers: int = 2
     num_envs: int = 4  # environment copies per sampler
     num_steps: int = 32  # rows per fragment: a round is num_samplers * num_envs * num_steps steps
+    backend: Backend = "gymnasium"  # what steps the copies: gymnasium, envpool or auto
     total_timesteps: int = 100_000
     target_return: float = 475.0
     seed: int = 1
@@ -88,7 +93,7 @@ class Main(SyncPlan):
             curve=args.curve,
         )
         super().__init__(ppo, args.env, num_samplers=args.num_samplers, num_envs=args.num_envs,
-                         fragment_len=args.num_steps, run=run, seed=args.seed)
+                         fragment_len=args.num_steps, run=run, seed=args.seed, backend=args.backend)
 
 
 if __name__ == "__main__":

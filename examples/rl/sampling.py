@@ -13,7 +13,12 @@ The collector reports its throughput at the end (``reactorfed: result of ...``).
 
 ``num_envs`` (fragments only): each sampler steps that many copies of its environment as
 a batch (CartPole has a native vectorised implementation, ~2.5x the steps per second of
-one environment); ``steps`` counts environment steps in all copies.
+one environment); ``steps`` counts environment steps in all copies. ``backend``: what
+steps them, gymnasium's vector environments or EnvPool's C++ engine (``envpool``, or
+``auto``: EnvPool where it is installed and has the environment; ``bench/envpool.py``
+compares the two)::
+
+    reactorfed launch examples/rl/sampling.py:Main --fast --param pattern=fragment --param num_envs=16 --param backend=envpool
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from reactorfed import Reactor, bank, each
+from reactorfed.rl.backends import Backend
 from reactorfed.rl.samplers import Collector, EnvSampler
 
 
@@ -33,6 +39,7 @@ class Args:
     fragment: int = 100
     steps: int = 2000
     num_envs: int = 1
+    backend: Backend = "gymnasium"
 
 
 class Main(Reactor):
@@ -53,6 +60,7 @@ class Main(Reactor):
             fragment=frag,
             closed_loop=closed,
             num_envs=args.num_envs,
+            backend=args.backend,
         )
         self.collector = Collector(args.num_samplers, rounds=per_sampler if closed else 0)
         self.connect(self.samplers.fragment, self.collector.fragments)

@@ -38,6 +38,7 @@ import numpy as np
 from .. import Reactor, Timer, bank, each, ms, reaction
 from ..errors import ValidationError
 from ..port import PortReader, PortWriter
+from .backends import BACKENDS
 from .plan_learner import PlanLearner
 from .plan_sampler import PlanSampler, sampler_seed
 from .policy import Algorithm, SpaceInfo
@@ -59,8 +60,8 @@ class AsyncSampler(PlanSampler):
     tick = Timer(offset="offset", period="period")
 
     def __init__(self, algo: Algorithm, env: str, space: SpaceInfo, num_envs: int, fragment_len: int,
-                 seed: int, offset: int, period: int) -> None:
-        super().__init__(algo, env, space, num_envs, fragment_len, seed)
+                 seed: int, offset: int, period: int, backend: str = "gymnasium") -> None:
+        super().__init__(algo, env, space, num_envs, fragment_len, seed, backend)
         self.offset, self.period = offset, period
         self.loaded = False
 
@@ -97,7 +98,8 @@ class AsyncPlan(Reactor):
     """The asynchronous plan for ``algo`` on ``env``: ``num_samplers`` samplers of
     ``num_envs`` copies, ``fragment_len`` rows a fragment, one every ``period`` each,
     weights reaching them ``weights_delay`` after the learner sends them. A federated run
-    puts each sampler and the learner in its own process.
+    puts each sampler and the learner in its own process. ``backend`` steps the samplers'
+    copies (:mod:`~reactorfed.rl.backends`).
 
     Subclass it for a program with its own settings (``super().__init__(...)``), and set
     :attr:`Sampler` for samplers of your own (an :class:`AsyncSampler` subclass)."""
@@ -106,15 +108,18 @@ class AsyncPlan(Reactor):
 
     def __init__(self, algo: Algorithm, env: str, *, num_samplers: int = 2, num_envs: int = 4,
                  fragment_len: int = 32, period: int = ms(10), weights_delay: int = ms(10),
-                 run: RunConfig | None = None, seed: int = 0) -> None:
+                 run: RunConfig | None = None, seed: int = 0, backend: str = "gymnasium") -> None:
         for name, value in (("num_samplers", num_samplers), ("num_envs", num_envs), ("fragment_len", fragment_len),
                             ("period", period), ("weights_delay", weights_delay)):
             if not isinstance(value, int) or value < 1:
                 raise ValidationError(f"{self.fqn}: {name} must be an int >= 1, got {value!r}")
+        if backend not in BACKENDS:
+            raise ValidationError(f"{self.fqn}: backend must be one of {BACKENDS}, got {backend!r}")
         space = SpaceInfo.of_env(env)
         self.samplers = bank(self.Sampler, num_samplers, algo, env, space, num_envs, fragment_len,
                              seed=each(lambda i: sampler_seed(seed, i)),
-                             offset=each(lambda i: weights_delay + i * period // num_samplers), period=period)
+                             offset=each(lambda i: weights_delay + i * period // num_samplers), period=period,
+                             backend=backend)
         self.learner = AsyncLearner(num_samplers, algo, space, run=run, seed=seed)
         self.connect(self.samplers.fragment, self.learner.fragments)
         self.connect(self.learner.weights, self.samplers.weights, after=weights_delay, broadcast=True)

@@ -1,6 +1,7 @@
 """A plan's sampler reactor, whatever the plan: it builds its environments and its actor at
 startup (so a sampler process never imports torch), loads the weights that reach it, and
-packs a fragment of ``fragment_len`` rows from each of its ``num_envs`` environment copies.
+packs a fragment of ``fragment_len`` rows from each of its ``num_envs`` environment copies,
+stepped by ``backend`` (gymnasium's vector environments or EnvPool: :mod:`~reactorfed.rl.backends`).
 The plans differ only in when a fragment is sampled: the synchronous plan's sampler
 (:class:`~reactorfed.rl.sync_plan.SyncSampler`) samples as soon as weights arrive; the
 asynchronous one's (:class:`~reactorfed.rl.async_plan.AsyncSampler`) on its own timer,
@@ -12,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import STARTUP, Input, Output, Reactor, reaction
+from .backends import check_backend
 from .policy import Actor, Algorithm, SpaceInfo
 from .rollout import PolicyRunner, pack_rollout
 
@@ -36,15 +38,16 @@ class PlanSampler(Reactor):
     fragment: Output[np.ndarray] = Output(np.ndarray)
 
     def __init__(self, algo: Algorithm, env: str, space: SpaceInfo, num_envs: int, fragment_len: int,
-                 seed: int) -> None:
+                 seed: int, backend: str = "gymnasium") -> None:
+        check_backend(backend)
         self.algo, self.env, self.space = algo, env, space
-        self.num_envs, self.fragment_len, self.seed = num_envs, fragment_len, seed
+        self.num_envs, self.fragment_len, self.seed, self.backend = num_envs, fragment_len, seed, backend
         self.runner: PolicyRunner | None = None
         self.actor: Actor | None = None
 
     @reaction(triggers=[STARTUP])
     def start(self) -> None:
-        self.runner = PolicyRunner(self.env, self.num_envs, seed=self.seed)
+        self.runner = PolicyRunner(self.env, self.num_envs, seed=self.seed, backend=self.backend)
         self.actor = self.algo.make_actor(self.space, actor_seed(self.seed))
 
     def load(self, payload: np.ndarray | None) -> None:

@@ -7,7 +7,8 @@ environments reset a finished copy on the next step (next-step autoreset): that 
 observation is the final observation of the episode that ended, its action is ignored,
 and it is no transition (``resets``). Seeding follows
 :class:`~reactorfed.rl.vector.VectorEnvRunner`: the copies are reset with ``seed``
-(copy ``j`` with ``seed + j``).
+(copy ``j`` with ``seed + j``). ``backend`` says which engine steps them (gymnasium or
+EnvPool: :mod:`~reactorfed.rl.backends`); the rollouts mean the same under either.
 """
 
 from __future__ import annotations
@@ -18,8 +19,7 @@ from typing import Any, Protocol
 import gymnasium as gym
 import numpy as np
 
-from .envs import _register_ale, env_id
-from .vector import _vectorization_mode
+from .backends import make_vector_env
 
 __all__ = ["PolicyRunner", "Rollout", "pack_rollout", "rollout_dtype", "unpack_rollout"]
 
@@ -106,23 +106,21 @@ def unpack_rollout(rec: np.ndarray) -> Rollout:
 
 
 class PolicyRunner:
-    """Steps ``num_envs`` copies of one gymnasium environment (its native vector
-    implementation where there is one) with actions from an actor."""
+    """Steps ``num_envs`` copies of one environment with actions from an actor: gymnasium's
+    vector environment (its native vector implementation where there is one) or EnvPool's,
+    as ``backend`` says (``"gymnasium"``, ``"envpool"`` or ``"auto"``); :attr:`backend` is
+    the one used."""
 
-    def __init__(self, name: str, num_envs: int, seed: int = 0) -> None:
+    def __init__(self, name: str, num_envs: int, seed: int = 0, backend: str = "gymnasium") -> None:
         if not isinstance(num_envs, int) or num_envs < 1:
             raise ValueError(f"num_envs must be an int >= 1, got {num_envs!r}")
-        full = env_id(name)
-        if full.startswith("ALE/"):
-            _register_ale()
         self.name, self.num_envs, self.seed = name, num_envs, seed
-        self.env = gym.make_vec(full, num_envs=num_envs, vectorization_mode=_vectorization_mode(full))
+        self.env, obs, self.backend = make_vector_env(name, num_envs, seed, backend)
         space = self.env.single_observation_space
         if not isinstance(space, gym.spaces.Box):
             raise ValueError(f"{name}: a policy runner needs a Box observation space, not {space}")
         self.obs_shape: tuple[int, ...] = tuple(space.shape)
         self.obs_dtype: np.dtype[Any] = np.dtype(space.dtype)
-        obs, _ = self.env.reset(seed=seed)
         self.obs = np.asarray(obs, dtype=self.obs_dtype)
         self.episode_return = np.zeros(num_envs, dtype=np.float64)
         self._resetting = np.zeros(num_envs, dtype=np.bool_)

@@ -14,7 +14,8 @@ truncated and the episode's return, one row per step), as a learner needs it. A
 * ``fragment`` (``fragment > 0``): every sampler emits ``fragment``-row records;
   with ``num_envs > 1`` each sampler steps that many copies of its environment as a
   batch (:class:`~reactorfed.rl.vector.VectorEnvRunner`) and a record is shaped
-  ``(fragment, num_envs)``.
+  ``(fragment, num_envs)``; ``backend`` says what steps them (gymnasium's vector
+  environments or EnvPool: :mod:`~reactorfed.rl.backends`).
 
 The collector measures throughput in its own process: from its startup reaction
 (samplers start work one microstep later) to the last record received.
@@ -51,10 +52,11 @@ class EnvSampler(Reactor):
         fragment: int = 0,
         closed_loop: bool = False,
         num_envs: int = 1,
+        backend: str = "gymnasium",
     ) -> None:
         if num_envs > 1 and not fragment:
             raise ValueError(f"a sampler of {num_envs} environments emits fragments: give fragment > 0")
-        self.runner = make_runner(env, seed, num_envs)
+        self.runner = make_runner(env, seed, num_envs, backend)
         self.steps = steps  # rows: with num_envs copies, each row is num_envs environment steps
         self.fragment_len = fragment
         self.closed_loop = closed_loop

@@ -29,6 +29,7 @@ import numpy as np
 from .. import Reactor, bank, each, reaction
 from ..errors import ValidationError
 from ..port import PortReader, PortWriter
+from .backends import BACKENDS
 from .plan_learner import PlanLearner
 from .plan_sampler import PlanSampler, sampler_seed
 from .policy import Algorithm, SpaceInfo
@@ -60,17 +61,21 @@ class SyncPlan(Reactor):
     """The synchronous plan for ``algo`` on ``env``: ``num_samplers`` samplers of ``num_envs``
     copies, ``fragment_len`` rows each per round, one learner. A federated run puts each
     sampler and the learner in its own process (they are the main reactor's children).
+    ``backend`` steps the samplers' copies (:mod:`~reactorfed.rl.backends`).
 
     Subclass it for a program with its own settings (``super().__init__(...)``)."""
 
     def __init__(self, algo: Algorithm, env: str, *, num_samplers: int = 2, num_envs: int = 4,
-                 fragment_len: int = 32, run: RunConfig | None = None, seed: int = 0) -> None:
+                 fragment_len: int = 32, run: RunConfig | None = None, seed: int = 0,
+                 backend: str = "gymnasium") -> None:
         for name, value in (("num_samplers", num_samplers), ("num_envs", num_envs), ("fragment_len", fragment_len)):
             if not isinstance(value, int) or value < 1:
                 raise ValidationError(f"{self.fqn}: {name} must be an int >= 1, got {value!r}")
+        if backend not in BACKENDS:
+            raise ValidationError(f"{self.fqn}: backend must be one of {BACKENDS}, got {backend!r}")
         space = SpaceInfo.of_env(env)
         self.samplers = bank(SyncSampler, num_samplers, algo, env, space, num_envs, fragment_len,
-                             seed=each(lambda i: sampler_seed(seed, i)))
+                             seed=each(lambda i: sampler_seed(seed, i)), backend=backend)
         self.learner = SyncLearner(num_samplers, algo, space, run=run, seed=seed)
         self.connect(self.samplers.fragment, self.learner.fragments)
         self.connect(self.learner.weights, self.samplers.weights, after=0, broadcast=True)

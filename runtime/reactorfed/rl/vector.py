@@ -16,6 +16,9 @@ Seeding follows :class:`~reactorfed.rl.envs.EnvRunner`: copy ``k`` is reset with
 gymnasium's vector environments reset a finished copy on the *next* step (its action is
 ignored, its reward is 0): that row of a fragment is no transition, and
 :attr:`VectorFragment.resets` marks it.
+
+``backend="envpool"`` (or ``"auto"``) steps the copies with EnvPool's C++ engine instead
+(:mod:`~reactorfed.rl.backends`): the same layout and meaning, other random draws.
 """
 
 from __future__ import annotations
@@ -23,10 +26,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import gymnasium as gym
 import numpy as np
 
-from .envs import EnvRunner, _Actions, _obs_converter, _register_ale, env_id, record_dtype
+from .backends import make_vector_env, resolve_backend, vectorization_mode
+from .envs import EnvRunner, _Actions, _obs_converter, env_id, record_dtype
 
 __all__ = ["VectorEnvRunner", "VectorFragment", "make_runner"]
 
@@ -58,26 +61,21 @@ class VectorFragment:
         return int(self.rewards.size)
 
 
-def _vectorization_mode(full_id: str) -> str:
-    spec = gym.spec(full_id)
-    return "vector_entry_point" if spec.vector_entry_point is not None else "sync"
-
-
 class VectorEnvRunner:
     """Steps ``num_envs`` copies of one environment with seeded random actions;
-    ``rollout(n)`` returns an ``n``-row :class:`VectorFragment`."""
+    ``rollout(n)`` returns an ``n``-row :class:`VectorFragment`. ``backend`` (``"gymnasium"``,
+    ``"envpool"`` or ``"auto"``: :mod:`~reactorfed.rl.backends`) steps them; :attr:`backend`
+    is the one used."""
 
-    def __init__(self, name: str, num_envs: int, seed: int = 0) -> None:
+    def __init__(self, name: str, num_envs: int, seed: int = 0, backend: str = "gymnasium") -> None:
         if not isinstance(num_envs, int) or num_envs < 1:
             raise ValueError(f"num_envs must be an int >= 1, got {num_envs!r}")
         self.name = name
         self.num_envs = num_envs
         self.seed = seed
-        full = env_id(name)
-        if full.startswith("ALE/"):
-            _register_ale()
-        self.mode = _vectorization_mode(full)
-        self.env = gym.make_vec(full, num_envs=num_envs, vectorization_mode=self.mode)
+        self.env, obs, self.backend = make_vector_env(name, num_envs, seed, backend)
+        #: gymnasium's vectorization mode ("vector_entry_point" or "sync"), or "envpool"
+        self.mode = "envpool" if self.backend == "envpool" else vectorization_mode(env_id(name))
         self.rng = np.random.default_rng(seed)
         single_obs = self.env.single_observation_space
         self._convert, self.obs_shape, self.obs_dtype = _obs_converter(single_obs)
@@ -85,7 +83,6 @@ class VectorEnvRunner:
         self.num_actions = a.num_actions
         #: a row of :meth:`record`: every copy's step (see :func:`~reactorfed.rl.envs.record_dtype`)
         self.record_dtype = record_dtype(self.obs_shape, self.obs_dtype, a.shape, a.dtype, vector=True)
-        obs, _ = self.env.reset(seed=seed)
         self.obs: np.ndarray = self._as_array(obs)
         self.episode_return = np.zeros(num_envs, dtype=np.float64)
         self._resetting = np.zeros(num_envs, dtype=np.bool_)  # ended at the last step: reset at the next
@@ -161,7 +158,10 @@ class VectorEnvRunner:
         self.env.close()
 
 
-def make_runner(name: str, seed: int = 0, num_envs: int = 1) -> EnvRunner | VectorEnvRunner:
-    """The runner a sampler of ``num_envs`` copies uses: one :class:`EnvRunner`, or a
-    :class:`VectorEnvRunner` for more than one copy."""
-    return VectorEnvRunner(name, num_envs, seed=seed) if num_envs > 1 else EnvRunner(name, seed=seed)
+def make_runner(name: str, seed: int = 0, num_envs: int = 1, backend: str = "gymnasium") -> EnvRunner | VectorEnvRunner:
+    """The runner a sampler of ``num_envs`` copies uses: one :class:`EnvRunner` (gymnasium's
+    single environment), or a :class:`VectorEnvRunner` for more than one copy, or whenever
+    EnvPool steps them (a vector engine: one copy is a vector of one, records ``(n, 1)``)."""
+    if num_envs > 1 or resolve_backend(name, backend)[0] == "envpool":
+        return VectorEnvRunner(name, num_envs, seed=seed, backend=backend)
+    return EnvRunner(name, seed=seed)
