@@ -15,12 +15,19 @@ from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from .policy import Learner
+from typing import Any, Protocol
 
 __all__ = ["RunConfig", "TrainingLog", "learner_result", "verdict"]
+
+
+class Trained(Protocol):
+    """What a result reads of a learner (an on-policy :class:`~reactorfed.rl.policy.Learner`
+    or a :class:`~reactorfed.rl.replay_policy.ReplayLearner`)."""
+
+    env_steps: int
+    updates: int
+
+    def digest(self) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -88,8 +95,8 @@ class TrainingLog:
 
     def show(self, iteration: int, env_steps: int, stats: Mapping[str, float]) -> None:
         dt = max(self.seconds, 1e-9)
-        extra = "  ".join(f"{k} {stats[k]:.4g}" for k in ("policy_loss", "value_loss", "entropy", "approx_kl")
-                          if k in stats)
+        extra = "  ".join(f"{k} {stats[k]:.4g}" for k in ("policy_loss", "value_loss", "entropy", "approx_kl",
+                                                                "loss", "q_mean") if k in stats)
         print(f"iter {iteration:5d}/{self.run.iterations}  steps {env_steps:7d}  episodes {self.episodes:5d}  "
               f"return(100) {self.mean_return:6.1f}  {extra}  {env_steps / dt:7.0f} steps/s",
               file=sys.stderr, flush=True)
@@ -115,7 +122,7 @@ class TrainingLog:
         return out
 
 
-def learner_result(learner: Learner, log: TrainingLog, run: RunConfig, iteration: int,
+def learner_result(learner: Trained, log: TrainingLog, run: RunConfig, iteration: int,
                    resumed_from: int) -> dict[str, Any]:
     """What a plan's learner reports at the end: iterations, env steps, returns, when the
     target was reached, the weights' digest, the checkpoint."""
