@@ -14,6 +14,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .._lazy import lazy_attributes
+from .apex_config import ApexDQNConfig
+from .apex_learner import ApexLearner
+from .apex_plan import ApexPlan, ApexSampler, priority_lag_bound, weights_lag_bound
 from .buffer import Batch, ReplayBuffer
 from .envs import (
     ATARI_GAMES,
@@ -29,15 +32,22 @@ from .envs import (
 )
 from .gae import gae, lambda_returns
 from .mlp_actor import MLPActor
+from .nstep import NStepBuilder, transition_dtype
 from .policy import Actor, Algorithm, Learner, SpaceInfo
 from .ppo_config import PPOConfig
+from .prioritized_replay import PrioritizedReplay, annealed_beta, importance_weights
+from .q_actor import QActor, apex_epsilons
+from .replay_policy import ReplayActor, ReplayAlgorithm, ReplayBatch, ReplayConfig, ReplayLearner
+from .replay_shard import ReplayShard
 from .rollout import PolicyRunner, Rollout, pack_rollout, unpack_rollout
+from .sum_tree import SumTree
 from .sync_plan import SyncLearner, SyncPlan, SyncSampler
 from .training import RunConfig, TrainingLog
 from .vector import VectorEnvRunner, VectorFragment, make_runner
 
 if TYPE_CHECKING:
     from .actor_critic import ActorCritic
+    from .apex_dqn import ApexDQNLearner, double_q_target, weighted_td_loss
     from .dqn import DQNConfig, DQNLearner, EpsilonGreedy, linear_schedule, make_qnetwork
     from .elastic_learner import ElasticDQNLearnerReactor
     from .learner import DQNLearnerReactor, QSampler, TrainConfig
@@ -59,6 +69,7 @@ _LAZY = {
     **dict.fromkeys(["DQNLearnerReactor", "QSampler", "TrainConfig"], "learner"),
     **dict.fromkeys(["DQNConfig", "DQNLearner", "EpsilonGreedy", "linear_schedule", "make_qnetwork"], "dqn"),
     "ActorCritic": "actor_critic",
+    **dict.fromkeys(["ApexDQNLearner", "double_q_target", "weighted_td_loss"], "apex_dqn"),
     "ElasticDQNLearnerReactor": "elastic_learner",
     **dict.fromkeys(["PPOLearner", "clipped_surrogate_loss", "value_loss"], "ppo"),
     **dict.fromkeys(["AtariQNetwork", "QNetwork", "Weights", "default_device", "flat_weights", "get_weights",
@@ -74,6 +85,11 @@ __all__ = [
     "Actor",
     "ActorCritic",
     "Algorithm",
+    "ApexDQNConfig",
+    "ApexDQNLearner",
+    "ApexLearner",
+    "ApexPlan",
+    "ApexSampler",
     "AtariQNetwork",
     "Batch",
     "DQNConfig",
@@ -85,15 +101,25 @@ __all__ = [
     "Fragment",
     "Learner",
     "MLPActor",
+    "NStepBuilder",
     "PPOConfig",
     "PPOLearner",
     "PolicyRunner",
+    "PrioritizedReplay",
+    "QActor",
     "QNetwork",
     "QSampler",
+    "ReplayActor",
+    "ReplayAlgorithm",
+    "ReplayBatch",
     "ReplayBuffer",
+    "ReplayConfig",
+    "ReplayLearner",
+    "ReplayShard",
     "Rollout",
     "RunConfig",
     "SpaceInfo",
+    "SumTree",
     "SyncLearner",
     "SyncPlan",
     "SyncSampler",
@@ -102,13 +128,17 @@ __all__ = [
     "VectorEnvRunner",
     "VectorFragment",
     "Weights",
+    "annealed_beta",
+    "apex_epsilons",
     "clipped_surrogate_loss",
     "default_device",
+    "double_q_target",
     "env_id",
     "flat_weights",
     "gae",
     "get_weights",
     "greedy_action",
+    "importance_weights",
     "lambda_returns",
     "linear_schedule",
     "load_flat_weights",
@@ -118,9 +148,13 @@ __all__ = [
     "make_runner",
     "pack_fragment",
     "pack_rollout",
+    "priority_lag_bound",
     "record_dtype",
     "set_weights",
+    "transition_dtype",
     "unpack_fragment",
     "unpack_rollout",
     "value_loss",
+    "weighted_td_loss",
+    "weights_lag_bound",
 ]
