@@ -1,0 +1,109 @@
+"""Ape-X DQN on CartPole-v1, trained by reactors under the asynchronous-replay plan: copy
+this to start your own.
+
+2 samplers each step 4 copies of CartPole ``num_steps`` rows every ``period_ms`` of
+logical time, staggered, each copy exploring with its own epsilon (Ape-X's
+``0.4^(1 + 7 i / 7)`` over the 8 copies); they turn the rows into 3-step transitions,
+prioritise them with their copy of the network and push them into their replay shard
+(sampler i -> shard i mod ``num_shards``). Every ``learn_period_ms`` the learner takes a
+prioritized batch the shards drew for it ``prefetch`` updates earlier, takes one double
+Q-learning step weighted by the importance weights, sends the shards the new priorities
+(|TD error|) and, every ``weights_every`` updates, the samplers its weights, which reach
+them ``weights_delay_ms`` later. Training stops once the last 100 training episodes
+average ``target_return`` (exploring copies included), or after about ``total_timesteps``
+steps.
+
+Federated (the RTI, one process per sampler, per shard and for the learner)::
+
+    reactorfed launch examples/rl/apex_dqn_cartpole.py:Main --fast
+
+In one process::
+
+    reactorfed run examples/rl/apex_dqn_cartpole.py:Main --fast
+
+Every field of :class:`Args` is a parameter (``--param num_shards=1``). Asynchronous, and
+still deterministic: one ``seed`` gives the same weights in one process and federated,
+however fast each process runs (with one torch thread: ``OMP_NUM_THREADS=1``). The
+replay ratio is fixed by logical time: ``batch_size`` draws every ``learn_period_ms``
+against ``num_samplers * num_envs * num_steps`` steps every ``period_ms``.
+``backend=envpool`` steps the samplers' copies with EnvPool's C++ engine (``auto``: EnvPool
+where it has the environment): as deterministic, other episodes than gymnasium's.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from reactorfed import ms
+from reactorfed.rl import RunConfig
+from reactorfed.rl.apex_config import ApexDQNConfig
+from reactorfed.rl.apex_plan import ApexPlan
+from reactorfed.rl.backends import Backend
+from reactorfed.rl.replay_policy import ReplayConfig
+
+
+@dataclass(frozen=True)
+class Args:
+    env: str = "CartPole-v1"
+    num_samplers: int = 2
+    num_shards: int = 2
+    num_envs: int = 4  # environment copies per sampler, each an actor with its own epsilon
+    num_steps: int = 16  # rows per fragment
+    backend: Backend = "gymnasium"  # what steps the copies: gymnasium, envpool or auto
+    period_ms: int = 16  # logical time between two fragments of one sampler
+    learn_period_ms: int = 1  # logical time between two learner updates
+    prefetch: int = 2  # the learner asks for the batch of the update this many ahead
+    weights_every: int = 4  # learner updates between two broadcasts
+    weights_delay_ms: int = 16  # logical time from the learner's send to the samplers
+    total_timesteps: int = 100_000
+    target_return: float = 195.0
+    seed: int = 1
+    checkpoint: str = "runs/apex_dqn_cartpole.pt"
+    checkpoint_every: int = 1000
+    resume: bool = False
+    progress: bool = True
+    progress_every: int = 500
+    # Ape-X DQN
+    learning_rate: float = 5e-4
+    gamma: float = 0.99
+    n_step: int = 3
+    target_update_interval: int = 500
+    max_grad_norm: float = 10.0
+    hidden: tuple[int, ...] = (128, 128)
+    epsilon: float = 0.4
+    epsilon_alpha: float = 7.0
+    # prioritized replay
+    buffer_size: int = 50_000
+    batch_size: int = 64
+    learning_starts: int = 1_000
+    alpha: float = 0.6
+    beta0: float = 0.4
+    beta_steps: int = 10_000
+
+
+class Main(ApexPlan):
+    def __init__(self, args: Args = Args()) -> None:
+        dqn = ApexDQNConfig(learning_rate=args.learning_rate, gamma=args.gamma, n_step=args.n_step,
+                            target_update_interval=args.target_update_interval, max_grad_norm=args.max_grad_norm,
+                            hidden=args.hidden, epsilon=args.epsilon, epsilon_alpha=args.epsilon_alpha)
+        replay = ReplayConfig(capacity=args.buffer_size, alpha=args.alpha, beta0=args.beta0,
+                              beta_steps=args.beta_steps, batch_size=args.batch_size,
+                              learning_starts=args.learning_starts)
+        # env steps per learner update, fixed by logical time: the updates that fit in the budget
+        per_update = (args.num_samplers * args.num_envs * args.num_steps * args.learn_period_ms / args.period_ms)
+        iterations = max(1, math.ceil((args.total_timesteps - args.learning_starts) / per_update))
+        run = RunConfig(iterations=iterations, target_return=args.target_return, checkpoint=args.checkpoint,
+                        checkpoint_every=args.checkpoint_every, resume=args.resume, progress=args.progress,
+                        progress_every=args.progress_every)
+        super().__init__(dqn, args.env, num_samplers=args.num_samplers, num_shards=args.num_shards,
+                         num_envs=args.num_envs, fragment_len=args.num_steps, period=ms(args.period_ms),
+                         learn_period=ms(args.learn_period_ms), prefetch=args.prefetch,
+                         weights_every=args.weights_every, weights_delay=ms(args.weights_delay_ms), replay=replay,
+                         run=run, seed=args.seed, backend=args.backend)
+
+
+if __name__ == "__main__":
+    from reactorfed import Environment
+
+    Environment(fast=True).run(Main())
