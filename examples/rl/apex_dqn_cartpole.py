@@ -21,6 +21,11 @@ In one process::
 
     reactorfed run examples/rl/apex_dqn_cartpole.py:Main --fast
 
+Measured once here (2 cores shared with other work, load average about 17, seed 1): the
+last 100 training episodes averaged 198 after 29,161 env steps and 3,590 updates, in 29 s
+of training in one process (38 s wall) and 17 s federated (31 s wall for ``launch``:
+the RTI, 2 samplers, 2 shards, the learner), with the same weights both ways.
+
 Every field of :class:`Args` is a parameter (``--param num_shards=1``). Asynchronous, and
 still deterministic: one ``seed`` gives the same weights in one process and federated,
 however fast each process runs (with one torch thread: ``OMP_NUM_THREADS=1``). The
