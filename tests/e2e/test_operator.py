@@ -131,7 +131,8 @@ def test_apply_example_schedules_pods(installed: ControlPlane, operator: subproc
 def test_network_policy_fences_the_federation(installed: ControlPlane) -> None:
     """The policy as the API server stores it: selects the federation's pods, lets only
     them reach the RTI and data ports, and the metrics ports only from the operator's
-    namespace and the chart's metrics namespace; pods use the data port it names."""
+    namespace and the chart's metrics namespace; pods use the data port it names, and run
+    hardened (RuntimeDefault seccomp, no capabilities, a read-only root, no token)."""
     cp = installed
     obj = rfed(cp, NAME)
     pol = cp.get_json("networkpolicy", f"{NAME}-links", "-n", NAMESPACE)
@@ -151,6 +152,15 @@ def test_network_policy_fences_the_federation(installed: ControlPlane) -> None:
         cmd = pod["spec"]["containers"][0]["command"]
         if pod["metadata"]["labels"]["reactorfed.io/role"] != "rti":
             assert cmd[cmd.index("--data-port") + 1] == "15046"
+        # and each pod hardened, as the API server stores it
+        pod_spec = pod["spec"]
+        assert pod_spec["automountServiceAccountToken"] is False
+        assert pod_spec["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
+        assert pod_spec["securityContext"]["runAsNonRoot"] is True
+        for container in pod_spec["containers"]:
+            sc = container["securityContext"]
+            assert sc["capabilities"] == {"drop": ["ALL"]} and sc["readOnlyRootFilesystem"] is True
+            assert sc["allowPrivilegeEscalation"] is False
     # a policy edited by hand is put back on the next pass
     cp.kubectl("patch", "networkpolicy", f"{NAME}-links", "-n", NAMESPACE, "--type=json", "-p",
                json.dumps([{"op": "replace", "path": "/spec/ingress", "value": [{}]}]))  # fmt: skip
