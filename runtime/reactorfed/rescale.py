@@ -116,6 +116,12 @@ class Membership:
         #: processes its join tag): a join keeps it. In one process every sender sends to
         #: every slot, and a join drops what was sent while the member was absent.
         self.senders_filter = False
+        #: the members absent at the start, when not the banks' initial widths (a federate's:
+        #: the RTI's word, its own slot absent if its process joins: :meth:`set_initial`)
+        self._absent_at_start: set[tuple[str, int]] | None = None
+        #: the first tag this run processes, when not the start tag: a joiner's ADMIT tag
+        #: (its effective start tag; :meth:`begin_at`)
+        self.first: TagT | None = None
         #: messages dropped, queued for a member's ports at a tag where the incarnation
         #: they were sent to is not there (one process: sent while it was absent, or in
         #: flight at its leave; federated: in flight at its leave, which the core counts
@@ -172,13 +178,42 @@ class Membership:
                         raise ValidationError(f"{where}: bank {name} has width {n}, outside [{w.min}, {w.max}]")
         self._schedule = todo
 
+    def set_initial(self, absent: Iterable[tuple[str, int]]) -> None:
+        """The members (bank, bank index) absent at the start, instead of those past each
+        bank's initial width (before the run starts: a federate's driver, from the RTI's
+        START). Applied at the start itself, before anything is queued for them, not as a
+        change at the start tag (a joiner that connects late may have inputs of its own
+        queued by the time it processed that tag, and a leave there would drop them)."""
+        self._absent_at_start = set(absent)
+
+    def begin_at(self, sched: Scheduler, tag: TagT) -> None:
+        """This run processes no tag before ``tag`` (a joiner's ADMIT tag, before its run
+        starts): the changes posted for earlier tags (the record's, before it joined) apply
+        at ``tag``, in their order, and its startup events are queued there
+        (:meth:`reactorfed.scheduler.Scheduler.run`)."""
+        assert sched.current_tag < tag, f"{tag}: the run is at {sched.current_tag} already"
+        self.first = tag
+        moved = False
+        for t in [t for t in sched._events if t < tag]:
+            evs = sched._events[t]
+            if evs.pop(self._marker, _NONE) is not _NONE:
+                moved = True
+                if not evs:
+                    del sched._events[t]
+                    sched._eq.remove(t)
+        if moved:
+            heapq.heapify(sched._eq)
+            self._mark(sched, tag)
+
     def start(self, sched: Scheduler, start: int) -> None:
         """The run starts at ``start`` (its start events are queued): members past each
-        bank's initial width are absent from the start; the schedule's changes queued."""
+        bank's initial width (or :meth:`set_initial`'s) are absent from the start; the
+        schedule's changes queued."""
         rejoin = {(ch.bank, ch.index) for ch in self._schedule if ch.joined}
+        absent = self._absent_at_start
         for name, ms in self.banks.items():
             for i, m in enumerate(ms):
-                if i >= self._initial[name]:
+                if (i >= self._initial[name]) if absent is None else ((name, i) in absent):
                     self._leave(sched, m, (start, 0))
                 else:
                     m.was_present = True
@@ -193,6 +228,11 @@ class Membership:
         assert tag > sched.current_tag, f"a membership change at {tag}, after {sched.current_tag}"
         heapq.heappush(self._todo, (tag, bank, index, joined))
         self.due = self._todo[0][0]
+        first = self.first
+        self._mark(sched, tag if first is None or tag > first else first)
+
+    def _mark(self, sched: Scheduler, tag: TagT) -> None:
+        """An event at ``tag``, so that it is processed (and its changes applied)."""
         evs = sched._events.get(tag)
         if evs is None or self._marker not in evs:
             sched._post(tag, self._marker, None)
@@ -200,16 +240,17 @@ class Membership:
     # -- applying changes ---------------------------------------------------------------
     def apply(self, sched: Scheduler, tag: TagT, events: dict[Slot, Any]) -> None:
         """At the start of ``tag`` (its events ``events`` not yet fired): apply the changes
-        due, leaves first."""
+        due, in the order of their tags (several, at a joiner's first tag: the record's
+        before it), leaves first at each."""
         due: list[tuple[TagT, str, int, bool]] = []
         while self._todo and self._todo[0][0] <= tag:
             due.append(heapq.heappop(self._todo))
         self.due = self._todo[0][0] if self._todo else _FOREVER_T
         events.pop(self._marker, None)
-        for _t, bank, index, joined in sorted(due, key=lambda c: c[3]):
+        for at, bank, index, joined in sorted(due, key=lambda c: (c[0], c[3])):
             m = self.banks[bank][index]
-            self._last_change[bank] = tag
-            self.applied.append((tag, bank, index, joined))
+            self._last_change[bank] = at
+            self.applied.append((at, bank, index, joined))
             if joined:
                 self._join(sched, m, tag, events)
             else:

@@ -447,15 +447,30 @@ class Scheduler:
             # rank by level alone (no deadline-first order in such a federate).
             rank(self.program, by_deadline=False)
         if self.timeout is not None:
-            self.stop_tag = (start + self.timeout, 0)
-            self.stop_reason = "timeout"
+            # (lowered, not set: a replayed joiner learns its leave, its stop tag, at its
+            # ADMIT, inside start_time)
+            self.lower_stop_tag((start + self.timeout, 0), "timeout")
         prog = self.program
-        self._post((start, 0), prog.startup, None)
+        mem = self.membership
+        # The first tag this run processes: the start tag, or a joiner's effective start
+        # tag (its ADMIT's, elastic banks): the startup reactions run there, and the timers
+        # fire on their schedule from there (a joiner's own, its member's, are restarted
+        # from its join tag by the join: rescale.Membership).
+        first = mem.first if mem is not None and mem.first is not None else (start, 0)
+        if first <= self.stop_tag:
+            self._post(first, prog.startup, None)
         for tm in prog.timers:
-            if start + tm.offset <= self.stop_tag[0]:
-                self._post((start + tm.offset, 0), tm, None)
-        if self.membership is not None:
-            self.membership.start(self, start)
+            t = start + tm.offset
+            if (t, 0) < first:
+                if not tm.period:
+                    continue
+                t += -(-(first[0] - t) // tm.period) * tm.period
+                if (t, 0) < first:  # (first is at a later microstep of that time)
+                    t += tm.period
+            if t <= self.stop_tag[0]:
+                self._post((t, 0), tm, None)
+        if mem is not None:
+            mem.start(self, start)
         try:
             self._loop()
         finally:

@@ -193,8 +193,18 @@ def test_a_replayed_joiner_that_comes_late_gets_what_was_sent_before_its_address
     assert got == want, (got, want)
     coord = fed.coords["samplers[2]"]
     assert not coord.core.dropped
-    assert coord._sched is not None and coord._sched.membership is not None
-    assert coord._sched.membership.messages_dropped == 0
+    sched = coord._sched
+    assert sched is not None and sched.membership is not None
+    assert sched.membership.messages_dropped == 0
+    # Its scheduler began at its ADMIT's tag and ended at its leave: in [203 ms, 403 ms) its
+    # 20 steps (203 + 10k ms) and 40 weights (the learner's answers to the others' samples
+    # at 5 + 10k and to its own at 8 + 10k, 3 ms later), then 403 ms, its last (where its
+    # shutdown reactions, no-ops, run). It processed the federation's start tag too, empty,
+    # before it began at its ADMIT (62), and, with a timeout, went on to (403 ms, 1) after
+    # its leave (the timeout replaced the leave's stop tag)
+    assert sched.membership.first == (fed.coords["learner"].start + ms(203), 0)
+    assert sched.tags_processed == 61
+    assert sched.stop_reason == "left the federation"
 
 
 # -- what the RTI says, checked ---------------------------------------------------------------

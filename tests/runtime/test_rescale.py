@@ -192,3 +192,31 @@ def test_what_is_dropped_for_a_member_not_there_is_counted_and_a_federated_join_
     sched.set_membership([MemberChange(ms(13), 0, "samplers", 1, False)])
     env.run()
     assert sched.membership is not None and sched.membership.messages_dropped == 1
+
+
+def test_a_run_that_begins_at_a_later_tag_processes_nothing_before_it() -> None:
+    """A joiner's scheduler begins at its ADMIT tag (``Membership.begin_at``, which a
+    federate's driver calls before the run starts): no tag before it is processed, the
+    startup reactions run there, timers fire on their schedule from there, and the changes
+    posted for earlier tags (the record's, before it joined) apply there in their order.
+    Here on a whole program in one process: slot 2 joins at 5 ms and leaves at 8 ms, so it
+    is absent at 20 ms (applied leaves first, as one tag's changes, it was present)."""
+    start = ms(1000)
+    main = Main(initial=2)
+    env = Environment(fast=True, clock=VirtualClock(start), timeout=ms(50))
+    sched = env.assemble(main)
+    mem = sched.membership
+    assert mem is not None
+    mem.post(sched, (start + ms(5), 0), "samplers", 2, True)
+    mem.post(sched, (start + ms(8), 0), "samplers", 2, False)
+    mem.begin_at(sched, (start + ms(20), 0))
+    env.run()
+    assert mem.applied == [((start + ms(5), 0), "samplers", 2, True), ((start + ms(8), 0), "samplers", 2, False)]
+    assert [s.started for s in main.samplers] == [[ms(20)], [ms(20)], []]
+    # the timers (1 ms, then every 10) from 20 ms: 21, 31, 41
+    assert [r[0] for r in main.learner.rounds] == [ms(21), ms(31), ms(41)]
+    assert all(r[4] == (0, 1) and not r[5] for r in main.learner.rounds)
+    assert [s.n for s in main.samplers] == [3, 3, 0]
+    # 20 (the start of this run: changes, startup), 21, 24 (the weights), 31, 34, 41, 44, 50
+    # (the timeout's): none before 20, not 5 or 8 for the changes
+    assert sched.tags_processed == 8

@@ -3,9 +3,10 @@ membership messages, and a member's request to leave. The decisions are the core
 (:mod:`..coordination.federate_membership`); this module feeds it and the scheduler.
 
 - START (:meth:`FederateMembers.begin`): the RTI says which elastic slots are absent at
-  the start and whether this process is to join; its view wins over this program's own
-  initial widths (the digest does not cover them: a pod started later may have been given
-  another width), and is logged when they differ. A process that connects while the
+  the start and whether this process is to join (the scheduler takes that presence at
+  the start itself: :meth:`reactorfed.rescale.Membership.set_initial`); its view wins
+  over this program's own initial widths (the digest does not cover them: a pod started
+  later may have been given another width), and is logged when they differ. A process that connects while the
   federation runs is a joiner, whether its slot was present before or not (a new process
   for a slot whose process failed or left).
 - QUERY is answered by the core (its QUERY_REPLY goes out with the core's outbox), from
@@ -20,9 +21,12 @@ membership messages, and a member's request to leave. The decisions are the core
   before its ADMIT are its earlier incarnations': the core knows them, the scheduler does
   not (it has the slot absent from the start until the ADMIT's tag).
 - A joiner asks with JOIN_REQ once it has its START, and takes the record's CHANGEs, then
-  its ADMIT (to the core: its tag and counts), before its scheduler starts. A join of a
-  downstream peer opens a data link to it, at the address its CHANGE carries, or (a
-  replayed join, whose CHANGE went out at the start) its PEER.
+  its ADMIT (to the core: its tag and counts), before its scheduler starts. Its scheduler
+  starts at the ADMIT's tag, its effective start tag (LF's transient federates): it
+  processes no tag before, its startup reactions and timers begin there, and the record's
+  changes before it apply there in order. A join of a downstream peer opens a data link
+  to it, at the address its CHANGE carries, or (a replayed join, whose CHANGE went out at
+  the start) its PEER.
 - LOST: an upstream member's process failed (the RTI's verdict, after every grant it made
   before): the core stops waiting for what it sent (:meth:`..coordination.federate_core.FederateCore.on_peer_failed`).
 - REFUSED: a refused leave is logged and the member runs on; a refused join ends it.
@@ -95,9 +99,10 @@ class FederateMembers:
             log.info("%s: the RTI says this process %s", self.name,
                      "joins a running federation (a new process for its slot)" if join else "is present from the start")
         self.joiner = core.joining = join
-        # The scheduler had this program's widths, and its own slot present if within them:
-        # corrected at the start tag (before any reaction runs there). A joiner's slot is
-        # absent until its ADMIT (it runs no tag of an earlier incarnation).
+        # The scheduler has this program's widths, and its own slot present if within them:
+        # it takes the RTI's instead, from the start itself (before anything can be queued
+        # for its slots). A joiner's slot is absent until its ADMIT (it runs no tag of an
+        # earlier incarnation).
         mem = sched.membership
         assert mem is not None  # (a program with elastic banks has one)
         # Sends go only to the members present at the sender's tag (Outputs.send_present),
@@ -105,11 +110,7 @@ class FederateMembers:
         # this joiner's own slots when it reaches its join tag is its own (its first weights,
         # read before it processed that tag), not to be dropped there as in one process.
         mem.senders_filter = True
-        for f, (bank, i) in sorted(self._slot.items()):
-            here = f not in self._absent
-            there = f not in rti_absent and not (f == me and join)
-            if here != there:
-                mem.post(sched, (start, 0), bank, i, there)
+        mem.set_initial(slot for f, slot in sorted(self._slot.items()) if f in rti_absent or (f == me and join))
 
     def _names(self, slots: frozenset[int]) -> str:
         return ", ".join(self.names[f] for f in sorted(slots)) or "none"
@@ -150,6 +151,9 @@ class FederateMembers:
                 mem = sched.membership
                 assert mem is not None
                 bank, i = self._slot[core.me]
+                # Its scheduler starts at this tag, its effective start tag: no tag before
+                # it is processed (the record's changes so far apply there, in order).
+                mem.begin_at(sched, msg.tag)
                 mem.post(sched, msg.tag, bank, i, True)
                 if core.leaves is not None:  # its leave, known already (a replayed schedule)
                     mem.post(sched, core.leaves, bank, i, False)
