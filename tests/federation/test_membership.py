@@ -379,6 +379,7 @@ def test_replay_applies_the_recorded_tags() -> None:
     assert c.feds[0].granted == at(20)  # (20, 0) from slot 2 arrives at (20, 1)
     with pytest.raises(MembershipError, match="replayed"):
         c.request_leave(1)
+    # a replay is exempt from LF's physical-time term: asked 999 ns in, it joins at (20, 0)
     c.request_join(2, physical_time=START + 999)
     (adm,) = c.take_outbox()
     assert isinstance(adm, Admit) and adm.tag == at(20)

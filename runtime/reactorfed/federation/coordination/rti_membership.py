@@ -119,7 +119,15 @@ class RtiMembership:
     def request_join(self, m: int, physical_time: int | None = None) -> list[Grant]:
         """Slot ``m`` asks to join (its process connected; ``physical_time``: its clock
         at the request, LF's first term). Live: a round (or, before the start, the start
-        tag). Replayed: admitted at its recorded tag, if the schedule has it join next."""
+        tag). Replayed: admitted at its recorded tag, if the schedule has it join next.
+
+        A replay is exempt from the physical-time term (decided): it honours the recorded
+        tags exactly, whenever the process asks. Its join's tag held every grant back
+        until now (``load_schedule``), so no federate is past it, and nothing but the tag
+        decides what the joiner sees. Live, the term stays, ``--fast`` or not (the RTI does
+        not know how its federates run): a federation whose logical time lags physical
+        time (rounds ``after 0`` under ``--fast``, all at the start time) gets its joins at
+        or after the request's physical time, possibly after its training ended."""
         self._slot(m)
         name = self.layout.names[m]
         if self._schedule is not None:
@@ -261,6 +269,7 @@ class RtiMembership:
         what the core knows; the answers to the round cover what it does not."""
         assert self.start_time is not None
         t: TagT = (self.start_time, 0)
+        # (never for a replayed join, admitted at its recorded tag: see request_join)
         if joined and physical_time is not None and (physical_time, 0) > t:
             t = (physical_time, 0)
         # not before what the slot's last incarnation (or, leaving, this one) completed
