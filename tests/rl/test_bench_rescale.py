@@ -1,0 +1,108 @@
+"""bench/rescale.py: the learner's timeline it reads (the Q-learning example in one process),
+and what it reads off it (pure functions, on timelines made here). The benchmark itself
+(``python -m bench.rescale --quick --no-write``) starts 16 interpreters: minutes on 2 cores,
+too long for a test."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from bench.rescale_timeline import (
+    Row,
+    between,
+    first_with,
+    longest_pause,
+    median_gap_ms,
+    rows_of,
+    throughput,
+    transition,
+)
+
+from reactorfed import Environment
+from reactorfed.elastic import MemberChange
+
+from .conftest import load_example
+
+MS = 1_000_000
+ROUND = 100 * MS
+
+
+def _timeline(spec: list[tuple[int, int, list[int]]]) -> list[Row]:
+    """Rows from (wall ms, round, members), 10 env steps per member."""
+    return rows_of({"timeline": [[w * MS, r * ROUND, 0, 10 * len(m), m] for w, r, m in spec]})
+
+
+# 4 members every 10 ms; a join shows at 50 ms (members 4 and 5) after a 35 ms wait, then
+# 6 members every 20 ms; round 7 was asked again (nobody answered it)
+JOIN = _timeline([(0, 1, [0, 1, 2, 3]), (10, 2, [0, 1, 2, 3]), (20, 3, [0, 1, 2, 3]),
+                  (30, 4, [0, 1, 2, 3]), (65, 5, [0, 1, 2, 3, 4]), (85, 6, [0, 1, 2, 3, 4, 5]),
+                  (105, 8, [0, 1, 2, 3, 4, 5]), (125, 9, [0, 1, 2, 3, 4, 5])])
+
+
+def test_the_learner_keeps_a_row_per_iteration_with_its_members() -> None:
+    """The Q-learning example with ``timeline=true``, one process, a member joining at
+    round 3 (asked from the round after) and one leaving at round 6."""
+    q = load_example("qlearning")
+    params = {"num_samplers": 2, "max_samplers": 3, "round_ms": 100, "iterations": 8, "fragment_len": 5,
+              "updates_per_iteration": 1, "timeline": True}
+    main = q.Main(q.Args(**params))
+    env = Environment(fast=True)
+    env.assemble(main).set_membership([MemberChange(300 * MS, 0, "samplers", 2, True),
+                                       MemberChange(600 * MS, 0, "samplers", 0, False)])
+    res = env.run().results["Main.learner"]
+    rows = rows_of(dict(res))
+    assert len(rows) == res["iterations"] == 8
+    assert [r.tag_ns // ROUND for r in rows] == list(range(1, 9)) and all(r.microstep == 0 for r in rows)
+    assert [sorted(r.members) for r in rows] == [[0, 1]] * 3 + [[0, 1, 2]] * 2 + [[1, 2]] * 3
+    assert [r.steps for r in rows] == [5 * len(r.members) for r in rows]
+    assert sum(r.steps for r in rows) == res["env_steps"]
+    assert all(a.wall_ns <= b.wall_ns for a, b in itertools.pairwise(rows))
+    # without it, no timeline (the result a replay compares stays as it was)
+    plain = Environment(fast=True)
+    plain.assemble(q.Main(q.Args(**{**params, "timeline": False})))
+    assert set(plain.run().results["Main.learner"]) == set(res) - {"timeline"}
+
+
+def test_rows_need_the_learners_timeline() -> None:
+    with pytest.raises(ValueError, match="timeline=true"):
+        rows_of({"iterations": 3})
+    assert JOIN[4] == Row(65 * MS, 5 * ROUND, 0, 50, frozenset(range(5)))
+
+
+def test_first_sample_of_a_member_after_a_request() -> None:
+    assert first_with(JOIN, 4, 0) is JOIN[4]
+    assert first_with(JOIN, 5, 0) is JOIN[5]
+    assert first_with(JOIN, 0, 66 * MS) is JOIN[5]  # (not before the request)
+    assert first_with(JOIN, 7, 0) is None
+
+
+def test_a_change_runs_from_the_first_different_members_to_the_width_asked() -> None:
+    assert transition(JOIN, 25 * MS, frozenset(range(6))) == (4, 5)
+    with pytest.raises(ValueError, match="never changed"):
+        transition(JOIN, 90 * MS, frozenset(range(6)))
+    with pytest.raises(ValueError, match="exactly"):
+        transition(JOIN, 0, frozenset(range(8)))
+
+
+def test_longest_pause_in_wall_time_and_rounds_within_the_window() -> None:
+    p = longest_pause(JOIN, 4, 5, 2, ROUND)
+    assert p.longest_gap_ms == 35.0 and p.at == 0  # (30 -> 65 ms: the join's wait)
+    assert p.longest_gap_rounds == 2.0  # (round 6 -> 8 is within 2 iterations of the end)
+    narrow = longest_pause(JOIN, 4, 5, 0, ROUND)
+    assert narrow.longest_gap_rounds == 1.0 and narrow.longest_gap_ms == 35.0
+    # only the gaps that begin at or after a time: from the iteration at 65 ms on
+    late = longest_pause(JOIN, 4, 5, 2, ROUND, since_ns=40 * MS)
+    assert late.longest_gap_ms == 20.0 and late.at == 1 and late.longest_gap_rounds == 2.0
+    with pytest.raises(ValueError, match="no iterations"):
+        longest_pause(JOIN, 4, 5, 2, ROUND, since_ns=200 * MS)
+
+
+def test_throughput_and_iteration_of_a_phase() -> None:
+    before = between(JOIN, 0, 30 * MS)
+    assert [r.wall_ns // MS for r in before] == [0, 10, 20, 30]
+    assert throughput(before) == pytest.approx(3 * 40 / 0.030)  # (the first row's steps start the clock)
+    assert median_gap_ms(before) == 10.0
+    assert median_gap_ms(between(JOIN, 85 * MS, 200 * MS)) == 20.0
+    with pytest.raises(ValueError, match="too few"):
+        throughput(JOIN[:1])
