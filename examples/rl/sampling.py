@@ -15,7 +15,7 @@ The collector reports its throughput at the end (``reactorfed: result of ...``).
 a batch (CartPole has a native vectorised implementation, ~2.5x the steps per second of
 one environment); ``steps`` counts environment steps in all copies. ``backend``: what
 steps them, gymnasium's vector environments or EnvPool's C++ engine (``envpool``, or
-``auto``: EnvPool where it is installed and has the environment; ``bench/envpool.py``
+``auto``: EnvPool where it is installed and has the environment; ``bench/envpool_sampling.py``
 compares the two)::
 
     reactorfed launch examples/rl/sampling.py:Main --fast --param pattern=fragment --param num_envs=16 --param backend=envpool
@@ -64,5 +64,6 @@ class Main(Reactor):
         )
         self.collector = Collector(args.num_samplers, rounds=per_sampler if closed else 0)
         self.connect(self.samplers.fragment, self.collector.fragments)
+        self.connect(self.samplers.ready, self.collector.ready)
         if closed:
             self.connect(self.collector.go, self.samplers.go, after=0, broadcast=True)

@@ -5,7 +5,11 @@ choice of backend (``auto`` and its log line), and the plans and samplers taking
 
 from __future__ import annotations
 
+import json
 import logging
+import re
+import subprocess
+import sys
 from typing import Any
 
 import numpy as np
@@ -17,7 +21,7 @@ from reactorfed.federation.process.threads import run_threads
 from reactorfed.rl import PolicyRunner, PPOConfig, RunConfig, SyncPlan, VectorEnvRunner, make_runner
 from reactorfed.rl.envpool_env import envpool_installed, envpool_support
 
-from .conftest import load_example
+from .conftest import EXAMPLES, load_example
 
 needs_envpool = pytest.mark.skipif(
     not envpool_installed(),
@@ -217,3 +221,22 @@ def test_examples_take_the_backend() -> None:
         main = mod.Main(mod.Args(backend="envpool", checkpoint=""))
         assert all(s.backend == "envpool" for s in main.samplers)
     assert ppo.Main(ppo.Args(checkpoint="")).samplers[0].backend == "gymnasium"
+
+
+@needs_envpool
+@pytest.mark.slow
+def test_launched_samplers_build_their_envpool_in_their_own_process() -> None:
+    """Under ``reactorfed launch`` the federates are forked from a process that built the
+    program: an EnvPool built there would have lost its threads in the child, and the
+    first step would wait for them forever. Each sampler builds its own at startup."""
+    cmd = [sys.executable, "-m", "reactorfed.cli", "launch", f"{EXAMPLES / 'sampling.py'}:Main", "--fast"]
+    for k, v in {"env": "CartPole-v1", "pattern": "fragment", "fragment": 50, "steps": 4000, "num_envs": 4,
+                 "backend": "envpool"}.items():
+        cmd += ["--param", f"{k}={v}"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=180)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    found = re.findall(r"^\[collector\] reactorfed: result of Main\.collector: (\{.*\})$", proc.stdout, re.MULTILINE)
+    assert len(found) == 1 and json.loads(found[0])["steps"] == 4000, proc.stdout[-3000:]
+    for i in (0, 1):  # said by each sampler, in its own process
+        assert re.search(rf"^\[samplers\[{i}\]\] .*CartPole-v1 x4 \(seed 10{i}\): stepped by EnvPool", proc.stdout + proc.stderr,
+                         re.MULTILINE), proc.stderr[-3000:]

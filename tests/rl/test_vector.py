@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -72,13 +74,56 @@ def test_sampling_program_with_vectorised_samplers() -> None:
     Environment(fast=True).run(main)
     assert main.collector.result["steps"] == 800
     assert main.collector.result["rounds"] == 4  # 100 rows per sampler, 25 per fragment
-    holder: list[object] = []
+    holder: list[Any] = []
 
-    def factory() -> object:
+    def factory() -> Any:
         m = sampling.Main(sampling.Args(num_samplers=2, env="CartPole-v1", pattern="fragment", fragment=25, steps=800, num_envs=4))
         holder.append(m)
         return m
 
     run = run_threads(factory)
     run.raise_errors()
-    assert any(m.collector.result.get("steps") == 800 for m in holder)  # type: ignore[attr-defined]
+    assert any(m.collector.result.get("steps") == 800 for m in holder)
+
+
+def test_the_collector_times_from_when_every_sampler_is_built(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Samplers build their environments at startup (in their own process) and say so on
+    ``ready``: the collector's clock starts then, so a slow build is not timed, whatever
+    the order the program declares them in (here the collector first: its startup
+    reaction runs first), in one process and federated (in threads)."""
+    import time
+
+    from reactorfed import Reactor, bank, each
+    from reactorfed.rl import samplers
+    from reactorfed.rl.samplers import Collector
+
+    real = samplers.make_runner
+
+    def slow(*args: Any, **kwargs: Any) -> Any:
+        time.sleep(0.5)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(samplers, "make_runner", slow)
+
+    class CollectorFirst(Reactor):
+        def __init__(self) -> None:
+            self.collector = Collector(2)
+            self.samplers = bank(EnvSampler, 2, env="CartPole-v1", seed=each(lambda i: 100 + i), steps=200,
+                                 fragment=25, num_envs=4)
+            self.connect(self.samplers.fragment, self.collector.fragments)
+            self.connect(self.samplers.ready, self.collector.ready)
+
+    holder: list[CollectorFirst] = []
+
+    def factory() -> CollectorFirst:
+        holder.append(CollectorFirst())
+        return holder[-1]
+
+    assert all(s.runner is None for s in factory().samplers)  # not built with the program
+    t0 = time.perf_counter()
+    Environment(fast=True).run(holder[0])
+    assert time.perf_counter() - t0 > 1.0  # both builds happened in the run
+    run_threads(factory).raise_errors()
+    results = [holder[0].collector.result, next(m.collector.result for m in holder[1:] if m.collector.result)]
+    for result in results:
+        assert result["steps"] == 2 * 200 * 4 and result["seconds"] < 0.4, result

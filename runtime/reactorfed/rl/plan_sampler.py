@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import STARTUP, Input, Output, Reactor, reaction
-from .backends import check_backend
+from .backends import resolve_backend
 from .policy import Actor, Algorithm, SpaceInfo
 from .rollout import PolicyRunner, pack_rollout
 
@@ -39,7 +39,9 @@ class PlanSampler(Reactor):
 
     def __init__(self, algo: Algorithm, env: str, space: SpaceInfo, num_envs: int, fragment_len: int,
                  seed: int, backend: str = "gymnasium") -> None:
-        check_backend(backend)
+        # a wrong backend, or EnvPool where it cannot, said now; and EnvPool imported here, once
+        # before a launch's fork server forks the federates, not in each sampler's first fragment
+        resolve_backend(env, backend)
         self.algo, self.env, self.space = algo, env, space
         self.num_envs, self.fragment_len, self.seed, self.backend = num_envs, fragment_len, seed, backend
         self.runner: PolicyRunner | None = None

@@ -17,8 +17,14 @@ truncated and the episode's return, one row per step), as a learner needs it. A
   ``(fragment, num_envs)``; ``backend`` says what steps them (gymnasium's vector
   environments or EnvPool: :mod:`~reactorfed.rl.backends`).
 
-The collector measures throughput in its own process: from its startup reaction
-(samplers start work one microstep later) to the last record received.
+A sampler builds its environments in its startup reaction, in its own process: EnvPool
+and ALE's vector environments step on threads of their own, which a federate forked from
+``reactorfed launch``'s fork server (where the program is built) would not have. Each
+sampler then says it is ready (``ready``), and steps one microstep later.
+
+The collector measures throughput in its own process: from the moment every sampler is
+ready (or its own startup reaction, where no ``ready`` is connected) to the last record
+received. Building the environments is not timed, as Ray's actors' construction is not.
 """
 
 from __future__ import annotations
@@ -31,7 +37,9 @@ import numpy as np
 from .. import SHUTDOWN, STARTUP, Input, LogicalAction, Output, Reactor, reaction
 from ..action import ActionHandle
 from ..port import MultiReader, PortReader, PortWriter
-from .vector import make_runner
+from .backends import resolve_backend
+from .envs import EnvRunner
+from .vector import VectorEnvRunner, make_runner
 
 __all__ = ["Collector", "EnvSampler"]
 
@@ -42,6 +50,7 @@ class EnvSampler(Reactor):
 
     go: Input[object] = Input(object)
     fragment: Output[np.ndarray] = Output(np.ndarray)
+    ready: Output[bool] = Output(bool)
     again: LogicalAction[object] = LogicalAction(object)
 
     def __init__(
@@ -56,14 +65,18 @@ class EnvSampler(Reactor):
     ) -> None:
         if num_envs > 1 and not fragment:
             raise ValueError(f"a sampler of {num_envs} environments emits fragments: give fragment > 0")
-        self.runner = make_runner(env, seed, num_envs, backend)
+        resolve_backend(env, backend)  # a wrong backend, or EnvPool asked for where it cannot: said now
+        self.env, self.seed, self.num_envs, self.backend = env, seed, num_envs, backend
+        self.runner: EnvRunner | VectorEnvRunner | None = None  # built at startup, in the sampler's process
         self.steps = steps  # rows: with num_envs copies, each row is num_envs environment steps
         self.fragment_len = fragment
         self.closed_loop = closed_loop
         self.done = 0
 
-    @reaction(triggers=[STARTUP], effects=[again])
-    def start(self, again: ActionHandle) -> None:
+    @reaction(triggers=[STARTUP], effects=[ready, again])
+    def start(self, ready: PortWriter[bool], again: ActionHandle) -> None:
+        self.runner = make_runner(self.env, self.seed, self.num_envs, self.backend)
+        ready.set(True)
         if not self.closed_loop:
             again.schedule()
 
@@ -73,6 +86,7 @@ class EnvSampler(Reactor):
     ) -> None:
         if self.done >= self.steps:
             return
+        assert self.runner is not None
         n = min(self.fragment_len, self.steps - self.done) if self.fragment_len else 1
         fragment.set(self.runner.record(n))
         self.done += n
@@ -85,10 +99,12 @@ class Collector(Reactor):
 
     ``rounds`` (closed loop only) is the number of rounds to run. The measured
     result (steps, seconds, steps/s) is kept in :attr:`result` and reported at
-    shutdown (:meth:`~reactorfed.Reactor.report_result`).
+    shutdown (:meth:`~reactorfed.Reactor.report_result`). Connect the samplers'
+    ``ready`` to :attr:`ready` to time from when they are all built.
     """
 
     fragments: Input[np.ndarray] = Input(np.ndarray, width="n")
+    ready: Input[bool] = Input(bool, width="n")
     go: Output[object] = Output(object)
 
     def __init__(self, n: int, rounds: int = 0) -> None:
@@ -106,6 +122,12 @@ class Collector(Reactor):
         self.t0 = self.t_last = time.perf_counter()
         if self.rounds:
             go.set(True)
+
+    @reaction(triggers=[ready])
+    def samplers_ready(self) -> None:
+        # every sampler's startup (building its environments) is over: the timed part starts
+        # (their first step is one microstep later)
+        self.t0 = self.t_last = time.perf_counter()
 
     @reaction(triggers=[fragments], effects=[go])
     def gather(self, fragments: MultiReader[np.ndarray], go: PortWriter[object]) -> None:
