@@ -15,7 +15,8 @@ federate alone). For ``f`` in component ``C``:
 * a *bound term* for each federate ``v`` outside ``C`` with a link ``v -> w`` into ``C``:
   ``bound(v) + d(v, w) + path(w, f)`` (``path(f, f)`` the empty path), smallest over
   such links, where ``bound(v) = min(next(v), EIMT(v))`` is the earliest tag ``v`` could
-  send anything at.
+  send anything at. A ``v`` without upstream federates has ``next(v)`` for its bound:
+  its term is a next term (the sources of a fan-in: one group, as before).
 
 Both give the same minimum: a path into ``C`` enters it by one link and never leaves it
 again (or its federates would be in ``C``), adding a delay is monotone in the tag and in
@@ -67,22 +68,26 @@ class RtiBounds:
         #: the order bounds are followed in: how many federates reach f, f included
         self._rank = [len(ups[f]) + (f not in ups[f]) for f in range(n)]
         entering: dict[frozenset[int], list[tuple[int, int, Delay]]] = {}
-        self._relay = [False] * n  # whether f has a link out of its component
+        #: whether f has a link out of its component and an upstream (the bound of one
+        #: without is its next event: a next term, as a fan-in's sources are)
+        self._relay = [False] * n
         for lk in layout.links:
             if lk.src not in comp[lk.dst]:
                 entering.setdefault(comp[lk.dst], []).append((lk.src, lk.dst, link_delay(lk.delay)))
-                self._relay[lk.src] = True
+                self._relay[lk.src] = bool(ups[lk.src])
         self._group: list[_Group | None] = [None] * n  # None: no upstream, never waits
-        groups: dict[frozenset[tuple[int, Delay]], _Group] = {}
+        groups: dict[tuple[frozenset[tuple[int, Delay]], ...], _Group] = {}
         for f in range(n):
-            # a term's key: u for u's next event, n + v for v's bound
-            terms = {u: d for u, d in ups[f].items() if u in comp[f]}
+            nexts = {u: d for u, d in ups[f].items() if u in comp[f]}
+            bounds: dict[int, Delay] = {}
             for v, w, d in entering.get(comp[f], ()):
                 t = d if w == f else compose(d, path[w][f])
-                if n + v not in terms or t < terms[n + v]:
-                    terms[n + v] = t
-            if terms:
-                g = groups.setdefault(frozenset(terms.items()), _Group(terms))
+                terms = bounds if self._relay[v] else nexts
+                if v not in terms or t < terms[v]:
+                    terms[v] = t
+            if nexts or bounds:
+                key = (frozenset(nexts.items()), frozenset(bounds.items()))
+                g = groups.setdefault(key, _Group(nexts, bounds))
                 g.members.add(f)
                 g.scc_max = max(g.scc_max, len(layout.scc[f]))
                 if self._relay[f]:
@@ -93,9 +98,14 @@ class RtiBounds:
         self._feeds: list[list[tuple[_Group, Delay]]] = [[] for _ in range(n)]
         self._bfeeds: list[list[tuple[_Group, Delay]]] = [[] for _ in range(n)]
         for g in groups.values():
-            for k, d in g.upstream.items():
-                (self._feeds[k] if k < n else self._bfeeds[k - n]).append((g, d))
+            for u, d in g.upstream.items():
+                self._feeds[u].append((g, d))
+            for v, d in g.bounds.items():
+                self._bfeeds[v].append((g, d))
         self._groups = list(groups.values())
+        #: whether a move of u's next event may move a bound (u's, or a relay's of a group
+        #: with u's next term): else _refresh has nothing to follow
+        self._follows = [self._relay[u] or any(g.relays for g, _d in self._feeds[u]) for u in range(n)]
         self._order = sorted(range(n), key=self._rank.__getitem__)
         self._next: list[TagT] = [NEVER_T] * n
         self._bound: list[TagT] = [FOREVER_T] * n  # min(next, EIMT), kept for the relays
@@ -112,28 +122,33 @@ class RtiBounds:
             self._next[u] = new
             for g, d in self._feeds[u]:
                 self._moved(g, add_delay(old, d), add_delay(new, d))
-            if self._relay[u] and u not in self._queued:
-                self._queued.add(u)
-                heapq.heappush(self._todo, (self._rank[u], u))
-            if self._todo:
-                self._follow()
+            if self._follows[u]:
+                if self._relay[u] and u not in self._queued:
+                    self._rebound(u)  # (at once: nothing else is queued before it)
+                if self._todo:
+                    self._follow()
 
     def _follow(self) -> None:
         """Move the bound terms of the relays queued, in component order (every relay
         queued by one comes after it), each once; stop where a bound stays."""
-        todo, queued, nxt, bound, group = self._todo, self._queued, self._next, self._bound, self._group
+        todo, queued = self._todo, self._queued
         while todo:
             _r, v = heapq.heappop(todo)
             queued.discard(v)
-            b = nxt[v]
-            g = group[v]
-            if g is not None and g.best < b:
-                b = g.best
-            old = bound[v]
-            if b != old:
-                bound[v] = b
-                for h, d in self._bfeeds[v]:
-                    self._moved(h, add_delay(old, d), add_delay(b, d))
+            self._rebound(v)
+
+    def _rebound(self, v: int) -> None:
+        """Relay ``v``'s bound may have moved: move its terms (queuing the relays whose
+        bounds that moves)."""
+        b = self._next[v]
+        g = self._group[v]
+        if g is not None and g.best < b:
+            b = g.best
+        old = self._bound[v]
+        if b != old:
+            self._bound[v] = b
+            for h, d in self._bfeeds[v]:
+                self._moved(h, add_delay(old, d), add_delay(b, d))
 
     def _moved(self, g: _Group, old: TagT, new: TagT) -> None:
         """A term of ``g``'s EIMT went from ``old`` to ``new`` (``old >= g.best``)."""
@@ -164,14 +179,15 @@ class RtiBounds:
             self._stale |= g.members
 
     def _recompute(self, g: _Group) -> None:
-        nxt, bound, n = self._next, self._bound, len(self._next)
-        g.best, g.count = FOREVER_T, 0
-        for k, d in g.upstream.items():
-            t = add_delay(nxt[k] if k < n else bound[k - n], d)
-            if t < g.best:
-                g.best, g.count = t, 1
-            elif t == g.best:
-                g.count += 1
+        best, count = FOREVER_T, 0
+        for terms, value in ((g.upstream, self._next), (g.bounds, self._bound)):
+            for u, d in terms.items():
+                t = add_delay(value[u], d)
+                if t < best:
+                    best, count = t, 1
+                elif t == best:
+                    count += 1
+        g.best, g.count = best, count
 
     def _recompute_all(self) -> None:
         """After a change to every next event (start, stop agreement)."""
@@ -202,7 +218,7 @@ class RtiBounds:
 
     def _only_cycle(self, f: int, g: _Group) -> bool:
         """Whether all who could send at ``f``'s EIMT are in its zero-delay cycle: all the
-        terms at the minimum are next terms of its members (a bound term is never one)."""
+        terms at the minimum are next terms of its members (a bound term is of none)."""
         scc = self.layout.scc[f]
         if g.count > len(scc):
             return False

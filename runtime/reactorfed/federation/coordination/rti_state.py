@@ -38,13 +38,14 @@ class Grant:
 
 class _Group:
     """Federates with the same terms, hence the same EIMT (:mod:`.rti_bounds`): ``best``,
-    attained by ``count`` of the terms. ``upstream`` maps a term's key to its delay: ``u``
-    for federate u's next event, ``n + v`` for federate v's bound (n federates)."""
+    attained by ``count`` of the terms: the next events of the federates ``upstream``
+    and the bounds of the federates ``bounds``, each plus its delay."""
 
-    __slots__ = ("best", "count", "members", "relays", "scc_max", "upstream")
+    __slots__ = ("best", "bounds", "count", "members", "relays", "scc_max", "upstream")
 
-    def __init__(self, upstream: dict[int, Delay]) -> None:
+    def __init__(self, upstream: dict[int, Delay], bounds: dict[int, Delay] | None = None) -> None:
         self.upstream = upstream
+        self.bounds = bounds or {}
         self.members: set[int] = set()  # those not resigned
         self.relays: tuple[int, ...] = ()  # all with a link out of their component
         self.scc_max = 0  # the largest zero-delay cycle a member is in (see _moved)
