@@ -185,6 +185,41 @@ def kind_cluster(images: dict[str, str]) -> Iterator[Kind]:
             cluster.delete()
 
 
+RELEASE = "reactorfed"
+
+
+@pytest.fixture(scope="session")
+def operator(kind_cluster: Kind, images: dict[str, str]) -> Kind:
+    """The chart installed with helm: the operator runs as a pod, with its own image,
+    ServiceAccount and RBAC, managing the namespace "rl". Once a session: every module
+    that runs federations shares it."""
+    k = kind_cluster
+    if k.kubectl("get", "namespace", NAMESPACE, check=False).returncode != 0:
+        k.kubectl("create", "namespace", NAMESPACE)
+    if k.helm("status", RELEASE, "-n", OPERATOR_NS, check=False).returncode != 0:
+        repo, tag = images["operator"].rsplit(":", 1)
+        t0 = time.monotonic()
+        k.helm("install", RELEASE, str(CHART), "--namespace", OPERATOR_NS, "--create-namespace",
+               "--set", f"watchNamespaces={{{NAMESPACE}}}", "--set", f"image.repository={repo}",
+               "--set", f"image.tag={tag}", "--set", "image.pullPolicy=Never", "--set", "reconcileInterval=2",
+               "--wait", "--timeout", "5m", timeout=360)  # fmt: skip
+        record(
+            "helm_install_to_ready_s",
+            time.monotonic() - t0,
+            "s",
+            "helm install ... --wait (operator pod Ready)",
+        )
+    # the learner's node gets a fake nvidia.com/gpu, as docs/kubernetes.md shows
+    gpu = [
+        n
+        for n, v in k.nodes().items()
+        if v["metadata"]["labels"].get("reactorfed.io/accelerator") == "nvidia"
+    ]
+    k.kubectl("patch", "node", gpu[0], "--subresource=status", "--type=json",
+              "-p", '[{"op":"add","path":"/status/capacity/nvidia.com~1gpu","value":"1"}]')  # fmt: skip
+    return k
+
+
 RESULTS = Path(
     os.environ.get(
         "REACTORFED_KIND_RESULTS", Path(tempfile.gettempdir()) / "reactorfed-kind-results.jsonl"

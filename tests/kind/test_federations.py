@@ -16,55 +16,22 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
-from .conftest import CHART, NAMESPACE, OPERATOR_NS, REPO, Kind, record, wait_for
+from .conftest import NAMESPACE, OPERATOR_NS, Kind, record, wait_for
+from .federations import (
+    apply,
+    clean_slate,
+    describe,
+    load_example,
+    pods,
+    rfed,
+    small_requests,
+    status,
+)
 
 pytestmark = [pytest.mark.kind, pytest.mark.timeout(3600)]
 
-EXAMPLES = REPO / "examples" / "k8s"
-RELEASE = "reactorfed"
 MAX_SAMPLERS = int(os.environ.get("REACTORFED_KIND_MAX_SAMPLERS", "4"))
-
-
-def small_requests(doc: dict[str, Any], cpu: str = "100m") -> dict[str, Any]:
-    """The example with CPU requests that fit nodes of a 2-core machine."""
-    spec = doc.get("spec", {})
-    for group in ("samplers", "learner", "rti"):
-        g = spec.setdefault(group, {})
-        res = g.setdefault("resources", {})
-        res.setdefault("requests", {})["cpu"] = cpu
-        res["requests"]["memory"] = "256Mi"
-        res.pop("limits", None)
-    return doc
-
-
-def load_example(name: str) -> list[dict[str, Any]]:
-    return [d for d in yaml.safe_load_all((EXAMPLES / name).read_text()) if d]
-
-
-def apply(k: Kind, docs: list[dict[str, Any]]) -> None:
-    k.kubectl(
-        "apply",
-        "-n",
-        NAMESPACE,
-        "-f",
-        "-",
-        input=json.dumps({"apiVersion": "v1", "kind": "List", "items": docs}),
-    )
-
-
-def rfed(k: Kind, name: str) -> dict[str, Any]:
-    return k.get_json("rfed", name, "-n", NAMESPACE)
-
-
-def pods(k: Kind, name: str) -> dict[str, dict[str, Any]]:
-    items = k.get_json("pods", "-n", NAMESPACE, "-l", f"reactorfed.io/federation={name}")["items"]
-    return {p["metadata"]["name"]: p for p in items}
-
-
-def status(k: Kind, name: str) -> dict[str, Any]:
-    return rfed(k, name).get("status") or {}
 
 
 def tag(st: dict[str, Any]) -> tuple[int, int] | None:
@@ -74,52 +41,6 @@ def tag(st: dict[str, Any]) -> tuple[int, int] | None:
     if p.get("rtiPhase") != "running" or p.get("tagNs") is None:
         return None
     return int(p["tagNs"]), int(p.get("microstep") or 0)
-
-
-def describe(k: Kind, name: str) -> str:
-    out = k.kubectl("get", "rfed,pods", "-n", NAMESPACE, "-o", "wide", check=False).stdout
-    ev = k.kubectl("get", "events", "-n", NAMESPACE, "--sort-by=.lastTimestamp", check=False).stdout
-    op = k.kubectl(
-        "logs", "-n", OPERATOR_NS, "deploy/reactorfed-reactorfed-operator", "--tail=40", check=False
-    ).stdout
-    logs = []
-    for pod in k.get_json("pods", "-n", NAMESPACE, "-l", f"reactorfed.io/federation={name}")["items"]:
-        pn = pod["metadata"]["name"]
-        log = k.kubectl("logs", "-n", NAMESPACE, pn, "--tail=25", check=False).stdout
-        logs.append(f"--- {pn}\n{log[-2500:]}")
-    return (f"{out}\n{ev[-3000:]}\n--- operator\n{op}\n--- status\n"
-            f"{json.dumps(status(k, name), indent=1)[-2000:]}\n" + "\n".join(logs))  # fmt: skip
-
-
-@pytest.fixture(scope="module")
-def operator(kind_cluster: Kind, images: dict[str, str]) -> Kind:
-    """The chart installed with helm: the operator runs as a pod, with its own image,
-    ServiceAccount and RBAC, managing the namespace "rl"."""
-    k = kind_cluster
-    if k.kubectl("get", "namespace", NAMESPACE, check=False).returncode != 0:
-        k.kubectl("create", "namespace", NAMESPACE)
-    if k.helm("status", RELEASE, "-n", OPERATOR_NS, check=False).returncode != 0:
-        repo, tag = images["operator"].rsplit(":", 1)
-        t0 = time.monotonic()
-        k.helm("install", RELEASE, str(CHART), "--namespace", OPERATOR_NS, "--create-namespace",
-               "--set", f"watchNamespaces={{{NAMESPACE}}}", "--set", f"image.repository={repo}",
-               "--set", f"image.tag={tag}", "--set", "image.pullPolicy=Never", "--set", "reconcileInterval=2",
-               "--wait", "--timeout", "5m", timeout=360)  # fmt: skip
-        record(
-            "helm_install_to_ready_s",
-            time.monotonic() - t0,
-            "s",
-            "helm install ... --wait (operator pod Ready)",
-        )
-    # the learner's node gets a fake nvidia.com/gpu, as docs/kubernetes.md shows
-    gpu = [
-        n
-        for n, v in k.nodes().items()
-        if v["metadata"]["labels"].get("reactorfed.io/accelerator") == "nvidia"
-    ]
-    k.kubectl("patch", "node", gpu[0], "--subresource=status", "--type=json",
-              "-p", '[{"op":"add","path":"/status/capacity/nvidia.com~1gpu","value":"1"}]')  # fmt: skip
-    return k
 
 
 def test_operator_runs_as_a_pod(operator: Kind, images: dict[str, str]) -> None:
@@ -190,15 +111,6 @@ def running_at(k: Kind, width: int, incarnation: int) -> dict[str, Any] | None:
 def first_tag(k: Kind, incarnation: int) -> dict[str, Any] | None:
     st = status(k, QL)
     return st if int(st.get("incarnation") or 0) >= incarnation and tag(st) is not None else None
-
-
-def clean_slate(k: Kind, name: str) -> None:
-    """No federation of that name, nor any pod or PVC of one, left from an earlier run."""
-    k.kubectl(
-        "delete", "rfed", name, "-n", NAMESPACE, "--ignore-not-found", "--timeout=180s", timeout=200
-    )
-    wait_for(f"{name}'s pods and PVC gone", lambda: not pods(k, name) and k.kubectl(
-        "get", "pvc", f"{name}-checkpoint", "-n", NAMESPACE, check=False).returncode != 0, 180)  # fmt: skip
 
 
 def test_qlearning_trains_in_pods_across_nodes(operator: Kind) -> None:
@@ -340,9 +252,12 @@ def test_run_ends_succeeded_and_delete_leaves_nothing(operator: Kind) -> None:
     t0 = time.monotonic()
     k.kubectl("delete", "rfed", QL, "-n", NAMESPACE, "--timeout=120s", timeout=150)
     for kind in ("pods", "services", "secrets", "pvc"):
-        wait_for(f"no {kind} of {QL} left",
-                 lambda kind=kind: not k.get_json(kind, "-n", NAMESPACE, "-l", f"reactorfed.io/federation={QL}")["items"],
-                 120)  # fmt: skip
+
+        def gone(kind: str = kind) -> bool:
+            selector = f"reactorfed.io/federation={QL}"
+            return not k.get_json(kind, "-n", NAMESPACE, "-l", selector)["items"]
+
+        wait_for(f"no {kind} of {QL} left", gone, 120)
     record(
         "delete_to_nothing_left_s",
         time.monotonic() - t0,

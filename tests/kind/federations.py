@@ -1,0 +1,79 @@
+"""Federations in the kind cluster: the examples made to fit its nodes, applied, and read
+back (the resource, its status, its pods), for the test modules that run them through
+the operator (conftest's ``operator`` fixture)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import yaml
+
+from .conftest import NAMESPACE, OPERATOR_NS, REPO, Kind, wait_for
+
+EXAMPLES = REPO / "examples" / "k8s"
+
+
+def small_requests(doc: dict[str, Any], cpu: str = "100m") -> dict[str, Any]:
+    """The example with CPU requests that fit nodes of a 2-core machine."""
+    spec = doc.get("spec", {})
+    for group in ("samplers", "learner", "rti"):
+        g = spec.setdefault(group, {})
+        res = g.setdefault("resources", {})
+        res.setdefault("requests", {})["cpu"] = cpu
+        res["requests"]["memory"] = "256Mi"
+        res.pop("limits", None)
+    return doc
+
+
+def load_example(name: str) -> list[dict[str, Any]]:
+    return [d for d in yaml.safe_load_all((EXAMPLES / name).read_text()) if d]
+
+
+def apply(k: Kind, docs: list[dict[str, Any]]) -> None:
+    k.kubectl(
+        "apply",
+        "-n",
+        NAMESPACE,
+        "-f",
+        "-",
+        input=json.dumps({"apiVersion": "v1", "kind": "List", "items": docs}),
+    )
+
+
+def rfed(k: Kind, name: str) -> dict[str, Any]:
+    return k.get_json("rfed", name, "-n", NAMESPACE)
+
+
+def pods(k: Kind, name: str) -> dict[str, dict[str, Any]]:
+    items = k.get_json("pods", "-n", NAMESPACE, "-l", f"reactorfed.io/federation={name}")["items"]
+    return {p["metadata"]["name"]: p for p in items}
+
+
+def status(k: Kind, name: str) -> dict[str, Any]:
+    return rfed(k, name).get("status") or {}
+
+
+def describe(k: Kind, name: str) -> str:
+    out = k.kubectl("get", "rfed,pods", "-n", NAMESPACE, "-o", "wide", check=False).stdout
+    ev = k.kubectl("get", "events", "-n", NAMESPACE, "--sort-by=.lastTimestamp", check=False).stdout
+    op = k.kubectl(
+        "logs", "-n", OPERATOR_NS, "deploy/reactorfed-reactorfed-operator", "--tail=40", check=False
+    ).stdout
+    logs = []
+    selector = f"reactorfed.io/federation={name}"
+    for pod in k.get_json("pods", "-n", NAMESPACE, "-l", selector)["items"]:
+        pn = pod["metadata"]["name"]
+        log = k.kubectl("logs", "-n", NAMESPACE, pn, "--tail=25", check=False).stdout
+        logs.append(f"--- {pn}\n{log[-2500:]}")
+    return (f"{out}\n{ev[-3000:]}\n--- operator\n{op}\n--- status\n"
+            f"{json.dumps(status(k, name), indent=1)[-2000:]}\n" + "\n".join(logs))  # fmt: skip
+
+
+def clean_slate(k: Kind, name: str) -> None:
+    """No federation of that name, nor any pod or PVC of one, left from an earlier run."""
+    k.kubectl(
+        "delete", "rfed", name, "-n", NAMESPACE, "--ignore-not-found", "--timeout=180s", timeout=200
+    )
+    wait_for(f"{name}'s pods and PVC gone", lambda: not pods(k, name) and k.kubectl(
+        "get", "pvc", f"{name}-checkpoint", "-n", NAMESPACE, check=False).returncode != 0, 180)  # fmt: skip
