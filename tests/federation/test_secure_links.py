@@ -234,6 +234,15 @@ def test_bytes_altered_on_their_way_back_end_the_federation(federation: Callable
     verdict = ("federate sink stopped responding (its connection to the RTI closed" if tap == "rti-sink" else
                "federate sink failed: LinkDownError: the data link from src to sink closed before src finished")
     assert f"federation failed: {verdict}" in fed.out_of("rti"), fed.output
+    if tap == "rti-sink":
+        # The sink's main thread, waiting for grants on the broken connection, wakes to the
+        # heartbeat thread's news and says it: the RTI's ABORT, or (when the RTI closed the
+        # heartbeat's connection before its ABORT was read) the lost connection. It was not
+        # left for the heartbeat thread's hard exit (exit 3, after three liveness periods).
+        out = fed.out_of("sink")
+        assert codes["sink"] == 1 and "did not stop in time" not in out, (codes, out)
+        assert ("the federation was aborted: federate sink stopped responding" in out
+                or "lost the RTI: the connection to tcp://127.0.0.1:" in out), out
 
 
 def test_the_rtis_challenge_cannot_be_relayed(federation: Callable[..., TappedFederation],

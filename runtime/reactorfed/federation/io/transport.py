@@ -43,10 +43,15 @@ _READABLE = select.EPOLLIN | select.EPOLLHUP | select.EPOLLERR
 #: conntrack then keeps every retransmission of that connection untranslated too (seen
 #: in the kind suite: a federate stuck in SYN_SENT until its join timed out).
 CONNECT_TIMEOUT_MS = 2000
+#: How long a client's send may wait for a connection to take the message. With no
+#: high-water mark, a send waits only while the socket has no connection to queue on at
+#: all, which after its first connect means the connection was dropped (bytes that did
+#: not decrypt, say); it used to wait for ever, and the process with it.
+SEND_TIMEOUT_MS = 3000
 
 
 class TransportError(OSError):
-    """A socket could not be bound or connected."""
+    """A socket could not be bound or connected, or its connection was dropped."""
 
 
 _ctx: zmq.Context[Any] | None = None
@@ -189,6 +194,7 @@ class Client(_Socket):
         sock.setsockopt(zmq.MAXMSGSIZE, wire_limit(max_message))
         self._max = max_message
         sock.setsockopt(zmq.SNDHWM, 0)
+        sock.setsockopt(zmq.SNDTIMEO, SEND_TIMEOUT_MS)
         sock.setsockopt(zmq.CONNECT_TIMEOUT, CONNECT_TIMEOUT_MS)
         if liveness_ms is not None:
             _heartbeats(sock, liveness_ms)
@@ -217,11 +223,15 @@ class Client(_Socket):
         # costs more than the copy.
         big = any(memoryview(f).nbytes >= _ZERO_COPY_MIN for f in frames)
         self._dirty = True
-        if big:
-            pieces = split(frames)
-            self._sock.send_multipart(list(frames) if pieces is None else pieces, copy=False)
-        else:
-            self._sock.send_multipart(list(frames))
+        try:
+            if big:
+                pieces = split(frames)
+                self._sock.send_multipart(list(frames) if pieces is None else pieces, copy=False)
+            else:
+                self._sock.send_multipart(list(frames))
+        except zmq.Again:
+            raise TransportError(f"{self.endpoint}: no connection took a message for {SEND_TIMEOUT_MS} ms "
+                                 "(the connection was dropped)") from None
 
     def recv(self) -> Frames | None:
         self._dirty = True

@@ -32,7 +32,7 @@ from ..coordination.federate_core import WAIT, FederateCore, Message
 from ..coordination.layout import Layout
 from ..errors import FederationError, LinkDownError, SendError
 from ..io.local import LocalClient, split_endpoint
-from ..io.transport import Client, Poller
+from ..io.transport import Client, Poller, TransportError
 from ..wire import protocol as P
 from .federate_config import FederateConfig
 from .federate_members import FROM_RTI_ELASTIC, FederateMembers
@@ -138,6 +138,9 @@ class FederateCoordinator:
         self._peer_eps = {d: joined.peers[d] for d in self._clients if d in joined.peers}
         port.watch(self._clients)  # until their encrypted handshakes succeed
         self._poller = Poller(self._rti, port.tcp, port.monitor)
+        # the heartbeat thread's news (an ABORT on its connection, the RTI's connection
+        # lost) wakes a wait for grants that will not come; the next look raises it
+        self._poller.add(_WakeSource(self._live.aborted))
         if port.local is not None:
             self._poller.add(port.local)
         for c in self._clients.values():
@@ -435,7 +438,11 @@ class FederateCoordinator:
                     for d in members.promise_peers(self._downstream, m.tag):
                         self._out.post(d, item)
             else:
-                rti.send([m.pack()])
+                try:
+                    rti.send([m.pack()])
+                except TransportError as e:  # the RTI's word, if it said why (an ABORT), else this
+                    assert self._live is not None
+                    raise FederationError(self._live.lost(self.clock.now()) or f"lost the RTI: {e}") from None
         outbox.clear()
 
     def _report_held(self) -> None:

@@ -13,7 +13,7 @@ import logging
 import os
 import threading
 
-from ...clock import Clock
+from ...clock import Clock, Wakeup
 from ..io.transport import Client, CurveKeys, Monitor, Poller
 from ..wire import protocol as P
 
@@ -35,7 +35,7 @@ class Liveness:
     nothing while its connection lives (off by default: silence cannot tell a hung program
     from a starved one)."""
 
-    __slots__ = ("abort_reason", "heard_data", "heard_hb", "limit_ns", "resigned", "rti", "silence_ns")
+    __slots__ = ("abort_reason", "aborted", "heard_data", "heard_hb", "limit_ns", "resigned", "rti", "silence_ns")
 
     def __init__(self, rti: str, limit_ns: int, now: int, silence_ns: int | None = None) -> None:
         self.rti = rti  # its address, for the message
@@ -43,9 +43,19 @@ class Liveness:
         self.silence_ns = None if silence_ns is None else max(limit_ns, silence_ns)
         self.heard_data = now  # on the coordination connection (the scheduler's thread writes it)
         self.heard_hb = now  # on the heartbeat's connection (the heartbeat thread writes it)
-        self.abort_reason: str | None = None  # set by the heartbeat thread
+        self.abort_reason: str | None = None  # set by :meth:`abort`
+        #: set with :attr:`abort_reason`: the federate's poller watches it, so that a main
+        #: thread waiting on its sockets (for a grant that will never come) wakes to the news
+        self.aborted = Wakeup()
         #: set by the scheduler's thread before it resigns: the RTI may close from then on
         self.resigned = False
+
+    def abort(self, reason: str) -> None:
+        """The federation is over for this federate, for ``reason`` (the first one given
+        stands); wakes the federate's main thread."""
+        if self.abort_reason is None:
+            self.abort_reason = reason
+            self.aborted.set()
 
     def lost(self, now: int) -> str | None:
         """Why this federate must give up at ``now`` (the RTI aborted, or has said nothing
@@ -122,16 +132,16 @@ class Heartbeat(threading.Thread):
                         except P.ProtocolError:
                             continue
                         if isinstance(msg, P.Abort) and live.abort_reason is None:
-                            live.abort_reason = f"the federation was aborted: {msg.reason}"
+                            live.abort(f"the federation was aborted: {msg.reason}")
                             self._hard_exit_later()
                 if monitor.disconnected() and live.abort_reason is None and not live.resigned:
-                    live.abort_reason = (f"lost the RTI: the connection to {live.rti} closed (its process ended, "
-                                         f"or answered no heartbeat for {live.limit_ns // 1_000_000} ms)")
+                    live.abort(f"lost the RTI: the connection to {live.rti} closed (its process ended, "
+                               f"or answered no heartbeat for {live.limit_ns // 1_000_000} ms)")
                     self._hard_exit_later()
                 if live.abort_reason is None:
                     reason = live.lost(clock.now())
                     if reason is not None:
-                        live.abort_reason = reason
+                        live.abort(reason)
                         self._hard_exit_later()
         finally:
             poller.close()

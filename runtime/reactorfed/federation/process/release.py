@@ -80,6 +80,6 @@ def _released(rti: Client, live: Liveness) -> bool:
             continue
         if isinstance(msg, P.Release):
             released = True
-        elif isinstance(msg, P.Abort) and live.abort_reason is None:
-            live.abort_reason = f"the federation was aborted: {msg.reason}"
+        elif isinstance(msg, P.Abort):
+            live.abort(f"the federation was aborted: {msg.reason}")
     return released
