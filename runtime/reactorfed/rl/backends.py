@@ -24,7 +24,7 @@ from typing import Any, Literal
 import gymnasium as gym
 
 from .envpool_env import EnvPoolVectorEnv, envpool_support, envpool_version
-from .envs import _register_ale, env_id
+from .envs import env_id, vectorization_mode
 
 __all__ = ["BACKENDS", "Backend", "check_backend", "make_vector_env", "resolve_backend", "vectorization_mode"]
 
@@ -38,14 +38,6 @@ def check_backend(backend: object) -> None:
     """A clear error for anything but one of :data:`BACKENDS`."""
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {', '.join(map(repr, BACKENDS))}, got {backend!r}")
-
-
-def vectorization_mode(full_id: str) -> str:
-    """gymnasium's mode for ``full_id``: its native vector implementation, or SyncVectorEnv."""
-    if full_id.startswith("ALE/"):
-        _register_ale()
-    spec = gym.spec(full_id)
-    return "vector_entry_point" if spec.vector_entry_point is not None else "sync"
 
 
 def resolve_backend(name: str, backend: str = "gymnasium") -> tuple[str, str]:

@@ -46,7 +46,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from .envs import _register_ale, env_id
+from .envs import _register_ale, env_id, vectorization_mode
 
 __all__ = ["EnvPoolVectorEnv", "envpool_installed", "envpool_support", "envpool_version"]
 
@@ -97,8 +97,6 @@ def _task(full: str) -> tuple[str, dict[str, Any]]:
 
 def _gym_spaces(full: str) -> tuple[gym.Space[Any], gym.Space[Any]]:
     """The single-copy spaces of gymnasium's vector environment for ``full`` (built once)."""
-    from .backends import vectorization_mode
-
     env = gym.make_vec(full, num_envs=1, vectorization_mode=vectorization_mode(full))
     try:
         return env.single_observation_space, env.single_action_space

@@ -29,12 +29,21 @@ __all__ = [
     "pack_fragment",
     "record_dtype",
     "unpack_fragment",
+    "vectorization_mode",
 ]
 
 GYM_ENVS: tuple[str, ...] = ("CartPole-v1", "Blackjack-v1", "Pendulum-v1")
 ATARI_GAMES: tuple[str, ...] = ("Pong", "MsPacman", "SpaceInvaders")
 
 _ale_registered = False
+
+
+def vectorization_mode(full_id: str) -> str:
+    """gymnasium's mode for ``full_id``: its native vector implementation, or SyncVectorEnv."""
+    if full_id.startswith("ALE/"):
+        _register_ale()
+    spec = gym.spec(full_id)
+    return "vector_entry_point" if spec.vector_entry_point is not None else "sync"
 
 
 def env_id(name: str) -> str:
