@@ -9,7 +9,7 @@
 # capability for --privileged and runc fails with "unable to apply caps: operation not
 # permitted"). It registers scripts/runc-bounded (runc, asking only for the capabilities
 # the machine has) as Docker's default runtime. Where every capability is there it does
-# nothing.
+# nothing. It installs debootstrap too, which the local images are built with.
 #
 # Usage: scripts/docker-engine.sh [--kind]
 set -euo pipefail
@@ -32,6 +32,16 @@ if ! command -v dockerd >/dev/null 2>&1 && ! docker info >/dev/null 2>&1; then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq >&2
   apt-get install -y -qq docker.io >&2
+fi
+
+# The kind suite builds its base and node images locally with debootstrap (no registry is
+# reachable); a fresh machine has Docker's package but not this one.
+if [ $kind = 1 ] && ! command -v debootstrap >/dev/null 2>&1; then
+  [ "$(id -u)" = 0 ] || die "debootstrap is not installed and this is not root: apt-get install debootstrap"
+  log "installing debootstrap from Debian (for the local base and node images)"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq >&2
+  apt-get install -y -qq debootstrap >&2
 fi
 
 # Every capability the kernel offers that this machine's bounding set lacks.
