@@ -28,6 +28,7 @@ from .network import flat_weights
 from .policy import SpaceInfo
 from .ppo import _adam
 from .replay_policy import ReplayBatch
+from .training import write_checkpoint
 
 if TYPE_CHECKING:
     from .apex_config import ApexDQNConfig
@@ -117,12 +118,7 @@ class ApexDQNLearner:
 
     def save(self, path: str | Path, extra: dict[str, Any] | None = None) -> Path:
         """Write a checkpoint atomically (a temporary file, then a rename)."""
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(path.suffix + ".tmp")
-        torch.save({**self.state(), **(extra or {})}, tmp)
-        tmp.replace(path)
-        return path
+        return write_checkpoint(path, {**self.state(), **(extra or {})})
 
     def load_checkpoint(self, path: str | Path) -> dict[str, Any]:
         state: dict[str, Any] = torch.load(path, map_location=self.device, weights_only=False)

@@ -20,7 +20,6 @@ reports its result, as the other plans' learners do
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -33,7 +32,7 @@ from .policy import SpaceInfo
 from .prioritized_replay import annealed_beta, importance_weights
 from .replay_policy import ReplayAlgorithm, ReplayBatch, ReplayConfig, ReplayLearner
 from .replay_shard import ShardReply, pack_priorities, unpack_reply
-from .training import RunConfig, TrainingLog, learner_result, verdict
+from .training import RunConfig, TrainingLog, end_of_training, save_progress
 
 __all__ = ["ApexLearner", "draw_probabilities", "split_batch"]
 
@@ -171,17 +170,10 @@ class ApexLearner(Reactor):
 
     def _save(self) -> None:
         assert self.learner is not None
-        self.learner.save(self.run.checkpoint, extra={"iteration": self.iteration, **self.log.state()})
+        save_progress(self.learner, self.run, self.iteration, self.log)
 
     @reaction(triggers=[SHUTDOWN])
     def finish(self) -> None:
-        learner = self.learner
-        assert learner is not None
-        if self.run.checkpoint:
-            self._save()
-        self.result = learner_result(learner, self.log, self.run, self.iteration, self.resumed_from)
-        if self.run.progress:
-            self.log.show(self.iteration, learner.env_steps, self.stats)
-            print(verdict(self.result, self.run), file=sys.stderr, flush=True)
-            print(f"done: {json.dumps(self.result)}", file=sys.stderr, flush=True)
+        assert self.learner is not None
+        self.result = end_of_training(self.learner, self.log, self.run, self.iteration, self.resumed_from, self.stats)
         self.report_result(self.result)

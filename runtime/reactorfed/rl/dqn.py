@@ -32,6 +32,7 @@ from .network import (
     load_flat_weights,
     set_weights,
 )
+from .training import write_checkpoint
 
 __all__ = ["DQNConfig", "DQNLearner", "EpsilonGreedy", "linear_schedule", "make_qnetwork", "td_loss", "td_target"]
 
@@ -208,12 +209,7 @@ class DQNLearner:
     def save(self, path: str | Path, extra: dict[str, Any] | None = None) -> Path:
         """Write a checkpoint (atomically: temp file then rename); ``extra`` entries (a
         trainer's own counters) are saved beside the learner's state."""
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(path.suffix + ".tmp")
-        torch.save({**self.state(), **(extra or {})}, tmp)
-        tmp.replace(path)
-        return path
+        return write_checkpoint(path, {**self.state(), **(extra or {})})
 
     def load_state(self, state: dict[str, Any]) -> None:
         self.q.load_state_dict(state["q"])

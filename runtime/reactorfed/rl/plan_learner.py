@@ -10,7 +10,6 @@ comes and asks the federation to stop, since its samplers' clocks run on.
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -22,7 +21,7 @@ from .. import SHUTDOWN, STARTUP, Input, Output, Reactor, reaction
 from ..port import MultiReader, PortWriter
 from .policy import Algorithm, Learner, SpaceInfo
 from .rollout import unpack_rollout
-from .training import RunConfig, TrainingLog, learner_result, verdict
+from .training import RunConfig, TrainingLog, end_of_training, save_progress
 
 __all__ = ["PlanLearner"]
 
@@ -98,17 +97,10 @@ class PlanLearner(Reactor):
 
     def _save(self) -> None:
         assert self.learner is not None
-        self.learner.save(self.run.checkpoint, extra={"iteration": self.iteration, **self.log.state()})
+        save_progress(self.learner, self.run, self.iteration, self.log)
 
     @reaction(triggers=[SHUTDOWN])
     def finish(self) -> None:
-        learner = self.learner
-        assert learner is not None
-        if self.run.checkpoint:
-            self._save()
-        self.result = learner_result(learner, self.log, self.run, self.iteration, self.resumed_from)
-        if self.run.progress:
-            self.log.show(self.iteration, learner.env_steps, self.stats)
-            print(verdict(self.result, self.run), file=sys.stderr, flush=True)
-            print(f"done: {json.dumps(self.result)}", file=sys.stderr, flush=True)
+        assert self.learner is not None
+        self.result = end_of_training(self.learner, self.log, self.run, self.iteration, self.resumed_from, self.stats)
         self.report_result(self.result)

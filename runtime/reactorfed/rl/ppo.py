@@ -27,6 +27,7 @@ from .actor_critic import ActorCritic
 from .gae import gae, lambda_returns
 from .policy import SpaceInfo
 from .rollout import Rollout
+from .training import write_checkpoint
 
 if TYPE_CHECKING:  # the config builds this learner (PPOConfig.make_learner): no import back
     from .ppo_config import PPOConfig
@@ -206,12 +207,7 @@ class PPOLearner:
 
     def save(self, path: str | Path, extra: dict[str, Any] | None = None) -> Path:
         """Write a checkpoint atomically (a temporary file, then a rename)."""
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(path.suffix + ".tmp")
-        torch.save({**self.state(), **(extra or {})}, tmp)
-        tmp.replace(path)
-        return path
+        return write_checkpoint(path, {**self.state(), **(extra or {})})
 
     def load_checkpoint(self, path: str | Path) -> dict[str, Any]:
         state: dict[str, Any] = torch.load(path, map_location=self.device, weights_only=False)

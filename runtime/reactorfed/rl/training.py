@@ -8,6 +8,7 @@ The target is judged as the issue's benchmarks judge it: the mean return of the 
 
 from __future__ import annotations
 
+import json
 import math
 import sys
 import time
@@ -17,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-__all__ = ["RunConfig", "TrainingLog", "learner_result", "verdict"]
+__all__ = ["RunConfig", "TrainingLog", "end_of_training", "learner_result", "save_progress", "verdict", "write_checkpoint"]
 
 
 class Trained(Protocol):
@@ -28,6 +29,8 @@ class Trained(Protocol):
     updates: int
 
     def digest(self) -> str: ...
+
+    def save(self, path: str | Path, extra: dict[str, Any] | None = None) -> Path: ...
 
 
 @dataclass(frozen=True)
@@ -148,3 +151,37 @@ def verdict(result: Mapping[str, Any], run: RunConfig) -> str:
         return (f"result: solved: the last 100 training episodes average >= {target:g} after "
                 f"{r['reached_env_steps']:,} env steps, {r['reached_seconds']:.1f} s ({spent} in all)")
     return f"result: not solved: the last 100 training episodes average {r['mean_return_100']:.1f} < {target:g} after {spent}"
+
+
+def write_checkpoint(path: str | Path, state: dict[str, Any]) -> Path:
+    """Write a learner's checkpoint atomically (a temporary file, then a rename): a run
+    stopped mid-write leaves the previous checkpoint whole."""
+    import torch  # (only learners write checkpoints: a sampler process never imports torch)
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    torch.save(state, tmp)
+    tmp.replace(path)
+    return path
+
+
+def save_progress(learner: Trained, run: RunConfig, iteration: int, log: TrainingLog) -> None:
+    """A plan learner's checkpoint at ``run.checkpoint``: the learner's state, the iteration
+    and the training log's."""
+    learner.save(run.checkpoint, extra={"iteration": iteration, **log.state()})
+
+
+def end_of_training(learner: Trained, log: TrainingLog, run: RunConfig, iteration: int, resumed_from: int,
+                    stats: Mapping[str, float]) -> dict[str, Any]:
+    """What a plan learner does at shutdown: its checkpoint (with ``run.checkpoint``), its
+    result, and with ``run.progress`` the last progress line, the verdict and the result
+    printed. Returns the result (to report)."""
+    if run.checkpoint:
+        save_progress(learner, run, iteration, log)
+    result = learner_result(learner, log, run, iteration, resumed_from)
+    if run.progress:
+        log.show(iteration, learner.env_steps, stats)
+        print(verdict(result, run), file=sys.stderr, flush=True)
+        print(f"done: {json.dumps(result)}", file=sys.stderr, flush=True)
+    return result
