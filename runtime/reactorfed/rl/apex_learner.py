@@ -20,8 +20,6 @@ reports its result, as the other plans' learners do
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -32,7 +30,7 @@ from .policy import SpaceInfo
 from .prioritized_replay import annealed_beta, importance_weights
 from .replay_policy import ReplayAlgorithm, ReplayBatch, ReplayConfig, ReplayLearner
 from .replay_shard import ShardReply, pack_priorities, unpack_reply
-from .training import RunConfig, TrainingLog, end_of_training, save_progress
+from .training import RunConfig, TrainingLog, end_of_training, resume_from_checkpoint, save_progress
 
 __all__ = ["ApexLearner", "draw_probabilities", "split_batch"]
 
@@ -92,13 +90,7 @@ class ApexLearner(Reactor):
     def start(self, weights: PortWriter[np.ndarray]) -> None:
         self.learner = learner = self.algo.make_learner(self.space, self.seed)
         run = self.run
-        if run.resume and run.checkpoint and Path(run.checkpoint).exists():
-            state = learner.load_checkpoint(run.checkpoint)
-            self.iteration = self.resumed_from = int(state.get("iteration", 0))
-            self.log.restore(state)
-            if run.progress:
-                print(f"resumed from {run.checkpoint} at iteration {self.iteration} ({learner.env_steps} env steps)",
-                      file=sys.stderr, flush=True)
+        self.iteration = self.resumed_from = resume_from_checkpoint(learner, run, self.log)
         self.log.start()
         if self.iteration < run.iterations:
             weights.set(learner.payload())

@@ -10,9 +10,7 @@ comes and asks the federation to stop, since its samplers' clocks run on.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -21,7 +19,7 @@ from .. import SHUTDOWN, STARTUP, Input, Output, Reactor, reaction
 from ..port import MultiReader, PortWriter
 from .policy import Algorithm, Learner, SpaceInfo
 from .rollout import unpack_rollout
-from .training import RunConfig, TrainingLog, end_of_training, save_progress
+from .training import RunConfig, TrainingLog, end_of_training, resume_from_checkpoint, save_progress
 
 __all__ = ["PlanLearner"]
 
@@ -60,13 +58,7 @@ class PlanLearner(Reactor):
     def start(self, weights: PortWriter[np.ndarray]) -> None:
         self.learner = learner = self.algo.make_learner(self.space, self.seed)
         run = self.run
-        if run.resume and run.checkpoint and Path(run.checkpoint).exists():
-            state = learner.load_checkpoint(run.checkpoint)
-            self.iteration = self.resumed_from = int(state.get("iteration", 0))
-            self.log.restore(state)
-            if run.progress:
-                print(f"resumed from {run.checkpoint} at iteration {self.iteration} ({learner.env_steps} env steps)",
-                      file=sys.stderr, flush=True)
+        self.iteration = self.resumed_from = resume_from_checkpoint(learner, run, self.log)
         self.log.start()
         # a run resumed after it had finished has nothing left to do: no weights
         if self.iteration < run.iterations:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-__all__ = ["RunConfig", "TrainingLog", "end_of_training", "learner_result", "save_progress", "verdict", "write_checkpoint"]
+__all__ = ["RunConfig", "TrainingLog", "end_of_training", "learner_result", "resume_from_checkpoint", "save_progress", "verdict", "write_checkpoint"]
 
 
 class Trained(Protocol):
@@ -31,6 +31,8 @@ class Trained(Protocol):
     def digest(self) -> str: ...
 
     def save(self, path: str | Path, extra: dict[str, Any] | None = None) -> Path: ...
+
+    def load_checkpoint(self, path: str | Path) -> dict[str, Any]: ...
 
 
 @dataclass(frozen=True)
@@ -164,6 +166,20 @@ def write_checkpoint(path: str | Path, state: dict[str, Any]) -> Path:
     torch.save(state, tmp)
     tmp.replace(path)
     return path
+
+
+def resume_from_checkpoint(learner: Trained, run: RunConfig, log: TrainingLog) -> int:
+    """The iteration a plan learner carries on from: its checkpoint's, with the learner and
+    ``log`` restored from it, when ``run.resume`` asks and the checkpoint exists; else 0."""
+    if not (run.resume and run.checkpoint and Path(run.checkpoint).exists()):
+        return 0
+    state = learner.load_checkpoint(run.checkpoint)
+    iteration = int(state.get("iteration", 0))
+    log.restore(state)
+    if run.progress:
+        print(f"resumed from {run.checkpoint} at iteration {iteration} ({learner.env_steps} env steps)",
+              file=sys.stderr, flush=True)
+    return iteration
 
 
 def save_progress(learner: Trained, run: RunConfig, iteration: int, log: TrainingLog) -> None:
