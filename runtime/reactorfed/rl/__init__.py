@@ -40,6 +40,8 @@ from .q_actor import QActor, apex_epsilons
 from .replay_policy import ReplayActor, ReplayAlgorithm, ReplayBatch, ReplayConfig, ReplayLearner
 from .replay_shard import ReplayShard
 from .rollout import PolicyRunner, Rollout, pack_rollout, unpack_rollout
+from .seed_learner import SeedLearner
+from .seed_plan import SeedPlan, SeedSampler, step_dtype
 from .sum_tree import SumTree
 from .sync_plan import SyncLearner, SyncPlan, SyncSampler
 from .training import RunConfig, TrainingLog
@@ -63,6 +65,7 @@ if TYPE_CHECKING:
         set_weights,
     )
     from .ppo import PPOLearner, clipped_surrogate_loss, value_loss
+    from .seed_inference import BatchedInference
 
 #: the names that need torch, and their module
 _LAZY = {
@@ -72,6 +75,7 @@ _LAZY = {
     **dict.fromkeys(["ApexDQNLearner", "double_q_target", "weighted_td_loss"], "apex_dqn"),
     "ElasticDQNLearnerReactor": "elastic_learner",
     **dict.fromkeys(["PPOLearner", "clipped_surrogate_loss", "value_loss"], "ppo"),
+    "BatchedInference": "seed_inference",
     **dict.fromkeys(["AtariQNetwork", "QNetwork", "Weights", "default_device", "flat_weights", "get_weights",
                      "greedy_action", "load_flat_weights", "set_weights"], "network"),
 }
@@ -92,6 +96,7 @@ __all__ = [
     "ApexSampler",
     "AtariQNetwork",
     "Batch",
+    "BatchedInference",
     "DQNConfig",
     "DQNLearner",
     "DQNLearnerReactor",
@@ -118,6 +123,9 @@ __all__ = [
     "ReplayShard",
     "Rollout",
     "RunConfig",
+    "SeedLearner",
+    "SeedPlan",
+    "SeedSampler",
     "SpaceInfo",
     "SumTree",
     "SyncLearner",
@@ -151,6 +159,7 @@ __all__ = [
     "priority_lag_bound",
     "record_dtype",
     "set_weights",
+    "step_dtype",
     "transition_dtype",
     "unpack_fragment",
     "unpack_rollout",

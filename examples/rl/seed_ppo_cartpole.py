@@ -1,0 +1,106 @@
+"""PPO on CartPole-v1, trained by reactors under SEED RL's plan (central batched inference):
+copy this to start your own.
+
+2 samplers each hold 4 copies of CartPole and nothing else: no policy, no torch. Every
+step they send their observations to the learner, which acts for all 8 copies in one
+forward pass of its own network (on CUDA when its process has it, ``device=auto``) and
+sends each sampler its actions back. Every 32 steps the learner holds a fragment of every
+copy, takes rl-zoo's 20 epochs of PPO on it, and acts with the new policy from the next
+step on: no weights ever travel. Training stops once the last 100 training episodes
+average ``target_return`` (475), or after ``total_timesteps`` steps; the learner prints the
+verdict and saves a checkpoint (``checkpoint``, loadable with ``PPOLearner.load``;
+``resume=true`` carries on from it).
+
+Federated (the RTI, one process per sampler, one for the learner)::
+
+    reactorfed launch examples/rl/seed_ppo_cartpole.py:Main --fast
+
+In one process::
+
+    reactorfed run examples/rl/seed_ppo_cartpole.py:Main --fast
+    python examples/rl/seed_ppo_cartpole.py
+
+Every field of :class:`Args` is a parameter: ``--param num_samplers=4``. The run is
+deterministic: one ``seed`` gives the same weights either way, however slow a sampler is
+(with one torch thread: ``OMP_NUM_THREADS=1``, and on one device). A step costs a round
+trip between each sampler and the learner: SEED's plan pays off when the policy network is
+large and the learner has an accelerator (``python -m bench.seed`` measures it here).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from reactorfed.rl import PPOConfig, RunConfig, SeedPlan
+from reactorfed.rl.backends import Backend
+
+
+@dataclass(frozen=True)
+class Args:
+    env: str = "CartPole-v1"
+    num_samplers: int = 2
+    num_envs: int = 4  # environment copies per sampler
+    num_steps: int = 32  # steps per fragment: an update every num_samplers * num_envs * num_steps env steps
+    backend: Backend = "gymnasium"  # what steps the copies: gymnasium, envpool or auto
+    device: str = "auto"  # where the learner acts and learns: auto (CUDA when present), cpu, cuda, cuda:N
+    total_timesteps: int = 100_000
+    target_return: float = 475.0
+    seed: int = 1
+    checkpoint: str = "runs/seed_ppo_cartpole.pt"
+    checkpoint_every: int = 20
+    resume: bool = False
+    progress: bool = True
+    progress_every: int = 10
+    curve: bool = False  # keep the learning curve in the result
+    # PPO (rl-zoo's CartPole-v1 settings)
+    learning_rate: float = 1e-3
+    anneal_lr: bool = True
+    gamma: float = 0.98
+    gae_lambda: float = 0.8
+    update_epochs: int = 20
+    minibatch_size: int = 256
+    clip_coef: float = 0.2
+    ent_coef: float = 0.0
+    vf_coef: float = 0.5
+    max_grad_norm: float = 0.5
+    hidden: tuple[int, ...] = (64, 64)
+
+
+class Main(SeedPlan):
+    def __init__(self, args: Args = Args()) -> None:
+        ppo = PPOConfig(
+            learning_rate=args.learning_rate,
+            anneal_lr=args.anneal_lr,
+            anneal_clip=args.anneal_lr,
+            total_timesteps=args.total_timesteps,
+            gamma=args.gamma,
+            gae_lambda=args.gae_lambda,
+            update_epochs=args.update_epochs,
+            minibatch_size=args.minibatch_size,
+            clip_coef=args.clip_coef,
+            ent_coef=args.ent_coef,
+            vf_coef=args.vf_coef,
+            max_grad_norm=args.max_grad_norm,
+            hidden=args.hidden,
+        )
+        per_update = args.num_samplers * args.num_envs * args.num_steps
+        run = RunConfig(
+            iterations=math.ceil(args.total_timesteps / per_update),
+            target_return=args.target_return,
+            checkpoint=args.checkpoint,
+            checkpoint_every=args.checkpoint_every,
+            resume=args.resume,
+            progress=args.progress,
+            progress_every=args.progress_every,
+            curve=args.curve,
+        )
+        super().__init__(ppo, args.env, num_samplers=args.num_samplers, num_envs=args.num_envs,
+                         fragment_len=args.num_steps, run=run, seed=args.seed, backend=args.backend,
+                         device=args.device)
+
+
+if __name__ == "__main__":
+    from reactorfed import Environment
+
+    Environment(fast=True).run(Main())
