@@ -18,14 +18,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
 from .envs import make_env
 from .rollout import Rollout
 
-__all__ = ["Actor", "Algorithm", "Learner", "SpaceInfo"]
+__all__ = ["Actor", "Algorithm", "GradientLearner", "Learner", "SpaceInfo"]
 
 
 @dataclass(frozen=True)
@@ -94,6 +94,46 @@ class Learner(Protocol):
     def load_checkpoint(self, path: str | Path) -> dict[str, Any]:
         """Resume from :meth:`save`'s file; returns the whole saved dict (``extra`` in it)."""
         ...
+
+
+@runtime_checkable
+class GradientLearner(Learner, Protocol):
+    """A learner whose update a plan can take one gradient step at a time, to average each
+    step's gradient over several learners (:mod:`~reactorfed.rl.data_parallel_plan`,
+    :mod:`~reactorfed.rl.param_server_plan`): :meth:`prepare` a share of the round,
+    :meth:`plan_update` with every learner's count, then :meth:`gradient` and
+    :meth:`apply_gradient` (the average) in turn, then :meth:`finish_update`. Learners that
+    apply the same averages from the same state hold bit-identical weights.
+    (:class:`~reactorfed.rl.ppo.PPOLearner` is one.)"""
+
+    def prepare(self, rollouts: Sequence[Rollout]) -> int:
+        """Begin an update from ``rollouts`` (this learner's share); returns its transitions."""
+        ...
+
+    def plan_update(self, counts: Sequence[int], rng: np.random.Generator | None = None) -> int:
+        """The update's schedule from every learner's count (learner order), minibatch
+        orders drawn from ``rng`` (None: nothing prepared, only applying); the steps planned."""
+        ...
+
+    def gradient(self) -> np.ndarray:
+        """The next planned step's gradient (and statistics), flat float32."""
+        ...
+
+    def apply_gradient(self, mean: np.ndarray) -> bool:
+        """One optimizer step on the learners' average of :meth:`gradient`; False (no step)
+        when the algorithm ends the update early."""
+        ...
+
+    def finish_update(self) -> dict[str, float]:
+        """The update's statistics."""
+        ...
+
+    def flat_parameters(self) -> np.ndarray:
+        """Every parameter, flat float32 (a gradient worker's weights)."""
+        ...
+
+    def load_flat_parameters(self, flat: np.ndarray) -> None:
+        """Take :meth:`flat_parameters`' array as the weights."""
 
 
 class Algorithm(Protocol):

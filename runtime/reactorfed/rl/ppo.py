@@ -15,6 +15,8 @@ rollouts give bit-identical weights (on one device, with one torch thread count)
 from __future__ import annotations
 
 import hashlib
+import math
+from collections import deque
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict
 from pathlib import Path
@@ -105,6 +107,12 @@ class PPOLearner:
         self.env_steps = 0
         self.updates = 0
         self.stats: dict[str, float] = {}
+        # an update taken a gradient step at a time (prepare ... finish_update)
+        self._tensors: tuple[torch.Tensor, ...] = ()
+        self._pending: deque[torch.Tensor] = deque()
+        self._clip = 0.0
+        self._round = (0.0, 0.0, 0.0)
+        self._sums, self._steps = np.zeros(5), 0
 
     def _values(self, rollouts: Sequence[Rollout]) -> list[np.ndarray]:
         """Every rollout's ``(T + 1, k)`` values, from one forward pass over all of them."""
@@ -145,6 +153,28 @@ class PPOLearner:
         self.optimizer.step()
         self.updates += 1
 
+    def _minibatch_loss(self, tensors: tuple[torch.Tensor, ...], idx: torch.Tensor, clip: float
+                        ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, float, float]:
+        """The loss of the minibatch ``idx`` of ``tensors`` (observations, actions, old
+        log-probabilities, advantages, returns, old values), its terms (policy, value,
+        entropy), the approximate KL and the clip fraction."""
+        c = self.config
+        obs, actions, old_logp, adv_all, ret_all, old_v = tensors
+        logp, entropy, values = self.model.evaluate(obs[idx], actions[idx])
+        adv = self._normalized(adv_all[idx])
+        pg = clipped_surrogate_loss(logp, old_logp[idx], adv, clip)
+        vl = value_loss(values, ret_all[idx], old_v[idx], c.clip_vloss)
+        ent = entropy.mean()
+        with torch.no_grad():
+            log_ratio = logp - old_logp[idx]
+            kl = float(((log_ratio.exp() - 1) - log_ratio).mean())  # (Schulman's k3 estimator)
+            clipped = float(((log_ratio.exp() - 1.0).abs() > clip).float().mean())
+        return pg - c.ent_coef * ent + c.vf_coef * vl, pg, vl, ent, kl, clipped
+
+    def _kl_stop(self, kl: float) -> bool:
+        """SB3's early stop: the policy moved too far for another step this update."""
+        return self.config.target_kl is not None and kl > 1.5 * self.config.target_kl
+
     def learn(self, rollouts: Sequence[Rollout]) -> dict[str, float]:
         c = self.config
         self.model.train()
@@ -161,22 +191,15 @@ class PPOLearner:
         ret_all = torch.from_numpy(batch.returns).to(dev)
         old_v = torch.from_numpy(batch.values).to(dev)
         n, mb = len(batch), c.minibatch_size
+        tensors = (obs, actions, old_logp, adv_all, ret_all, old_v)
         sums = np.zeros(5)
         steps = 0
         for idx in self._minibatches(n, mb):
-            logp, entropy, values = self.model.evaluate(obs[idx], actions[idx])
-            adv = self._normalized(adv_all[idx])
-            pg = clipped_surrogate_loss(logp, old_logp[idx], adv, clip)
-            vl = value_loss(values, ret_all[idx], old_v[idx], c.clip_vloss)
-            ent = entropy.mean()
-            with torch.no_grad():
-                log_ratio = logp - old_logp[idx]
-                kl = float(((log_ratio.exp() - 1) - log_ratio).mean())  # (Schulman's k3 estimator)
-                clipped = float(((log_ratio.exp() - 1.0).abs() > clip).float().mean())
+            loss, pg, vl, ent, kl, clipped = self._minibatch_loss(tensors, idx, clip)
             # SB3's early stop: this minibatch is not stepped on once the policy moved too far
-            if c.target_kl is not None and kl > 1.5 * c.target_kl:
+            if self._kl_stop(kl):
                 break
-            self._step(pg - c.ent_coef * ent + c.vf_coef * vl)
+            self._step(loss)
             steps += 1
             sums += (pg.item(), vl.item(), ent.item(), kl, clipped)
         mean = sums / max(steps, 1)
@@ -186,6 +209,96 @@ class PPOLearner:
                       "clipfrac": mean[4], "learning_rate": lr, "clip_range": clip, "explained_variance": explained,
                       "transitions": float(n), "gradient_steps": float(steps)}
         return self.stats
+
+    # -- one gradient step at a time (the data-parallel and parameter-server plans) -----
+    def prepare(self, rollouts: Sequence[Rollout]) -> int:
+        """Begin an update from this learner's share of a round: GAE under the current
+        weights. Returns its transitions (what :meth:`plan_update` takes from every learner)."""
+        c = self.config
+        self.model.train()
+        batch = make_batch(rollouts, self._values(rollouts), c.gamma, c.gae_lambda)
+        cols = (batch.obs, batch.actions, batch.logp, batch.advantages, batch.returns, batch.values)
+        self._tensors = tuple(torch.from_numpy(a).to(self.device) for a in cols)
+        return len(batch)
+
+    def plan_update(self, counts: Sequence[int], rng: np.random.Generator | None = None) -> int:
+        """The round's schedule, the same on every learner given every learner's transitions
+        ``counts`` (in learner order): env steps, learning rate and clip range count all of
+        them; each epoch cuts this learner's share, in an order ``rng`` draws, into ``m``
+        nearly equal minibatches, ``m`` the most any learner needs at ``minibatch_size``, so
+        that every learner takes the same steps (None: a learner that only applies
+        gradients). Returns the gradient steps planned."""
+        c = self.config
+        self.env_steps += sum(counts)
+        lr, self._clip = self.schedule()
+        for group in self.optimizer.param_groups:
+            group["lr"] = lr
+        m = max(math.ceil(n / c.minibatch_size) for n in counts)
+        self._pending = deque()
+        if rng is not None:
+            n = len(self._tensors[1])
+            if n < m:
+                raise ValueError(f"{n} transitions for {m} minibatches: the learners' shares differ too much")
+            for _ in range(c.update_epochs):
+                self._pending.extend(torch.from_numpy(part) for part in np.array_split(rng.permutation(n), m))
+        self._round = (lr, self._clip, float(sum(counts)))
+        self._sums, self._steps = np.zeros(5), 0
+        return c.update_epochs * m
+
+    def gradient(self) -> np.ndarray:
+        """The next planned minibatch's gradient, flat float32 in :meth:`flat_parameters`'
+        order, then its statistics (policy loss, value loss, entropy, approximate KL, clip
+        fraction): what :meth:`apply_gradient` takes, averaged over learners."""
+        idx = self._pending.popleft()
+        loss, pg, vl, ent, kl, clipped = self._minibatch_loss(self._tensors, idx, self._clip)
+        self.optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        grads = [torch.zeros_like(p).reshape(-1) if p.grad is None else p.grad.reshape(-1)
+                 for p in self.model.parameters()]
+        stats = torch.tensor([pg.item(), vl.item(), ent.item(), kl, clipped], dtype=torch.float32)
+        return torch.cat([*grads, stats.to(self.device)]).cpu().numpy()
+
+    def apply_gradient(self, mean: np.ndarray) -> bool:
+        """One step of the optimizer on ``mean`` (:meth:`gradient`'s, averaged over the
+        learners), its norm clipped. False, and no step, when the KL early stop ends the
+        update (the averaged KL past 1.5 x ``target_kl``)."""
+        stats = mean[-5:].astype(np.float64)
+        if self._kl_stop(float(stats[3])):
+            return False
+        flat = torch.from_numpy(mean[:-5]).to(self.device)
+        at = 0
+        for p in self.model.parameters():
+            p.grad = flat[at : at + p.numel()].view_as(p).clone()  # (clipping scales it in place)
+            at += p.numel()
+        torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.config.max_grad_norm)
+        self.optimizer.step()
+        self.updates += 1
+        self._sums += stats
+        self._steps += 1
+        return True
+
+    def finish_update(self) -> dict[str, float]:
+        """The update's statistics (averaged over learners and steps), as :meth:`learn`'s."""
+        mean = self._sums / max(self._steps, 1)
+        lr, clip, n = self._round
+        self._tensors, self._pending = (), deque()
+        self.stats = {"policy_loss": mean[0], "value_loss": mean[1], "entropy": mean[2], "approx_kl": mean[3],
+                      "clipfrac": mean[4], "learning_rate": lr, "clip_range": clip, "transitions": n,
+                      "gradient_steps": float(self._steps)}
+        return self.stats
+
+    def flat_parameters(self) -> np.ndarray:
+        """Every parameter (actor and critic), flat float32: what a gradient worker needs."""
+        return torch.nn.utils.parameters_to_vector(self.model.parameters()).detach().cpu().numpy()
+
+    def load_flat_parameters(self, flat: np.ndarray) -> None:
+        """Take :meth:`flat_parameters`' array as the weights (copied: the array may be shared)."""
+        src = torch.from_numpy(np.asarray(flat, dtype=np.float32)).to(self.device)
+        at = 0
+        with torch.no_grad():
+            for p in self.model.parameters():
+                p.copy_(src[at : at + p.numel()].view_as(p))
+                at += p.numel()
 
     def payload(self) -> np.ndarray:
         return self.model.actor_payload()
