@@ -18,6 +18,8 @@ from .apex_config import ApexDQNConfig
 from .apex_learner import ApexLearner
 from .apex_plan import ApexPlan, ApexSampler, priority_lag_bound, weights_lag_bound
 from .buffer import Batch, ReplayBuffer
+from .conv_actor import ConvActor
+from .conv_ppo_config import ConvPPOConfig
 from .envs import (
     ATARI_GAMES,
     GYM_ENVS,
@@ -50,6 +52,8 @@ from .vector import VectorEnvRunner, VectorFragment, make_runner
 if TYPE_CHECKING:
     from .actor_critic import ActorCritic
     from .apex_dqn import ApexDQNLearner, double_q_target, weighted_td_loss
+    from .conv_actor_critic import ConvActorCritic
+    from .conv_ppo import ConvPPOLearner
     from .dqn import DQNConfig, DQNLearner, EpsilonGreedy, linear_schedule, make_qnetwork
     from .elastic_learner import ElasticDQNLearnerReactor
     from .learner import DQNLearnerReactor, QSampler, TrainConfig
@@ -72,6 +76,8 @@ _LAZY = {
     **dict.fromkeys(["DQNLearnerReactor", "QSampler", "TrainConfig"], "learner"),
     **dict.fromkeys(["DQNConfig", "DQNLearner", "EpsilonGreedy", "linear_schedule", "make_qnetwork"], "dqn"),
     "ActorCritic": "actor_critic",
+    "ConvActorCritic": "conv_actor_critic",
+    "ConvPPOLearner": "conv_ppo",
     **dict.fromkeys(["ApexDQNLearner", "double_q_target", "weighted_td_loss"], "apex_dqn"),
     "ElasticDQNLearnerReactor": "elastic_learner",
     **dict.fromkeys(["PPOLearner", "clipped_surrogate_loss", "value_loss"], "ppo"),
@@ -97,6 +103,10 @@ __all__ = [
     "AtariQNetwork",
     "Batch",
     "BatchedInference",
+    "ConvActor",
+    "ConvActorCritic",
+    "ConvPPOConfig",
+    "ConvPPOLearner",
     "DQNConfig",
     "DQNLearner",
     "DQNLearnerReactor",

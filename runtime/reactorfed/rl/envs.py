@@ -1,4 +1,5 @@
-"""Environment construction and stepping for samplers: gymnasium, ALE Atari, PettingZoo MPE.
+"""Environment construction and stepping for samplers: gymnasium, ALE Atari, MinAtar
+(``MinAtar/Breakout-v1``, ...: 10x10xC boolean frames, channels last), PettingZoo MPE.
 
 One code path steps environments for every consumer: the reactor samplers, the
 Ray actors in ``bench/`` and the raw-process ceiling, so that a comparison
@@ -36,12 +37,12 @@ GYM_ENVS: tuple[str, ...] = ("CartPole-v1", "Blackjack-v1", "Pendulum-v1")
 ATARI_GAMES: tuple[str, ...] = ("Pong", "MsPacman", "SpaceInvaders")
 
 _ale_registered = False
+_minatar_registered = False
 
 
 def vectorization_mode(full_id: str) -> str:
     """gymnasium's mode for ``full_id``: its native vector implementation, or SyncVectorEnv."""
-    if full_id.startswith("ALE/"):
-        _register_ale()
+    _register_for(full_id)
     spec = gym.spec(full_id)
     return "vector_entry_point" if spec.vector_entry_point is not None else "sync"
 
@@ -62,6 +63,27 @@ def _register_ale() -> None:
         _ale_registered = True
 
 
+def _register_minatar() -> None:
+    """MinAtar's gymnasium ids (``MinAtar/Breakout-v1``, ...): the package registers them only
+    when asked (``pip install 'reactorfed[minatar]'``)."""
+    global _minatar_registered
+    if not _minatar_registered:
+        try:
+            from minatar.gym import register_envs
+        except ImportError as e:
+            raise ImportError(f"MinAtar environments need the minatar package (pip install 'reactorfed[minatar]'): {e}") from e
+        register_envs()
+        _minatar_registered = True
+
+
+def _register_for(full_id: str) -> None:
+    """Register the ids of the family ``full_id`` belongs to (ALE, MinAtar) with gymnasium."""
+    if full_id.startswith("ALE/"):
+        _register_ale()
+    elif full_id.startswith("MinAtar/"):
+        _register_minatar()
+
+
 def make_env(name: str, seed: int | None = None, **kwargs: Any) -> gym.Env[Any, Any]:
     """Build one environment by short or full name; reset it with ``seed`` when given.
 
@@ -69,8 +91,7 @@ def make_env(name: str, seed: int | None = None, **kwargs: Any) -> gym.Env[Any, 
     wrapper costs a call per step on every sampler.
     """
     full = env_id(name)
-    if full.startswith("ALE/"):
-        _register_ale()
+    _register_for(full)
     env = gym.make(full, disable_env_checker=True, **kwargs)
     if seed is not None:
         env.reset(seed=seed)

@@ -1,0 +1,113 @@
+"""PPO with a CNN on MinAtar Breakout, trained by reactors under the synchronous plan:
+copy this to start your own (``env=MinAtar/SpaceInvaders-v1``, ``Asterix``, ``Freeway``,
+``Seaquest`` take the same network).
+
+MinAtar (Young and Tian 2019) is Atari in miniature: 10x10 frames of C boolean channels
+(Breakout: paddle, ball, trail, bricks), sticky actions, difficulty ramping; it needs
+``pip install 'reactorfed[minatar]'``. The network is MinAtar's reference one, a 3x3
+convolution of 16 filters and 128 units, with a policy and a value head; samplers act
+with a numpy copy of its policy half (no torch in a sampler), the learner trains it with
+torch (:class:`~reactorfed.rl.conv_ppo_config.ConvPPOConfig`, whose docstring says
+where the hyper-parameters come from: purejaxrl's and gymnax-blines' MinAtar PPO).
+
+Each round, 2 samplers step 8 copies of the game 128 times each with the learner's latest
+policy; the learner computes GAE advantages, takes 4 epochs of 8 minibatches and
+broadcasts the new policy. Training stops after ``total_timesteps`` steps, or once the
+last 100 training episodes average ``target_return``; the learner prints the verdict and
+saves a checkpoint (``checkpoint``, loadable with ``ConvPPOLearner.load``; ``resume=true``
+carries on from it).
+
+Federated (the RTI, one process per sampler, one for the learner)::
+
+    reactorfed launch examples/rl/ppo_minatar.py:Main --fast
+
+In one process::
+
+    reactorfed run examples/rl/ppo_minatar.py:Main --fast
+
+Measured here (bench/results/minatar_ppo.jsonl and .png): see examples/rl/README.md. A
+uniformly random policy averages about 0.5 on Breakout.
+
+Every field of :class:`Args` is a parameter: ``--param num_samplers=4``. The run is
+deterministic: one ``seed`` gives the same weights in one process and federated (with one
+torch thread: ``OMP_NUM_THREADS=1``, or the same thread count everywhere).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from reactorfed.rl import RunConfig, SyncPlan
+from reactorfed.rl.backends import Backend
+from reactorfed.rl.conv_ppo_config import ConvPPOConfig
+
+
+@dataclass(frozen=True)
+class Args:
+    env: str = "MinAtar/Breakout-v1"
+    num_samplers: int = 2
+    num_envs: int = 8  # environment copies per sampler
+    num_steps: int = 128  # rows per fragment: a round is num_samplers * num_envs * num_steps steps
+    backend: Backend = "gymnasium"  # MinAtar has no EnvPool engine: gymnasium's SyncVectorEnv
+    total_timesteps: int = 2_000_000
+    target_return: float | None = None  # stop early once the last 100 episodes average this
+    seed: int = 1
+    checkpoint: str = "runs/ppo_minatar.pt"
+    checkpoint_every: int = 20
+    resume: bool = False
+    progress: bool = True
+    progress_every: int = 10
+    curve: bool = False  # keep the learning curve in the result (bench/minatar.py writes it out)
+    # PPO (purejaxrl's and gymnax-blines' MinAtar settings: ConvPPOConfig)
+    learning_rate: float = 5e-4
+    anneal_lr: bool = True
+    gamma: float = 0.99
+    gae_lambda: float = 0.95
+    update_epochs: int = 4
+    minibatch_size: int = 256  # a round's 2048 transitions in 8 minibatches
+    clip_coef: float = 0.2
+    ent_coef: float = 0.01
+    vf_coef: float = 0.5
+    max_grad_norm: float = 0.5
+    # the network (MinAtar's reference: 16 3x3 filters, 128 units)
+    channels: int = 16
+    hidden: tuple[int, ...] = (128,)
+
+
+class Main(SyncPlan):
+    def __init__(self, args: Args = Args()) -> None:
+        ppo = ConvPPOConfig(
+            learning_rate=args.learning_rate,
+            anneal_lr=args.anneal_lr,
+            total_timesteps=args.total_timesteps,
+            gamma=args.gamma,
+            gae_lambda=args.gae_lambda,
+            update_epochs=args.update_epochs,
+            minibatch_size=args.minibatch_size,
+            clip_coef=args.clip_coef,
+            ent_coef=args.ent_coef,
+            vf_coef=args.vf_coef,
+            max_grad_norm=args.max_grad_norm,
+            channels=args.channels,
+            hidden=args.hidden,
+        )
+        per_round = args.num_samplers * args.num_envs * args.num_steps
+        run = RunConfig(
+            iterations=math.ceil(args.total_timesteps / per_round),
+            target_return=args.target_return,
+            checkpoint=args.checkpoint,
+            checkpoint_every=args.checkpoint_every,
+            resume=args.resume,
+            progress=args.progress,
+            progress_every=args.progress_every,
+            curve=args.curve,
+        )
+        super().__init__(ppo, args.env, num_samplers=args.num_samplers, num_envs=args.num_envs,
+                         fragment_len=args.num_steps, run=run, seed=args.seed, backend=args.backend)
+
+
+if __name__ == "__main__":
+    from reactorfed import Environment
+
+    Environment(fast=True).run(Main())
