@@ -21,6 +21,12 @@ In one process::
 
     reactorfed run examples/rl/apex_dqn_cartpole.py:Main --fast
 
+``OnePod`` is the same program with the shards in the learner's process (federates
+``samplers[i]`` and ``learner`` only, as the Kubernetes operator runs them:
+examples/k8s/apex-dqn-cartpole.yaml), with the same weights for a seed::
+
+    reactorfed launch examples/rl/apex_dqn_cartpole.py:OnePod --fast
+
 Measured once here (2 cores shared with other work, load average about 17, seed 1): the
 last 100 training episodes averaged 198 after 29,161 env steps and 3,590 updates, in 29 s
 of training in one process (38 s wall) and 17 s federated (31 s wall for ``launch``:
@@ -39,12 +45,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 from reactorfed import ms
 from reactorfed.rl import RunConfig
 from reactorfed.rl.apex_config import ApexDQNConfig
 from reactorfed.rl.apex_plan import ApexPlan
 from reactorfed.rl.backends import Backend
+from reactorfed.rl.colocated_replay import ColocatedApexPlan
 from reactorfed.rl.replay_policy import ReplayConfig
 
 
@@ -87,25 +95,39 @@ class Args:
     beta_steps: int = 10_000
 
 
+def settings(args: Args) -> dict[str, Any]:
+    """The plan's keyword arguments for ``args`` (:class:`Main`'s and :class:`OnePod`'s)."""
+    dqn = ApexDQNConfig(learning_rate=args.learning_rate, gamma=args.gamma, n_step=args.n_step,
+                        target_update_interval=args.target_update_interval, max_grad_norm=args.max_grad_norm,
+                        hidden=args.hidden, epsilon=args.epsilon, epsilon_alpha=args.epsilon_alpha)
+    replay = ReplayConfig(capacity=args.buffer_size, alpha=args.alpha, beta0=args.beta0,
+                          beta_steps=args.beta_steps, batch_size=args.batch_size,
+                          learning_starts=args.learning_starts)
+    # env steps per learner update, fixed by logical time: the updates that fit in the budget
+    per_update = (args.num_samplers * args.num_envs * args.num_steps * args.learn_period_ms / args.period_ms)
+    iterations = max(1, math.ceil((args.total_timesteps - args.learning_starts) / per_update))
+    run = RunConfig(iterations=iterations, target_return=args.target_return, checkpoint=args.checkpoint,
+                    checkpoint_every=args.checkpoint_every, resume=args.resume, progress=args.progress,
+                    progress_every=args.progress_every)
+    return dict(algo=dqn, env=args.env, num_samplers=args.num_samplers, num_shards=args.num_shards,
+                num_envs=args.num_envs, fragment_len=args.num_steps, period=ms(args.period_ms),
+                learn_period=ms(args.learn_period_ms), prefetch=args.prefetch, weights_every=args.weights_every,
+                weights_delay=ms(args.weights_delay_ms), replay=replay, run=run, seed=args.seed,
+                backend=args.backend)
+
+
 class Main(ApexPlan):
     def __init__(self, args: Args = Args()) -> None:
-        dqn = ApexDQNConfig(learning_rate=args.learning_rate, gamma=args.gamma, n_step=args.n_step,
-                            target_update_interval=args.target_update_interval, max_grad_norm=args.max_grad_norm,
-                            hidden=args.hidden, epsilon=args.epsilon, epsilon_alpha=args.epsilon_alpha)
-        replay = ReplayConfig(capacity=args.buffer_size, alpha=args.alpha, beta0=args.beta0,
-                              beta_steps=args.beta_steps, batch_size=args.batch_size,
-                              learning_starts=args.learning_starts)
-        # env steps per learner update, fixed by logical time: the updates that fit in the budget
-        per_update = (args.num_samplers * args.num_envs * args.num_steps * args.learn_period_ms / args.period_ms)
-        iterations = max(1, math.ceil((args.total_timesteps - args.learning_starts) / per_update))
-        run = RunConfig(iterations=iterations, target_return=args.target_return, checkpoint=args.checkpoint,
-                        checkpoint_every=args.checkpoint_every, resume=args.resume, progress=args.progress,
-                        progress_every=args.progress_every)
-        super().__init__(dqn, args.env, num_samplers=args.num_samplers, num_shards=args.num_shards,
-                         num_envs=args.num_envs, fragment_len=args.num_steps, period=ms(args.period_ms),
-                         learn_period=ms(args.learn_period_ms), prefetch=args.prefetch,
-                         weights_every=args.weights_every, weights_delay=ms(args.weights_delay_ms), replay=replay,
-                         run=run, seed=args.seed, backend=args.backend)
+        super().__init__(**settings(args))
+
+
+class OnePod(ColocatedApexPlan):
+    """The same plan, the same weights for a seed, with the replay shards in the learner's
+    process: federates ``samplers[i]`` and ``learner`` only, as the Kubernetes operator
+    runs them (examples/k8s/apex-dqn-cartpole.yaml)."""
+
+    def __init__(self, args: Args = Args()) -> None:
+        super().__init__(**settings(args))
 
 
 if __name__ == "__main__":

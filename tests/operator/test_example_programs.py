@@ -18,6 +18,8 @@ from reactorfed_operator.spec import parse_spec
 REPO = Path(__file__).resolve().parents[2]
 IMAGE_EXAMPLES = "/opt/reactorfed/examples/"  # where images/runtime*.Dockerfile copy examples/
 EXAMPLES = sorted((REPO / "examples" / "k8s").glob("*.yaml"))
+#: the examples whose federates are checked to be exactly the operator's pods
+EXACT_FEDERATES = ("ppo-cartpole", "appo-cartpole", "ppo-minatar", "apex-dqn-cartpole")
 
 
 def _docs(path: Path) -> list[dict[str, Any]]:
@@ -50,3 +52,10 @@ def test_example_program_matches_its_manifest(example: Path, tmp_path: Path, mon
         main = load_program(entry, {**passed, spec.sampler_param: "2"})
         children = set(vars(main))
         assert spec.samplers.name in children and spec.learner.name in children
+    if example.stem in EXACT_FEDERATES:
+        # the operator makes a pod per sampler and one for the learner, none for anything else
+        # (a replay shard of its own would never join): those must be all the federates
+        if example.stem == "ppo-minatar":
+            pytest.importorskip("minatar", reason="MinAtar is not installed")
+        main = load_program(entry, {**passed, spec.sampler_param: "2"})
+        assert [c.name for c in main._children] == [*spec.sampler_names(2), spec.learner.name]
