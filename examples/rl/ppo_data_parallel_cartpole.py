@@ -19,6 +19,10 @@ Federated (the RTI, one process per sampler, per learner, and the server)::
 
     reactorfed launch examples/rl/ppo_data_parallel_cartpole.py:Main --fast
     reactorfed launch examples/rl/ppo_data_parallel_cartpole.py:ParamServer --fast
+    reactorfed launch examples/rl/ppo_data_parallel_cartpole.py:ParamServer --fast -p colocate=true
+
+(``colocate=true``: each worker and its samplers in one process, the server in another:
+the shape ``examples/k8s/ppo-data-parallel-cartpole.yaml`` deploys.)
 
 In one process::
 
@@ -56,6 +60,7 @@ class Args:
     progress: bool = True
     progress_every: int = 10
     trace: bool = False  # each result carries a hash of the weights after every step
+    colocate: bool = False  # ParamServer: each worker and its samplers in one process (k8s: a pod)
     # PPO (rl-zoo's CartPole-v1 settings; minibatch_size is each learner's)
     learning_rate: float = 1e-3
     anneal_lr: bool = True
@@ -115,7 +120,7 @@ class ParamServer(ParamServerPlan):
         super().__init__(ppo, args.env, num_workers=args.num_learners,
                          samplers_per_worker=args.samplers_per_learner, num_envs=args.num_envs,
                          fragment_len=args.num_steps, run=run, seed=args.seed, backend=args.backend,
-                         trace=args.trace)
+                         trace=args.trace, colocate=args.colocate)
 
 
 if __name__ == "__main__":

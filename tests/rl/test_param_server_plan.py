@@ -15,17 +15,17 @@ from reactorfed.federation.process.threads import run_threads
 from reactorfed.rl import ParamServerPlan, PPOConfig, RunConfig
 from reactorfed.rl.ppo import PPOLearner
 
-from .conftest import load_example
+from .conftest import EXAMPLES, load_example
 from .test_data_parallel_plan import SMALL, _single, launched
 
 SERVER = "ParamServerPlan.server"
 
 
 def _plan(iterations: int = 3, seed: int = 0, checkpoint: str = "", resume: bool = False,
-          config: PPOConfig = SMALL) -> ParamServerPlan:
+          config: PPOConfig = SMALL, colocate: bool = False) -> ParamServerPlan:
     run = RunConfig(iterations=iterations, checkpoint=checkpoint, resume=resume)
     return ParamServerPlan(config, "CartPole-v1", num_workers=2, samplers_per_worker=1, num_envs=2, fragment_len=16,
-                           run=run, seed=seed, trace=True)
+                           run=run, seed=seed, trace=True, colocate=colocate)
 
 
 def _server(**kw: Any) -> dict[str, Any]:
@@ -67,6 +67,32 @@ def test_one_seed_same_weights_in_one_process_and_federated() -> None:
     assert fed["env_steps"] == single["env_steps"]
     assert fed["weights_sha256"] == single["weights_sha256"]
     assert fed["step_digests_sha256"] == single["step_digests_sha256"]
+
+
+def test_workers_with_their_samplers_in_one_federate_compute_the_same() -> None:
+    """``colocate``: a worker and its samplers make one federate (the operator's shape: a
+    bank and the server); the same shares, the same steps, the same weights."""
+    flat = _server(iterations=2, seed=3)
+    assert _server(iterations=2, seed=3, colocate=True)["step_digests_sha256"] == flat["step_digests_sha256"]
+    run = run_threads(lambda: _plan(iterations=2, seed=3, colocate=True))
+    run.raise_errors()
+    assert sorted(run.summaries) == ["server", "workers[0]", "workers[1]"]
+    assert run.summaries["server"].results[SERVER]["step_digests_sha256"] == flat["step_digests_sha256"]
+
+
+def test_the_kubernetes_manifest_places_every_federate() -> None:
+    """examples/k8s/ppo-data-parallel-cartpole.yaml: the operator makes a pod per bank member
+    and one for its learner; those must be the program's federates, all of them."""
+    import yaml
+
+    from reactorfed.program import load_program
+    from reactorfed_operator.spec import parse_spec
+
+    manifest = EXAMPLES.parent / "k8s" / "ppo-data-parallel-cartpole.yaml"
+    spec = parse_spec(yaml.safe_load(manifest.read_text())["spec"])
+    entry = str(EXAMPLES / spec.program.entrypoint.split("/examples/rl/")[1])
+    main = load_program(entry, {**dict(spec.program.params), spec.sampler_param: "3", "checkpoint": ""})
+    assert [c.name for c in main._children] == [*spec.sampler_names(3), spec.learner.name]
 
 
 def test_resume_carries_on_where_the_checkpoint_stopped(tmp_path: Path) -> None:

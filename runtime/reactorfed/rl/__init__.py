@@ -20,6 +20,7 @@ from .apex_plan import ApexPlan, ApexSampler, priority_lag_bound, weights_lag_bo
 from .buffer import Batch, ReplayBuffer
 from .conv_actor import ConvActor
 from .conv_ppo_config import ConvPPOConfig
+from .data_parallel_plan import DataParallelLearner, DataParallelPlan
 from .envs import (
     ATARI_GAMES,
     GYM_ENVS,
@@ -35,7 +36,8 @@ from .envs import (
 from .gae import gae, lambda_returns
 from .mlp_actor import MLPActor
 from .nstep import NStepBuilder, transition_dtype
-from .policy import Actor, Algorithm, Learner, SpaceInfo
+from .param_server_plan import GradientWorker, ParameterServer, ParamServerPlan
+from .policy import Actor, Algorithm, GradientLearner, Learner, SpaceInfo
 from .ppo_config import PPOConfig
 from .prioritized_replay import PrioritizedReplay, annealed_beta, importance_weights
 from .q_actor import QActor, apex_epsilons
@@ -110,15 +112,21 @@ __all__ = [
     "DQNConfig",
     "DQNLearner",
     "DQNLearnerReactor",
+    "DataParallelLearner",
+    "DataParallelPlan",
     "ElasticDQNLearnerReactor",
     "EnvRunner",
     "EpsilonGreedy",
     "Fragment",
+    "GradientLearner",
+    "GradientWorker",
     "Learner",
     "MLPActor",
     "NStepBuilder",
     "PPOConfig",
     "PPOLearner",
+    "ParamServerPlan",
+    "ParameterServer",
     "PolicyRunner",
     "PrioritizedReplay",
     "QActor",

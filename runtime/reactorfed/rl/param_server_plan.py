@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import STARTUP, Input, Output, Reactor, bank, each, reaction
+from .. import STARTUP, Bank, Input, Output, Reactor, bank, each, reaction
 from ..errors import ValidationError
 from ..port import MultiReader, PortReader, PortWriter
 from .backends import BACKENDS
@@ -60,7 +60,7 @@ from .rollout import unpack_rollout
 from .sync_plan import SyncSampler
 from .training import RunConfig
 
-__all__ = ["GradientWorker", "ParamServerPlan", "ParameterServer"]
+__all__ = ["GradientWorker", "ParamServerPlan", "ParameterServer", "WorkerGroup"]
 
 
 def _flagged(params: np.ndarray, more: bool) -> np.ndarray:
@@ -118,9 +118,16 @@ class GradientWorker(Reactor):
     header: Output[np.ndarray] = Output(np.ndarray)
     gradient: Output[np.ndarray] = Output(np.ndarray)
 
-    def __init__(self, num_samplers: int, algo: Algorithm, space: SpaceInfo, seed: int = 0) -> None:
+    def __init__(self, num_samplers: int, algo: Algorithm, space: SpaceInfo, seed: int = 0,
+                 share: int | None = None) -> None:
         self.num_samplers, self.algo, self.space, self.seed = num_samplers, algo, space, seed
+        self._share = share
         self.learner: GradientLearner | None = None
+
+    @property
+    def share(self) -> int:
+        """Which share of the round this worker learns from: its bank index, or as given."""
+        return self._share if self._share is not None else self.bank_index or 0
 
     @reaction(triggers=[STARTUP])
     def start(self) -> None:
@@ -148,8 +155,33 @@ class GradientWorker(Reactor):
         s = schedule.get()
         assert s is not None
         self.learner.env_steps = int(s[1])
-        self.learner.plan_update([int(n) for n in s[2:]], round_rng(self.seed, self.bank_index or 0, int(s[0])))
+        self.learner.plan_update([int(n) for n in s[2:]], round_rng(self.seed, self.share, int(s[0])))
         gradient.set(self.learner.gradient())
+
+
+class WorkerGroup(Reactor):
+    """A gradient worker and its ``num_samplers`` samplers, as one reactor (one federate):
+    the ports a worker and its samplers have towards the server."""
+
+    params: Input[np.ndarray] = Input(np.ndarray)
+    schedule: Input[np.ndarray] = Input(np.ndarray)
+    weights: Input[np.ndarray] = Input(np.ndarray)
+    header: Output[np.ndarray] = Output(np.ndarray)
+    gradient: Output[np.ndarray] = Output(np.ndarray)
+
+    def __init__(self, num_samplers: int, algo: Algorithm, env: str, space: SpaceInfo, num_envs: int,
+                 fragment_len: int, seed: int, backend: str) -> None:
+        k = self.bank_index or 0
+        self.samplers = bank(SyncSampler, num_samplers, algo, env, space, num_envs, fragment_len,
+                             seed=each(lambda i: sampler_seed(seed, k * num_samplers + i)), backend=backend)
+        # (the worker's share index is its group's: it draws the flat plan's worker k's minibatches)
+        self.worker = GradientWorker(num_samplers, algo, space, seed=seed, share=k)
+        self.connect(self.samplers.fragment, self.worker.fragments)
+        self.connect(self.weights, self.samplers.weights, broadcast=True)
+        self.connect(self.params, self.worker.params)
+        self.connect(self.schedule, self.worker.schedule)
+        self.connect(self.worker.header, self.header)
+        self.connect(self.worker.gradient, self.gradient)
 
 
 class ParamServerPlan(Reactor):
@@ -157,27 +189,36 @@ class ParamServerPlan(Reactor):
     PPO's) on ``env``: ``num_workers`` gradient workers, each fed every round by
     ``samplers_per_worker`` samplers of ``num_envs`` copies and ``fragment_len`` rows, and
     one server. A federated run puts the server, each worker and each sampler in its own
-    process. ``trace`` adds a hash of the weights after every step to the server's result.
+    process; with ``colocate``, each worker and its samplers in one (a :class:`WorkerGroup`),
+    the shape the Kubernetes operator places: a bank (``workers``) and one more pod
+    (``server``). The weights are the same either way. ``trace`` adds a hash of the weights
+    after every step to the server's result.
 
     Sampler ``i`` is seeded as the data-parallel plan's sampler ``i``, and feeds worker
     ``i // samplers_per_worker``."""
 
     def __init__(self, algo: Algorithm, env: str, *, num_workers: int = 2, samplers_per_worker: int = 1,
                  num_envs: int = 4, fragment_len: int = 32, run: RunConfig | None = None, seed: int = 0,
-                 backend: str = "gymnasium", trace: bool = False) -> None:
+                 backend: str = "gymnasium", trace: bool = False, colocate: bool = False) -> None:
         check_widths(self.fqn, num_workers=num_workers, samplers_per_worker=samplers_per_worker,
                      num_envs=num_envs, fragment_len=fragment_len)
         if backend not in BACKENDS:
             raise ValidationError(f"{self.fqn}: backend must be one of {BACKENDS}, got {backend!r}")
         K, S = num_workers, samplers_per_worker
         space = SpaceInfo.of_env(env)
-        self.samplers = bank(SyncSampler, K * S, algo, env, space, num_envs, fragment_len,
-                             seed=each(lambda i: sampler_seed(seed, i)), backend=backend)
-        self.workers = bank(GradientWorker, K, S, algo, space, seed=seed)
+        self.workers: Bank[WorkerGroup] | Bank[GradientWorker]
+        if colocate:
+            self.workers = bank(WorkerGroup, K, S, algo, env, space, num_envs, fragment_len, seed, backend)
+        else:
+            self.samplers = bank(SyncSampler, K * S, algo, env, space, num_envs, fragment_len,
+                                 seed=each(lambda i: sampler_seed(seed, i)), backend=backend)
+            self.workers = bank(GradientWorker, K, S, algo, space, seed=seed)
+            self.connect(self.samplers.fragment, self.workers.fragments)  # in order: S channels a worker
         self.server = ParameterServer(K, algo, space, run=run, seed=seed, trace=trace)
-        self.connect(self.samplers.fragment, self.workers.fragments)  # in order: S channels a worker
+        # the policy goes to every sampler: in the workers' groups, or directly
+        self.connect(self.server.weights, self.workers.weights if colocate else self.samplers.weights, after=0,
+                     broadcast=True)
         self.connect(self.workers.header, self.server.headers, after=0)
         self.connect(self.server.schedule, self.workers.schedule, after=0, broadcast=True)
         self.connect(self.workers.gradient, self.server.gradients, after=0)
         self.connect(self.server.params, self.workers.params, after=0, broadcast=True)
-        self.connect(self.server.weights, self.samplers.weights, after=0, broadcast=True)
