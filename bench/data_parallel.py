@@ -75,14 +75,14 @@ def main(argv: list[str] | None = None) -> Results:
                          f"({r['seconds']:.1f} s, load average {r['load_avg_1min_after']})")
                 runs[plan].append(r)
         same = all(a["weights"] == b["weights"] for a, b in zip(runs["data_parallel"], runs["param_server"], strict=True))
-        layout = {"federated": "federated (RTI + a process per sampler, learner, worker, server)",
+        layout = {"federated": "RTI + a process per sampler, learner, worker and the server",
                   "single": "one process"}[mode]
-        for plan, k in (("data_parallel", "2 learners"), ("param_server", "2 workers + server")):
+        for plan in ("data_parallel", "param_server"):
             for metric in ("updates_per_s", "env_steps_per_s"):
                 ours = statistics.median(r[metric] for r in runs[plan])
                 peer = statistics.median(r[metric] for r in runs["sync"])
-                res.add(f"{plan} ({k}), {layout}", metric, ours, "sync plan (1 learner)", peer, "higher", args.runs,
-                        rounds=args.rounds, samples=[round(r[metric], 2) for r in runs[plan]],
+                res.add(f"{plan} K=2, {mode}", metric, ours, "sync (1 learner)", peer, "higher", args.runs,
+                        layout=layout, rounds=args.rounds, samples=[round(r[metric], 2) for r in runs[plan]],
                         peer_samples=[round(r[metric], 2) for r in runs["sync"]],
                         cpu_s=statistics.median(r["cpu_s"] for r in runs[plan]),
                         peer_cpu_s=statistics.median(r["cpu_s"] for r in runs["sync"]),

@@ -20,6 +20,7 @@ from reactorfed.errors import ValidationError
 from reactorfed.federation.process.threads import run_threads
 from reactorfed.rl import DataParallelPlan, PPOConfig, RunConfig, SpaceInfo
 from reactorfed.rl.apex_config import ApexDQNConfig
+from reactorfed.rl.appo_config import APPOConfig
 from reactorfed.rl.gradient_rounds import gradient_learner, mean_gradient
 from reactorfed.rl.ppo import PPOLearner
 
@@ -122,6 +123,10 @@ def test_layout_mistakes_are_named() -> None:
 def test_an_algorithm_without_gradient_steps_is_named() -> None:
     with pytest.raises(ValidationError, match="cannot take an update a gradient step at a time"):
         gradient_learner(ApexDQNConfig(), SpaceInfo.of_env("CartPole-v1"), 0, "Main.learners[0]")  # type: ignore[arg-type]
+    # APPO's learner inherits PPO's gradient steps, not its own V-trace update
+    with pytest.raises(ValidationError, match="APPOLearner has an update of its own"):
+        gradient_learner(APPOConfig(), SpaceInfo.of_env("CartPole-v1"), 0, "Main.learners[0]")
+    assert isinstance(gradient_learner(SMALL, SpaceInfo.of_env("CartPole-v1"), 0, "x"), PPOLearner)
 
 
 def test_example_short_run_shows_progress(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -83,6 +83,13 @@ def gradient_learner(algo: Algorithm, space: SpaceInfo, seed: int, who: str) -> 
     if not isinstance(learner, GradientLearner):
         raise ValidationError(f"{who}: {type(learner).__name__} cannot take an update a gradient step at a time "
                               "(it is no reactorfed.rl.policy.GradientLearner); PPO's can")
+    # a subclass with an update of its own (APPO's V-trace over PPOLearner) would inherit
+    # its parent's gradient steps: other steps than its learn() takes
+    mro = type(learner).__mro__
+    owner = {name: next(c for c in mro if name in vars(c)) for name in ("learn", "prepare")}
+    if owner["learn"] is not owner["prepare"] and issubclass(owner["learn"], owner["prepare"]):
+        raise ValidationError(f"{who}: {type(learner).__name__} has an update of its own (learn) but the gradient "
+                              f"steps of {owner['prepare'].__name__}: it cannot run a gradient step at a time")
     return learner
 
 
