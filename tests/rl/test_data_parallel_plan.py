@@ -165,3 +165,20 @@ def test_example_launched_matches_single_process(tmp_path: Path) -> None:
         assert r["iterations"] == 3 and r["env_steps"] == single[name]["env_steps"]
         assert r["weights_sha256"] == single[name]["weights_sha256"] == PPOLearner.load(tmp_path / "fed.pt").digest()
         assert r["step_digests_sha256"] == single[name]["step_digests_sha256"]
+
+
+def test_building_either_plan_leaves_torch_unimported() -> None:
+    """Every federate builds the whole program; a sampler process must not pay for torch:
+    the learners, workers and server build theirs in their startup reactions."""
+    code = f"""
+import sys
+sys.path.insert(0, {str(EXAMPLES)!r})
+import ppo_data_parallel_cartpole as m
+m.Main(m.Args(checkpoint=""))
+m.ParamServer(m.Args(checkpoint=""))
+m.ParamServer(m.Args(checkpoint="", colocate=True))
+print("torch" in sys.modules)
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == "False"

@@ -42,6 +42,12 @@ Adding in learner order, not as each arrives, is what makes the sums identical e
 Every learner starts from the same weights (one ``seed``) and, resumed, from the lead's
 (learner 0's) checkpoint, the only one written; learner 0 also shows progress. The
 result of every learner carries the (global) iterations, env steps and digest.
+
+``minibatch_size`` is each learner's: a step averages ``K`` minibatches, so ``K`` learners
+at ``minibatch_size / K`` take the synchronous plan's steps over as many transitions. With
+``K = 1`` this is not the synchronous plan bit for bit: an epoch here is cut into nearly
+equal minibatches (the synchronous plan's last one may be short), in orders drawn per
+round rather than from the learner's own stream.
 """
 
 from __future__ import annotations
