@@ -104,6 +104,9 @@ def test_resume_carries_on_and_the_learners_still_agree(tmp_path: Path) -> None:
     assert second[0]["env_steps"] == second[1]["env_steps"] > first[0]["env_steps"]
     assert second[0]["weights_sha256"] == second[1]["weights_sha256"] != first[0]["weights_sha256"]
     assert second[0]["step_digests_sha256"] == second[1]["step_digests_sha256"]
+    third = _single(iterations=4, checkpoint=ckpt, resume=True)  # finished already: nothing more to do
+    assert [(r["iterations"], r["updates"], r["weights_sha256"]) for r in third] == [
+        (4, second[0]["updates"], second[0]["weights_sha256"])] * 2
 
 
 def test_one_learner_is_a_data_parallel_plan_too() -> None:
