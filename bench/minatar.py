@@ -1,0 +1,123 @@
+"""PPO with a CNN on MinAtar Breakout: the learning curve of ``examples/rl/ppo_minatar.py``
+(the mean return of the last 100 training episodes against env steps and seconds of
+training), beside what a uniformly random policy gets.
+
+    python -m bench.minatar [--quick] [--mode federated] [--total-timesteps 2000000] [--seed 1]
+
+The program runs as the example does (2 samplers x 8 copies x 128 rows a round, the
+learner's 4 epochs of 8 minibatches; ``--mode federated``: ``reactorfed launch``, the RTI
+and a process per sampler and for the learner), timed from the learner's startup reaction
+(imports and process start-up not counted). The random policy's figure is the mean return
+of ``--random-episodes`` episodes of the same game, seeded. Writes
+``bench/results/minatar_ppo.jsonl`` (a row for the random policy, one for the run, one per
+point of the curve) and ``minatar_ppo.png``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from bench.common import RESULTS_DIR, progress, pyplot
+from bench.rf_runner import run_program
+
+PROGRAM = "examples/rl/ppo_minatar.py:Main"
+ENV = "MinAtar/Breakout-v1"
+BENCH = "minatar_ppo"
+
+
+def random_policy(episodes: int, seed: int, num_envs: int = 8) -> dict[str, Any]:
+    """The returns of ``episodes`` episodes of uniformly random actions (an actor with no
+    weights yet acts uniformly), ``num_envs`` copies stepped as the samplers step them."""
+    from reactorfed.rl import PolicyRunner, SpaceInfo
+    from reactorfed.rl.conv_actor import ConvActor
+
+    space = SpaceInfo.of_env(ENV)
+    runner = PolicyRunner(ENV, num_envs, seed=seed)
+    actor = ConvActor(space.obs_shape, space.num_actions, 16, (128,), seed=seed)
+    returns: list[float] = []
+    while len(returns) < episodes:
+        returns += runner.rollout(256, actor).episode_returns
+    runner.close()
+    r = np.asarray(returns[:episodes])
+    return {"episodes": episodes, "mean_return": round(float(r.mean()), 3), "std": round(float(r.std()), 3),
+            "max": float(r.max())}
+
+
+def plot(path: Path, curve: list[tuple[float, int, float]], rand: float, title: str) -> Path | None:
+    plt = pyplot()
+    if plt is None:
+        return None
+    pts = [p for p in curve if not math.isnan(p[2])]
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    for ax, x, label in ((axes[0], [p[1] / 1e6 for p in pts], "env steps (millions)"),
+                         (axes[1], [p[0] / 60 for p in pts], "minutes of training")):
+        ax.plot(x, [p[2] for p in pts], label="PPO + CNN (reactorfed)")
+        ax.axhline(rand, color="grey", linestyle="--", label=f"random policy ({rand:.2f})")
+        ax.set_xlabel(label)
+        ax.set_ylabel("mean return, last 100 episodes")
+        ax.grid(alpha=0.3)
+        ax.legend(loc="upper left")
+    fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--quick", action="store_true", help="a short smoke run (8 rounds), results not written")
+    p.add_argument("--mode", choices=("single", "federated"), default="federated")
+    p.add_argument("--total-timesteps", type=int, default=2_000_000)
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--random-episodes", type=int, default=1000)
+    p.add_argument("--out", type=Path, default=RESULTS_DIR)
+    a = p.parse_args(argv)
+    total = 8 * 2048 if a.quick else a.total_timesteps
+    progress(f"random policy on {ENV}: {a.random_episodes} episodes")
+    rand = random_policy(100 if a.quick else a.random_episodes, a.seed)
+    progress(f"random policy: {rand}")
+    progress(f"{PROGRAM} {a.mode}, {total:,} env steps, seed {a.seed}")
+    params = {"seed": a.seed, "total_timesteps": total, "curve": True, "progress": False, "checkpoint": ""}
+    t0 = time.perf_counter()
+    # a long heartbeat timeout: on 2 shared cores a busy neighbour (hundreds of processes)
+    # can starve a federate's I/O thread past the default 3 s, which ends the federation
+    extra = ["--heartbeat-timeout", "120s"] if a.mode == "federated" else []
+    r = run_program(PROGRAM, params, mode=a.mode, timeout=max(600, total / 300), extra=extra)
+    wall = time.perf_counter() - t0
+    curve = [(float(s), int(n), float(m)) for s, n, m in r["curve"]]
+    run = {"bench": BENCH, "case": "ppo", "env": ENV, "mode": a.mode, "seed": a.seed, "total_timesteps": total,
+           "env_steps": r["env_steps"], "iterations": r["iterations"], "episodes": r["episodes"],
+           "train_seconds": round(r["seconds"], 2), "wall_seconds": round(wall, 2),
+           "steps_per_second": round(r["env_steps"] / max(r["seconds"], 1e-9), 1),
+           "mean_return_100": round(r["mean_return_100"], 3), "best_mean_return_100":
+           round(max((m for _, _, m in curve if not math.isnan(m)), default=math.nan), 3),
+           "weights_sha256": r["weights_sha256"], "load_avg_1min_after": round(os.getloadavg()[0], 2),
+           "settings": "ConvPPOConfig defaults: 2 samplers x 8 envs x 128 steps, 4 epochs x 8 minibatches, "
+                       "lr 5e-4 annealed, gamma 0.99, lambda 0.95, clip 0.2, ent 0.01, vf 0.5, CNN 16x3x3-128"}
+    rows = [{"bench": BENCH, "case": "random", "env": ENV, "seed": a.seed, **rand}, run]
+    rows += [{"bench": BENCH, "case": "curve", "seconds": s, "env_steps": n, "mean_return_100": round(m, 3)}
+             for s, n, m in curve]
+    for row in rows[:2]:
+        print(json.dumps(row), flush=True)
+    if a.quick:
+        progress("--quick: results not written")
+        return
+    a.out.mkdir(parents=True, exist_ok=True)
+    path = a.out / f"{BENCH}.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    title = (f"PPO + CNN on {ENV}, {a.mode}, 2 cores: {r['env_steps']:,} steps in {r['seconds'] / 60:.1f} min")
+    png = plot(a.out / f"{BENCH}.png", curve, rand["mean_return"], title)
+    progress(f"wrote {path}" + (f" and {png}" if png else ""))
+
+
+if __name__ == "__main__":
+    main()
