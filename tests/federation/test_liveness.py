@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 from reactorfed.federation.process.heartbeat import Liveness
 
 MS = 1_000_000
@@ -31,3 +33,26 @@ def test_without_a_silence_limit_only_the_connection_or_an_abort_ends_it() -> No
     live.abort_reason = "lost the RTI: the connection to tcp://rti:1 closed"
     assert live.lost(3_600_000 * MS) == "lost the RTI: the connection to tcp://rti:1 closed"
     assert Liveness("tcp://rti:1", 3_000 * MS, now=0, silence_ns=1_000 * MS).silence_ns == 3_000 * MS
+
+
+def test_a_heartbeat_stops_at_once_whatever_its_period() -> None:
+    """Its thread waits on its sockets for up to a period (1 s by default); a stop ends that
+    wait at once, so that a federate's exit never waits out a beat. Real sockets."""
+    from reactorfed.clock import SystemClock
+    from reactorfed.federation.io.transport import Server
+    from reactorfed.federation.process.heartbeat import Heartbeat
+
+    rti = Server("tcp://127.0.0.1:0")
+    clock = SystemClock()
+    try:
+        hb = Heartbeat("a", 600_000 * MS, Liveness(rti.endpoint, 3_000 * MS, now=clock.now()), clock)
+        hb.begin(b"hello")
+        for _ in range(10_000):  # until the HB_HELLO arrived: the thread then waits for its next beat
+            if (got := rti.recv()) is not None:
+                break
+            time.sleep(0.001)
+        assert got is not None and got[1][0] == b"hello"
+        hb.stop()  # (joins for up to 2 s)
+        assert not hb.is_alive()
+    finally:
+        rti.close()

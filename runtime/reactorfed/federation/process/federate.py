@@ -36,7 +36,7 @@ from ..io.transport import Client, Poller, TransportError
 from ..wire import protocol as P
 from .federate_config import FederateConfig
 from .federate_members import FROM_RTI_ELASTIC, FederateMembers
-from .heartbeat import Heartbeat, Liveness
+from .heartbeat import Heartbeat, Liveness, WakeSource
 from .inbound import Inbound
 from .join import colocated, join
 from .links import AwaitingLink, DataLink, DataPort, connect_downstream
@@ -50,21 +50,6 @@ log = logging.getLogger("reactorfed.federate")
 
 #: the longest one pump spends reading the data port
 _DATA_SLICE_NS = 20_000_000
-
-
-class _WakeSource:
-    """The scheduler's wakeup as a source the poller watches (see :class:`...clock.Wakeup`)."""
-
-    __slots__ = ("event",)
-
-    def __init__(self, event: Wakeup) -> None:
-        self.event = event
-
-    def fileno(self) -> int:
-        return self.event.fileno()
-
-    def buffered(self) -> bool:
-        return False
 
 
 class FederateCoordinator:
@@ -87,7 +72,7 @@ class FederateCoordinator:
         self._port: DataPort | None = None  # where upstream peers connect (read in _pump)
         self._clients: dict[int, DataLink] = {}
         self._poller: Poller | None = None
-        self._wake: _WakeSource | None = None  # the scheduler's wakeup, once it waits for physical time
+        self._wake: WakeSource | None = None  # the scheduler's wakeup, once it waits for physical time
         self._woken = False  # the poller saw the wakeup (see _pump)
         self._live: Liveness | None = None
         self._hb: Heartbeat | None = None
@@ -140,7 +125,7 @@ class FederateCoordinator:
         self._poller = Poller(self._rti, port.tcp, port.monitor)
         # the heartbeat thread's news (an ABORT on its connection, the RTI's connection
         # lost) wakes a wait for grants that will not come; the next look raises it
-        self._poller.add(_WakeSource(self._live.aborted))
+        self._poller.add(WakeSource(self._live.aborted))
         if port.local is not None:
             self._poller.add(port.local)
         for c in self._clients.values():
@@ -272,7 +257,7 @@ class FederateCoordinator:
         wake = self._wake
         if wake is None or wake.event is not wakeup:
             assert self._poller is not None
-            wake = self._wake = _WakeSource(wakeup)
+            wake = self._wake = WakeSource(wakeup)
             self._poller.add(wake)
         core = self.core
         clock = self.clock

@@ -17,12 +17,28 @@ from ...clock import Clock, Wakeup
 from ..io.transport import Client, CurveKeys, Monitor, Poller
 from ..wire import protocol as P
 
-__all__ = ["Heartbeat", "Liveness"]
+__all__ = ["Heartbeat", "Liveness", "WakeSource"]
 
 log = logging.getLogger("reactorfed.federate")
 
 #: what the RTI sends on the heartbeat connection
 _FROM_RTI = frozenset({P.HEARTBEAT, P.ABORT})
+
+
+class WakeSource:
+    """A :class:`~reactorfed.clock.Wakeup` as a source a poller watches (the scheduler's wakeup,
+    the abort, the heartbeat's stop)."""
+
+    __slots__ = ("event",)
+
+    def __init__(self, event: Wakeup) -> None:
+        self.event = event
+
+    def fileno(self) -> int:
+        return self.event.fileno()
+
+    def buffered(self) -> bool:
+        return False
 
 
 class Liveness:
@@ -81,7 +97,7 @@ class Heartbeat(threading.Thread):
         self._period_ns = period_ns
         self.live = live
         self._clock = clock
-        self._stop_event = threading.Event()
+        self._stop_event = Wakeup()  # (watched by the thread's poller: a stop ends its wait at once)
         # Connected now, before the federate joins: the connection's encrypted handshake
         # is done while the federation starts, not when its reactions begin to load the
         # CPU (hundreds of busy federates on a few cores delayed it past its time limit).
@@ -113,7 +129,7 @@ class Heartbeat(threading.Thread):
         # it), which is no news; the join itself tells whether the RTI is there.
         client = self._client
         monitor = Monitor(client)
-        poller = Poller(client, monitor)
+        poller = Poller(client, monitor, WakeSource(self._stop_event))
         try:
             client.send([self._hello])
             period_ms = max(1, self._period_ns // 1_000_000)
@@ -137,6 +153,7 @@ class Heartbeat(threading.Thread):
                 if monitor.disconnected() and live.abort_reason is None and not live.resigned:
                     live.abort(f"lost the RTI: the connection to {live.rti} closed (its process ended, "
                                f"or answered no heartbeat for {live.limit_ns // 1_000_000} ms)")
+                    log.warning("%s", live.abort_reason)  # now, not when the main thread gets to it
                     self._hard_exit_later()
                 if live.abort_reason is None:
                     reason = live.lost(clock.now())
