@@ -19,7 +19,7 @@ REPO = Path(__file__).resolve().parents[2]
 IMAGE_EXAMPLES = "/opt/reactorfed/examples/"  # where images/runtime*.Dockerfile copy examples/
 EXAMPLES = sorted((REPO / "examples" / "k8s").glob("*.yaml"))
 #: the examples whose federates are checked to be exactly the operator's pods
-EXACT_FEDERATES = ("ppo-cartpole", "appo-cartpole", "ppo-minatar", "apex-dqn-cartpole")
+EXACT_FEDERATES = ("ppo-cartpole", "appo-cartpole", "ppo-minatar", "apex-dqn-cartpole", "seed-ppo-cartpole")
 
 
 def _docs(path: Path) -> list[dict[str, Any]]:
