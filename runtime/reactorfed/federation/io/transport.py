@@ -111,7 +111,15 @@ def _heartbeats(sock: zmq.Socket[Any], timeout_ms: int) -> None:
     (holding the GIL) still answers; a stopped or dead one does not."""
     sock.setsockopt(zmq.HEARTBEAT_IVL, max(100, min(1000, timeout_ms // 3)))
     sock.setsockopt(zmq.HEARTBEAT_TIMEOUT, timeout_ms)
-    sock.setsockopt(zmq.HEARTBEAT_TTL, timeout_ms)  # the peer's side drops it too
+    # The TTL each PING carries makes the peer drop the connection when nothing followed
+    # the PING for that long: a second check of the same silence, by the side that is not
+    # pinging. libzmq runs a connection's timers before it reads what arrived, so every
+    # check is also a chance that a starved I/O thread, woken late, drops a connection
+    # whose answer is already waiting. The side that pings judges (its TIMEOUT); the TTL
+    # is only a backstop, for a peer that stopped pinging (issue 18: at 256 busy federates
+    # on 2 cores, twice a healthy federate lost only the connection that the RTI alone
+    # pings, and kept the one it pings too).
+    sock.setsockopt(zmq.HEARTBEAT_TTL, min(6_553_500, 3 * timeout_ms))
 
 
 class Server(_Socket):
