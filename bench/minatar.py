@@ -2,12 +2,13 @@
 (the mean return of the last 100 training episodes against env steps and seconds of
 training), beside what a uniformly random policy gets.
 
-    python -m bench.minatar [--quick] [--mode federated] [--total-timesteps 2000000] [--seed 1]
+    python -m bench.minatar [--quick] [--mode federated] [--total-timesteps 5000000] [--max-minutes 35]
 
 The program runs as the example does (2 samplers x 8 copies x 128 rows a round, the
 learner's 4 epochs of 8 minibatches; ``--mode federated``: ``reactorfed launch``, the RTI
 and a process per sampler and for the learner), timed from the learner's startup reaction
-(imports and process start-up not counted). The random policy's figure is the mean return
+(imports and process start-up not counted); the learner's progress lines are read as they
+come, so a run stopped at ``--max-minutes`` keeps its curve. The random policy's figure is the mean return
 of ``--random-episodes`` episodes of the same game, seeded. Writes
 ``bench/results/minatar_ppo.jsonl`` (a row for the random policy, one for the run, one per
 point of the curve) and ``minatar_ppo.png``.
@@ -19,14 +20,18 @@ import argparse
 import json
 import math
 import os
+import re
+import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from bench.common import RESULTS_DIR, progress, pyplot
-from bench.rf_runner import run_program
+from bench.common import RESULTS_DIR, progress, pyplot, wait_quiet
+from bench.rf_runner import ROOT
 
 PROGRAM = "examples/rl/ppo_minatar.py:Main"
 ENV = "MinAtar/Breakout-v1"
@@ -49,6 +54,58 @@ def random_policy(episodes: int, seed: int, num_envs: int = 8) -> dict[str, Any]
     r = np.asarray(returns[:episodes])
     return {"episodes": episodes, "mean_return": round(float(r.mean()), 3), "std": round(float(r.std()), 3),
             "max": float(r.max())}
+
+
+#: the learner's progress line (reactorfed.rl.training.TrainingLog.show)
+_PROGRESS = re.compile(r"iter\s+(\d+)/\d+\s+steps\s+(\d+)\s+episodes\s+\d+\s+return\(100\)\s+(\S+).*?(\d+) steps/s")
+_RESULT = re.compile(r"result of \S+learner: (\{.*\})")
+
+
+def run_streamed(mode: str, params: dict[str, Any], max_seconds: float) -> dict[str, Any]:
+    """Run the program, reading the learner's progress lines as they come: a run cut short
+    at ``max_seconds`` (SIGTERM: the federation stops at its next tag) still leaves its
+    curve. The curve of the learner's result when it reports one (every iteration), else
+    the progress lines' (seconds = env steps / the line's mean steps/s)."""
+    cmd = [sys.executable, "-m", "reactorfed.cli", "launch" if mode == "federated" else "run",
+           PROGRAM, "--fast", *(x for k, v in params.items() for x in ("--param", f"{k}={v}"))]
+    if mode == "federated":
+        # a long heartbeat timeout: on 2 shared cores a busy neighbour (hundreds of processes)
+        # can starve a federate's I/O thread past the default 3 s, which ends the federation
+        cmd += ["--heartbeat-timeout", "120s"]
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    wait_quiet()
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)
+    assert proc.stdout is not None
+    points: list[tuple[float, int, float]] = []
+    result: dict[str, Any] | None = None
+    stopped = False
+    tail: list[str] = []
+    for line in proc.stdout:
+        tail = [*tail[-30:], line.rstrip()]
+        if (m := _PROGRESS.search(line)) is not None:
+            steps, ret, rate = int(m.group(2)), float(m.group(3)), float(m.group(4))
+            points.append((round(steps / max(rate, 1e-9), 2), steps, ret))
+            if int(m.group(1)) % 50 == 0:
+                progress(f"{steps:,} steps, return(100) {ret}, {rate:.0f} steps/s")
+        elif (m := _RESULT.search(line)) is not None:
+            result = json.loads(m.group(1))
+        if not stopped and time.perf_counter() - t0 > max_seconds:
+            progress(f"{max_seconds:.0f} s: stopping the run (SIGTERM)")
+            os.killpg(proc.pid, signal.SIGTERM)
+            stopped = True
+    proc.wait()
+    if result is None:
+        if not points:
+            raise RuntimeError(f"{' '.join(cmd)} exited {proc.returncode} with no progress:\n" + "\n".join(tail))
+        s, n, ret = points[-1]
+        result = {"env_steps": n, "iterations": None, "episodes": None, "seconds": s, "mean_return_100": ret,
+                  "weights_sha256": None, "curve": points}
+    result["wall_seconds"] = round(time.perf_counter() - t0, 2)
+    result["stopped_early"] = stopped
+    result["returncode"] = proc.returncode
+    return result
 
 
 def plot(path: Path, curve: list[tuple[float, int, float]], rand: float, title: str) -> Path | None:
@@ -74,33 +131,34 @@ def plot(path: Path, curve: list[tuple[float, int, float]], rand: float, title: 
 
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--quick", action="store_true", help="a short smoke run (8 rounds), results not written")
+    p.add_argument("--quick", action="store_true", help="a short smoke run (10 rounds), results not written")
     p.add_argument("--mode", choices=("single", "federated"), default="federated")
     p.add_argument("--total-timesteps", type=int, default=2_000_000)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--random-episodes", type=int, default=1000)
+    p.add_argument("--max-minutes", type=float, default=60.0, help="stop the run after this long (its curve is kept)")
     p.add_argument("--out", type=Path, default=RESULTS_DIR)
     a = p.parse_args(argv)
-    total = 8 * 2048 if a.quick else a.total_timesteps
+    total = 10 * 2048 if a.quick else a.total_timesteps
     progress(f"random policy on {ENV}: {a.random_episodes} episodes")
     rand = random_policy(100 if a.quick else a.random_episodes, a.seed)
     progress(f"random policy: {rand}")
     progress(f"{PROGRAM} {a.mode}, {total:,} env steps, seed {a.seed}")
-    params = {"seed": a.seed, "total_timesteps": total, "curve": True, "progress": False, "checkpoint": ""}
-    t0 = time.perf_counter()
-    # a long heartbeat timeout: on 2 shared cores a busy neighbour (hundreds of processes)
-    # can starve a federate's I/O thread past the default 3 s, which ends the federation
-    extra = ["--heartbeat-timeout", "120s"] if a.mode == "federated" else []
-    r = run_program(PROGRAM, params, mode=a.mode, timeout=max(600, total / 300), extra=extra)
-    wall = time.perf_counter() - t0
+    params = {"seed": a.seed, "total_timesteps": total, "curve": True, "progress": True, "progress_every": 5,
+              "checkpoint": ""}
+    load_before = round(os.getloadavg()[0], 2)
+    r = run_streamed(a.mode, params, a.max_minutes * 60)
+    wall = r["wall_seconds"]
     curve = [(float(s), int(n), float(m)) for s, n, m in r["curve"]]
     run = {"bench": BENCH, "case": "ppo", "env": ENV, "mode": a.mode, "seed": a.seed, "total_timesteps": total,
            "env_steps": r["env_steps"], "iterations": r["iterations"], "episodes": r["episodes"],
-           "train_seconds": round(r["seconds"], 2), "wall_seconds": round(wall, 2),
+           "train_seconds": round(r["seconds"], 2), "wall_seconds": wall,
            "steps_per_second": round(r["env_steps"] / max(r["seconds"], 1e-9), 1),
            "mean_return_100": round(r["mean_return_100"], 3), "best_mean_return_100":
            round(max((m for _, _, m in curve if not math.isnan(m)), default=math.nan), 3),
-           "weights_sha256": r["weights_sha256"], "load_avg_1min_after": round(os.getloadavg()[0], 2),
+           "weights_sha256": r["weights_sha256"], "load_avg_1min_before": load_before,
+           "load_avg_1min_after": round(os.getloadavg()[0], 2),
+           "stopped_early": r["stopped_early"], "returncode": r["returncode"],
            "settings": "ConvPPOConfig defaults: 2 samplers x 8 envs x 128 steps, 4 epochs x 8 minibatches, "
                        "lr 5e-4 annealed, gamma 0.99, lambda 0.95, clip 0.2, ent 0.01, vf 0.5, CNN 16x3x3-128"}
     rows = [{"bench": BENCH, "case": "random", "env": ENV, "seed": a.seed, **rand}, run]

@@ -25,8 +25,12 @@ In one process::
 
     reactorfed run examples/rl/ppo_minatar.py:Main --fast
 
-Measured here (bench/results/minatar_ppo.jsonl and .png): see examples/rl/README.md. A
-uniformly random policy averages about 0.5 on Breakout.
+Measured here (``python -m bench.minatar --total-timesteps 5000000``: bench/results/minatar_ppo.jsonl
+and .png; federated, seed 1, on 2 cores shared with a 256-process benchmark, load average
+about 240 for most of the run): the last 100 training episodes averaged 4.3 after 100k env
+steps (54 s of training), 6.1 after 1M (8 min), 10.1 after 2M (16 min) and 11.8 at the end,
+4.94M steps in 28.7 min (2,870 steps/s; about 9,800 steps/s on a quiet machine). A uniformly
+random policy averages 0.39 (1,000 episodes).
 
 Every field of :class:`Args` is a parameter: ``--param num_samplers=4``. The run is
 deterministic: one ``seed`` gives the same weights in one process and federated (with one
