@@ -64,6 +64,7 @@ episodes average ``run.target_return``, and asks the federation to stop.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -81,7 +82,7 @@ from .replay_shard import ReplayShard, shard_seed
 from .rollout import PolicyRunner
 from .training import RunConfig
 
-__all__ = ["ApexPlan", "ApexSampler", "priority_lag_bound", "weights_lag_bound"]
+__all__ = ["ApexPlan", "ApexSampler", "apex_samplers", "priority_lag_bound", "weights_lag_bound"]
 
 
 def weights_lag_bound(weights_delay: int, learn_period: int, weights_every: int) -> int:
@@ -152,24 +153,12 @@ class ApexPlan(Reactor):
                  prefetch: int = 2, weights_every: int = 4, weights_delay: int = ms(16),
                  replay: ReplayConfig | None = None, run: RunConfig | None = None, seed: int = 0,
                  backend: str = "gymnasium") -> None:
-        for name, value in (("num_samplers", num_samplers), ("num_shards", num_shards), ("num_envs", num_envs),
-                            ("fragment_len", fragment_len), ("period", period), ("learn_period", learn_period),
-                            ("prefetch", prefetch), ("weights_every", weights_every),
-                            ("weights_delay", weights_delay)):
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ValidationError(f"{self.fqn}: {name} must be an int >= 1, got {value!r}")
-        if num_shards > num_samplers:
-            raise ValidationError(f"{self.fqn}: {num_shards} shards for {num_samplers} samplers: "
-                                  "each shard needs a sampler (sampler i feeds shard i mod num_shards)")
-        if backend not in BACKENDS:
-            raise ValidationError(f"{self.fqn}: backend must be one of {BACKENDS}, got {backend!r}")
         replay = replay or ReplayConfig()
         N, S = num_samplers, num_shards
-        space = SpaceInfo.of_env(env)
-        self.samplers = bank(self.Sampler, N, algo, env, space, num_envs, fragment_len,
-                             seed=each(lambda i: sampler_seed(seed, i)),
-                             offset=each(lambda i: weights_delay + i * period // N), period=period,
-                             first_actor=each(lambda i: i * num_envs), num_actors=N * num_envs, backend=backend)
+        self.samplers, space = apex_samplers(
+            self, self.Sampler, algo, env, num_samplers=N, num_shards=S, num_envs=num_envs, fragment_len=fragment_len,
+            period=period, learn_period=learn_period, prefetch=prefetch, weights_every=weights_every,
+            weights_delay=weights_delay, seed=seed, backend=backend)
         self.shards = bank(ReplayShard, S, num_inputs=each(lambda s: len(range(s, N, S))),
                            capacity=math.ceil(replay.capacity / S), alpha=replay.alpha, eps=replay.eps,
                            seed=each(lambda s: shard_seed(seed, s)))
@@ -184,3 +173,29 @@ class ApexPlan(Reactor):
         self.connect(self.shards.batch, self.learner.batches, after=reply)
         self.connect(self.learner.weights, self.samplers.weights, after=weights_delay, broadcast=True)
 
+
+def apex_samplers(plan: Reactor, sampler: type[ApexSampler], algo: ReplayAlgorithm, env: str, *,
+                  num_samplers: int, num_shards: int, num_envs: int, fragment_len: int, period: int,
+                  learn_period: int, prefetch: int, weights_every: int, weights_delay: int, seed: int,
+                  backend: str) -> tuple[Any, SpaceInfo]:
+    """What every Ape-X plan (:class:`ApexPlan`, the colocated one) checks and builds alike:
+    its widths and periods (a :class:`~reactorfed.errors.ValidationError` naming ``plan``),
+    then its bank of ``sampler``, each ``num_envs`` copies, staggered over ``period``;
+    returns the bank and ``env``'s space."""
+    for name, value in (("num_samplers", num_samplers), ("num_shards", num_shards), ("num_envs", num_envs),
+                        ("fragment_len", fragment_len), ("period", period), ("learn_period", learn_period),
+                        ("prefetch", prefetch), ("weights_every", weights_every), ("weights_delay", weights_delay)):
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise ValidationError(f"{plan.fqn}: {name} must be an int >= 1, got {value!r}")
+    if num_shards > num_samplers:
+        raise ValidationError(f"{plan.fqn}: {num_shards} shards for {num_samplers} samplers: "
+                              "each shard needs a sampler (sampler i feeds shard i mod num_shards)")
+    if backend not in BACKENDS:
+        raise ValidationError(f"{plan.fqn}: backend must be one of {BACKENDS}, got {backend!r}")
+    N = num_samplers
+    space = SpaceInfo.of_env(env)
+    samplers = bank(sampler, N, algo, env, space, num_envs, fragment_len,
+                    seed=each(lambda i: sampler_seed(seed, i)),
+                    offset=each(lambda i: weights_delay + i * period // N), period=period,
+                    first_actor=each(lambda i: i * num_envs), num_actors=N * num_envs, backend=backend)
+    return samplers, space

@@ -18,11 +18,8 @@ import math
 import numpy as np
 
 from .. import Input, Output, Reactor, bank, each, ms
-from ..errors import ValidationError
 from .apex_learner import ApexLearner
-from .apex_plan import ApexSampler
-from .backends import BACKENDS
-from .plan_sampler import sampler_seed
+from .apex_plan import ApexSampler, apex_samplers
 from .policy import SpaceInfo
 from .replay_policy import ReplayAlgorithm, ReplayConfig
 from .replay_shard import ReplayShard, shard_seed
@@ -71,23 +68,11 @@ class ColocatedApexPlan(Reactor):
                  prefetch: int = 2, weights_every: int = 4, weights_delay: int = ms(16),
                  replay: ReplayConfig | None = None, run: RunConfig | None = None, seed: int = 0,
                  backend: str = "gymnasium") -> None:
-        for name, value in (("num_samplers", num_samplers), ("num_shards", num_shards), ("num_envs", num_envs),
-                            ("fragment_len", fragment_len), ("period", period), ("learn_period", learn_period),
-                            ("prefetch", prefetch), ("weights_every", weights_every),
-                            ("weights_delay", weights_delay)):
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ValidationError(f"{self.fqn}: {name} must be an int >= 1, got {value!r}")
-        if num_shards > num_samplers:
-            raise ValidationError(f"{self.fqn}: {num_shards} shards for {num_samplers} samplers: "
-                                  "each shard needs a sampler (sampler i feeds shard i mod num_shards)")
-        if backend not in BACKENDS:
-            raise ValidationError(f"{self.fqn}: backend must be one of {BACKENDS}, got {backend!r}")
         N, S = num_samplers, num_shards
-        space = SpaceInfo.of_env(env)
-        self.samplers = bank(self.Sampler, N, algo, env, space, num_envs, fragment_len,
-                             seed=each(lambda i: sampler_seed(seed, i)),
-                             offset=each(lambda i: weights_delay + i * period // N), period=period,
-                             first_actor=each(lambda i: i * num_envs), num_actors=N * num_envs, backend=backend)
+        self.samplers, space = apex_samplers(
+            self, self.Sampler, algo, env, num_samplers=N, num_shards=S, num_envs=num_envs, fragment_len=fragment_len,
+            period=period, learn_period=learn_period, prefetch=prefetch, weights_every=weights_every,
+            weights_delay=weights_delay, seed=seed, backend=backend)
         self.learner = ColocatedReplay(N, S, algo, space, replay or ReplayConfig(), learn_period=learn_period,
                                        prefetch=prefetch, weights_every=weights_every, run=run, seed=seed)
         self.connect([self.samplers[i].fragment for s in range(S) for i in range(s, N, S)],
