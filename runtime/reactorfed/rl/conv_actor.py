@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .mlp_actor import sample_actions, unpack_weights
+
 __all__ = ["KERNEL", "ConvActor", "conv_shapes"]
 
 #: the convolution's kernel size (stride 1, no padding)
@@ -63,15 +65,7 @@ class ConvActor:
         ]
 
     def load(self, payload: np.ndarray) -> None:
-        if payload.shape != (self.size,):
-            raise ValueError(f"conv actor weights: expected {self.size} values, got shape {payload.shape}")
-        # an aligned, contiguous copy (a received buffer may be unaligned: see MLPActor.load)
-        flat = np.array(payload, dtype=np.float32, copy=True)
-        params, offset = [], 0
-        for shape in self.shapes:
-            n = int(np.prod(shape))
-            params.append(flat[offset : offset + n].reshape(shape))
-            offset += n
+        params = unpack_weights(payload, self.shapes, "conv actor")
         f = self.channels
         # (F, C, kh, kw) -> rows ordered (kh, kw, C), as the patches' columns are
         self.conv_w = np.ascontiguousarray(params[0].transpose(2, 3, 1, 0).reshape(-1, f))
@@ -101,13 +95,4 @@ class ConvActor:
         return y
 
     def act(self, obs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        logits = self.logits(obs)
-        z = logits - logits.max(axis=1, keepdims=True)
-        logp_all = z - np.log(np.exp(z).sum(axis=1, keepdims=True))
-        cdf = np.cumsum(np.exp(logp_all), axis=1)
-        u = self.rng.random((len(logits), 1), dtype=np.float32)
-        # the first action whose cumulative probability exceeds u (the last if rounding
-        # leaves the sum a hair under 1), as MLPActor
-        actions = np.minimum((u >= cdf).sum(axis=1), self.num_actions - 1).astype(np.int64)
-        logp = logp_all[np.arange(len(actions)), actions].astype(np.float32)
-        return actions, logp
+        return sample_actions(self.logits(obs), self.rng, self.num_actions)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["MLPActor", "mlp_shapes"]
+__all__ = ["MLPActor", "mlp_shapes", "sample_actions", "unpack_weights"]
 
 
 def mlp_shapes(obs_dim: int, hidden: tuple[int, ...], num_outputs: int) -> list[tuple[int, ...]]:
@@ -28,6 +28,36 @@ def mlp_shapes(obs_dim: int, hidden: tuple[int, ...], num_outputs: int) -> list[
         shapes += [(h, width), (h,)]
         width = h
     return shapes
+
+
+def unpack_weights(payload: np.ndarray, shapes: list[tuple[int, ...]], what: str) -> list[np.ndarray]:
+    """The parameters of ``shapes`` (torch's ``parameters()`` order) from a flat payload, as
+    views of one aligned, contiguous copy: a received buffer may be unaligned, and BLAS
+    then takes other paths whose last bits differ (see network.load_flat_weights)."""
+    size = sum(int(np.prod(s)) for s in shapes)
+    if payload.shape != (size,):
+        raise ValueError(f"{what} weights: expected {size} values, got shape {payload.shape}")
+    flat = np.array(payload, dtype=np.float32, copy=True)
+    params, offset = [], 0
+    for shape in shapes:
+        n = int(np.prod(shape))
+        params.append(flat[offset : offset + n].reshape(shape))
+        offset += n
+    return params
+
+
+def sample_actions(logits: np.ndarray, rng: np.random.Generator, num_actions: int) -> tuple[np.ndarray, np.ndarray]:
+    """One action a row from ``softmax(logits)`` and its log-probability, by inverting the
+    cumulative probabilities with one uniform number a row from ``rng``."""
+    z = logits - logits.max(axis=1, keepdims=True)
+    logp_all = z - np.log(np.exp(z).sum(axis=1, keepdims=True))
+    cdf = np.cumsum(np.exp(logp_all), axis=1)
+    u = rng.random((len(logits), 1), dtype=np.float32)
+    # the first action whose cumulative probability exceeds u (rounding can leave the
+    # last sum a hair under 1: the last action then)
+    actions = np.minimum((u >= cdf).sum(axis=1), num_actions - 1).astype(np.int64)
+    logp = logp_all[np.arange(len(actions)), actions].astype(np.float32)
+    return actions, logp
 
 
 class MLPActor:
@@ -44,16 +74,7 @@ class MLPActor:
         ]
 
     def load(self, payload: np.ndarray) -> None:
-        if payload.shape != (self.size,):
-            raise ValueError(f"actor weights: expected {self.size} values, got shape {payload.shape}")
-        # an aligned, contiguous copy of each parameter: a received buffer may be unaligned,
-        # and BLAS then takes other paths whose last bits differ (see network.load_flat_weights)
-        flat = np.array(payload, dtype=np.float32, copy=True)
-        params, offset = [], 0
-        for shape in self.shapes:
-            n = int(np.prod(shape))
-            params.append(np.ascontiguousarray(flat[offset : offset + n].reshape(shape)))
-            offset += n
+        params = unpack_weights(payload, self.shapes, "actor")
         # weights transposed once here, so that a step multiplies x @ W^T without a copy
         self.layers = [(np.ascontiguousarray(w.T), b) for w, b in zip(params[0::2], params[1::2], strict=True)]
 
@@ -67,13 +88,4 @@ class MLPActor:
         return x
 
     def act(self, obs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        logits = self.logits(obs)
-        z = logits - logits.max(axis=1, keepdims=True)
-        logp_all = z - np.log(np.exp(z).sum(axis=1, keepdims=True))
-        cdf = np.cumsum(np.exp(logp_all), axis=1)
-        u = self.rng.random((len(logits), 1), dtype=np.float32)
-        # the first action whose cumulative probability exceeds u (rounding can leave the
-        # last sum a hair under 1: the last action then)
-        actions = np.minimum((u >= cdf).sum(axis=1), self.num_actions - 1).astype(np.int64)
-        logp = logp_all[np.arange(len(actions)), actions].astype(np.float32)
-        return actions, logp
+        return sample_actions(self.logits(obs), self.rng, self.num_actions)

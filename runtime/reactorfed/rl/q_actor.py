@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .mlp_actor import mlp_shapes
+from .mlp_actor import mlp_shapes, unpack_weights
 
 __all__ = ["QActor", "apex_epsilons"]
 
@@ -48,15 +48,7 @@ class QActor:
         ]
 
     def load(self, payload: np.ndarray) -> None:
-        if payload.shape != (self.size,):
-            raise ValueError(f"Q actor weights: expected {self.size} values, got shape {payload.shape}")
-        # an aligned, contiguous copy (a received buffer may be unaligned: see MLPActor.load)
-        flat = np.array(payload, dtype=np.float32, copy=True)
-        params, offset = [], 0
-        for shape in self.shapes:
-            n = int(np.prod(shape))
-            params.append(flat[offset : offset + n].reshape(shape))
-            offset += n
+        params = unpack_weights(payload, self.shapes, "Q actor")
         self.layers = [(np.ascontiguousarray(w.T), np.ascontiguousarray(b))
                        for w, b in zip(params[0::2], params[1::2], strict=True)]
 
