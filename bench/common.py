@@ -114,6 +114,19 @@ def pyplot() -> Any | None:
     return plt
 
 
+
+def paired_bars(ax: Any, rows: list[dict[str, Any]], peer_label: str, ours_label: str) -> None:
+    """One case a pair: the peer's bar (``peer_value``) beside ours (``reactorfed``), the
+    ratio above, cases along x (log y)."""
+    xs = range(len(rows))
+    w = 0.4
+    ax.bar([x - w / 2 for x in xs], [r["peer_value"] for r in rows], w, label=peer_label)
+    ax.bar([x + w / 2 for x in xs], [r["reactorfed"] for r in rows], w, label=ours_label)
+    for x, r in zip(xs, rows, strict=True):
+        ax.annotate(f"{r['ratio']:.2f}x", (x, max(r["reactorfed"], r["peer_value"])), ha="center", va="bottom", fontsize=8)
+    ax.set_xticks(list(xs), [r["case"] for r in rows], rotation=20, ha="right", fontsize=8)
+    ax.set_yscale("log")
+
 def save_figure(plt: Any, fig: Any, out: Path, name: str) -> Path:
     """Lay ``fig`` out, write it to ``out/name`` and close it."""
     fig.tight_layout()

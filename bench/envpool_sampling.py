@@ -27,7 +27,7 @@ import statistics
 from dataclasses import dataclass
 from typing import Any
 
-from bench.common import Results, base_parser, progress, pyplot, save_figure, summarize
+from bench.common import Results, base_parser, paired_bars, progress, pyplot, save_figure, summarize
 from bench.rf_runner import MODES, ProgramFailed, federated_available, run_program
 
 PROGRAM = "examples/rl/sampling.py:Main"
@@ -124,14 +124,7 @@ def plot(res: Results) -> None:
     if plt is None or not res.rows:
         return
     fig, ax = plt.subplots(figsize=(max(6.0, 1.6 * len(res.rows)), 4.5))
-    xs = range(len(res.rows))
-    w = 0.4
-    ax.bar([x - w / 2 for x in xs], [r["peer_value"] for r in res.rows], w, label="gymnasium vector env")
-    ax.bar([x + w / 2 for x in xs], [r["reactorfed"] for r in res.rows], w, label="EnvPool")
-    for x, r in zip(xs, res.rows, strict=True):
-        ax.annotate(f"{r['ratio']:.2f}x", (x, max(r["reactorfed"], r["peer_value"])), ha="center", va="bottom", fontsize=8)
-    ax.set_xticks(list(xs), [r["case"] for r in res.rows], rotation=20, ha="right", fontsize=8)
-    ax.set_yscale("log")
+    paired_bars(ax, res.rows, "gymnasium vector env", "EnvPool")
     ax.set_ylabel("env steps/s (2 samplers, summed)")
     ax.legend(fontsize=8)
     ax.set_title(f"Sampling throughput by backend (median of {max(r['runs'] for r in res.rows)} runs; ratio: EnvPool / gymnasium)",

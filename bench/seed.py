@@ -24,7 +24,7 @@ import math
 import statistics
 from typing import Any
 
-from bench.common import Results, base_parser, progress, pyplot, save_figure, summarize
+from bench.common import Results, base_parser, paired_bars, progress, pyplot, save_figure, summarize
 from bench.rf_runner import MODES, ProgramFailed, federated_available, run_program
 
 PROGRAMS = {"seed": "examples/rl/seed_ppo_cartpole.py:Main", "sync": "examples/rl/ppo_cartpole.py:Main"}
@@ -108,14 +108,7 @@ def plot(res: Results) -> None:
     if plt is None or not res.rows:
         return
     fig, ax = plt.subplots(figsize=(max(6.0, 1.5 * len(res.rows)), 4.5))
-    xs = range(len(res.rows))
-    w = 0.4
-    ax.bar([x - w / 2 for x in xs], [r["peer_value"] for r in res.rows], w, label="synchronous plan (samplers act)")
-    ax.bar([x + w / 2 for x in xs], [r["reactorfed"] for r in res.rows], w, label="SEED plan (central inference)")
-    for x, r in zip(xs, res.rows, strict=True):
-        ax.annotate(f"{r['ratio']:.2f}x", (x, max(r["reactorfed"], r["peer_value"])), ha="center", va="bottom", fontsize=8)
-    ax.set_xticks(list(xs), [r["case"] for r in res.rows], rotation=20, ha="right", fontsize=8)
-    ax.set_yscale("log")
+    paired_bars(ax, res.rows, "synchronous plan (samplers act)", "SEED plan (central inference)")
     ax.set_ylabel("env steps/s learned from")
     ax.legend(fontsize=8)
     quick = " (--quick smoke run)" if any(r.get("quick") for r in res.rows) else ""
