@@ -10,7 +10,7 @@ import sys
 from collections.abc import Iterator
 
 import pytest
-from bench.liveness import KILL_BOUND_S, PROGRAMS, STOP_BOUND_S, completes, detects
+from bench.liveness import KILL_BOUND_S, LOADED_SLACK_S, PROGRAMS, STOP_BOUND_S, completes, detects
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
 
@@ -42,8 +42,9 @@ def test_starved_federates_busy_in_numpy_are_not_declared_dead(loaded: None) -> 
                          ids=["killed", "stopped"])
 def test_a_dead_federate_is_found_on_a_loaded_machine(loaded: None, sig: signal.Signals, bound: float) -> None:
     """Ten federates ticking in real time beside two spinning processes; one gets the
-    signal: the RTI names that one (not a bystander) within the bound, and all end."""
+    signal: the RTI names that one (not a bystander) within the bound (plus the time the
+    RTI and this test wait for a core beside the spinners), and all end."""
     d = detects(10, sig, timeout_s=90, quiet=False)
     assert d["named_s"] is not None and d["blamed_other"] is None, d
-    assert d["named_s"] <= bound, d
+    assert d["named_s"] <= bound + LOADED_SLACK_S, d
     assert d["exit_code"] not in (0, None), d
