@@ -77,6 +77,7 @@ class Args:
     resume: bool = False
     progress: bool = True
     progress_every: int = 500
+    curve: bool = False  # keep the learning curve in the result (bench/training.py plots it)
     # Ape-X DQN
     learning_rate: float = 5e-4
     gamma: float = 0.99
@@ -108,7 +109,7 @@ def settings(args: Args) -> dict[str, Any]:
     iterations = max(1, math.ceil((args.total_timesteps - args.learning_starts) / per_update))
     run = RunConfig(iterations=iterations, target_return=args.target_return, checkpoint=args.checkpoint,
                     checkpoint_every=args.checkpoint_every, resume=args.resume, progress=args.progress,
-                    progress_every=args.progress_every)
+                    progress_every=args.progress_every, curve=args.curve)
     return dict(algo=dqn, env=args.env, num_samplers=args.num_samplers, num_shards=args.num_shards,
                 num_envs=args.num_envs, fragment_len=args.num_steps, period=ms(args.period_ms),
                 learn_period=ms(args.learn_period_ms), prefetch=args.prefetch, weights_every=args.weights_every,

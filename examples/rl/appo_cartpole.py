@@ -53,6 +53,7 @@ class Args:
     resume: bool = False
     progress: bool = True
     progress_every: int = 20
+    curve: bool = False  # keep the learning curve in the result (bench/training.py plots it)
     # APPO
     learning_rate: float = 5e-4
     gamma: float = 0.99
@@ -75,7 +76,7 @@ class Main(AsyncPlan):
         per_fragment = args.num_envs * args.num_steps
         run = RunConfig(iterations=math.ceil(args.total_timesteps / per_fragment), target_return=args.target_return,
                         checkpoint=args.checkpoint, checkpoint_every=args.checkpoint_every, resume=args.resume,
-                        progress=args.progress, progress_every=args.progress_every)
+                        progress=args.progress, progress_every=args.progress_every, curve=args.curve)
         super().__init__(appo, args.env, num_samplers=args.num_samplers, num_envs=args.num_envs,
                          fragment_len=args.num_steps, period=ms(args.period_ms), weights_delay=ms(args.weights_delay_ms),
                          run=run, seed=args.seed, backend=args.backend)

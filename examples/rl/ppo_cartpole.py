@@ -49,7 +49,7 @@ class Args:
     resume: bool = False
     progress: bool = True
     progress_every: int = 10
-    curve: bool = False  # keep the learning curve in the result (bench/ppo.py plots it)
+    curve: bool = False  # keep the learning curve in the result (bench/training.py plots it)
     # PPO (rl-zoo's CartPole-v1 settings)
     learning_rate: float = 1e-3
     anneal_lr: bool = True

@@ -1,0 +1,129 @@
+"""RLlib 2.60's own PPO, APPO and DQN, trained until a threshold, judged as reactorfed and
+SB3 are judged: the mean return of the last 100 finished training episodes.
+
+RLlib's ``env_runners/episode_return_mean`` is not that figure (in Ray 2.60 it averages
+the episodes that finished in the latest iteration only, so it crosses a threshold
+early). A callback on the env runners logs every finished episode's return as an
+``item_series`` (every item kept, cleared at each reduction); the driver appends each
+iteration's returns to its own window of 100.
+
+One run per process (``python -m bench.rllib_runner --spec JSON``): Ray starts, the
+algorithm is built (its env runner actors start), then the clock starts at the first
+``train()``, as reactorfed's clock starts at its learner's startup reaction and SB3's at
+``on_training_start``: neither side counts imports, process or actor start-up. The run
+ends at the threshold, at the step budget or at the time limit, whichever comes first;
+the last line on stdout is the JSON result.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from collections import deque
+from typing import Any
+
+__all__ = ["build_config", "train"]
+
+RETURNS_KEY = "bench_episode_returns"
+
+
+def _callbacks() -> Any:
+    from ray.rllib.callbacks.callbacks import RLlibCallback
+
+    class EpisodeReturns(RLlibCallback):
+        """Every finished training episode's return, none averaged away."""
+
+        def on_episode_end(self, *, episode: Any, prev_episode_chunks: Any = None, metrics_logger: Any = None,
+                           **_: Any) -> None:
+            # an episode longer than a fragment arrives in chunks: its return is their sum
+            total = float(episode.get_return()) + sum(float(c.get_return()) for c in prev_episode_chunks or ())
+            metrics_logger.log_value(RETURNS_KEY, total, reduce="item_series")
+
+    return EpisodeReturns
+
+
+def build_config(algo: str, env: str, seed: int, hp: dict[str, Any]) -> Any:
+    """RLlib's config for ``algo`` with the benchmark's hyperparameters ``hp`` (the keys
+    of :data:`bench.training.CASES`' ``rllib`` entries, named as RLlib names them)."""
+    from ray.rllib.algorithms.appo import APPOConfig
+    from ray.rllib.algorithms.dqn import DQNConfig
+    from ray.rllib.algorithms.ppo import PPOConfig
+    from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
+
+    cls = {"ppo": PPOConfig, "appo": APPOConfig, "dqn": DQNConfig}[algo]
+    hp = dict(hp)
+    hidden = list(hp.pop("hidden"))
+    activation = hp.pop("activation", "tanh")
+    model = DefaultModelConfig(fcnet_hiddens=hidden, fcnet_activation=activation, vf_share_layers=False,
+                               head_fcnet_hiddens=[]) if algo != "dqn" else DefaultModelConfig(
+        fcnet_hiddens=hidden, fcnet_activation=activation, head_fcnet_hiddens=[])
+    runners = hp.pop("num_env_runners")
+    envs = hp.pop("num_envs_per_env_runner")
+    fragment = hp.pop("rollout_fragment_length")
+    cfg = (
+        cls()
+        .environment(env)
+        .framework("torch")
+        .env_runners(num_env_runners=runners, num_envs_per_env_runner=envs, rollout_fragment_length=fragment,
+                     num_cpus_per_env_runner=1)
+        .learners(num_learners=0)
+        .rl_module(model_config=model)
+        .training(**hp)
+        .callbacks(_callbacks())
+        .debugging(seed=seed, log_level="ERROR")
+        .reporting(min_sample_timesteps_per_iteration=0, min_time_s_per_iteration=0)
+    )
+    return cfg
+
+
+def train(algo: str, env: str, seed: int, hp: dict[str, Any], threshold: float, total: int,
+          time_limit_s: float) -> dict[str, Any]:
+    """One run; the result has the same fields as reactorfed's and SB3's."""
+    from bench.ray_util import init_ray, shutdown_ray
+
+    init_ray(num_cpus=hp["num_env_runners"] + 1)
+    algorithm = build_config(algo, env, seed, hp).build_algo()
+    recent: deque[float] = deque(maxlen=100)
+    curve: list[tuple[float, int, float]] = []
+    reached: tuple[float, int] | None = None
+    steps, iterations = 0, 0
+    t0 = time.perf_counter()
+    try:
+        while steps < total and time.perf_counter() - t0 < time_limit_s:
+            result = algorithm.train()
+            iterations += 1
+            runners = result.get("env_runners", {})
+            finished = runners.get(RETURNS_KEY, [])
+            if isinstance(finished, list | tuple):  # (an iteration in which no episode ended: NaN)
+                recent.extend(float(r) for r in finished)
+            steps = int(result.get("num_env_steps_sampled_lifetime", runners.get("num_env_steps_sampled_lifetime", 0)))
+            now = time.perf_counter() - t0
+            mean = sum(recent) / len(recent) if recent else math.nan
+            curve.append((round(now, 4), steps, mean))
+            if reached is None and len(recent) == recent.maxlen and mean >= threshold:
+                reached = (now, steps)
+                break
+    finally:
+        end = time.perf_counter() - t0
+        algorithm.stop()
+        shutdown_ray()
+    return {"reached": reached is not None, "seconds": reached[0] if reached else None,
+            "env_steps": reached[1] if reached else None, "train_seconds": end, "iterations": iterations,
+            "final_env_steps": steps, "curve": curve}
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(description="One RLlib training run to a threshold (bench/training.py runs it).")
+    p.add_argument("--spec", required=True, help="JSON: algo, env, seed, hp, threshold, total, time_limit_s")
+    spec = json.loads(p.parse_args(argv).spec)
+    out = train(spec["algo"], spec["env"], int(spec["seed"]), spec["hp"], float(spec["threshold"]),
+                int(spec["total"]), float(spec["time_limit_s"]))
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()
+    sys.exit(0)

@@ -1,0 +1,86 @@
+"""Stable-Baselines3's PPO trained until a threshold, judged as reactorfed and RLlib are:
+the mean return of the last 100 finished training episodes (SB3's Monitor's returns),
+checked after every step.
+
+One run per process (``python -m bench.sb3_runner --spec JSON``), timed from SB3's
+``on_training_start`` callback (imports and environment construction not counted); the
+last line on stdout is the JSON result.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from collections import deque
+from typing import Any
+
+__all__ = ["train"]
+
+
+def train(env_id: str, seed: int, hp: dict[str, Any], threshold: float, total: int, threads: int = 1) -> dict[str, Any]:
+    """One SB3 PPO run. ``hp``: SB3's PPO arguments, plus ``n_envs``, ``anneal`` (the
+    learning rate and clip range fall linearly to 0 over the run, as rl-zoo's ``lin_``
+    schedules) and ``hidden`` (the sizes of the separate policy and value networks)."""
+    import torch
+    from stable_baselines3 import PPO
+    from stable_baselines3.common.callbacks import BaseCallback
+    from stable_baselines3.common.env_util import make_vec_env
+
+    torch.set_num_threads(threads)
+    hp = dict(hp)
+    n_envs, anneal, hidden = hp.pop("n_envs"), hp.pop("anneal"), list(hp.pop("hidden"))
+    if anneal:
+        lr, clip = hp.pop("learning_rate"), hp.pop("clip_range")
+        hp["learning_rate"] = lambda remaining: remaining * lr
+        hp["clip_range"] = lambda remaining: remaining * clip
+
+    class Threshold(BaseCallback):
+        def __init__(self) -> None:
+            super().__init__()
+            self.recent: deque[float] = deque(maxlen=100)
+            self.t0 = 0.0
+            self.reached: tuple[float, int] | None = None
+            self.curve: list[tuple[float, int, float]] = []
+
+        def _on_training_start(self) -> None:
+            self.t0 = time.perf_counter()
+
+        def _mean(self) -> float:
+            return sum(self.recent) / len(self.recent) if self.recent else math.nan
+
+        def _on_step(self) -> bool:
+            for info in self.locals["infos"]:
+                if "episode" in info:
+                    self.recent.append(float(info["episode"]["r"]))
+            if len(self.recent) == 100 and self._mean() >= threshold:
+                self.reached = (time.perf_counter() - self.t0, int(self.num_timesteps))
+                return False
+            return True
+
+        def _on_rollout_end(self) -> None:
+            self.curve.append((round(time.perf_counter() - self.t0, 4), int(self.num_timesteps), self._mean()))
+
+    env = make_vec_env(env_id, n_envs=n_envs, seed=seed)
+    model = PPO("MlpPolicy", env, seed=seed, device="cpu", verbose=0,
+                policy_kwargs={"net_arch": {"pi": hidden, "vf": hidden}}, **hp)
+    cb = Threshold()
+    model.learn(total, callback=cb)
+    end = time.perf_counter() - cb.t0
+    return {"reached": cb.reached is not None, "seconds": cb.reached[0] if cb.reached else None,
+            "env_steps": cb.reached[1] if cb.reached else None, "train_seconds": end, "curve": cb.curve}
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(description="One SB3 PPO run to a threshold (bench/training.py runs it).")
+    p.add_argument("--spec", required=True, help="JSON: env, seed, hp, threshold, total, threads")
+    spec = json.loads(p.parse_args(argv).spec)
+    print(json.dumps(train(spec["env"], int(spec["seed"]), spec["hp"], float(spec["threshold"]), int(spec["total"]),
+                           int(spec.get("threads", 1)))))
+
+
+if __name__ == "__main__":
+    main()
+    sys.exit(0)
