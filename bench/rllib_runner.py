@@ -45,6 +45,19 @@ def _callbacks() -> Any:
     return EpisodeReturns
 
 
+def _make_minatar(config: Any) -> Any:
+    """A MinAtar game for RLlib's env runners (each registers MinAtar's ids in its own
+    process), frames as float32: RLlib's CNN takes no boolean input."""
+    import gymnasium as gym
+    import numpy as np
+    from minatar.gym import register_envs
+
+    register_envs()
+    game = gym.make(config.get("id", "MinAtar/Breakout-v1"))
+    space = gym.spaces.Box(0.0, 1.0, game.observation_space.shape, np.float32)
+    return gym.wrappers.TransformObservation(game, lambda o: o.astype(np.float32), space)
+
+
 def build_config(algo: str, env: str, seed: int, hp: dict[str, Any]) -> Any:
     """RLlib's config for ``algo`` with the benchmark's hyperparameters ``hp`` (the keys
     of :data:`bench.training.CASES`' ``rllib`` entries, named as RLlib names them)."""
@@ -57,15 +70,26 @@ def build_config(algo: str, env: str, seed: int, hp: dict[str, Any]) -> Any:
     hp = dict(hp)
     hidden = list(hp.pop("hidden"))
     activation = hp.pop("activation", "tanh")
-    model = DefaultModelConfig(fcnet_hiddens=hidden, fcnet_activation=activation, vf_share_layers=False,
-                               head_fcnet_hiddens=[]) if algo != "dqn" else DefaultModelConfig(
-        fcnet_hiddens=hidden, fcnet_activation=activation, head_fcnet_hiddens=[])
+    conv = hp.pop("conv_filters", None)
+    if conv is not None:
+        # RLlib's CNN encoder (shared by the heads), then each head's hidden layers
+        model = DefaultModelConfig(conv_filters=conv, conv_activation="relu", head_fcnet_hiddens=hidden,
+                                   head_fcnet_activation="relu", vf_share_layers=True)
+    elif algo == "dqn":
+        model = DefaultModelConfig(fcnet_hiddens=hidden, fcnet_activation=activation, head_fcnet_hiddens=[])
+    else:
+        model = DefaultModelConfig(fcnet_hiddens=hidden, fcnet_activation=activation, vf_share_layers=False,
+                                   head_fcnet_hiddens=[])
+    if env.startswith("MinAtar/"):
+        from ray.tune.registry import register_env
+
+        register_env(env, _make_minatar)
     runners = hp.pop("num_env_runners")
     envs = hp.pop("num_envs_per_env_runner")
     fragment = hp.pop("rollout_fragment_length")
     cfg = (
         cls()
-        .environment(env)
+        .environment(env, env_config={"id": env})
         .framework("torch")
         .env_runners(num_env_runners=runners, num_envs_per_env_runner=envs, rollout_fragment_length=fragment,
                      num_cpus_per_env_runner=1)

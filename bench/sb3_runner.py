@@ -20,6 +20,31 @@ from typing import Any
 __all__ = ["train"]
 
 
+def _minatar_torso() -> Any:
+    """MinAtar's reference torso for SB3: a 3x3 convolution (no padding), then fully
+    connected layers, all ReLU, on channels-last frames (SB3's CnnPolicy wants 36x36 or more)."""
+    import torch
+    from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
+    from torch import nn
+
+    class MinAtarTorso(BaseFeaturesExtractor):
+        def __init__(self, observation_space: Any, channels: int = 16, hidden: list[int] | None = None) -> None:
+            h, w, c = observation_space.shape
+            widths = list(hidden or [128])
+            super().__init__(observation_space, widths[-1])
+            layers: list[nn.Module] = [nn.Conv2d(c, channels, 3), nn.ReLU(), nn.Flatten()]
+            width = channels * (h - 2) * (w - 2)
+            for n in widths:
+                layers += [nn.Linear(width, n), nn.ReLU()]
+                width = n
+            self.net = nn.Sequential(*layers)
+
+        def forward(self, obs: torch.Tensor) -> torch.Tensor:
+            return self.net(obs.permute(0, 3, 1, 2).float())
+
+    return MinAtarTorso
+
+
 def train(env_id: str, seed: int, hp: dict[str, Any], threshold: float, total: int, threads: int = 1) -> dict[str, Any]:
     """One SB3 PPO run. ``hp``: SB3's PPO arguments, plus ``n_envs``, ``anneal`` (the
     learning rate and clip range fall linearly to 0 over the run, as rl-zoo's ``lin_``
@@ -32,9 +57,12 @@ def train(env_id: str, seed: int, hp: dict[str, Any], threshold: float, total: i
     torch.set_num_threads(threads)
     hp = dict(hp)
     n_envs, anneal, hidden = hp.pop("n_envs"), hp.pop("anneal"), list(hp.pop("hidden"))
+    anneal_clip = hp.pop("anneal_clip", anneal)
     if anneal:
-        lr, clip = hp.pop("learning_rate"), hp.pop("clip_range")
+        lr = hp.pop("learning_rate")
         hp["learning_rate"] = lambda remaining: remaining * lr
+    if anneal_clip:
+        clip = hp.pop("clip_range")
         hp["clip_range"] = lambda remaining: remaining * clip
 
     class Threshold(BaseCallback):
@@ -63,9 +91,17 @@ def train(env_id: str, seed: int, hp: dict[str, Any], threshold: float, total: i
         def _on_rollout_end(self) -> None:
             self.curve.append((round(time.perf_counter() - self.t0, 4), int(self.num_timesteps), self._mean()))
 
+    conv = hp.pop("conv_channels", None)
+    if env_id.startswith("MinAtar/"):
+        from minatar.gym import register_envs
+
+        register_envs()
     env = make_vec_env(env_id, n_envs=n_envs, seed=seed)
-    model = PPO("MlpPolicy", env, seed=seed, device="cpu", verbose=0,
-                policy_kwargs={"net_arch": {"pi": hidden, "vf": hidden}}, **hp)
+    policy_kwargs: dict[str, Any] = {"net_arch": {"pi": hidden, "vf": hidden}}
+    if conv is not None:  # MinAtar's network, its torso shared by the heads (as reactorfed's ConvActorCritic)
+        policy_kwargs = {"net_arch": [], "features_extractor_class": _minatar_torso(),
+                         "features_extractor_kwargs": {"channels": conv, "hidden": hidden}}
+    model = PPO("MlpPolicy", env, seed=seed, device="cpu", verbose=0, policy_kwargs=policy_kwargs, **hp)
     cb = Threshold()
     model.learn(total, callback=cb)
     end = time.perf_counter() - cb.t0

@@ -1,7 +1,7 @@
 """Time to threshold: reactorfed's plans against RLlib 2.60's own algorithms and
 Stable-Baselines3's single-process PPO, the same hyperparameters on every side, in one run.
 
-    python -m bench.training [--cases ppo-cartpole,ppo-acrobot,appo-cartpole,dqn-cartpole]
+    python -m bench.training [--cases ppo-cartpole,ppo-acrobot,appo-cartpole,dqn-cartpole,ppo-minatar]
                              [--seeds 1,2,3] [--time-limit 300] [--quick]
 
 The threshold is judged the same way everywhere: the mean return of the last 100
@@ -38,6 +38,12 @@ Cases (hyperparameters in :data:`CASES`, taken once and handed to each side):
   RLlib 2.60's new API stack has no Ape-X; its DQN samples on its env runners and
   replays in the driver, with an epsilon schedule instead of per-actor epsilons.
 
+* ``ppo-minatar``: PPO with MinAtar's reference CNN on MinAtar Breakout to 5 (a random
+  policy averages 0.39) with ``examples/rl/ppo_minatar.py``'s settings (purejaxrl's and
+  gymnax-blines': 16 envs x 128 steps, 4 epochs of 8 minibatches, lr 5e-4 annealed over
+  the 1M-step budget); SB3 gets the same torso as a features extractor, RLlib its CNN
+  encoder with the same filters.
+
 For each case: seconds and env steps to the threshold (medians over seeds) against each
 peer, and the return at a fixed step count against the peer's seed spread (sample
 efficiency). The bars: at most 0.5x RLlib's time, no slower than SB3. Learning curves
@@ -73,6 +79,7 @@ class Case:
     rllib: dict[str, Any]
     sb3: dict[str, Any] | None = None
     title: str = ""
+    quick_threshold: float = 100.0  # --quick's low bar
     notes: list[str] = field(default_factory=list)
 
 
@@ -103,7 +110,7 @@ CASES: dict[str, Case] = {
                "grad_clip": 0.5, "use_kl_loss": False, "vf_clip_param": 1e9},
         sb3={"n_envs": 16, "n_steps": 256, "batch_size": 64, "n_epochs": 4, "gamma": 0.99, "gae_lambda": 0.94,
              "ent_coef": 0.0, "learning_rate": 3e-4, "clip_range": 0.2, "anneal": False, "hidden": [64, 64]},
-        title="PPO, Acrobot-v1 (rl-zoo settings, no VecNormalize)",
+        title="PPO, Acrobot-v1 (rl-zoo settings, no VecNormalize)", quick_threshold=-400.0,
         notes=["rl-zoo's normalize: true (VecNormalize) is off on every side"]),
     "appo-cartpole": Case(
         "CartPole-v1", 475.0, 200_000, 50_000, "examples/rl/appo_cartpole.py:Main",
@@ -128,6 +135,22 @@ CASES: dict[str, Case] = {
                "epsilon": [[0, 1.0], [10_000, 0.02]]},
         title="Ape-X DQN (reactorfed) vs DQN (RLlib), CartPole-v1",
         notes=["RLlib 2.60 has no Ape-X on its new stack: its DQN with the same settings, an epsilon schedule"]),
+    "ppo-minatar": Case(
+        "MinAtar/Breakout-v1", 5.0, 1_000_000, 200_000, "examples/rl/ppo_minatar.py:Main",
+        ours={"total_timesteps": 1_000_000},  # the example's defaults otherwise (purejaxrl's / gymnax-blines')
+        rllib_algo="ppo",
+        rllib={"hidden": [128], "conv_filters": [[16, 3, 1, "valid"]], "num_env_runners": 2,
+               "num_envs_per_env_runner": 8, "rollout_fragment_length": 128, "train_batch_size_per_learner": 2048,
+               "minibatch_size": 256, "num_epochs": 4, "gamma": 0.99, "lambda_": 0.95,
+               "lr": [[0, 5e-4], [1_000_000, 0.0]], "clip_param": 0.2, "entropy_coeff": 0.01, "vf_loss_coeff": 0.5,
+               "grad_clip": 0.5, "use_kl_loss": False, "vf_clip_param": 1e9},
+        sb3={"n_envs": 16, "n_steps": 128, "batch_size": 256, "n_epochs": 4, "gamma": 0.99, "gae_lambda": 0.95,
+             "ent_coef": 0.01, "learning_rate": 5e-4, "clip_range": 0.2, "anneal": True, "anneal_clip": False,
+             "hidden": [128], "conv_channels": 16},
+        title="PPO with MinAtar's CNN, MinAtar Breakout", quick_threshold=1.0,
+        notes=["MinAtar's reference network (16 3x3 filters, 128 units) on every side; RLlib's heads each have "
+               "their own 128-unit layer after its shared convolution (the others share the 128 units)",
+               "the learning rate anneals to 0 over 1M steps on every side; the clip range stays 0.2"]),
 }
 
 
@@ -256,7 +279,7 @@ def main(argv: list[str] | None = None) -> Results:
     for name in names:
         case = CASES[name]
         # --quick: one seed, a low bar, a short budget: every line printed in a few minutes
-        threshold = case.threshold if not args.quick else (100.0 if case.threshold > 0 else -400.0)
+        threshold = case.threshold if not args.quick else case.quick_threshold
         total, limit = (case.total, args.time_limit) if not args.quick else (min(case.total, 30_000), 60.0)
         runs: dict[str, list[dict[str, Any]]] = {"reactorfed": []}
         runs.update({x: [] for x in peers if x == "rllib" or (x == "sb3" and case.sb3 is not None)})

@@ -29,7 +29,7 @@ def first(value: Any) -> float:
     return float(value[0][1]) if isinstance(value, list) else float(value)
 
 
-@pytest.mark.parametrize("name", ["ppo-cartpole", "ppo-acrobot"])
+@pytest.mark.parametrize("name", ["ppo-cartpole", "ppo-acrobot", "ppo-minatar"])
 def test_ppo_cases_hand_every_side_the_same_settings(name: str) -> None:
     case = CASES[name]
     a, r, s = ours(case), case.rllib, case.sb3
@@ -46,6 +46,7 @@ def test_ppo_cases_hand_every_side_the_same_settings(name: str) -> None:
         (a["vf_coef"], r["vf_loss_coeff"], 0.5),  # SB3's default
         (a["max_grad_norm"], r["grad_clip"], 0.5),  # SB3's default
         (list(a["hidden"]), r["hidden"], s["hidden"]),
+        (a.get("channels"), r["conv_filters"][0][0] if "conv_filters" in r else None, s.get("conv_channels")),
         (a["num_samplers"] * a["num_envs"], r["num_env_runners"] * r["num_envs_per_env_runner"], s["n_envs"]),
         (a["num_steps"], r["rollout_fragment_length"], s["n_steps"]),
     ]
@@ -56,7 +57,10 @@ def test_ppo_cases_hand_every_side_the_same_settings(name: str) -> None:
     # annealed on every side, over the same horizon, or on none
     assert a["anneal_lr"] == isinstance(r["lr"], list) == s["anneal"]
     if a["anneal_lr"]:
-        assert r["lr"][-1] == [case.total, 0.0]
+        assert r["lr"][-1] == [case.total, 0.0] and a["total_timesteps"] == case.total
+    # the clip range: annealed with the learning rate where reactorfed's config does (RLlib cannot)
+    clip_annealed = a["anneal_lr"] if "channels" not in a else False  # (ConvPPOConfig: anneal_clip=False)
+    assert s.get("anneal_clip", s["anneal"]) == clip_annealed
 
 
 def test_appo_case_hands_rllib_the_same_settings_and_gradient_steps_per_sample() -> None:
