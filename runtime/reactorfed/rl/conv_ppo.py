@@ -7,11 +7,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import torch
-
 from .conv_actor_critic import ConvActorCritic
-from .policy import SpaceInfo
-from .ppo import PPOLearner, _adam
+from .ppo import PPOLearner
 
 if TYPE_CHECKING:
     from .conv_ppo_config import ConvPPOConfig
@@ -24,10 +21,6 @@ class ConvPPOLearner(PPOLearner):
 
     config: ConvPPOConfig
 
-    def __init__(self, space: SpaceInfo, config: ConvPPOConfig, seed: int = 0,
-                 device: torch.device | None = None) -> None:
-        super().__init__(space, config, seed=seed, device=device)
-        # the base built a small MLP and its optimizer: replaced before any use
-        self.model = ConvActorCritic(space.obs_shape, space.num_actions, config.channels, config.hidden,  # type: ignore[assignment]
-                                     seed).to(self.device)
-        self.optimizer = _adam(self.model, config.learning_rate, config.adam_eps)
+    def _build_model(self, seed: int) -> ConvActorCritic:  # type: ignore[override]
+        c = self.config
+        return ConvActorCritic(self.space.obs_shape, self.space.num_actions, c.channels, c.hidden, seed)

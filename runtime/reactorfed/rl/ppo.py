@@ -101,7 +101,7 @@ class PPOLearner:
         self.space, self.config, self.seed = space, config, seed
         self.device = device or torch.device("cpu")
         c = self.config
-        self.model = ActorCritic(space.obs_dim, space.num_actions, c.hidden, seed).to(self.device)
+        self.model = self._build_model(seed).to(self.device)
         self.optimizer = _adam(self.model, c.learning_rate, c.adam_eps)
         self.rng = np.random.default_rng(seed)
         self.env_steps = 0
@@ -113,6 +113,10 @@ class PPOLearner:
         self._clip = 0.0
         self._round = (0.0, 0.0, 0.0)
         self._sums, self._steps = np.zeros(5), 0
+
+    def _build_model(self, seed: int) -> ActorCritic:
+        """The network this learner trains (a subclass may train another)."""
+        return ActorCritic(self.space.obs_dim, self.space.num_actions, self.config.hidden, seed)
 
     def _values(self, rollouts: Sequence[Rollout]) -> list[np.ndarray]:
         """Every rollout's ``(T + 1, k)`` values, from one forward pass over all of them."""
