@@ -8,7 +8,7 @@ early). A callback on the env runners logs every finished episode's return as an
 iteration's returns to its own window of 100.
 
 One run per process (``python -m bench.rllib_runner --spec JSON``): Ray starts, the
-algorithm is built (its env runner actors start), then the clock starts at the first
+algorithm is built (its env runner actors start), the machine settles, then the clock starts at the first
 ``train()``, as reactorfed's clock starts at its learner's startup reaction and SB3's at
 ``on_training_start``: neither side counts imports, process or actor start-up. The run
 ends at the threshold, at the step budget or at the time limit, whichever comes first;
@@ -106,10 +106,12 @@ def build_config(algo: str, env: str, seed: int, hp: dict[str, Any]) -> Any:
 def train(algo: str, env: str, seed: int, hp: dict[str, Any], threshold: float, total: int,
           time_limit_s: float) -> dict[str, Any]:
     """One run; the result has the same fields as reactorfed's and SB3's."""
+    from bench.common import wait_quiet
     from bench.ray_util import init_ray, shutdown_ray
 
     init_ray(num_cpus=hp["num_env_runners"] + 1)
     algorithm = build_config(algo, env, seed, hp).build_algo()
+    wait_quiet()  # Ray's daemons and actors settle after their start, before the clock starts
     recent: deque[float] = deque(maxlen=100)
     curve: list[tuple[float, int, float]] = []
     reached: tuple[float, int] | None = None
