@@ -6,6 +6,7 @@ namespace, uid) and its parsed spec and returns plain dicts ready for the API se
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -13,7 +14,7 @@ from typing import Any
 
 from . import API_VERSION, KIND
 from .phase import Role
-from .spec import GPU_NODE_LABEL, GPU_NODE_VALUE, GPU_RESOURCE, FederationSpec
+from .spec import GPU_NODE_LABEL, GPU_NODE_VALUE, GPU_RESOURCE, FederationSpec, cpu_cores
 
 __all__ = [
     "ANNOTATION_FEDERATE",
@@ -25,6 +26,7 @@ __all__ = [
     "PROGRAM_DIR",
     "Federation",
     "checkpoint_pvc",
+    "cpu_threads",
     "federate_pod",
     "federation_id",
     "federation_pods",
@@ -180,9 +182,23 @@ def _common_args(fed: Federation, width: int, max_width: int) -> list[str]:
     return args
 
 
-def _env(fed: Federation) -> list[dict[str, Any]]:
+def cpu_threads(resources: Mapping[str, Any]) -> int:
+    """The numeric libraries' thread count for a container: its CPU limit, else its CPU
+    request, rounded down, at least 1 (1 when neither is set)."""
+    for kind in ("limits", "requests"):
+        q = (resources.get(kind) or {}).get("cpu")
+        if q is not None:
+            return max(1, math.floor(cpu_cores(q)))
+    return 1
+
+
+def _env(fed: Federation, resources: Mapping[str, Any]) -> list[dict[str, Any]]:
     s = fed.spec
     env: list[dict[str, Any]] = [{"name": k, "value": v} for k, v in s.program.env]
+    if not any(k == "OMP_NUM_THREADS" for k, _ in s.program.env):
+        # torch's thread count changes how its sums are split, so the weights a seed gives:
+        # fixed by the pod's CPU resources, never by the size of the node it lands on
+        env.append({"name": "OMP_NUM_THREADS", "value": str(cpu_threads(resources))})
     if s.program.config_map:
         env.append({"name": "PYTHONPATH", "value": PROGRAM_DIR})
     env += [
@@ -236,7 +252,7 @@ def _pod(
         "image": image or s.program.image,
         "imagePullPolicy": s.program.image_pull_policy,
         "command": command,
-        "env": _env(fed),
+        "env": _env(fed, resources),
         "ports": ports,
         "resources": {k: {name: str(q) for name, q in v.items()} for k, v in resources.items()},
         "volumeMounts": mounts,

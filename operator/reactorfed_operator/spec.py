@@ -19,6 +19,7 @@ __all__ = [
     "GroupSpec",
     "ProgramSpec",
     "SpecError",
+    "cpu_cores",
     "parse_spec",
 ]
 
@@ -152,11 +153,27 @@ def _str(value: Any, path: str, default: str | None = None) -> str | None:
     return value
 
 
+_QUANTITY = re.compile(r"^([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE]([+-]?[0-9]+))?(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)?$")
+_SUFFIX = {None: 1.0, "m": 1e-3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18,
+           "Ki": 2.0**10, "Mi": 2.0**20, "Gi": 2.0**30, "Ti": 2.0**40, "Pi": 2.0**50, "Ei": 2.0**60}
+
+
+def cpu_cores(quantity: Any, path: str = "cpu") -> float:
+    """A Kubernetes CPU quantity (``500m``, ``2``, ``1.5``, ``1e3m``) in cores."""
+    m = _QUANTITY.match(str(quantity).strip())
+    if isinstance(quantity, bool) or m is None:
+        raise SpecError(path, f"not a CPU quantity: {quantity!r} (e.g. 500m, 2)")
+    return float(m[1]) * 10.0 ** int(m[2] or 0) * _SUFFIX[m[3]]
+
+
 def _group(raw: Mapping[str, Any], path: str, name: str) -> GroupSpec:
     resources = _obj(raw.get("resources"), f"{path}.resources")
     for key in resources:
         if key not in ("requests", "limits"):
             raise SpecError(f"{path}.resources", f"unknown key {key!r} (requests, limits)")
+        cpu = _obj(resources[key], f"{path}.resources.{key}").get("cpu")
+        if cpu is not None:
+            cpu_cores(cpu, f"{path}.resources.{key}.cpu")
     selector = _obj(raw.get("nodeSelector"), f"{path}.nodeSelector")
     tolerations = raw.get("tolerations") or []
     if not isinstance(tolerations, list):

@@ -11,13 +11,16 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from .conftest import NAMESPACE, OPERATOR_NS, Kind, record, wait_for
+from .conftest import NAMESPACE, OPERATOR_NS, REPO, Kind, record, wait_for
 from .federations import (
     apply,
     clean_slate,
@@ -298,3 +301,50 @@ def test_other_examples_run_to_their_end(operator: Kind, example: str) -> None:
     finally:
         k.kubectl("delete", "-n", NAMESPACE, "-f", "-", "--wait=true", "--timeout=120s",
                   input=json.dumps({"apiVersion": "v1", "kind": "List", "items": docs}), check=False, timeout=150)  # fmt: skip
+
+
+_RESULT = re.compile(r"reactorfed: result of (?P<fqn>\S+): (?P<json>\{.*\})$", re.MULTILINE)
+
+
+def _learner_result(text: str) -> dict[str, Any]:
+    found = {m["fqn"]: json.loads(m["json"]) for m in _RESULT.finditer(text)}
+    assert len(found) == 1, text[-3000:]
+    return next(iter(found.values()))
+
+
+def test_a_seed_gives_the_same_weights_in_pods_as_on_this_machine(operator: Kind) -> None:
+    """examples/k8s/ppo-cartpole.yaml, 10 PPO rounds, in pods on nodes of 2 CPUs: the
+    learner's weights are bit-identical to those of the same program, parameters and seed
+    launched here. torch's thread count is part of what fixes them; the operator derives it
+    from each pod's CPU request (here 100m: one thread, as ``reactorfed launch`` gives each
+    of its processes on 2 cores), not from the node's size (2 threads before, other weights)."""
+    k = operator
+    docs = load_example("ppo-cartpole.yaml")
+    fed = next(d for d in docs if d["kind"] == "ReactorFederation")
+    small_requests(fed)
+    name = fed["metadata"]["name"]
+    params = fed["spec"]["program"]["params"]
+    params.update({"total_timesteps": "2560", "target_return": "1000", "checkpoint": "", "resume": "false",
+                   "progress": "false"})
+    fed["spec"].pop("checkpoint", None)
+    clean_slate(k, name)
+    apply(k, docs)
+    try:
+        st = wait_for(f"{name} to end",
+                      lambda: status(k, name) if status(k, name).get("phase") in ("Succeeded", "Failed") else None,
+                      600, interval=2)  # fmt: skip
+        assert st["phase"] == "Succeeded", describe(k, name)
+        in_pods = _learner_result(k.kubectl("logs", "-n", NAMESPACE, f"{name}-learner").stdout)
+    finally:
+        k.kubectl("delete", "rfed", name, "-n", NAMESPACE, "--ignore-not-found", "--timeout=120s", check=False,
+                  timeout=150)
+    local_params = {**params, "num_samplers": str(fed["spec"]["samplers"]["replicas"])}
+    cmd = [sys.executable, "-m", "reactorfed.cli", "launch", str(REPO / "examples" / "rl" / "ppo_cartpole.py") + ":Main",
+           "--fast", *[a for kv in sorted(local_params.items()) for a in ("--param", f"{kv[0]}={kv[1]}")]]
+    here = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=REPO,
+                          env={**os.environ, "OMP_NUM_THREADS": "1"})
+    assert here.returncode == 0, here.stderr[-3000:]
+    local = _learner_result(here.stdout)
+    assert in_pods["iterations"] == local["iterations"] == 10, (in_pods, local)
+    assert in_pods["env_steps"] == local["env_steps"]
+    assert in_pods["weights_sha256"] == local["weights_sha256"], (in_pods, local)

@@ -136,3 +136,25 @@ def test_user_secret_is_referenced() -> None:
     pod = federation_pods(fed, 1)[1]
     env = {e["name"]: e for e in pod["spec"]["containers"][0]["env"]}
     assert env["REACTORFED_SECRET"]["valueFrom"]["secretKeyRef"] == {"name": "mine", "key": "k"}
+
+
+def _threads(pod: dict) -> str | None:
+    env = {e["name"]: e.get("value") for e in pod["spec"]["containers"][0]["env"]}
+    return env.get("OMP_NUM_THREADS")
+
+
+def test_torch_threads_follow_the_pods_cpu_never_the_node() -> None:
+    """A seed's weights depend on torch's thread count (how its sums are split): each pod
+    gets it from its own CPU limit or request, so any node size gives the same weights."""
+    fed = make_fed(samplers={"replicas": 2, "resources": {"requests": {"cpu": "500m"}}},
+                   learner={"resources": {"requests": {"cpu": "2500m"}, "limits": {"cpu": "3"}}})
+    pods = _by_name(federation_pods(fed, 1))
+    assert _threads(pods["pong-samplers-0"]) == "1"  # half a core: one thread
+    assert _threads(pods["pong-learner"]) == "3"  # the limit, when there is one
+    assert _threads(pods["pong-rti"]) == "1"  # nothing asked for: one
+    # the user's own setting wins, in every pod
+    mine = make_fed(program={"image": "i", "entrypoint": "prog:Main", "env": [{"name": "OMP_NUM_THREADS", "value": "4"}]},
+                    learner={"resources": {"requests": {"cpu": "2"}}})
+    for pod in federation_pods(mine, 1):
+        names = [e["name"] for e in pod["spec"]["containers"][0]["env"]]
+        assert names.count("OMP_NUM_THREADS") == 1 and _threads(pod) == "4"

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from reactorfed_operator.spec import SpecError, parse_spec
+from reactorfed_operator.spec import SpecError, cpu_cores, parse_spec
 
 from .helpers import minimal_spec
 
@@ -56,6 +56,9 @@ def test_full_spec() -> None:
         ({"samplers": {"replicas": 0}}, "spec.samplers.replicas", "between 1 and 512"),
         ({"samplers": {"replicas": "3"}}, "spec.samplers.replicas", "integer"),
         ({"samplers": {"resources": {"limits": {"nvidia.com/gpu": 1}}}}, "spec.samplers.resources", "GPU"),
+        ({"learner": {"resources": {"requests": {"cpu": "two"}}}}, "spec.learner.resources.requests.cpu",
+         "not a CPU quantity"),
+        ({"rti": {"resources": {"limits": {"cpu": "1.5 cores"}}}}, "spec.rti.resources.limits.cpu", "500m"),
         ({"learner": {"name": "samplers"}}, "spec.learner.name", "differ"),
         ({"learner": {"gpus": 17}}, "spec.learner.gpus", "between 0 and 16"),
         ({"rti": {"port": 9100}}, "spec.rti.metricsPort", "differ"),
@@ -102,3 +105,9 @@ def test_entrypoint_may_be_a_file_in_the_image() -> None:
 def test_not_an_object() -> None:
     with pytest.raises(SpecError, match=r"spec\.program: must be an object"):
         parse_spec({"program": ["x"]})
+
+
+@pytest.mark.parametrize(("quantity", "cores"), [("500m", 0.5), ("2", 2.0), (2, 2.0), ("1.5", 1.5), (".5", 0.5),
+                                                 ("1e3m", 1.0), ("2500m", 2.5), ("1k", 1000.0)])
+def test_cpu_quantities(quantity: object, cores: float) -> None:
+    assert cpu_cores(quantity) == pytest.approx(cores)
