@@ -53,7 +53,7 @@ def _make_minatar(config: Any) -> Any:
     from minatar.gym import register_envs
 
     register_envs()
-    game = gym.make(config.get("id", "MinAtar/Breakout-v1"))
+    game = gym.make(config["game"])
     space = gym.spaces.Box(0.0, 1.0, game.observation_space.shape, np.float32)
     return gym.wrappers.TransformObservation(game, lambda o: o.astype(np.float32), space)
 
@@ -89,7 +89,7 @@ def build_config(algo: str, env: str, seed: int, hp: dict[str, Any]) -> Any:
     fragment = hp.pop("rollout_fragment_length")
     cfg = (
         cls()
-        .environment(env, env_config={"id": env})
+        .environment(env, env_config={"game": env} if env.startswith("MinAtar/") else {})
         .framework("torch")
         .env_runners(num_env_runners=runners, num_envs_per_env_runner=envs, rollout_fragment_length=fragment,
                      num_cpus_per_env_runner=1)
