@@ -203,17 +203,25 @@ class Results:
             rows = [r for r in self.rows if r["metric"] == metric]
             xs = range(len(rows))
             width = 0.4
-            ax.bar([x - width / 2 for x in xs], [r["reactorfed"] for r in rows], width, label="reactorfed")
-            ax.bar([x + width / 2 for x in xs], [r["peer_value"] for r in rows], width, label="peer")
+            # (a negative value marks "never reached": no bar, said in the label)
+            ax.bar([x - width / 2 for x in xs], [max(0, r["reactorfed"]) for r in rows], width, label="reactorfed")
+            ax.bar([x + width / 2 for x in xs], [max(0, r["peer_value"]) for r in rows], width, label="peer")
             # The peer can differ per case: name it under the case.
-            ax.set_xticks(list(xs), [f"{r['case']}\nvs {r['peer']}" for r in rows], rotation=20, ha="right", fontsize=8)
+            ax.set_xticks(list(xs), [f"{r.get('short', r['case'])}\nvs {r['peer']}" for r in rows], rotation=20,
+                          ha="right", fontsize=8)
             ax.set_ylabel(metric)
             values = [v for r in rows for v in (r["reactorfed"], r["peer_value"]) if v > 0]
             if values and max(values) / min(values) > 30:
                 ax.set_yscale("log")
             for x, r in zip(xs, rows, strict=True):
                 mark = "" if r.get("meets_bar") is None else (" ok" if r["meets_bar"] else " MISS")
-                ax.annotate(f"{r['ratio']:.2f}x{mark}", (x, max(r["reactorfed"], r["peer_value"])),
+                if r["ratio"] is not None:
+                    label = f"{r['ratio']:.2f}x"
+                elif "difference" in r:  # (returns that may be negative: their difference)
+                    label = f"{r['difference']:+.3g}"
+                else:  # (-1: that side's median never reached the threshold)
+                    label = f"{r['peer'] if r['peer_value'] < 0 else 'reactorfed'} never"
+                ax.annotate(f"{label}{mark}", (x, max(r["reactorfed"], r["peer_value"], 0)),
                             ha="center", va="bottom", fontsize=8)
             ax.set_title(f"{metric} ({rows[0]['better']} is better)", fontsize=10)
             ax.legend(fontsize=8)

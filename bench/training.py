@@ -213,6 +213,7 @@ def report(res: Results, name: str, case: Case, runs: dict[str, list[dict[str, A
         theirs = runs[peer]
         bar = 2.0 if peer == "rllib" else 1.0
         common = {"seeds": seeds, "threshold": threshold, "judged": True, "notes": case.notes,
+                  "short": f"{name} to {threshold:g}",
                   "why": "same hyperparameters on both sides, same threshold rule (last 100 finished training "
                          "episodes), same process layout against RLlib; SB3 in one process"}
         label = f"{name}: {case.title} to {threshold:g}"
@@ -222,6 +223,8 @@ def report(res: Results, name: str, case: Case, runs: dict[str, list[dict[str, A
             extra: dict[str, Any] = {}
             if metric == "seconds_to_threshold":
                 extra = {"bar": f"ratio >= {bar:g}", "meets_bar": math.isfinite(m) and (not math.isfinite(p) or p / m >= bar)}
+            if not (math.isfinite(m) and math.isfinite(p)):
+                extra["ratio"] = None  # one side's median never reached the threshold: no ratio
             res.add(label, metric, _finite(m), peer, _finite(p), "lower", len(seeds), per_seed=mine,
                     peer_per_seed=peer_v, reached=sum(r["reached"] for r in ours),
                     peer_reached=sum(r["reached"] for r in theirs), **extra, **common)
@@ -229,11 +232,22 @@ def report(res: Results, name: str, case: Case, runs: dict[str, list[dict[str, A
         theirs_r = [return_at(r, case.at_steps, threshold) for r in theirs]
         ok = [x for x in theirs_r if x is not None]
         med = statistics.median([x for x in mine_r if x is not None] or [math.nan])
-        res.add(label, f"return_100_at_{case.at_steps // 1000}k_steps", med, peer,
-                statistics.median(ok or [math.nan]), "higher", len(seeds), per_seed=mine_r, peer_per_seed=theirs_r,
+        peer_med = statistics.median(ok or [math.nan])
+        # returns may be negative (Acrobot): their ratio means nothing there, their difference does
+        signed = {"ratio": None} if not (med > 0 and peer_med > 0) else {}
+        res.add(label, f"return_100_at_{case.at_steps // 1000}k_steps", med, peer, peer_med, "higher", len(seeds),
+                per_seed=mine_r, peer_per_seed=theirs_r, difference=round(med - peer_med, 3), **signed,
                 within_or_above_peer_spread=bool(ok) and not math.isnan(med) and med >= min(ok),
                 note="a run that stopped at the threshold before this step count counts as at the threshold",
                 **common)
+
+
+def thin(curve: list[Any], most: int = 400) -> list[Any]:
+    """At most about ``most`` points of a curve, evenly spaced, the last one kept (RLlib's APPO
+    returns from ``train()`` every few steps: 30,000 points a run), values rounded."""
+    step = max(1, math.ceil(len(curve) / most))
+    kept = curve[::step] + ([curve[-1]] if (len(curve) - 1) % step else [])
+    return [[round(t, 2), s, None if m is None or math.isnan(m) else round(m, 2)] for t, s, m in kept]
 
 
 def plot_curves(all_runs: dict[str, dict[str, list[dict[str, Any]]]], thresholds: dict[str, float],
@@ -298,7 +312,8 @@ def main(argv: list[str] | None = None) -> Results:
     res.write()
     res.plot("Time to threshold (ratio > 1: reactorfed wins; bars: 2x against RLlib, 1x against SB3)")
     with open(os.path.join(res.out_dir, f"{res.bench}_runs.json"), "w") as f:
-        json.dump(all_runs, f)
+        json.dump({c: {s: [{**r, "curve": thin(r["curve"])} for r in rs] for s, rs in runs.items()}
+                   for c, runs in all_runs.items()}, f, separators=(",", ":"))
     plot_curves(all_runs, thresholds, res)
     return res
 

@@ -118,7 +118,18 @@ def test_the_report_counts_unreached_runs_as_infinitely_slow_and_judges_the_bars
     assert ours_s["reactorfed"] == 12.0  # median of 10, 12, inf
     assert ours_s["peer_value"] == -1.0  # RLlib's median is inf: two of three never reached it
     assert ours_s["meets_bar"] is True and ours_s["reached"] == 2 and ours_s["peer_reached"] == 1
+    assert ours_s["ratio"] is None  # no ratio against a median that never reached it
     vs_sb3 = by[("sb3", "seconds_to_threshold")]
     assert vs_sb3["peer_value"] == 11.0 and vs_sb3["meets_bar"] is False  # 11 / 12 < 1
     assert by[("sb3", "env_steps_to_threshold")]["reactorfed"] == 70_000
     assert by[("sb3", "return_100_at_30k_steps")]["within_or_above_peer_spread"] is True
+
+
+def test_negative_returns_are_compared_by_their_difference() -> None:
+    case = CASES["ppo-acrobot"]
+    runs = {"reactorfed": [run((8.0, 80_000), [(1.0, 50_000, -120.0)])],
+            "rllib": [run(None, [(1.0, 50_000, -400.0)])]}
+    res = Results("training_test")
+    report(res, "ppo-acrobot", case, runs, [1], -100.0)
+    row = next(r for r in res.rows if r["metric"].startswith("return_100"))
+    assert row["ratio"] is None and row["difference"] == 280.0 and row["within_or_above_peer_spread"] is True
