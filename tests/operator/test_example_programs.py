@@ -59,3 +59,16 @@ def test_example_program_matches_its_manifest(example: Path, tmp_path: Path, mon
             pytest.importorskip("minatar", reason="MinAtar is not installed")
         main = load_program(entry, {**passed, spec.sampler_param: "2"})
         assert [c.name for c in main._children] == [*spec.sampler_names(2), spec.learner.name]
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.stem)
+def test_a_gpu_learner_runs_the_gpu_image(example: Path) -> None:
+    """A learner that asks for a GPU lands on a GPU node: it must run the CUDA image
+    (images/runtime-gpu.Dockerfile), not the CPU one, which GPU nodes need not hold
+    (ppo-cartpole.yaml asked for the GPU by default with the CPU image: ErrImagePull on kind)."""
+    for doc in _docs(example):
+        if doc.get("kind") != KIND:
+            continue
+        spec = parse_spec(doc["spec"])
+        image = spec.learner.image or spec.program.image
+        assert (spec.gpus > 0) == ("gpu" in image), (example.name, spec.gpus, image)
