@@ -114,7 +114,6 @@ def pyplot() -> Any | None:
     return plt
 
 
-
 def paired_bars(ax: Any, rows: list[dict[str, Any]], peer_label: str, ours_label: str) -> None:
     """One case a pair: the peer's bar (``peer_value``) beside ours (``reactorfed``), the
     ratio above, cases along x (log y)."""
@@ -126,6 +125,7 @@ def paired_bars(ax: Any, rows: list[dict[str, Any]], peer_label: str, ours_label
         ax.annotate(f"{r['ratio']:.2f}x", (x, max(r["reactorfed"], r["peer_value"])), ha="center", va="bottom", fontsize=8)
     ax.set_xticks(list(xs), [r["case"] for r in rows], rotation=20, ha="right", fontsize=8)
     ax.set_yscale("log")
+
 
 def save_figure(plt: Any, fig: Any, out: Path, name: str) -> Path:
     """Lay ``fig`` out, write it to ``out/name`` and close it."""

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from bench.common import RESULTS_DIR, progress, pyplot, wait_quiet
-from bench.rf_runner import ROOT
+from bench.rf_runner import ROOT, results_by_reactor
 
 PROGRAM = "examples/rl/ppo_minatar.py:Main"
 ENV = "MinAtar/Breakout-v1"
@@ -58,7 +58,6 @@ def random_policy(episodes: int, seed: int, num_envs: int = 8) -> dict[str, Any]
 
 #: the learner's progress line (reactorfed.rl.training.TrainingLog.show)
 _PROGRESS = re.compile(r"iter\s+(\d+)/\d+\s+steps\s+(\d+)\s+episodes\s+\d+\s+return\(100\)\s+(\S+).*?(\d+) steps/s")
-_RESULT = re.compile(r"result of \S+learner: (\{.*\})")
 
 
 def run_streamed(mode: str, params: dict[str, Any], max_seconds: float) -> dict[str, Any]:
@@ -89,8 +88,8 @@ def run_streamed(mode: str, params: dict[str, Any], max_seconds: float) -> dict[
             points.append((round(steps / max(rate, 1e-9), 2), steps, ret))
             if int(m.group(1)) % 50 == 0:
                 progress(f"{steps:,} steps, return(100) {ret}, {rate:.0f} steps/s")
-        elif (m := _RESULT.search(line)) is not None:
-            result = json.loads(m.group(1))
+        elif learner := [r for name, r in results_by_reactor(line).items() if name.endswith("learner")]:
+            result = learner[0]
         if not stopped and time.perf_counter() - t0 > max_seconds:
             progress(f"{max_seconds:.0f} s: stopping the run (SIGTERM)")
             os.killpg(proc.pid, signal.SIGTERM)

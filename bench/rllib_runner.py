@@ -4,8 +4,8 @@ SB3 are judged: the mean return of the last 100 finished training episodes.
 RLlib's ``env_runners/episode_return_mean`` is not that figure (in Ray 2.60 it averages
 the episodes that finished in the latest iteration only, so it crosses a threshold
 early). A callback on the env runners logs every finished episode's return as an
-``item_series`` (every item kept, cleared at each reduction); the driver appends each
-iteration's returns to its own window of 100.
+``item_series`` (every item kept, cleared at each reduction); the driver hands each
+iteration's returns to reactorfed's own judge (:class:`reactorfed.rl.TrainingLog`).
 
 One run per process (``python -m bench.rllib_runner --spec JSON``): Ray starts, the
 algorithm is built (its env runner actors start), the machine settles, then the clock starts at the first
@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 import time
-from collections import deque
 from typing import Any
+
+from reactorfed.rl.training import RunConfig, TrainingLog
 
 __all__ = ["build_config", "train"]
 
@@ -112,33 +112,28 @@ def train(algo: str, env: str, seed: int, hp: dict[str, Any], threshold: float, 
     init_ray(num_cpus=hp["num_env_runners"] + 1)
     algorithm = build_config(algo, env, seed, hp).build_algo()
     wait_quiet()  # Ray's daemons and actors settle after their start, before the clock starts
-    recent: deque[float] = deque(maxlen=100)
-    curve: list[tuple[float, int, float]] = []
-    reached: tuple[float, int] | None = None
+    log = TrainingLog(RunConfig(target_return=threshold, curve=True))  # reactorfed's own judge
     steps, iterations = 0, 0
-    t0 = time.perf_counter()
+    log.start()
     try:
-        while steps < total and time.perf_counter() - t0 < time_limit_s:
+        while steps < total and time.perf_counter() - log.t0 < time_limit_s:
             result = algorithm.train()
             iterations += 1
             runners = result.get("env_runners", {})
             finished = runners.get(RETURNS_KEY, [])
-            if isinstance(finished, list | tuple):  # (an iteration in which no episode ended: NaN)
-                recent.extend(float(r) for r in finished)
             steps = int(result.get("num_env_steps_sampled_lifetime", runners.get("num_env_steps_sampled_lifetime", 0)))
-            now = time.perf_counter() - t0
-            mean = sum(recent) / len(recent) if recent else math.nan
-            curve.append((round(now, 4), steps, mean))
-            if reached is None and len(recent) == recent.maxlen and mean >= threshold:
-                reached = (now, steps)
+            # (an iteration in which no episode ended reports NaN)
+            log.add(finished if isinstance(finished, list | tuple) else (), iterations, steps)
+            if log.solved:
                 break
     finally:
-        end = time.perf_counter() - t0
+        end = time.perf_counter() - log.t0
         algorithm.stop()
         shutdown_ray()
-    return {"reached": reached is not None, "seconds": reached[0] if reached else None,
+    reached = log.reached
+    return {"reached": reached is not None, "seconds": reached[2] if reached else None,
             "env_steps": reached[1] if reached else None, "train_seconds": end, "iterations": iterations,
-            "final_env_steps": steps, "curve": curve}
+            "final_env_steps": steps, "curve": log.curve}
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -1,6 +1,6 @@
-"""Stable-Baselines3's PPO trained until a threshold, judged as reactorfed and RLlib are:
-the mean return of the last 100 finished training episodes (SB3's Monitor's returns),
-checked after every step.
+"""Stable-Baselines3's PPO trained until a threshold, judged as reactorfed and RLlib are, by
+reactorfed's own :class:`~reactorfed.rl.TrainingLog`: the mean return of the last 100
+finished training episodes (SB3's Monitor's returns), checked whenever an episode ends.
 
 One run per process (``python -m bench.sb3_runner --spec JSON``), timed from SB3's
 ``on_training_start`` callback (imports and environment construction not counted); the
@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 import time
-from collections import deque
 from typing import Any
+
+from reactorfed.rl.training import RunConfig, TrainingLog
 
 __all__ = ["train"]
 
@@ -66,30 +66,26 @@ def train(env_id: str, seed: int, hp: dict[str, Any], threshold: float, total: i
         hp["clip_range"] = lambda remaining: remaining * clip
 
     class Threshold(BaseCallback):
+        """reactorfed's own judge (:class:`reactorfed.rl.TrainingLog`) fed every finished
+        episode as it ends; the curve taken at each rollout's end."""
+
         def __init__(self) -> None:
             super().__init__()
-            self.recent: deque[float] = deque(maxlen=100)
-            self.t0 = 0.0
-            self.reached: tuple[float, int] | None = None
+            self.log = TrainingLog(RunConfig(target_return=threshold))
             self.curve: list[tuple[float, int, float]] = []
 
         def _on_training_start(self) -> None:
-            self.t0 = time.perf_counter()
-
-        def _mean(self) -> float:
-            return sum(self.recent) / len(self.recent) if self.recent else math.nan
+            self.log.start()
 
         def _on_step(self) -> bool:
-            for info in self.locals["infos"]:
-                if "episode" in info:
-                    self.recent.append(float(info["episode"]["r"]))
-            if len(self.recent) == 100 and self._mean() >= threshold:
-                self.reached = (time.perf_counter() - self.t0, int(self.num_timesteps))
-                return False
-            return True
+            finished = [float(info["episode"]["r"]) for info in self.locals["infos"] if "episode" in info]
+            if finished:
+                self.log.add(finished, self.n_calls, int(self.num_timesteps))
+            return not self.log.solved
 
         def _on_rollout_end(self) -> None:
-            self.curve.append((round(time.perf_counter() - self.t0, 4), int(self.num_timesteps), self._mean()))
+            now = time.perf_counter() - self.log.t0
+            self.curve.append((round(now, 4), int(self.num_timesteps), self.log.mean_return))
 
     conv = hp.pop("conv_channels", None)
     if env_id.startswith("MinAtar/"):
@@ -104,9 +100,10 @@ def train(env_id: str, seed: int, hp: dict[str, Any], threshold: float, total: i
     model = PPO("MlpPolicy", env, seed=seed, device="cpu", verbose=0, policy_kwargs=policy_kwargs, **hp)
     cb = Threshold()
     model.learn(total, callback=cb)
-    end = time.perf_counter() - cb.t0
-    return {"reached": cb.reached is not None, "seconds": cb.reached[0] if cb.reached else None,
-            "env_steps": cb.reached[1] if cb.reached else None, "train_seconds": end, "curve": cb.curve}
+    end = time.perf_counter() - cb.log.t0
+    reached = cb.log.reached
+    return {"reached": reached is not None, "seconds": reached[2] if reached else None,
+            "env_steps": reached[1] if reached else None, "train_seconds": end, "curve": cb.curve}
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
 import sys
 import time
@@ -19,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from bench.rf_runner import results_by_reactor
 
 from .conftest import NAMESPACE, OPERATOR_NS, REPO, Kind, record, wait_for
 from .federations import (
@@ -303,11 +303,8 @@ def test_other_examples_run_to_their_end(operator: Kind, example: str) -> None:
                   input=json.dumps({"apiVersion": "v1", "kind": "List", "items": docs}), check=False, timeout=150)  # fmt: skip
 
 
-_RESULT = re.compile(r"reactorfed: result of (?P<fqn>\S+): (?P<json>\{.*\})$", re.MULTILINE)
-
-
 def _learner_result(text: str) -> dict[str, Any]:
-    found = {m["fqn"]: json.loads(m["json"]) for m in _RESULT.finditer(text)}
+    found = results_by_reactor(text)
     assert len(found) == 1, text[-3000:]
     return next(iter(found.values()))
 
