@@ -170,9 +170,9 @@ def _resolve(reactor: Reactor, ref: Any, rdecl: ReactionDecl, role: str) -> tupl
     """Resolve one reference of a reaction: (parameter name, runtime elements, object)."""
     where = f"reaction {reactor.fqn}.{rdecl.name}"
     if ref is STARTUP or ref is SHUTDOWN:
-        if role != "trigger":
-            raise ValidationError(f"{where}: {ref!r} can only be a trigger")
-        return None, [ref], ref
+        if role == "effect":
+            raise ValidationError(f"{where}: {ref!r} cannot be an effect: it is a trigger or a source")
+        return ref.name, [ref], ref
     if isinstance(ref, (PortDecl, ActionDecl, Timer)):
         name = ref.name
         # A subclass may redeclare an element (e.g. an action with another policy): the

@@ -340,7 +340,7 @@ def _element_name(ref: Any) -> str | None:
     if isinstance(ref, (PortDecl, ActionDecl, Timer)):
         return ref.name
     if ref is STARTUP or ref is SHUTDOWN:
-        return None
+        return ref.name  # a handle whose is_present tells whether it triggered (LF's startup.is_present)
     if isinstance(ref, str):
         return ref.split(".", 1)[0]
     raise ValidationError(f"not a port, action, timer or trigger reference: {ref!r}")

@@ -35,7 +35,7 @@ from .port import CheckedWriter, MultiPort, MultiReader, MultiWriter, Port, Port
 from .reaction import Reaction
 from .rescale import Membership
 from .tag import FOREVER, FOREVER_TAG, MAX_MICROSTEP, NEVER, TagT, delay_tag, succ
-from .timer import TimerElement, TimerSlot
+from .timer import SHUTDOWN, STARTUP, TimerElement, TimerSlot
 from .trigger import Slot
 
 __all__ = ["Coordinator", "ReactionFailed", "Scheduler"]
@@ -243,6 +243,8 @@ class Scheduler:
             return ActionHandle(action, self.schedule_physical if action.physical else sched)
         if isinstance(obj, TimerElement):
             return ActionReader(slots[obj])  # type: ignore[arg-type]
+        if obj is STARTUP or obj is SHUTDOWN:
+            return ActionReader(self.program.startup if obj is STARTUP else self.program.shutdown)  # type: ignore[arg-type]
         raise ValidationError(f"cannot make a handle for {obj!r}")
 
     # -- called from reactions and other threads --------------------------------------
@@ -557,8 +559,13 @@ class Scheduler:
                 evs[shutdown] = None
                 self._process(stop, evs)
                 break
-            heapq.heappop(self._eq)
-            self._process(tag, self._events.pop(tag))
+            if eq and eq[0] == tag:
+                heapq.heappop(eq)
+                self._process(tag, self._events.pop(tag))
+            else:
+                # A tag the coordinator asked for with no event here (a provisional grant:
+                # the federate's outputs on a zero-delay cycle are announced absent at it).
+                self._process(tag, {})
         self._eq.clear()
         self._events.clear()
 

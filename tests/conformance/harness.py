@@ -45,19 +45,29 @@ class Ported:
 REGISTRY: dict[str, Ported] = {}
 
 
-def lf_test(source: str, *, federated: bool = False) -> Callable[[F], F]:
-    """Mark a test as the port of LF's ``test/Python/src/<source>``.
+#: LF's other test suites whose programs are ported too, apart from the Python target's
+OTHER_SUITES = ("C", "Cpp")
+#: (suite, source path under test/<suite>/src/) -> the test that ports it
+OTHER_REGISTRY: dict[tuple[str, str], Ported] = {}
+
+
+def lf_test(source: str, *, federated: bool = False, suite: str = "Python") -> Callable[[F], F]:
+    """Mark a test as the port of LF's ``test/<suite>/src/<source>`` (the Python target's
+    suite unless ``suite`` names one of :data:`OTHER_SUITES`).
 
     ``federated=True`` says the test runs the program federated as well as in one
     process (required for programs under ``federated/``).
     """
     assert source.endswith(".lf") and not source.startswith(("/", "test/")), source
+    assert suite == "Python" or suite in OTHER_SUITES, suite
+    registry: dict[Any, Ported] = REGISTRY if suite == "Python" else OTHER_REGISTRY
+    key: Any = source if suite == "Python" else (suite, source)
 
     def mark(fn: F) -> F:
         test = f"{fn.__module__.rsplit('.', 1)[-1]}::{fn.__name__}"
-        prev = REGISTRY.get(source)
-        assert prev is None or prev.test == test, f"{source} is ported twice: {prev} and {test}"
-        REGISTRY[source] = Ported(source, test, federated)
+        prev = registry.get(key)
+        assert prev is None or prev.test == test, f"{suite}:{source} is ported twice: {prev} and {test}"
+        registry[key] = Ported(source, test, federated)
 
         @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> Any:

@@ -13,7 +13,14 @@ import importlib
 import pkgutil
 from pathlib import Path
 
-from tests.conformance.harness import LF_COMMIT, LF_ROOT, REGISTRY, Ported
+from tests.conformance.harness import (
+    LF_COMMIT,
+    LF_ROOT,
+    OTHER_REGISTRY,
+    OTHER_SUITES,
+    REGISTRY,
+    Ported,
+)
 
 HERE = Path(__file__).resolve().parent
 DOC = HERE.parents[1] / "docs" / "conformance.md"
@@ -78,7 +85,25 @@ def render() -> str:
     missing = [p for p in progs if p not in ported and p not in left_out]
     if missing:
         lines += ["", "## Not yet ported", "", *[f"- `{p}`" for p in missing]]
+    lines += _other_suites()
     return "\n".join(lines) + "\n"
+
+
+def _other_suites() -> list[str]:
+    """The programs ported from LF's C and C++ suites: semantics the Python suite does not
+    exercise (counted apart from it)."""
+    lines = [
+        "", "# Programs from LF's C and C++ test suites", "",
+        "Ported for the semantics they exercise that the Python-target suite does not; their",
+        "C or C++ reaction bodies are written again in Python, with the same checks.", "",
+        "| suite | ported |", "|---|---:|",
+    ]
+    for suite in OTHER_SUITES:
+        lines.append(f"| {suite} | {sum(1 for s, _ in OTHER_REGISTRY if s == suite)} |")
+    lines += ["", "| LF program | test | federated run |", "|---|---|---|"]
+    for (suite, src), r in sorted(OTHER_REGISTRY.items()):
+        lines.append(f"| `test/{suite}/src/{src}` | `{r.test}` | {'yes' if r.federated else ''} |")
+    return lines
 
 
 if __name__ == "__main__":

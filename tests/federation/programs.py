@@ -13,7 +13,18 @@ from typing import Any
 
 import numpy as np
 
-from reactorfed import SHUTDOWN, STARTUP, Input, Output, Reactor, Timer, bank, ms, reaction
+from reactorfed import (
+    SHUTDOWN,
+    STARTUP,
+    Input,
+    LogicalAction,
+    Output,
+    Reactor,
+    Timer,
+    bank,
+    ms,
+    reaction,
+)
 
 Trace = list[tuple[int, int, Any]]
 
@@ -275,3 +286,53 @@ class GilHog(Reactor):
         self.hog = _GilHog(hold_ms)
         self.taker = _Taker()
         self.connect(self.hog.out, self.taker.inp)
+
+
+# -- a zero-delay cycle between federates with a microstep event on one side -------------
+class _CycleA(Reactor):
+    inp = Input(int)
+    out = Output(int)
+    t = Timer(0, ms(10))
+
+    @reaction(triggers=[t], effects=[out])
+    def tick(self, out: Any) -> None:
+        out.set(1)
+
+    @reaction(triggers=[inp])
+    def got(self, inp: Any) -> None:
+        pass  # no effects: no reaction-level cycle
+
+
+class _CycleB(Reactor):
+    inp = Input(int)
+    out = Output(int)
+    act = LogicalAction()
+
+    def __init__(self) -> None:
+        self.log: list[tuple[int, int, bool, bool]] = []
+
+    @reaction(triggers=[STARTUP], effects=[act])
+    def start(self, act: Any) -> None:
+        act.schedule(delay=0)  # an event at (0, 1), where a has none
+
+    @reaction(triggers=[inp, act], effects=[out])
+    def react(self, inp: Any, act: Any, out: Any) -> None:
+        t = self.elapsed_tag()
+        self.log.append((t.time // 10**6, t.microstep, inp.is_present, act.is_present))
+        out.set(0)
+
+    @reaction(triggers=[SHUTDOWN])
+    def show(self) -> None:
+        print("CYCLE LOG", self.log, flush=True)
+
+
+class MicrostepCycle(Reactor):
+    """a <-> b without delay; b has an event a microstep after the start, a none then: a
+    must process that tag all the same to announce its output absent (it hung federated)."""
+
+    def __init__(self, loop: bool = True) -> None:
+        self.a = _CycleA()
+        self.b = _CycleB()
+        self.connect(self.a.out, self.b.inp)
+        if loop:
+            self.connect(self.b.out, self.a.inp)

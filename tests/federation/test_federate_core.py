@@ -82,16 +82,33 @@ def test_a_tag_waits_for_its_grant() -> None:
     assert c.acquire(None, FOREVER_T, START) is None
 
 
-def test_a_ptag_allows_exactly_its_tag() -> None:
+def test_a_ptag_allows_its_tag_and_grants_every_tag_before_it() -> None:
     c = core(2, 1, (0, 1, None), (1, 0, None), peer_grants=False)
     c.on_ptag(at(0), {})
     assert c.acquire(at(0), FOREVER_T, START) == at(0)
+    c.completed(at(0), at(0, 1), FOREVER_T, START)
     assert c.acquire(at(0, 1), FOREVER_T, START) is WAIT
     c.on_ptag(at(10), {})
     c.on_ptag(at(5), {})  # late: a newer PTAG stays
     assert c.ptag == at(10)
+    # Nothing can reach it before the EIMT the PTAG was for: every tag before is granted.
+    assert c.grant == pred(at(10))
+    assert c.acquire(at(5), FOREVER_T, START) == at(5)
+    c.completed(at(5), at(10), FOREVER_T, START)
     assert c.acquire(at(10), FOREVER_T, START) == at(10)
-    assert c.acquire(at(5), FOREVER_T, START) is WAIT  # not granted in full
+    c.completed(at(10), at(10, 1), FOREVER_T, START)
+    assert c.acquire(at(10, 1), FOREVER_T, START) is WAIT  # past it: not granted
+
+
+def test_a_ptag_for_a_tag_without_events_is_processed_all_the_same() -> None:
+    # Its outputs on the zero-delay cycle must be announced absent at that tag (a peer
+    # granted the same tag waits within it for them): reactor-c's dummy event.
+    c = core(2, 1, (0, 1, None), (1, 0, None), peer_grants=False)
+    c.on_ptag(at(0, 1), {})
+    assert c.acquire(at(10), FOREVER_T, START) == at(0, 1)
+    assert c.acquire(None, FOREVER_T, START) == at(0, 1)
+    c.completed(at(0, 1), at(10), FOREVER_T, START)
+    assert c.acquire(at(10), FOREVER_T, START) is WAIT  # done with it: its own events wait
 
 
 def test_a_grant_is_used_only_once_its_counts_arrived() -> None:
@@ -143,6 +160,7 @@ def test_acquire_allows_exactly_what_the_grants_allow(events: list[tuple[str, in
         elif kind == "ptag":
             c.on_ptag(at(dt, mi), {0: n})
             ptag, need = max(ptag or NEVER_T, at(dt, mi)), max(need, n)
+            granted = max(granted, pred(at(dt, mi)))  # every tag before a PTAG's
         elif kind == "data":
             c.on_data(0, 0, at(dt + 2, mi))
             got += 1
@@ -155,6 +173,10 @@ def test_acquire_allows_exactly_what_the_grants_allow(events: list[tuple[str, in
         granted = max(granted, pred((promised[0] + 2, 0)))
     head = at(t, m)
     may = (head <= granted or head == ptag) and got >= need
+    if ptag is not None and ptag < head and got >= need:
+        # a PTAG not processed yet (nothing was) comes first, event or not
+        assert c.acquire(head, FOREVER_T, START) == ptag
+        return
     assert (c.acquire(head, FOREVER_T, START) == head) == may
     assert c.grant == granted
 

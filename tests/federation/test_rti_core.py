@@ -351,7 +351,37 @@ class NaiveRti:
         for c in changed:
             todo |= self._affects[c]
             todo.add(c)
-        return [g for g in map(self.grant_for, sorted(todo)) if g is not None]
+        out: list[Grant] = []
+        for f in sorted(todo):
+            g = self.grant_for(f)
+            if g is not None:
+                out.append(g)
+                if g.provisional:
+                    out += self.ptag_upstream(f, g.tag)
+        return out
+
+    def ptag_upstream(self, f: int, tag: TagT) -> list[Grant]:
+        """reactor-c's notify_provisional_tag_advance_grant: the immediate upstream federates
+        of one given a PTAG for ``tag`` get ``tag`` too (a TAG if nothing can reach them
+        before, else a PTAG if only their zero-delay cycle can), transitively."""
+        out: list[Grant] = []
+        todo = [f]
+        while todo:
+            x = todo.pop()
+            for u in self._direct[x]:
+                s = self.feds[u]
+                if s.resigned or not self._upstream[u] or tag <= s.granted:
+                    continue
+                e, who = self.eimt(u)
+                counts = {v: self.feds[v].sent.get(u, 0) for v in self._direct[u]}
+                if e > tag:
+                    s.granted = tag
+                    out.append(Grant(u, tag, False, counts))
+                elif e == tag and tag > s.ptag and who <= self.layout.scc[u]:
+                    s.ptag = tag
+                    out.append(Grant(u, tag, True, counts))
+                    todo.append(u)
+        return out
 
     def on_stop_request(self, f: int, tag: TagT) -> TagT | None:
         if self.stop_tag is not None:

@@ -162,8 +162,30 @@ def test_startup_cannot_be_an_effect():
         def go(self):
             pass
 
-    with pytest.raises(ValidationError, match=r"reaction Bad\.go: SHUTDOWN can only be a trigger"):
+    with pytest.raises(ValidationError, match=r"reaction Bad\.go: SHUTDOWN cannot be an effect"):
         run(Bad())
+
+
+def test_startup_and_shutdown_tell_whether_they_are_present():
+    # LF's startup.is_present / shutdown.is_present: a trigger or a source, by parameter name
+    class Both(Reactor):
+        t = Timer(0, 5)
+
+        def __init__(self) -> None:
+            self.seen: list[tuple[int, bool, bool, bool]] = []
+
+        @reaction(triggers=[STARTUP, t, SHUTDOWN])
+        def go(self, startup, t, shutdown):
+            self.seen.append((self.elapsed_tag().time, startup.is_present, t.is_present, shutdown.is_present))
+
+        @reaction(triggers=[t], sources=[STARTUP, SHUTDOWN])
+        def reads(self, t, startup, shutdown):
+            assert startup.is_present == (self.elapsed_tag().time == 0)
+            assert not shutdown.is_present or self.elapsed_tag().time == 10
+
+    b = Both()
+    run(b, timeout=10)
+    assert b.seen == [(0, True, True, False), (5, False, True, False), (10, False, True, True)]
 
 
 def test_a_string_naming_nothing_is_refused_at_assembly():

@@ -180,6 +180,12 @@ class FederateCore(FederateMembership, StopAgreement):
         waiting is in the outbox."""
         if stop != FOREVER_T and (head is None or head > stop):
             head = stop  # the stop tag is processed (shutdown) once it is safe
+        p = self.ptag
+        if p is not None and p > self.done and (head is None or p < head):
+            # A PTAG for a tag with no event here: processed all the same, so that this
+            # federate's outputs on a zero-delay cycle are announced absent at it (a peer
+            # granted it waits for them; reactor-c's handle_provisional_tag_advance_grant).
+            head = p
         limit = self.stop_limit
         if limit is not None and self.stop_granted is None and (head is None or head >= limit):
             pass  # wait for the stop to be agreed before reaching the tag it may come at
@@ -344,6 +350,12 @@ class FederateCore(FederateMembership, StopAgreement):
         if self.ptag is None or tag > self.ptag:
             # A late PTAG (a peer-assisted grant came first) must not take back a newer one.
             self.ptag = tag
+        # Every tag before it is granted too: nothing can reach this federate before its
+        # EIMT, which is ``tag`` (a PTAG's counts cover all that was sent before it). So a
+        # PTAG that comes before an earlier one was used does not strand the earlier tag.
+        before = pred(tag)
+        if before > self.grant:
+            self.grant = before
         self._require(counts)
 
     # -- before a stop request: what is held back, now -----------------------------------

@@ -285,6 +285,34 @@ class RtiCore(RtiBounds, RtiMembership):
             gr = self.grant_for(f)
             if gr is not None:
                 out.append(gr)
+                if gr.provisional:
+                    out += self._ptag_upstream(f, gr.tag)
+        return out
+
+    def _ptag_upstream(self, f: int, tag: TagT) -> list[Grant]:
+        """A PTAG for ``tag`` to ``f`` also lets ``f``'s immediate upstream federates reach
+        ``tag``, transitively: ``f`` waits within ``tag`` for its inputs on the cycle, and an
+        upstream member with no event of its own at ``tag`` would never announce them absent.
+        It is granted ``tag`` when nothing can reach it before then, and given a PTAG for it
+        (which it processes even without an event: :meth:`.FederateCore.acquire`) when only
+        its own cycle could; reactor-c's ``notify_provisional_tag_advance_grant``."""
+        out: list[Grant] = []
+        todo = [f]
+        feds, group = self.feds, self._group
+        while todo:
+            x = todo.pop()
+            for u in self._direct[x]:
+                st, g = feds[u], group[u]
+                if st.resigned or g is None or tag <= st.granted:
+                    continue
+                if g.best > tag:
+                    st.granted = tag
+                    out.append(Grant(u, tag, False, self._counts_to(u)))
+                elif g.best == tag and tag > st.ptag and self._only_cycle(u, g):
+                    st.ptag = tag
+                    self._stale.add(u)  # (as in grant_for: the next look grants the tag before it)
+                    out.append(Grant(u, tag, True, self._counts_to(u)))
+                    todo.append(u)
         return out
 
     # -- stopping --------------------------------------------------------------------
