@@ -264,7 +264,7 @@ class Federation:
         fed = self.feds[f]
         core = fed.core
         while not fed.resigned:
-            self.now += 1_000
+            self.now += 50_000  # (a step takes real time: reports held back become due)
             if fed.tag is None:
                 tag = core.acquire(fed.head(), self.m.stop, self.now)
                 self._flush(fed)

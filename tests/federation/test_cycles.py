@@ -85,3 +85,11 @@ def test_a_microstep_event_in_a_zero_delay_cycle_launched(fast: bool) -> None:
                            *args], capture_output=True, text=True, timeout=90)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert f"CYCLE LOG {ONE_PROCESS}" in proc.stdout, proc.stdout
+
+
+def test_promises_around_a_microstep_cycle_do_not_keep_the_rti_away() -> None:
+    # f0 -> f2 after 0 and f2 -> f0 without delay: their promises advance each other one
+    # microstep per exchange; the RTI's grant (its report due after 50 ms) ends it.
+    m = Model(3, ((0, 1, None), (2, 0, None), (0, 2, 0)), (False, False, False),
+              (frozenset(), frozenset(), frozenset({(0, 0)})), stop=(15, 0))
+    assert Federation(m, peer_grants=True).run([0]) == one_process(m)
