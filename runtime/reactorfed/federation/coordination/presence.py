@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import bisect
 
-from ...tag import TagT
+from ...time.tag import TagT
 from .layout import Layout
 
 __all__ = ["Presence"]

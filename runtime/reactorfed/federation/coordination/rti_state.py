@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ...tag import FOREVER_TAG, NEVER_TAG, TagT
+from ...time.tag import FOREVER_TAG, NEVER_TAG, TagT
 from .layout import Delay
 
 __all__ = ["FOREVER_T", "MAX_MICROSTEP", "NEVER_T", "FederateState", "Grant"]

@@ -19,16 +19,16 @@ import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar, cast, overload
 
+from ..errors import ValidationError
+from ..time.duration import check_duration
+from ..time.tag import Tag
 from .action import Action, ActionDecl
-from .duration import check_duration
-from .errors import ValidationError
 from .port import MultiPort, Port, PortDecl
 from .reaction import ReactionDecl
-from .tag import Tag
 from .timer import SHUTDOWN, STARTUP, Timer, TimerElement
 
 if TYPE_CHECKING:
-    from .scheduler import Scheduler
+    from ..execution.scheduler import Scheduler
 
 __all__ = ["Bank", "Connection", "Reactor", "bank", "each"]
 
@@ -271,8 +271,8 @@ class Reactor(metaclass=_ReactorMeta):
         """Inside a reaction of this reactor: has its deadline passed (physical time past
         the tag's time + the deadline)? If so and ``invoke_handler``, its deadline handler
         runs now. False for a reaction without a deadline. LF's
-        ``self.check_deadline(invoke_handler)`` (see :mod:`reactorfed.deadlines`)."""
-        from .deadlines import check_deadline
+        ``self.check_deadline(invoke_handler)`` (see :mod:`reactorfed.execution.deadlines`)."""
+        from ..execution.deadlines import check_deadline
 
         return check_deadline(self._running_env(), self, invoke_handler)
 
@@ -280,7 +280,7 @@ class Reactor(metaclass=_ReactorMeta):
         """Inside a reaction of this reactor that declares a deadline: change it (ns), for
         the rest of this invocation (see :meth:`check_deadline`) and every later one.
         LF's ``self.update_deadline(d)``."""
-        from .deadlines import update_deadline
+        from ..execution.deadlines import update_deadline
 
         update_deadline(self._running_env(), self, deadline)
 

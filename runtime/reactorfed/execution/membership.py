@@ -1,5 +1,5 @@
 """Elastic banks in the scheduler (issue 19): which members are present at each tag, and
-what that does to a run (see :mod:`reactorfed.elastic` for the rules).
+what that does to a run (see :mod:`reactorfed.model.elastic` for the rules).
 
 A change takes effect at the start of its tag, before any reaction runs there: a member
 that leaves has its reactions turned into no-ops and every event still queued for its own
@@ -26,22 +26,22 @@ import logging
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from .elastic import MemberChange, elastic_banks, elastic_width
-from .errors import ValidationError
-from .port import MultiPort, Port
-from .reaction import Reaction
-from .reactor import Bank, Reactor
-from .tag import FOREVER, TagT
-from .timer import TimerSlot
-from .trigger import Element, OwnedSlot, Slot
+from ..errors import ValidationError
+from ..model.elastic import MemberChange, elastic_banks, elastic_width
+from ..model.port import MultiPort, Port
+from ..model.reaction import Reaction
+from ..model.reactor import Bank, Reactor
+from ..model.timer import TimerSlot
+from ..model.trigger import Element, OwnedSlot, Slot
+from ..time.tag import FOREVER, TagT
 
 if TYPE_CHECKING:
-    from .graph import Program
+    from ..assembly.program import Program
     from .scheduler import Scheduler
 
 __all__ = ["Membership"]
 
-log = logging.getLogger("reactorfed.rescale")
+log = logging.getLogger("reactorfed.execution.membership")
 
 _FOREVER_T: TagT = (FOREVER, 0)
 _NONE = object()  # (an event's value may be None)
@@ -190,7 +190,7 @@ class Membership:
         """This run processes no tag before ``tag`` (a joiner's ADMIT tag, before its run
         starts): the changes posted for earlier tags (the record's, before it joined) apply
         at ``tag``, in their order, and its startup events are queued there
-        (:meth:`reactorfed.scheduler.Scheduler.run`)."""
+        (:meth:`reactorfed.execution.scheduler.Scheduler.run`)."""
         assert sched.current_tag < tag, f"{tag}: the run is at {sched.current_tag} already"
         self.first = tag
         moved = False

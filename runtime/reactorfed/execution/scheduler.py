@@ -2,8 +2,8 @@
 
 At each tag it fires the events of that tag (actions, timers, delayed connections,
 startup/shutdown), runs the triggered reactions in rank order (inferred deadline, level,
-assembly order: see :func:`reactorfed.graph.rank`), then delivers delayed connections
-and clears presence (values persist: see :mod:`reactorfed.port`). In ``fast`` mode it never waits; otherwise it does not process a
+assembly order: see :func:`reactorfed.assembly.assemble.rank`), then delivers delayed connections
+and clears presence (values persist: see :mod:`reactorfed.model.port`). In ``fast`` mode it never waits; otherwise it does not process a
 tag before physical time reaches it. Physical actions (scheduled from any thread, a
 reaction's included) are stamped with physical time and arrive from other threads
 through an inbox; everything else happens on the scheduler's thread (or, with
@@ -25,22 +25,31 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from types import SimpleNamespace
 from typing import Any, Protocol
 
-from .action import Action, ActionHandle, ActionReader, ActionSlot, Policy
-from .clock import Clock, Wakeup
+from ..assembly.assemble import _resolve, rank
+from ..assembly.program import Program
+from ..errors import ReactorError, ValidationError
+from ..model.action import Action, ActionHandle, ActionReader, ActionSlot, Policy
+from ..model.elastic import MemberChange, elastic_banks
+from ..model.port import (
+    CheckedWriter,
+    MultiPort,
+    MultiReader,
+    MultiWriter,
+    Port,
+    PortReader,
+    PortWriter,
+)
+from ..model.reaction import Reaction
+from ..model.timer import SHUTDOWN, STARTUP, TimerElement, TimerSlot
+from ..model.trigger import Slot
+from ..time.clock import Clock, Wakeup
+from ..time.tag import FOREVER, FOREVER_TAG, MAX_MICROSTEP, NEVER, TagT, delay_tag, succ
 from .deadlines import with_deadline
-from .elastic import MemberChange, elastic_banks
-from .errors import ReactorError, ValidationError
-from .graph import Program, _resolve, rank
-from .port import CheckedWriter, MultiPort, MultiReader, MultiWriter, Port, PortReader, PortWriter
-from .reaction import Reaction
-from .rescale import Membership
-from .tag import FOREVER, FOREVER_TAG, MAX_MICROSTEP, NEVER, TagT, delay_tag, succ
-from .timer import SHUTDOWN, STARTUP, TimerElement, TimerSlot
-from .trigger import Slot
+from .membership import Membership
 
 __all__ = ["Coordinator", "ReactionFailed", "Scheduler"]
 
-log = logging.getLogger("reactorfed.scheduler")
+log = logging.getLogger("reactorfed.execution.scheduler")
 
 _NO_LEVEL = 1 << 62
 #: FOREVER_TAG as a bare tuple, for the inlined delay_tag below (see Scheduler._schedule).
@@ -164,7 +173,7 @@ class Scheduler:
 
     def set_membership(self, changes: list[MemberChange]) -> None:
         """Apply a membership schedule of the program's elastic banks in this run (before
-        it starts; see :mod:`reactorfed.elastic`)."""
+        it starts; see :mod:`reactorfed.model.elastic`)."""
         if self.membership is None:
             raise ValidationError(f"{self.program.main.fqn} has no elastic bank: a membership schedule has nothing to change")
         if self._thread is not None:
@@ -344,7 +353,7 @@ class Scheduler:
 
     def _place(self, action: ActionSlot, value: Any, tag: TagT) -> None:
         """Queue an event of an action with a declared min_spacing (0 included) at ``tag``,
-        or where its policy puts it (see :mod:`reactorfed.action`; reactor-c's
+        or where its policy puts it (see :mod:`reactorfed.model.action`; reactor-c's
         ``lf_schedule_trigger``, lib/schedule.c). Tags of such an action strictly grow,
         so it never collides with itself."""
         spacing = action.min_spacing
