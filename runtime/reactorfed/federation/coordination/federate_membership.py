@@ -28,15 +28,13 @@ from __future__ import annotations
 import heapq
 from typing import TYPE_CHECKING
 
-from ...time.tag import NEVER, TagT, pred, succ
+from ...time.tag import FOREVER_T, NEVER, NEVER_T, TagT, pred, succ
 from ..wire.protocol import Ltc, Promise, QueryReply, Resign, StopMark, StopReply, StopReq
 from .layout import Delay, add_delay
 from .presence import Presence
 
 __all__ = ["FederateMembership", "Message"]
 
-FOREVER_T: TagT = (2**63 - 1, 2**32 - 1)
-NEVER_T: TagT = (NEVER, 0)
 
 #: what a federate's core queues for the RTI and its peers (see federate_core)
 Message = Ltc | Promise | StopMark | StopReq | StopReply | Resign | QueryReply

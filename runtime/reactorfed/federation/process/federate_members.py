@@ -44,7 +44,7 @@ from collections.abc import Callable
 
 from ...execution.scheduler import Scheduler
 from ...time.clock import Clock
-from ...time.tag import NEVER, TagT, succ
+from ...time.tag import NEVER, NEVER_T, TagT, succ
 from ..coordination.federate_core import FederateCore
 from ..coordination.layout import Layout
 from ..errors import FederationError
@@ -58,7 +58,6 @@ log = logging.getLogger("reactorfed.federate")
 
 #: what the RTI may send a federate of a federation with elastic banks
 FROM_RTI_ELASTIC = P.FROM_RTI | frozenset({P.QUERY, P.CHANGE, P.ROUND_END, P.ADMIT, P.REFUSED, P.PEER, P.LOST})
-_NEVER_T: TagT = (NEVER, 0)
 
 
 class FederateMembers:
@@ -187,7 +186,7 @@ class FederateMembers:
         bank, i = self._member(member, "CHANGE")
         core = self.core
         core.on_change(tag, member, joined)
-        if member == core.me and core.joined == _NEVER_T:
+        if member == core.me and core.joined == NEVER_T:
             return  # before its ADMIT: an earlier incarnation's (its own join is posted at its ADMIT)
         mem = sched.membership
         assert mem is not None  # (a program with elastic banks has one)
