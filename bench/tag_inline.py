@@ -37,8 +37,8 @@ from bench.common import base_parser
 from reactorfed import Environment, Reactor
 from reactorfed.time.tag import delay_tag
 
-_SCHEDULE_INLINE = "tag = (t, m + 1) if d == 0 else (td, 0) if (td := t + d) < FOREVER else _FOREVER_T"
-_PROCESS_INLINE = "dtag = (t, m + 1) if delay == 0 else (td, 0) if (td := t + delay) < FOREVER else _FOREVER_T"
+_SCHEDULE_INLINE = "tag = (t, m + 1) if d == 0 else (td, 0) if (td := t + d) < FOREVER else FOREVER_T"
+_PROCESS_INLINE = "dtag = (t, m + 1) if delay == 0 else (td, 0) if (td := t + delay) < FOREVER else FOREVER_T"
 
 
 def _patched(fn: Callable[..., Any], old: str, new: str) -> Callable[..., Any]:

@@ -37,7 +37,7 @@ from ..time.tag import FOREVER
 from .partition import NetLink, Partition
 from .program import Program, Wire
 
-__all__ = ["NetLink", "Partition", "Program", "assemble", "rank"]
+__all__ = ["NetLink", "Partition", "Program", "assemble", "rank", "resolve"]
 
 
 def _walk(r: Reactor) -> Iterable[Reactor]:
@@ -114,7 +114,7 @@ def _describe(x: Any) -> str:
     return repr(x)
 
 
-def _resolve(reactor: Reactor, ref: Any, rdecl: ReactionDecl, role: str) -> tuple[str | None, list[Any], Any]:
+def resolve(reactor: Reactor, ref: Any, rdecl: ReactionDecl, role: str) -> tuple[str | None, list[Any], Any]:
     """Resolve one reference of a reaction: (parameter name, runtime elements, object)."""
     where = f"reaction {reactor.fqn}.{rdecl.name}"
     if ref is STARTUP or ref is SHUTDOWN:
@@ -233,7 +233,7 @@ def assemble(main: Reactor, federate: str | None = None) -> Program:
             edges[rx] = []
             for role, refs, bucket in (("trigger", rd.triggers, rx.triggers), ("source", rd.sources, rx.sources), ("effect", rd.effects, rx.effects)):
                 for ref in refs:
-                    _, elems, _ = _resolve(r, ref, rd, role)
+                    _, elems, _ = resolve(r, ref, rd, role)
                     bucket.extend(elems)
             for e in rx.effects:
                 if isinstance(e, Port):

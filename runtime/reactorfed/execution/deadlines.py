@@ -20,7 +20,6 @@ move it.
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -58,10 +57,7 @@ def with_deadline(sched: Scheduler, rx: Reaction, body: Callable[[], Any]) -> Ca
 
 def _running(sched: Scheduler, reactor: Reactor, what: str) -> Reaction:
     """The reaction of ``reactor`` running on this thread; a ValidationError otherwise."""
-    if sched.workers > 1:
-        rx = getattr(sched._tls, "current", None)
-    else:
-        rx = sched._current if threading.current_thread() is sched._thread else None
+    rx = sched.running_reaction()
     if rx is None or rx.reactor is not reactor:
         where = f" (called from {rx.fqn})" if rx is not None else ""
         raise ValidationError(f"{reactor.fqn}.{what}() can only be called inside a reaction of {reactor.fqn}{where}")
