@@ -4,9 +4,10 @@ from .errors import CausalityLoopError, ReactorError, UndeclaredAccessError, Val
 from .execution.environment import Environment, RunSummary
 from .execution.scheduler import ReactionFailed
 from .model.action import ActionHandle, ActionReader, LogicalAction, PhysicalAction, Policy
+from .model.bank import Bank, bank, each
 from .model.port import Input, MultiReader, MultiWriter, Output, PortReader, PortWriter
 from .model.reaction import reaction
-from .model.reactor import Bank, Reactor, bank, each
+from .model.reactor import Reactor
 from .model.timer import SHUTDOWN, STARTUP, Timer
 from .time.clock import Clock, SystemClock, VirtualClock
 from .time.duration import (

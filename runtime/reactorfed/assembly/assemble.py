@@ -28,9 +28,10 @@ from typing import Any
 
 from ..errors import CausalityLoopError, ValidationError
 from ..model.action import Action, ActionDecl, ActionSlot
+from ..model.bank import Bank
 from ..model.port import MultiPort, Port, PortDecl
 from ..model.reaction import Reaction, ReactionDecl
-from ..model.reactor import Bank, Connection, Reactor
+from ..model.reactor import Connection, Reactor
 from ..model.timer import SHUTDOWN, STARTUP, Timer, TimerElement, TimerSlot
 from ..model.trigger import Slot
 from ..time.tag import FOREVER

@@ -27,10 +27,11 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ValidationError
+from ..model.bank import Bank
 from ..model.elastic import MemberChange, elastic_banks, elastic_width
 from ..model.port import MultiPort, Port
 from ..model.reaction import Reaction
-from ..model.reactor import Bank, Reactor
+from ..model.reactor import Reactor
 from ..model.timer import TimerSlot
 from ..model.trigger import Element, OwnedSlot, Slot
 from ..time.tag import FOREVER_T, TagT

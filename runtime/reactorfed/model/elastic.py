@@ -36,7 +36,8 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from ..errors import ValidationError
-from .reactor import Bank, Reactor, bank
+from .bank import Bank, bank
+from .reactor import Reactor
 
 __all__ = ["Elastic", "ElasticBank", "MemberChange", "changed", "elastic_bank", "elastic_banks", "elastic_width",
            "members", "width"]
