@@ -18,7 +18,7 @@ fast mode, single process, one thread.
 
 Where reactorfed's time goes at K=4 (cProfile own time, 6 reactions per tag; after the
 inline-mark and per-tag fast-path commits): port writes ~23% (``set``: presence, the
-reaction queue push), the dispatch loop ~18% (``_run_serial``: heap pop, the call through
+reaction queue push), the dispatch loop ~18% (``strategies.Serial.run``: heap pop, the call through
 the bound partial), per-tag bookkeeping ~16% (``_process``: firing the tag's events,
 delayed deliveries, clearing presence), the reaction bodies themselves ~17%, scheduling
 the next microstep ~10% (handle -> ``_schedule`` -> ``_post``), ``_loop`` ~6%, reads 3%.

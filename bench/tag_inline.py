@@ -1,4 +1,4 @@
-"""Whether the scheduler's hot paths may call reactorfed.tag's arithmetic, or must inline it.
+"""Whether the scheduler's hot paths may call reactorfed.time.tag's arithmetic, or must inline it.
 
 The scheduler computes an event's tag with ``tag.delay_tag``'s rule, written out inline, in
 two hot spots: ``Scheduler._schedule`` (every logical action's schedule) and the delivery
@@ -31,14 +31,14 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-import reactorfed.scheduler as S
+import reactorfed.execution.scheduler as S
 from bench.chain import Sink, Source
 from bench.common import base_parser
 from reactorfed import Environment, Reactor
-from reactorfed.tag import delay_tag
+from reactorfed.time.tag import delay_tag
 
-_SCHEDULE_INLINE = "tag = (t, m + 1) if d == 0 else (td, 0) if (td := t + d) < FOREVER else _FOREVER_T"
-_PROCESS_INLINE = "dtag = (t, m + 1) if delay == 0 else (td, 0) if (td := t + delay) < FOREVER else _FOREVER_T"
+_SCHEDULE_INLINE = "tag = (t, m + 1) if d == 0 else (td, 0) if (td := t + d) < FOREVER else FOREVER_T"
+_PROCESS_INLINE = "dtag = (t, m + 1) if delay == 0 else (td, 0) if (td := t + delay) < FOREVER else FOREVER_T"
 
 
 def _patched(fn: Callable[..., Any], old: str, new: str) -> Callable[..., Any]:

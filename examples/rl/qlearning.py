@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from reactorfed import Bank, Reactor, bank, each, ms
-from reactorfed.elastic import Elastic, elastic_bank
+from reactorfed.model.elastic import Elastic, elastic_bank
 from reactorfed.rl import (
     DQNLearnerReactor,
     ElasticDQNLearnerReactor,

@@ -1,16 +1,27 @@
 """reactorfed: deterministic reactors (Lingua Franca semantics) for distributed RL."""
 
-from .action import ActionHandle, ActionReader, LogicalAction, PhysicalAction, Policy
-from .clock import Clock, SystemClock, VirtualClock
-from .duration import Duration, format_duration, hours, minutes, ms, ns, parse_duration, sec, us
-from .environment import Environment, RunSummary
 from .errors import CausalityLoopError, ReactorError, UndeclaredAccessError, ValidationError
-from .port import Input, MultiReader, MultiWriter, Output, PortReader, PortWriter
-from .reaction import reaction
-from .reactor import Bank, Reactor, bank, each
-from .scheduler import ReactionFailed
-from .tag import FOREVER, NEVER, Tag
-from .timer import SHUTDOWN, STARTUP, Timer
+from .execution.environment import Environment, RunSummary
+from .execution.scheduler import ReactionFailed
+from .model.action import ActionHandle, ActionReader, LogicalAction, PhysicalAction, Policy
+from .model.bank import Bank, bank, each
+from .model.port import Input, MultiReader, MultiWriter, Output, PortReader, PortWriter
+from .model.reaction import reaction
+from .model.reactor import Reactor
+from .model.timer import SHUTDOWN, STARTUP, Timer
+from .time.clock import Clock, SystemClock, VirtualClock
+from .time.duration import (
+    Duration,
+    format_duration,
+    hours,
+    minutes,
+    ms,
+    ns,
+    parse_duration,
+    sec,
+    us,
+)
+from .time.tag import FOREVER, NEVER, Tag
 
 __version__ = "0.1.0"
 

@@ -25,7 +25,7 @@ from reactorfed.federation.coordination.federate_core import WAIT, FederateCore
 from reactorfed.federation.coordination.layout import Layout, Link, link_delay
 from reactorfed.federation.coordination.rti_core import Grant, RtiCore
 from reactorfed.federation.wire.protocol import Ltc, Promise, Resign, StopMark
-from reactorfed.tag import TagT, add_delay, succ
+from reactorfed.time.tag import TagT, add_delay, succ
 
 #: the levels of the two reactions, and so the checkpoints of the links they write or read
 EARLY_LEVEL, LATE_LEVEL = 0, 1

@@ -12,7 +12,7 @@ import sys
 from typing import Any
 
 from reactorfed import Environment, Input, Output, Reactor, Timer, VirtualClock, ms, reaction
-from reactorfed.elastic import Elastic, MemberChange, elastic_bank, members
+from reactorfed.model.elastic import Elastic, MemberChange, elastic_bank, members
 
 PERIOD = ms(10)
 

@@ -10,11 +10,11 @@ from collections.abc import Callable
 from typing import Any
 
 from reactorfed import Environment, Reactor, VirtualClock
-from reactorfed.clock import SystemClock
 from reactorfed.federation import FederateConfig, RtiConfig, run_federate
 from reactorfed.federation.process.federate import FederateCoordinator
 from reactorfed.federation.process.rti_server import RtiServer, RtiSummary
 from reactorfed.federation.process.runner import layout_of
+from reactorfed.time.clock import SystemClock
 
 Factory = Callable[[], Reactor]
 

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from reactorfed import SHUTDOWN, Input, Output, Reactor, Timer, ms, reaction
-from reactorfed.elastic import Elastic, elastic_bank
+from reactorfed.model.elastic import Elastic, elastic_bank
 
 pytestmark = [pytest.mark.timeout(120), pytest.mark.skipif(not hasattr(os, "SCHED_BATCH"), reason="Linux only")]
 
@@ -85,7 +85,7 @@ def test_each_federate_reports_the_cpu_time_of_its_run() -> None:
 
 
 def _subparser(name: str) -> Any:
-    from reactorfed.cli import build_parser
+    from reactorfed.cli.main import build_parser
 
     sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
     return sub.choices[name]
@@ -94,7 +94,7 @@ def _subparser(name: str) -> Any:
 def test_launch_forwards_every_execution_and_federation_flag_it_was_given() -> None:
     """One place rebuilds launch's flags for its children: each one a federate takes,
     given to launch, reaches the federate with the same value; defaults are not repeated."""
-    from reactorfed.options import forwarded
+    from reactorfed.cli.options import forwarded
 
     launch = _subparser("launch")
     given = ["prog.py:Main", "--fast", "--timeout", "1500ms", "--workers", "3", "--keepalive", "--check-types",
@@ -117,7 +117,7 @@ def test_the_plaintext_opt_out_is_one_flag_named_for_what_it_is() -> None:
     """``--insecure-plaintext-tcp``: defined once for the three commands, off by default,
     its help saying it is for a trusted single host only; launch passes it to the RTI and
     to every federate (one list of forwarded flags for both)."""
-    from reactorfed.options import forwarded
+    from reactorfed.cli.options import forwarded
 
     for command in ("launch", "rti", "federate"):
         p = _subparser(command)
@@ -228,8 +228,8 @@ def _results(text: str, prefix: str = "") -> dict[str, Any]:
 def test_membership_flags_go_to_the_rti_alone() -> None:
     """--membership and --membership-out are the RTI's: launch passes them on to its RTI,
     never to the federates (which do not take them)."""
-    from reactorfed.federation.process.commands import MEMBERSHIP
-    from reactorfed.options import forwarded
+    from reactorfed.cli.launch import MEMBERSHIP
+    from reactorfed.cli.options import forwarded
 
     launch = _subparser("launch")
     args = launch.parse_args(["prog.py:Main", "--fast", "--membership", "in.json", "--membership-out", "out.json"])

@@ -27,12 +27,12 @@ import msgpack
 import pytest
 
 from reactorfed import Environment, VirtualClock, ms
-from reactorfed.clock import SystemClock
-from reactorfed.elastic import MemberChange
 from reactorfed.federation import FederateConfig
 from reactorfed.federation.coordination.layout import Layout
 from reactorfed.federation.process.federate import FederateCoordinator
 from reactorfed.federation.wire import protocol as P
+from reactorfed.model.elastic import MemberChange
+from reactorfed.time.clock import SystemClock
 
 from .elastic_programs import DelayedMain, Main, Step, replayed
 from .harness import Federation, wait_until

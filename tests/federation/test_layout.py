@@ -5,10 +5,11 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reactorfed import Input, Output, Reactor, bank, ms, reaction, tag
+from reactorfed import Input, Output, Reactor, bank, ms, reaction
 from reactorfed.federation.coordination.layout import Layout, Link, add_delay, compose, link_delay
 from reactorfed.federation.process.runner import layout_of
-from reactorfed.tag import FOREVER, NEVER
+from reactorfed.time import tag
+from reactorfed.time.tag import FOREVER, NEVER
 
 from .programs import OtherPipeline, Pipeline
 
@@ -37,7 +38,7 @@ def test_link_delays_and_composition() -> None:
     assert add_delay((10, 4), NONE) == (10, 4)
     assert add_delay((FOREVER - 3, 0), (5, 0))[0] == FOREVER  # saturates, never wraps
     assert add_delay((FOREVER, 0), AFTER0)[0] == FOREVER
-    # reactorfed.tag's rule (add_delay is tag.add_delay): the microstep is not clamped, so
+    # reactorfed.time.tag's rule (add_delay is tag.add_delay): the microstep is not clamped, so
     # a microstep delay still gives a later tag (it gave (3, 2**32 - 1), the same tag), and
     # NEVER stays NEVER (it gave (NEVER + 5, 0)).
     assert add_delay is tag.add_delay

@@ -38,9 +38,9 @@ def test_without_a_silence_limit_only_the_connection_or_an_abort_ends_it() -> No
 def test_a_heartbeat_stops_at_once_whatever_its_period() -> None:
     """Its thread waits on its sockets for up to a period (1 s by default); a stop ends that
     wait at once, so that a federate's exit never waits out a beat. Real sockets."""
-    from reactorfed.clock import SystemClock
     from reactorfed.federation.io.transport import Server
     from reactorfed.federation.process.heartbeat import Heartbeat
+    from reactorfed.time.clock import SystemClock
 
     rti = Server("tcp://127.0.0.1:0")
     clock = SystemClock()

@@ -10,7 +10,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from reactorfed import Input, Output, Reactor, each
-from reactorfed.elastic import Elastic, elastic_bank
 from reactorfed.errors import ValidationError
 from reactorfed.federation.coordination.layout import (
     ElasticGroup,
@@ -36,7 +35,8 @@ from reactorfed.federation.coordination.rti_core import (
     succ,
 )
 from reactorfed.federation.process.runner import layout_of
-from reactorfed.tag import TagT
+from reactorfed.model.elastic import Elastic, elastic_bank
+from reactorfed.time.tag import TagT
 
 START = 1_000
 
@@ -403,8 +403,8 @@ def test_a_schedule_that_does_not_add_up_is_refused() -> None:
 
 
 def test_a_record_is_the_schedule_one_process_applies() -> None:
-    from reactorfed.elastic import MemberChange
     from reactorfed.federation.coordination.membership import bank_schedule, record_of
+    from reactorfed.model.elastic import MemberChange
 
     lay = layout_of(Main(2))
     rec = [Change(at(20), 3, True), Change(at(40, 2), 1, False)]

@@ -18,7 +18,7 @@ from reactorfed.federation.coordination.rti_core import (
     pred,
     succ,
 )
-from reactorfed.tag import TagT
+from reactorfed.time.tag import TagT
 
 from .test_layout import lay
 

@@ -19,8 +19,6 @@ import pytest
 import zmq
 
 from reactorfed import Reactor, each
-from reactorfed.clock import SystemClock
-from reactorfed.elastic import Elastic, MemberChange, elastic_bank
 from reactorfed.federation import layout_of
 from reactorfed.federation.coordination.admission import Admission
 from reactorfed.federation.coordination.membership import MembershipError
@@ -28,6 +26,8 @@ from reactorfed.federation.errors import FederationError
 from reactorfed.federation.io.curve import federation_keys, secure_client
 from reactorfed.federation.process.rti_server import RtiConfig, RtiPhase, RtiServer, RtiSummary
 from reactorfed.federation.wire import protocol as P
+from reactorfed.model.elastic import Elastic, MemberChange, elastic_bank
+from reactorfed.time.clock import SystemClock
 
 from .harness import wait_until
 from .programs import Pipeline

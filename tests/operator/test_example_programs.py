@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import yaml
 
-from reactorfed.program import load_program, program_params, resolve_spec
+from reactorfed.cli.loader import load_program, program_params, resolve_spec
 from reactorfed_operator import KIND
 from reactorfed_operator.spec import parse_spec
 

@@ -8,7 +8,7 @@ import time
 import numpy as np
 
 from reactorfed import reaction
-from reactorfed.port import PortReader
+from reactorfed.model.port import PortReader
 from reactorfed.rl import PPOConfig, RunConfig, SeedPlan, SeedSampler
 
 SMALL = PPOConfig(minibatch_size=32, update_epochs=2, total_timesteps=2_000)

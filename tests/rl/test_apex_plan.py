@@ -100,7 +100,7 @@ def test_a_sampler_acts_and_prioritises_without_torch() -> None:
     initial priorities) runs, in a process that never imports torch."""
     code = (
         "import sys\n"
-        "from reactorfed.program import load_program\n"
+        "from reactorfed.cli.loader import load_program\n"
         "main = load_program('examples/rl/apex_dqn_cartpole.py:Main', {})\n"
         "from reactorfed.rl import NStepBuilder, PolicyRunner, SpaceInfo\n"
         "cfg = main.learner.algo\n"

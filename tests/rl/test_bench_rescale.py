@@ -20,7 +20,7 @@ from bench.rescale_timeline import (
 )
 
 from reactorfed import Environment
-from reactorfed.elastic import MemberChange
+from reactorfed.model.elastic import MemberChange
 
 from .conftest import load_example
 

@@ -149,7 +149,7 @@ def test_a_sampler_program_loads_without_torch() -> None:
 
     code = (
         "import sys\n"
-        "from reactorfed.program import load_program\n"
+        "from reactorfed.cli.loader import load_program\n"
         "load_program('examples/rl/sampling.py:Main', {})\n"
         "assert 'torch' not in sys.modules, 'torch was imported'\n"
         "from reactorfed.rl import greedy_action, DQNLearner\n"

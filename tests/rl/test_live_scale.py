@@ -19,7 +19,7 @@ import pytest
 from bench.processes import Federation, Proc
 
 from reactorfed import Environment, ms
-from reactorfed.elastic import MemberChange
+from reactorfed.model.elastic import MemberChange
 
 from .conftest import EXAMPLES, load_example
 
@@ -67,7 +67,7 @@ def test_each_round_takes_exactly_the_fragments_of_the_members_present() -> None
 
 def test_the_default_bank_is_not_elastic() -> None:
     q = load_example("qlearning")
-    from reactorfed.elastic import elastic_banks
+    from reactorfed.model.elastic import elastic_banks
 
     assert not elastic_banks(q.Main(q.Args(num_samplers=2, iterations=1)))
     assert list(elastic_banks(q.Main(q.Args(num_samplers=2, max_samplers=3, iterations=1)))) == ["samplers"]

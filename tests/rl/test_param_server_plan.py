@@ -85,7 +85,7 @@ def test_the_kubernetes_manifest_places_every_federate() -> None:
     and one for its learner; those must be the program's federates, all of them."""
     import yaml
 
-    from reactorfed.program import load_program
+    from reactorfed.cli.loader import load_program
     from reactorfed_operator.spec import parse_spec
 
     manifest = EXAMPLES.parent / "k8s" / "ppo-data-parallel-cartpole.yaml"

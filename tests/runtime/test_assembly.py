@@ -29,9 +29,10 @@ from reactorfed import (
     ms,
     reaction,
 )
-from reactorfed.graph import Program, assemble
-from reactorfed.port import MultiPort, Port
-from reactorfed.reactor import Connection
+from reactorfed.assembly.assemble import assemble
+from reactorfed.assembly.program import Program
+from reactorfed.model.port import MultiPort, Port
+from reactorfed.model.reactor import Connection
 
 Trace = list[tuple[str, int, int, Any]]
 
@@ -289,7 +290,7 @@ def test_a_program_is_bound_to_one_scheduler_and_a_scheduler_runs_once() -> None
     sched = env.assemble(main)
     with pytest.raises(ValidationError, match="already part of a running program"):
         Environment(fast=True).assemble(main)  # bound, not yet run: one program at a time
-    from reactorfed.scheduler import Scheduler
+    from reactorfed.execution.scheduler import Scheduler
 
     with pytest.raises(ValidationError, match="already bound to a scheduler"):
         Scheduler(sched.program, clock=VirtualClock(), fast=True, timeout=None, keepalive=False).bind()

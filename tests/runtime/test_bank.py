@@ -15,7 +15,7 @@ from reactorfed import (
     ms,
     reaction,
 )
-from reactorfed.graph import assemble
+from reactorfed.assembly.assemble import assemble
 
 from .util import run
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from reactorfed import cli
+import reactorfed.cli.main as cli
 
 ROOT = Path(__file__).resolve().parents[2]
 HELLO = ROOT / "examples" / "hello.py"

@@ -72,7 +72,7 @@ def test_both_clocks_satisfy_the_protocol():
 def test_a_wakeup_is_an_event_a_descriptor_wait_can_watch():
     import select
 
-    from reactorfed.clock import Wakeup
+    from reactorfed.time.clock import Wakeup
 
     def readable(w: Wakeup) -> bool:
         return bool(select.select([w.fileno()], [], [], 0)[0])

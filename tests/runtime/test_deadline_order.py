@@ -9,7 +9,7 @@ import threading
 import pytest
 
 from reactorfed import Input, Output, Reactor, Timer, ms, reaction
-from reactorfed.graph import assemble, rank
+from reactorfed.assembly.assemble import assemble, rank
 
 from .util import run
 

@@ -23,7 +23,7 @@ from reactorfed import (
     ms,
     reaction,
 )
-from reactorfed.tag import FOREVER
+from reactorfed.time.tag import FOREVER
 
 from .util import run
 

@@ -1,5 +1,7 @@
-"""The package's shape, checked: no import cycle inside ``reactorfed``, and the command
-line loads no network stack, serialiser or ML library before a command needs one."""
+"""The package's shape, checked: no import cycle inside ``reactorfed``, the root holds only
+the package's entry points and its rooms, the federation never imports the command line,
+and the command line loads no network stack, serialiser or ML library before a command
+needs one."""
 
 from __future__ import annotations
 
@@ -95,7 +97,7 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 def test_no_import_cycle_inside_the_package() -> None:
     graph = {_module(p): _imports(p) for p in PKG.rglob("*.py")}
-    assert len(graph) > 40 and graph["reactorfed.cli"], "the walk found the package's modules and their imports"
+    assert len(graph) > 40 and graph["reactorfed.cli.main"], "the walk found the package's modules and their imports"
     assert _cycles(graph) == []
 
 
@@ -155,6 +157,27 @@ def test_only_the_transport_imports_zmq_and_the_pure_layers_no_threads_or_socket
             assert not used, f"{_module(path)} is pure but imports {sorted(used)}"
 
 
+def test_the_federation_never_imports_the_command_line() -> None:
+    """The drivers (``federation/process``) run federates and RTIs; the command line
+    (``cli/``) parses flags and calls them, never the other way round."""
+    wrong = sorted(
+        f"{_module(p)} imports {t}"
+        for p in (PKG / "federation").rglob("*.py")
+        for t in _imports(p)
+        if t == "reactorfed.cli" or t.startswith("reactorfed.cli.")
+    )
+    assert wrong == []
+
+
+def test_the_root_holds_only_entry_points_and_private_helpers() -> None:
+    """Everything else lives in a room (time/, model/, assembly/, execution/, observe/,
+    cli/, federation/, rl/)."""
+    root = sorted(p.name for p in PKG.glob("*.py"))
+    assert [n for n in root if n not in ("__init__.py", "__main__.py", "errors.py") and not n.startswith("_")] == []
+    rooms = sorted(p.name for p in PKG.iterdir() if p.is_dir() and (p / "__init__.py").exists())
+    assert {"time", "model", "assembly", "execution", "cli", "federation"} <= set(rooms), rooms
+
+
 def test_the_walk_sees_a_cycle_through_a_lazy_import() -> None:
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
     assert _cycles(graph) == [["a", "b", "c"]]
@@ -164,7 +187,7 @@ def test_the_walk_sees_a_cycle_through_a_lazy_import() -> None:
 def test_help_loads_nothing_heavy(argv: list[str]) -> None:
     code = (
         "import sys\n"
-        "from reactorfed.cli import main\n"
+        "from reactorfed.cli.main import main\n"
         "try:\n"
         f"    main({argv!r})\n"
         "except SystemExit:\n"

@@ -1,6 +1,6 @@
 """``min_spacing``: "not declared" (None, the default: events pile up in superdense
 time) and "declared as 0" are different; once declared, 0 included, the policies apply
-(reactor-c's lf_schedule_trigger; the rules in reactorfed.action's docstring)."""
+(reactor-c's lf_schedule_trigger; the rules in reactorfed.model.action's docstring)."""
 
 from __future__ import annotations
 

@@ -16,7 +16,7 @@ from reactorfed import (
     ms,
     reaction,
 )
-from reactorfed.graph import assemble
+from reactorfed.assembly.assemble import assemble
 
 
 class Source(Reactor):

@@ -11,7 +11,7 @@ from typing import Literal
 import pytest
 
 from reactorfed import Environment, Reactor
-from reactorfed.program import ProgramError, convert, load_program, parse_params, program_params
+from reactorfed.cli.loader import ProgramError, convert, load_program, parse_params, program_params
 
 PROGRAM = '''
 from __future__ import annotations
@@ -294,7 +294,7 @@ def test_a_settings_dataclass_takes_its_fields_as_parameters(tmp_path: Path) -> 
     assert (args.env, args.num_samplers, args.lr, args.hidden, args.target, args.tags) == (
         "CartPole-v1", 4, 1e-3, (128, 128), None, ["a", "b"])
     assert load_program(f"{f}:Main").args.num_samplers == 2  # type: ignore[attr-defined]
-    from reactorfed.program import resolve_spec
+    from reactorfed.cli.loader import resolve_spec
 
     params = program_params(resolve_spec(f"{f}:Main"))  # what the operator checks manifests against
     assert list(params) == ["env", "num_samplers", "lr", "hidden", "target", "tags"]

@@ -320,7 +320,7 @@ def test_in_fast_mode_logical_time_runs_ahead_so_the_same_work_misses_nothing():
 
 
 def test_a_missed_deadline_without_handler_runs_the_body_and_is_counted(caplog):
-    caplog.set_level(logging.WARNING, logger="reactorfed.scheduler")
+    caplog.set_level(logging.WARNING, logger="reactorfed.execution.scheduler")
     log = []
     clock = VirtualClock()
 

@@ -20,8 +20,8 @@ from reactorfed import (
     ms,
     reaction,
 )
-from reactorfed.elastic import Elastic, MemberChange, changed, elastic_bank, members, width
 from reactorfed.errors import ValidationError
+from reactorfed.model.elastic import Elastic, MemberChange, changed, elastic_bank, members, width
 
 
 class Sampler(Reactor):

@@ -221,5 +221,5 @@ def test_a_remote_event_is_never_piled_up_nor_overwritten() -> None:
     slot = sched.program.slot_of(w.sink.inp)
     assert sched.post_remote((5, 0), slot, 1) is True
     assert sched.post_remote((5, 0), slot, 2) is False
-    assert sched._events[(5, 0)][slot] == 1
-    assert (5, 1) not in sched._events
+    assert sched.queue.events[(5, 0)][slot] == 1
+    assert (5, 1) not in sched.queue.events

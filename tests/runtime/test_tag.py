@@ -1,4 +1,4 @@
-"""reactorfed.tag: the Tag type, and the tag arithmetic (delay_tag, succ, pred, add_delay)
+"""reactorfed.time.tag: the Tag type, and the tag arithmetic (delay_tag, succ, pred, add_delay)
 with its one saturation rule (the module docstring): FOREVER saturates, NEVER stays NEVER,
 microsteps neither wrap nor saturate."""
 
@@ -7,7 +7,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from reactorfed import FOREVER, NEVER, Tag
-from reactorfed.tag import (
+from reactorfed.time.tag import (
     FOREVER_TAG,
     MAX_MICROSTEP,
     NEVER_TAG,

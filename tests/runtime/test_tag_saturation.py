@@ -1,5 +1,5 @@
 """The scheduler at the end of time: its tag arithmetic saturates at FOREVER_TAG, as
-reactorfed.tag's does (and reactor-c's lf_delay_tag, which lf_schedule uses).
+reactorfed.time.tag's does (and reactor-c's lf_delay_tag, which lf_schedule uses).
 
 A behaviour change: a delay that took an event's time past FOREVER used to give a tag past
 FOREVER_TAG (``(t + d, 0)`` unchecked), which the stop-tag check then dropped, so the
@@ -25,7 +25,7 @@ from reactorfed import (
     ms,
     reaction,
 )
-from reactorfed.tag import FOREVER, FOREVER_TAG
+from reactorfed.time.tag import FOREVER, FOREVER_TAG
 
 from .util import run
 

@@ -95,7 +95,7 @@ def test_scheduling_after_the_program_ended_is_dropped_with_a_warning(caplog):
     exception in a thread that merely raced the end."""
     main = _Late()
     Environment(clock=VirtualClock(), fast=True, keepalive=False).run(main)
-    with caplog.at_level(logging.WARNING, logger="reactorfed.scheduler"):
+    with caplog.at_level(logging.WARNING, logger="reactorfed.execution.scheduler"):
         main.p.schedule(value=1)
         main.handle.schedule(value=2)
     assert caplog.text.count("_Late.p is scheduled after the program ended: dropped") == 2

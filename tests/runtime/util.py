@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from reactorfed import Environment, RunSummary, VirtualClock
-from reactorfed.reactor import Reactor
+from reactorfed.model.reactor import Reactor
 
 
 def run(main: Reactor, **kwargs: Any) -> RunSummary:

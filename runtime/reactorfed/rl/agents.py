@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from .. import SHUTDOWN, STARTUP, Input, Output, Reactor, bank, each, reaction
-from ..port import MultiReader, MultiWriter, PortReader, PortWriter
+from ..model.port import MultiReader, MultiWriter, PortReader, PortWriter
 from .dqn import make_qnetwork
 from .envs import make_mpe
 from .network import greedy_action

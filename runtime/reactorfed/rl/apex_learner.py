@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from .. import SHUTDOWN, STARTUP, Input, Output, Reactor, Timer, reaction
-from ..port import MultiReader, MultiWriter, PortWriter
+from ..model.port import MultiReader, MultiWriter, PortWriter
 from .policy import SpaceInfo
 from .prioritized_replay import annealed_beta, importance_weights
 from .replay_policy import ReplayAlgorithm, ReplayBatch, ReplayConfig, ReplayLearner

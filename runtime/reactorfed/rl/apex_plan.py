@@ -70,7 +70,7 @@ import numpy as np
 
 from .. import STARTUP, Output, Reactor, bank, each, ms, reaction
 from ..errors import ValidationError
-from ..port import PortWriter
+from ..model.port import PortWriter
 from .apex_learner import ApexLearner
 from .async_plan import AsyncSampler
 from .backends import BACKENDS

@@ -37,7 +37,7 @@ import numpy as np
 
 from .. import Reactor, Timer, bank, each, ms, reaction
 from ..errors import ValidationError
-from ..port import PortReader, PortWriter
+from ..model.port import PortReader, PortWriter
 from .backends import BACKENDS
 from .plan_learner import PlanLearner
 from .plan_sampler import PlanSampler, sampler_seed

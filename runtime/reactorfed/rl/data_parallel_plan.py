@@ -56,7 +56,7 @@ import numpy as np
 
 from .. import STARTUP, Input, Output, Reactor, bank, each, reaction
 from ..errors import ValidationError
-from ..port import MultiReader, PortWriter
+from ..model.port import MultiReader, PortWriter
 from .backends import BACKENDS
 from .gradient_rounds import (
     GradientRounds,

@@ -6,7 +6,7 @@ sampler that still is at the tag they arrive at, ``R`` (``W`` plus the connectio
 collects there and sends its fragment back at ``R``. So the fragments at ``R`` are exactly
 those of the members present at both ``W`` and ``R``: a member that joins after ``W`` is
 asked from the next round on, one that leaves by ``R`` got no weights (they are dropped).
-The learner knows both sets (:func:`reactorfed.elastic.members` at ``W`` and at ``R``), so it
+The learner knows both sets (:func:`reactorfed.model.elastic.members` at ``W`` and at ``R``), so it
 takes every fragment once and can tell a missing one (``incomplete_iterations``; none in a
 correct run). Its own action at ``R`` makes it run there even when every member asked has
 left (then it asks those present: ``rounds_asked_again``), so training never waits for
@@ -28,9 +28,9 @@ from typing import Any
 import numpy as np
 
 from .. import STARTUP, LogicalAction, reaction
-from ..action import ActionHandle
-from ..elastic import members
-from ..port import MultiReader, PortWriter
+from ..model.action import ActionHandle
+from ..model.elastic import members
+from ..model.port import MultiReader, PortWriter
 from .dqn import DQNConfig
 from .envs import Fragment
 from .learner import DQNLearnerReactor, TrainConfig

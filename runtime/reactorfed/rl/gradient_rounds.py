@@ -21,7 +21,7 @@ import numpy as np
 
 from .. import SHUTDOWN, Reactor, reaction
 from ..errors import ValidationError
-from ..port import MultiReader
+from ..model.port import MultiReader
 from .policy import Algorithm, GradientLearner, SpaceInfo
 from .rollout import Rollout
 from .training import (

@@ -23,7 +23,7 @@ import numpy as np
 import torch
 
 from .. import SHUTDOWN, STARTUP, Input, Output, Reactor, reaction
-from ..port import MultiReader, PortReader, PortWriter
+from ..model.port import MultiReader, PortReader, PortWriter
 from .dqn import DQNConfig, DQNLearner, EpsilonGreedy
 from .envs import EnvRunner, Fragment, pack_fragment, unpack_fragment
 from .network import greedy_action

@@ -43,7 +43,7 @@ import numpy as np
 
 from .. import STARTUP, Bank, Input, Output, Reactor, bank, each, reaction
 from ..errors import ValidationError
-from ..port import MultiReader, PortReader, PortWriter
+from ..model.port import MultiReader, PortReader, PortWriter
 from .backends import BACKENDS
 from .gradient_rounds import (
     GradientRounds,

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from .. import SHUTDOWN, STARTUP, Input, Output, Reactor, reaction
-from ..port import MultiReader, PortWriter
+from ..model.port import MultiReader, PortWriter
 from .policy import Algorithm, Learner, SpaceInfo
 from .rollout import unpack_rollout
 from .training import RunConfig, TrainingLog, end_of_training, resume_from_checkpoint, save_progress

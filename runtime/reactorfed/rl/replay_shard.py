@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from .. import SHUTDOWN, STARTUP, Input, Output, Reactor, reaction
-from ..port import MultiReader, PortReader, PortWriter
+from ..model.port import MultiReader, PortReader, PortWriter
 from .prioritized_replay import PrioritizedReplay
 
 __all__ = ["ReplayShard", "ShardReply", "pack_priorities", "pack_reply", "shard_seed", "unpack_reply"]

@@ -35,8 +35,8 @@ from typing import Any
 import numpy as np
 
 from .. import SHUTDOWN, STARTUP, Input, LogicalAction, Output, Reactor, reaction
-from ..action import ActionHandle
-from ..port import MultiReader, PortReader, PortWriter
+from ..model.action import ActionHandle
+from ..model.port import MultiReader, PortReader, PortWriter
 from .backends import resolve_backend
 from .envs import EnvRunner
 from .vector import VectorEnvRunner, make_runner

@@ -19,7 +19,7 @@ import numpy as np
 
 from .. import SHUTDOWN, STARTUP, Input, Output, Reactor, reaction
 from ..errors import ValidationError
-from ..port import MultiReader, MultiWriter
+from ..model.port import MultiReader, MultiWriter
 from .plan_sampler import actor_seed
 from .policy import Algorithm, Learner, SpaceInfo
 from .rollout import Rollout

@@ -50,7 +50,7 @@ import numpy as np
 
 from .. import STARTUP, Input, Output, Reactor, bank, each, reaction
 from ..errors import ValidationError
-from ..port import PortReader, PortWriter
+from ..model.port import PortReader, PortWriter
 from .backends import BACKENDS, resolve_backend
 from .plan_sampler import sampler_seed
 from .policy import Algorithm, SpaceInfo

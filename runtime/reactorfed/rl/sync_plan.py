@@ -28,7 +28,7 @@ import numpy as np
 
 from .. import Reactor, bank, each, reaction
 from ..errors import ValidationError
-from ..port import PortReader, PortWriter
+from ..model.port import PortReader, PortWriter
 from .backends import BACKENDS
 from .plan_learner import PlanLearner
 from .plan_sampler import PlanSampler, sampler_seed

@@ -48,7 +48,7 @@ without elastic banks takes none of its paths.
 
 from __future__ import annotations
 
-from ...tag import FOREVER, NEVER, TagT, pred, succ
+from ...time.tag import FOREVER, NEVER, TagT, pred, succ
 from ..wire.protocol import Ltc, Promise
 from .federate_membership import FederateMembership, Message, _earliest
 from .federate_stop import StopAgreement

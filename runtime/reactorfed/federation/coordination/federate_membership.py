@@ -7,7 +7,7 @@ does with the RTI's membership rounds and changes (its :class:`FederateMembershi
   changes (a join there would otherwise meet a message for its old incarnation). Until the
   round ends (:meth:`~FederateMembership.on_round_end`, after its changes) it goes no
   further than its answer, and reports and promises nothing past it (a change may give
-  this federate an event there: the membership hook of :mod:`reactorfed.elastic`).
+  this federate an event there: the membership hook of :mod:`reactorfed.model.elastic`).
 * **Change** (:meth:`~FederateMembership.on_change`), at its tag, which this federate has
   not passed: sends to absent members are not made (:meth:`~FederateMembership.send_to`);
   a member learning of its own leave at ``L`` drops (and counts) what arrived for ``L`` or
@@ -28,15 +28,13 @@ from __future__ import annotations
 import heapq
 from typing import TYPE_CHECKING
 
-from ...tag import NEVER, TagT, pred, succ
+from ...time.tag import FOREVER_T, NEVER, NEVER_T, TagT, pred, succ
 from ..wire.protocol import Ltc, Promise, QueryReply, Resign, StopMark, StopReply, StopReq
 from .layout import Delay, add_delay
 from .presence import Presence
 
 __all__ = ["FederateMembership", "Message"]
 
-FOREVER_T: TagT = (2**63 - 1, 2**32 - 1)
-NEVER_T: TagT = (NEVER, 0)
 
 #: what a federate's core queues for the RTI and its peers (see federate_core)
 Message = Ltc | Promise | StopMark | StopReq | StopReply | Resign | QueryReply

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ...tag import NEVER, TagT, pred, succ
+from ...time.tag import NEVER, TagT, pred, succ
 from ..wire.protocol import Resign, StopMark, StopReply, StopReq
 from .federate_membership import Message, _earliest
 from .layout import Delay

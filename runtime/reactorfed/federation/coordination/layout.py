@@ -1,6 +1,6 @@
 """The shape of a federation: its federates, the links between them, and what follows
 from them for time coordination (upstream path delays, zero-delay cycles); and its
-elastic banks (:mod:`reactorfed.elastic`): the federates that are slots, present or
+elastic banks (:mod:`reactorfed.model.elastic`): the federates that are slots, present or
 absent, whose membership the RTI changes at agreed tags (``rti_core``)."""
 
 from __future__ import annotations
@@ -10,18 +10,18 @@ import heapq
 import json
 from dataclasses import dataclass, field
 
-from ...elastic import ElasticBank, elastic_width
+from ...assembly.partition import Partition
 from ...errors import ValidationError
-from ...partition import Partition
-from ...reactor import Reactor
-from ...tag import TagT, add_delay
+from ...model.elastic import ElasticBank, elastic_width
+from ...model.reactor import Reactor
+from ...time.tag import TagT, add_delay
 from ..wire.protocol import PROTOCOL_VERSION
 
 __all__ = ["Delay", "ElasticGroup", "Layout", "Link", "add_delay", "compose"]
 
 # A path delay as a tag offset: (dt, dm). None (same tag) is (0, 0), "after 0" is (0, 1),
 # "after d" is (d, 0). Applying (dt, dm) to (t, m): (t + dt, dm) if dt > 0 else (t, m + dm),
-# saturating at FOREVER: reactorfed.tag.add_delay (re-exported here).
+# saturating at FOREVER: reactorfed.time.tag.add_delay (re-exported here).
 Delay = TagT
 
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...elastic import MemberChange
-from ...tag import TagT
+from ...model.elastic import MemberChange
+from ...time.tag import TagT
 from ..errors import FederationError
 from .layout import Layout
 
@@ -120,7 +120,7 @@ def check_schedule(layout: Layout, changes: list[Change]) -> None:
 
 def bank_schedule(layout: Layout, record: list[Change], start: int) -> list[MemberChange]:
     """A run's record (federate indices, absolute tags) as the schedule one process applies
-    (:meth:`reactorfed.scheduler.Scheduler.set_membership`: banks, bank indices, tags after
+    (:meth:`reactorfed.execution.scheduler.Scheduler.set_membership`: banks, bank indices, tags after
     the start ``start``)."""
     out = []
     for ch in record:

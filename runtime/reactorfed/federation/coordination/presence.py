@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import bisect
 
-from ...tag import TagT
+from ...time.tag import NEVER_T, TagT
 from .layout import Layout
 
 __all__ = ["Presence"]
@@ -68,7 +68,7 @@ class Presence:
             return None
         tags = self._tags.get(f, [])
         i = bisect.bisect_right(tags, tag)
-        return tags[i - 1] if i else (-(2**63), 0)
+        return tags[i - 1] if i else NEVER_T
 
     def leaves_at(self, f: int, tag: TagT) -> TagT | None:
         """The tag the incarnation of ``f`` present at ``tag`` leaves at, if known."""

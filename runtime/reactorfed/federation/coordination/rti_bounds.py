@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import heapq
 
-from ...tag import TagT
+from ...time.tag import TagT
 from .layout import Delay, Layout, add_delay, compose, link_delay
 from .rti_state import FOREVER_T, NEVER_T, FederateState, _Group
 

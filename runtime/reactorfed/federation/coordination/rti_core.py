@@ -56,7 +56,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ...tag import TagT, pred, succ
+from ...time.tag import TagT, pred, succ
 from .layout import Layout
 from .membership import Change
 from .rti_bounds import RtiBounds

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ...tag import TagT, succ
+from ...time.tag import TagT, succ
 from .layout import ElasticGroup, Layout
 from .membership import Admit, Change, MembershipError, Query, Refused, RoundEnd, check_schedule
 from .rti_state import FOREVER_T, MAX_MICROSTEP, NEVER_T, FederateState, Grant, _Group

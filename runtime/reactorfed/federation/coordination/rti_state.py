@@ -5,14 +5,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ...tag import FOREVER_TAG, NEVER_TAG, TagT
+from ...time.tag import FOREVER_T, MAX_MICROSTEP, NEVER_T, TagT
 from .layout import Delay
 
 __all__ = ["FOREVER_T", "MAX_MICROSTEP", "NEVER_T", "FederateState", "Grant"]
 
-FOREVER_T: TagT = (FOREVER_TAG.time, FOREVER_TAG.microstep)
-NEVER_T: TagT = (NEVER_TAG.time, NEVER_TAG.microstep)
-MAX_MICROSTEP = 2**32 - 1
 
 
 @dataclass

@@ -1,7 +1,7 @@
 """A federate: one part of a federated program, coordinated by the RTI.
 
 :class:`FederateCoordinator` plugs into the scheduler (see
-:class:`reactorfed.scheduler.Coordinator`) and does the federate's I/O: it joins the RTI
+:class:`reactorfed.execution.scheduler.Coordinator`) and does the federate's I/O: it joins the RTI
 (:mod:`.join`), connects to its downstream peers, waits for messages (one poller over the
 RTI link, the data port and the Unix socket), decodes what the RTI sends, sends its
 outputs (:mod:`.outputs`, through :mod:`.outbound`), hands what peers send to
@@ -24,10 +24,10 @@ import os
 import time
 from collections.abc import Callable
 
-from ...clock import Clock, Wakeup
-from ...graph import Program
-from ...scheduler import Scheduler
-from ...tag import NEVER, TagT
+from ...assembly.program import Program
+from ...execution.scheduler import Scheduler
+from ...time.clock import Clock, Wakeup
+from ...time.tag import NEVER, TagT
 from ..coordination.federate_core import WAIT, FederateCore, Message
 from ..coordination.layout import Layout
 from ..errors import FederationError, LinkDownError, SendError

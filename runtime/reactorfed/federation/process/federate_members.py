@@ -4,7 +4,7 @@ membership messages, and a member's request to leave. The decisions are the core
 
 - START (:meth:`FederateMembers.begin`): the RTI says which elastic slots are absent at
   the start and whether this process is to join (the scheduler takes that presence at
-  the start itself: :meth:`reactorfed.rescale.Membership.set_initial`); its view wins
+  the start itself: :meth:`reactorfed.execution.membership.Membership.set_initial`); its view wins
   over this program's own initial widths (the digest does not cover them: a pod started
   later may have been given another width), and is logged when they differ. A process that connects while the
   federation runs is a joiner, whether its slot was present before or not (a new process
@@ -13,7 +13,7 @@ membership messages, and a member's request to leave. The decisions are the core
   the tag the scheduler is at; until ROUND_END the core processes nothing at or past its
   answer.
 - CHANGE goes to the core and, with the member's bank and bank index, to the scheduler
-  (:meth:`reactorfed.rescale.Membership.post`), before the ROUND_END that lets the core
+  (:meth:`reactorfed.execution.membership.Membership.post`), before the ROUND_END that lets the core
   past its tag: at that tag an absent member's reactions are no-ops here as in one process.
   A member told of its own leave at ``L`` stops there: ``L`` becomes its stop tag, and
   processed with every reaction of its own a no-op (no shutdown reactions), it is its last
@@ -42,9 +42,9 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
-from ...clock import Clock
-from ...scheduler import Scheduler
-from ...tag import NEVER, TagT, succ
+from ...execution.scheduler import Scheduler
+from ...time.clock import Clock
+from ...time.tag import NEVER, NEVER_T, TagT, succ
 from ..coordination.federate_core import FederateCore
 from ..coordination.layout import Layout
 from ..errors import FederationError
@@ -58,7 +58,6 @@ log = logging.getLogger("reactorfed.federate")
 
 #: what the RTI may send a federate of a federation with elastic banks
 FROM_RTI_ELASTIC = P.FROM_RTI | frozenset({P.QUERY, P.CHANGE, P.ROUND_END, P.ADMIT, P.REFUSED, P.PEER, P.LOST})
-_NEVER_T: TagT = (NEVER, 0)
 
 
 class FederateMembers:
@@ -187,7 +186,7 @@ class FederateMembers:
         bank, i = self._member(member, "CHANGE")
         core = self.core
         core.on_change(tag, member, joined)
-        if member == core.me and core.joined == _NEVER_T:
+        if member == core.me and core.joined == NEVER_T:
             return  # before its ADMIT: an earlier incarnation's (its own join is posted at its ADMIT)
         mem = sched.membership
         assert mem is not None  # (a program with elastic banks has one)

@@ -1,4 +1,4 @@
-"""The launcher's side of the fork server (:mod:`.forkserver`): a handle on the server
+"""The launcher's side of the fork server (:mod:`reactorfed.cli.forkserver`): a handle on the server
 process, and each federate it forked as a process-like object (a pid, an exit code the
 server reports, signals sent to it directly). The wire between the two: JSON lines over a
 Unix socket pair, the children's output pipes passed as SCM_RIGHTS ancillary data.
@@ -125,7 +125,7 @@ class ForkServer:
         """Fork a federate for each ``(name, argv)``; returns them, in order, each with the
         read end of its output pipe. Up to ``window`` requests are in flight at a time: the
         server forks what it has received as one burst, its children held until the burst
-        is done (see :func:`.forkserver.serve`), instead of a round trip to this process
+        is done (see :func:`reactorfed.cli.forkserver.serve`), instead of a round trip to this process
         for each."""
         started: list[tuple[Forked, int]] = []
         pipes: dict[str, int] = {}

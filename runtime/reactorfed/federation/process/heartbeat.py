@@ -13,7 +13,7 @@ import logging
 import os
 import threading
 
-from ...clock import Clock, Wakeup
+from ...time.clock import Clock, Wakeup
 from ..io.transport import Client, CurveKeys, Monitor, Poller
 from ..wire import protocol as P
 
@@ -26,7 +26,7 @@ _FROM_RTI = frozenset({P.HEARTBEAT, P.ABORT})
 
 
 class WakeSource:
-    """A :class:`~reactorfed.clock.Wakeup` as a source a poller watches (the scheduler's wakeup,
+    """A :class:`~reactorfed.time.clock.Wakeup` as a source a poller watches (the scheduler's wakeup,
     the abort, the heartbeat's stop)."""
 
     __slots__ = ("event",)

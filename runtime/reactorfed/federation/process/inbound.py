@@ -20,10 +20,10 @@ from typing import Any
 
 import numpy as np
 
-from ...graph import Program
-from ...scheduler import Scheduler
-from ...tag import TagT
-from ...trigger import Slot
+from ...assembly.program import Program
+from ...execution.scheduler import Scheduler
+from ...model.trigger import Slot
+from ...time.tag import TagT
 from ..coordination.federate_core import FederateCore
 from ..coordination.layout import Layout
 from ..errors import FederationError

@@ -15,7 +15,7 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
-from ...clock import Clock
+from ...time.clock import Clock
 from ..errors import FederationError
 from ..io.curve import Refusals
 from ..io.transport import Client, Monitor, Poller

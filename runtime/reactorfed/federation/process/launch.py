@@ -66,7 +66,7 @@ def _die_with(parent: int, nice: int = 0) -> Callable[[], None]:
 
 class _Child:
     """A process of the federation as the launcher sees it: ``proc`` (a
-    :class:`subprocess.Popen`, or a :class:`~.forkserver.Forked` federate) and a thread
+    :class:`subprocess.Popen`, or a :class:`~.forkclient.Forked` federate) and a thread
     copying its output, prefixed with its name."""
 
     def __init__(self, name: str, proc: Any, stream: IO[str], out: IO[str], lock: threading.Lock) -> None:
@@ -125,7 +125,7 @@ def launch(
     time their process ends with 0 (an elastic bank's slot replayed leaving and joining).
 
     With ``fork_server`` (on Linux), the federates are forked from one process that has
-    imported the program (:mod:`.forkserver`; the launcher side is :mod:`.forkclient`), instead of each starting an interpreter
+    imported the program (:mod:`reactorfed.cli.forkserver`; the launcher side is :mod:`.forkclient`), instead of each starting an interpreter
     and importing everything again; if that process cannot start, they are spawned."""
     out = out or sys.stdout
     lock = threading.Lock()
@@ -188,7 +188,7 @@ def _start_fork_server(py: str, program: str, params: Sequence[str], env: dict[s
         return None
     mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
-        proc = _Child.spawn("forkserver", [py, "-m", "reactorfed.federation.process.forkserver", str(theirs.fileno()), program,
+        proc = _Child.spawn("forkserver", [py, "-m", "reactorfed.cli.forkserver", str(theirs.fileno()), program,
                                            *params], env, out, lock, pass_fds=[theirs.fileno()],
                             nice=FEDERATE_NICE)
     finally:

@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
-from ...clock import Clock
+from ...time.clock import Clock
 from ..io.shm import ShmError, ShmWriter
 from ..wire import protocol as P
 from ..wire.codec import NUMPY, TORCH

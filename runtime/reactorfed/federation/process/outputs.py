@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...graph import Program
-from ...port import Port
-from ...tag import NEVER, TagT, add_delay, succ
-from ...trigger import Slot
+from ...assembly.program import Program
+from ...model.port import Port
+from ...model.trigger import Slot
+from ...time.tag import NEVER, TagT, add_delay, succ
 from ..coordination.federate_core import FederateCore
 from ..coordination.layout import Layout, Link, link_delay
 from ..errors import SendError

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 
-from ...clock import Clock
+from ...time.clock import Clock
 from ..io.transport import Client, Monitor, Poller
 from ..wire import protocol as P
 from .heartbeat import Liveness

@@ -47,7 +47,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from ...elastic import MemberChange
+from ...model.elastic import MemberChange
 from ..coordination.layout import Layout
 from ..coordination.membership import (
     Admit,

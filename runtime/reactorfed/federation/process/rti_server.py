@@ -12,7 +12,7 @@ import time
 from collections.abc import Iterator
 from typing import Any, NoReturn
 
-from ...clock import Clock
+from ...time.clock import Clock
 from ..coordination.admission import Admission, Departures, PeerKind
 from ..coordination.layout import Layout
 from ..coordination.rti_core import Grant, RtiCore

@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ...clock import Clock, SystemClock
-from ...environment import Environment, RunSummary
-from ...graph import assemble
-from ...metrics import SchedulerCollector
-from ...program import load_program, parse_params
-from ...reactor import Reactor
-from ...status import StatusServer
+from ...assembly.assemble import assemble
+from ...execution.environment import Environment, RunSummary
+from ...model.reactor import Reactor
+from ...observe.metrics import SchedulerCollector
+from ...observe.status import StatusServer
+from ...time.clock import Clock, SystemClock
 from ..coordination.layout import Layout
 from .rti_server import RtiConfig, RtiServer, RtiSummary
 
@@ -21,7 +19,7 @@ if TYPE_CHECKING:  # imported when a federate runs: the RTI needs neither it nor
     from .federate import FederateCoordinator
     from .federate_config import FederateConfig
 
-__all__ = ["Prepared", "layout_of", "run_federate", "run_rti"]
+__all__ = ["layout_of", "run_federate", "run_rti"]
 
 log = logging.getLogger("reactorfed.federation")
 
@@ -35,26 +33,6 @@ def layout_of(main: Reactor) -> Layout:
     part = assemble(main, main._children[0].name).partition
     assert part is not None
     return Layout.of(part)
-
-
-@dataclass(frozen=True)
-class Prepared:
-    """A program built once with its parameters, and its layout: what every federate forked
-    from one process (the fork server) shares instead of building it again. Assembly never
-    mutates the reactor tree, so each federate assembles its own part of the same ``main``."""
-
-    program: str
-    params: tuple[str, ...]
-    main: Reactor
-    layout: Layout
-
-    @classmethod
-    def of(cls, program: str, params: Sequence[str]) -> Prepared:
-        main = load_program(program, parse_params(list(params)))
-        return cls(program, tuple(params), main, layout_of(main))
-
-    def matches(self, program: str, params: Sequence[str]) -> bool:
-        return program == self.program and tuple(params) == self.params
 
 
 def run_rti(main: Reactor, cfg: RtiConfig, clock: Clock | None = None, metrics_port: int | None = None,

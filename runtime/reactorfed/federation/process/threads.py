@@ -10,8 +10,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...environment import RunSummary
-from ...reactor import Reactor
+from ...execution.environment import RunSummary
+from ...model.reactor import Reactor
 from ..errors import FederationError
 from .federate_config import FederateConfig
 from .rti_server import RtiConfig, RtiSummary

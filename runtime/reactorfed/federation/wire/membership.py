@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from ...tag import TagT
+from ...time.tag import TagT
 from .kinds import (
     ADMIT,
     CHANGE,

@@ -1,6 +1,6 @@
 """The typed control messages: federate <-> RTI, and what a peer sends besides data
 (AUTH, SHM_OPEN, PROMISE, STOP_MARK). One :class:`~typing.NamedTuple` each
-(:data:`Message`), with named fields (a tag as one :data:`~reactorfed.tag.TagT`, two
+(:data:`Message`), with named fields (a tag as one :data:`~reactorfed.time.tag.TagT`, two
 fields on the wire); ``msg.pack()`` gives its bytes and :func:`parse` returns one, checked
 against the schema of :mod:`.kinds`. The membership rounds' messages are in
 :mod:`.membership`; the data plane's, positional for speed, in :mod:`.data`.
@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from ...tag import TagT
+from ...time.tag import TagT
 from .kinds import (
     ABORT,
     ADMIT,

@@ -13,7 +13,7 @@ from typing import Any
 
 __all__ = ["StatusServer"]
 
-log = logging.getLogger("reactorfed.status")
+log = logging.getLogger("reactorfed.observe.status")
 
 
 class StatusServer:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .duration import DurationParam, check_duration, check_param, resolve_param
+from ..time.duration import DurationParam, check_duration, check_param, resolve_param
 from .trigger import Element, OwnedSlot
 
 if TYPE_CHECKING:

@@ -1,8 +1,8 @@
 """Assembly: build a :class:`Program` from a reactor tree, reading its declarations only.
 
 The three phases, as in reactor-cpp: **construction** (the user's ``__init__`` s create
-reactors and declare connections: :mod:`reactorfed.reactor`), **assembly** (here) and
-**execution** (:class:`~reactorfed.scheduler.Scheduler`, which binds one program and runs
+reactors and declare connections: :mod:`reactorfed.model.reactor`), **assembly** (here) and
+**execution** (:class:`~reactorfed.execution.scheduler.Scheduler`, which binds one program and runs
 it). Assembly never changes the tree: every call builds a new program with its own
 runtime state (slots, actions' and timers' resolved parameters, reactions), so two
 assemblies of one tree share nothing, and a tree may run again after a run ends.
@@ -16,7 +16,7 @@ assemblies of one tree share nothing, and a tree may run again after a run ends.
   reaction's level is the longest path to it; reactions sharing a level are independent.
 * Reactions ready at one tag run by rank: inferred deadline, level, assembly order
   (reactor-c's order; see :func:`rank`).
-* For a federate (``assemble(main, federate)``), a :class:`~reactorfed.partition.Partition`
+* For a federate (``assemble(main, federate)``), a :class:`~reactorfed.assembly.partition.Partition`
   says which reactors run here and which connections cross to other federates.
 """
 
@@ -24,72 +24,21 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable
-from typing import Any, NamedTuple
+from typing import Any
 
-from .action import Action, ActionDecl, ActionSlot
-from .errors import CausalityLoopError, ValidationError
+from ..errors import CausalityLoopError, ValidationError
+from ..model.action import Action, ActionDecl, ActionSlot
+from ..model.bank import Bank
+from ..model.port import MultiPort, Port, PortDecl
+from ..model.reaction import Reaction, ReactionDecl
+from ..model.reactor import Connection, Reactor
+from ..model.timer import SHUTDOWN, STARTUP, Timer, TimerElement, TimerSlot
+from ..model.trigger import Slot
+from ..time.tag import FOREVER
 from .partition import NetLink, Partition
-from .port import MultiPort, Port, PortDecl
-from .reaction import Reaction, ReactionDecl
-from .reactor import Bank, Connection, Reactor
-from .tag import FOREVER
-from .timer import SHUTDOWN, STARTUP, Timer, TimerElement, TimerSlot
-from .trigger import Slot
+from .program import Program, Wire
 
-__all__ = ["NetLink", "Partition", "Program", "assemble", "rank"]
-
-
-class Wire(NamedTuple):
-    """The connection into one channel, resolved at assembly."""
-
-    src: Port[Any]
-    #: None: same tag; 0: next microstep; d: d ns later (a physical connection: its after, 0 if None)
-    delay: int | None
-    #: LF's physical connection (~>)
-    physical: bool
-
-
-class Program:
-    """One assembly of a reactor tree: every reactor, channel, action and reaction,
-    ranked, and the runtime state one run needs (the slots, the actions' and timers'
-    parameters, the reactions and their bindings). Made by :func:`assemble`; bound to
-    one :class:`~reactorfed.scheduler.Scheduler`, once."""
-
-    def __init__(self, main: Reactor, partition: Partition | None = None) -> None:
-        self.main = main
-        #: federated execution: the federates and the links between them (None: the
-        #: whole program runs here)
-        self.partition = partition
-        self.reactors: list[Reactor] = []
-        #: the tree's channels (every port's, in tree order)
-        self.channels: list[Port[Any]] = []
-        #: the slots of this process's actions and timers
-        self.actions: list[ActionSlot] = []
-        self.timers: list[TimerSlot] = []
-        self.reactions: list[Reaction] = []  # sorted by rank
-        self.startup = Slot(f"{main.name}.startup")
-        self.shutdown = Slot(f"{main.name}.shutdown")
-        self.edges: dict[Reaction, list[Reaction]] = {}
-        #: the connection into each connected channel
-        self.wires: dict[Port[Any], Wire] = {}
-        #: every channel's, action's and timer's slot (channels joined by zero-delay
-        #: connections share one)
-        self.slots: dict[Port[Any] | Action | TimerElement, Slot] = {}
-        #: the scheduler this program is bound to (see Scheduler.bind)
-        self.scheduler: Any = None
-
-    def slot_of(self, element: Port[Any] | Action | TimerElement) -> Any:
-        """The slot that holds ``element``'s value in this program (an :class:`ActionSlot`
-        for an action, a :class:`TimerSlot` for a timer)."""
-        return self.slots[element]
-
-    def is_local(self, reactor: Reactor) -> bool:
-        """Does ``reactor`` run in this process?"""
-        return self.partition is None or self.partition.is_local(reactor)
-
-    @property
-    def max_level(self) -> int:
-        return max((r.level for r in self.reactions), default=-1)
+__all__ = ["NetLink", "Partition", "Program", "assemble", "rank", "resolve"]
 
 
 def _walk(r: Reactor) -> Iterable[Reactor]:
@@ -166,7 +115,7 @@ def _describe(x: Any) -> str:
     return repr(x)
 
 
-def _resolve(reactor: Reactor, ref: Any, rdecl: ReactionDecl, role: str) -> tuple[str | None, list[Any], Any]:
+def resolve(reactor: Reactor, ref: Any, rdecl: ReactionDecl, role: str) -> tuple[str | None, list[Any], Any]:
     """Resolve one reference of a reaction: (parameter name, runtime elements, object)."""
     where = f"reaction {reactor.fqn}.{rdecl.name}"
     if ref is STARTUP or ref is SHUTDOWN:
@@ -285,7 +234,7 @@ def assemble(main: Reactor, federate: str | None = None) -> Program:
             edges[rx] = []
             for role, refs, bucket in (("trigger", rd.triggers, rx.triggers), ("source", rd.sources, rx.sources), ("effect", rd.effects, rx.effects)):
                 for ref in refs:
-                    _, elems, _ = _resolve(r, ref, rd, role)
+                    _, elems, _ = resolve(r, ref, rd, role)
                     bucket.extend(elems)
             for e in rx.effects:
                 if isinstance(e, Port):

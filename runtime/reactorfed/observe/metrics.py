@@ -18,11 +18,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from .tag import NEVER
+from ..time.tag import NEVER
 
 if TYPE_CHECKING:
-    from .environment import Environment
-    from .scheduler import Scheduler
+    from ..execution.environment import Environment
+    from ..execution.scheduler import Scheduler
     from .status import StatusServer
 
 __all__ = ["SchedulerCollector", "serve_metrics"]

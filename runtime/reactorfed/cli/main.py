@@ -1,9 +1,9 @@
 """The ``reactorfed`` command line.
 
 Subcommands register themselves in :data:`COMMANDS` (a function that adds its parser
-to the subparsers); the flags they share are defined once, in :mod:`reactorfed.options`.
+to the subparsers); the flags they share are defined once, in :mod:`reactorfed.cli.options`.
 The federation's commands (``rti``, ``federate``, ``launch``) live in
-:mod:`reactorfed.federation.process.commands`, which imports its heavy modules only when one
+:mod:`reactorfed.cli.launch`, which imports its heavy modules only when one
 of them runs: ``reactorfed run --help`` loads no network stack.
 
 Exit codes: 0 the program ran to its end (timeout, starvation or a stop request,
@@ -21,9 +21,10 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
-from . import __version__
-from .duration import format_duration
-from .errors import ReactorError
+from .. import __version__
+from ..errors import ReactorError
+from ..time.duration import format_duration
+from .loader import ProgramError, add_program_args, load_program, parse_params
 from .options import (
     add_execution_args,
     add_logging_args,
@@ -34,7 +35,6 @@ from .options import (
     setup_logging,
     stop_on_interrupt,
 )
-from .program import ProgramError, add_program_args, load_program, parse_params
 
 __all__ = ["COMMANDS", "EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE", "build_parser", "main", "run_parsed"]
 
@@ -137,7 +137,7 @@ COMMANDS: list[Callable[[Any], None]] = [_add_run]
 
 
 def _federation_commands() -> list[Callable[[Any], None]]:
-    from .federation.process.commands import add_federate, add_launch, add_rti
+    from .launch import add_federate, add_launch, add_rti
 
     return [add_launch, add_rti, add_federate]
 

@@ -21,9 +21,9 @@ import inspect
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .duration import DurationParam, check_duration, check_param, resolve_param
-from .errors import ValidationError
-from .tag import FOREVER
+from ..errors import ValidationError
+from ..time.duration import DurationParam, check_duration, check_param, resolve_param
+from ..time.tag import FOREVER
 
 if TYPE_CHECKING:
     from .reactor import Reactor

@@ -3,9 +3,9 @@
 A :class:`Slot` holds the value and presence of a port (shared by every port joined to
 it by zero-delay connections), an action, a timer, or startup/shutdown. The scheduler
 sets it, pushes the reactions it triggers, and clears its presence at the end of the tag
-(the value stays: a port's persists, see :mod:`reactorfed.port`).
+(the value stays: a port's persists, see :mod:`reactorfed.model.port`).
 
-Slots are runtime state: assembly (:func:`reactorfed.graph.assemble`) makes new ones for
+Slots are runtime state: assembly (:func:`reactorfed.assembly.assemble.assemble`) makes new ones for
 every program it builds, and the reactor tree never holds one. The tree's actions and
 timers are :class:`Element` s: what a reactor declared, named, never a value.
 """
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .errors import UndeclaredAccessError
+from ..errors import UndeclaredAccessError
 
 if TYPE_CHECKING:
     from .reaction import Reaction

@@ -38,8 +38,8 @@ import logging
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from .duration import DurationParam, check_duration, check_param, resolve_param
-from .errors import UndeclaredAccessError, ValidationError
+from ..errors import UndeclaredAccessError, ValidationError
+from ..time.duration import DurationParam, check_duration, check_param, resolve_param
 from .trigger import Element, OwnedSlot, Slot, undeclared
 
 if TYPE_CHECKING:
@@ -49,7 +49,7 @@ __all__ = ["ActionHandle", "ActionReader", "LogicalAction", "PhysicalAction", "P
 
 T = TypeVar("T")
 
-log = logging.getLogger("reactorfed.scheduler")
+log = logging.getLogger("reactorfed.execution.scheduler")
 
 
 class Policy(StrEnum):

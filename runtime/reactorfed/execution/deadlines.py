@@ -13,28 +13,27 @@ reaction's current deadline (no special case for 0 there, as in reactor-c) and, 
 has passed and ``invoke_handler`` (the default, as in LF's Python target), runs the
 deadline handler then and there; the update changes the deadline of this and every
 later invocation of the reaction. A reaction's rank (inferred deadline first, see
-:func:`reactorfed.graph.rank`) is fixed at assembly, as in reactor-c: an update does not
+:func:`reactorfed.assembly.assemble.rank`) is fixed at assembly, as in reactor-c: an update does not
 move it.
 """
 
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from .duration import check_duration
-from .errors import ValidationError
+from ..errors import ValidationError
+from ..time.duration import check_duration
 
 if TYPE_CHECKING:
-    from .reaction import Reaction
-    from .reactor import Reactor
+    from ..model.reaction import Reaction
+    from ..model.reactor import Reactor
     from .scheduler import Scheduler
 
 __all__ = ["check_deadline", "update_deadline", "with_deadline"]
 
-log = logging.getLogger("reactorfed.scheduler")
+log = logging.getLogger("reactorfed.execution.scheduler")
 
 
 def with_deadline(sched: Scheduler, rx: Reaction, body: Callable[[], Any]) -> Callable[[], Any]:
@@ -58,10 +57,7 @@ def with_deadline(sched: Scheduler, rx: Reaction, body: Callable[[], Any]) -> Ca
 
 def _running(sched: Scheduler, reactor: Reactor, what: str) -> Reaction:
     """The reaction of ``reactor`` running on this thread; a ValidationError otherwise."""
-    if sched.workers > 1:
-        rx = getattr(sched._tls, "current", None)
-    else:
-        rx = sched._current if threading.current_thread() is sched._thread else None
+    rx = sched.running_reaction()
     if rx is None or rx.reactor is not reactor:
         where = f" (called from {rx.fqn})" if rx is not None else ""
         raise ValidationError(f"{reactor.fqn}.{what}() can only be called inside a reaction of {reactor.fqn}{where}")

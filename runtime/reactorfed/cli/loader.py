@@ -39,9 +39,9 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast
 
-from .duration import parse_duration
-from .errors import ReactorError
-from .reactor import Reactor
+from ..errors import ReactorError
+from ..model.reactor import Reactor
+from ..time.duration import parse_duration
 
 __all__ = [
     "ProgramError",

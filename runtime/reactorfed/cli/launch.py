@@ -11,7 +11,9 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from ...options import (
+from ..federation.process.priority import DEFAULT_REACTION_NICE, REACTION_POLICIES
+from .loader import ProgramError, add_program_args, load_program, parse_params
+from .options import (
     add_execution_args,
     add_logging_args,
     add_metrics_args,
@@ -21,8 +23,6 @@ from ...options import (
     print_summary,
     stop_on_interrupt,
 )
-from ...program import ProgramError, add_program_args, load_program, parse_params
-from .priority import DEFAULT_REACTION_NICE, REACTION_POLICIES
 
 __all__ = ["add_federate", "add_launch", "add_rti"]
 
@@ -182,7 +182,7 @@ def _secret(args: argparse.Namespace) -> bytes:
 def _plaintext(args: argparse.Namespace) -> bool:
     """TCP links in plain text: asked for by the flag or by the environment variable it
     stands for (either is enough: a launcher's environment reaches every process)."""
-    from ..io.curve import plaintext_opted_out
+    from ..federation.io.curve import plaintext_opted_out
 
     return bool(args.insecure_plaintext_tcp) or plaintext_opted_out()
 
@@ -201,8 +201,8 @@ def add_rti(sub: Any) -> None:
 
 
 def cmd_rti(args: argparse.Namespace) -> int:
-    from .rti_server import RtiConfig
-    from .runner import layout_of, run_rti
+    from ..federation.process.rti_server import RtiConfig
+    from ..federation.process.runner import layout_of, run_rti
 
     main = load_program(args.program, parse_params(args.params))
     layout = layout_of(main) if args.membership is not None or args.membership_out is not None else None
@@ -276,9 +276,9 @@ def add_federate(sub: Any) -> None:
 
 
 def cmd_federate(args: argparse.Namespace) -> int:
-    from ..io.transport import shutdown
-    from .federate_config import FederateConfig
-    from .runner import run_federate
+    from ..federation.io.transport import shutdown
+    from ..federation.process.federate_config import FederateConfig
+    from ..federation.process.runner import run_federate
 
     if args.checkpoint_dir is not None:
         os.environ["REACTORFED_CHECKPOINT_DIR"] = str(args.checkpoint_dir)
@@ -343,7 +343,7 @@ def cmd_federate(args: argparse.Namespace) -> int:
 
 def _elastic_member(main: Any, federate: str) -> bool:
     """Whether ``federate`` (a name such as ``samplers[2]``) is a slot of an elastic bank."""
-    from ...elastic import elastic_banks
+    from ..model.elastic import elastic_banks
 
     return any(federate.startswith(f"{attr}[") for attr in elastic_banks(main))
 
@@ -362,8 +362,8 @@ def add_launch(sub: Any) -> None:
 
 
 def cmd_launch(args: argparse.Namespace) -> int:
-    from .launch import launch
-    from .runner import layout_of
+    from ..federation.process.launch import launch
+    from ..federation.process.runner import layout_of
 
     layout = layout_of(load_program(args.program, parse_params(args.params)))
     names, again = _launched(layout, args.membership)
@@ -389,7 +389,7 @@ def _launched(layout: Any, membership: Path | None) -> tuple[list[str], dict[str
     initial = layout.initial_members()
     if membership is None:
         return [n for f, n in enumerate(layout.names) if f in initial], {}
-    from .rti_members import load_schedule
+    from ..federation.process.rti_members import load_schedule
 
     if not layout.elastic:
         raise ProgramError(f"--membership {membership}: the program has no elastic bank: nothing to replay")

@@ -16,23 +16,22 @@ one run after another (never two at once); what a reactor keeps in its own attri
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar, cast, overload
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, cast
 
+from ..errors import ValidationError
+from ..time.duration import check_duration
+from ..time.tag import Tag
 from .action import Action, ActionDecl
-from .duration import check_duration
-from .errors import ValidationError
+from .bank import Bank, take_member_index
 from .port import MultiPort, Port, PortDecl
 from .reaction import ReactionDecl
-from .tag import Tag
 from .timer import SHUTDOWN, STARTUP, Timer, TimerElement
 
 if TYPE_CHECKING:
-    from .scheduler import Scheduler
+    from ..execution.scheduler import Scheduler
 
-__all__ = ["Bank", "Connection", "Reactor", "bank", "each"]
-
-R = TypeVar("R", bound="Reactor")
+__all__ = ["Connection", "Reactor"]
 
 _local = threading.local()
 
@@ -62,8 +61,7 @@ class _ReactorMeta(type):
         stack = _stack()
         obj = cls.__new__(cls)  # type: ignore[call-overload]
         parent = stack[-1] if stack else None
-        obj._setup(parent, name, getattr(_local, "bank_index", None))
-        _local.bank_index = None
+        obj._setup(parent, name, take_member_index())
         stack.append(obj)
         try:
             obj.__init__(*args, **kwargs)
@@ -271,8 +269,8 @@ class Reactor(metaclass=_ReactorMeta):
         """Inside a reaction of this reactor: has its deadline passed (physical time past
         the tag's time + the deadline)? If so and ``invoke_handler``, its deadline handler
         runs now. False for a reaction without a deadline. LF's
-        ``self.check_deadline(invoke_handler)`` (see :mod:`reactorfed.deadlines`)."""
-        from .deadlines import check_deadline
+        ``self.check_deadline(invoke_handler)`` (see :mod:`reactorfed.execution.deadlines`)."""
+        from ..execution.deadlines import check_deadline
 
         return check_deadline(self._running_env(), self, invoke_handler)
 
@@ -280,7 +278,7 @@ class Reactor(metaclass=_ReactorMeta):
         """Inside a reaction of this reactor that declares a deadline: change it (ns), for
         the rest of this invocation (see :meth:`check_deadline`) and every later one.
         LF's ``self.update_deadline(d)``."""
-        from .deadlines import update_deadline
+        from ..execution.deadlines import update_deadline
 
         update_deadline(self._running_env(), self, deadline)
 
@@ -360,60 +358,3 @@ def _check_params(cls: type, r: ReactionDecl) -> None:
                     f"{what} {cls.__name__}.{r.name}: parameter {p!r} names no declared trigger, "
                     f"source or effect (declared: {', '.join(sorted(names)) or 'none'})"
                 )
-
-
-class each:
-    """Marks a bank parameter computed per member: ``bank(W, 4, seed=each(lambda i: 100 + i))``."""
-
-    def __init__(self, fn: Callable[[int], Any]) -> None:
-        self.fn = fn
-
-
-class Bank(Sequence[R]):
-    """A bank of reactors: ``width`` instances of one class, each knowing its ``bank_index``.
-
-    ``bank.port`` is the list of that port of every member, for :meth:`Reactor.connect`.
-    """
-
-    def __init__(self, members: list[R]) -> None:
-        self._members = members
-
-    @overload
-    def __getitem__(self, i: int) -> R: ...
-    @overload
-    def __getitem__(self, i: slice) -> list[R]: ...
-    def __getitem__(self, i: int | slice) -> R | list[R]:
-        return self._members[i]
-
-    def __len__(self) -> int:
-        return len(self._members)
-
-    def __iter__(self) -> Iterator[R]:
-        return iter(self._members)
-
-    def __getattr__(self, attr: str) -> list[Any]:
-        if attr.startswith("_"):
-            raise AttributeError(attr)
-        return [getattr(m, attr) for m in self._members]
-
-    def __repr__(self) -> str:
-        return f"<bank of {len(self)} {self._members[0].__class__.__name__ if self._members else '?'}>"
-
-
-def bank(cls: Callable[..., R], width: int, /, *args: Any, **kwargs: Any) -> Bank[R]:
-    """Create ``width`` members of ``cls`` inside the reactor being built. Arguments are
-    passed to every member; wrap one in :class:`each` to compute it from the index.
-
-    ``cls`` and ``width`` are positional-only, so a member parameter may have either name:
-    ``bank(Cls, 4, width=8)`` is LF's ``new[4] Cls(width = 8)``."""
-    if not isinstance(width, int) or isinstance(width, bool) or width < 0:
-        raise ValidationError(f"bank width must be an int >= 0, got {width!r}")
-    members: list[R] = []
-    for i in range(width):
-        kw = {k: (v.fn(i) if isinstance(v, each) else v) for k, v in kwargs.items()}
-        _local.bank_index = i
-        try:
-            members.append(cls(*args, **kw))
-        finally:
-            _local.bank_index = None
-    return Bank(members)

@@ -47,9 +47,11 @@ from typing import NamedTuple
 
 __all__ = [
     "FOREVER",
+    "FOREVER_T",
     "FOREVER_TAG",
     "MAX_MICROSTEP",
     "NEVER",
+    "NEVER_T",
     "NEVER_TAG",
     "ZERO_TAG",
     "Tag",
@@ -102,14 +104,15 @@ class Tag(NamedTuple):
         return Tag(self.time - start, self.microstep)
 
 
-NEVER_TAG = Tag(NEVER, 0)
-FOREVER_TAG = Tag(FOREVER, MAX_MICROSTEP)
+#: The last tag and the first, bare: the forms the functions here return (bare tuples, never
+#: a Tag, except a NEVER tag handed in, which comes back as it is), and what the scheduler
+#: and the federation compare with. Defined here only: everything else imports them.
+FOREVER_T: TagT = (FOREVER, MAX_MICROSTEP)
+NEVER_T: TagT = (NEVER, 0)
+#: The same as :class:`Tag` s (what users see)
+NEVER_TAG = Tag(*NEVER_T)
+FOREVER_TAG = Tag(*FOREVER_T)
 ZERO_TAG = Tag(0, 0)
-
-# The bare forms the functions return (the functions return bare tuples, never a Tag,
-# except a NEVER tag handed in, which comes back as it is).
-_FOREVER_T: TagT = (FOREVER, MAX_MICROSTEP)
-_NEVER_T: TagT = (NEVER, 0)
 
 
 def delay_tag(tag: TagT, delay: int) -> TagT:
@@ -122,8 +125,8 @@ def delay_tag(tag: TagT, delay: int) -> TagT:
     if t == NEVER:
         return tag
     if delay:
-        return (td, 0) if (td := t + delay) < FOREVER else _FOREVER_T
-    return (t, m + 1) if t < FOREVER else _FOREVER_T
+        return (td, 0) if (td := t + delay) < FOREVER else FOREVER_T
+    return (t, m + 1) if t < FOREVER else FOREVER_T
 
 
 def succ(tag: TagT) -> TagT:
@@ -133,7 +136,7 @@ def succ(tag: TagT) -> TagT:
     t, m = tag
     if t == NEVER:
         return tag
-    return (t, m + 1) if t < FOREVER else _FOREVER_T
+    return (t, m + 1) if t < FOREVER else FOREVER_T
 
 
 def pred(tag: TagT) -> TagT:
@@ -148,11 +151,11 @@ def pred(tag: TagT) -> TagT:
     pred is monotone on tags whose microstep is at most MAX_MICROSTEP + 1."""
     t, m = tag
     if t >= FOREVER:
-        return _FOREVER_T
+        return FOREVER_T
     if m > 0:
         return (t, m - 1)
     if t == NEVER:
-        return _NEVER_T
+        return NEVER_T
     return (t - 1, MAX_MICROSTEP)
 
 
@@ -168,5 +171,5 @@ def add_delay(tag: TagT, delay: TagT) -> TagT:
         return tag
     dt, dm = delay
     if dt:
-        return (td, dm) if (td := t + dt) < FOREVER else _FOREVER_T
-    return (t, m + dm) if t < FOREVER else _FOREVER_T
+        return (td, dm) if (td := t + dt) < FOREVER else FOREVER_T
+    return (t, m + dm) if t < FOREVER else FOREVER_T

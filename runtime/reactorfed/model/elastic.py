@@ -24,9 +24,9 @@ new incarnation, as a new process is). One that leaves at ``L`` runs the tags be
 ``L`` (no shutdown reactions). A reaction learns the membership at its tag with
 :func:`members` (and :func:`width`, :func:`changed`): the learner's hook for a
 synchronous algorithm, which needs the width of each round. One process applies a
-recorded schedule of :class:`MemberChange` s (:meth:`reactorfed.scheduler.Scheduler.set_membership`),
+recorded schedule of :class:`MemberChange` s (:meth:`reactorfed.execution.scheduler.Scheduler.set_membership`),
 the reference a federated run with the same schedule must equal; without one, the first
-``initial`` members are present throughout (see :mod:`reactorfed.rescale`).
+``initial`` members are present throughout (see :mod:`reactorfed.execution.membership`).
 """
 
 from __future__ import annotations
@@ -35,8 +35,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from .errors import ValidationError
-from .reactor import Bank, Reactor, bank
+from ..errors import ValidationError
+from .bank import Bank, bank
+from .reactor import Reactor
 
 __all__ = ["Elastic", "ElasticBank", "MemberChange", "changed", "elastic_bank", "elastic_banks", "elastic_width",
            "members", "width"]

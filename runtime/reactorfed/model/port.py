@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
-from .errors import UndeclaredAccessError, ValidationError
+from ..errors import UndeclaredAccessError, ValidationError
 from .trigger import Slot, undeclared
 
 if TYPE_CHECKING:
@@ -102,7 +102,7 @@ class Output(PortDecl[T]):
 class Port(Generic[T]):
     """One channel of a port of one reactor instance, as declared. Its value lives in the
     slot each assembly makes (shared along zero-delay connections); its connections are
-    the :class:`~reactorfed.reactor.Connection` s its reactors declared."""
+    the :class:`~reactorfed.model.reactor.Connection` s its reactors declared."""
 
     __slots__ = ("decl", "fqn", "index", "is_input", "reactor", "type")
 

@@ -5,7 +5,7 @@ for one federate (``assemble(main, federate)``) computes a :class:`Partition` fr
 tree's declarations, keeps that federate's reactions and turns every connection between
 two federates into a :class:`NetLink`, which the federation carries over the network.
 The partition is the federation's view of the program (``reactorfed.federation``'s
-layout is built from it); the :class:`~reactorfed.graph.Program` only runs its part.
+layout is built from it); the :class:`~reactorfed.assembly.program.Program` only runs its part.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .port import Port
-    from .reactor import Reactor
+    from ..model.port import Port
+    from ..model.reactor import Reactor
 
 __all__ = ["NetLink", "Partition"]
 

@@ -20,11 +20,11 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from .duration import parse_duration
+from ..time.duration import parse_duration
 
 if TYPE_CHECKING:
-    from .environment import Environment, RunSummary
-    from .status import StatusServer
+    from ..execution.environment import Environment, RunSummary
+    from ..observe.status import StatusServer
 
 __all__ = [
     "FORWARDED_GROUPS",
@@ -171,7 +171,7 @@ def forwarded(parser: argparse.ArgumentParser, args: argparse.Namespace,
 
 # -- what the flags become ---------------------------------------------------------------
 def environment_from_args(args: argparse.Namespace) -> Environment:
-    from .environment import Environment
+    from ..execution.environment import Environment
 
     return Environment(
         fast=args.fast,
@@ -183,8 +183,8 @@ def environment_from_args(args: argparse.Namespace) -> Environment:
 
 
 def metrics_from_args(args: argparse.Namespace, env: Environment, labels: dict[str, str]) -> StatusServer | None:
-    from .metrics import serve_metrics
-    from .program import ProgramError
+    from ..observe.metrics import serve_metrics
+    from .loader import ProgramError
 
     if args.metrics_port is None:
         return None

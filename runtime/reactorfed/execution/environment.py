@@ -8,13 +8,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .clock import Clock, SystemClock
-from .duration import check_duration, format_duration
-from .errors import ValidationError
-from .graph import Program, assemble
-from .reactor import Reactor
+from ..assembly.assemble import assemble
+from ..assembly.program import Program
+from ..errors import ValidationError
+from ..model.reactor import Reactor
+from ..time.clock import Clock, SystemClock
+from ..time.duration import check_duration, format_duration
+from ..time.tag import Tag
 from .scheduler import Coordinator, Scheduler
-from .tag import Tag
 
 __all__ = ["Environment", "RunSummary"]
 

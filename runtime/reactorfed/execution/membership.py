@@ -1,5 +1,5 @@
 """Elastic banks in the scheduler (issue 19): which members are present at each tag, and
-what that does to a run (see :mod:`reactorfed.elastic` for the rules).
+what that does to a run (see :mod:`reactorfed.model.elastic` for the rules).
 
 A change takes effect at the start of its tag, before any reaction runs there: a member
 that leaves has its reactions turned into no-ops and every event still queued for its own
@@ -26,24 +26,24 @@ import logging
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from .elastic import MemberChange, elastic_banks, elastic_width
-from .errors import ValidationError
-from .port import MultiPort, Port
-from .reaction import Reaction
-from .reactor import Bank, Reactor
-from .tag import FOREVER, TagT
-from .timer import TimerSlot
-from .trigger import Element, OwnedSlot, Slot
+from ..errors import ValidationError
+from ..model.bank import Bank
+from ..model.elastic import MemberChange, elastic_banks, elastic_width
+from ..model.port import MultiPort, Port
+from ..model.reaction import Reaction
+from ..model.reactor import Reactor
+from ..model.timer import TimerSlot
+from ..model.trigger import Element, OwnedSlot, Slot
+from ..time.tag import FOREVER_T, TagT
 
 if TYPE_CHECKING:
-    from .graph import Program
+    from ..assembly.program import Program
     from .scheduler import Scheduler
 
 __all__ = ["Membership"]
 
-log = logging.getLogger("reactorfed.rescale")
+log = logging.getLogger("reactorfed.execution.membership")
 
-_FOREVER_T: TagT = (FOREVER, 0)
 _NONE = object()  # (an event's value may be None)
 #: what a reactor's instance dict holds that is the runtime's, not the user's state
 _RUNTIME_KEYS = frozenset({"name", "fqn", "bank_index"})
@@ -106,7 +106,7 @@ class Membership:
         #: every change applied: (tag, bank, index, joined), in order
         self.applied: list[tuple[TagT, str, int, bool]] = []
         #: the earliest tag with a change to apply (the scheduler looks at it every tag)
-        self.due: TagT = _FOREVER_T
+        self.due: TagT = FOREVER_T
         self._marker = Slot("membership")  # an event at each change's tag, so it is processed
         self._last_change: dict[str, TagT] = {}
         #: set by a federate's driver: its senders send only to the members present at the
@@ -190,19 +190,10 @@ class Membership:
         """This run processes no tag before ``tag`` (a joiner's ADMIT tag, before its run
         starts): the changes posted for earlier tags (the record's, before it joined) apply
         at ``tag``, in their order, and its startup events are queued there
-        (:meth:`reactorfed.scheduler.Scheduler.run`)."""
+        (:meth:`reactorfed.execution.scheduler.Scheduler.run`)."""
         assert sched.current_tag < tag, f"{tag}: the run is at {sched.current_tag} already"
         self.first = tag
-        moved = False
-        for t in [t for t in sched._events if t < tag]:
-            evs = sched._events[t]
-            if evs.pop(self._marker, _NONE) is not _NONE:
-                moved = True
-                if not evs:
-                    del sched._events[t]
-                    sched._eq.remove(t)
-        if moved:
-            heapq.heapify(sched._eq)
+        if sched.queue.take_before(self._marker, tag):
             self._mark(sched, tag)
 
     def start(self, sched: Scheduler, start: int) -> None:
@@ -233,9 +224,9 @@ class Membership:
 
     def _mark(self, sched: Scheduler, tag: TagT) -> None:
         """An event at ``tag``, so that it is processed (and its changes applied)."""
-        evs = sched._events.get(tag)
+        evs = sched.queue.at(tag)
         if evs is None or self._marker not in evs:
-            sched._post(tag, self._marker, None)
+            sched.queue.post(tag, self._marker, None)
 
     # -- applying changes ---------------------------------------------------------------
     def apply(self, sched: Scheduler, tag: TagT, events: dict[Slot, Any]) -> None:
@@ -245,7 +236,7 @@ class Membership:
         due: list[tuple[TagT, str, int, bool]] = []
         while self._todo and self._todo[0][0] <= tag:
             due.append(heapq.heappop(self._todo))
-        self.due = self._todo[0][0] if self._todo else _FOREVER_T
+        self.due = self._todo[0][0] if self._todo else FOREVER_T
         events.pop(self._marker, None)
         for at, bank, index, joined in sorted(due, key=lambda c: (c[0], c[3])):
             m = self.banks[bank][index]
@@ -283,7 +274,7 @@ class Membership:
             if first == tag:
                 events[tm] = None
             elif first <= sched.stop_tag:
-                sched._post(first, tm, None)
+                sched.queue.post(first, tm, None)
 
     def _drop(self, sched: Scheduler, m: _Member, tag: TagT, events: dict[Slot, Any] | None) -> None:
         """Every event queued for ``m``'s own slots at ``tag`` or later is for an
@@ -297,18 +288,7 @@ class Membership:
             for s in own:
                 if events.pop(s, _NONE) is not _NONE and s in inputs:
                     n += 1
-        emptied = False
-        for t, evs in list(sched._events.items()):
-            if t >= tag and not own.isdisjoint(evs):
-                for s in own:
-                    if evs.pop(s, _NONE) is not _NONE and s in inputs:
-                        n += 1
-                if not evs:
-                    del sched._events[t]
-                    sched._eq.remove(t)
-                    emptied = True
-        if emptied:
-            heapq.heapify(sched._eq)
+        n += sched.queue.drop_from(own, tag, inputs)
         if n:
             self.messages_dropped += n
             log.debug("%s: %d messages queued for it at %s or later dropped (not for this incarnation)",

@@ -98,7 +98,7 @@ def format_duration(d: Duration) -> str:
 
 def check_duration(value: object, what: str) -> int:
     """``value`` if it is a whole number of ns >= 0, else a ValidationError naming ``what``."""
-    from .errors import ValidationError
+    from ..errors import ValidationError
 
     if not isinstance(value, int) or isinstance(value, bool) or value < 0:
         raise ValidationError(f"{what} must be a whole number of ns >= 0 (time is never a float), got {value!r}")
@@ -108,7 +108,7 @@ def check_duration(value: object, what: str) -> int:
 def check_param(value: object, what: str) -> None:
     """Check a :data:`DurationParam` where it is declared: an int now; an attribute name
     or a function when it is resolved (:func:`resolve_param`)."""
-    from .errors import ValidationError
+    from ..errors import ValidationError
 
     if isinstance(value, str):
         if not value.isidentifier():
@@ -122,7 +122,7 @@ def check_param(value: object, what: str) -> None:
 def resolve_param(value: Any, reactor: Any, what: str) -> Any:
     """The value of a :data:`DurationParam` for ``reactor`` (not yet checked: callers check
     it with a message naming the element). ``what`` names the element for errors."""
-    from .errors import ValidationError
+    from ..errors import ValidationError
 
     if isinstance(value, str):
         try:

@@ -27,19 +27,47 @@ import selectors
 import signal
 import socket
 import sys
-from typing import Any
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
-from .forkclient import Lines, send_line
+from ..federation.process.forkclient import Lines, send_line
 
-__all__ = ["serve"]
+if TYPE_CHECKING:
+    from ..federation.coordination.layout import Layout
+    from ..model.reactor import Reactor
+
+__all__ = ["Prepared", "serve"]
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A program built once with its parameters, and its layout: what every federate forked
+    from one process (the fork server) shares instead of building it again. Assembly never
+    mutates the reactor tree, so each federate assembles its own part of the same ``main``."""
+
+    program: str
+    params: tuple[str, ...]
+    main: Reactor
+    layout: Layout
+
+    @classmethod
+    def of(cls, program: str, params: Sequence[str]) -> Prepared:
+        from ..federation.process.runner import layout_of
+        from .loader import load_program, parse_params
+
+        main = load_program(program, parse_params(list(params)))
+        return cls(program, tuple(params), main, layout_of(main))
+
+    def matches(self, program: str, params: Sequence[str]) -> bool:
+        return program == self.program and tuple(params) == self.params
 
 
 def serve(fd: int, program: str, params: list[str]) -> int:
     """Import ``program`` (building it once, so that what it imports lazily is loaded
     too), then fork a federate for each request on the socket ``fd`` until it closes."""
-    from ...cli import build_parser
-    from . import federate  # noqa: F401  (imported once, here, for every child)
-    from .runner import Prepared
+    from ..federation.process import federate  # noqa: F401  (imported once, here, for every child)
+    from .main import build_parser
 
     _die_with_parent()
     sock = socket.socket(fileno=fd)
@@ -110,7 +138,7 @@ def _fork_burst(burst: list[dict[str, Any]], fds: list[int], sock: socket.socket
 def _child(out: int, sock: socket.socket, argv: list[str], parser: Any, prepared: Any,
            gate: int) -> int:  # pragma: no cover
     """In the forked child: its own output, the server's socket closed, a federate."""
-    from ...cli import run_parsed
+    from .main import run_parsed
 
     try:
         _die_with_parent()
@@ -148,5 +176,5 @@ def _die_with_parent() -> None:
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
-if __name__ == "__main__":  # python -m reactorfed.federation.process.forkserver FD PROGRAM [PARAM ...]
+if __name__ == "__main__":  # python -m reactorfed.cli.forkserver FD PROGRAM [PARAM ...]
     sys.exit(serve(int(sys.argv[1]), sys.argv[2], sys.argv[3:]))

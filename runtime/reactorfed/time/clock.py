@@ -23,7 +23,7 @@ class Wakeup(threading.Event):
     first use) becomes readable when the event is set, and is drained when it is cleared.
     Check :meth:`is_set` before each such wait (a set racing a clear may leave the event
     set and the descriptor drained). A federate waiting for physical time waits on its
-    sockets and this at once (:meth:`reactorfed.scheduler.Coordinator.wait_until`)."""
+    sockets and this at once (:meth:`reactorfed.execution.scheduler.Coordinator.wait_until`)."""
 
     def __init__(self) -> None:
         super().__init__()

@@ -1,0 +1,1 @@
+"""A reactor tree assembled into a program: wiring, precedence levels, partitions."""

@@ -1,0 +1,1 @@
+"""The ``reactorfed`` command line: ``run``, ``rti``, ``federate`` and ``launch``."""

@@ -1,0 +1,1 @@
+"""Running an assembled program: the scheduler and the objects it composes."""

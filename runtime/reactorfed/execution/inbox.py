@@ -1,0 +1,85 @@
+"""What other threads hand the scheduler: physical actions scheduled off its thread
+(stamped with physical time there) and stop requests, with the wakeup that interrupts
+its wait; and that wait: the next tag to process, once physical time has reached it (and
+the network has granted it, in a federation)."""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import TYPE_CHECKING, Any
+
+from ..model.action import ActionSlot
+from ..time.clock import Wakeup
+from ..time.tag import FOREVER, FOREVER_TAG, NEVER, TagT, succ
+
+if TYPE_CHECKING:
+    from .scheduler import Scheduler
+
+__all__ = ["Inbox"]
+
+
+class Inbox:
+    """Filled from any thread, drained by the scheduler's thread before it picks a tag."""
+
+    __slots__ = ("items", "stop_asked", "wakeup")
+
+    def __init__(self) -> None:
+        #: physical actions: (action, value, physical time + delays)
+        self.items: deque[tuple[ActionSlot, Any, int]] = deque()
+        #: a stop was requested from outside the program
+        self.stop_asked = False
+        self.wakeup = Wakeup()
+
+    def put(self, action: ActionSlot, value: Any, t: int) -> None:
+        self.items.append((action, value, t))
+        self.wakeup.set()
+
+    def ask_stop(self) -> None:
+        self.stop_asked = True
+        self.wakeup.set()
+
+    def drain(self, sched: Scheduler) -> None:
+        """On the scheduler's thread: place the physical actions received, and a stop
+        requested from outside at the next microstep (the start tag before the first)."""
+        items = self.items
+        while items:
+            action, value, t = items.popleft()
+            sched.place_physical(action, value, t)
+        if self.stop_asked:
+            self.stop_asked = False
+            cur = sched.current_tag
+            sched.stop_at(succ(cur) if cur[0] != NEVER else (sched.start_time, 0), "stop requested from outside")
+
+    def next_tag(self, sched: Scheduler) -> TagT | None:
+        """The next tag ``sched`` processes, waiting as needed; None when the program is
+        over."""
+        coord = sched.coordinator
+        wakeup = self.wakeup
+        clock = sched.clock
+        eq = sched.queue.heap
+        while True:
+            if self.items or self.stop_asked:
+                self.drain(sched)
+            head = eq[0] if eq else None
+            if head is not None and head > sched.stop_tag:
+                head = None
+            if head is None and sched.keepalive and sched.stop_tag == FOREVER_TAG and coord is None:
+                wakeup.wait()
+                wakeup.clear()
+                continue
+            # Keepalive with a stop time: wait for a physical action until then.
+            if (head is None and sched.keepalive and coord is None and sched.stop_tag[0] < FOREVER
+                    and not sched.fast and not clock.wait_until(sched.stop_tag[0], wakeup)):
+                continue
+            if coord is not None:
+                # May post events that arrived from the network (so re-read the head).
+                head = coord.acquire(sched, head)
+                if self.items or self.stop_asked:
+                    continue
+            if head is None:
+                return None
+            if not sched.fast and head[0] > clock.now() and not (
+                    clock.wait_until(head[0], wakeup) if coord is None
+                    else coord.wait_until(sched, head[0], wakeup)):
+                continue  # woken by a physical action or a stop request (or the network)
+            return head

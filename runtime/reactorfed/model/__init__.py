@@ -1,0 +1,1 @@
+"""What a program is made of: reactors, ports, actions, timers, reactions, banks."""

@@ -1,0 +1,1 @@
+"""Logical time: tags, durations and clocks."""
