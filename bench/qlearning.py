@@ -31,7 +31,7 @@ from reactorfed.rl import (
     pack_fragment,
     unpack_fragment,
 )
-from reactorfed.rl.learner import weights_digest
+from reactorfed.rl.plans.qlearning import weights_digest
 
 PROGRAM = "examples/rl/qlearning.py:Main"
 ENV = "CartPole-v1"

@@ -49,11 +49,11 @@ from typing import Any
 
 from reactorfed import ms
 from reactorfed.rl import RunConfig
-from reactorfed.rl.apex_config import ApexDQNConfig
-from reactorfed.rl.apex_plan import ApexPlan
-from reactorfed.rl.backends import Backend
-from reactorfed.rl.colocated_replay import ColocatedApexPlan
-from reactorfed.rl.replay_policy import ReplayConfig
+from reactorfed.rl.algos.apex.config import ApexDQNConfig
+from reactorfed.rl.envs.backends import Backend
+from reactorfed.rl.plans.apex import ApexPlan
+from reactorfed.rl.plans.apex_colocated import ColocatedApexPlan
+from reactorfed.rl.replay.contracts import ReplayConfig
 
 
 @dataclass(frozen=True)

@@ -31,9 +31,9 @@ from dataclasses import dataclass
 
 from reactorfed import ms
 from reactorfed.rl import RunConfig
-from reactorfed.rl.appo_config import APPOConfig
-from reactorfed.rl.async_plan import AsyncPlan
-from reactorfed.rl.backends import Backend
+from reactorfed.rl.algos.appo.config import APPOConfig
+from reactorfed.rl.envs.backends import Backend
+from reactorfed.rl.plans.async_ import AsyncPlan
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from reactorfed import Bank, Reactor, bank, each
 from reactorfed.rl import make_mpe
-from reactorfed.rl.agents import AgentGroup, AgentPolicy, MultiAgentEnv
+from reactorfed.rl.plans.marl import AgentGroup, AgentPolicy, MultiAgentEnv
 
 
 @dataclass(frozen=True)

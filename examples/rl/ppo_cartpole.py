@@ -31,7 +31,7 @@ import math
 from dataclasses import dataclass
 
 from reactorfed.rl import PPOConfig, RunConfig, SyncPlan
-from reactorfed.rl.backends import Backend
+from reactorfed.rl.envs.backends import Backend
 
 
 @dataclass(frozen=True)

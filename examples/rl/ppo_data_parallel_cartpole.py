@@ -40,7 +40,7 @@ import math
 from dataclasses import dataclass
 
 from reactorfed.rl import DataParallelPlan, ParamServerPlan, PPOConfig, RunConfig
-from reactorfed.rl.backends import Backend
+from reactorfed.rl.envs.backends import Backend
 
 
 @dataclass(frozen=True)

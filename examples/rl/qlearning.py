@@ -9,7 +9,7 @@ process or federated; the learner reports them (``weights_sha256``) at the end.
 With ``max_samplers`` the samplers are an elastic bank: ``num_samplers`` at the start,
 then between 1 and ``max_samplers`` as members join (a ``reactorfed federate`` process for
 a free slot) and leave (SIGTERM to one, or Ctrl-C) while it trains. Each round takes
-exactly the fragments of the members present (see :mod:`reactorfed.rl.elastic_learner`);
+exactly the fragments of the members present (see :mod:`reactorfed.rl.plans.elastic_qlearning`);
 the learner reports the env steps it took from each member and the widths it saw. The
 RTI's record (``--membership-out``) replayed (``--membership``) gives the same weights.
 

@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from reactorfed import Reactor, bank, each
-from reactorfed.rl.backends import Backend
-from reactorfed.rl.samplers import Collector, EnvSampler
+from reactorfed.rl.envs.backends import Backend
+from reactorfed.rl.plans.sampling import Collector, EnvSampler
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,7 @@ import math
 from dataclasses import dataclass
 
 from reactorfed.rl import PPOConfig, RunConfig, SeedPlan
-from reactorfed.rl.backends import Backend
+from reactorfed.rl.envs.backends import Backend
 
 
 @dataclass(frozen=True)

@@ -153,7 +153,7 @@ def test_a_sampler_program_loads_without_torch() -> None:
         "load_program('examples/rl/sampling.py:Main', {})\n"
         "assert 'torch' not in sys.modules, 'torch was imported'\n"
         "from reactorfed.rl import greedy_action, DQNLearner\n"
-        "assert 'torch' in sys.modules and greedy_action.__module__ == 'reactorfed.rl.network'\n"
+        "assert 'torch' in sys.modules and greedy_action.__module__ == 'reactorfed.rl.algos.network'\n"
         "import reactorfed.rl as rl\n"
         "try:\n"
         "    rl.no_such_name\n"

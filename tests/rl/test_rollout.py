@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from reactorfed.rl import MLPActor, PolicyRunner, pack_rollout, unpack_rollout
-from reactorfed.rl.actor_critic import ActorCritic
+from reactorfed.rl.algos.ppo.actor_critic import ActorCritic
 
 
 class Always:

@@ -29,11 +29,11 @@ from reactorfed.rl import (
     SpaceInfo,
     step_dtype,
 )
-from reactorfed.rl.appo_config import APPOConfig
-from reactorfed.rl.plan_sampler import sampler_seed
-from reactorfed.rl.ppo import PPOLearner
+from reactorfed.rl.algos.appo.config import APPOConfig
+from reactorfed.rl.algos.ppo.learner import PPOLearner
+from reactorfed.rl.plans.sampler import sampler_seed
+from reactorfed.rl.plans.seed_inference import BatchedInference, central_policy
 from reactorfed.rl.rollout import PolicyRunner
-from reactorfed.rl.seed_inference import BatchedInference, central_policy
 
 from .conftest import EXAMPLES, load_example
 from .seed_programs import SMALL, SlowSeed

@@ -12,7 +12,7 @@ from reactorfed import Environment
 from reactorfed.errors import ValidationError
 from reactorfed.federation.process.threads import run_threads
 from reactorfed.rl import PPOConfig, RunConfig, SyncPlan
-from reactorfed.rl.ppo import PPOLearner
+from reactorfed.rl.algos.ppo.learner import PPOLearner
 
 from .conftest import load_example
 

@@ -14,14 +14,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .._lazy import lazy_attributes
-from .apex_config import ApexDQNConfig
-from .apex_learner import ApexLearner
-from .apex_plan import ApexPlan, ApexSampler, priority_lag_bound, weights_lag_bound
-from .buffer import Batch, ReplayBuffer
-from .conv_actor import ConvActor
-from .conv_ppo_config import ConvPPOConfig
-from .data_parallel_plan import DataParallelLearner, DataParallelPlan
-from .envs import (
+from .algos.apex.config import ApexDQNConfig
+from .algos.apex.q_actor import QActor, apex_epsilons
+from .algos.mlp_actor import MLPActor
+from .algos.ppo.config import PPOConfig
+from .algos.ppo.conv_actor import ConvActor
+from .algos.ppo.conv_config import ConvPPOConfig
+from .algos.ppo.gae import gae, lambda_returns
+from .contracts import Actor, Algorithm, GradientLearner, Learner, SpaceInfo
+from .envs.runner import (
     ATARI_GAMES,
     GYM_ENVS,
     EnvRunner,
@@ -33,33 +34,33 @@ from .envs import (
     record_dtype,
     unpack_fragment,
 )
-from .gae import gae, lambda_returns
-from .mlp_actor import MLPActor
-from .nstep import NStepBuilder, transition_dtype
-from .param_server_plan import GradientWorker, ParameterServer, ParamServerPlan
-from .policy import Actor, Algorithm, GradientLearner, Learner, SpaceInfo
-from .ppo_config import PPOConfig
-from .prioritized_replay import PrioritizedReplay, annealed_beta, importance_weights
-from .q_actor import QActor, apex_epsilons
-from .replay_policy import ReplayActor, ReplayAlgorithm, ReplayBatch, ReplayConfig, ReplayLearner
-from .replay_shard import ReplayShard
+from .envs.vector import VectorEnvRunner, VectorFragment, make_runner
+from .plans.apex import ApexPlan, ApexSampler, priority_lag_bound, weights_lag_bound
+from .plans.apex_trainer import ApexLearner
+from .plans.data_parallel import DataParallelLearner, DataParallelPlan
+from .plans.param_server import GradientWorker, ParameterServer, ParamServerPlan
+from .plans.seed import SeedPlan, SeedSampler, step_dtype
+from .plans.seed_trainer import SeedLearner
+from .plans.sync import SyncLearner, SyncPlan, SyncSampler
+from .replay.buffer import Batch, ReplayBuffer
+from .replay.contracts import ReplayActor, ReplayAlgorithm, ReplayBatch, ReplayConfig, ReplayLearner
+from .replay.nstep import NStepBuilder, transition_dtype
+from .replay.prioritized import PrioritizedReplay, annealed_beta, importance_weights
+from .replay.shard import ReplayShard
+from .replay.sum_tree import SumTree
 from .rollout import PolicyRunner, Rollout, pack_rollout, unpack_rollout
-from .seed_learner import SeedLearner
-from .seed_plan import SeedPlan, SeedSampler, step_dtype
-from .sum_tree import SumTree
-from .sync_plan import SyncLearner, SyncPlan, SyncSampler
 from .training import RunConfig, TrainingLog
-from .vector import VectorEnvRunner, VectorFragment, make_runner
 
 if TYPE_CHECKING:
-    from .actor_critic import ActorCritic
-    from .apex_dqn import ApexDQNLearner, double_q_target, weighted_td_loss
-    from .conv_actor_critic import ConvActorCritic
-    from .conv_ppo import ConvPPOLearner
-    from .dqn import DQNConfig, DQNLearner, EpsilonGreedy, linear_schedule, make_qnetwork
-    from .elastic_learner import ElasticDQNLearnerReactor
-    from .learner import DQNLearnerReactor, QSampler, TrainConfig
-    from .network import (
+    from .algos.apex.learner import ApexDQNLearner, double_q_target, weighted_td_loss
+    from .algos.dqn.learner import (
+        DQNConfig,
+        DQNLearner,
+        EpsilonGreedy,
+        linear_schedule,
+        make_qnetwork,
+    )
+    from .algos.network import (
         AtariQNetwork,
         QNetwork,
         Weights,
@@ -70,22 +71,27 @@ if TYPE_CHECKING:
         load_flat_weights,
         set_weights,
     )
-    from .ppo import PPOLearner, clipped_surrogate_loss, value_loss
-    from .seed_inference import BatchedInference
+    from .algos.ppo.actor_critic import ActorCritic
+    from .algos.ppo.conv_actor_critic import ConvActorCritic
+    from .algos.ppo.conv_learner import ConvPPOLearner
+    from .algos.ppo.learner import PPOLearner, clipped_surrogate_loss, value_loss
+    from .plans.elastic_qlearning import ElasticDQNLearnerReactor
+    from .plans.qlearning import DQNLearnerReactor, QSampler, TrainConfig
+    from .plans.seed_inference import BatchedInference
 
 #: the names that need torch, and their module
 _LAZY = {
-    **dict.fromkeys(["DQNLearnerReactor", "QSampler", "TrainConfig"], "learner"),
-    **dict.fromkeys(["DQNConfig", "DQNLearner", "EpsilonGreedy", "linear_schedule", "make_qnetwork"], "dqn"),
-    "ActorCritic": "actor_critic",
-    "ConvActorCritic": "conv_actor_critic",
-    "ConvPPOLearner": "conv_ppo",
-    **dict.fromkeys(["ApexDQNLearner", "double_q_target", "weighted_td_loss"], "apex_dqn"),
-    "ElasticDQNLearnerReactor": "elastic_learner",
-    **dict.fromkeys(["PPOLearner", "clipped_surrogate_loss", "value_loss"], "ppo"),
-    "BatchedInference": "seed_inference",
+    **dict.fromkeys(["DQNLearnerReactor", "QSampler", "TrainConfig"], "plans.qlearning"),
+    **dict.fromkeys(["DQNConfig", "DQNLearner", "EpsilonGreedy", "linear_schedule", "make_qnetwork"], "algos.dqn.learner"),
+    "ActorCritic": "algos.ppo.actor_critic",
+    "ConvActorCritic": "algos.ppo.conv_actor_critic",
+    "ConvPPOLearner": "algos.ppo.conv_learner",
+    **dict.fromkeys(["ApexDQNLearner", "double_q_target", "weighted_td_loss"], "algos.apex.learner"),
+    "ElasticDQNLearnerReactor": "plans.elastic_qlearning",
+    **dict.fromkeys(["PPOLearner", "clipped_surrogate_loss", "value_loss"], "algos.ppo.learner"),
+    "BatchedInference": "plans.seed_inference",
     **dict.fromkeys(["AtariQNetwork", "QNetwork", "Weights", "default_device", "flat_weights", "get_weights",
-                     "greedy_action", "load_flat_weights", "set_weights"], "network"),
+                     "greedy_action", "load_flat_weights", "set_weights"], "algos.network"),
 }
 
 

@@ -22,8 +22,8 @@ __all__ = ["RunConfig", "TrainingLog", "end_of_training", "learner_result", "res
 
 
 class Trained(Protocol):
-    """What a result reads of a learner (an on-policy :class:`~reactorfed.rl.policy.Learner`
-    or a :class:`~reactorfed.rl.replay_policy.ReplayLearner`)."""
+    """What a result reads of a learner (an on-policy :class:`~reactorfed.rl.contracts.Learner`
+    or a :class:`~reactorfed.rl.replay.contracts.ReplayLearner`)."""
 
     env_steps: int
     updates: int

@@ -1,0 +1,1 @@
+"""Ape-X DQN: its config, the per-copy epsilon-greedy actor and the double-Q Learner."""

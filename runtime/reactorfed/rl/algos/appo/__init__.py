@@ -1,0 +1,1 @@
+"""APPO: PPO's clipped loss on V-trace targets, for the asynchronous plan."""

@@ -1,0 +1,1 @@
+"""DQN: its config, epsilon-greedy exploration and the DQN Learner."""
