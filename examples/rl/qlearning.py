@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from reactorfed import Bank, Reactor, bank, each, ms
 from reactorfed.elastic import Elastic, elastic_bank
 from reactorfed.rl import (
-    DQNLearnerReactor,
-    ElasticDQNLearnerReactor,
+    DQNTrainer,
+    ElasticDQNTrainer,
     EnvRunner,
     QSampler,
     TrainConfig,
@@ -70,12 +70,12 @@ class Main(Reactor):
             self.samplers: Bank[QSampler] = elastic_bank(QSampler, width, env=args.env, seed=seeds,
                                                          fragment_len=args.fragment_len)
             period = ms(args.round_ms)
-            self.learner: DQNLearnerReactor = ElasticDQNLearnerReactor(
+            self.learner: DQNTrainer = ElasticDQNTrainer(
                 "samplers", args.max_samplers, obs_dim, num_actions, train=train, seed=args.seed, period=period)
             self.connect(self.samplers.fragment, self.learner.fragments)
             self.connect(self.learner.weights, self.samplers.weights, after=period, broadcast=True)
             return
         self.samplers = bank(QSampler, args.num_samplers, env=args.env, seed=seeds, fragment_len=args.fragment_len)
-        self.learner = DQNLearnerReactor(args.num_samplers, obs_dim, num_actions, train=train, seed=args.seed)
+        self.learner = DQNTrainer(args.num_samplers, obs_dim, num_actions, train=train, seed=args.seed)
         self.connect(self.samplers.fragment, self.learner.fragments)
         self.connect(self.learner.weights, self.samplers.weights, after=0, broadcast=True)

@@ -24,8 +24,8 @@ from reactorfed.rl import (
     PPOConfig,
     Rollout,
     RunConfig,
-    SeedLearner,
     SeedPlan,
+    SeedTrainer,
     SpaceInfo,
     step_dtype,
 )
@@ -106,7 +106,7 @@ def test_every_samplers_observations_in_one_forward_pass_and_actions_routed_back
         inference.observe([_records(last)[0], _records(last[:, :4])[1], _records(last)[2]])
 
 
-class _KeepsRollouts(SeedLearner):
+class _KeepsRollouts(SeedTrainer):
     """Keeps a copy of every fragment it learns from."""
 
     def __init__(self, *args: Any, **kw: Any) -> None:

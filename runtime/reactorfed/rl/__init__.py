@@ -36,12 +36,12 @@ from .envs.runner import (
 )
 from .envs.vector import VectorEnvRunner, VectorFragment, make_runner
 from .plans.apex import ApexPlan, ApexSampler, priority_lag_bound, weights_lag_bound
-from .plans.apex_trainer import ApexLearner
-from .plans.data_parallel import DataParallelLearner, DataParallelPlan
+from .plans.apex_trainer import ApexTrainer
+from .plans.data_parallel import DataParallelPlan, DataParallelTrainer
 from .plans.param_server import GradientWorker, ParameterServer, ParamServerPlan
 from .plans.seed import SeedPlan, SeedSampler, step_dtype
-from .plans.seed_trainer import SeedLearner
-from .plans.sync import SyncLearner, SyncPlan, SyncSampler
+from .plans.seed_trainer import SeedTrainer
+from .plans.sync import SyncPlan, SyncSampler, SyncTrainer
 from .replay.buffer import Batch, ReplayBuffer
 from .replay.contracts import ReplayActor, ReplayAlgorithm, ReplayBatch, ReplayConfig, ReplayLearner
 from .replay.nstep import NStepBuilder, transition_dtype
@@ -75,19 +75,19 @@ if TYPE_CHECKING:
     from .algos.ppo.conv_actor_critic import ConvActorCritic
     from .algos.ppo.conv_learner import ConvPPOLearner
     from .algos.ppo.learner import PPOLearner, clipped_surrogate_loss, value_loss
-    from .plans.elastic_qlearning import ElasticDQNLearnerReactor
-    from .plans.qlearning import DQNLearnerReactor, QSampler, TrainConfig
+    from .plans.elastic_qlearning import ElasticDQNTrainer
+    from .plans.qlearning import DQNTrainer, QSampler, TrainConfig
     from .plans.seed_inference import BatchedInference
 
 #: the names that need torch, and their module
 _LAZY = {
-    **dict.fromkeys(["DQNLearnerReactor", "QSampler", "TrainConfig"], "plans.qlearning"),
+    **dict.fromkeys(["DQNTrainer", "QSampler", "TrainConfig"], "plans.qlearning"),
     **dict.fromkeys(["DQNConfig", "DQNLearner", "EpsilonGreedy", "linear_schedule", "make_qnetwork"], "algos.dqn.learner"),
     "ActorCritic": "algos.ppo.actor_critic",
     "ConvActorCritic": "algos.ppo.conv_actor_critic",
     "ConvPPOLearner": "algos.ppo.conv_learner",
     **dict.fromkeys(["ApexDQNLearner", "double_q_target", "weighted_td_loss"], "algos.apex.learner"),
-    "ElasticDQNLearnerReactor": "plans.elastic_qlearning",
+    "ElasticDQNTrainer": "plans.elastic_qlearning",
     **dict.fromkeys(["PPOLearner", "clipped_surrogate_loss", "value_loss"], "algos.ppo.learner"),
     "BatchedInference": "plans.seed_inference",
     **dict.fromkeys(["AtariQNetwork", "QNetwork", "Weights", "default_device", "flat_weights", "get_weights",
@@ -105,9 +105,9 @@ __all__ = [
     "Algorithm",
     "ApexDQNConfig",
     "ApexDQNLearner",
-    "ApexLearner",
     "ApexPlan",
     "ApexSampler",
+    "ApexTrainer",
     "AtariQNetwork",
     "Batch",
     "BatchedInference",
@@ -117,10 +117,10 @@ __all__ = [
     "ConvPPOLearner",
     "DQNConfig",
     "DQNLearner",
-    "DQNLearnerReactor",
-    "DataParallelLearner",
+    "DQNTrainer",
     "DataParallelPlan",
-    "ElasticDQNLearnerReactor",
+    "DataParallelTrainer",
+    "ElasticDQNTrainer",
     "EnvRunner",
     "EpsilonGreedy",
     "Fragment",
@@ -147,14 +147,14 @@ __all__ = [
     "ReplayShard",
     "Rollout",
     "RunConfig",
-    "SeedLearner",
     "SeedPlan",
     "SeedSampler",
+    "SeedTrainer",
     "SpaceInfo",
     "SumTree",
-    "SyncLearner",
     "SyncPlan",
     "SyncSampler",
+    "SyncTrainer",
     "TrainConfig",
     "TrainingLog",
     "VectorEnvRunner",

@@ -18,6 +18,7 @@ __all__ = [
     "AtariQNetwork",
     "QNetwork",
     "Weights",
+    "adam",
     "default_device",
     "flat_weights",
     "get_weights",
@@ -181,3 +182,11 @@ def load_flat_weights(module: nn.Module, vec: np.ndarray) -> None:
             offset += n
     if offset != src.numel():
         raise ValueError(f"flat weights have {src.numel()} values, the network {offset}")
+
+
+def adam(model: torch.nn.Module, lr: float, eps: float) -> torch.optim.Adam:
+    """Adam, fused where torch has it on CPU (2.4 on): a third of a small update's time."""
+    try:
+        return torch.optim.Adam(model.parameters(), lr=lr, eps=eps, fused=True)
+    except (RuntimeError, TypeError, ValueError):
+        return torch.optim.Adam(model.parameters(), lr=lr, eps=eps)

@@ -46,7 +46,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from .runner import _register_ale, env_id, vectorization_mode
+from .runner import env_id, register_ale, vectorization_mode
 
 __all__ = ["EnvPoolVectorEnv", "envpool_installed", "envpool_support", "envpool_version"]
 
@@ -78,7 +78,7 @@ def _task(full: str) -> tuple[str, dict[str, Any]]:
     """EnvPool's id and settings for the gymnasium id ``full``: those that give it
     gymnasium's time limit (and, for Atari, its v5 vector environment's preprocessing)."""
     if full.startswith("ALE/"):
-        _register_ale()
+        register_ale()
         kw = gym.spec(full).kwargs
         frameskip = kw.get("frameskip", 4)
         if not isinstance(frameskip, int):

@@ -24,11 +24,14 @@ __all__ = [
     "GYM_ENVS",
     "EnvRunner",
     "Fragment",
+    "RandomActions",
     "env_id",
     "make_env",
     "make_mpe",
+    "obs_converter",
     "pack_fragment",
     "record_dtype",
+    "register_ale",
     "unpack_fragment",
     "vectorization_mode",
 ]
@@ -54,7 +57,7 @@ def env_id(name: str) -> str:
     return name
 
 
-def _register_ale() -> None:
+def register_ale() -> None:
     global _ale_registered
     if not _ale_registered:
         import ale_py
@@ -79,7 +82,7 @@ def _register_minatar() -> None:
 def _register_for(full_id: str) -> None:
     """Register the ids of the family ``full_id`` belongs to (ALE, MinAtar) with gymnasium."""
     if full_id.startswith("ALE/"):
-        _register_ale()
+        register_ale()
     elif full_id.startswith("MinAtar/"):
         _register_minatar()
 
@@ -207,7 +210,7 @@ def unpack_fragment(packed: np.ndarray) -> Fragment:
     )
 
 
-def _obs_converter(space: gym.Space[Any]) -> tuple[Any, tuple[int, ...], np.dtype[Any]]:
+def obs_converter(space: gym.Space[Any]) -> tuple[Any, tuple[int, ...], np.dtype[Any]]:
     """How to turn an observation into an array: (function or None, shape, dtype)."""
     if isinstance(space, gym.spaces.Box):
         return None, tuple(space.shape), np.dtype(space.dtype)
@@ -222,7 +225,7 @@ def _obs_converter(space: gym.Space[Any]) -> tuple[Any, tuple[int, ...], np.dtyp
 
 
 @dataclass(frozen=True, slots=True)
-class _Actions:
+class RandomActions:
     """What seeded random actions need of an action space (Discrete or Box)."""
 
     discrete: bool
@@ -233,7 +236,7 @@ class _Actions:
     high: Any = None
 
     @classmethod
-    def of(cls, space: gym.Space[Any]) -> _Actions:
+    def of(cls, space: gym.Space[Any]) -> RandomActions:
         if isinstance(space, gym.spaces.Discrete):
             return cls(True, int(space.n), (), np.dtype(np.int64))
         assert isinstance(space, gym.spaces.Box)
@@ -259,8 +262,8 @@ class EnvRunner:
         self.keep_next_obs = keep_next_obs
         self.env = make_env(name, **kwargs)
         self.rng = np.random.default_rng(seed)
-        self._convert, self.obs_shape, self.obs_dtype = _obs_converter(self.env.observation_space)
-        self._actions = a = _Actions.of(self.env.action_space)
+        self._convert, self.obs_shape, self.obs_dtype = obs_converter(self.env.observation_space)
+        self._actions = a = RandomActions.of(self.env.action_space)
         self.discrete, self.num_actions, self.action_shape, self.action_dtype = a.discrete, a.num_actions, a.shape, a.dtype
         self.record_dtype = record_dtype(self.obs_shape, self.obs_dtype, self.action_shape, self.action_dtype)
         obs, _ = self.env.reset(seed=seed)

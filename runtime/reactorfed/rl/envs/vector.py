@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from .backends import make_vector_env, resolve_backend, vectorization_mode
-from .runner import EnvRunner, _Actions, _obs_converter, env_id, record_dtype
+from .runner import EnvRunner, RandomActions, env_id, obs_converter, record_dtype
 
 __all__ = ["VectorEnvRunner", "VectorFragment", "make_runner"]
 
@@ -78,8 +78,8 @@ class VectorEnvRunner:
         self.mode = "envpool" if self.backend == "envpool" else vectorization_mode(env_id(name))
         self.rng = np.random.default_rng(seed)
         single_obs = self.env.single_observation_space
-        self._convert, self.obs_shape, self.obs_dtype = _obs_converter(single_obs)
-        self._actions = a = _Actions.of(self.env.single_action_space)
+        self._convert, self.obs_shape, self.obs_dtype = obs_converter(single_obs)
+        self._actions = a = RandomActions.of(self.env.single_action_space)
         self.num_actions = a.num_actions
         #: a row of :meth:`record`: every copy's step (see :func:`~reactorfed.rl.envs.runner.record_dtype`)
         self.record_dtype = record_dtype(self.obs_shape, self.obs_dtype, a.shape, a.dtype, vector=True)

@@ -87,7 +87,7 @@ from ..replay.nstep import NStepBuilder
 from ..replay.shard import ReplayShard, shard_seed
 from ..rollout import PolicyRunner
 from ..training import RunConfig
-from .apex_trainer import ApexLearner
+from .apex_trainer import ApexTrainer
 from .async_ import AsyncSampler
 from .sampler import actor_seed, sampler_seed
 
@@ -171,7 +171,7 @@ class ApexPlan(Reactor):
         self.shards = bank(ReplayShard, S, num_inputs=each(lambda s: len(range(s, N, S))),
                            capacity=math.ceil(replay.capacity / S), alpha=replay.alpha, eps=replay.eps,
                            seed=each(lambda s: shard_seed(seed, s)))
-        self.learner = ApexLearner(N, S, algo, space, replay, learn_period=learn_period,
+        self.learner = ApexTrainer(N, S, algo, space, replay, learn_period=learn_period,
                                    weights_every=weights_every, run=run, seed=seed)
         # shard s's input channels, in order, are samplers s, s + S, s + 2S, ...
         self.connect([self.samplers[i].fragment for s in range(S) for i in range(s, N, S)], self.shards.transitions)

@@ -24,7 +24,7 @@ from ..replay.contracts import ReplayAlgorithm, ReplayConfig
 from ..replay.shard import ReplayShard, shard_seed
 from ..training import RunConfig
 from .apex import ApexSampler, apex_samplers
-from .apex_trainer import ApexLearner
+from .apex_trainer import ApexTrainer
 
 __all__ = ["ColocatedApexPlan", "ColocatedReplay"]
 
@@ -45,7 +45,7 @@ class ColocatedReplay(Reactor):
         self.shards = bank(ReplayShard, S, num_inputs=each(lambda s: len(range(s, N, S))),
                            capacity=math.ceil(replay.capacity / S), alpha=replay.alpha, eps=replay.eps,
                            seed=each(lambda s: shard_seed(seed, s)))
-        self.learner = ApexLearner(N, S, algo, space, replay, learn_period=learn_period,
+        self.learner = ApexTrainer(N, S, algo, space, replay, learn_period=learn_period,
                                    weights_every=weights_every, run=run, seed=seed)
         reply = prefetch * learn_period
         # the delays of ApexPlan's connections, each on the same path inside this reactor

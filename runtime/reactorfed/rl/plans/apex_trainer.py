@@ -15,7 +15,7 @@ It stops after ``run.iterations`` updates, or once the last 100 training episode
 the samplers report) average ``run.target_return``, and asks the federation to stop; what
 still arrives after that is not learned from. At shutdown it saves a checkpoint and
 reports its result, as the other plans' learners do
-(:class:`~reactorfed.rl.plans.trainer.PlanLearner`).
+(:class:`~reactorfed.rl.plans.trainer.PlanTrainer`).
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ from ..training import (
     save_progress,
 )
 
-__all__ = ["ApexLearner", "draw_probabilities", "split_batch"]
+__all__ = ["ApexTrainer", "draw_probabilities", "split_batch"]
 
 
 def split_batch(batch_size: int, totals: np.ndarray) -> np.ndarray:
@@ -75,7 +75,7 @@ def draw_probabilities(replies: list[ShardReply]) -> np.ndarray:
     return np.concatenate(parts) if parts else np.zeros(0)
 
 
-class ApexLearner(Reactor):
+class ApexTrainer(Reactor):
     """Learns every ``learn_period`` from the batch its ``num_shards`` shards drew
     ``prefetch`` ticks before; see the module's docstring."""
 

@@ -51,9 +51,9 @@ from ..contracts import Algorithm, SpaceInfo
 from ..envs.backends import BACKENDS
 from ..training import RunConfig
 from .sampler import PlanSampler, sampler_seed
-from .trainer import PlanLearner
+from .trainer import PlanTrainer
 
-__all__ = ["AsyncLearner", "AsyncPlan", "AsyncSampler", "policy_lag_bound"]
+__all__ = ["AsyncPlan", "AsyncSampler", "AsyncTrainer", "policy_lag_bound"]
 
 
 def policy_lag_bound(weights_delay: int, period: int, num_samplers: int) -> int:
@@ -88,10 +88,10 @@ class AsyncSampler(PlanSampler):
             fragment.set(self.sample())
 
 
-class AsyncLearner(PlanLearner):
+class AsyncTrainer(PlanTrainer):
     """Learns from the fragments of each tag as they come, then broadcasts its payload;
     once training is over it asks the federation to stop (see
-    :class:`~reactorfed.rl.plans.trainer.PlanLearner` for the rest)."""
+    :class:`~reactorfed.rl.plans.trainer.PlanTrainer` for the rest)."""
 
     done = False
 
@@ -129,6 +129,6 @@ class AsyncPlan(Reactor):
                              seed=each(lambda i: sampler_seed(seed, i)),
                              offset=each(lambda i: weights_delay + i * period // num_samplers), period=period,
                              backend=backend)
-        self.learner = AsyncLearner(num_samplers, algo, space, run=run, seed=seed)
+        self.learner = AsyncTrainer(num_samplers, algo, space, run=run, seed=seed)
         self.connect(self.samplers.fragment, self.learner.fragments)
         self.connect(self.learner.weights, self.samplers.weights, after=weights_delay, broadcast=True)

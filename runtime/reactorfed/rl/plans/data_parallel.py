@@ -82,10 +82,10 @@ from .gradient_rounds import (
 from .sampler import sampler_seed
 from .sync import SyncSampler
 
-__all__ = ["DataParallelLearner", "DataParallelPlan"]
+__all__ = ["DataParallelPlan", "DataParallelTrainer"]
 
 
-class DataParallelLearner(GradientRounds):
+class DataParallelTrainer(GradientRounds):
     """Learner ``k`` of ``num_learners``, fed by ``num_samplers`` samplers of its own (see
     the module's docstring for the round)."""
 
@@ -155,7 +155,7 @@ class DataParallelPlan(Reactor):
         space = SpaceInfo.of_env(env)
         self.samplers = bank(SyncSampler, K * S, algo, env, space, num_envs, fragment_len,
                              seed=each(lambda i: sampler_seed(seed, i)), backend=backend)
-        self.learners = bank(DataParallelLearner, K, K, S, algo, space, run=run, seed=seed,
+        self.learners = bank(DataParallelTrainer, K, K, S, algo, space, run=run, seed=seed,
                              lead=each(lambda k: k == 0), trace=trace)
         self.connect(self.samplers.fragment, self.learners.fragments)  # in order: S channels a learner
         for k in range(K):

@@ -32,13 +32,13 @@ from reactorfed import STARTUP, ActionHandle, LogicalAction, MultiReader, PortWr
 from ...elastic import members
 from ..algos.dqn.learner import DQNConfig
 from ..envs.runner import Fragment
-from .qlearning import DQNLearnerReactor, TrainConfig
+from .qlearning import DQNTrainer, TrainConfig
 
-__all__ = ["ElasticDQNLearnerReactor"]
+__all__ = ["ElasticDQNTrainer"]
 
 
-class ElasticDQNLearnerReactor(DQNLearnerReactor):
-    """A :class:`DQNLearnerReactor` whose samplers are the members of the main reactor's
+class ElasticDQNTrainer(DQNTrainer):
+    """A :class:`DQNTrainer` whose samplers are the members of the main reactor's
     elastic bank ``bank`` (of ``n`` slots, its maximum width). Connect its ``weights`` to
     the samplers with a delay of ``period`` (``after=period``; 0: the next microstep), the
     delay its rounds are timed with (see the module)."""
@@ -92,14 +92,14 @@ class ElasticDQNLearnerReactor(DQNLearnerReactor):
         weights.set(self.learner.payload())
         round_end.schedule(delay=self.period)
 
-    @reaction(triggers=[STARTUP], effects=[DQNLearnerReactor.weights, round_end])
+    @reaction(triggers=[STARTUP], effects=[DQNTrainer.weights, round_end])
     def start(self, weights: PortWriter[np.ndarray], round_end: ActionHandle) -> None:
         now = self._note()
         self._begin()
         if self.iteration < self.iterations:
             self._ask(now, weights, round_end)
 
-    @reaction(triggers=[DQNLearnerReactor.fragments, round_end], effects=[DQNLearnerReactor.weights, round_end])
+    @reaction(triggers=[DQNTrainer.fragments, round_end], effects=[DQNTrainer.weights, round_end])
     def learn(self, fragments: MultiReader[np.ndarray], weights: PortWriter[np.ndarray],
               round_end: ActionHandle) -> None:
         now = self._note()

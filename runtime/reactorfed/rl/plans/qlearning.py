@@ -1,6 +1,6 @@
 """Synchronized parallel Q-learning and DQN training, as reactors.
 
-Each iteration: the :class:`DQNLearnerReactor` broadcasts its payload (flat
+Each iteration: the :class:`DQNTrainer` broadcasts its payload (flat
 weights + epsilon), every :class:`QSampler` collects a fragment with it, the
 learner adds the fragments to its replay buffer in sampler order, updates, and
 broadcasts again (after 0). Everything that varies is seeded, and fragments are
@@ -38,7 +38,7 @@ from ..algos.dqn.learner import DQNConfig, DQNLearner, EpsilonGreedy
 from ..algos.network import greedy_action
 from ..envs.runner import EnvRunner, Fragment, pack_fragment, unpack_fragment
 
-__all__ = ["DQNLearnerReactor", "QSampler", "TrainConfig", "evaluate", "weights_digest"]
+__all__ = ["DQNTrainer", "QSampler", "TrainConfig", "evaluate", "weights_digest"]
 
 
 def weights_digest(learner: DQNLearner) -> str:
@@ -98,7 +98,7 @@ class QSampler(Reactor):
 
 @dataclass(frozen=True)
 class TrainConfig:
-    """How a :class:`DQNLearnerReactor` runs training (DQN's own settings are a
+    """How a :class:`DQNTrainer` runs training (DQN's own settings are a
     :class:`~reactorfed.rl.DQNConfig`)."""
 
     #: stop after this many iterations (one fragment from every sampler, then updates)
@@ -132,7 +132,7 @@ class TrainConfig:
     timeline: bool = False
 
 
-class DQNLearnerReactor(Reactor):
+class DQNTrainer(Reactor):
     """Replay buffer + DQN learner; gathers ``n`` fragments per iteration.
 
     Stops after ``train.iterations`` iterations, or (with ``train.target_return``) once

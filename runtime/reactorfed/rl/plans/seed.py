@@ -66,7 +66,7 @@ from ..envs.backends import BACKENDS, resolve_backend
 from ..rollout import PolicyRunner
 from ..training import RunConfig
 from .sampler import sampler_seed
-from .seed_trainer import SeedLearner
+from .seed_trainer import SeedTrainer
 
 __all__ = ["SeedPlan", "SeedSampler", "step_dtype"]
 
@@ -131,10 +131,10 @@ class SeedPlan(Reactor):
 
     Subclass it for a program with its own settings (``super().__init__(...)``); set
     :attr:`Sampler` or :attr:`Learner` for reactors of your own (subclasses of
-    :class:`SeedSampler`, :class:`~reactorfed.rl.plans.seed_trainer.SeedLearner`)."""
+    :class:`SeedSampler`, :class:`~reactorfed.rl.plans.seed_trainer.SeedTrainer`)."""
 
     Sampler: type[SeedSampler] = SeedSampler
-    Learner: type[SeedLearner] = SeedLearner
+    Learner: type[SeedTrainer] = SeedTrainer
 
     def __init__(self, algo: Algorithm, env: str, *, num_samplers: int = 2, num_envs: int = 4,
                  fragment_len: int = 32, run: RunConfig | None = None, seed: int = 0,

@@ -2,7 +2,7 @@
 forward pass of the learner's own policy network, on its device; each sampler's actions
 routed back; the trajectories assembled on the learner's side.
 
-Nothing here knows about reactors: :class:`~reactorfed.rl.plans.seed_trainer.SeedLearner` hands
+Nothing here knows about reactors: :class:`~reactorfed.rl.plans.seed_trainer.SeedTrainer` hands
 :meth:`BatchedInference.observe` the step records of a tag (:func:`~reactorfed.rl.plans.seed.step_dtype`,
 in sampler order) and sends out what :meth:`BatchedInference.act` returns.
 

@@ -43,10 +43,10 @@ from .sampler import actor_seed
 if TYPE_CHECKING:
     from .seed_inference import BatchedInference
 
-__all__ = ["SeedLearner"]
+__all__ = ["SeedTrainer"]
 
 
-class SeedLearner(Reactor):
+class SeedTrainer(Reactor):
     """Acts for ``n`` samplers of ``num_envs`` copies and learns every ``fragment_len``
     steps. Stops after ``run.iterations`` updates, or once the last 100 training episodes
     average ``run.target_return``, by sending no more actions. At shutdown it saves a

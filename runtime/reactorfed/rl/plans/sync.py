@@ -32,9 +32,9 @@ from ..contracts import Algorithm, SpaceInfo
 from ..envs.backends import BACKENDS
 from ..training import RunConfig
 from .sampler import PlanSampler, sampler_seed
-from .trainer import PlanLearner
+from .trainer import PlanTrainer
 
-__all__ = ["SyncLearner", "SyncPlan", "SyncSampler", "sampler_seed"]
+__all__ = ["SyncPlan", "SyncSampler", "SyncTrainer", "sampler_seed"]
 
 
 class SyncSampler(PlanSampler):
@@ -46,9 +46,9 @@ class SyncSampler(PlanSampler):
         fragment.set(self.sample())
 
 
-class SyncLearner(PlanLearner):
+class SyncTrainer(PlanTrainer):
     """Learns from every sampler's fragment at once, then broadcasts its payload (see
-    :class:`~reactorfed.rl.plans.trainer.PlanLearner` for the rest)."""
+    :class:`~reactorfed.rl.plans.trainer.PlanTrainer` for the rest)."""
 
     def take(self, present: Sequence[tuple[int, np.ndarray]]) -> bool:
         # the plan's invariant: every sampler's fragment arrives at the tag of the round
@@ -75,6 +75,6 @@ class SyncPlan(Reactor):
         space = SpaceInfo.of_env(env)
         self.samplers = bank(SyncSampler, num_samplers, algo, env, space, num_envs, fragment_len,
                              seed=each(lambda i: sampler_seed(seed, i)), backend=backend)
-        self.learner = SyncLearner(num_samplers, algo, space, run=run, seed=seed)
+        self.learner = SyncTrainer(num_samplers, algo, space, run=run, seed=seed)
         self.connect(self.samplers.fragment, self.learner.fragments)
         self.connect(self.learner.weights, self.samplers.weights, after=0, broadcast=True)

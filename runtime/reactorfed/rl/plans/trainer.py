@@ -2,9 +2,9 @@
 startup (resuming from a checkpoint when asked), learns from the fragments that arrive,
 broadcasts its payload while training goes on, and at shutdown saves a checkpoint and
 reports its result. The plans differ only in which fragments make an update and in how
-the run ends: the synchronous plan's learner (:class:`~reactorfed.rl.plans.sync.SyncLearner`)
+the run ends: the synchronous plan's learner (:class:`~reactorfed.rl.plans.sync.SyncTrainer`)
 needs every sampler's fragment at each tag and ends by sending no more weights; the
-asynchronous one's (:class:`~reactorfed.rl.plans.async_.AsyncLearner`) learns from what
+asynchronous one's (:class:`~reactorfed.rl.plans.async_.AsyncTrainer`) learns from what
 comes and asks the federation to stop, since its samplers' clocks run on.
 """
 
@@ -27,10 +27,10 @@ from ..training import (
     save_progress,
 )
 
-__all__ = ["PlanLearner"]
+__all__ = ["PlanTrainer"]
 
 
-class PlanLearner(Reactor):
+class PlanTrainer(Reactor):
     """Stops after ``run.iterations`` updates, or once the last 100 training episodes
     average ``run.target_return``. At shutdown it saves a checkpoint (with
     ``run.checkpoint``) and reports its result (:meth:`~reactorfed.Reactor.report_result`):

@@ -27,8 +27,7 @@ from ...contracts import SpaceInfo
 from ...replay.contracts import ReplayBatch
 from ...training import write_checkpoint
 from ..dqn.learner import make_qnetwork
-from ..network import flat_weights
-from ..ppo.learner import _adam
+from ..network import adam, flat_weights
 
 if TYPE_CHECKING:
     from .config import ApexDQNConfig
@@ -67,7 +66,7 @@ class ApexDQNLearner:
         self.q = make_qnetwork(space.obs_dim, space.num_actions, c.hidden, seed).to(self.device)
         self.target = copy.deepcopy(self.q)
         self.target.requires_grad_(False)
-        self.optimizer = _adam(self.q, c.learning_rate, c.adam_eps)
+        self.optimizer = adam(self.q, c.learning_rate, c.adam_eps)
         self.env_steps = 0
         self.updates = 0
 
