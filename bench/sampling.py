@@ -36,7 +36,8 @@ import torch
 
 from bench.common import wait_quiet
 from bench.ray_util import init_ray, shutdown_ray
-from reactorfed.rl import EnvRunner, make_runner
+from reactorfed.rl import EnvRunner
+from reactorfed.rl.envs import make_runner
 
 
 class SamplerWorker:

@@ -48,12 +48,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from reactorfed import ms
-from reactorfed.rl import RunConfig
-from reactorfed.rl.algos.apex.config import ApexDQNConfig
-from reactorfed.rl.envs.backends import Backend
-from reactorfed.rl.plans.apex import ApexPlan
-from reactorfed.rl.plans.apex_colocated import ColocatedApexPlan
-from reactorfed.rl.replay.contracts import ReplayConfig
+from reactorfed.rl import (
+    ApexDQNConfig,
+    ApexPlan,
+    Backend,
+    ColocatedApexPlan,
+    ReplayConfig,
+    RunConfig,
+)
 
 
 @dataclass(frozen=True)

@@ -30,10 +30,7 @@ import math
 from dataclasses import dataclass
 
 from reactorfed import ms
-from reactorfed.rl import RunConfig
-from reactorfed.rl.algos.appo.config import APPOConfig
-from reactorfed.rl.envs.backends import Backend
-from reactorfed.rl.plans.async_ import AsyncPlan
+from reactorfed.rl import APPOConfig, AsyncPlan, Backend, RunConfig
 
 
 @dataclass(frozen=True)

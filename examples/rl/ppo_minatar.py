@@ -42,9 +42,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from reactorfed.rl import RunConfig, SyncPlan
-from reactorfed.rl.algos.ppo.conv_config import ConvPPOConfig
-from reactorfed.rl.envs.backends import Backend
+from reactorfed.rl import Backend, ConvPPOConfig, RunConfig, SyncPlan
 
 
 @dataclass(frozen=True)

@@ -102,7 +102,7 @@ def test_a_sampler_acts_and_prioritises_without_torch() -> None:
         "import sys\n"
         "from reactorfed.program import load_program\n"
         "main = load_program('examples/rl/apex_dqn_cartpole.py:Main', {})\n"
-        "from reactorfed.rl import NStepBuilder, PolicyRunner, SpaceInfo\n"
+        "from reactorfed.rl import PolicyRunner, SpaceInfo; from reactorfed.rl.replay import NStepBuilder\n"
         "cfg = main.learner.algo\n"
         "actor = cfg.make_actor(SpaceInfo((4,), 2), 1, range(4), 8)\n"
         "b = NStepBuilder(4, cfg.n_step, cfg.gamma)\n"

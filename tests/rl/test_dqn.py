@@ -8,16 +8,9 @@ import numpy as np
 import pytest
 import torch
 
-from reactorfed.rl import (
-    DQNConfig,
-    DQNLearner,
-    EnvRunner,
-    EpsilonGreedy,
-    flat_weights,
-    linear_schedule,
-    load_flat_weights,
-    make_qnetwork,
-)
+from reactorfed.rl import DQNConfig, DQNLearner, EnvRunner
+from reactorfed.rl.algos.dqn import EpsilonGreedy, linear_schedule, make_qnetwork
+from reactorfed.rl.algos.network import flat_weights, load_flat_weights
 from reactorfed.rl.plans.qlearning import weights_digest
 
 SMALL = DQNConfig(learning_starts=100, batch_size=32, target_update_interval=5)

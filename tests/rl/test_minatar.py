@@ -141,7 +141,7 @@ import sys
 sys.path.insert(0, {str(EXAMPLES)!r})
 import numpy as np
 import ppo_minatar
-from reactorfed.rl import PolicyRunner, pack_rollout
+from reactorfed.rl.rollout import PolicyRunner, pack_rollout
 main = ppo_minatar.Main(ppo_minatar.Args(checkpoint=""))
 s = main.samplers[0]
 actor = s.algo.make_actor(s.space, 1)

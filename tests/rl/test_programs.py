@@ -11,7 +11,8 @@ import torch
 
 from reactorfed import Environment
 from reactorfed.federation.process.threads import run_threads
-from reactorfed.rl import DQNLearner, EnvRunner, greedy_action, make_mpe, make_qnetwork
+from reactorfed.rl import DQNLearner, EnvRunner, make_mpe
+from reactorfed.rl.algos.dqn import greedy_action, make_qnetwork
 
 from .conftest import load_example
 

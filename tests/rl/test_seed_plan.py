@@ -20,17 +20,10 @@ import torch
 from reactorfed import Environment
 from reactorfed.errors import ValidationError
 from reactorfed.federation.process.threads import run_threads
-from reactorfed.rl import (
-    PPOConfig,
-    Rollout,
-    RunConfig,
-    SeedPlan,
-    SeedTrainer,
-    SpaceInfo,
-    step_dtype,
-)
+from reactorfed.rl import PPOConfig, Rollout, RunConfig, SeedPlan, SpaceInfo
 from reactorfed.rl.algos.appo.config import APPOConfig
 from reactorfed.rl.algos.ppo.learner import PPOLearner
+from reactorfed.rl.plans import SeedTrainer, step_dtype
 from reactorfed.rl.plans.sampler import sampler_seed
 from reactorfed.rl.plans.seed_inference import BatchedInference, central_policy
 from reactorfed.rl.rollout import PolicyRunner
@@ -259,7 +252,7 @@ sys.path.insert(0, {str(EXAMPLES)!r})
 import numpy as np
 import seed_ppo_cartpole
 from reactorfed import Environment, Input, Output, Reactor, bank, each, reaction
-from reactorfed.rl import SeedSampler
+from reactorfed.rl.plans import SeedSampler
 seed_ppo_cartpole.Main(seed_ppo_cartpole.Args(checkpoint=""))
 
 class Zeros(Reactor):
