@@ -22,6 +22,7 @@ from .algos.appo.config import APPOConfig
 from .algos.ppo.config import PPOConfig
 from .algos.ppo.conv_config import ConvPPOConfig
 from .contracts import Actor, Algorithm, Learner, SpaceInfo
+from .curves import Curves
 from .envs.backends import Backend
 from .envs.runner import EnvRunner, make_env, make_mpe
 from .envs.vector import VectorEnvRunner
@@ -71,6 +72,7 @@ __all__ = [
     "Collector",
     "ColocatedApexPlan",
     "ConvPPOConfig",
+    "Curves",
     "DQNConfig",
     "DQNLearner",
     "DQNTrainer",

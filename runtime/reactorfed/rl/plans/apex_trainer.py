@@ -108,7 +108,7 @@ class ApexTrainer(Reactor):
         self.learner = learner = self.algo.make_learner(self.space, self.seed)
         run = self.run
         self.iteration = self.resumed_from = resume_from_checkpoint(learner, run, self.log)
-        self.log.start()
+        self.log.start(self.fqn)
         if self.iteration < run.iterations:
             weights.set(learner.payload())
         else:  # a run resumed after it had finished: nothing left to do
@@ -167,6 +167,7 @@ class ApexTrainer(Reactor):
                 priorities[s].set(pack_priorities(r.ids, td[at : at + len(r.ids)]))
                 at += len(r.ids)
         self.iteration += 1
+        self.log.write(self.iteration, learner.env_steps, self.stats, self.elapsed())
         run = self.run
         if run.progress and self.iteration % run.progress_every == 0:
             self.log.show(self.iteration, learner.env_steps, self.stats)

@@ -118,7 +118,7 @@ class GradientRounds(Reactor):
         """Build the learner (resumed from the checkpoint when asked); whether training goes on."""
         self.learner = gradient_learner(self.algo, self.space, self.seed, self.fqn)
         self.iteration = self.resumed_from = resume_from_checkpoint(self.learner, self._shown(), self.log)
-        self.log.start()
+        self.log.start(self.fqn)
         return self.iteration < self.run.iterations
 
     def _shown(self) -> RunConfig:
@@ -147,6 +147,7 @@ class GradientRounds(Reactor):
         self.stats = learner.finish_update()
         self.iteration += 1
         self.log.add(self.returns, self.iteration, learner.env_steps)
+        self.log.write(self.iteration, learner.env_steps, self.stats, self.elapsed())
         run = self.run
         if self.lead and run.progress and self.iteration % run.progress_every == 0:
             self.log.show(self.iteration, learner.env_steps, self.stats)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sys
 import time
 from collections import deque
@@ -36,6 +37,7 @@ from reactorfed import (
 
 from ..algos.dqn.learner import DQNConfig, DQNLearner, EpsilonGreedy
 from ..algos.network import greedy_action
+from ..curves import LOGDIR_ENV, Curves
 from ..envs.runner import EnvRunner, Fragment, pack_fragment, unpack_fragment
 
 __all__ = ["DQNTrainer", "QSampler", "TrainConfig", "evaluate", "weights_digest"]
@@ -125,6 +127,9 @@ class TrainConfig:
     #: a status line on stderr every ``progress_every`` iterations
     progress: bool = False
     progress_every: int = 10
+    #: where the learner writes TensorBoard curves ("": the command line's ``--logdir``;
+    #: none without either)
+    logdir: str = ""
     #: keep a row per iteration in the result (``timeline``): the physical time (ns since
     #: the epoch, the clock's) at which the learner took the iteration's fragments, the
     #: tag (ns after the start, microstep), the env steps taken and the channels they came
@@ -183,6 +188,7 @@ class DQNTrainer(Reactor):
         self.resumed_from = 0
         #: with ``train.timeline``: [wall ns, tag ns, microstep, env steps, [channels]] per iteration
         self.timeline: list[list[Any]] = []
+        self.curves: Curves | None = None  # TensorBoard, from the start (see _begin)
         if train.resume and train.checkpoint and Path(train.checkpoint).exists():
             state = torch.load(train.checkpoint, map_location="cpu", weights_only=False)
             self.learner.load_state(state)
@@ -194,6 +200,8 @@ class DQNTrainer(Reactor):
 
     def _begin(self) -> None:
         self.t0 = self.t_last = time.perf_counter()
+        logdir = self.train.logdir or os.environ.get(LOGDIR_ENV, "")
+        self.curves = Curves(logdir, self.fqn) if logdir else None
 
     def _save(self) -> None:
         self.learner.save(self.checkpoint, extra={"iteration": self.iteration, "episodes": self.episodes})
@@ -240,6 +248,12 @@ class DQNTrainer(Reactor):
         self.learner.update(self.updates_per_iteration)
         self.iteration += 1
         self.t_last = time.perf_counter()
+        if self.curves is not None:
+            steps = self.learner.env_steps
+            self.curves.write(steps, {
+                "rollout/ep_rew_mean": self.mean_return, "rollout/exploration_rate": self.learner.epsilon,
+                "train/loss": self.learner.last_loss, "time/fps": steps / max(self.t_last - self.t0, 1e-9),
+                "time/iterations": self.iteration, "reactorfed/logical_time_s": self.elapsed() / 1e9})
         if self.progress and self.iteration % self.progress_every == 0:
             self._show()
         if self.checkpoint and self.checkpoint_every and self.iteration % self.checkpoint_every == 0:
@@ -297,6 +311,8 @@ class DQNTrainer(Reactor):
     def finish(self) -> None:
         if self.checkpoint:
             self._save()
+        if self.curves is not None:
+            self.curves.close()
         seconds = self.t_last - self.t0
         self.result = {
             "iterations": self.iteration,

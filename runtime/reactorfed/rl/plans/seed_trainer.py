@@ -84,7 +84,7 @@ class SeedTrainer(Reactor):
         self.inference = BatchedInference(policy, device, self.n, self.num_envs, self.fragment_len,
                                           seed=actor_seed(self.seed))
         self.iteration = self.resumed_from = resume_from_checkpoint(learner, self.run, self.log)
-        self.log.start()
+        self.log.start(self.fqn)
         # a run resumed after it had finished has nothing left to do: no actions
         self.over = self.iteration >= self.run.iterations
 
@@ -113,6 +113,7 @@ class SeedTrainer(Reactor):
         self.stats = learner.learn(rollouts)
         self.iteration += 1
         self.log.add((r for ro in rollouts for r in ro.episode_returns), self.iteration, learner.env_steps)
+        self.log.write(self.iteration, learner.env_steps, self.stats, self.elapsed())
         run = self.run
         if run.progress and self.iteration % run.progress_every == 0:
             self.log.show(self.iteration, learner.env_steps, self.stats)

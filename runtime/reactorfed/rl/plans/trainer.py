@@ -65,7 +65,7 @@ class PlanTrainer(Reactor):
         self.learner = learner = self.algo.make_learner(self.space, self.seed)
         run = self.run
         self.iteration = self.resumed_from = resume_from_checkpoint(learner, run, self.log)
-        self.log.start()
+        self.log.start(self.fqn)
         # a run resumed after it had finished has nothing left to do: no weights
         if self.iteration < run.iterations:
             weights.set(learner.payload())
@@ -83,6 +83,7 @@ class PlanTrainer(Reactor):
         self.stats = learner.learn(rollouts)
         self.iteration += 1
         self.log.add((r for ro in rollouts for r in ro.episode_returns), self.iteration, learner.env_steps)
+        self.log.write(self.iteration, learner.env_steps, self.stats, self.elapsed())
         run = self.run
         if run.progress and self.iteration % run.progress_every == 0:
             self.log.show(self.iteration, learner.env_steps, self.stats)
