@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from bench.common import Results
 from bench.sampling import run_suite
-from reactorfed.rl import ATARI_GAMES
+from reactorfed.rl.envs import ATARI_GAMES
 
 # total steps for full runs (fragment-1000 runs MIN_FRAG_1000 steps: 20 fragments per
 # sampler with 2 samplers, so that set-up and the first fragment weigh little). Per-step

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from bench.common import Results
 from bench.sampling import run_suite
-from reactorfed.rl import GYM_ENVS
+from reactorfed.rl.envs import GYM_ENVS
 
 # total steps for full runs
 STEP_ROUNDS = {"CartPole-v1": 3000, "Blackjack-v1": 2000, "Pendulum-v1": 3000}

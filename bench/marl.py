@@ -42,7 +42,8 @@ from bench.common import Results, base_parser, progress, summarize, wait_quiet
 from bench.marl_raw import drive, raw_marl, raw_marl_unix
 from bench.ray_util import init_ray, shutdown_ray
 from bench.rf_runner import MODES, ProgramFailed, federated_available, run_program
-from reactorfed.rl import greedy_action, make_mpe, make_qnetwork
+from reactorfed.rl import make_mpe
+from reactorfed.rl.algos.dqn import greedy_action, make_qnetwork
 
 PROGRAM = "examples/rl/marl.py:Main"
 

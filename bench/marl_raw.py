@@ -28,7 +28,7 @@ def _agent(index: int, seed: int, port_in: int, port_out: int, obs_dim: int, num
     import torch
     import zmq
 
-    from reactorfed.rl import greedy_action, make_qnetwork
+    from reactorfed.rl.algos.dqn import greedy_action, make_qnetwork
 
     torch.set_num_threads(1)
     q = make_qnetwork(obs_dim, num_actions, (64, 64), seed)
@@ -109,7 +109,7 @@ def raw_marl(num_agents: int, steps: int, seed: int = 0) -> dict[str, Any]:
 def _unix_agent(seed: int, sock: socket.socket, obs_dim: int, num_actions: int, cpu: Any = None) -> None:
     import torch
 
-    from reactorfed.rl import greedy_action, make_qnetwork
+    from reactorfed.rl.algos.dqn import greedy_action, make_qnetwork
 
     torch.set_num_threads(1)
     q = make_qnetwork(obs_dim, num_actions, (64, 64), seed)

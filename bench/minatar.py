@@ -42,7 +42,7 @@ def random_policy(episodes: int, seed: int, num_envs: int = 8) -> dict[str, Any]
     """The returns of ``episodes`` episodes of uniformly random actions (an actor with no
     weights yet acts uniformly), ``num_envs`` copies stepped as the samplers step them."""
     from reactorfed.rl import PolicyRunner, SpaceInfo
-    from reactorfed.rl.conv_actor import ConvActor
+    from reactorfed.rl.algos.ppo import ConvActor
 
     space = SpaceInfo.of_env(ENV)
     runner = PolicyRunner(ENV, num_envs, seed=seed)

@@ -23,15 +23,10 @@ import torch
 from bench.common import Results, base_parser, progress, summarize, wait_quiet
 from bench.ray_util import init_ray, shutdown_ray
 from bench.rf_runner import MODES, ProgramFailed, federated_available, run_program
-from reactorfed.rl import (
-    DQNConfig,
-    DQNLearner,
-    EnvRunner,
-    EpsilonGreedy,
-    pack_fragment,
-    unpack_fragment,
-)
-from reactorfed.rl.learner import weights_digest
+from reactorfed.rl import DQNConfig, DQNLearner, EnvRunner
+from reactorfed.rl.algos.dqn import EpsilonGreedy
+from reactorfed.rl.envs import pack_fragment, unpack_fragment
+from reactorfed.rl.plans import weights_digest
 
 PROGRAM = "examples/rl/qlearning.py:Main"
 ENV = "CartPole-v1"

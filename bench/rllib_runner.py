@@ -23,7 +23,7 @@ import sys
 import time
 from typing import Any
 
-from reactorfed.rl.training import RunConfig, TrainingLog
+from reactorfed.rl import RunConfig, TrainingLog
 
 __all__ = ["build_config", "train"]
 

@@ -13,7 +13,7 @@ Every side moves the same data: each step whole (observation, action, reward,
 terminated, truncated, the episode's return where one ends), as one structured numpy
 array made by the same call, :meth:`EnvRunner.record <reactorfed.rl.EnvRunner.record>`
 (a one-row record per step, an N-row record per fragment). Ray's actors return it,
-reactorfed's samplers send it (:class:`reactorfed.rl.samplers.EnvSampler`), and the raw
+reactorfed's samplers send it (:class:`reactorfed.rl.plans.sampling.EnvSampler`), and the raw
 ceiling makes it and keeps it.
 
 Every figure is environment steps per second, summed over samplers, measured
@@ -36,7 +36,8 @@ import torch
 
 from bench.common import wait_quiet
 from bench.ray_util import init_ray, shutdown_ray
-from reactorfed.rl import EnvRunner, make_runner
+from reactorfed.rl import EnvRunner
+from reactorfed.rl.envs import make_runner
 
 
 class SamplerWorker:

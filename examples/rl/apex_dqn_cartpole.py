@@ -48,12 +48,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from reactorfed import ms
-from reactorfed.rl import RunConfig
-from reactorfed.rl.apex_config import ApexDQNConfig
-from reactorfed.rl.apex_plan import ApexPlan
-from reactorfed.rl.backends import Backend
-from reactorfed.rl.colocated_replay import ColocatedApexPlan
-from reactorfed.rl.replay_policy import ReplayConfig
+from reactorfed.rl import (
+    ApexDQNConfig,
+    ApexPlan,
+    Backend,
+    ColocatedApexPlan,
+    ReplayConfig,
+    RunConfig,
+)
 
 
 @dataclass(frozen=True)

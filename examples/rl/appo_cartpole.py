@@ -30,10 +30,7 @@ import math
 from dataclasses import dataclass
 
 from reactorfed import ms
-from reactorfed.rl import RunConfig
-from reactorfed.rl.appo_config import APPOConfig
-from reactorfed.rl.async_plan import AsyncPlan
-from reactorfed.rl.backends import Backend
+from reactorfed.rl import APPOConfig, AsyncPlan, Backend, RunConfig
 
 
 @dataclass(frozen=True)

@@ -32,8 +32,8 @@ from reactorfed import Bank, Reactor, bank, each, ms
 from reactorfed.model.elastic import Elastic, elastic_bank
 from reactorfed.rl import (
     DQNConfig,
-    DQNLearnerReactor,
-    ElasticDQNLearnerReactor,
+    DQNTrainer,
+    ElasticDQNTrainer,
     EnvRunner,
     QSampler,
     TrainConfig,
@@ -101,7 +101,7 @@ class Main(Reactor):
             self.samplers: Bank[QSampler] = elastic_bank(QSampler, width, env=args.env, seed=seeds,
                                                          fragment_len=args.fragment_len, hidden=args.hidden)
             period = ms(args.round_ms)
-            self.learner: DQNLearnerReactor = ElasticDQNLearnerReactor(
+            self.learner: DQNTrainer = ElasticDQNTrainer(
                 "samplers", args.max_samplers, obs_dim, num_actions, dqn=dqn, train=train, seed=args.seed, period=period)
             self.connect(self.samplers.fragment, self.learner.fragments)
             self.connect(self.learner.weights, self.samplers.weights, after=period, broadcast=True)
@@ -114,7 +114,7 @@ class Main(Reactor):
             fragment_len=args.fragment_len,
             hidden=args.hidden,
         )
-        self.learner = DQNLearnerReactor(args.num_samplers, obs_dim, num_actions, dqn=dqn, train=train,
+        self.learner = DQNTrainer(args.num_samplers, obs_dim, num_actions, dqn=dqn, train=train,
                                          seed=args.seed)
         self.connect(self.samplers.fragment, self.learner.fragments)
         self.connect(self.learner.weights, self.samplers.weights, after=0, broadcast=True)

@@ -18,8 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from reactorfed import Bank, Reactor, bank, each
-from reactorfed.rl import make_mpe
-from reactorfed.rl.agents import AgentGroup, AgentPolicy, MultiAgentEnv
+from reactorfed.rl import AgentGroup, AgentPolicy, MultiAgentEnv, make_mpe
 
 
 @dataclass(frozen=True)

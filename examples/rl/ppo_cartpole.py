@@ -30,8 +30,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from reactorfed.rl import PPOConfig, RunConfig, SyncPlan
-from reactorfed.rl.backends import Backend
+from reactorfed.rl import Backend, PPOConfig, RunConfig, SyncPlan
 
 
 @dataclass(frozen=True)

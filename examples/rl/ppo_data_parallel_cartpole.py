@@ -39,8 +39,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from reactorfed.rl import DataParallelPlan, ParamServerPlan, PPOConfig, RunConfig
-from reactorfed.rl.backends import Backend
+from reactorfed.rl import Backend, DataParallelPlan, ParamServerPlan, PPOConfig, RunConfig
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ MinAtar (Young and Tian 2019) is Atari in miniature: 10x10 frames of C boolean c
 ``pip install 'reactorfed[minatar]'``. The network is MinAtar's reference one, a 3x3
 convolution of 16 filters and 128 units, with a policy and a value head; samplers act
 with a numpy copy of its policy half (no torch in a sampler), the learner trains it with
-torch (:class:`~reactorfed.rl.conv_ppo_config.ConvPPOConfig`, whose docstring says
+torch (:class:`~reactorfed.rl.algos.ppo.conv_config.ConvPPOConfig`, whose docstring says
 where the hyper-parameters come from: purejaxrl's and gymnax-blines' MinAtar PPO).
 
 Each round, 2 samplers step 8 copies of the game 128 times each with the learner's latest
@@ -42,9 +42,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from reactorfed.rl import RunConfig, SyncPlan
-from reactorfed.rl.backends import Backend
-from reactorfed.rl.conv_ppo_config import ConvPPOConfig
+from reactorfed.rl import Backend, ConvPPOConfig, RunConfig, SyncPlan
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ process or federated; the learner reports them (``weights_sha256``) at the end.
 With ``max_samplers`` the samplers are an elastic bank: ``num_samplers`` at the start,
 then between 1 and ``max_samplers`` as members join (a ``reactorfed federate`` process for
 a free slot) and leave (SIGTERM to one, or Ctrl-C) while it trains. Each round takes
-exactly the fragments of the members present (see :mod:`reactorfed.rl.elastic_learner`);
+exactly the fragments of the members present (see :mod:`reactorfed.rl.plans.elastic_qlearning`);
 the learner reports the env steps it took from each member and the widths it saw. The
 RTI's record (``--membership-out``) replayed (``--membership``) gives the same weights.
 
@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from reactorfed import Bank, Reactor, bank, each, ms
 from reactorfed.model.elastic import Elastic, elastic_bank
 from reactorfed.rl import (
-    DQNLearnerReactor,
-    ElasticDQNLearnerReactor,
+    DQNTrainer,
+    ElasticDQNTrainer,
     EnvRunner,
     QSampler,
     TrainConfig,
@@ -70,12 +70,12 @@ class Main(Reactor):
             self.samplers: Bank[QSampler] = elastic_bank(QSampler, width, env=args.env, seed=seeds,
                                                          fragment_len=args.fragment_len)
             period = ms(args.round_ms)
-            self.learner: DQNLearnerReactor = ElasticDQNLearnerReactor(
+            self.learner: DQNTrainer = ElasticDQNTrainer(
                 "samplers", args.max_samplers, obs_dim, num_actions, train=train, seed=args.seed, period=period)
             self.connect(self.samplers.fragment, self.learner.fragments)
             self.connect(self.learner.weights, self.samplers.weights, after=period, broadcast=True)
             return
         self.samplers = bank(QSampler, args.num_samplers, env=args.env, seed=seeds, fragment_len=args.fragment_len)
-        self.learner = DQNLearnerReactor(args.num_samplers, obs_dim, num_actions, train=train, seed=args.seed)
+        self.learner = DQNTrainer(args.num_samplers, obs_dim, num_actions, train=train, seed=args.seed)
         self.connect(self.samplers.fragment, self.learner.fragments)
         self.connect(self.learner.weights, self.samplers.weights, after=0, broadcast=True)

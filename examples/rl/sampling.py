@@ -27,8 +27,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from reactorfed import Reactor, bank, each
-from reactorfed.rl.backends import Backend
-from reactorfed.rl.samplers import Collector, EnvSampler
+from reactorfed.rl import Backend, Collector, EnvSampler
 
 
 @dataclass(frozen=True)

@@ -32,8 +32,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from reactorfed.rl import PPOConfig, RunConfig, SeedPlan
-from reactorfed.rl.backends import Backend
+from reactorfed.rl import Backend, PPOConfig, RunConfig, SeedPlan
 
 
 @dataclass(frozen=True)

@@ -8,9 +8,9 @@ import time
 
 from reactorfed import ms, reaction
 from reactorfed.rl import RunConfig
-from reactorfed.rl.apex_config import ApexDQNConfig
-from reactorfed.rl.apex_plan import ApexPlan, ApexSampler
-from reactorfed.rl.replay_policy import ReplayConfig
+from reactorfed.rl.algos.apex.config import ApexDQNConfig
+from reactorfed.rl.plans.apex import ApexPlan, ApexSampler
+from reactorfed.rl.replay.contracts import ReplayConfig
 
 
 class _Dawdler(ApexSampler):

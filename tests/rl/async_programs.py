@@ -7,8 +7,8 @@ import time
 
 from reactorfed import ms, reaction
 from reactorfed.rl import RunConfig
-from reactorfed.rl.appo_config import APPOConfig
-from reactorfed.rl.async_plan import AsyncPlan, AsyncSampler
+from reactorfed.rl.algos.appo.config import APPOConfig
+from reactorfed.rl.plans.async_ import AsyncPlan, AsyncSampler
 
 
 class _Dawdler(AsyncSampler):

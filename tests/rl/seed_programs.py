@@ -9,7 +9,8 @@ import numpy as np
 
 from reactorfed import reaction
 from reactorfed.model.port import PortReader
-from reactorfed.rl import PPOConfig, RunConfig, SeedPlan, SeedSampler
+from reactorfed.rl import PPOConfig, RunConfig, SeedPlan
+from reactorfed.rl.plans import SeedSampler
 
 SMALL = PPOConfig(minibatch_size=32, update_epochs=2, total_timesteps=2_000)
 

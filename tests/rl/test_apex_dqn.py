@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 import torch
 
-from reactorfed.rl.apex_config import ApexDQNConfig
-from reactorfed.rl.apex_dqn import ApexDQNLearner, double_q_target, weighted_td_loss
-from reactorfed.rl.nstep import NStepBuilder, transition_dtype
-from reactorfed.rl.policy import SpaceInfo
-from reactorfed.rl.q_actor import QActor, apex_epsilons
-from reactorfed.rl.replay_policy import ReplayBatch
+from reactorfed.rl.algos.apex.config import ApexDQNConfig
+from reactorfed.rl.algos.apex.learner import ApexDQNLearner, double_q_target, weighted_td_loss
+from reactorfed.rl.algos.apex.q_actor import QActor, apex_epsilons
+from reactorfed.rl.contracts import SpaceInfo
+from reactorfed.rl.replay.contracts import ReplayBatch
+from reactorfed.rl.replay.nstep import NStepBuilder, transition_dtype
 from reactorfed.rl.rollout import PolicyRunner, Rollout
 
 

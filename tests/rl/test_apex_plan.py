@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from reactorfed import Environment, ValidationError, ms
-from reactorfed.rl.apex_config import ApexDQNConfig
-from reactorfed.rl.apex_plan import ApexPlan, priority_lag_bound, weights_lag_bound
+from reactorfed.rl.algos.apex.config import ApexDQNConfig
+from reactorfed.rl.plans.apex import ApexPlan, priority_lag_bound, weights_lag_bound
 
 from .apex_programs import SlowApex
 
@@ -77,7 +77,7 @@ def test_federated_with_a_slowed_sampler_equals_one_process() -> None:
 
 
 def test_the_example_runs_and_resumes_from_its_checkpoint(tmp_path: Path) -> None:
-    from reactorfed.rl.apex_dqn import ApexDQNLearner
+    from reactorfed.rl.algos.apex.learner import ApexDQNLearner
 
     from .conftest import load_example
 
@@ -102,7 +102,7 @@ def test_a_sampler_acts_and_prioritises_without_torch() -> None:
         "import sys\n"
         "from reactorfed.cli.loader import load_program\n"
         "main = load_program('examples/rl/apex_dqn_cartpole.py:Main', {})\n"
-        "from reactorfed.rl import NStepBuilder, PolicyRunner, SpaceInfo\n"
+        "from reactorfed.rl import PolicyRunner, SpaceInfo; from reactorfed.rl.replay import NStepBuilder\n"
         "cfg = main.learner.algo\n"
         "actor = cfg.make_actor(SpaceInfo((4,), 2), 1, range(4), 8)\n"
         "b = NStepBuilder(4, cfg.n_step, cfg.gamma)\n"

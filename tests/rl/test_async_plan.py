@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from reactorfed import Environment, ms
-from reactorfed.rl.async_plan import policy_lag_bound
+from reactorfed.rl.plans.async_ import policy_lag_bound
 
 from .async_programs import SlowAPPO
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from reactorfed import Environment
 from reactorfed.rl import DQNLearner
-from reactorfed.rl.learner import weights_digest
+from reactorfed.rl.plans.qlearning import weights_digest
 
 from .conftest import load_example
 

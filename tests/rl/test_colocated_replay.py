@@ -12,7 +12,7 @@ import pytest
 from reactorfed import Environment, ValidationError
 from reactorfed.federation.process.threads import run_threads
 from reactorfed.rl import ApexDQNConfig, ApexPlan, ReplayConfig, RunConfig
-from reactorfed.rl.colocated_replay import ColocatedApexPlan
+from reactorfed.rl.plans.apex_colocated import ColocatedApexPlan
 
 from .conftest import load_example
 

@@ -19,10 +19,10 @@ from reactorfed import Environment
 from reactorfed.errors import ValidationError
 from reactorfed.federation.process.threads import run_threads
 from reactorfed.rl import DataParallelPlan, PPOConfig, RunConfig, SpaceInfo
-from reactorfed.rl.apex_config import ApexDQNConfig
-from reactorfed.rl.appo_config import APPOConfig
-from reactorfed.rl.gradient_rounds import gradient_learner, mean_gradient
-from reactorfed.rl.ppo import PPOLearner
+from reactorfed.rl.algos.apex.config import ApexDQNConfig
+from reactorfed.rl.algos.appo.config import APPOConfig
+from reactorfed.rl.algos.ppo.learner import PPOLearner
+from reactorfed.rl.plans.gradient_rounds import gradient_learner, mean_gradient
 
 from .conftest import EXAMPLES, load_example
 

@@ -8,17 +8,10 @@ import numpy as np
 import pytest
 import torch
 
-from reactorfed.rl import (
-    DQNConfig,
-    DQNLearner,
-    EnvRunner,
-    EpsilonGreedy,
-    flat_weights,
-    linear_schedule,
-    load_flat_weights,
-    make_qnetwork,
-)
-from reactorfed.rl.learner import weights_digest
+from reactorfed.rl import DQNConfig, DQNLearner, EnvRunner
+from reactorfed.rl.algos.dqn import EpsilonGreedy, linear_schedule, make_qnetwork
+from reactorfed.rl.algos.network import flat_weights, load_flat_weights
+from reactorfed.rl.plans.qlearning import weights_digest
 
 SMALL = DQNConfig(learning_starts=100, batch_size=32, target_update_interval=5)
 
@@ -96,7 +89,7 @@ def test_loaded_weights_do_not_alias_an_unaligned_buffer() -> None:
 def test_td_target_and_loss_match_hand_computed_values() -> None:
     """r + gamma * max_a' Q_target(s', a'), no bootstrap past a terminal step, and the
     mean squared error of the actions taken, against numbers worked out by hand."""
-    from reactorfed.rl.dqn import td_loss, td_target
+    from reactorfed.rl.algos.dqn.learner import td_loss, td_target
 
     rewards = torch.tensor([1.0, 0.5, -1.0])
     dones = torch.tensor([0.0, 1.0, 0.0])
@@ -114,7 +107,7 @@ def test_td_target_and_loss_match_hand_computed_values() -> None:
 def test_update_minimises_the_td_loss_of_its_sampled_batch() -> None:
     """One update's reported loss is td_loss of the batch the learner's own generator
     draws, computed with the networks as they were before the step."""
-    from reactorfed.rl.dqn import td_loss, td_target
+    from reactorfed.rl.algos.dqn.learner import td_loss, td_target
 
     cfg = DQNConfig(batch_size=8, learning_starts=0, buffer_size=100, hidden=(8,))
     learner = DQNLearner(4, 2, cfg, seed=3, device=torch.device("cpu"))
@@ -135,7 +128,7 @@ def test_one_update_of_a_fixed_linear_network_matches_the_hand_computed_td_step(
     truncated one (a time limit is no terminal state); the loss is the mean squared
     TD error; Adam's first step moves every weight by the learning rate against its
     gradient's sign."""
-    from reactorfed.rl.envs import Fragment
+    from reactorfed.rl.envs.runner import Fragment
 
     cfg = DQNConfig(hidden=(), batch_size=3, learning_starts=0, buffer_size=3, gamma=0.5,
                     target_update_interval=1000, learning_rate=0.01, max_grad_norm=1e9)

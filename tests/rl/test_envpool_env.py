@@ -18,8 +18,9 @@ import pytest
 from reactorfed import Environment
 from reactorfed.errors import ValidationError
 from reactorfed.federation.process.threads import run_threads
-from reactorfed.rl import PolicyRunner, PPOConfig, RunConfig, SyncPlan, VectorEnvRunner, make_runner
-from reactorfed.rl.envpool_env import envpool_installed, envpool_support
+from reactorfed.rl import PolicyRunner, PPOConfig, RunConfig, SyncPlan, VectorEnvRunner
+from reactorfed.rl.envs import make_runner
+from reactorfed.rl.envs.envpool_env import envpool_installed, envpool_support
 
 from .conftest import EXAMPLES, load_example
 

@@ -7,15 +7,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from reactorfed.rl import (
-    EnvRunner,
-    ReplayBuffer,
-    VectorEnvRunner,
-    env_id,
-    make_mpe,
-    pack_fragment,
-    unpack_fragment,
-)
+from reactorfed.rl import EnvRunner, VectorEnvRunner, make_mpe
+from reactorfed.rl.envs import env_id, pack_fragment, unpack_fragment
+from reactorfed.rl.replay import ReplayBuffer
 
 
 def test_env_id_maps_atari_short_names() -> None:
@@ -152,8 +146,8 @@ def test_a_sampler_program_loads_without_torch() -> None:
         "from reactorfed.cli.loader import load_program\n"
         "load_program('examples/rl/sampling.py:Main', {})\n"
         "assert 'torch' not in sys.modules, 'torch was imported'\n"
-        "from reactorfed.rl import greedy_action, DQNLearner\n"
-        "assert 'torch' in sys.modules and greedy_action.__module__ == 'reactorfed.rl.network'\n"
+        "from reactorfed.rl import DQNLearner; from reactorfed.rl.algos.dqn import greedy_action\n"
+        "assert 'torch' in sys.modules and greedy_action.__module__ == 'reactorfed.rl.algos.network'\n"
         "import reactorfed.rl as rl\n"
         "try:\n"
         "    rl.no_such_name\n"

@@ -17,10 +17,10 @@ import torch
 from reactorfed import Environment
 from reactorfed.federation.process.threads import run_threads
 from reactorfed.rl import PolicyRunner, RunConfig, SpaceInfo, SyncPlan, make_env
-from reactorfed.rl.conv_actor import ConvActor, conv_shapes
-from reactorfed.rl.conv_actor_critic import ConvActorCritic
-from reactorfed.rl.conv_ppo import ConvPPOLearner
-from reactorfed.rl.conv_ppo_config import ConvPPOConfig
+from reactorfed.rl.algos.ppo.conv_actor import ConvActor, conv_shapes
+from reactorfed.rl.algos.ppo.conv_actor_critic import ConvActorCritic
+from reactorfed.rl.algos.ppo.conv_config import ConvPPOConfig
+from reactorfed.rl.algos.ppo.conv_learner import ConvPPOLearner
 
 from .conftest import EXAMPLES, load_example
 
@@ -141,7 +141,7 @@ import sys
 sys.path.insert(0, {str(EXAMPLES)!r})
 import numpy as np
 import ppo_minatar
-from reactorfed.rl import PolicyRunner, pack_rollout
+from reactorfed.rl.rollout import PolicyRunner, pack_rollout
 main = ppo_minatar.Main(ppo_minatar.Args(checkpoint=""))
 s = main.samplers[0]
 actor = s.algo.make_actor(s.space, 1)

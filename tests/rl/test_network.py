@@ -7,15 +7,8 @@ import pytest
 import torch
 from torch import nn
 
-from reactorfed.rl import (
-    AtariQNetwork,
-    QNetwork,
-    flat_weights,
-    greedy_action,
-    load_flat_weights,
-    make_qnetwork,
-    set_weights,
-)
+from reactorfed.rl.algos.dqn import AtariQNetwork, QNetwork, greedy_action, make_qnetwork
+from reactorfed.rl.algos.network import flat_weights, load_flat_weights, set_weights
 
 
 def _reference(module: nn.Module, obs: np.ndarray) -> int:

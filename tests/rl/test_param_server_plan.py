@@ -13,7 +13,7 @@ from reactorfed import Environment
 from reactorfed.errors import ValidationError
 from reactorfed.federation.process.threads import run_threads
 from reactorfed.rl import ParamServerPlan, PPOConfig, RunConfig
-from reactorfed.rl.ppo import PPOLearner
+from reactorfed.rl.algos.ppo.learner import PPOLearner
 
 from .conftest import EXAMPLES, load_example
 from .test_data_parallel_plan import SMALL, _single, launched

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from reactorfed.rl import PolicyRunner, PPOConfig, SpaceInfo
-from reactorfed.rl.ppo import PPOLearner, make_batch
+from reactorfed.rl.algos.ppo.learner import PPOLearner, make_batch
 
 SPACE = SpaceInfo((4,), 2)
 

@@ -14,7 +14,7 @@ import pytest
 
 from reactorfed import Environment
 from reactorfed.rl import PPOConfig, RunConfig, SyncPlan
-from reactorfed.rl.ppo import PPOLearner
+from reactorfed.rl.algos.ppo.learner import PPOLearner
 
 from .conftest import EXAMPLES, load_example
 

@@ -9,7 +9,7 @@ import math
 import pytest
 import torch
 
-from reactorfed.rl.ppo import clipped_surrogate_loss, value_loss
+from reactorfed.rl.algos.ppo.learner import clipped_surrogate_loss, value_loss
 
 EPS = 0.2
 

@@ -11,10 +11,10 @@ import math
 import numpy as np
 import pytest
 
-from reactorfed.rl.apex_learner import draw_probabilities, split_batch
-from reactorfed.rl.prioritized_replay import PrioritizedReplay, annealed_beta, importance_weights
-from reactorfed.rl.replay_shard import ShardReply, pack_reply, unpack_reply
-from reactorfed.rl.sum_tree import SumTree
+from reactorfed.rl.plans.apex_trainer import draw_probabilities, split_batch
+from reactorfed.rl.replay.prioritized import PrioritizedReplay, annealed_beta, importance_weights
+from reactorfed.rl.replay.shard import ShardReply, pack_reply, unpack_reply
+from reactorfed.rl.replay.sum_tree import SumTree
 
 ROW = np.dtype([("x", np.float32), ("a", np.int64)])
 

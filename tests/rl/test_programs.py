@@ -11,7 +11,8 @@ import torch
 
 from reactorfed import Environment
 from reactorfed.federation.process.threads import run_threads
-from reactorfed.rl import DQNLearner, EnvRunner, greedy_action, make_mpe, make_qnetwork
+from reactorfed.rl import DQNLearner, EnvRunner, make_mpe
+from reactorfed.rl.algos.dqn import greedy_action, make_qnetwork
 
 from .conftest import load_example
 
@@ -36,7 +37,7 @@ def test_sampling_records_are_the_environments_steps_whole() -> None:
     truncated, the episode's return), exactly what an independent runner with the same
     seed steps: the data a learner needs, and what Ray's sampler actors return."""
     from reactorfed import SHUTDOWN, Input, Reactor, bank, each, reaction
-    from reactorfed.rl.samplers import EnvSampler
+    from reactorfed.rl.plans.sampling import EnvSampler
 
     class Keep(Reactor):
         fragments: Input[np.ndarray] = Input(np.ndarray, width=2)
@@ -165,7 +166,7 @@ def test_dqn_example_short_run_saves_a_checkpoint(tmp_path: Path, capsys: pytest
     assert "512 env steps, 4 iterations" in err
     restored = DQNLearner.load(ckpt, device=torch.device("cpu"))
     assert restored.env_steps == result["env_steps"]
-    from reactorfed.rl.learner import weights_digest
+    from reactorfed.rl.plans.qlearning import weights_digest
 
     assert weights_digest(restored) == result["weights_sha256"]
 
@@ -175,7 +176,7 @@ def test_dqn_example_solves_cartpole(tmp_path: Path) -> None:
     """The full example solves CartPole: its checkpointed greedy policy averages at least
     195 over 100 episodes on seeds it never saw (not the evaluation that stopped training:
     that one chose when to stop, so it is biased upwards)."""
-    from reactorfed.rl.learner import evaluate
+    from reactorfed.rl.plans.qlearning import evaluate
 
     dqn = load_example("dqn_cartpole")
     main = dqn.Main(dqn.Args(checkpoint=str(tmp_path / "dqn.pt"), progress=False))

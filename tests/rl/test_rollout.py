@@ -7,8 +7,10 @@ import numpy as np
 import pytest
 import torch
 
-from reactorfed.rl import MLPActor, PolicyRunner, pack_rollout, unpack_rollout
-from reactorfed.rl.actor_critic import ActorCritic
+from reactorfed.rl import PolicyRunner
+from reactorfed.rl.algos import MLPActor
+from reactorfed.rl.algos.ppo.actor_critic import ActorCritic
+from reactorfed.rl.rollout import pack_rollout, unpack_rollout
 
 
 class Always:

@@ -20,20 +20,13 @@ import torch
 from reactorfed import Environment
 from reactorfed.errors import ValidationError
 from reactorfed.federation.process.threads import run_threads
-from reactorfed.rl import (
-    PPOConfig,
-    Rollout,
-    RunConfig,
-    SeedLearner,
-    SeedPlan,
-    SpaceInfo,
-    step_dtype,
-)
-from reactorfed.rl.appo_config import APPOConfig
-from reactorfed.rl.plan_sampler import sampler_seed
-from reactorfed.rl.ppo import PPOLearner
+from reactorfed.rl import PPOConfig, Rollout, RunConfig, SeedPlan, SpaceInfo
+from reactorfed.rl.algos.appo.config import APPOConfig
+from reactorfed.rl.algos.ppo.learner import PPOLearner
+from reactorfed.rl.plans import SeedTrainer, step_dtype
+from reactorfed.rl.plans.sampler import sampler_seed
+from reactorfed.rl.plans.seed_inference import BatchedInference, central_policy
 from reactorfed.rl.rollout import PolicyRunner
-from reactorfed.rl.seed_inference import BatchedInference, central_policy
 
 from .conftest import EXAMPLES, load_example
 from .seed_programs import SMALL, SlowSeed
@@ -106,7 +99,7 @@ def test_every_samplers_observations_in_one_forward_pass_and_actions_routed_back
         inference.observe([_records(last)[0], _records(last[:, :4])[1], _records(last)[2]])
 
 
-class _KeepsRollouts(SeedLearner):
+class _KeepsRollouts(SeedTrainer):
     """Keeps a copy of every fragment it learns from."""
 
     def __init__(self, *args: Any, **kw: Any) -> None:
@@ -259,7 +252,7 @@ sys.path.insert(0, {str(EXAMPLES)!r})
 import numpy as np
 import seed_ppo_cartpole
 from reactorfed import Environment, Input, Output, Reactor, bank, each, reaction
-from reactorfed.rl import SeedSampler
+from reactorfed.rl.plans import SeedSampler
 seed_ppo_cartpole.Main(seed_ppo_cartpole.Args(checkpoint=""))
 
 class Zeros(Reactor):

@@ -12,7 +12,7 @@ from reactorfed import Environment
 from reactorfed.errors import ValidationError
 from reactorfed.federation.process.threads import run_threads
 from reactorfed.rl import PPOConfig, RunConfig, SyncPlan
-from reactorfed.rl.ppo import PPOLearner
+from reactorfed.rl.algos.ppo.learner import PPOLearner
 
 from .conftest import load_example
 
@@ -92,7 +92,7 @@ import sys
 sys.path.insert(0, {str(EXAMPLES)!r})
 import numpy as np
 import ppo_cartpole
-from reactorfed.rl import PolicyRunner, pack_rollout
+from reactorfed.rl.rollout import PolicyRunner, pack_rollout
 main = ppo_cartpole.Main(ppo_cartpole.Args(checkpoint=""))
 s = main.samplers[0]
 actor = s.algo.make_actor(s.space, 1)

@@ -10,7 +10,7 @@ import pytest
 from reactorfed import Environment
 from reactorfed.federation.process.threads import run_threads
 from reactorfed.rl import EnvRunner, VectorEnvRunner
-from reactorfed.rl.samplers import EnvSampler
+from reactorfed.rl.plans.sampling import EnvSampler
 
 from .conftest import load_example
 
@@ -94,8 +94,8 @@ def test_the_collector_times_from_when_every_sampler_is_built(monkeypatch: pytes
     import time
 
     from reactorfed import Reactor, bank, each
-    from reactorfed.rl import samplers
-    from reactorfed.rl.samplers import Collector
+    from reactorfed.rl.plans import sampling as samplers
+    from reactorfed.rl.plans.sampling import Collector
 
     real = samplers.make_runner
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from reactorfed.rl.gae import gae, lambda_returns
-from reactorfed.rl.vtrace import vtrace
+from reactorfed.rl.algos.appo.vtrace import vtrace
+from reactorfed.rl.algos.ppo.gae import gae, lambda_returns
 
 
 def col(*xs: float) -> np.ndarray:

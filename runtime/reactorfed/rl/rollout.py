@@ -1,14 +1,14 @@
 """On-policy rollouts: ``T`` steps of ``k`` environment copies acted on by a policy's
-:class:`~reactorfed.rl.policy.Actor`, and their one-array wire format.
+:class:`~reactorfed.rl.contracts.Actor`, and their one-array wire format.
 
 A :class:`Rollout` keeps ``T + 1`` observations: the one each row acted in, and the one
 the fragment ends in (a learner bootstraps from its value). gymnasium's vector
 environments reset a finished copy on the next step (next-step autoreset): that row's
 observation is the final observation of the episode that ended, its action is ignored,
 and it is no transition (``resets``). Seeding follows
-:class:`~reactorfed.rl.vector.VectorEnvRunner`: the copies are reset with ``seed``
+:class:`~reactorfed.rl.envs.vector.VectorEnvRunner`: the copies are reset with ``seed``
 (copy ``j`` with ``seed + j``). ``backend`` says which engine steps them (gymnasium or
-EnvPool: :mod:`~reactorfed.rl.backends`); the rollouts mean the same under either.
+EnvPool: :mod:`~reactorfed.rl.envs.backends`); the rollouts mean the same under either.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Any, Protocol
 import gymnasium as gym
 import numpy as np
 
-from .backends import make_vector_env
+from .envs.backends import make_vector_env
 
 __all__ = ["PolicyRunner", "Rollout", "pack_rollout", "rollout_dtype", "unpack_rollout"]
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import sys
 import time
 from collections import deque
@@ -18,12 +19,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from .curves import LOGDIR_ENV, Curves, scalar_names
+
 __all__ = ["RunConfig", "TrainingLog", "end_of_training", "learner_result", "resume_from_checkpoint", "save_progress", "verdict", "write_checkpoint"]
 
 
 class Trained(Protocol):
-    """What a result reads of a learner (an on-policy :class:`~reactorfed.rl.policy.Learner`
-    or a :class:`~reactorfed.rl.replay_policy.ReplayLearner`)."""
+    """What a result reads of a learner (an on-policy :class:`~reactorfed.rl.contracts.Learner`
+    or a :class:`~reactorfed.rl.replay.contracts.ReplayLearner`)."""
 
     env_steps: int
     updates: int
@@ -56,6 +59,9 @@ class RunConfig:
     #: keep the learning curve (seconds, env steps, mean return of the last 100) per
     #: iteration in the result
     curve: bool = False
+    #: where the learner writes TensorBoard curves ("": the command line's ``--logdir``,
+    #: in the environment as REACTORFED_LOGDIR; no curves without either)
+    logdir: str = ""
 
 
 class TrainingLog:
@@ -69,9 +75,31 @@ class TrainingLog:
         #: (iteration, env steps, seconds) when the target was first reached
         self.reached: tuple[int, int, float] | None = None
         self.curve: list[tuple[float, int, float]] = []
+        self.curves: Curves | None = None  # TensorBoard (see start)
 
-    def start(self) -> None:
+    def start(self, name: str = "learner") -> None:
+        """Training starts; ``name`` (the learner reactor's) names its curves' folder."""
         self.t0 = self.t_last = time.perf_counter()
+        logdir = self.run.logdir or os.environ.get(LOGDIR_ENV, "")
+        if logdir and self.curves is None:
+            self.curves = Curves(logdir, name)
+
+    def write(self, iteration: int, env_steps: int, stats: Mapping[str, float],
+              logical_ns: int | None = None, extra: Mapping[str, float] | None = None) -> None:
+        """The iteration's scalars to the curves (with SB3's names), if there are curves."""
+        curves = self.curves
+        if curves is None:
+            return
+        scalars = {"rollout/ep_rew_mean": self.mean_return, "time/fps": env_steps / max(self.seconds, 1e-9),
+                   "time/iterations": iteration, "rollout/episodes": self.episodes, **scalar_names(stats)}
+        if logical_ns is not None:
+            scalars["reactorfed/logical_time_s"] = logical_ns / 1e9
+        scalars.update(extra or {})
+        curves.write(env_steps, scalars)
+
+    def close(self) -> None:
+        if self.curves is not None:
+            self.curves.close()
 
     @property
     def seconds(self) -> float:
@@ -195,6 +223,7 @@ def end_of_training(learner: Trained, log: TrainingLog, run: RunConfig, iteratio
     printed. Returns the result (to report)."""
     if run.checkpoint:
         save_progress(learner, run, iteration, log)
+    log.close()
     result = learner_result(learner, log, run, iteration, resumed_from)
     if run.progress:
         log.show(iteration, learner.env_steps, stats)

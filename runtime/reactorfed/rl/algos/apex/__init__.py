@@ -1,0 +1,18 @@
+"""Ape-X DQN: its config, the per-copy epsilon-greedy actor (numpy) and the double-Q
+Learner weighted by replay's importance weights (torch: loaded on first use)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ...._lazy import lazy_attributes
+from .config import ApexDQNConfig
+from .q_actor import QActor, apex_epsilons
+
+if TYPE_CHECKING:
+    from .learner import ApexDQNLearner, double_q_target, weighted_td_loss
+
+__getattr__ = lazy_attributes(__name__, globals(), dict.fromkeys(
+    ["ApexDQNLearner", "double_q_target", "weighted_td_loss"], "learner"))
+
+__all__ = ["ApexDQNConfig", "ApexDQNLearner", "QActor", "apex_epsilons", "double_q_target", "weighted_td_loss"]

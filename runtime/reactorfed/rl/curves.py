@@ -1,0 +1,91 @@
+"""Learning curves as TensorBoard event files, with the scalar names users of
+Stable-Baselines3 and CleanRL know (``rollout/ep_rew_mean``, ``train/approx_kl``,
+``time/fps`` ...) plus what only reactorfed knows (``reactorfed/logical_time_s``, the
+policy lag). Written with torch's ``SummaryWriter`` (the writer SB3 uses: the same event
+files, and torch is already in every learner's process; tensorboardX would be one more
+package to do the same), which flushes from its own thread.
+
+A log directory that cannot be written is said once; training goes on without curves.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+__all__ = ["LOGDIR_ENV", "Curves", "scalar_names"]
+
+log = logging.getLogger("reactorfed.rl")
+
+#: the log directory the command line gives the learners (``--logdir``)
+LOGDIR_ENV = "REACTORFED_LOGDIR"
+
+#: a learner's statistic -> the scalar SB3 writes for it (and its sign: SB3's
+#: ``entropy_loss`` is minus the entropy)
+_TRAIN: dict[str, tuple[str, float]] = {
+    "policy_loss": ("train/policy_gradient_loss", 1.0),
+    "value_loss": ("train/value_loss", 1.0),
+    "entropy": ("train/entropy_loss", -1.0),
+    "approx_kl": ("train/approx_kl", 1.0),
+    "clip_fraction": ("train/clip_fraction", 1.0),
+    "clipfrac": ("train/clip_fraction", 1.0),
+    "explained_variance": ("train/explained_variance", 1.0),
+    "loss": ("train/loss", 1.0),
+    "learning_rate": ("train/learning_rate", 1.0),
+    "lr": ("train/learning_rate", 1.0),
+    "q_mean": ("train/q_mean", 1.0),
+}
+
+
+def scalar_names(stats: Mapping[str, float]) -> dict[str, float]:
+    """A learner's statistics under SB3's names (``train/...``); one SB3 does not write
+    goes under ``train/`` with its own name."""
+    out: dict[str, float] = {}
+    for k, v in stats.items():
+        name, sign = _TRAIN.get(k, (f"train/{k}", 1.0))
+        out[name] = sign * float(v)
+    return out
+
+
+class Curves:
+    """One learner's event files under ``logdir/name``."""
+
+    def __init__(self, logdir: str | os.PathLike[str], name: str = "learner") -> None:
+        self.path = Path(logdir) / name
+        self._writer: Any = None
+        self.failed = False
+        try:
+            from torch.utils.tensorboard import SummaryWriter
+
+            self.path.mkdir(parents=True, exist_ok=True)
+            self._writer = SummaryWriter(log_dir=str(self.path), flush_secs=5)
+        except (OSError, ImportError) as e:
+            self._fail(e)
+
+    def _fail(self, e: BaseException) -> None:
+        self.failed = True
+        self._writer = None
+        log.warning("no learning curves: cannot write TensorBoard files in %s (%s); training goes on", self.path, e)
+
+    def write(self, step: int, scalars: Mapping[str, float]) -> None:
+        """``scalars`` at x = ``step`` (env steps, as SB3's x-axis)."""
+        w = self._writer
+        if w is None:
+            return
+        try:
+            for k, v in scalars.items():
+                if v is not None and not (isinstance(v, float) and math.isnan(v)):
+                    w.add_scalar(k, v, step)
+        except OSError as e:
+            self._fail(e)
+
+    def close(self) -> None:
+        if self._writer is not None:
+            try:
+                self._writer.close()
+            except OSError as e:
+                self._fail(e)

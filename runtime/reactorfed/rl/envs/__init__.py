@@ -1,0 +1,40 @@
+"""Environments: one copy (:mod:`.runner`), vectors of copies (:mod:`.vector`), and what
+steps them (:mod:`.backends`: gymnasium's vector environments or EnvPool's C++ engine,
+:mod:`.envpool_env`). No torch here: a sampler process steps environments without it."""
+
+from __future__ import annotations
+
+from .backends import BACKENDS, Backend, make_vector_env, resolve_backend
+from .runner import (
+    ATARI_GAMES,
+    GYM_ENVS,
+    EnvRunner,
+    Fragment,
+    env_id,
+    make_env,
+    make_mpe,
+    pack_fragment,
+    record_dtype,
+    unpack_fragment,
+)
+from .vector import VectorEnvRunner, VectorFragment, make_runner
+
+__all__ = [
+    "ATARI_GAMES",
+    "BACKENDS",
+    "GYM_ENVS",
+    "Backend",
+    "EnvRunner",
+    "Fragment",
+    "VectorEnvRunner",
+    "VectorFragment",
+    "env_id",
+    "make_env",
+    "make_mpe",
+    "make_runner",
+    "make_vector_env",
+    "pack_fragment",
+    "record_dtype",
+    "resolve_backend",
+    "unpack_fragment",
+]

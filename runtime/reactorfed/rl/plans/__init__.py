@@ -1,0 +1,77 @@
+"""Execution plans: the reactor programs that run an algorithm's actors (samplers) and its
+Learner (inside a *Trainer* reactor, named for its role in the plan). Synchronous
+(:mod:`.sync`), asynchronous (:mod:`.async_`), Ape-X (:mod:`.apex`, shards colocated:
+:mod:`.apex_colocated`), SEED (:mod:`.seed`), data-parallel (:mod:`.data_parallel`),
+parameter server (:mod:`.param_server`), multi-agent inference (:mod:`.marl`), DQN on
+synchronized rounds (:mod:`.qlearning`, elastic: :mod:`.elastic_qlearning`) and sampling
+patterns (:mod:`.sampling`). The DQN, multi-agent and SEED-inference reactors need torch,
+loaded on first use."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..._lazy import lazy_attributes
+from .apex import ApexPlan, ApexSampler, priority_lag_bound, weights_lag_bound
+from .apex_colocated import ColocatedApexPlan, ColocatedReplay
+from .apex_trainer import ApexTrainer
+from .async_ import AsyncPlan, AsyncSampler, AsyncTrainer
+from .data_parallel import DataParallelPlan, DataParallelTrainer
+from .param_server import GradientWorker, ParameterServer, ParamServerPlan
+from .sampler import PlanSampler
+from .sampling import Collector, EnvSampler
+from .seed import SeedPlan, SeedSampler, step_dtype
+from .seed_trainer import SeedTrainer
+from .sync import SyncPlan, SyncSampler, SyncTrainer
+from .trainer import PlanTrainer
+
+if TYPE_CHECKING:
+    from .elastic_qlearning import ElasticDQNTrainer
+    from .marl import AgentGroup, AgentPolicy, MultiAgentEnv
+    from .qlearning import DQNTrainer, QSampler, TrainConfig, weights_digest
+    from .seed_inference import BatchedInference
+
+__getattr__ = lazy_attributes(__name__, globals(), {
+    **dict.fromkeys(["DQNTrainer", "QSampler", "TrainConfig", "weights_digest"], "qlearning"),
+    "ElasticDQNTrainer": "elastic_qlearning",
+    **dict.fromkeys(["AgentGroup", "AgentPolicy", "MultiAgentEnv"], "marl"),
+    "BatchedInference": "seed_inference",
+})
+
+__all__ = [
+    "AgentGroup",
+    "AgentPolicy",
+    "ApexPlan",
+    "ApexSampler",
+    "ApexTrainer",
+    "AsyncPlan",
+    "AsyncSampler",
+    "AsyncTrainer",
+    "BatchedInference",
+    "Collector",
+    "ColocatedApexPlan",
+    "ColocatedReplay",
+    "DQNTrainer",
+    "DataParallelPlan",
+    "DataParallelTrainer",
+    "ElasticDQNTrainer",
+    "EnvSampler",
+    "GradientWorker",
+    "MultiAgentEnv",
+    "ParamServerPlan",
+    "ParameterServer",
+    "PlanSampler",
+    "PlanTrainer",
+    "QSampler",
+    "SeedPlan",
+    "SeedSampler",
+    "SeedTrainer",
+    "SyncPlan",
+    "SyncSampler",
+    "SyncTrainer",
+    "TrainConfig",
+    "priority_lag_bound",
+    "step_dtype",
+    "weights_digest",
+    "weights_lag_bound",
+]

@@ -1,0 +1,341 @@
+"""Synchronized parallel Q-learning and DQN training, as reactors.
+
+Each iteration: the :class:`DQNTrainer` broadcasts its payload (flat
+weights + epsilon), every :class:`QSampler` collects a fragment with it, the
+learner adds the fragments to its replay buffer in sampler order, updates, and
+broadcasts again (after 0). Everything that varies is seeded, and fragments are
+consumed in channel order, so the learner's weights after ``k`` iterations are
+the same in every run with one seed, in one process or federated.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+import time
+from collections import deque
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from reactorfed import (
+    SHUTDOWN,
+    STARTUP,
+    Input,
+    MultiReader,
+    Output,
+    PortReader,
+    PortWriter,
+    Reactor,
+    reaction,
+)
+
+from ..algos.dqn.learner import DQNConfig, DQNLearner, EpsilonGreedy
+from ..algos.network import greedy_action
+from ..curves import LOGDIR_ENV, Curves
+from ..envs.runner import EnvRunner, Fragment, pack_fragment, unpack_fragment
+
+__all__ = ["DQNTrainer", "QSampler", "TrainConfig", "evaluate", "weights_digest"]
+
+
+def weights_digest(learner: DQNLearner) -> str:
+    """SHA-256 of the online network's parameters, in state-dict order (bit identity)."""
+    h = hashlib.sha256()
+    for k, v in learner.q.state_dict().items():
+        h.update(k.encode())
+        h.update(v.detach().cpu().numpy().tobytes())
+    return h.hexdigest()
+
+
+def evaluate(learner: DQNLearner, env: str, episodes: int, seed: int) -> float:
+    """Average return of the greedy policy over ``episodes`` episodes."""
+    runner = EnvRunner(env, seed=seed)
+    returns: list[float] = []
+    total = 0.0
+    while len(returns) < episodes:
+        _, r, done = runner.step(greedy_action(learner.q, runner.obs))
+        total += r
+        if done:
+            returns.append(total)
+            total = 0.0
+    return float(np.mean(returns))
+
+
+class QSampler(Reactor):
+    """Collects ``fragment`` steps with an epsilon-greedy copy of the learner's network
+    each time a payload arrives; emits the packed fragment."""
+
+    weights: Input[np.ndarray] = Input(np.ndarray)
+    fragment: Output[np.ndarray] = Output(np.ndarray)
+
+    def __init__(
+        self,
+        env: str = "CartPole-v1",
+        seed: int = 0,
+        fragment_len: int = 100,
+        hidden: tuple[int, ...] = DQNConfig.hidden,
+    ) -> None:
+        self.runner = EnvRunner(env, seed=seed, keep_next_obs=True)
+        obs_dim = self.runner.obs_size
+        self.policy = EpsilonGreedy(obs_dim, self.runner.num_actions, seed=seed + 7919, hidden=hidden)
+        self.fragment_len = fragment_len
+        self.samples = 0  # env steps collected (and sent) by this process
+
+    @reaction(triggers=[weights], effects=[fragment])
+    def collect(self, weights: PortReader[np.ndarray], fragment: PortWriter[np.ndarray]) -> None:
+        payload = weights.get()
+        assert payload is not None
+        self.policy.load_payload(payload)
+        frag = self.runner.rollout(self.fragment_len, self.policy)
+        fragment.set(pack_fragment(frag))
+        self.samples += len(frag)
+        # reported as it goes: a member of an elastic bank that leaves runs no shutdown
+        self.report_result({"samples": self.samples})
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """How a :class:`DQNTrainer` runs training (DQN's own settings are a
+    :class:`~reactorfed.rl.DQNConfig`)."""
+
+    #: stop after this many iterations (one fragment from every sampler, then updates)
+    iterations: int = 1000
+    #: gradient steps per iteration
+    updates_per_iteration: int = 4
+    #: stop once solved: the last 100 training episodes average this, and (with
+    #: ``eval_episodes``) so does the greedy policy over ``eval_episodes`` episodes
+    target_return: float | None = None
+    #: the environment the greedy policy is evaluated on ("" with eval_episodes=0: none)
+    eval_env: str = ""
+    eval_episodes: int = 0
+    eval_seed: int = 10_000
+    #: evaluate at most every this many iterations
+    eval_every: int = 5
+    #: where to save the learner ("": nowhere); every ``checkpoint_every`` iterations
+    #: (0: only at shutdown) and at shutdown
+    checkpoint: str = ""
+    checkpoint_every: int = 0
+    #: start from ``checkpoint`` when it exists: the weights, the optimizer, the counters
+    #: and the iteration count carry on where the run that wrote it stopped (a federation
+    #: restarted, rescaled or resumed on Kubernetes); the replay buffer starts empty
+    resume: bool = False
+    #: a status line on stderr every ``progress_every`` iterations
+    progress: bool = False
+    progress_every: int = 10
+    #: where the learner writes TensorBoard curves ("": the command line's ``--logdir``;
+    #: none without either)
+    logdir: str = ""
+    #: keep a row per iteration in the result (``timeline``): the physical time (ns since
+    #: the epoch, the clock's) at which the learner took the iteration's fragments, the
+    #: tag (ns after the start, microstep), the env steps taken and the channels they came
+    #: from. For benchmarks of rescaling (bench/rescale.py); timing, so no replay repeats it
+    timeline: bool = False
+
+
+class DQNTrainer(Reactor):
+    """Replay buffer + DQN learner; gathers ``n`` fragments per iteration.
+
+    Stops after ``train.iterations`` iterations, or (with ``train.target_return``) once
+    solved: when the mean training return of the last 100 episodes reaches the target,
+    the greedy policy is evaluated over ``train.eval_episodes`` episodes (at most every
+    ``train.eval_every`` iterations) and training stops if that average reaches it too
+    (without ``eval_episodes``, the training mean decides). At shutdown the learner
+    reports its result (iterations, env steps, returns, the weights' digest, the final
+    greedy evaluation) with :meth:`~reactorfed.Reactor.report_result` and keeps it in
+    :attr:`result`.
+    """
+
+    fragments: Input[np.ndarray] = Input(np.ndarray, width="n")
+    weights: Output[np.ndarray] = Output(np.ndarray)
+
+    def __init__(
+        self,
+        n: int,
+        obs_dim: int,
+        num_actions: int,
+        *,
+        dqn: DQNConfig | None = None,
+        train: TrainConfig = TrainConfig(),
+        seed: int = 0,
+    ) -> None:
+        self.n = n
+        self.train = train
+        self.eval_env = train.eval_env
+        self.eval_episodes = train.eval_episodes
+        self.eval_seed = train.eval_seed
+        self.eval_every = train.eval_every
+        self.eval_return = float("nan")
+        self.last_eval = -train.eval_every
+        self.learner = DQNLearner(obs_dim, num_actions, dqn, seed=seed, device=torch.device("cpu"))
+        self.iterations = train.iterations
+        self.updates_per_iteration = train.updates_per_iteration
+        self.target_return = train.target_return
+        self.checkpoint = train.checkpoint
+        self.checkpoint_every = train.checkpoint_every
+        self.progress = train.progress
+        self.progress_every = train.progress_every
+        self.iteration = 0
+        self.incomplete_iterations = 0
+        self.recent: deque[float] = deque(maxlen=100)
+        self.episodes = 0
+        self.t0 = self.t_last = 0.0
+        self.result: dict[str, Any] = {}
+        self.resumed_from = 0
+        #: with ``train.timeline``: [wall ns, tag ns, microstep, env steps, [channels]] per iteration
+        self.timeline: list[list[Any]] = []
+        self.curves: Curves | None = None  # TensorBoard, from the start (see _begin)
+        if train.resume and train.checkpoint and Path(train.checkpoint).exists():
+            state = torch.load(train.checkpoint, map_location="cpu", weights_only=False)
+            self.learner.load_state(state)
+            self.iteration = self.resumed_from = int(state.get("iteration", 0))
+            self.episodes = int(state.get("episodes", 0))
+            if self.progress:
+                print(f"resumed from {train.checkpoint} at iteration {self.iteration} "
+                      f"({self.learner.env_steps} env steps)", file=sys.stderr, flush=True)  # fmt: skip
+
+    def _begin(self) -> None:
+        self.t0 = self.t_last = time.perf_counter()
+        logdir = self.train.logdir or os.environ.get(LOGDIR_ENV, "")
+        self.curves = Curves(logdir, self.fqn) if logdir else None
+
+    def _save(self) -> None:
+        self.learner.save(self.checkpoint, extra={"iteration": self.iteration, "episodes": self.episodes})
+
+    @property
+    def mean_return(self) -> float:
+        return float(np.mean(self.recent)) if self.recent else float("nan")
+
+    @reaction(triggers=[STARTUP], effects=[weights])
+    def start(self, weights: PortWriter[np.ndarray]) -> None:
+        self._begin()
+        # Resumed from a run that had done every iteration (restarted after it finished, say
+        # by a rescale on Kubernetes): there is nothing left to train; sending weights
+        # would start one more iteration.
+        if self.iteration < self.iterations:
+            weights.set(self.learner.payload())
+
+    @reaction(triggers=[fragments], effects=[weights])
+    def learn(self, fragments: MultiReader[np.ndarray], weights: PortWriter[np.ndarray]) -> None:
+        present = fragments.present()
+        if len(present) != self.n:
+            # in a correct run every sampler's fragment arrives at the same tag
+            self.incomplete_iterations += 1
+        if self._iterate(present):
+            weights.set(self.learner.payload())
+
+    def _iterate(self, present: list[tuple[int, np.ndarray]]) -> bool:
+        """One iteration from the fragments ``present`` (by channel, in channel order): the
+        replay buffer, the updates, progress, checkpoint, the target's check. Whether to
+        send the weights for another."""
+        row: list[Any] | None = None
+        if self.train.timeline:  # (taken as the learner takes the fragments: before its work on them)
+            tag = self.elapsed_tag()
+            row = [self.physical_time(), tag.time, tag.microstep, self.learner.env_steps, [i for i, _ in present]]
+            self.timeline.append(row)
+        for i, packed in present:
+            frag = unpack_fragment(packed)
+            self._took(i, frag)
+            self.learner.observe(frag)
+            self.recent.extend(frag.episode_returns)
+            self.episodes += len(frag.episode_returns)
+        if row is not None:
+            row[3] = self.learner.env_steps - row[3]  # (the steps these fragments held)
+        self.learner.update(self.updates_per_iteration)
+        self.iteration += 1
+        self.t_last = time.perf_counter()
+        if self.curves is not None:
+            steps = self.learner.env_steps
+            self.curves.write(steps, {
+                "rollout/ep_rew_mean": self.mean_return, "rollout/exploration_rate": self.learner.epsilon,
+                "train/loss": self.learner.last_loss, "time/fps": steps / max(self.t_last - self.t0, 1e-9),
+                "time/iterations": self.iteration, "reactorfed/logical_time_s": self.elapsed() / 1e9})
+        if self.progress and self.iteration % self.progress_every == 0:
+            self._show()
+        if self.checkpoint and self.checkpoint_every and self.iteration % self.checkpoint_every == 0:
+            self._save()
+        solved = False
+        if (
+            self.target_return is not None
+            and len(self.recent) == self.recent.maxlen
+            and self.mean_return >= self.target_return
+            and self.iteration - self.last_eval >= self.eval_every
+        ):
+            # the training episodes look solved: does the greedy policy agree?
+            self.last_eval = self.iteration
+            if self.eval_episodes:
+                self.eval_return = evaluate(self.learner, self.eval_env, self.eval_episodes, self.eval_seed)
+                solved = self.eval_return >= self.target_return
+                if self.progress:
+                    print(f"  greedy evaluation: {self.eval_return:.1f} over {self.eval_episodes} episodes",
+                          file=sys.stderr, flush=True)
+            else:
+                solved = True
+        return self.iteration < self.iterations and not solved
+
+    def _show(self) -> None:
+        dt = max(self.t_last - self.t0, 1e-9)
+        print(
+            f"iter {self.iteration:5d}/{self.iterations}  steps {self.learner.env_steps:7d}  "
+            f"episodes {self.episodes:5d}  return(100) {self.mean_return:6.1f}  "
+            f"eps {self.learner.epsilon:.3f}  loss {self.learner.last_loss:8.4f}  "
+            f"{self.learner.env_steps / dt:7.0f} steps/s",
+            file=sys.stderr,
+            flush=True,
+        )
+
+    def _verdict(self) -> str:
+        """One line for a person: did training reach its target, and at what cost."""
+        r = self.result
+        spent = f"{r['env_steps']:,} env steps, {r['iterations']} iterations, {r['seconds']:.1f} s of training"
+        if "eval_return" not in r:
+            return f"result: mean return of the last 100 training episodes {r['mean_return_100']:.1f} after {spent}"
+        target = self.target_return
+        verdict = "solved" if target is not None and r["eval_return"] >= target else "not solved"
+        goal = f" (target {target:g})" if target is not None else ""
+        return (f"result: {verdict}: the greedy policy averages {r['eval_return']:.1f} over "
+                f"{r['eval_episodes']} episodes of {self.eval_env}{goal} after {spent}")
+
+    def _took(self, index: int, frag: Fragment) -> None:
+        """A fragment from channel ``index``, about to be used (for a subclass to count)."""
+
+    def _extra_result(self) -> dict[str, Any]:
+        """More of the result (a subclass's)."""
+        return {}
+
+    @reaction(triggers=[SHUTDOWN])
+    def finish(self) -> None:
+        if self.checkpoint:
+            self._save()
+        if self.curves is not None:
+            self.curves.close()
+        seconds = self.t_last - self.t0
+        self.result = {
+            "iterations": self.iteration,
+            "env_steps": self.learner.env_steps,
+            "updates": self.learner.updates,
+            "incomplete_iterations": self.incomplete_iterations,
+            "resumed_from_iteration": self.resumed_from,
+            "episodes": self.episodes,
+            "mean_return_100": self.mean_return,
+            "seconds": seconds,
+            "weights_sha256": weights_digest(self.learner),
+            "checkpoint": str(Path(self.checkpoint).resolve()) if self.checkpoint else "",
+        }
+        self.result.update(self._extra_result())
+        if self.train.timeline:
+            self.result["timeline"] = self.timeline
+        if self.eval_episodes:
+            if self.last_eval != self.iteration:
+                self.eval_return = evaluate(self.learner, self.eval_env, self.eval_episodes, self.eval_seed)
+            self.result["eval_return"] = self.eval_return
+            self.result["eval_episodes"] = self.eval_episodes
+        if self.progress:
+            self._show()
+            print(self._verdict(), file=sys.stderr, flush=True)
+            print(f"done: {json.dumps(self.result)}", file=sys.stderr, flush=True)
+        self.report_result(self.result)

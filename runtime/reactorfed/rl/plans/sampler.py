@@ -1,0 +1,64 @@
+"""A plan's sampler reactor, whatever the plan: it builds its environments and its actor at
+startup (so a sampler process never imports torch), loads the weights that reach it, and
+packs a fragment of ``fragment_len`` rows from each of its ``num_envs`` environment copies,
+stepped by ``backend`` (gymnasium's vector environments or EnvPool: :mod:`~reactorfed.rl.envs.backends`).
+The plans differ only in when a fragment is sampled: the synchronous plan's sampler
+(:class:`~reactorfed.rl.plans.sync.SyncSampler`) samples as soon as weights arrive; the
+asynchronous one's (:class:`~reactorfed.rl.plans.async_.AsyncSampler`) on its own timer,
+with the newest weights it holds.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from reactorfed import STARTUP, Input, Output, Reactor, reaction
+
+from ..contracts import Actor, Algorithm, SpaceInfo
+from ..envs.backends import resolve_backend
+from ..rollout import PolicyRunner, pack_rollout
+
+__all__ = ["PlanSampler", "actor_seed", "sampler_seed"]
+
+
+def sampler_seed(seed: int, i: int) -> int:
+    """Sampler ``i``'s environment seed in a run seeded ``seed``."""
+    return seed * 1000 + 100 + i
+
+
+def actor_seed(env_seed: int) -> int:
+    """The seed of the actor of the sampler whose environments are seeded ``env_seed``:
+    apart from it, so that action sampling and environment resets draw unrelated streams."""
+    return env_seed + 7919
+
+
+class PlanSampler(Reactor):
+    """Steps ``num_envs`` copies of ``env`` with ``algo``'s actor; a subclass says when."""
+
+    weights: Input[np.ndarray] = Input(np.ndarray)
+    fragment: Output[np.ndarray] = Output(np.ndarray)
+
+    def __init__(self, algo: Algorithm, env: str, space: SpaceInfo, num_envs: int, fragment_len: int,
+                 seed: int, backend: str = "gymnasium") -> None:
+        # a wrong backend, or EnvPool where it cannot, said now; and EnvPool imported here, once
+        # before a launch's fork server forks the federates, not in each sampler's first fragment
+        resolve_backend(env, backend)
+        self.algo, self.env, self.space = algo, env, space
+        self.num_envs, self.fragment_len, self.seed, self.backend = num_envs, fragment_len, seed, backend
+        self.runner: PolicyRunner | None = None
+        self.actor: Actor | None = None
+
+    @reaction(triggers=[STARTUP])
+    def start(self) -> None:
+        self.runner = PolicyRunner(self.env, self.num_envs, seed=self.seed, backend=self.backend)
+        self.actor = self.algo.make_actor(self.space, actor_seed(self.seed))
+
+    def load(self, payload: np.ndarray | None) -> None:
+        """Take the learner's payload as the actor's weights."""
+        assert payload is not None and self.actor is not None
+        self.actor.load(payload)
+
+    def sample(self) -> np.ndarray:
+        """One fragment with the weights loaded last, packed for the wire."""
+        assert self.runner is not None and self.actor is not None
+        return pack_rollout(self.runner.rollout(self.fragment_len, self.actor))

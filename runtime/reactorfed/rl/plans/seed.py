@@ -1,0 +1,155 @@
+"""SEED RL's execution plan, as a reactor program: samplers only step environments, one
+central reactor batches every sampler's observations into one forward pass, returns each
+its actions, assembles the trajectories and learns from them (Espeholt et al. 2020,
+"SEED RL: scalable and efficient deep-RL with accelerated central inference").
+
+::
+
+    samplers[i].step -------------------------> learner.steps[i]
+    learner.actions[i] --(after 0)------------> samplers[i].actions
+
+Every tag, each of ``num_samplers`` samplers sends one step record of its ``num_envs``
+copies (:func:`step_dtype`: the observations to act on, and the rewards and ends of the
+step that led to them); they all arrive at that tag. The learner stacks them, takes one
+forward pass of its own policy network over the ``num_samplers * num_envs`` observations
+on its device (CUDA when present: ``device="auto"``), draws the actions, and sends sampler
+``i`` its ``num_envs`` actions one microstep later; the samplers step their copies and
+answer at that microstep. Every ``fragment_len`` steps the learner holds a complete
+fragment of each sampler's copies (the rows of
+:class:`~reactorfed.rl.rollout.Rollout`, built as :class:`~reactorfed.rl.rollout.PolicyRunner`
+builds them) and learns from them, in sampler order, before it acts on the next step. So
+the policy lags by nothing, as under the synchronous plan, but no weights travel: the
+samplers hold no policy, import no torch, and a step costs one round trip instead of a
+sampler's own inference.
+
+**Why the learner is the inference reactor**, as in SEED: the forward pass needs the
+newest weights, and they are the learner's. A separate inference federate would need the
+weights sent over after every update (the broadcast this plan exists to remove) and the
+trajectories sent back for learning (every step's data twice over the wire); at each
+fragment's end it would wait for the learner anyway, since the next action must come from
+the updated policy. One reactor keeps the weights, the batch and the trajectories where
+the accelerator is, and a federated run has the layout the operator deploys: a bank of
+samplers and one learner on the GPU node. The price: while the learner learns, no one
+steps (SEED's learner overlaps the two; here logical time orders them, which is what makes
+the result one per seed).
+
+Logical time fixes everything that varies: the observations of a tag come in sampler
+order, the actions are drawn from one seeded generator, the learner learns at fixed
+steps. So a seed gives bit-identical weights in one process and federated, a slow sampler
+included: the others only wait for it at each step. The learner stops after
+``run.iterations`` updates, or once the last 100 training episodes average
+``run.target_return``, by sending no more actions.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import numpy as np
+
+from reactorfed import (
+    STARTUP,
+    Input,
+    Output,
+    PortReader,
+    PortWriter,
+    Reactor,
+    ValidationError,
+    bank,
+    each,
+    reaction,
+)
+
+from ..contracts import Algorithm, SpaceInfo
+from ..envs.backends import BACKENDS, resolve_backend
+from ..rollout import PolicyRunner
+from ..training import RunConfig
+from .sampler import sampler_seed
+from .seed_trainer import SeedTrainer
+
+__all__ = ["SeedPlan", "SeedSampler", "step_dtype"]
+
+_DEVICE = re.compile(r"^(auto|cpu|cuda(:[0-9]+)?)$")
+
+
+def step_dtype(obs_shape: tuple[int, ...], obs_dtype: np.dtype[Any]) -> np.dtype[Any]:
+    """One copy's step record: the observation to act on, and the reward and the ends of
+    the step that led to it (zero and false in a sampler's first record). The reward stays
+    float64, as the environment gives it, so that episode returns add up as a sampler's own
+    would."""
+    return np.dtype([("obs", obs_dtype, obs_shape), ("reward", np.float64), ("terminated", np.bool_),
+                     ("truncated", np.bool_)])
+
+
+class SeedSampler(Reactor):
+    """Steps ``num_envs`` copies of ``env`` with the actions that reach it, and sends what
+    they give back. It holds no policy: no weights, no torch."""
+
+    actions: Input[np.ndarray] = Input(np.ndarray)
+    step: Output[np.ndarray] = Output(np.ndarray)
+
+    def __init__(self, env: str, num_envs: int, seed: int, backend: str = "gymnasium") -> None:
+        resolve_backend(env, backend)  # a wrong backend said now, as the other plans' samplers do
+        self.env, self.num_envs, self.seed, self.backend = env, num_envs, seed, backend
+        self.runner: PolicyRunner | None = None
+        self.dtype: np.dtype[Any] | None = None
+        self.steps = 0
+
+    @reaction(triggers=[STARTUP], effects=[step])
+    def start(self, step: PortWriter[np.ndarray]) -> None:
+        # seeded and stepped as every plan's sampler (copy j reset with seed + j)
+        self.runner = runner = PolicyRunner(self.env, self.num_envs, seed=self.seed, backend=self.backend)
+        self.dtype = step_dtype(runner.obs_shape, runner.obs_dtype)
+        rec = np.zeros(self.num_envs, dtype=self.dtype)
+        rec["obs"] = runner.obs
+        step.set(rec)
+
+    @reaction(triggers=[actions], effects=[step])
+    def act(self, actions: PortReader[np.ndarray], step: PortWriter[np.ndarray]) -> None:
+        runner = self.runner
+        assert runner is not None and self.dtype is not None
+        a = np.array(actions.get(), dtype=np.int64)  # (a received buffer may be read-only)
+        obs, reward, terminated, truncated, _ = runner.env.step(a)
+        rec = np.empty(self.num_envs, dtype=self.dtype)
+        rec["obs"] = obs
+        rec["reward"] = reward
+        rec["terminated"] = terminated
+        rec["truncated"] = truncated
+        self.steps += self.num_envs
+        step.set(rec)
+
+
+class SeedPlan(Reactor):
+    """SEED's plan for ``algo`` on ``env``: ``num_samplers`` samplers of ``num_envs``
+    copies, one learner that acts for all of them in one forward pass a step on ``device``
+    (``"auto"``: CUDA when the learner's process has it, else the CPU; ``"cpu"``,
+    ``"cuda"``, ``"cuda:N"``) and learns every ``fragment_len`` steps. A federated run puts
+    each sampler and the learner in its own process. ``backend`` steps the samplers'
+    copies (:mod:`~reactorfed.rl.envs.backends`). ``algo``'s learner must act through a policy
+    network (``learner.model.actor``: PPO's and APPO's do).
+
+    Subclass it for a program with its own settings (``super().__init__(...)``); set
+    :attr:`Sampler` or :attr:`Learner` for reactors of your own (subclasses of
+    :class:`SeedSampler`, :class:`~reactorfed.rl.plans.seed_trainer.SeedTrainer`)."""
+
+    Sampler: type[SeedSampler] = SeedSampler
+    Learner: type[SeedTrainer] = SeedTrainer
+
+    def __init__(self, algo: Algorithm, env: str, *, num_samplers: int = 2, num_envs: int = 4,
+                 fragment_len: int = 32, run: RunConfig | None = None, seed: int = 0,
+                 backend: str = "gymnasium", device: str = "auto") -> None:
+        for name, value in (("num_samplers", num_samplers), ("num_envs", num_envs), ("fragment_len", fragment_len)):
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ValidationError(f"{self.fqn}: {name} must be an int >= 1, got {value!r}")
+        if backend not in BACKENDS:
+            raise ValidationError(f"{self.fqn}: backend must be one of {BACKENDS}, got {backend!r}")
+        if not isinstance(device, str) or not _DEVICE.match(device):
+            raise ValidationError(f"{self.fqn}: device must be 'auto', 'cpu', 'cuda' or 'cuda:N', got {device!r}")
+        space = SpaceInfo.of_env(env)
+        self.samplers = bank(self.Sampler, num_samplers, env, num_envs, seed=each(lambda i: sampler_seed(seed, i)),
+                             backend=backend)
+        self.learner = self.Learner(num_samplers, num_envs, fragment_len, algo, space, run=run, seed=seed,
+                                    device=device)
+        self.connect(self.samplers.step, self.learner.steps)
+        self.connect(self.learner.actions, self.samplers.actions, after=0)

@@ -1,0 +1,131 @@
+"""SEED's central reactor (:mod:`reactorfed.rl.plans.seed`): the learner that also acts for
+every sampler. At each tag it takes every sampler's step record, acts for all of them in
+one forward pass (:class:`~reactorfed.rl.plans.seed_inference.BatchedInference`) and sends each
+sampler its actions; once ``fragment_len`` steps make a fragment of every sampler's copies,
+it learns from them first. Training's bookkeeping is every plan learner's
+(:mod:`reactorfed.rl.training`): the stop, the progress line, the checkpoint and resume,
+the result.
+
+Nothing of torch is imported here: every federate builds the whole program, this reactor
+included, and a sampler's process must not load torch. The learner and its inference are
+built in the startup reaction, in the learner's own process.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from reactorfed import (
+    SHUTDOWN,
+    STARTUP,
+    Input,
+    MultiReader,
+    MultiWriter,
+    Output,
+    Reactor,
+    ValidationError,
+    reaction,
+)
+
+from ..contracts import Algorithm, Learner, SpaceInfo
+from ..rollout import Rollout
+from ..training import (
+    RunConfig,
+    TrainingLog,
+    end_of_training,
+    resume_from_checkpoint,
+    save_progress,
+)
+from .sampler import actor_seed
+
+if TYPE_CHECKING:
+    from .seed_inference import BatchedInference
+
+__all__ = ["SeedTrainer"]
+
+
+class SeedTrainer(Reactor):
+    """Acts for ``n`` samplers of ``num_envs`` copies and learns every ``fragment_len``
+    steps. Stops after ``run.iterations`` updates, or once the last 100 training episodes
+    average ``run.target_return``, by sending no more actions. At shutdown it saves a
+    checkpoint (with ``run.checkpoint``) and reports its result: a plan learner's
+    (:func:`~reactorfed.rl.training.learner_result`), its device and forward passes."""
+
+    steps: Input[np.ndarray] = Input(np.ndarray, width="n")
+    actions: Output[np.ndarray] = Output(np.ndarray, width="n")
+
+    def __init__(self, n: int, num_envs: int, fragment_len: int, algo: Algorithm, space: SpaceInfo,
+                 run: RunConfig | None = None, seed: int = 0, device: str = "auto") -> None:
+        run = run or RunConfig()
+        self.n, self.num_envs, self.fragment_len = n, num_envs, fragment_len
+        self.algo, self.space, self.run, self.seed, self.device = algo, space, run, seed, device
+        self.learner: Learner | None = None
+        self.inference: BatchedInference | None = None
+        self.log = TrainingLog(run)
+        self.iteration = 0
+        self.resumed_from = 0
+        self.over = False
+        self.stats: dict[str, float] = {}
+        self.result: dict[str, Any] = {}
+
+    @reaction(triggers=[STARTUP])
+    def start(self) -> None:
+        from .seed_inference import BatchedInference, central_policy
+
+        learner = self.algo.make_learner(self.space, self.seed)
+        try:
+            policy, device = central_policy(learner, self.device)  # (the learner moved to the device first)
+        except TypeError as e:
+            raise ValidationError(f"{self.fqn}: {e}") from None
+        self.learner = learner
+        # action draws seeded apart from the learner's minibatch order and every sampler's resets
+        self.inference = BatchedInference(policy, device, self.n, self.num_envs, self.fragment_len,
+                                          seed=actor_seed(self.seed))
+        self.iteration = self.resumed_from = resume_from_checkpoint(learner, self.run, self.log)
+        self.log.start(self.fqn)
+        # a run resumed after it had finished has nothing left to do: no actions
+        self.over = self.iteration >= self.run.iterations
+
+    @reaction(triggers=[steps], effects=[actions])
+    def serve(self, steps: MultiReader[np.ndarray], actions: MultiWriter[np.ndarray]) -> None:
+        if self.over:
+            return
+        inference = self.inference
+        assert inference is not None
+        present = steps.present()
+        # the plan's invariant: every sampler's record arrives at the tag of its step
+        assert len(present) == self.n, f"{len(present)} of {self.n} step records at one tag"
+        rollouts = inference.observe([rec for _, rec in present])
+        if rollouts is not None:
+            self.learn(rollouts)
+            if self.over:
+                return
+        for i, a in enumerate(inference.act()):
+            actions[i].set(a)
+
+    def learn(self, rollouts: list[Rollout]) -> None:
+        """One update from the fragment every sampler's copies just completed (sampler
+        order); the progress line, the checkpoint, and the end of training when it is."""
+        learner = self.learner
+        assert learner is not None
+        self.stats = learner.learn(rollouts)
+        self.iteration += 1
+        self.log.add((r for ro in rollouts for r in ro.episode_returns), self.iteration, learner.env_steps)
+        self.log.write(self.iteration, learner.env_steps, self.stats, self.elapsed())
+        run = self.run
+        if run.progress and self.iteration % run.progress_every == 0:
+            self.log.show(self.iteration, learner.env_steps, self.stats)
+        if run.checkpoint and run.checkpoint_every and self.iteration % run.checkpoint_every == 0:
+            save_progress(learner, run, self.iteration, self.log)
+        self.over = self.iteration >= run.iterations or self.log.solved
+
+    @reaction(triggers=[SHUTDOWN])
+    def finish(self) -> None:
+        if self.learner is None or self.inference is None:
+            return  # the startup failed (and said why): nothing was trained
+        result = end_of_training(self.learner, self.log, self.run, self.iteration, self.resumed_from, self.stats)
+        self.result = {**result, "device": str(self.inference.device),
+                       "forward_passes": self.inference.forward_passes}
+        self.report_result(self.result)

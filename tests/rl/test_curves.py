@@ -1,0 +1,82 @@
+"""Learning curves: every RL example's learner writes TensorBoard event files with SB3's
+scalar names, read back here with TensorBoard's own reader; a log directory that cannot
+be written costs training nothing."""
+
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+from reactorfed.rl import Curves
+from reactorfed.rl.curves import LOGDIR_ENV, scalar_names
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def scalars(folder: Path) -> dict[str, list[tuple[int, float]]]:
+    """Every scalar of the event files in ``folder``: tag -> [(step, value)]."""
+    acc = EventAccumulator(str(folder))
+    acc.Reload()
+    return {t: [(e.step, e.value) for e in acc.Scalars(t)] for t in acc.Tags()["scalars"]}
+
+
+def test_scalars_are_read_back_with_sb3s_names(tmp_path: Path) -> None:
+    c = Curves(tmp_path, "Main.learner")
+    c.write(100, {"rollout/ep_rew_mean": 21.5, **scalar_names({"entropy": 0.6, "approx_kl": 0.01})})
+    c.write(200, {"rollout/ep_rew_mean": float("nan")})  # no episode finished yet: nothing written
+    c.close()
+    got = scalars(tmp_path / "Main.learner")
+    assert got["rollout/ep_rew_mean"] == [(100, 21.5)]
+    assert got["train/entropy_loss"] == [(100, pytest.approx(-0.6))]  # SB3: minus the entropy
+    assert got["train/approx_kl"] == [(100, pytest.approx(0.01))]
+
+
+def test_a_logdir_that_cannot_be_written_is_said_once(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    with caplog.at_level(logging.WARNING, "reactorfed.rl"):
+        c = Curves(blocker / "runs", "learner")
+        for i in range(10):
+            c.write(i, {"time/fps": 1.0})
+        c.close()
+    assert c.failed
+    assert len([r for r in caplog.records if "no learning curves" in r.getMessage()]) == 1
+
+
+#: each RL example for a few iterations: (program, params)
+EXAMPLES = [
+    ("qlearning.py:Main", ["iterations=5"]),
+    ("dqn_cartpole.py:Main", ["iterations=3", "progress=false", "learning_starts=100"]),
+    ("ppo_cartpole.py:Main", ["total_timesteps=512", "progress=false"]),
+    ("appo_cartpole.py:Main", ["total_timesteps=1024", "progress=false"]),
+    ("ppo_data_parallel_cartpole.py:Main", ["total_timesteps=512", "progress=false"]),
+    ("ppo_data_parallel_cartpole.py:ParamServer", ["total_timesteps=512", "progress=false"]),
+    ("apex_dqn_cartpole.py:Main", ["total_timesteps=2048", "progress=false"]),
+    ("ppo_minatar.py:Main", ["total_timesteps=2048", "num_steps=16", "progress=false"]),
+    ("seed_ppo_cartpole.py:Main", ["total_timesteps=512", "progress=false", "device=cpu"]),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+@pytest.mark.parametrize(("program", "params"), EXAMPLES, ids=[p for p, _ in EXAMPLES])
+def test_every_rl_example_writes_learning_curves(program: str, params: list[str], tmp_path: Path) -> None:
+    args = [f"--param={p}" for p in (*params, f"checkpoint={tmp_path / 'ck.pt'}")]
+    env = {**os.environ, LOGDIR_ENV: str(tmp_path / "runs"), "OMP_NUM_THREADS": "1"}
+    r = subprocess.run([sys.executable, "-m", "reactorfed", "run", f"examples/rl/{program}", "--fast", *args],
+                       cwd=REPO, env=env, capture_output=True, text=True, timeout=540)
+    assert r.returncode == 0, r.stdout + r.stderr
+    folders = [p for p in (tmp_path / "runs").iterdir() if p.is_dir()]
+    assert folders, "no learner wrote curves"
+    for folder in folders:  # one per learner (the data-parallel plan has two)
+        got = scalars(folder)
+        assert {"time/fps", "time/iterations", "reactorfed/logical_time_s"} <= set(got), sorted(got)
+        assert any(k.startswith("train/") for k in got), sorted(got)
+        steps = [s for s, _ in got["time/iterations"]]
+        assert steps == sorted(steps) and steps[-1] > 0  # x: env steps, growing
