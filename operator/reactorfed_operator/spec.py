@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .schema import DEFAULTS, DURATION, ENTRYPOINT, IDENT, MEMBER
+
 __all__ = [
     "CheckpointSpec",
     "FederationSpec",
@@ -23,13 +25,12 @@ __all__ = [
     "parse_spec",
 ]
 
-_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_ENTRYPOINT = re.compile(
-    r"^([A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*|/[-A-Za-z0-9_./]+\.py):[A-Za-z_][A-Za-z0-9_]*$"
-)
-_MEMBER = re.compile(r"^[a-z_][a-z0-9_]{0,15}$")
-_DURATION = re.compile(r"^[0-9]+ ?(ns|us|ms|s|sec|m|min|h|hour|hours)$")
+_IDENT = re.compile(IDENT)
+_ENTRYPOINT = re.compile(ENTRYPOINT)
+_MEMBER = re.compile(MEMBER)
+_DURATION = re.compile(DURATION)
 
+D = DEFAULTS
 GPU_RESOURCE = "nvidia.com/gpu"
 GPU_NODE_LABEL = "reactorfed.io/accelerator"
 GPU_NODE_VALUE = "nvidia"
@@ -48,10 +49,10 @@ class SpecError(ValueError):
 class ProgramSpec:
     image: str
     entrypoint: str
-    image_pull_policy: str = "IfNotPresent"
+    image_pull_policy: str = DEFAULTS["program.imagePullPolicy"]
     image_pull_secrets: tuple[str, ...] = ()
     config_map: str | None = None
-    config_map_key: str = "program.py"
+    config_map_key: str = DEFAULTS["program.configMap.key"]
     params: tuple[tuple[str, str], ...] = ()
     env: tuple[tuple[str, str], ...] = ()
 
@@ -72,7 +73,7 @@ class CheckpointSpec:
     claim_name: str | None = None
     size: str | None = None
     storage_class: str | None = None
-    mount_path: str = "/checkpoints"
+    mount_path: str = DEFAULTS["checkpoint.mountPath"]
 
 
 @dataclass(frozen=True)
@@ -81,29 +82,29 @@ class FederationSpec:
     rti: GroupSpec
     samplers: GroupSpec
     learner: GroupSpec
-    replicas: int = 2
-    sampler_param: str = "num_samplers"
+    replicas: int = DEFAULTS["samplers.replicas"]
+    sampler_param: str = DEFAULTS["samplers.param"]
     #: spec.samplers.maxReplicas: 0 for a fixed bank (a change of width restarts the
     #: federation); N > 0 for an elastic bank of at most N members, rescaled live
     max_replicas: int = 0
     #: the program parameter that receives max_replicas (elastic banks only)
-    max_param: str = "max_samplers"
-    gpus: int = 1
-    rti_port: int = 15045
-    metrics_port: int = 9100
+    max_param: str = DEFAULTS["samplers.maxParam"]
+    gpus: int = DEFAULTS["learner.gpus"]
+    rti_port: int = DEFAULTS["rti.port"]
+    metrics_port: int = DEFAULTS["rti.metricsPort"]
     federate_metrics_port: int = 9101
     #: every federate pod's data port (where its upstream peers connect): fixed, so that
     #: the federation's NetworkPolicy can name it
     data_port: int = 15046
     timeout: str | None = None
     join_timeout: str | None = None
-    fast: bool = False
+    fast: bool = DEFAULTS["coordination.fast"]
     secret_name: str | None = None
-    secret_key: str = "secret"
+    secret_key: str = DEFAULTS["secretRef.key"]
     checkpoint: CheckpointSpec | None = None
-    max_restarts: int = 3
-    grace_seconds: int = 30
-    suspend: bool = False
+    max_restarts: int = DEFAULTS["failurePolicy.maxRestarts"]
+    grace_seconds: int = DEFAULTS["terminationGracePeriodSeconds"]
+    suspend: bool = DEFAULTS["suspend"]
 
     @property
     def elastic(self) -> bool:
@@ -203,7 +204,7 @@ def _program(raw: Mapping[str, Any]) -> ProgramSpec:
         raise SpecError("spec.program.entrypoint", f"must be module:Attr or /path/file.py:Attr, got {entrypoint!r}")
     cm = _obj(raw.get("configMap"), "spec.program.configMap")
     cm_name = _str(cm.get("name"), "spec.program.configMap.name")
-    cm_key = _str(cm.get("key"), "spec.program.configMap.key", "program.py") or "program.py"
+    cm_key = _str(cm.get("key"), "spec.program.configMap.key", D["program.configMap.key"]) or D["program.configMap.key"]
     if cm and not cm_name:
         raise SpecError("spec.program.configMap.name", "is required")
     if cm_name:
@@ -230,13 +231,13 @@ def _program(raw: Mapping[str, Any]) -> ProgramSpec:
         str(_obj(s, "spec.program.imagePullSecrets").get("name", ""))
         for s in raw.get("imagePullSecrets") or []
     )
-    policy = _str(raw.get("imagePullPolicy"), "spec.program.imagePullPolicy", "IfNotPresent")
+    policy = _str(raw.get("imagePullPolicy"), "spec.program.imagePullPolicy", D["program.imagePullPolicy"])
     if policy not in ("Always", "IfNotPresent", "Never"):
         raise SpecError("spec.program.imagePullPolicy", f"must be Always, IfNotPresent or Never, got {policy!r}")
     return ProgramSpec(
         image=image,
         entrypoint=entrypoint,
-        image_pull_policy=policy or "IfNotPresent",
+        image_pull_policy=policy or D["program.imagePullPolicy"],
         image_pull_secrets=tuple(s for s in pull_secrets if s),
         config_map=cm_name,
         config_map_key=cm_key,
@@ -252,7 +253,7 @@ def _checkpoint(raw: Mapping[str, Any] | None) -> CheckpointSpec | None:
     size = raw.get("size")
     if (claim is None) == (size is None):
         raise SpecError("spec.checkpoint", "needs exactly one of claimName or size")
-    mount = _str(raw.get("mountPath"), "spec.checkpoint.mountPath", "/checkpoints") or "/checkpoints"
+    mount = _str(raw.get("mountPath"), "spec.checkpoint.mountPath", D["checkpoint.mountPath"]) or D["checkpoint.mountPath"]
     if not mount.startswith("/"):
         raise SpecError("spec.checkpoint.mountPath", f"must be absolute, got {mount!r}")
     return CheckpointSpec(
@@ -265,8 +266,8 @@ def _checkpoint(raw: Mapping[str, Any] | None) -> CheckpointSpec | None:
 
 def _elastic(samplers: Mapping[str, Any], program: ProgramSpec, param: str) -> tuple[int, int, str]:
     """``(replicas, maxReplicas, maxParam)`` of the sampler bank; maxReplicas 0 when fixed."""
-    replicas = _int(samplers.get("replicas"), "spec.samplers.replicas", 2, 1, 512)
-    max_param = _str(samplers.get("maxParam"), "spec.samplers.maxParam", "max_samplers") or "max_samplers"
+    replicas = _int(samplers.get("replicas"), "spec.samplers.replicas", D["samplers.replicas"], 1, 512)
+    max_param = _str(samplers.get("maxParam"), "spec.samplers.maxParam", D["samplers.maxParam"]) or D["samplers.maxParam"]
     if samplers.get("maxReplicas") is None:
         return replicas, 0, max_param
     most = _int(samplers.get("maxReplicas"), "spec.samplers.maxReplicas", 0, 1, 512)
@@ -294,18 +295,18 @@ def parse_spec(spec: Mapping[str, Any]) -> FederationSpec:
     secret = _obj(spec.get("secretRef"), "spec.secretRef")
     policy = _obj(spec.get("failurePolicy"), "spec.failurePolicy")
 
-    port = _int(rti.get("port"), "spec.rti.port", 15045, 1024, 65535)
-    metrics = _int(rti.get("metricsPort"), "spec.rti.metricsPort", 9100, 1024, 65535)
+    port = _int(rti.get("port"), "spec.rti.port", D["rti.port"], 1024, 65535)
+    metrics = _int(rti.get("metricsPort"), "spec.rti.metricsPort", D["rti.metricsPort"], 1024, 65535)
     if port == metrics:
         raise SpecError("spec.rti.metricsPort", "must differ from spec.rti.port")
     fed_metrics = metrics + 1 if metrics + 1 != port else metrics + 2
-    sampler_name = _member(samplers, "spec.samplers.name", "samplers")
-    learner_name = _member(learner, "spec.learner.name", "learner")
+    sampler_name = _member(samplers, "spec.samplers.name", D["samplers.name"])
+    learner_name = _member(learner, "spec.learner.name", D["learner.name"])
     if sampler_name == learner_name:
         raise SpecError("spec.learner.name", f"must differ from spec.samplers.name ({sampler_name!r})")
     if learner_name == "rti":
         raise SpecError("spec.learner.name", "must not be 'rti'")
-    param = _str(samplers.get("param"), "spec.samplers.param", "num_samplers") or "num_samplers"
+    param = _str(samplers.get("param"), "spec.samplers.param", D["samplers.param"]) or D["samplers.param"]
     if not _IDENT.match(param):
         raise SpecError("spec.samplers.param", f"must be an identifier, got {param!r}")
     if any(k == param for k, _ in program.params):
@@ -322,13 +323,13 @@ def parse_spec(spec: Mapping[str, Any]) -> FederationSpec:
         raise SpecError("spec.coordination.joinTimeout", f"must look like '120 s' or '5m', got {join_timeout!r}")
     if join_timeout is not None and _ns(join_timeout) < 10**9:
         raise SpecError("spec.coordination.joinTimeout", f"must be at least 1 s, got {join_timeout!r}")
-    fast = coord.get("fast", False)
+    fast = coord.get("fast", D["coordination.fast"])
     if not isinstance(fast, bool):
         raise SpecError("spec.coordination.fast", f"must be a boolean, got {fast!r}")
     secret_name = _str(secret.get("name"), "spec.secretRef.name")
     if secret and not secret_name:
         raise SpecError("spec.secretRef.name", "is required")
-    suspend = spec.get("suspend", False)
+    suspend = spec.get("suspend", D["suspend"])
     if not isinstance(suspend, bool):
         raise SpecError("spec.suspend", f"must be a boolean, got {suspend!r}")
     return FederationSpec(
@@ -340,7 +341,7 @@ def parse_spec(spec: Mapping[str, Any]) -> FederationSpec:
         sampler_param=param,
         max_replicas=max_replicas,
         max_param=max_param,
-        gpus=_int(learner.get("gpus"), "spec.learner.gpus", 1, 0, 16),
+        gpus=_int(learner.get("gpus"), "spec.learner.gpus", D["learner.gpus"], 0, 16),
         rti_port=port,
         metrics_port=metrics,
         federate_metrics_port=fed_metrics,
@@ -349,9 +350,10 @@ def parse_spec(spec: Mapping[str, Any]) -> FederationSpec:
         join_timeout=join_timeout,
         fast=fast,
         secret_name=secret_name,
-        secret_key=_str(secret.get("key"), "spec.secretRef.key", "secret") or "secret",
+        secret_key=_str(secret.get("key"), "spec.secretRef.key", D["secretRef.key"]) or D["secretRef.key"],
         checkpoint=_checkpoint(_obj(spec.get("checkpoint"), "spec.checkpoint")),
-        max_restarts=_int(policy.get("maxRestarts"), "spec.failurePolicy.maxRestarts", 3, 0, 100),
-        grace_seconds=_int(spec.get("terminationGracePeriodSeconds"), "spec.terminationGracePeriodSeconds", 30, 0, 3600),
+        max_restarts=_int(policy.get("maxRestarts"), "spec.failurePolicy.maxRestarts", D["failurePolicy.maxRestarts"], 0, 100),
+        grace_seconds=_int(spec.get("terminationGracePeriodSeconds"), "spec.terminationGracePeriodSeconds",
+                            D["terminationGracePeriodSeconds"], 0, 3600),
         suspend=suspend,
     )
