@@ -89,6 +89,13 @@ def _status() -> dict[str, Any]:
                     "joined": {"type": "boolean"},
                 }},
             },
+            "groups": {
+                "type": "array",
+                "description": "Each federate group's pods in the running incarnation (the shorthand's groups are its "
+                               "samplers and its learner).",
+                "items": {"type": "object", "properties": {
+                    "name": {"type": "string"}, "role": {"type": "string"}, **ints("desired", "ready")}},
+            },
             "federates": {"type": "object", "properties": ints("desired", "ready", "succeeded", "failed")},
             "progress": {"type": "object", "properties": {
                 "rtiPhase": {"type": "string"},

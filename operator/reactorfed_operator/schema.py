@@ -10,7 +10,23 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["DEFAULTS", "DURATION", "ENTRYPOINT", "IDENT", "MEMBER", "QUANTITY", "spec_schema"]
+from .schema_groups import CPU_IMAGE, federate_groups
+from .schema_parts import (
+    DURATION,
+    ENTRYPOINT,
+    GROUP_NAME,
+    IDENT,
+    MEMBER,
+    QUANTITY,
+    env_var,
+    node_selector,
+    quantity,
+    resources,
+    rule,
+    tolerations,
+)
+
+__all__ = ["DEFAULTS", "DURATION", "ENTRYPOINT", "GROUP_NAME", "IDENT", "MEMBER", "QUANTITY", "spec_schema"]
 
 #: every defaulted field of ``spec``, by its dotted path
 DEFAULTS: dict[str, Any] = {
@@ -32,51 +48,9 @@ DEFAULTS: dict[str, Any] = {
     "suspend": False,
 }
 
-IDENT = r"^[A-Za-z_][A-Za-z0-9_]*$"
-ENTRYPOINT = r"^([A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*|/[-A-Za-z0-9_./]+\.py):[A-Za-z_][A-Za-z0-9_]*$"
-MEMBER = r"^[a-z_][a-z0-9_]{0,15}$"
-DURATION = r"^[0-9]+ ?(ns|us|ms|s|sec|m|min|h|hour|hours)$"
-QUANTITY = (r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|"
-            r"([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$")  # fmt: skip
-
-
-def rule(expr: str, message: str) -> dict[str, str]:
-    return {"rule": expr, "message": message}
-
-
 def _d(path: str, **schema: Any) -> dict[str, Any]:
     """``schema`` with the default of ``path`` from :data:`DEFAULTS`."""
     return {**schema, "default": DEFAULTS[path]}
-
-
-def quantity() -> dict[str, Any]:
-    return {"x-kubernetes-int-or-string": True, "anyOf": [{"type": "integer"}, {"type": "string"}], "pattern": QUANTITY}
-
-
-def resources(**extra: Any) -> dict[str, Any]:
-    per = {"type": "object", "additionalProperties": quantity()}
-    return {"type": "object", "properties": {"requests": per, "limits": dict(per)}, **extra}
-
-
-def node_selector(**extra: Any) -> dict[str, Any]:
-    return {"type": "object", **extra, "additionalProperties": {"type": "string"}}
-
-
-def tolerations() -> dict[str, Any]:
-    return {
-        "type": "array",
-        "maxItems": 32,
-        "items": {
-            "type": "object",
-            "properties": {
-                "key": {"type": "string"},
-                "operator": {"type": "string", "enum": ["Exists", "Equal"]},
-                "value": {"type": "string"},
-                "effect": {"type": "string", "enum": ["", "NoSchedule", "PreferNoSchedule", "NoExecute"]},
-                "tolerationSeconds": {"type": "integer", "format": "int64"},
-            },
-        },
-    }
 
 
 def _program() -> dict[str, Any]:
@@ -125,22 +99,6 @@ def _program() -> dict[str, Any]:
                 "maxItems": 64,
                 "items": env_var(),
             },
-        },
-    }
-
-
-def env_var() -> dict[str, Any]:
-    return {
-        "type": "object",
-        "required": ["name"],
-        "properties": {
-            "name": {
-                "type": "string",
-                "pattern": IDENT,
-                "x-kubernetes-validations": [rule("self != 'REACTORFED_SECRET'",
-                                                  "REACTORFED_SECRET is set by the operator from the federation's Secret")],
-            },
-            "value": {"type": "string"},
         },
     }
 
@@ -276,6 +234,14 @@ def spec_schema() -> dict[str, Any]:
                  "!((has(self.samplers.maxParam) ? self.samplers.maxParam : 'max_samplers') in self.program.params)",
                  "spec.program.params must not set the parameter named by spec.samplers.maxParam; the operator sets it "
                  "from spec.samplers.maxReplicas"),
+            rule("!has(self.federateGroups) || !has(self.samplers) || !has(self.samplers.replicas) || "
+                 "self.federateGroups.all(g, !has(g.scale) || !g.scale || !has(g.maxReplicas) || "
+                 "self.samplers.replicas <= g.maxReplicas)",
+                 "spec.samplers.replicas (the scale group's width) must be at most that group's maxReplicas"),
+            rule("!has(self.federateGroups) || self.federateGroups.all(g, !has(g.gpus) || g.gpus == 0 || has(g.image) "
+                 f"|| !self.program.image.matches('{CPU_IMAGE}'))",
+                 "a group that asks for GPUs must not run the CPU runtime image (spec.program.image is "
+                 "reactorfed-runtime): give the group image reactorfed-runtime-gpu, or gpus: 0"),
         ],
         "properties": {
             "program": _program(),
@@ -293,6 +259,7 @@ def spec_schema() -> dict[str, Any]:
             },
             "samplers": _samplers(),
             "learner": _learner(),
+            "federateGroups": federate_groups(),
             **_rest(),
         },
     }

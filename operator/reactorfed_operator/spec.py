@@ -10,9 +10,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from .errors import SpecError
+from .fields import cpu_cores, placement
+from .fields import int_ as _int
+from .fields import obj as _obj
+from .fields import str_ as _str
+from .group_spec import parse_groups, shorthand_groups
+from .groups import FederateGroup
 from .schema import DEFAULTS, DURATION, ENTRYPOINT, IDENT, MEMBER
 
 __all__ = [
@@ -23,6 +30,7 @@ __all__ = [
     "SpecError",
     "cpu_cores",
     "parse_spec",
+    "program_params",
 ]
 
 _IDENT = re.compile(IDENT)
@@ -34,15 +42,6 @@ D = DEFAULTS
 GPU_RESOURCE = "nvidia.com/gpu"
 GPU_NODE_LABEL = "reactorfed.io/accelerator"
 GPU_NODE_VALUE = "nvidia"
-
-
-class SpecError(ValueError):
-    """A spec the operator cannot run; ``field`` names the offending path."""
-
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(f"{field}: {message}")
-        self.field = field
-        self.message = message
 
 
 @dataclass(frozen=True)
@@ -105,6 +104,23 @@ class FederationSpec:
     max_restarts: int = DEFAULTS["failurePolicy.maxRestarts"]
     grace_seconds: int = DEFAULTS["terminationGracePeriodSeconds"]
     suspend: bool = DEFAULTS["suspend"]
+    #: the federate groups: spec.federateGroups, or the samplers/learner shorthand converted
+    groups: tuple[FederateGroup, ...] = ()
+
+    @property
+    def scale_group(self) -> FederateGroup | None:
+        """The group ``kubectl scale`` acts on (the shorthand's samplers), if any."""
+        return next((g for g in self.groups if g.scale), None)
+
+    @property
+    def shape(self) -> str:
+        """What the groups place and how wide (the scale group's width aside): a change of
+        it changes the federation's members, so it restarts the federation. Empty for the
+        shorthand, whose shape is its width and bounds alone."""
+        if all(g.role in ("sampler", "learner") for g in self.groups) and len(self.groups) == 2:
+            return ""
+        return ";".join(f"{g.name}={g.placed}" + ("" if g.scale or g.federate else f"x{g.replicas}")
+                        + (f"<={g.max_replicas}" if g.max_replicas and not g.scale else "") for g in self.groups)
 
     @property
     def elastic(self) -> bool:
@@ -128,64 +144,10 @@ def _ns(text: str) -> int:
     return int(m.group(1)) * _UNIT_NS[m.group(2)]
 
 
-def _obj(value: Any, path: str) -> Mapping[str, Any]:
-    if value is None:
-        return {}
-    if not isinstance(value, Mapping):
-        raise SpecError(path, f"must be an object, got {type(value).__name__}")
-    return value
-
-
-def _int(value: Any, path: str, default: int, lo: int, hi: int) -> int:
-    if value is None:
-        return default
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise SpecError(path, f"must be an integer, got {value!r}")
-    if not lo <= value <= hi:
-        raise SpecError(path, f"must be between {lo} and {hi}, got {value}")
-    return value
-
-
-def _str(value: Any, path: str, default: str | None = None) -> str | None:
-    if value is None:
-        return default
-    if not isinstance(value, str):
-        raise SpecError(path, f"must be a string, got {value!r}")
-    return value
-
-
-_QUANTITY = re.compile(r"^([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE]([+-]?[0-9]+))?(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)?$")
-_SUFFIX = {None: 1.0, "m": 1e-3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18,
-           "Ki": 2.0**10, "Mi": 2.0**20, "Gi": 2.0**30, "Ti": 2.0**40, "Pi": 2.0**50, "Ei": 2.0**60}
-
-
-def cpu_cores(quantity: Any, path: str = "cpu") -> float:
-    """A Kubernetes CPU quantity (``500m``, ``2``, ``1.5``, ``1e3m``) in cores."""
-    m = _QUANTITY.match(str(quantity).strip())
-    if isinstance(quantity, bool) or m is None:
-        raise SpecError(path, f"not a CPU quantity: {quantity!r} (e.g. 500m, 2)")
-    return float(m[1]) * 10.0 ** int(m[2] or 0) * _SUFFIX[m[3]]
-
-
 def _group(raw: Mapping[str, Any], path: str, name: str) -> GroupSpec:
-    resources = _obj(raw.get("resources"), f"{path}.resources")
-    for key in resources:
-        if key not in ("requests", "limits"):
-            raise SpecError(f"{path}.resources", f"unknown key {key!r} (requests, limits)")
-        cpu = _obj(resources[key], f"{path}.resources.{key}").get("cpu")
-        if cpu is not None:
-            cpu_cores(cpu, f"{path}.resources.{key}.cpu")
-    selector = _obj(raw.get("nodeSelector"), f"{path}.nodeSelector")
-    tolerations = raw.get("tolerations") or []
-    if not isinstance(tolerations, list):
-        raise SpecError(f"{path}.tolerations", "must be a list")
-    return GroupSpec(
-        name=name,
-        image=_str(raw.get("image"), f"{path}.image") or None,
-        resources={k: dict(_obj(v, f"{path}.resources.{k}")) for k, v in resources.items()},
-        node_selector={str(k): str(v) for k, v in selector.items()},
-        tolerations=tuple(dict(_obj(t, f"{path}.tolerations[{i}]")) for i, t in enumerate(tolerations)),
-    )
+    resources, selector, tolerations = placement(raw, path)
+    return GroupSpec(name=name, image=_str(raw.get("image"), f"{path}.image") or None, resources=resources,
+                     node_selector=selector, tolerations=tolerations)
 
 
 def _member(raw: Mapping[str, Any], path: str, default: str) -> str:
@@ -332,7 +294,7 @@ def parse_spec(spec: Mapping[str, Any]) -> FederationSpec:
     suspend = spec.get("suspend", D["suspend"])
     if not isinstance(suspend, bool):
         raise SpecError("spec.suspend", f"must be a boolean, got {suspend!r}")
-    return FederationSpec(
+    out = FederationSpec(
         program=program,
         rti=_group(rti, "spec.rti", "rti"),
         samplers=sampler_group,
@@ -357,3 +319,49 @@ def parse_spec(spec: Mapping[str, Any]) -> FederationSpec:
                             D["terminationGracePeriodSeconds"], 0, 3600),
         suspend=suspend,
     )
+    if spec.get("federateGroups") is None:
+        return replace(out, groups=shorthand_groups(
+            samplers, learner, bank=sampler_name, replicas=replicas, param=param, max_replicas=max_replicas,
+            max_param=max_param, learner_name=learner_name, gpus=out.gpus))  # fmt: skip
+    return _group_form(out, spec["federateGroups"], samplers, learner)
+
+
+def _group_form(
+    out: FederationSpec, raw: Any, samplers: Mapping[str, Any], learner: Mapping[str, Any]
+) -> FederationSpec:
+    """A spec with ``federateGroups``: the shorthand's fields may hold only their defaults
+    (the API server writes those), but spec.samplers.replicas, the scale group's width."""
+    for key, value in samplers.items():
+        if key != "replicas" and value != D.get(f"samplers.{key}"):
+            raise SpecError(f"spec.samplers.{key}", "with spec.federateGroups only spec.samplers.replicas is read "
+                                                    "(the width of the group with scale: true): set this on a group")  # fmt: skip
+    for key, value in learner.items():
+        if value != D.get(f"learner.{key}"):
+            raise SpecError(f"spec.learner.{key}", "with spec.federateGroups the learner is a group: set this on it")
+    groups = parse_groups(raw, out.replicas, out.program.image, [k for k, _ in out.program.params])
+    scaled = next((g for g in groups if g.scale), None)
+    if scaled is None:
+        return replace(out, groups=groups, replicas=0, max_replicas=0, gpus=0)
+    if scaled.width_param is None:
+        i = groups.index(scaled)
+        raise SpecError(f"spec.federateGroups[{i}].widthParam", "the scale group's width must reach the program: "
+                                                                "name the parameter that receives it")  # fmt: skip
+    return replace(out, groups=groups, samplers=GroupSpec(name=scaled.bank or ""), sampler_param=scaled.width_param,
+                   max_replicas=scaled.max_replicas, max_param=scaled.max_param or out.max_param, gpus=0)
+
+
+def program_params(s: FederationSpec, width: int, max_width: int) -> list[tuple[str, str]]:
+    """Every process's ``--param`` pairs: the program's, every bank's width (the scale
+    group's ``width``, the incarnation's) and an elastic bank's maximum."""
+    params = list(s.program.params)
+    for g in s.groups:
+        if g.scale and g.width_param:
+            params.append((g.width_param, str(width)))
+            if max_width > 0:  # an elastic bank: every pod of the incarnation gets the same bounds
+                params.append((g.max_param or s.max_param, str(max_width)))
+        elif g.bank is not None:
+            if g.width_param:
+                params.append((g.width_param, str(g.replicas)))
+            if g.max_param:
+                params.append((g.max_param, str(g.max_replicas)))
+    return sorted(params)
