@@ -1,13 +1,17 @@
 # The reactorfed operator (Kopf). The Helm chart runs it with its own arguments.
 #   docker build -f images/operator.Dockerfile -t ghcr.io/reactorfed/reactorfed-operator:0.1.0 .
-# The dependencies' layer is rebuilt only when pyproject.toml's dependency lists change; a
-# change of the code rebuilds only the project's own small layer.
+# It carries only what the operator imports: its own package (operator/reactorfed_operator)
+# and pyproject.toml's `operator` extra (kopf, kubernetes, pyyaml); not the runtime
+# (reactorfed) nor the runtime's dependencies (numpy, pyzmq, msgpack, prometheus-client).
+# tests/operator/test_images.py checks both: the package imports nothing else, and this
+# file installs that extra alone. The dependencies' layer is rebuilt only when the extra
+# changes; a change of the code rebuilds only the last small layer.
 ARG PYTHON_IMAGE=python:3.11.11-slim-bookworm
 
 FROM ${PYTHON_IMAGE} AS requirements
 WORKDIR /src
 COPY pyproject.toml ./
-RUN python -c "import tomllib; p = tomllib.load(open('pyproject.toml', 'rb'))['project']; print('\n'.join(p['dependencies'] + p['optional-dependencies']['operator']))" > /requirements.txt
+RUN python -c "import tomllib; p = tomllib.load(open('pyproject.toml', 'rb'))['project']; print('\n'.join(p['optional-dependencies']['operator']))" > /requirements.txt
 
 FROM ${PYTHON_IMAGE} AS deps
 ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1 PATH=/opt/venv/bin:$PATH
@@ -16,13 +20,6 @@ COPY --from=requirements /requirements.txt /tmp/requirements.txt
 # hadolint ignore=DL3013
 RUN python -m venv /opt/venv && pip install --no-cache-dir -r /tmp/requirements.txt
 
-FROM deps AS wheel
-WORKDIR /src
-COPY pyproject.toml README.md ./
-COPY runtime ./runtime
-COPY operator ./operator
-RUN pip wheel --no-deps --no-cache-dir --wheel-dir /wheels .
-
 FROM ${PYTHON_IMAGE}
 LABEL org.opencontainers.image.title="reactorfed-operator" \
       org.opencontainers.image.description="Kubernetes operator for ReactorFederation resources" \
@@ -30,9 +27,8 @@ LABEL org.opencontainers.image.title="reactorfed-operator" \
 RUN groupadd --gid 10001 reactorfed \
  && useradd --uid 10001 --gid 10001 --no-create-home --shell /usr/sbin/nologin reactorfed
 COPY --from=deps /opt/venv /opt/venv
-ENV PATH=/opt/venv/bin:$PATH PYTHONUNBUFFERED=1 PYTHONDONTWRITEBYTECODE=1
-RUN --mount=type=bind,from=wheel,source=/wheels,target=/wheels \
-    pip install --no-deps --no-cache-dir --disable-pip-version-check /wheels/*.whl
+COPY operator/reactorfed_operator /opt/reactorfed-operator/reactorfed_operator
+ENV PATH=/opt/venv/bin:$PATH PYTHONPATH=/opt/reactorfed-operator PYTHONUNBUFFERED=1 PYTHONDONTWRITEBYTECODE=1
 USER 10001:10001
 EXPOSE 8080
 ENTRYPOINT ["python", "-m", "reactorfed_operator"]

@@ -17,6 +17,7 @@ from . import GROUP, PLURAL, VERSION
 from .manifests import (
     ANNOTATION_FEDERATE,
     ANNOTATION_MAX,
+    ANNOTATION_SHAPE,
     ANNOTATION_WIDTH,
     LABEL_FEDERATION,
     LABEL_INCARNATION,
@@ -77,6 +78,7 @@ def observe_pod(pod: Mapping[str, Any]) -> ObservedPod | None:
         message=message,
         slot=int(slot.group(1)) if slot else None,
         max_width=most,
+        shape=str(annotations.get(ANNOTATION_SHAPE) or ""),
     )
 
 

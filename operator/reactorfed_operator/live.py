@@ -23,7 +23,7 @@ from typing import Any
 
 from .manifests import Federation, sampler_pod
 from .observed import Event, ObservedPod, PriorStatus
-from .phase import Phase, PodPhase, Role
+from .phase import Phase, PodPhase
 from .progress import Progress
 
 __all__ = ["MEMBERSHIP_KEPT", "LiveStep", "established", "live_step", "membership"]
@@ -81,7 +81,8 @@ def live_step(fed: Federation, incarnation: int, current: Sequence[ObservedPod],
     width = current[0].width
     most = current[0].max_width
     desired = s.replicas
-    samplers = [p for p in current if p.role == Role.SAMPLER and p.slot is not None]
+    scaled = s.scale_group
+    samplers = [p for p in current if scaled is not None and p.role == scaled.role and p.slot is not None]
     live = {p.slot: p for p in samplers if not p.deleting and p.slot is not None}
     leaving = {p.slot for p in samplers if p.deleting and p.slot is not None}
     kept = prior.slots if prior.slots is not None and prior.incarnation == incarnation else width

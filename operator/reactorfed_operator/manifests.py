@@ -13,12 +13,20 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import API_VERSION, KIND
-from .phase import Role
-from .spec import GPU_NODE_LABEL, GPU_NODE_VALUE, GPU_RESOURCE, FederationSpec, cpu_cores
+from .groups import FederateGroup
+from .spec import (
+    GPU_NODE_LABEL,
+    GPU_NODE_VALUE,
+    GPU_RESOURCE,
+    FederationSpec,
+    cpu_cores,
+    program_params,
+)
 
 __all__ = [
     "ANNOTATION_FEDERATE",
     "ANNOTATION_MAX",
+    "ANNOTATION_SHAPE",
     "ANNOTATION_WIDTH",
     "LABEL_FEDERATION",
     "LABEL_INCARNATION",
@@ -27,9 +35,9 @@ __all__ = [
     "Federation",
     "checkpoint_pvc",
     "cpu_threads",
-    "federate_pod",
     "federation_id",
     "federation_pods",
+    "group_pod",
     "labels",
     "owner_reference",
     "pod_name",
@@ -49,6 +57,8 @@ ANNOTATION_WIDTH = "reactorfed.io/samplers"  # the width the incarnation started
 #: an elastic incarnation's maximum width (its maxParam); absent on a fixed bank's pods
 ANNOTATION_MAX = "reactorfed.io/max-samplers"
 ANNOTATION_FEDERATE = "reactorfed.io/federate"
+#: the groups' shape the incarnation started with (spec.federateGroups only; see FederationSpec.shape)
+ANNOTATION_SHAPE = "reactorfed.io/groups"
 PROGRAM_DIR = "/opt/reactorfed/program"
 RUN_AS = 10001  # the images' numeric non-root user and group
 
@@ -88,8 +98,9 @@ def labels(fed: Federation, role: str | None = None) -> dict[str, str]:
 
 
 def sampler_selector(fed: Federation) -> str:
-    """The label selector of the sampler pods (the scale subresource's selector)."""
-    return f"{LABEL_FEDERATION}={fed.name},{LABEL_ROLE}=sampler"
+    """The label selector of the scale group's pods (the scale subresource's selector)."""
+    group = fed.spec.scale_group
+    return f"{LABEL_FEDERATION}={fed.name},{LABEL_ROLE}={group.role if group else 'none'}"
 
 
 def _metadata(fed: Federation, name: str, role: str | None) -> dict[str, Any]:
@@ -168,9 +179,7 @@ def rti_service(fed: Federation) -> dict[str, Any]:
 def _common_args(fed: Federation, width: int, max_width: int) -> list[str]:
     s = fed.spec
     args: list[str] = ["--federation-id", federation_id(fed)]
-    params = [*s.program.params, (s.sampler_param, str(width))]
-    if max_width > 0:  # an elastic bank: every pod of the incarnation gets the same bounds
-        params.append((s.max_param, str(max_width)))
+    params = program_params(s, width, max_width)
     for key, value in sorted(params):
         args += ["--param", f"{key}={value}"]
     if s.fast:
@@ -192,10 +201,11 @@ def cpu_threads(resources: Mapping[str, Any]) -> int:
     return 1
 
 
-def _env(fed: Federation, resources: Mapping[str, Any]) -> list[dict[str, Any]]:
+def _env(fed: Federation, resources: Mapping[str, Any], extra: tuple[tuple[str, str], ...] = ()) -> list[dict[str, Any]]:
     s = fed.spec
-    env: list[dict[str, Any]] = [{"name": k, "value": v} for k, v in s.program.env]
-    if not any(k == "OMP_NUM_THREADS" for k, _ in s.program.env):
+    pairs = [*s.program.env, *extra]
+    env: list[dict[str, Any]] = [{"name": k, "value": v} for k, v in pairs]
+    if not any(k == "OMP_NUM_THREADS" for k, _ in pairs):
         # torch's thread count changes how its sums are split, so the weights a seed gives:
         # fixed by the pod's CPU resources, never by the size of the node it lands on
         env.append({"name": "OMP_NUM_THREADS", "value": str(cpu_threads(resources))})
@@ -232,6 +242,7 @@ def _pod(
     max_width: int,
     extra_volumes: list[tuple[dict[str, Any], dict[str, Any]]] | None = None,
     image: str | None = None,
+    env: tuple[tuple[str, str], ...] = (),
 ) -> dict[str, Any]:
     s = fed.spec
     volumes: list[dict[str, Any]] = [{"name": "tmp", "emptyDir": {}}]
@@ -247,12 +258,14 @@ def _pod(
     meta["annotations"] = {ANNOTATION_FEDERATE: federate, ANNOTATION_WIDTH: str(width)}
     if max_width > 0:
         meta["annotations"][ANNOTATION_MAX] = str(max_width)
+    if s.shape:
+        meta["annotations"][ANNOTATION_SHAPE] = s.shape
     container: dict[str, Any] = {
         "name": role,
         "image": image or s.program.image,
         "imagePullPolicy": s.program.image_pull_policy,
         "command": command,
-        "env": _env(fed, resources),
+        "env": _env(fed, resources, env),
         "ports": ports,
         "resources": {k: {name: str(q) for name, q in v.items()} for k, v in resources.items()},
         "volumeMounts": mounts,
@@ -309,12 +322,12 @@ def rti_pod(fed: Federation, incarnation: int, width: int, max_width: int | None
                 most)
 
 
-def federate_pod(
-    fed: Federation, federate: str, role: str, incarnation: int, width: int, max_width: int | None = None
+def group_pod(
+    fed: Federation, group: FederateGroup, federate: str, incarnation: int, width: int, max_width: int | None = None
 ) -> dict[str, Any]:
-    """The pod of one federate; ``role`` is ``sampler`` or ``learner``. ``width`` and
-    ``max_width`` are the incarnation's (its start width and elastic maximum; the spec's
-    maximum when None), the same for every pod of it, whenever it is made."""
+    """The pod of one federate of ``group``. ``width`` and ``max_width`` are the
+    incarnation's (the scale group's start width and elastic maximum; the spec's maximum
+    when None), the same for every pod of it, whenever it is made."""
     s = fed.spec
     most = s.max_replicas if max_width is None else max_width
     command = [
@@ -330,52 +343,51 @@ def federate_pod(
         {"name": "data", "containerPort": s.data_port, "protocol": "TCP"},
         {"name": "metrics", "containerPort": s.federate_metrics_port, "protocol": "TCP"},
     ]
+    resources = {k: dict(v) for k, v in group.resources.items()}
+    selector = dict(group.node_selector)
+    tolerations = list(group.tolerations)
+    affinity = dict(group.affinity) if group.affinity else None
+    if group.gpus > 0:
+        resources.setdefault("limits", {})[GPU_RESOURCE] = group.gpus
+        selector = selector or {GPU_NODE_LABEL: GPU_NODE_VALUE}
+        if not any(t.get("key") == GPU_RESOURCE for t in tolerations):
+            tolerations.append({"key": GPU_RESOURCE, "operator": "Exists", "effect": "NoSchedule"})
+    elif affinity is None:
+        affinity = _avoid_gpu_nodes()
     extra: list[tuple[dict[str, Any], dict[str, Any]]] = []
-    if role == Role.LEARNER:
-        group = s.learner
-        resources = {k: dict(v) for k, v in group.resources.items()}
-        selector = dict(group.node_selector)
-        tolerations = list(group.tolerations)
-        affinity = None
-        if s.gpus > 0:
-            resources.setdefault("limits", {})[GPU_RESOURCE] = s.gpus
-            selector = selector or {GPU_NODE_LABEL: GPU_NODE_VALUE}
-            if not any(t.get("key") == GPU_RESOURCE for t in tolerations):
-                tolerations.append({"key": GPU_RESOURCE, "operator": "Exists", "effect": "NoSchedule"})
-        else:
-            affinity = _avoid_gpu_nodes()
-        if s.checkpoint is not None:
-            claim = s.checkpoint.claim_name or f"{fed.name}-checkpoint"
-            command += ["--checkpoint-dir", s.checkpoint.mount_path]
-            extra.append((
-                {"name": "checkpoint", "persistentVolumeClaim": {"claimName": claim}},
-                {"name": "checkpoint", "mountPath": s.checkpoint.mount_path},
-            ))  # fmt: skip
-        placement = _placement(selector, tolerations, affinity)
-    else:
-        group = s.samplers
-        resources = {k: dict(v) for k, v in group.resources.items()}
-        placement = _placement(group.node_selector, group.tolerations, _avoid_gpu_nodes())
-    return _pod(
-        fed, pod_name(fed, federate), role, federate, command, ports, resources, placement, incarnation, width, most,
-        extra,
-        image=group.image,
-    )
+    if group.holds_state and s.checkpoint is not None:
+        claim = s.checkpoint.claim_name or f"{fed.name}-checkpoint"
+        command += ["--checkpoint-dir", s.checkpoint.mount_path]
+        extra.append((
+            {"name": "checkpoint", "persistentVolumeClaim": {"claimName": claim}},
+            {"name": "checkpoint", "mountPath": s.checkpoint.mount_path},
+        ))  # fmt: skip
+    by_name = {str(v["name"]): dict(v) for v in group.volumes}
+    extra += [(by_name.pop(str(m["name"])), dict(m)) for m in group.volume_mounts if str(m["name"]) in by_name]
+    pod = _pod(
+        fed, pod_name(fed, federate), group.role, federate, command, ports, resources,
+        _placement(selector, tolerations, affinity), incarnation, width, most, extra, image=group.image, env=group.env,
+    )  # fmt: skip
+    pod["spec"]["volumes"] += list(by_name.values())  # volumes mounted twice or not at all
+    return pod
 
 
 def sampler_pod(fed: Federation, slot: int, incarnation: int, width: int, max_width: int | None = None) -> dict[str, Any]:
     """The pod of sampler slot ``slot`` (federate ``samplers[slot]``) of an incarnation that
     started ``width`` wide: a new pod made while it runs gets the same parameters as the
     pods it started with."""
-    return federate_pod(fed, f"{fed.spec.samplers.name}[{slot}]", Role.SAMPLER, incarnation, width, max_width)
+    group = fed.spec.scale_group
+    assert group is not None and group.bank is not None, "no group is scaled"
+    return group_pod(fed, group, f"{group.bank}[{slot}]", incarnation, width, max_width)
 
 
 def federation_pods(
     fed: Federation, incarnation: int, width: int | None = None, max_width: int | None = None
 ) -> list[dict[str, Any]]:
-    """Every pod of one incarnation of the federation: the RTI first, then the federates."""
+    """Every pod of one incarnation of the federation: the RTI first, then the federates,
+    group by group (the scale group ``width`` wide)."""
     n = fed.spec.replicas if width is None else width
     pods = [rti_pod(fed, incarnation, n, max_width)]
-    pods += [sampler_pod(fed, i, incarnation, n, max_width) for i in range(n)]
-    pods.append(federate_pod(fed, fed.spec.learner.name, Role.LEARNER, incarnation, n, max_width))
+    for g in fed.spec.groups:
+        pods += [group_pod(fed, g, name, incarnation, n, max_width) for name in g.federates(n if g.scale else None)]
     return pods

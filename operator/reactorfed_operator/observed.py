@@ -28,6 +28,7 @@ class ObservedPod:
     message: str | None = None  # e.g. why the pod is unschedulable or failed
     slot: int | None = None  # a sampler's bank index (federate ``samplers[slot]``)
     max_width: int = 0  # its incarnation's elastic maximum; 0 for a fixed bank
+    shape: str = ""  # its incarnation's group shape (spec.federateGroups only; FederationSpec.shape)
 
 
 @dataclass(frozen=True)

@@ -64,10 +64,12 @@ class Plan:
     ) -> dict[str, Any]:
         """The full status object for this pass (conditions keep their transition times)."""
         current = [p for p in pods if p.incarnation == self.incarnation and not p.deleting]
-        samplers = [p for p in current if p.role == Role.SAMPLER]
+        scaled = fed.spec.scale_group
+        samplers = [p for p in current if scaled is not None and p.role == scaled.role]
         ready = sum(1 for p in samplers if p.ready and p.phase == PodPhase.RUNNING)
         fed_ready = sum(1 for p in current if p.ready and p.phase == PodPhase.RUNNING)
         desired = fed.spec.replicas
+        widths = {g.name: desired if g.scale else g.replicas for g in fed.spec.groups}
         out: dict[str, Any] = {
             "phase": self.phase,
             "reason": self.reason,
@@ -83,8 +85,14 @@ class Plan:
                 "readyText": f"{ready}/{desired}",
                 "selector": sampler_selector(fed),
             },
+            "groups": [{
+                "name": g.name,
+                "role": g.role,
+                "desired": widths[g.name],
+                "ready": sum(1 for p in current if p.role == g.role and p.ready and p.phase == PodPhase.RUNNING),
+            } for g in fed.spec.groups],
             "federates": {
-                "desired": desired + 2,
+                "desired": 1 + sum(widths.values()),
                 "ready": fed_ready,
                 "succeeded": sum(1 for p in current if p.phase == PodPhase.SUCCEEDED),
                 "failed": sum(1 for p in current if p.phase == PodPhase.FAILED),
@@ -158,13 +166,15 @@ def _condition(
     }
 
 
-def _stop(pods: Sequence[ObservedPod]) -> list[str]:
-    """Names to delete to stop a federation at a safe point: the learner first."""
+def _stop(fed: Federation, pods: Sequence[ObservedPod]) -> list[str]:
+    """Names to delete to stop a federation at a safe point: the groups that hold state
+    (the learner) first."""
+    first = {g.role for g in fed.spec.groups if g.holds_state}
     live = [p for p in pods if not p.deleting]
-    learner = [p.name for p in live if p.role == Role.LEARNER]
+    learner = [p.name for p in live if p.role in first]
     if learner:
         return learner
-    if any(p.role == Role.LEARNER for p in pods):  # learner still writing its checkpoint
+    if any(p.role in first for p in pods):  # learner still writing its checkpoint
         return []
     return [p.name for p in live]
 
@@ -202,13 +212,13 @@ def plan(
                           delete=[p.name for p in live if p.phase not in (PodPhase.SUCCEEDED, PodPhase.FAILED)],
                           events=[Event("Warning", "RestartLimitExceeded", what)])  # fmt: skip
         out = result(Phase.RESTARTING, "FederateFailed", f"{what}; restart {restarts + 1}/{s.max_restarts} from checkpoint",
-                     delete=_stop(current), events=[Event("Warning", "FederateFailed", what)])  # fmt: skip
+                     delete=_stop(fed, current), events=[Event("Warning", "FederateFailed", what)])  # fmt: skip
         out.restarts += 1
         return out
 
     if s.suspend:
         if pods:
-            return result(Phase.SUSPENDED, "Suspending", "stopping every pod (learner first)", delete=_stop(current),
+            return result(Phase.SUSPENDED, "Suspending", "stopping every pod (learner first)", delete=_stop(fed, current),
                           events=[Event("Normal", "Suspending", "spec.suspend is true")] if prior.phase != Phase.SUSPENDED else [])  # fmt: skip
         return result(Phase.SUSPENDED, "Suspended", "spec.suspend is true; no pods run")
 
@@ -218,7 +228,7 @@ def plan(
         return result(prior.phase, _reason(prior, "Finished"), _message(prior), delete=leftovers)
     if prior.phase in TERMINAL and current:
         msg = f"spec changed after {prior.phase}: starting a new incarnation"
-        return result(Phase.RESTARTING, "SpecChanged", msg, delete=_stop(current), events=[Event("Normal", "SpecChanged", msg)])
+        return result(Phase.RESTARTING, "SpecChanged", msg, delete=_stop(fed, current), events=[Event("Normal", "SpecChanged", msg)])
 
     if missing:
         text = "referenced objects do not exist: " + ", ".join(missing)
@@ -231,24 +241,32 @@ def plan(
         new = inc + 1
         width = s.replicas
         bank = f"{width} samplers" + (f" (elastic, at most {s.max_replicas})" if s.elastic else "")
-        out = Plan(Phase.STARTING, "Creating", f"incarnation {new}: RTI, {bank}, learner", new, restarts, replaced=replaced)
+        what = f"{bank}, learner" if not s.shape else ", ".join(
+            f"{g.name} ({len(g.federates(width if g.scale else None))})" for g in s.groups)
+        out = Plan(Phase.STARTING, "Creating", f"incarnation {new}: RTI, {what}", new, restarts, replaced=replaced)
         out.create = federation_pods(fed, new, width, s.max_replicas)
         out.delete = [p.name for p in stale]
-        out.events.append(Event("Normal", "Creating", f"starting incarnation {new} with {bank}"))
+        out.events.append(Event("Normal", "Creating", f"starting incarnation {new} with {what}"))
         return out
 
     width, most = current[0].width, current[0].max_width
-    core = [p for p in current if p.role in (Role.RTI, Role.LEARNER)]
+    scaled = s.scale_group
+    core = [p for p in current if scaled is None or p.role != scaled.role]
     stopping = prior.phase in (Phase.SCALING, Phase.RESTARTING) and _stopping(prior)
-    if most > 0 and most == s.max_replicas and elastic.established(prior, inc) and not stopping \
+    reshaped = current[0].shape != s.shape
+    if most > 0 and most == s.max_replicas and elastic.established(prior, inc) and not stopping and not reshaped \
             and not any(p.deleting for p in core):  # fmt: skip
         return _elastic(fed, inc, current, prior, result, failure)
 
     if any(p.deleting for p in current) or stopping:
         # A stop is under way (rescale, restart or suspend): finish it, learner first.
         return result(prior.phase if prior.phase in (Phase.SCALING, Phase.RESTARTING) else Phase.RESTARTING,
-                      _reason(prior, "Stopping"), _message(prior) or "stopping the federation", delete=_stop(current))  # fmt: skip
+                      _reason(prior, "Stopping"), _message(prior) or "stopping the federation", delete=_stop(fed, current))  # fmt: skip
 
+    if current[0].shape != s.shape:
+        msg = ("the federate groups changed (what they place, their widths or bounds): the federation's members are "
+               "fixed when it starts, so it restarts at a safe point (groups that hold state checkpoint first)")
+        return result(Phase.SCALING, "Rescaling", msg, delete=_stop(fed, current), events=[Event("Normal", "Rescaling", msg)])
     failed = [p for p in live if p.phase == PodPhase.FAILED]
     manifests = federation_pods(fed, inc, width, most)
     vanished = sorted({m["metadata"]["name"] for m in manifests} - {p.name for p in current})
@@ -268,10 +286,10 @@ def plan(
     if most != s.max_replicas:
         msg = (f"spec.samplers.maxReplicas {most or 'unset'} -> {s.max_replicas or 'unset'}: the bank's bounds are part "
                "of the program, so the federation restarts at a safe point (learner checkpoints first)")  # fmt: skip
-        return result(Phase.SCALING, "Rescaling", msg, delete=_stop(current), events=[Event("Normal", "Rescaling", msg)])
+        return result(Phase.SCALING, "Rescaling", msg, delete=_stop(fed, current), events=[Event("Normal", "Rescaling", msg)])
     if width != s.replicas:
         msg = f"rescaling samplers {width} -> {s.replicas}: stopping at a safe point (learner checkpoints first)"
-        return result(Phase.SCALING, "Rescaling", msg, delete=_stop(current), events=[Event("Normal", "Rescaling", msg)])
+        return result(Phase.SCALING, "Rescaling", msg, delete=_stop(fed, current), events=[Event("Normal", "Rescaling", msg)])
 
     unschedulable = [p for p in live if p.phase == PodPhase.PENDING and p.message]
     if unschedulable:
@@ -279,7 +297,8 @@ def plan(
     if all(p.phase in (PodPhase.RUNNING, PodPhase.SUCCEEDED) and (p.ready or p.phase == PodPhase.SUCCEEDED) for p in live):
         ev = [Event("Normal", "Running", f"all {len(live)} pods of incarnation {inc} are running")] \
             if prior.phase != Phase.RUNNING else []  # fmt: skip
-        return result(Phase.RUNNING, "AllPodsReady", f"{width} samplers, learner and RTI running", events=ev)
+        running = f"{width} samplers, learner" if not s.shape else ", ".join(g.name for g in s.groups)
+        return result(Phase.RUNNING, "AllPodsReady", f"{running} and RTI running", events=ev)
     waiting = sum(1 for p in live if not p.ready)
     return result(Phase.STARTING, "PodsStarting", f"{waiting} of {len(live)} pods not ready yet")
 
@@ -294,8 +313,10 @@ def _elastic(
 ) -> Plan:
     """An elastic incarnation that has run: the RTI's or the learner's end decides for the
     federation; the samplers are rescaled and replaced live (:func:`.live.live_step`)."""
-    core = {p.name: p for p in current if p.role in (Role.RTI, Role.LEARNER)}
-    gone = sorted({f"{fed.name}-rti", pod_name(fed, fed.spec.learner.name)} - set(core))
+    scaled = fed.spec.scale_group
+    core = {p.name: p for p in current if scaled is None or p.role != scaled.role}
+    expected = {pod_name(fed, n) for g in fed.spec.groups if not g.scale for n in g.federates()}
+    gone = sorted(({f"{fed.name}-rti"} | expected) - set(core))
     failed = [p for p in core.values() if p.phase == PodPhase.FAILED]
     if failed or gone:
         return failure(", ".join([f"{p.name} failed" + (f" ({p.message})" if p.message else "") for p in failed]

@@ -10,8 +10,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
+
+from .errors import SpecError
+from .fields import cpu_cores, placement
+from .fields import int_ as _int
+from .fields import obj as _obj
+from .fields import str_ as _str
+from .group_spec import parse_groups, shorthand_groups
+from .groups import FederateGroup
+from .schema import DEFAULTS, DURATION, ENTRYPOINT, IDENT, MEMBER
 
 __all__ = [
     "CheckpointSpec",
@@ -21,37 +30,28 @@ __all__ = [
     "SpecError",
     "cpu_cores",
     "parse_spec",
+    "program_params",
 ]
 
-_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_ENTRYPOINT = re.compile(
-    r"^([A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*|/[-A-Za-z0-9_./]+\.py):[A-Za-z_][A-Za-z0-9_]*$"
-)
-_MEMBER = re.compile(r"^[a-z_][a-z0-9_]{0,15}$")
-_DURATION = re.compile(r"^[0-9]+ ?(ns|us|ms|s|sec|m|min|h|hour|hours)$")
+_IDENT = re.compile(IDENT)
+_ENTRYPOINT = re.compile(ENTRYPOINT)
+_MEMBER = re.compile(MEMBER)
+_DURATION = re.compile(DURATION)
 
+D = DEFAULTS
 GPU_RESOURCE = "nvidia.com/gpu"
 GPU_NODE_LABEL = "reactorfed.io/accelerator"
 GPU_NODE_VALUE = "nvidia"
-
-
-class SpecError(ValueError):
-    """A spec the operator cannot run; ``field`` names the offending path."""
-
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(f"{field}: {message}")
-        self.field = field
-        self.message = message
 
 
 @dataclass(frozen=True)
 class ProgramSpec:
     image: str
     entrypoint: str
-    image_pull_policy: str = "IfNotPresent"
+    image_pull_policy: str = DEFAULTS["program.imagePullPolicy"]
     image_pull_secrets: tuple[str, ...] = ()
     config_map: str | None = None
-    config_map_key: str = "program.py"
+    config_map_key: str = DEFAULTS["program.configMap.key"]
     params: tuple[tuple[str, str], ...] = ()
     env: tuple[tuple[str, str], ...] = ()
 
@@ -72,7 +72,7 @@ class CheckpointSpec:
     claim_name: str | None = None
     size: str | None = None
     storage_class: str | None = None
-    mount_path: str = "/checkpoints"
+    mount_path: str = DEFAULTS["checkpoint.mountPath"]
 
 
 @dataclass(frozen=True)
@@ -81,29 +81,46 @@ class FederationSpec:
     rti: GroupSpec
     samplers: GroupSpec
     learner: GroupSpec
-    replicas: int = 2
-    sampler_param: str = "num_samplers"
+    replicas: int = DEFAULTS["samplers.replicas"]
+    sampler_param: str = DEFAULTS["samplers.param"]
     #: spec.samplers.maxReplicas: 0 for a fixed bank (a change of width restarts the
     #: federation); N > 0 for an elastic bank of at most N members, rescaled live
     max_replicas: int = 0
     #: the program parameter that receives max_replicas (elastic banks only)
-    max_param: str = "max_samplers"
-    gpus: int = 1
-    rti_port: int = 15045
-    metrics_port: int = 9100
+    max_param: str = DEFAULTS["samplers.maxParam"]
+    gpus: int = DEFAULTS["learner.gpus"]
+    rti_port: int = DEFAULTS["rti.port"]
+    metrics_port: int = DEFAULTS["rti.metricsPort"]
     federate_metrics_port: int = 9101
     #: every federate pod's data port (where its upstream peers connect): fixed, so that
     #: the federation's NetworkPolicy can name it
     data_port: int = 15046
     timeout: str | None = None
     join_timeout: str | None = None
-    fast: bool = False
+    fast: bool = DEFAULTS["coordination.fast"]
     secret_name: str | None = None
-    secret_key: str = "secret"
+    secret_key: str = DEFAULTS["secretRef.key"]
     checkpoint: CheckpointSpec | None = None
-    max_restarts: int = 3
-    grace_seconds: int = 30
-    suspend: bool = False
+    max_restarts: int = DEFAULTS["failurePolicy.maxRestarts"]
+    grace_seconds: int = DEFAULTS["terminationGracePeriodSeconds"]
+    suspend: bool = DEFAULTS["suspend"]
+    #: the federate groups: spec.federateGroups, or the samplers/learner shorthand converted
+    groups: tuple[FederateGroup, ...] = ()
+
+    @property
+    def scale_group(self) -> FederateGroup | None:
+        """The group ``kubectl scale`` acts on (the shorthand's samplers), if any."""
+        return next((g for g in self.groups if g.scale), None)
+
+    @property
+    def shape(self) -> str:
+        """What the groups place and how wide (the scale group's width aside): a change of
+        it changes the federation's members, so it restarts the federation. Empty for the
+        shorthand, whose shape is its width and bounds alone."""
+        if all(g.role in ("sampler", "learner") for g in self.groups) and len(self.groups) == 2:
+            return ""
+        return ";".join(f"{g.name}={g.placed}" + ("" if g.scale or g.federate else f"x{g.replicas}")
+                        + (f"<={g.max_replicas}" if g.max_replicas and not g.scale else "") for g in self.groups)
 
     @property
     def elastic(self) -> bool:
@@ -127,64 +144,10 @@ def _ns(text: str) -> int:
     return int(m.group(1)) * _UNIT_NS[m.group(2)]
 
 
-def _obj(value: Any, path: str) -> Mapping[str, Any]:
-    if value is None:
-        return {}
-    if not isinstance(value, Mapping):
-        raise SpecError(path, f"must be an object, got {type(value).__name__}")
-    return value
-
-
-def _int(value: Any, path: str, default: int, lo: int, hi: int) -> int:
-    if value is None:
-        return default
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise SpecError(path, f"must be an integer, got {value!r}")
-    if not lo <= value <= hi:
-        raise SpecError(path, f"must be between {lo} and {hi}, got {value}")
-    return value
-
-
-def _str(value: Any, path: str, default: str | None = None) -> str | None:
-    if value is None:
-        return default
-    if not isinstance(value, str):
-        raise SpecError(path, f"must be a string, got {value!r}")
-    return value
-
-
-_QUANTITY = re.compile(r"^([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE]([+-]?[0-9]+))?(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)?$")
-_SUFFIX = {None: 1.0, "m": 1e-3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18,
-           "Ki": 2.0**10, "Mi": 2.0**20, "Gi": 2.0**30, "Ti": 2.0**40, "Pi": 2.0**50, "Ei": 2.0**60}
-
-
-def cpu_cores(quantity: Any, path: str = "cpu") -> float:
-    """A Kubernetes CPU quantity (``500m``, ``2``, ``1.5``, ``1e3m``) in cores."""
-    m = _QUANTITY.match(str(quantity).strip())
-    if isinstance(quantity, bool) or m is None:
-        raise SpecError(path, f"not a CPU quantity: {quantity!r} (e.g. 500m, 2)")
-    return float(m[1]) * 10.0 ** int(m[2] or 0) * _SUFFIX[m[3]]
-
-
 def _group(raw: Mapping[str, Any], path: str, name: str) -> GroupSpec:
-    resources = _obj(raw.get("resources"), f"{path}.resources")
-    for key in resources:
-        if key not in ("requests", "limits"):
-            raise SpecError(f"{path}.resources", f"unknown key {key!r} (requests, limits)")
-        cpu = _obj(resources[key], f"{path}.resources.{key}").get("cpu")
-        if cpu is not None:
-            cpu_cores(cpu, f"{path}.resources.{key}.cpu")
-    selector = _obj(raw.get("nodeSelector"), f"{path}.nodeSelector")
-    tolerations = raw.get("tolerations") or []
-    if not isinstance(tolerations, list):
-        raise SpecError(f"{path}.tolerations", "must be a list")
-    return GroupSpec(
-        name=name,
-        image=_str(raw.get("image"), f"{path}.image") or None,
-        resources={k: dict(_obj(v, f"{path}.resources.{k}")) for k, v in resources.items()},
-        node_selector={str(k): str(v) for k, v in selector.items()},
-        tolerations=tuple(dict(_obj(t, f"{path}.tolerations[{i}]")) for i, t in enumerate(tolerations)),
-    )
+    resources, selector, tolerations = placement(raw, path)
+    return GroupSpec(name=name, image=_str(raw.get("image"), f"{path}.image") or None, resources=resources,
+                     node_selector=selector, tolerations=tolerations)
 
 
 def _member(raw: Mapping[str, Any], path: str, default: str) -> str:
@@ -203,7 +166,7 @@ def _program(raw: Mapping[str, Any]) -> ProgramSpec:
         raise SpecError("spec.program.entrypoint", f"must be module:Attr or /path/file.py:Attr, got {entrypoint!r}")
     cm = _obj(raw.get("configMap"), "spec.program.configMap")
     cm_name = _str(cm.get("name"), "spec.program.configMap.name")
-    cm_key = _str(cm.get("key"), "spec.program.configMap.key", "program.py") or "program.py"
+    cm_key = _str(cm.get("key"), "spec.program.configMap.key", D["program.configMap.key"]) or D["program.configMap.key"]
     if cm and not cm_name:
         raise SpecError("spec.program.configMap.name", "is required")
     if cm_name:
@@ -230,13 +193,13 @@ def _program(raw: Mapping[str, Any]) -> ProgramSpec:
         str(_obj(s, "spec.program.imagePullSecrets").get("name", ""))
         for s in raw.get("imagePullSecrets") or []
     )
-    policy = _str(raw.get("imagePullPolicy"), "spec.program.imagePullPolicy", "IfNotPresent")
+    policy = _str(raw.get("imagePullPolicy"), "spec.program.imagePullPolicy", D["program.imagePullPolicy"])
     if policy not in ("Always", "IfNotPresent", "Never"):
         raise SpecError("spec.program.imagePullPolicy", f"must be Always, IfNotPresent or Never, got {policy!r}")
     return ProgramSpec(
         image=image,
         entrypoint=entrypoint,
-        image_pull_policy=policy or "IfNotPresent",
+        image_pull_policy=policy or D["program.imagePullPolicy"],
         image_pull_secrets=tuple(s for s in pull_secrets if s),
         config_map=cm_name,
         config_map_key=cm_key,
@@ -252,7 +215,7 @@ def _checkpoint(raw: Mapping[str, Any] | None) -> CheckpointSpec | None:
     size = raw.get("size")
     if (claim is None) == (size is None):
         raise SpecError("spec.checkpoint", "needs exactly one of claimName or size")
-    mount = _str(raw.get("mountPath"), "spec.checkpoint.mountPath", "/checkpoints") or "/checkpoints"
+    mount = _str(raw.get("mountPath"), "spec.checkpoint.mountPath", D["checkpoint.mountPath"]) or D["checkpoint.mountPath"]
     if not mount.startswith("/"):
         raise SpecError("spec.checkpoint.mountPath", f"must be absolute, got {mount!r}")
     return CheckpointSpec(
@@ -265,8 +228,8 @@ def _checkpoint(raw: Mapping[str, Any] | None) -> CheckpointSpec | None:
 
 def _elastic(samplers: Mapping[str, Any], program: ProgramSpec, param: str) -> tuple[int, int, str]:
     """``(replicas, maxReplicas, maxParam)`` of the sampler bank; maxReplicas 0 when fixed."""
-    replicas = _int(samplers.get("replicas"), "spec.samplers.replicas", 2, 1, 512)
-    max_param = _str(samplers.get("maxParam"), "spec.samplers.maxParam", "max_samplers") or "max_samplers"
+    replicas = _int(samplers.get("replicas"), "spec.samplers.replicas", D["samplers.replicas"], 1, 512)
+    max_param = _str(samplers.get("maxParam"), "spec.samplers.maxParam", D["samplers.maxParam"]) or D["samplers.maxParam"]
     if samplers.get("maxReplicas") is None:
         return replicas, 0, max_param
     most = _int(samplers.get("maxReplicas"), "spec.samplers.maxReplicas", 0, 1, 512)
@@ -294,18 +257,18 @@ def parse_spec(spec: Mapping[str, Any]) -> FederationSpec:
     secret = _obj(spec.get("secretRef"), "spec.secretRef")
     policy = _obj(spec.get("failurePolicy"), "spec.failurePolicy")
 
-    port = _int(rti.get("port"), "spec.rti.port", 15045, 1024, 65535)
-    metrics = _int(rti.get("metricsPort"), "spec.rti.metricsPort", 9100, 1024, 65535)
+    port = _int(rti.get("port"), "spec.rti.port", D["rti.port"], 1024, 65535)
+    metrics = _int(rti.get("metricsPort"), "spec.rti.metricsPort", D["rti.metricsPort"], 1024, 65535)
     if port == metrics:
         raise SpecError("spec.rti.metricsPort", "must differ from spec.rti.port")
     fed_metrics = metrics + 1 if metrics + 1 != port else metrics + 2
-    sampler_name = _member(samplers, "spec.samplers.name", "samplers")
-    learner_name = _member(learner, "spec.learner.name", "learner")
+    sampler_name = _member(samplers, "spec.samplers.name", D["samplers.name"])
+    learner_name = _member(learner, "spec.learner.name", D["learner.name"])
     if sampler_name == learner_name:
         raise SpecError("spec.learner.name", f"must differ from spec.samplers.name ({sampler_name!r})")
     if learner_name == "rti":
         raise SpecError("spec.learner.name", "must not be 'rti'")
-    param = _str(samplers.get("param"), "spec.samplers.param", "num_samplers") or "num_samplers"
+    param = _str(samplers.get("param"), "spec.samplers.param", D["samplers.param"]) or D["samplers.param"]
     if not _IDENT.match(param):
         raise SpecError("spec.samplers.param", f"must be an identifier, got {param!r}")
     if any(k == param for k, _ in program.params):
@@ -322,16 +285,16 @@ def parse_spec(spec: Mapping[str, Any]) -> FederationSpec:
         raise SpecError("spec.coordination.joinTimeout", f"must look like '120 s' or '5m', got {join_timeout!r}")
     if join_timeout is not None and _ns(join_timeout) < 10**9:
         raise SpecError("spec.coordination.joinTimeout", f"must be at least 1 s, got {join_timeout!r}")
-    fast = coord.get("fast", False)
+    fast = coord.get("fast", D["coordination.fast"])
     if not isinstance(fast, bool):
         raise SpecError("spec.coordination.fast", f"must be a boolean, got {fast!r}")
     secret_name = _str(secret.get("name"), "spec.secretRef.name")
     if secret and not secret_name:
         raise SpecError("spec.secretRef.name", "is required")
-    suspend = spec.get("suspend", False)
+    suspend = spec.get("suspend", D["suspend"])
     if not isinstance(suspend, bool):
         raise SpecError("spec.suspend", f"must be a boolean, got {suspend!r}")
-    return FederationSpec(
+    out = FederationSpec(
         program=program,
         rti=_group(rti, "spec.rti", "rti"),
         samplers=sampler_group,
@@ -340,7 +303,7 @@ def parse_spec(spec: Mapping[str, Any]) -> FederationSpec:
         sampler_param=param,
         max_replicas=max_replicas,
         max_param=max_param,
-        gpus=_int(learner.get("gpus"), "spec.learner.gpus", 1, 0, 16),
+        gpus=_int(learner.get("gpus"), "spec.learner.gpus", D["learner.gpus"], 0, 16),
         rti_port=port,
         metrics_port=metrics,
         federate_metrics_port=fed_metrics,
@@ -349,9 +312,56 @@ def parse_spec(spec: Mapping[str, Any]) -> FederationSpec:
         join_timeout=join_timeout,
         fast=fast,
         secret_name=secret_name,
-        secret_key=_str(secret.get("key"), "spec.secretRef.key", "secret") or "secret",
+        secret_key=_str(secret.get("key"), "spec.secretRef.key", D["secretRef.key"]) or D["secretRef.key"],
         checkpoint=_checkpoint(_obj(spec.get("checkpoint"), "spec.checkpoint")),
-        max_restarts=_int(policy.get("maxRestarts"), "spec.failurePolicy.maxRestarts", 3, 0, 100),
-        grace_seconds=_int(spec.get("terminationGracePeriodSeconds"), "spec.terminationGracePeriodSeconds", 30, 0, 3600),
+        max_restarts=_int(policy.get("maxRestarts"), "spec.failurePolicy.maxRestarts", D["failurePolicy.maxRestarts"], 0, 100),
+        grace_seconds=_int(spec.get("terminationGracePeriodSeconds"), "spec.terminationGracePeriodSeconds",
+                            D["terminationGracePeriodSeconds"], 0, 3600),
         suspend=suspend,
     )
+    if spec.get("federateGroups") is None:
+        return replace(out, groups=shorthand_groups(
+            samplers, learner, bank=sampler_name, replicas=replicas, param=param, max_replicas=max_replicas,
+            max_param=max_param, learner_name=learner_name, gpus=out.gpus))  # fmt: skip
+    return _group_form(out, spec["federateGroups"], samplers, learner)
+
+
+def _group_form(
+    out: FederationSpec, raw: Any, samplers: Mapping[str, Any], learner: Mapping[str, Any]
+) -> FederationSpec:
+    """A spec with ``federateGroups``: the shorthand's fields may hold only their defaults
+    (the API server writes those), but spec.samplers.replicas, the scale group's width."""
+    for key, value in samplers.items():
+        if key != "replicas" and value != D.get(f"samplers.{key}"):
+            raise SpecError(f"spec.samplers.{key}", "with spec.federateGroups only spec.samplers.replicas is read "
+                                                    "(the width of the group with scale: true): set this on a group")  # fmt: skip
+    for key, value in learner.items():
+        if value != D.get(f"learner.{key}"):
+            raise SpecError(f"spec.learner.{key}", "with spec.federateGroups the learner is a group: set this on it")
+    groups = parse_groups(raw, out.replicas, out.program.image, [k for k, _ in out.program.params])
+    scaled = next((g for g in groups if g.scale), None)
+    if scaled is None:
+        return replace(out, groups=groups, replicas=0, max_replicas=0, gpus=0)
+    if scaled.width_param is None:
+        i = groups.index(scaled)
+        raise SpecError(f"spec.federateGroups[{i}].widthParam", "the scale group's width must reach the program: "
+                                                                "name the parameter that receives it")  # fmt: skip
+    return replace(out, groups=groups, samplers=GroupSpec(name=scaled.bank or ""), sampler_param=scaled.width_param,
+                   max_replicas=scaled.max_replicas, max_param=scaled.max_param or out.max_param, gpus=0)
+
+
+def program_params(s: FederationSpec, width: int, max_width: int) -> list[tuple[str, str]]:
+    """Every process's ``--param`` pairs: the program's, every bank's width (the scale
+    group's ``width``, the incarnation's) and an elastic bank's maximum."""
+    params = list(s.program.params)
+    for g in s.groups:
+        if g.scale and g.width_param:
+            params.append((g.width_param, str(width)))
+            if max_width > 0:  # an elastic bank: every pod of the incarnation gets the same bounds
+                params.append((g.max_param or s.max_param, str(max_width)))
+        elif g.bank is not None:
+            if g.width_param:
+                params.append((g.width_param, str(g.replicas)))
+            if g.max_param:
+                params.append((g.max_param, str(g.max_replicas)))
+    return sorted(params)

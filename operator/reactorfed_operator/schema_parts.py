@@ -1,0 +1,90 @@
+"""Pieces of the CRD's schema shared by its fields: patterns and small sub-schemas."""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["DURATION", "ENTRYPOINT", "GROUP_NAME", "IDENT", "LABEL_KEY", "MEMBER", "QUANTITY", "env_var",
+           "node_selector", "quantity", "resources", "rule", "tolerations"]
+
+IDENT = r"^[A-Za-z_][A-Za-z0-9_]*$"
+ENTRYPOINT = r"^([A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*|/[-A-Za-z0-9_./]+\.py):[A-Za-z_][A-Za-z0-9_]*$"
+MEMBER = r"^[a-z_][a-z0-9_]{0,15}$"
+#: a federate group's name: its pods' role label and part of status (a DNS label, short)
+GROUP_NAME = r"^[a-z]([-a-z0-9]{0,22}[a-z0-9])?$"
+#: label keys as Kubernetes checks them on a pod (qualified names; lengths in reactorfed_operator.kube)
+LABEL_KEY = (r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
+             r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")  # fmt: skip
+DURATION = r"^[0-9]+ ?(ns|us|ms|s|sec|m|min|h|hour|hours)$"
+QUANTITY = (r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|"
+            r"([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$")  # fmt: skip
+
+
+def rule(expr: str, message: str) -> dict[str, str]:
+    return {"rule": expr, "message": message}
+
+
+def quantity() -> dict[str, Any]:
+    return {"x-kubernetes-int-or-string": True, "anyOf": [{"type": "integer"}, {"type": "string"}], "pattern": QUANTITY}
+
+
+def resources(**extra: Any) -> dict[str, Any]:
+    per = {"type": "object", "additionalProperties": quantity()}
+    return {"type": "object", "properties": {"requests": per, "limits": dict(per)}, **extra}
+
+
+def node_selector(cel: bool = True, **extra: Any) -> dict[str, Any]:
+    """A node selector; ``cel`` checks its keys in the API server (too costly inside a
+    list: there the operator checks them, reactorfed_operator.kube)."""
+    return {
+        "type": "object",
+        **extra,
+        "maxProperties": 32,
+        **({} if not cel else {"x-kubernetes-validations": [rule(f"self.all(k, k.size() <= 317 && k.matches('{LABEL_KEY}'))",
+                                          "node selector keys must be label keys ([prefix/]name: the prefix a DNS "
+                                          "subdomain, the name at most 63 alphanumerics, '-', '_', '.')")]}),
+        "additionalProperties": {"type": "string", "maxLength": 63},
+    }
+
+
+def tolerations() -> dict[str, Any]:
+    return {
+        "type": "array",
+        "maxItems": 32,
+        "items": {
+            "type": "object",
+            "properties": {
+                "key": {"type": "string"},
+                "operator": {"type": "string", "enum": ["Exists", "Equal"]},
+                "value": {"type": "string"},
+                "effect": {"type": "string", "enum": ["", "NoSchedule", "PreferNoSchedule", "NoExecute"]},
+                "tolerationSeconds": {"type": "integer", "format": "int64"},
+            },
+            "x-kubernetes-validations": [
+                rule("!has(self.operator) || self.operator != 'Exists' || !has(self.value) || self.value == ''",
+                     "a toleration with operator Exists takes no value"),
+                rule("(has(self.key) && self.key != '') || (has(self.operator) && self.operator == 'Exists')",
+                     "a toleration without a key must have operator Exists"),
+                rule("!has(self.tolerationSeconds) || (has(self.effect) && self.effect == 'NoExecute')",
+                     "tolerationSeconds is allowed only with effect NoExecute"),
+            ],
+        },
+    }
+
+
+def env_var() -> dict[str, Any]:
+    return {
+        "type": "object",
+        "required": ["name"],
+        "properties": {
+            "name": {
+                "type": "string",
+                "pattern": IDENT,
+                "x-kubernetes-validations": [rule("self != 'REACTORFED_SECRET'",
+                                                  "REACTORFED_SECRET is set by the operator from the federation's Secret")],
+            },
+            "value": {"type": "string"},
+        },
+    }
+
+
