@@ -5,7 +5,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from reactorfed import SHUTDOWN, Input, Output, Reactor, Timer, reaction, sec
+from reactorfed import (
+    SHUTDOWN,
+    STARTUP,
+    Input,
+    LogicalAction,
+    Output,
+    Reactor,
+    Timer,
+    ms,
+    reaction,
+    sec,
+)
 
 
 class Count(Reactor):
@@ -80,3 +91,64 @@ class TestCountMultiport(Reactor):
     def done(self) -> None:
         assert self.inputs_received == self.num_inputs, (
             f"Expected to receive {self.num_inputs} inputs, but only got {self.inputs_received}.")
+
+
+class LoopedActionSender(Reactor):
+    """``lib/LoopedActionSender.lf``'s Sender: ``take_a_break_after`` messages in
+    consecutive microsteps, then a break of ``break_interval``."""
+
+    out = Output(int)
+    act = LogicalAction()
+
+    def __init__(self, take_a_break_after: int = 10, break_interval: int = ms(400)) -> None:
+        self.take_a_break_after = take_a_break_after
+        self.break_interval = break_interval
+        self.sent_messages = 0
+
+    @reaction(triggers=[STARTUP, act], effects=[act, out])
+    def send(self, act: Any, out: Any) -> None:
+        out.set(self.sent_messages)
+        self.sent_messages += 1
+        if self.sent_messages < self.take_a_break_after:
+            act.schedule(delay=0)
+        else:
+            self.sent_messages = 0  # take a break
+            act.schedule(delay=self.break_interval)
+
+
+class ImportedAgain(Reactor):
+    """``lib/ImportedAgain.lf``."""
+
+    x = Input(int)
+
+    def __init__(self) -> None:
+        self.received: list[int] = []
+
+    @reaction(triggers=[x])
+    def got(self, x: Any) -> None:
+        assert x.get() == 42, f"ERROR: Expected input to be 42. Got: {x.get()}."
+        self.received.append(x.get())
+
+
+class Imported(Reactor):
+    """``lib/Imported.lf``: forwards its input to an ImportedAgain it contains."""
+
+    x = Input(int)
+
+    def __init__(self) -> None:
+        self.a = ImportedAgain()
+
+    @reaction(triggers=[x], effects=["a.x"])
+    def forward(self, x: Any, a: Any) -> None:
+        a.x.set(x.get())
+
+
+class PassThrough(Reactor):
+    """``lib/PassThrough.lf``."""
+
+    inp = Input(int)
+    out = Output(int)
+
+    @reaction(triggers=[inp], effects=[out])
+    def through(self, inp: Any, out: Any) -> None:
+        out.set(inp.get())
