@@ -21,6 +21,7 @@ import msgpack
 from ..clock import Clock
 from ..tag import TagT
 from . import records as R
+from .otlp import OtlpSink
 
 __all__ = ["DEFAULT_CAPACITY", "THREAD", "Recorder", "read", "trace_path"]
 
@@ -43,9 +44,10 @@ class Recorder:
     """Records of one process (``process``: a federate's name, ``rti``, or the program's
     name in one process), written to ``path`` (:func:`trace_path`)."""
 
-    def __init__(self, path: str | os.PathLike[str], process: str, clock: Clock, *, role: str = "federate",
-                 capacity: int = DEFAULT_CAPACITY) -> None:
-        self.path = Path(path)
+    def __init__(self, path: str | os.PathLike[str] | None, process: str, clock: Clock, *, role: str = "federate",
+                 capacity: int = DEFAULT_CAPACITY, otlp_endpoint: str | None = None) -> None:
+        """``path`` None: no file (spans to ``otlp_endpoint`` only)."""
+        self.path = Path(path) if path is not None else None
         self.process = process
         self.capacity = capacity
         self._now = clock.now
@@ -58,11 +60,13 @@ class Recorder:
         self._wake = threading.Event()
         self._closed = False
         self._file: Any = None
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._file = open(self.path, "wb")  # noqa: SIM115 (held open until close)
-        except OSError as e:
-            self._fail(f"cannot write the trace file {self.path}: {e}")
+        if self.path is not None:
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                self._file = open(self.path, "wb")  # noqa: SIM115 (held open until close)
+            except OSError as e:
+                self._fail(f"cannot write the trace file {self.path}: {e}")
+        self._otlp: OtlpSink | None = OtlpSink(otlp_endpoint, process, clock, role) if otlp_endpoint else None
         self._buf.append([R.HEADER, self._now(), 0, 0, 0, R.VERSION, process, role, os.getpid(), socket.gethostname()])
         self._writer = threading.Thread(target=self._run, name="reactorfed-trace", daemon=True)
         self._writer.start()
@@ -95,6 +99,11 @@ class Recorder:
     def _flush(self) -> None:
         buf, self._buf = self._buf, []
         if not buf:
+            return
+        if self._otlp is not None:
+            self._otlp.export(buf, self._names)
+        if self.path is None:
+            self.written += len(buf)  # (exported: the SDK says what it could not send)
             return
         if self._failed or self._file is None:
             self.dropped += len(buf)
@@ -129,6 +138,8 @@ class Recorder:
         self._wake.set()
         self._writer.join(5)
         self._flush()
+        if self._otlp is not None:
+            self._otlp.close()
         if self._file is not None:
             try:
                 if not self._failed:
