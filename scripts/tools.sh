@@ -5,6 +5,9 @@
 # From the Go module proxy only, like scripts/k8s-tools.sh.
 #
 # Usage: scripts/tools.sh            build if needed; print the bin dir
+#        scripts/tools.sh jaeger     also Jaeger v2 (an OpenTelemetry collector with a query API,
+#                                    for the `collector` tests: scripts/observability-test.sh);
+#                                    ~5-9 min from an empty Go cache, so not in scripts/test.sh
 #        scripts/tools.sh --bin-dir  only print the bin dir (no build)
 #        scripts/tools.sh --check    exit 0 iff every tool is cached at its version
 # Cache: ${REACTORFED_TOOLS:-${XDG_CACHE_HOME:-$HOME/.cache}/reactorfed/tools}/bin
@@ -13,6 +16,7 @@
 set -euo pipefail
 
 TOXIPROXY_VERSION=${TOXIPROXY_VERSION:-v2.5.0}
+JAEGER_VERSION=${JAEGER_VERSION:-v1.76.0}
 
 ROOT=${REACTORFED_TOOLS:-${XDG_CACHE_HOME:-$HOME/.cache}/reactorfed/tools}
 BIN="$ROOT/bin"
@@ -22,14 +26,17 @@ cached() {  # the binary exists and says it is the version we want
 }
 all_cached() { cached toxiproxy-server && cached toxiproxy-cli; }
 
+jaeger_cached() { [ -x "$BIN/jaeger" ] && [ "$(cat "$BIN/jaeger.version" 2>/dev/null)" = "$JAEGER_VERSION" ]; }
+WANT_JAEGER=0
 case "${1:-}" in
   --bin-dir) echo "$BIN"; exit 0 ;;
   --check) all_cached; exit $? ;;
+  jaeger) WANT_JAEGER=1 ;;
   "") ;;
-  *) echo "usage: $0 [--bin-dir|--check]" >&2; exit 2 ;;
+  *) echo "usage: $0 [jaeger|--bin-dir|--check]" >&2; exit 2 ;;
 esac
 
-if all_cached; then echo "$BIN"; exit 0; fi
+if all_cached && { [ "$WANT_JAEGER" = 0 ] || jaeger_cached; }; then echo "$BIN"; exit 0; fi
 
 command -v go >/dev/null 2>&1 || { echo "tools: Go is not installed; cannot build Toxiproxy" >&2; exit 1; }
 export GOTOOLCHAIN=${GOTOOLCHAIN:-local} GOFLAGS="${GOFLAGS:--p=2} -trimpath" CGO_ENABLED=0
@@ -38,7 +45,21 @@ log() { echo "tools: $*" >&2; }
 # Serialise concurrent invocations (two test runs at once).
 exec 9>"$ROOT/.lock"
 flock 9
-if all_cached; then echo "$BIN"; exit 0; fi
+if all_cached && { [ "$WANT_JAEGER" = 0 ] || jaeger_cached; }; then echo "$BIN"; exit 0; fi
+
+if [ "$WANT_JAEGER" = 1 ] && ! jaeger_cached; then
+  # Jaeger's go.mod replaces a module, so `go install` refuses it: a wrapper module that
+  # requires it and repeats that replace builds its v2 binary (cmd/jaeger).
+  src="$ROOT/src/jaeger-$JAEGER_VERSION"; mkdir -p "$src"
+  printf 'module reactorfed.local/jaeger\n\ngo 1.25\n\nrequire github.com/jaegertracing/jaeger %s\n\nreplace github.com/Shopify/sarama => github.com/Shopify/sarama v1.33.0\n' \
+    "$JAEGER_VERSION" > "$src/go.mod"
+  printf '//go:build tools\n\npackage tools\n\nimport _ "github.com/jaegertracing/jaeger/cmd/jaeger"\n' > "$src/tools.go"
+  log "building jaeger $JAEGER_VERSION (several minutes from an empty Go cache)"
+  (cd "$src" && go mod tidy >&2 && go build -ldflags "-s -w" -o "$src/jaeger" github.com/jaegertracing/jaeger/cmd/jaeger >&2)
+  mv "$src/jaeger" "$BIN/jaeger"
+  echo "$JAEGER_VERSION" > "$BIN/jaeger.version"
+  if all_cached; then log "all tools cached in $BIN"; echo "$BIN"; exit 0; fi
+fi
 
 # Not `go install pkg@version`: that probes every path prefix on the proxy (see
 # k8s-tools.sh). A wrapper module that requires the module asks only for modules.
