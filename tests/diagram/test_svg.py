@@ -19,8 +19,8 @@ from reactorfed import (
     ms,
     reaction,
 )
+from reactorfed.assembly.assemble import assemble
 from reactorfed.diagram import program_svg
-from reactorfed.graph import assemble
 
 SVG = "{http://www.w3.org/2000/svg}"
 

@@ -60,10 +60,10 @@ def test_spans_reach_a_real_collector_with_the_tag_as_attributes(jaeger: Jaeger,
     assert names.count("Main.learner.update") == 5 and names.count("send") == 5 and "user" in names
     upd = [s for s in spans if s["operationName"] == "Main.learner.update"]
     tags = {t["key"]: t["value"] for t in upd[1]["tags"]}  # type: ignore[index]
-    assert tags["reactorfed.reaction"] == "Main.learner.update" and tags["reactorfed.level"] == 3
+    assert tags["reactorfed.model.reaction"] == "Main.learner.update" and tags["reactorfed.level"] == 3
     assert tags["reactorfed.federate"] == "learner"
     assert sorted(s["duration"] for s in upd) == [250] * 5  # microseconds, as Jaeger gives them
-    elapsed = sorted({t["value"] for s in upd for t in s["tags"] if t["key"] == "reactorfed.tag.elapsed"})  # type: ignore[index]
+    elapsed = sorted({t["value"] for s in upd for t in s["tags"] if t["key"] == "reactorfed.time.tag.elapsed"})  # type: ignore[index]
     assert elapsed == [0, 1_000_000, 2_000_000, 3_000_000, 4_000_000]
     proc = upd[0]["processID"]
     trace = jaeger.traces("reactorfed")[0]

@@ -16,12 +16,12 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..action import ActionDecl
-from ..duration import format_duration
-from ..graph import Program
-from ..port import Port
-from ..reactor import Reactor
-from ..timer import Timer
+from ..assembly.program import Program
+from ..model.action import ActionDecl
+from ..model.port import Port
+from ..model.reactor import Reactor
+from ..model.timer import Timer
+from ..time.duration import format_duration
 
 __all__ = ["program_svg"]
 

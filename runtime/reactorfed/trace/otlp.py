@@ -1,8 +1,8 @@
 """A process's trace records as OpenTelemetry spans, exported over OTLP (HTTP) with the
 standard SDK (the ``otlp`` extra): a span per reaction, a producer span per message sent
 and a consumer span per message received, a zero-length span per other record; each with
-the tag as attributes (``reactorfed.tag.time``, ``reactorfed.tag.microstep``, the tag's
-time elapsed since the first tag seen: ``reactorfed.tag.elapsed``), the reaction, the
+the tag as attributes (``reactorfed.time.tag.time``, ``reactorfed.time.tag.microstep``, the tag's
+time elapsed since the first tag seen: ``reactorfed.time.tag.elapsed``), the reaction, the
 federate, the host and the pid. Spans are batched and exported by the SDK's own thread;
 an endpoint that is down or refuses is said once in the log, and the program goes on.
 """
@@ -15,7 +15,7 @@ import socket
 from collections.abc import Sequence
 from typing import Any
 
-from ..clock import Clock
+from ..time.clock import Clock
 from . import records as R
 
 __all__ = ["OtlpSink"]
@@ -99,8 +99,8 @@ class OtlpSink:
     def _attrs(self, rec: list[Any], threads: dict[int, str]) -> dict[str, Any]:
         if self._first_tag is None:
             self._first_tag = rec[2]
-        return {"reactorfed.tag.time": rec[2], "reactorfed.tag.microstep": rec[3],
-                "reactorfed.tag.elapsed": rec[2] - self._first_tag, "reactorfed.federate": self._process,
+        return {"reactorfed.time.tag.time": rec[2], "reactorfed.time.tag.microstep": rec[3],
+                "reactorfed.time.tag.elapsed": rec[2] - self._first_tag, "reactorfed.federate": self._process,
                 "thread.name": threads.get(rec[4], str(rec[4]))}
 
     def export(self, batch: list[list[Any]], threads: dict[int, str]) -> None:
@@ -118,7 +118,7 @@ class OtlpSink:
                 start = stack.pop() if stack else None
                 if start is None:
                     continue
-                attrs = {**self._attrs(start, threads), "reactorfed.reaction": rec[5], "reactorfed.level": rec[6]}
+                attrs = {**self._attrs(start, threads), "reactorfed.model.reaction": rec[5], "reactorfed.level": rec[6]}
                 span = tracer.start_span(rec[5], start_time=start[1], attributes=attrs, kind=self._internal)
                 span.end(end_time=rec[1])
             else:

@@ -18,8 +18,8 @@ from typing import Any
 
 import msgpack
 
-from ..clock import Clock
-from ..tag import TagT
+from ..time.clock import Clock
+from ..time.tag import TagT
 from . import records as R
 from .otlp import OtlpSink
 
