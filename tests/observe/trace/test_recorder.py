@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from reactorfed import VirtualClock
-from reactorfed.trace import Recorder, read, trace_path
-from reactorfed.trace import records as R
-from reactorfed.trace.recorder import THREAD
+from reactorfed.observe.trace import Recorder, read, trace_path
+from reactorfed.observe.trace import records as R
+from reactorfed.observe.trace.recorder import THREAD
 
 
 def test_records_are_read_back_with_a_header_thread_names_and_a_trailer(tmp_path: Path) -> None:
@@ -49,7 +49,7 @@ def test_a_full_buffer_drops_and_counts_and_never_blocks(tmp_path: Path) -> None
 def test_a_directory_that_cannot_be_written_is_said_once(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("not a directory")
-    with caplog.at_level(logging.WARNING, "reactorfed.trace"):
+    with caplog.at_level(logging.WARNING, "reactorfed.observe.trace"):
         rec = Recorder(trace_path(blocker / "traces", "f"), "f", VirtualClock())
         for i in range(100):
             rec.record(R.ACTION, (i, 0), "a", i, 0)
@@ -61,7 +61,7 @@ def test_a_directory_that_cannot_be_written_is_said_once(tmp_path: Path, caplog:
 
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full (Linux)")
 def test_a_full_disk_is_said_once_and_the_records_counted(caplog: pytest.LogCaptureFixture) -> None:
-    with caplog.at_level(logging.WARNING, "reactorfed.trace"):
+    with caplog.at_level(logging.WARNING, "reactorfed.observe.trace"):
         rec = Recorder("/dev/full", "f", VirtualClock())  # every write: ENOSPC
         for i in range(50):
             rec.record(R.ACTION, (i, 0), "a", i, 0)

@@ -16,12 +16,12 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..assembly.program import Program
-from ..model.action import ActionDecl
-from ..model.port import Port
-from ..model.reactor import Reactor
-from ..model.timer import Timer
-from ..time.duration import format_duration
+from ...assembly.program import Program
+from ...model.action import ActionDecl
+from ...model.port import Port
+from ...model.reactor import Reactor
+from ...model.timer import Timer
+from ...time.duration import format_duration
 
 __all__ = ["program_svg"]
 

@@ -66,7 +66,7 @@ def free_port() -> int:
 
 def jaeger_binary() -> str | None:
     """The Jaeger binary scripts/tools.sh built (None: not built)."""
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[3]
     r = subprocess.run([str(root / "scripts" / "tools.sh"), "--bin-dir"], capture_output=True, text=True, check=True)
     path = Path(r.stdout.strip()) / "jaeger"
     return str(path) if path.exists() else shutil.which("jaeger")

@@ -15,12 +15,12 @@ import socket
 from collections.abc import Sequence
 from typing import Any
 
-from ..time.clock import Clock
+from ...time.clock import Clock
 from . import records as R
 
 __all__ = ["OtlpSink"]
 
-log = logging.getLogger("reactorfed.trace")
+log = logging.getLogger("reactorfed.observe.trace")
 
 
 class OtlpSink:

@@ -9,8 +9,8 @@ import threading
 from pathlib import Path
 
 from reactorfed import VirtualClock
-from reactorfed.trace import Recorder, load, sequence_html, trace_path, write_chrome_trace
-from reactorfed.trace import records as R
+from reactorfed.observe.trace import Recorder, load, sequence_html, trace_path, write_chrome_trace
+from reactorfed.observe.trace import records as R
 
 T0 = 1_000_000_000
 

@@ -18,14 +18,14 @@ from typing import Any
 
 import msgpack
 
-from ..time.clock import Clock
-from ..time.tag import TagT
+from ...time.clock import Clock
+from ...time.tag import TagT
 from . import records as R
 from .otlp import OtlpSink
 
 __all__ = ["DEFAULT_CAPACITY", "THREAD", "Recorder", "read", "trace_path"]
 
-log = logging.getLogger("reactorfed.trace")
+log = logging.getLogger("reactorfed.observe.trace")
 
 #: records held before the writer takes them; past this, records are dropped (counted)
 DEFAULT_CAPACITY = 1 << 18

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from reactorfed import SystemClock, VirtualClock
-from reactorfed.trace import Recorder, trace_path
-from reactorfed.trace import records as R
+from reactorfed.observe.trace import Recorder, trace_path
+from reactorfed.observe.trace import records as R
 
-from ..kind.prereq import missing
+from ...kind.prereq import missing
 from .collector import Jaeger, free_port, jaeger_binary
 
 
@@ -73,7 +73,7 @@ def test_spans_reach_a_real_collector_with_the_tag_as_attributes(jaeger: Jaeger,
 
 def test_an_endpoint_that_is_down_is_said_once(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     down = f"http://127.0.0.1:{free_port()}/v1/traces"  # nobody listens
-    with caplog.at_level(logging.WARNING, "reactorfed.trace"):
+    with caplog.at_level(logging.WARNING, "reactorfed.observe.trace"):
         rec = Recorder(None, "f", VirtualClock(), otlp_endpoint=down)
         t0 = time.monotonic()
         for i in range(2000):

@@ -20,7 +20,7 @@ from reactorfed import (
     reaction,
 )
 from reactorfed.assembly.assemble import assemble
-from reactorfed.diagram import program_svg
+from reactorfed.observe.diagram import program_svg
 
 SVG = "{http://www.w3.org/2000/svg}"
 
