@@ -1159,3 +1159,86 @@ def test_delay_to_physical_action_with_loops() -> None:
     summaries: dict[str, Any] = {}
     run_federated(_DelayToPhysicalActionWithLoops, timeout=ms(1), summaries=summaries)
     assert set(summaries) == {"simple", "hard"}
+
+
+# -- DisconnectedInput.lf -----------------------------------------------------------------------
+
+
+class _DisconnectedA(Reactor):
+    inp = Input(int)  # connected, read by no reaction
+    out = Output(int)
+    t = Timer(0, ms(25))
+
+    @reaction(triggers=[t], effects=[out])
+    def send(self, out: Any) -> None:
+        out.set(42)
+
+
+class _DisconnectedB(Reactor):
+    inp = Input(int)
+    out = Output(int)
+
+    def __init__(self) -> None:
+        self.got: list[tuple[int, int]] = []
+
+    @reaction(triggers=[inp], effects=[out])
+    def forward(self, inp: Any, out: Any) -> None:
+        self.got.append((self.elapsed(), inp.get()))  # LF: lf_print("B received %d", ...)
+        out.set(inp.get())
+
+
+class _DisconnectedInput(Reactor):
+    def __init__(self) -> None:
+        self.a = _DisconnectedA()
+        self.b = _DisconnectedB()
+        self.connect(self.a.out, self.b.inp)
+        self.connect(self.b.out, self.a.inp)
+
+
+@lf_test("federated/DisconnectedInput.lf", federated=True, suite="C")
+def test_disconnected_input() -> None:
+    """A zero-delay cycle through an input no reaction reads: no spurious dependency. Its
+    values may reach that federate after the tag (nothing there waits for them, or reads
+    them): counted, not a coordination error."""
+    want = [(ms(25) * i, 42) for i in range(5)]
+    main = _DisconnectedInput()
+    run_local(main, timeout=ms(100), fast=True)
+    assert main.b.got == want
+    progs = run_federated(_DisconnectedInput, timeout=ms(100))
+    assert progs["b"].b.got == want  # type: ignore[attr-defined]
+
+
+class _SourceReader(Reactor):
+    """As _DisconnectedA, but a reaction reads the returning input as a source: that value
+    must be there (and current) when it runs, so the federate waits for it within the tag."""
+
+    inp = Input(int)
+    out = Output(int)
+    t = Timer(0, ms(25))
+
+    def __init__(self) -> None:
+        self.seen: list[int | None] = []
+
+    @reaction(triggers=[t], effects=[out])
+    def send(self, out: Any) -> None:
+        out.set(42)
+
+    @reaction(triggers=[t], sources=[inp])
+    def look(self, inp: Any) -> None:
+        self.seen.append(inp.get())
+
+
+class _SourceLoop(Reactor):
+    def __init__(self) -> None:
+        self.a = _SourceReader()
+        self.b = _DisconnectedB()
+        self.connect(self.a.out, self.b.inp)
+        self.connect(self.b.out, self.a.inp)
+
+
+def test_an_input_read_as_a_source_on_a_zero_delay_cycle_is_waited_for() -> None:
+    main = _SourceLoop()
+    run_local(main, timeout=ms(100), fast=True)
+    assert main.a.seen == [42] * 5
+    progs = run_federated(_SourceLoop, timeout=ms(100))
+    assert progs["a"].a.seen == [42] * 5  # type: ignore[attr-defined]

@@ -61,6 +61,14 @@ class Program:
         for an action, a :class:`TimerSlot` for a timer)."""
         return self.slots[element]
 
+    def readers_of(self, port: Port[Any]) -> list[Reaction]:
+        """This program's reactions that read ``port``'s value: triggered by it, or reading
+        it as a source, through any channel that shares its slot."""
+        slot = self.slots[port]
+        slots = self.slots
+        return [rx for rx in self.reactions
+                if any(isinstance(e, Port) and slots.get(e) is slot for e in (*rx.triggers, *rx.sources))]
+
     def is_local(self, reactor: Reactor) -> bool:
         """Does ``reactor`` run in this process?"""
         return self.partition is None or self.partition.is_local(reactor)

@@ -208,7 +208,7 @@ class FederateCoordinator:
         for lk in layout.links:
             # never one of its outputs: the two ends of a cyclic link differ (Layout.cyclic)
             if lk.dst == self.me and layout.cyclic(lk):
-                readers = program.slot_of(part.links[lk.id].dst).reactions
+                readers = program.readers_of(part.links[lk.id].dst)  # (sources too)
                 if readers:
                     cyclic_ins.append((min(rx.level for rx in readers), lk.id))
         self.core.fast = sched.fast

@@ -61,6 +61,10 @@ class Inbound:
         assert part is not None
         self._in: dict[int, Slot] = {lk.id: program.slot_of(part.links[lk.id].dst) for lk in layout.links if lk.dst == me}
         self._in_links = {lk.id: lk for lk in layout.links if lk.dst == me}
+        #: links on a zero-delay cycle into an input no reaction here reads: this federate
+        #: does not wait for them within a tag, so their values may come after it
+        self._unread = frozenset(lk.id for lk in layout.links if lk.dst == me and layout.cyclic(lk)
+                                 and not program.readers_of(part.links[lk.id].dst))
         self._tick = Slot(f"{part.federate}.<network tick>")  # an event with no reactions
         self._authed: dict[bytes, int] = {}  # connection -> the upstream peer it proved to be
         #: the upstream peer the last message authenticated, until the driver takes it (it
@@ -263,6 +267,8 @@ class Inbound:
                 )
         elif tag == cur and self.mid_tag:
             sched.fire_now(slot, value)
+        elif lk.id in self._unread:
+            return  # for a tag done, to an input nobody reads: counted, nothing to deliver
         else:
             raise FederationError(
                 f"a message for {lk.dst_port} at {tag} from {self._names[sender]} arrived after that tag "
