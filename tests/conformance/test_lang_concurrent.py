@@ -223,10 +223,4 @@ LEFT_OUT: dict[str, str] = {
         "takes seconds here (2.7 s measured), beyond the suite's budget, and the rounds add no "
         "check the single round does not make"
     ),
-    "concurrent/Tracing.lf": (
-        "its subject is LF's tracing API (target property `tracing: true`, "
-        "register_user_trace_event(), tracepoint_user_event() and tracepoint_user_value() called "
-        "from reactions, checked to return a handle): reactorfed has no trace file nor user "
-        "trace events (its run summary and metrics are not called from reactions)"
-    ),
 }

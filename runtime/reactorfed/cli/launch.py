@@ -12,16 +12,19 @@ from pathlib import Path
 from typing import Any
 
 from ..federation.process.priority import DEFAULT_REACTION_NICE, REACTION_POLICIES
+from ..time.clock import SystemClock
 from .loader import ProgramError, add_program_args, load_program, parse_params
 from .options import (
     add_execution_args,
     add_logging_args,
     add_metrics_args,
+    add_observability_args,
     duration,
     forwarded,
     port,
     print_summary,
     stop_on_interrupt,
+    tracer_from_args,
 )
 
 __all__ = ["add_federate", "add_launch", "add_rti"]
@@ -89,6 +92,7 @@ def _join_timeout(text: str) -> int:
 def _common(p: argparse.ArgumentParser, *, launch: bool = False) -> None:
     add_program_args(p)
     add_execution_args(p)
+    add_observability_args(p)
     g = p.add_argument_group("federation")
     if not launch:
         g.add_argument("--federation-id", default=os.environ.get("REACTORFED_FEDERATION_ID", "reactorfed"),
@@ -220,7 +224,13 @@ def cmd_rti(args: argparse.Namespace) -> int:
             tmp.write_text(json.dumps({"endpoint": endpoint, "status_port": status_port}))
             tmp.rename(args.ready_file)
 
-    summary = run_rti(main, cfg, metrics_port=args.metrics_port, metrics_addr=args.metrics_addr, on_bound=ready)
+    tracer = tracer_from_args(args, "rti", SystemClock(), "rti")
+    try:
+        summary = run_rti(main, cfg, metrics_port=args.metrics_port, metrics_addr=args.metrics_addr, on_bound=ready,
+                          tracer=tracer)
+    finally:
+        if tracer is not None:
+            tracer.close()
     if args.membership_out is not None:
         assert layout is not None
         _write_record(args.membership_out, layout.digest, [r.json() for r in summary.membership])
@@ -328,15 +338,19 @@ def cmd_federate(args: argparse.Namespace) -> int:
             act(sched)
 
     what = "leaving the federation at a tag it agrees on" if member else "stopping at the next tag"
+    clock = SystemClock()
+    tracer = tracer_from_args(args, args.federate, clock, "federate")
     try:
         with stop_on_interrupt(on_interrupt, what):
             summary = run_federate(main, args.federate, cfg, fast=args.fast, timeout=args.timeout, workers=args.workers,
                                    metrics_port=args.metrics_port, metrics_addr=args.metrics_addr, layout=layout,
                                    reaction_nice=args.reaction_nice, reaction_sched=args.reaction_sched if args.fast else "normal",
-                                   on_scheduler=on_scheduler)
+                                   on_scheduler=on_scheduler, clock=clock, tracer=tracer)
     finally:
         # Before the process exits: let the last payloads and the resignation leave.
         shutdown(cfg.liveness_ns / 1e9 + 1)
+        if tracer is not None:
+            tracer.close()
     print_summary(summary, False)
     return 0
 
@@ -369,7 +383,7 @@ def cmd_launch(args: argparse.Namespace) -> int:
     names, again = _launched(layout, args.membership)
     log.info("launching %s: RTI + %d federates (%s)", args.program, len(names), ", ".join(names))
     result = launch(args.program, names, params=args.params, run_args=forwarded(args.parser, args),
-                    rti_args=forwarded(args.parser, args, (MEMBERSHIP,)), relaunch=again,
+                    rti_args=forwarded(args.parser, args, (MEMBERSHIP, "observability")), relaunch=again,
                     progress=False if args.no_progress else None, timeout_ns=args.timeout,
                     fork_server=not args.no_fork_server)
     if result.code == 0:

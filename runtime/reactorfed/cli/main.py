@@ -29,11 +29,13 @@ from .options import (
     add_execution_args,
     add_logging_args,
     add_metrics_args,
+    add_observability_args,
     environment_from_args,
     metrics_from_args,
     print_summary,
     setup_logging,
     stop_on_interrupt,
+    tracer_from_args,
 )
 
 __all__ = ["COMMANDS", "EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE", "build_parser", "main", "run_parsed"]
@@ -108,6 +110,7 @@ def _add_run(sub: Any) -> None:
     add_program_args(p)
     add_execution_args(p)
     add_metrics_args(p)
+    add_observability_args(p)
     g = p.add_argument_group("output")
     add_logging_args(g)
     g.add_argument("--json", action="store_true", help="print the summary as one JSON line on stdout")
@@ -117,6 +120,7 @@ def _add_run(sub: Any) -> None:
 def cmd_run(args: argparse.Namespace) -> int:
     main = load_program(args.program, parse_params(args.params))
     env = environment_from_args(args)
+    env.tracer = tracer = tracer_from_args(args, main.name, env.clock, "program")
     env.assemble(main)
     log.info("running %s (%s%s)", args.program, "fast" if args.fast else "real time",
              f", timeout {format_duration(args.timeout)}" if args.timeout is not None else "")
@@ -127,6 +131,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     finally:
         if server is not None:
             server.close()
+        if tracer is not None:
+            tracer.close()
     print_summary(summary, args.json)
     return EXIT_OK
 
@@ -137,9 +143,10 @@ COMMANDS: list[Callable[[Any], None]] = [_add_run]
 
 
 def _federation_commands() -> list[Callable[[Any], None]]:
+    from .inspect import add_diagram, add_trace
     from .launch import add_federate, add_launch, add_rti
 
-    return [add_launch, add_rti, add_federate]
+    return [add_launch, add_rti, add_federate, add_diagram, add_trace]
 
 
 def build_parser() -> argparse.ArgumentParser:

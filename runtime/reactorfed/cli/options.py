@@ -18,6 +18,7 @@ import signal
 import sys
 import threading
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..time.duration import parse_duration
@@ -25,12 +26,15 @@ from ..time.duration import parse_duration
 if TYPE_CHECKING:
     from ..execution.environment import Environment, RunSummary
     from ..observe.status import StatusServer
+    from ..observe.trace.recorder import Recorder
+    from ..time.clock import Clock
 
 __all__ = [
     "FORWARDED_GROUPS",
     "add_execution_args",
     "add_logging_args",
     "add_metrics_args",
+    "add_observability_args",
     "duration",
     "environment_from_args",
     "forwarded",
@@ -40,6 +44,7 @@ __all__ = [
     "print_summary",
     "setup_logging",
     "stop_on_interrupt",
+    "tracer_from_args",
 ]
 
 log = logging.getLogger("reactorfed.cli")
@@ -51,7 +56,7 @@ LOG_LEVELS = ("debug", "info", "warning", "error")
 #: a parser or one of its argument groups
 Container = argparse.ArgumentParser | argparse._ArgumentGroup
 #: argument groups whose flags a launcher passes on to the processes it starts
-FORWARDED_GROUPS = ("execution", "federation", "output")
+FORWARDED_GROUPS = ("execution", "federation", "output", "observability")
 
 
 # -- value types -----------------------------------------------------------------------
@@ -108,6 +113,31 @@ def add_metrics_args(parser: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--metrics-addr", default="0.0.0.0", metavar="ADDR", help="address for --metrics-port (default: 0.0.0.0)"
     )
+
+
+def add_observability_args(parser: argparse.ArgumentParser) -> None:
+    g = parser.add_argument_group("observability")
+    g.add_argument(
+        "--trace", type=Path, default=None, metavar="DIR",
+        help="record a trace of the run in DIR (one file per process: each reaction's start and end, "
+        "actions scheduled, messages, grants, promises, joins, leaves, stops, deadline misses, user "
+        "events); 'reactorfed trace merge DIR -o run.json' makes one trace for Perfetto or Chrome",
+    )
+    g.add_argument(
+        "--otlp-endpoint", default=None, metavar="URL",
+        help="export the same records as OpenTelemetry spans to this OTLP/HTTP traces endpoint, e.g. "
+        "http://collector:4318/v1/traces (needs the otlp extra)",
+    )
+
+
+def tracer_from_args(args: argparse.Namespace, process: str, clock: Clock, role: str) -> Recorder | None:
+    """The recorder the observability flags ask for (None: the run is not traced)."""
+    if args.trace is None and args.otlp_endpoint is None:
+        return None
+    from ..observe.trace import Recorder, trace_path
+
+    path = trace_path(args.trace, process) if args.trace is not None else None
+    return Recorder(path, process, clock, role=role, otlp_endpoint=args.otlp_endpoint)
 
 
 def add_execution_args(parser: argparse.ArgumentParser) -> None:

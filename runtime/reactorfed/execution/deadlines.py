@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ValidationError
 from ..time.duration import check_duration
+from .tracing import record_deadline_miss
 
 if TYPE_CHECKING:
     from ..model.reaction import Reaction
@@ -46,6 +47,7 @@ def with_deadline(sched: Scheduler, rx: Reaction, body: Callable[[], Any]) -> Ca
         assert d is not None
         if d == 0 or now() > sched.current_tag[0] + d:
             sched.deadline_misses += 1
+            record_deadline_miss(sched.tracer, sched.current_tag, rx.fqn)
             late = rx.handler
             if late is not None:
                 return late()

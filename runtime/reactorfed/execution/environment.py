@@ -16,6 +16,7 @@ from ..time.clock import Clock, SystemClock
 from ..time.duration import check_duration, format_duration
 from ..time.tag import Tag
 from .scheduler import Coordinator, Scheduler
+from .tracing import Tracer
 
 __all__ = ["Environment", "RunSummary"]
 
@@ -74,6 +75,7 @@ class Environment:
         workers: int = 1,
         clock: Clock | None = None,
         check_types: bool = False,
+        tracer: Tracer | None = None,
     ) -> None:
         if timeout is not None:
             check_duration(timeout, "timeout")
@@ -85,6 +87,8 @@ class Environment:
         self.workers = workers
         self.clock: Clock = clock or SystemClock()
         self.check_types = check_types
+        #: what records a traced run (:class:`reactorfed.observe.trace.Recorder`; None: untraced)
+        self.tracer = tracer
         self.program: Program | None = None
         self.scheduler: Scheduler | None = None
 
@@ -105,6 +109,7 @@ class Environment:
             check_types=self.check_types,
             coordinator=coordinator,
         )
+        sched.tracer = self.tracer
         sched.bind()
         self.program, self.scheduler = program, sched
         return sched

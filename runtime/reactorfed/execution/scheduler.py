@@ -40,6 +40,7 @@ from .event_queue import EventQueue
 from .inbox import Inbox
 from .membership import Membership
 from .strategies import Checkpointed, Parallel, ReadyQueue, Serial, Strategy
+from .tracing import Tracer, UserEvents, trace_reactions, traced_schedule
 
 __all__ = ["Coordinator", "ReactionFailed", "Scheduler"]
 
@@ -86,6 +87,8 @@ class Scheduler:
         self.tag_hooks: list[Callable[[TagT, list[Slot]], None]] = []
         #: the elastic banks' members present at each tag (None: the program has none)
         self.membership: Membership | None = Membership(program) if elastic_banks(program.main) else None
+        self.tracer: Tracer | None = None  # a traced run's recorder (set before bind)
+        self.user_events = UserEvents()  # LF's user trace events
 
     @property
     def reactions_executed(self) -> int:  # (counted by the strategy that runs them)
@@ -123,8 +126,12 @@ class Scheduler:
         for r in prog.reactors:
             r.__dict__["_env"] = self
             r.__dict__["_ended"] = False
+        if self.tracer is not None:
+            schedule = traced_schedule(schedule, self, self.tracer)
         bind_reactions(prog, mark=mark, schedule=schedule, schedule_physical=self.schedule_physical,
                        writer_cls=writer_cls, deadline=lambda rx, body: with_deadline(self, rx, body))
+        if self.tracer is not None:
+            trace_reactions(prog, self, self.tracer)
 
     # -- called from reactions and other threads --------------------------------------
     def current_reaction_name(self) -> str | None:

@@ -286,6 +286,21 @@ class Reactor(metaclass=_ReactorMeta):
         """Stop at the next microstep: shutdown reactions run there, later events are dropped."""
         self._running_env().request_stop()
 
+    # -- LF's tracing API (recorded when the run is traced: --trace, --otlp-endpoint) ------
+    def register_user_trace_event(self, description: str) -> int:
+        """A handle (never 0) for user trace events described by ``description``."""
+        return self._running_env().user_events.register(description)
+
+    def tracepoint_user_event(self, handle: int) -> None:
+        """Record the user event ``handle`` at the current tag."""
+        env = self._running_env()
+        env.user_events.record(env.tracer, env.current_tag, handle)
+
+    def tracepoint_user_value(self, handle: int, value: Any) -> None:
+        """Record ``value`` for the user event ``handle`` at the current tag."""
+        env = self._running_env()
+        env.user_events.record(env.tracer, env.current_tag, handle, value)
+
     def report_result(self, values: Mapping[str, Any]) -> None:
         """Report what this reactor measured or achieved in this run (e.g. steps/s, the
         final return): it goes into the run's summary, :attr:`RunSummary.results` under

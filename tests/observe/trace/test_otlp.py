@@ -48,7 +48,7 @@ def test_spans_reach_a_real_collector_with_the_tag_as_attributes(jaeger: Jaeger,
         clock.advance(250_000)
         rec.record(R.SEND, tag, 7, "samplers[0]", 4096)
         rec.record(R.REACTION_END, tag, "Main.learner.update", 3)
-    rec.user((2_000_000_000, 0), "checkpoint", 12)
+    rec.record(R.USER, (2_000_000_000, 0), "checkpoint", 12)
     rec.close()
     spans: list[dict[str, object]] = []
     for _ in range(50):  # the collector's batch: 100 ms

@@ -26,6 +26,8 @@ from collections.abc import Callable
 
 from ...assembly.program import Program
 from ...execution.scheduler import Scheduler
+from ...execution.tracing import Tracer
+from ...observe.trace.records import PROMISE
 from ...time.clock import Clock, Wakeup
 from ...time.tag import NEVER, TagT
 from ..coordination.federate_core import WAIT, FederateCore, Message
@@ -89,6 +91,7 @@ class FederateCoordinator:
         if self._members is not None:
             self._members.on_joiner = self._connect_joiner
         self._sched: Scheduler | None = None  # (install's: a joiner takes CHANGEs before the run)
+        self._tracer: Tracer | None = None  # (install's: the scheduler's, in a traced run)
         self._endpoint = ""  # this federate's data address
         self._peer_eps: dict[int, str] = {}  # downstream peer -> the address its link went to
         self._link_joins: dict[int, TagT] = {}  # elastic downstream peer -> the join its link is for
@@ -201,6 +204,10 @@ class FederateCoordinator:
         """Prepare the scheduler: output senders and, for zero-delay cycles, checkpoints."""
         program, layout, outputs = self.program, self.layout, self._outputs
         self._sched = sched
+        self._tracer = sched.tracer
+        if sched.tracer is not None:  # (a traced run: messages and promises recorded)
+            outputs.trace = (sched.tracer, layout.names)
+            self._inbound.tracer = sched.tracer
         part = program.partition
         assert part is not None
         cyclic_outs = outputs.add_links(program, layout, self.me)
@@ -416,6 +423,9 @@ class FederateCoordinator:
         members = self._members
         for m in outbox:
             if isinstance(m, (P.Promise, P.StopMark)):
+                if self._tracer is not None:
+                    for d in self._downstream:
+                        self._tracer.record(PROMISE, m.tag, self.layout.names[d])
                 if members is None:
                     self._out.post_all(m.item())
                 else:  # only to the peers present (an absent slot may have no link at all)

@@ -22,7 +22,9 @@ import numpy as np
 
 from ...assembly.program import Program
 from ...execution.scheduler import Scheduler
+from ...execution.tracing import Tracer
 from ...model.trigger import Slot
+from ...observe.trace.records import RECV
 from ...time.tag import TagT
 from ..coordination.federate_core import FederateCore
 from ..coordination.layout import Layout
@@ -80,6 +82,8 @@ class Inbound:
         self.rejected = 0  # data messages dropped as malformed or unauthenticated
         #: set by the driver inside a tag (at_level): a message for the current tag may still come
         self.mid_tag = False
+        #: records each message received in a traced run
+        self.tracer: Tracer | None = None
 
     @property
     def authenticated(self) -> list[int]:
@@ -255,6 +259,8 @@ class Inbound:
         without, the core says deliver (one branch, no call more per message)."""
         if not self._counted(sender, lk.id, tag):
             return
+        if self.tracer is not None:
+            self.tracer.record(RECV, tag, lk.id, self._names[sender], getattr(value, "nbytes", 0))
         cur = sched.current_tag
         slot = self._in[lk.id]
         if tag > cur:

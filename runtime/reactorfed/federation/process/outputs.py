@@ -14,8 +14,10 @@ from __future__ import annotations
 from typing import Any
 
 from ...assembly.program import Program
+from ...execution.tracing import Tracer
 from ...model.port import Port
 from ...model.trigger import Slot
+from ...observe.trace.records import SEND
 from ...time.tag import NEVER, TagT, add_delay, succ
 from ..coordination.federate_core import FederateCore
 from ..coordination.layout import Layout, Link, link_delay
@@ -60,6 +62,8 @@ class Outputs:
         self._core = core
         self._out = out
         self._trusted_pickle = cfg.trusted_pickle
+        #: records each message sent in a traced run: (tracer, the federates' names)
+        self.trace: tuple[Tracer, list[str]] | None = None
         #: the largest value sent
         self._max_value = cfg.max_message - _HEADER_ROOM if cfg.max_message > 0 else 1 << 62
         self._outs: list[_Out] = []  # links to peers outside zero-delay cycles: sent at the end of a tag
@@ -145,6 +149,9 @@ class Outputs:
             raise SendError(
                 f"{out.link.src_port} -> {out.link.dst_port}: a value of {size:,} bytes is larger than a federate "
                 f"takes in one message ({self._max_value:,} bytes, the message limit less room for its header)")
+        if self.trace is not None:  # (before it leaves: the receiver may record it at once)
+            tracer, names = self.trace
+            tracer.record(SEND, tag, out.link.id, names[out.link.dst], size)
         self._out.post_value(out.link.dst, out.link.id, tag, codec, meta, frames, size)
         self._core.sent_message(out.link.dst, tag)
         self.messages_sent += 1

@@ -48,6 +48,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from ...model.elastic import MemberChange
+from ...observe.trace.records import JOIN, LEAVE
 from ..coordination.layout import Layout
 from ..coordination.membership import (
     Admit,
@@ -280,6 +281,8 @@ class RtiMembers:
                 for f in [f for f in self.admission.control_of if not feds[f].resigned or f in joiners]:
                     self._send(f, data)
                 log.info("%s %s at %s", self.layout.names[out.member], "joins" if out.joined else "leaves", out.tag)
+                if self.server.tracer is not None:
+                    self.server.tracer.record(JOIN if out.joined else LEAVE, out.tag, self.layout.names[out.member])
             elif isinstance(out, RoundEnd):
                 data = P.RoundEnd(out.round).pack()
                 for f in sorted(out.to):

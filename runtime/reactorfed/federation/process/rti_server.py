@@ -12,6 +12,8 @@ import time
 from collections.abc import Iterator
 from typing import Any, NoReturn
 
+from ...execution.tracing import Tracer
+from ...observe.trace.records import GRANT, STOP
 from ...time.clock import Clock
 from ..coordination.admission import Admission, Departures, PeerKind
 from ..coordination.layout import Layout
@@ -45,6 +47,8 @@ class RtiServer:
         self.cfg = cfg
         self.clock = clock
         self.core = RtiCore(layout)
+        #: records grants, stop agreements, joins and leaves in a traced run (None: untraced)
+        self.tracer: Tracer | None = None
         self.phase = RtiPhase.JOINING
         self.start_time: int | None = None
         self.session = os.urandom(16)
@@ -353,6 +357,8 @@ class RtiServer:
 
     def _stop_if_agreed(self, tag: tuple[int, int] | None) -> None:
         if tag is not None:
+            if self.tracer is not None:
+                self.tracer.record(STOP, tag, "agreed")
             self._broadcast(P.StopGranted(tag).pack())
             # The grants are computed afresh from the agreement (RtiCore.on_stop_reply):
             # after the STOP_GRANTED on every federate's connection, with this batch's.
@@ -369,6 +375,8 @@ class RtiServer:
         assert self._server is not None
         grant = P.Ptag(g.tag, g.counts) if g.provisional else P.Tag(g.tag, g.counts)
         self._server.send(self.admission.control_of[g.federate], [grant.pack()])
+        if self.tracer is not None:
+            self.tracer.record(GRANT, g.tag, self.layout.names[g.federate], g.provisional)
 
     # -- observability -----------------------------------------------------------------
     def status(self) -> dict[str, Any]:

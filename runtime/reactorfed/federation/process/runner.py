@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...assembly.assemble import assemble
 from ...execution.environment import Environment, RunSummary
+from ...execution.tracing import Tracer
 from ...model.reactor import Reactor
 from ...observe.metrics import SchedulerCollector
 from ...observe.status import StatusServer
@@ -36,12 +37,15 @@ def layout_of(main: Reactor) -> Layout:
 
 
 def run_rti(main: Reactor, cfg: RtiConfig, clock: Clock | None = None, metrics_port: int | None = None,
-            on_bound: Callable[[str, int | None], None] | None = None, metrics_addr: str = "0.0.0.0") -> RtiSummary:
+            on_bound: Callable[[str, int | None], None] | None = None, metrics_addr: str = "0.0.0.0",
+            tracer: Tracer | None = None) -> RtiSummary:
     """Serve as the RTI of ``main``'s federation until every federate resigned.
     ``on_bound(endpoint, status_port)`` is called once the RTI's port (and the metrics
-    port, if any) is bound: for tests and launchers."""
+    port, if any) is bound: for tests and launchers. ``tracer`` records its grants, stop
+    agreements, joins and leaves (a traced run)."""
     layout = layout_of(main)
     server = RtiServer(layout, cfg, clock or SystemClock())
+    server.tracer = tracer
     endpoint = server.bind()
     status = StatusServer(metrics_port, [server], server.status, host=metrics_addr) if metrics_port is not None else None
     try:
@@ -70,6 +74,7 @@ def run_federate(
     layout: Layout | None = None,
     reaction_nice: int = 0,
     reaction_sched: str = "normal",
+    tracer: Tracer | None = None,
 ) -> RunSummary:
     """Run ``federate`` (one of ``main``'s children) as part of its federation.
     ``layout``: the federation's layout if already known (the same for every federate).
@@ -78,7 +83,7 @@ def run_federate(
     from .federate import FederateCoordinator
 
     clock = clock or SystemClock()
-    env = Environment(fast=fast, timeout=timeout, workers=workers, clock=clock)
+    env = Environment(fast=fast, timeout=timeout, workers=workers, clock=clock, tracer=tracer)
     sched = env.assemble(main, federate=federate)
     assert sched.program.partition is not None
     if layout is None:

@@ -83,12 +83,6 @@ class Recorder:
             self._names[ident] = threading.current_thread().name  # (named while it runs)
         buf.append([kind, self._now(), tag[0], tag[1], ident, *fields])
 
-    def user(self, tag: TagT, name: str, value: Any = None) -> None:
-        """A user's named event (and value) from a reaction (LF's tracing API)."""
-        if value is not None and not isinstance(value, (int, float, str, bool)):
-            value = repr(value)
-        self.record(R.USER, tag, str(name), value)
-
     # -- writing (the writer thread) ------------------------------------------------------
     def _run(self) -> None:
         while not self._closed:

@@ -42,7 +42,7 @@ FIELDS: Final[dict[int, tuple[str, ...]]] = {
     TRAILER: ("written", "dropped"),
     REACTION_START: ("reaction", "level"),
     REACTION_END: ("reaction", "level"),
-    ACTION: ("action", "at_time", "at_microstep"),  # scheduled for that tag
+    ACTION: ("action", "delay"),  # scheduled at the tag, with that extra delay
     SEND: ("link", "peer", "size"),  # the tag is the message's
     RECV: ("link", "peer", "size"),
     GRANT: ("federate", "provisional"),  # the tag granted (the RTI's record: to whom)

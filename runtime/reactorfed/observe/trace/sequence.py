@@ -12,6 +12,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from ...time.tag import FOREVER, MAX_MICROSTEP
 from . import records as R
 from .merge import Process, load
 
@@ -25,10 +26,13 @@ _MARKS = (R.JOIN, R.LEAVE, R.STOP, R.DEADLINE_MISS, R.USER)
 
 
 def _tag(rec: list[Any], first: int) -> str:
+    if rec[2] >= FOREVER:
+        return "(FOREVER)"
     dt = rec[2] - first
     ms, rem = divmod(dt, 1_000_000)
-    t = f"{ms}" if rem == 0 else f"{dt / 1e6:.3f}"
-    return f"({t} ms, {rec[3]})"
+    t = f"{ms}" if rem == 0 else f"{ms}.{rem:06d}".rstrip("0")
+    m = "max" if rec[3] >= MAX_MICROSTEP else rec[3]
+    return f"({t} ms, {m})"
 
 
 def sequence_html(procs: list[Process], *, max_rows: int = 3000, title: str = "reactorfed run") -> str:
