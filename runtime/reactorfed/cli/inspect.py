@@ -1,18 +1,30 @@
 """The commands that look at a program or at a traced run without running anything:
-``reactorfed diagram`` (the program drawn as LF draws it) and ``reactorfed trace``
-(``merge``: one trace for Perfetto or Chrome; ``sequence``: LF's federated sequence
-diagram)."""
+``reactorfed diagram`` (the program drawn as LF draws it), ``reactorfed federates`` (what
+the program's federates are, for the operator to check its federate groups against) and
+``reactorfed trace`` (``merge``: one trace for Perfetto or Chrome; ``sequence``: LF's
+federated sequence diagram)."""
 
 from __future__ import annotations
 
 import argparse
+import inspect
+import json
 import logging
+import re
 from pathlib import Path
 from typing import Any
 
-from .loader import ProgramError, add_program_args, load_program, parse_params
+from ..errors import ReactorError
+from .loader import (
+    ProgramError,
+    add_program_args,
+    load_program,
+    parse_params,
+    program_params,
+    resolve_spec,
+)
 
-__all__ = ["add_diagram", "add_trace"]
+__all__ = ["add_diagram", "add_federates", "add_trace", "describe_federates"]
 
 log = logging.getLogger("reactorfed.cli")
 _RAW = argparse.RawDescriptionHelpFormatter
@@ -98,3 +110,99 @@ def cmd_trace(args: argparse.Namespace) -> int:
         write_sequence(args.directory, out, title=str(args.directory))
         print(f"{out}: the sequence diagram of {len(procs)} processes")
     return 0
+
+
+FEDERATES_DESCRIPTION = """\
+Print the program's federates (main's children, each bank member on its own) and its
+banks: their width, the parameter that sets the width (found by building the program
+with that parameter one larger: null when the width is fixed in code) and, for an
+elastic bank, its bounds. With --json, one JSON object (what the Kubernetes operator
+reads to check a ReactorFederation's federate groups against the program):
+
+  {"program": "...", "federates": [{"name": "learner", "bank": null},
+   {"name": "samplers[0]", "bank": "samplers", "index": 0}, ...],
+   "banks": [{"name": "samplers", "width": 2, "width_param": "num_samplers",
+              "elastic": {"min": 1, "max": 8} or null}]}
+"""
+
+
+def add_federates(sub: Any) -> None:
+    p = sub.add_parser("federates", help="list the program's federates and banks", description=FEDERATES_DESCRIPTION,
+                       formatter_class=_RAW)
+    add_program_args(p)
+    p.add_argument("--json", action="store_true", help="one JSON object on stdout")
+    p.set_defaults(func=cmd_federates)
+
+
+def cmd_federates(args: argparse.Namespace) -> int:
+    answer = describe_federates(args.program, parse_params(args.params))
+    if args.json:
+        print(json.dumps(answer))
+        return 0
+    for f in answer["federates"]:
+        print(f["name"])
+    for b in answer["banks"]:
+        el = f", elastic {b['elastic']['min']}..{b['elastic']['max']}" if b["elastic"] else ""
+        print(f"bank {b['name']}: width {b['width']} (set by {b['width_param'] or 'the program itself'}{el})")
+    return 0
+
+
+_MEMBER = re.compile(r"^(.+)\[([0-9]+)\]$")
+
+
+def _shape(main: Any) -> tuple[list[str], dict[str, int]]:
+    """main's federates that are not bank members, and each bank's member count."""
+    singles: list[str] = []
+    banks: dict[str, int] = {}
+    for child in main.children:
+        m = _MEMBER.match(child.name)
+        if m is None:
+            singles.append(child.name)
+        else:
+            banks[m[1]] = banks.get(m[1], 0) + 1
+    return singles, banks
+
+
+def describe_federates(spec: str, params: dict[str, str]) -> dict[str, Any]:
+    """What ``reactorfed federates --json`` prints for ``spec`` with ``params``."""
+    from ..model.elastic import elastic_banks, elastic_width
+
+    main = load_program(spec, params)
+    singles, banks = _shape(main)
+    elastic = {name: elastic_width(b) for name, b in elastic_banks(main).items()}
+    ints = {n: p for n, p in program_params(resolve_spec(spec)).items()
+            if p.annotation is int or (p.annotation is inspect.Parameter.empty and type(p.default) is int)}
+    out_banks = []
+    for name, width in banks.items():
+        el = elastic.get(name)
+        param = None if el is not None else _width_param(spec, params, ints, name, width)
+        out_banks.append({"name": name, "width": width, "width_param": param,
+                          "elastic": {"min": el.min, "max": el.max} if el is not None else None})
+    federates: list[dict[str, Any]] = []
+    for child in main.children:
+        m = _MEMBER.match(child.name)
+        federates.append({"name": child.name, "bank": None} if m is None
+                         else {"name": child.name, "bank": m[1], "index": int(m[2])})
+    return {"program": spec, "federates": federates, "banks": out_banks}
+
+
+def _width_param(spec: str, params: dict[str, str], ints: dict[str, inspect.Parameter], bank: str,
+                 width: int) -> str | None:
+    """The integer parameter that sets ``bank``'s width: one whose value is the width and
+    that, one larger, makes the bank one wider (None: the program fixes it)."""
+    for name, p in ints.items():
+        try:
+            if int(params.get(name, p.default)) != width:
+                continue
+        except (TypeError, ValueError):
+            continue
+        for other in (width + 1, width - 1):  # (one wider may be refused: a bound, a ratio)
+            if other < 1:
+                continue
+            try:
+                probe = load_program(spec, {**params, name: str(other)})
+            except (ProgramError, TypeError, ValueError, ReactorError):
+                continue
+            if _shape(probe)[1].get(bank) == other:
+                return name
+    return None
