@@ -168,7 +168,7 @@ def describe_federates(spec: str, params: dict[str, str]) -> dict[str, Any]:
     from ..model.elastic import elastic_banks, elastic_width
 
     main = load_program(spec, params)
-    singles, banks = _shape(main)
+    _singles, banks = _shape(main)
     elastic = {name: elastic_width(b) for name, b in elastic_banks(main).items()}
     ints = {n: p for n, p in program_params(resolve_spec(spec)).items()
             if p.annotation is int or (p.annotation is inspect.Parameter.empty and type(p.default) is int)}
