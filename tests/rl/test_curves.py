@@ -80,3 +80,14 @@ def test_every_rl_example_writes_learning_curves(program: str, params: list[str]
         assert any(k.startswith("train/") for k in got), sorted(got)
         steps = [s for s, _ in got["time/iterations"]]
         assert steps == sorted(steps) and steps[-1] > 0  # x: env steps, growing
+
+
+def test_launch_gives_its_federates_the_logdir(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != LOGDIR_ENV}
+    r = subprocess.run([sys.executable, "-m", "reactorfed", "launch", "examples/rl/ppo_cartpole.py:Main", "--fast",
+                        "--no-progress", "--logdir", str(tmp_path / "tb"), "--param=total_timesteps=512",
+                        "--param=progress=false", f"--param=checkpoint={tmp_path / 'ck.pt'}"],
+                       cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    got = scalars(tmp_path / "tb" / "Main.learner")
+    assert "rollout/ep_rew_mean" in got and "train/approx_kl" in got

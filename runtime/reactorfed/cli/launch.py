@@ -21,6 +21,7 @@ from .options import (
     add_observability_args,
     duration,
     forwarded,
+    logdir_from_args,
     port,
     print_summary,
     stop_on_interrupt,
@@ -287,6 +288,8 @@ def add_federate(sub: Any) -> None:
 
 def cmd_federate(args: argparse.Namespace) -> int:
     from ..federation.io.transport import shutdown
+
+    logdir_from_args(args, args.program)
     from ..federation.process.federate_config import FederateConfig
     from ..federation.process.runner import run_federate
 
@@ -380,6 +383,7 @@ def cmd_launch(args: argparse.Namespace) -> int:
     from ..federation.process.runner import layout_of
 
     layout = layout_of(load_program(args.program, parse_params(args.params)))
+    logdir_from_args(args, args.program, SystemClock())  # (the federates inherit it)
     names, again = _launched(layout, args.membership)
     log.info("launching %s: RTI + %d federates (%s)", args.program, len(names), ", ".join(names))
     result = launch(args.program, names, params=args.params, run_args=forwarded(args.parser, args),

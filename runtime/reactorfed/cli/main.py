@@ -31,6 +31,7 @@ from .options import (
     add_metrics_args,
     add_observability_args,
     environment_from_args,
+    logdir_from_args,
     metrics_from_args,
     print_summary,
     setup_logging,
@@ -120,6 +121,7 @@ def _add_run(sub: Any) -> None:
 def cmd_run(args: argparse.Namespace) -> int:
     main = load_program(args.program, parse_params(args.params))
     env = environment_from_args(args)
+    logdir_from_args(args, args.program, env.clock)
     env.tracer = tracer = tracer_from_args(args, main.name, env.clock, "program")
     env.assemble(main)
     log.info("running %s (%s%s)", args.program, "fast" if args.fast else "real time",

@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..observe import LOGDIR_ENV
 from ..time.duration import parse_duration
 
 if TYPE_CHECKING:
@@ -38,6 +39,7 @@ __all__ = [
     "duration",
     "environment_from_args",
     "forwarded",
+    "logdir_from_args",
     "metrics_from_args",
     "port",
     "positive_int",
@@ -124,10 +126,30 @@ def add_observability_args(parser: argparse.ArgumentParser) -> None:
         "events); 'reactorfed trace merge DIR -o run.json' makes one trace for Perfetto or Chrome",
     )
     g.add_argument(
+        "--logdir", type=Path, default=None, metavar="DIR",
+        help="where RL learners write TensorBoard curves (tensorboard --logdir DIR); default for run and "
+        "launch: runs/PROGRAM-DATE-TIME",
+    )
+    g.add_argument(
         "--otlp-endpoint", default=None, metavar="URL",
         help="export the same records as OpenTelemetry spans to this OTLP/HTTP traces endpoint, e.g. "
         "http://collector:4318/v1/traces (needs the otlp extra)",
     )
+
+
+def logdir_from_args(args: argparse.Namespace, program: str, clock: Clock | None = None) -> None:
+    """Give the learners their TensorBoard directory (REACTORFED_LOGDIR, inherited by the
+    processes this one starts): ``--logdir``, or with ``clock`` (run, launch) a new
+    ``runs/PROGRAM-DATE-TIME``; an environment that already names one keeps it."""
+    import os
+    import time
+
+    if args.logdir is not None:
+        os.environ[LOGDIR_ENV] = str(args.logdir)
+    elif clock is not None and LOGDIR_ENV not in os.environ:
+        stem = program.rsplit("/", 1)[-1].replace(".py", "").replace(":", "-")
+        stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(clock.now() // 1_000_000_000))
+        os.environ[LOGDIR_ENV] = str(Path("runs") / f"{stem}-{stamp}")
 
 
 def tracer_from_args(args: argparse.Namespace, process: str, clock: Clock, role: str) -> Recorder | None:

@@ -17,12 +17,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ..observe import LOGDIR_ENV
+
 __all__ = ["LOGDIR_ENV", "Curves", "scalar_names"]
 
 log = logging.getLogger("reactorfed.rl")
 
-#: the log directory the command line gives the learners (``--logdir``)
-LOGDIR_ENV = "REACTORFED_LOGDIR"
 
 #: a learner's statistic -> the scalar SB3 writes for it (and its sign: SB3's
 #: ``entropy_loss`` is minus the entropy)
