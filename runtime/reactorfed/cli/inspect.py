@@ -107,7 +107,7 @@ def cmd_trace(args: argparse.Namespace) -> int:
               + (f"; records dropped: {dropped}" if dropped else ""))
     else:
         out = args.output or args.directory / "run.html"
-        write_sequence(args.directory, out, title=str(args.directory))
+        write_sequence(args.directory, out, title=args.directory.resolve().name)
         print(f"{out}: the sequence diagram of {len(procs)} processes")
     return 0
 
