@@ -36,8 +36,6 @@ PENDING = {
     ("bench/rti_core.py", "reactorfed.federation.process.runner"),
     ("bench/tag_inline.py", "reactorfed.execution.scheduler"),
     ("bench/tag_inline.py", "reactorfed.time.tag"),
-    ("examples/rl/dqn_cartpole.py", "reactorfed.model.elastic"),
-    ("examples/rl/qlearning.py", "reactorfed.model.elastic"),
 }
 
 

@@ -22,8 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from reactorfed import Bank, Reactor, bank, each, ms
-from reactorfed.model.elastic import Elastic, elastic_bank
+from reactorfed import Bank, Elastic, Reactor, bank, each, elastic_bank, ms
 from reactorfed.rl import (
     DQNTrainer,
     ElasticDQNTrainer,

@@ -5,6 +5,7 @@ from .execution.environment import Environment, RunSummary
 from .execution.scheduler import ReactionFailed
 from .model.action import ActionHandle, ActionReader, LogicalAction, PhysicalAction, Policy
 from .model.bank import Bank, bank, each
+from .model.elastic import Elastic, ElasticBank, MemberChange, elastic_bank, members
 from .model.port import Input, MultiReader, MultiWriter, Output, PortReader, PortWriter
 from .model.reaction import reaction
 from .model.reactor import Reactor
@@ -36,9 +37,12 @@ __all__ = [
     "CausalityLoopError",
     "Clock",
     "Duration",
+    "Elastic",
+    "ElasticBank",
     "Environment",
     "Input",
     "LogicalAction",
+    "MemberChange",
     "MultiReader",
     "MultiWriter",
     "Output",
@@ -59,8 +63,10 @@ __all__ = [
     "__version__",
     "bank",
     "each",
+    "elastic_bank",
     "format_duration",
     "hours",
+    "members",
     "minutes",
     "ms",
     "ns",
