@@ -55,6 +55,10 @@ def test_federated_with_a_slowed_sampler_equals_one_process() -> None:
     single = _single(12)
     assert fed["iterations"] == single["iterations"] == 12
     assert fed["weights_sha256"] == single["weights_sha256"]
+    # the policy lag of every fragment, exactly the same whichever sampler ran slower
+    assert fed["policy_lag_iterations"] == single["policy_lag_iterations"]
+    assert fed["policy_lag_ns"] == single["policy_lag_ns"]
+    assert sum(fed["policy_lag_iterations"].values()) == fed["policy_lag_ns"]["fragments"] > 0
 
 
 def test_the_example_runs_and_resumes_from_its_checkpoint(tmp_path: Path) -> None:

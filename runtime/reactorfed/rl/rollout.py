@@ -42,6 +42,9 @@ class Rollout:
     truncated: np.ndarray
     resets: np.ndarray
     episode_returns: tuple[float, ...] = ()
+    #: the tag (elapsed ns, microstep) at which the weights that acted here reached the
+    #: sampler (None: not known): the learner tells its policy lag from it
+    policy_tag: tuple[int, int] | None = None
 
     def __len__(self) -> int:
         return int(self.actions.shape[0])
@@ -83,6 +86,13 @@ def pack_rollout(r: Rollout) -> np.ndarray:
     rec["reset"][T] = True
     rows, cols = np.nonzero(r.terminated | r.truncated)  # by row, then copy: the order of the returns
     body["episode_return"][rows, cols] = r.episode_returns
+    if r.policy_tag is not None:
+        # Row T holds no transition: its first copy's action, reward (as the bits of a
+        # uint32) and terminated flag carry the policy's tag, at no extra byte.
+        last = rec[T:]
+        last["action"][0, 0] = r.policy_tag[0]
+        last["reward"].view(np.uint32)[0, 0] = r.policy_tag[1]
+        last["terminated"][0, 0] = True
     return rec
 
 
@@ -90,6 +100,9 @@ def unpack_rollout(rec: np.ndarray) -> Rollout:
     """Inverse of :func:`pack_rollout`; every array is a fresh, aligned copy (a received
     record may be read-only and unaligned)."""
     body = rec[:-1]
+    last = rec[-1:]
+    policy_tag = ((int(last["action"][0, 0]), int(last["reward"].view(np.uint32)[0, 0]))
+                  if last["terminated"][0, 0] else None)
     terminated = np.array(body["terminated"], dtype=np.bool_)
     truncated = np.array(body["truncated"], dtype=np.bool_)
     rows, cols = np.nonzero(terminated | truncated)
@@ -102,6 +115,7 @@ def unpack_rollout(rec: np.ndarray) -> Rollout:
         truncated=truncated,
         resets=np.array(body["reset"], dtype=np.bool_),
         episode_returns=tuple(float(x) for x in body["episode_return"][rows, cols]),
+        policy_tag=policy_tag,
     )
 
 

@@ -8,6 +8,7 @@ The target is judged as the issue's benchmarks judge it: the mean return of the 
 
 from __future__ import annotations
 
+import bisect
 import json
 import math
 import os
@@ -21,7 +22,7 @@ from typing import Any, Protocol
 
 from .curves import LOGDIR_ENV, Curves, scalar_names
 
-__all__ = ["RunConfig", "TrainingLog", "end_of_training", "learner_result", "resume_from_checkpoint", "save_progress", "verdict", "write_checkpoint"]
+__all__ = ["PolicyLag", "RunConfig", "TrainingLog", "end_of_training", "learner_result", "resume_from_checkpoint", "save_progress", "verdict", "write_checkpoint"]
 
 
 class Trained(Protocol):
@@ -62,6 +63,47 @@ class RunConfig:
     #: where the learner writes TensorBoard curves ("": the command line's ``--logdir``,
     #: in the environment as REACTORFED_LOGDIR; no curves without either)
     logdir: str = ""
+
+
+class PolicyLag:
+    """How old the weights that acted in each fragment a learner trains on are, exactly:
+    the learner notes the tag and its iteration each time it sends weights; a fragment
+    carries the tag its weights reached its sampler at (:attr:`Rollout.policy_tag`); the
+    weights are the last ones sent at or before that tag (less the connection's delay). Lag
+    in learner iterations (a histogram) and in logical time (ns, from the send to the update)."""
+
+    def __init__(self, delay: int = 0) -> None:
+        #: the weights' connection's ``after`` (ns; 0: none or a microstep): weights that
+        #: reached a sampler at (t, m) were sent at t - delay
+        self.delay = delay
+        self._sent: list[tuple[tuple[int, int], int]] = []  # (elapsed tag, iteration), in order
+        self.iterations: dict[int, int] = {}  # lag in iterations -> fragments
+        self.ns: list[int] = []
+
+    def sent(self, tag: tuple[int, int], iteration: int) -> None:
+        self._sent.append((tag, iteration))
+
+    def observe(self, policy_tag: tuple[int, int] | None, now: tuple[int, int], iteration: int) -> int | None:
+        """A fragment whose weights reached its sampler at ``policy_tag``, trained on at
+        ``now`` in ``iteration``: its lag in iterations (None: not known)."""
+        if policy_tag is None:
+            return None
+        key = (policy_tag, 1 << 62) if not self.delay else ((policy_tag[0] - self.delay, 1 << 62), 0)
+        i = bisect.bisect_right(self._sent, key) - 1
+        if i < 0:
+            return None
+        (sent_at, version) = self._sent[i]
+        lag = iteration - version
+        self.iterations[lag] = self.iterations.get(lag, 0) + 1
+        self.ns.append(now[0] - sent_at[0])
+        return lag
+
+    def result(self) -> dict[str, Any]:
+        if not self.ns:
+            return {}
+        ns = sorted(self.ns)
+        return {"policy_lag_iterations": {str(k): v for k, v in sorted(self.iterations.items())},  # (JSON keys)
+                "policy_lag_ns": {"min": ns[0], "median": ns[len(ns) // 2], "max": ns[-1], "fragments": len(ns)}}
 
 
 class TrainingLog:

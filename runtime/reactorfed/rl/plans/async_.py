@@ -129,6 +129,6 @@ class AsyncPlan(Reactor):
                              seed=each(lambda i: sampler_seed(seed, i)),
                              offset=each(lambda i: weights_delay + i * period // num_samplers), period=period,
                              backend=backend)
-        self.learner = AsyncTrainer(num_samplers, algo, space, run=run, seed=seed)
+        self.learner = AsyncTrainer(num_samplers, algo, space, run=run, seed=seed, weights_delay=weights_delay)
         self.connect(self.samplers.fragment, self.learner.fragments)
         self.connect(self.learner.weights, self.samplers.weights, after=weights_delay, broadcast=True)

@@ -110,11 +110,13 @@ class DataParallelTrainer(GradientRounds):
         if self.begin():
             assert self.learner is not None
             weights.set(self.learner.payload())
+            self.sent_weights()
 
     @reaction(triggers=[fragments], effects=[header])
     def prepare(self, fragments: MultiReader[np.ndarray], header: PortWriter[np.ndarray]) -> None:
         assert self.learner is not None
         rollouts = [unpack_rollout(p) for p in channel_values(fragments, self.num_samplers, "fragments")]
+        self.took(rollouts)
         header.set(round_header(self.learner.prepare(rollouts), rollouts))
 
     @reaction(triggers=[headers], effects=[gradient])
@@ -132,6 +134,7 @@ class DataParallelTrainer(GradientRounds):
             gradient.set(self.learner.gradient())
         elif self.end_round():
             weights.set(self.learner.payload())
+            self.sent_weights()
 
 
 class DataParallelPlan(Reactor):

@@ -24,6 +24,7 @@ from reactorfed import SHUTDOWN, MultiReader, Reactor, ValidationError, reaction
 from ..contracts import Algorithm, GradientLearner, SpaceInfo
 from ..rollout import Rollout
 from ..training import (
+    PolicyLag,
     RunConfig,
     TrainingLog,
     end_of_training,
@@ -113,6 +114,18 @@ class GradientRounds(Reactor):
         self.stats: dict[str, float] = {}
         self.result: dict[str, Any] = {}
         self.trail = hashlib.sha256()
+        self.lag = PolicyLag()
+
+    def sent_weights(self) -> None:
+        """Weights went out to the samplers now (for the policy lag of what they send back)."""
+        t = self.elapsed_tag()
+        self.lag.sent((t.time, t.microstep), self.iteration)
+
+    def took(self, rollouts: Sequence[Rollout]) -> None:
+        """This round's fragments arrived: their policy lag."""
+        t = self.elapsed_tag()
+        for ro in rollouts:
+            self.lag.observe(ro.policy_tag, (t.time, t.microstep), self.iteration)
 
     def begin(self) -> bool:
         """Build the learner (resumed from the checkpoint when asked); whether training goes on."""
@@ -166,4 +179,5 @@ class GradientRounds(Reactor):
                            "checkpoint": ""}  # (the lead's alone is written)
         if self.trace:
             self.result["step_digests_sha256"] = self.trail.hexdigest()
+        self.result.update(self.lag.result())
         self.report_result(self.result)

@@ -47,6 +47,7 @@ class PlanSampler(Reactor):
         self.num_envs, self.fragment_len, self.seed, self.backend = num_envs, fragment_len, seed, backend
         self.runner: PolicyRunner | None = None
         self.actor: Actor | None = None
+        self.policy_tag: tuple[int, int] | None = None  # when the weights acting now arrived
 
     @reaction(triggers=[STARTUP])
     def start(self) -> None:
@@ -54,11 +55,15 @@ class PlanSampler(Reactor):
         self.actor = self.algo.make_actor(self.space, actor_seed(self.seed))
 
     def load(self, payload: np.ndarray | None) -> None:
-        """Take the learner's payload as the actor's weights."""
+        """Take the learner's payload as the actor's weights (noting the tag they came at)."""
         assert payload is not None and self.actor is not None
         self.actor.load(payload)
+        t = self.elapsed_tag()
+        self.policy_tag = (t.time, t.microstep)
 
     def sample(self) -> np.ndarray:
         """One fragment with the weights loaded last, packed for the wire."""
         assert self.runner is not None and self.actor is not None
-        return pack_rollout(self.runner.rollout(self.fragment_len, self.actor))
+        rollout = self.runner.rollout(self.fragment_len, self.actor)
+        rollout.policy_tag = self.policy_tag
+        return pack_rollout(rollout)

@@ -20,6 +20,7 @@ from reactorfed import SHUTDOWN, STARTUP, Input, MultiReader, Output, PortWriter
 from ..contracts import Algorithm, Learner, SpaceInfo
 from ..rollout import unpack_rollout
 from ..training import (
+    PolicyLag,
     RunConfig,
     TrainingLog,
     end_of_training,
@@ -40,11 +41,14 @@ class PlanTrainer(Reactor):
     weights: Output[np.ndarray] = Output(np.ndarray)
 
     def __init__(self, n: int, algo: Algorithm, space: SpaceInfo, run: RunConfig | None = None,
-                 seed: int = 0) -> None:
+                 seed: int = 0, weights_delay: int = 0) -> None:
+        """``weights_delay``: the ``after`` of the connection from :attr:`weights` to the
+        samplers (0: none or a microstep), for the fragments' policy lag."""
         run = run or RunConfig()
         self.n, self.algo, self.space, self.run, self.seed = n, algo, space, run, seed
         self.learner: Learner | None = None
         self.log = TrainingLog(run)
+        self.lag = PolicyLag(weights_delay)
         self.iteration = 0
         self.resumed_from = 0
         self.stats: dict[str, float] = {}
@@ -68,9 +72,15 @@ class PlanTrainer(Reactor):
         self.log.start(self.fqn)
         # a run resumed after it had finished has nothing left to do: no weights
         if self.iteration < run.iterations:
-            weights.set(learner.payload())
+            self._send(weights)
         else:
             self.training_over()
+
+    def _send(self, weights: PortWriter[np.ndarray]) -> None:
+        assert self.learner is not None
+        weights.set(self.learner.payload())
+        t = self.elapsed_tag()
+        self.lag.sent((t.time, t.microstep), self.iteration)
 
     @reaction(triggers=[fragments], effects=[weights])
     def learn(self, fragments: MultiReader[np.ndarray], weights: PortWriter[np.ndarray]) -> None:
@@ -80,17 +90,21 @@ class PlanTrainer(Reactor):
         if not self.take(present):
             return
         rollouts = [unpack_rollout(packed) for _, packed in present]
+        now = self.elapsed_tag()
+        lags = [self.lag.observe(ro.policy_tag, (now.time, now.microstep), self.iteration) for ro in rollouts]
         self.stats = learner.learn(rollouts)
         self.iteration += 1
         self.log.add((r for ro in rollouts for r in ro.episode_returns), self.iteration, learner.env_steps)
-        self.log.write(self.iteration, learner.env_steps, self.stats, self.elapsed())
+        known = [x for x in lags if x is not None]
+        extra = {"reactorfed/policy_lag_iterations": sum(known) / len(known)} if known else None
+        self.log.write(self.iteration, learner.env_steps, self.stats, self.elapsed(), extra)
         run = self.run
         if run.progress and self.iteration % run.progress_every == 0:
             self.log.show(self.iteration, learner.env_steps, self.stats)
         if run.checkpoint and run.checkpoint_every and self.iteration % run.checkpoint_every == 0:
             self._save()
         if self.iteration < run.iterations and not self.log.solved:
-            weights.set(learner.payload())
+            self._send(weights)
         else:
             self.training_over()
 
@@ -102,4 +116,5 @@ class PlanTrainer(Reactor):
     def finish(self) -> None:
         assert self.learner is not None
         self.result = end_of_training(self.learner, self.log, self.run, self.iteration, self.resumed_from, self.stats)
+        self.result.update(self.lag.result())
         self.report_result(self.result)
