@@ -227,3 +227,20 @@ def test_the_heartbeat_timeout_default_is_written_once() -> None:
 def _line_of_default() -> int:
     src = (PKG / "federation" / "process" / "defaults.py").read_text()
     return next(i for i, line in enumerate(src.splitlines(), 1) if line.startswith("DEFAULT_HEARTBEAT_TIMEOUT_NS ="))
+
+
+#: the big objects, each split into parts that own their state: at most this many lines each
+BIG_CLASSES = {
+    "execution/scheduler.py": "Scheduler",
+    "federation/process/federate.py": "FederateCoordinator",
+    "federation/process/rti_server.py": "RtiServer",
+}
+
+
+@pytest.mark.parametrize(("path", "name"), sorted(BIG_CLASSES.items()))
+def test_the_big_objects_stay_small(path: str, name: str) -> None:
+    tree = ast.parse((PKG / path).read_text())
+    found = [n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.name == name]
+    assert len(found) == 1, f"{name} not in {path}"
+    lines = (found[0].end_lineno or 0) - found[0].lineno + 1
+    assert lines <= 350, f"{name} is {lines} lines: split it into parts that own their state"
