@@ -11,6 +11,7 @@ from typing import Any
 
 from reactorfed import Environment, Reactor, VirtualClock
 from reactorfed.federation import FederateConfig, RtiConfig, run_federate
+from reactorfed.federation.process.defaults import DEFAULT_HEARTBEAT_TIMEOUT_NS
 from reactorfed.federation.process.federate import FederateCoordinator
 from reactorfed.federation.process.rti_server import RtiServer, RtiSummary
 from reactorfed.federation.process.runner import layout_of
@@ -39,7 +40,7 @@ def reference(factory: Factory, **kwargs: Any) -> Reactor:
 class Federation:
     """An RTI in a thread; federates started one by one with :meth:`start`."""
 
-    def __init__(self, factory: Factory, *, liveness_ns: int = 3_000_000_000, **rti_kwargs: Any) -> None:
+    def __init__(self, factory: Factory, *, liveness_ns: int = DEFAULT_HEARTBEAT_TIMEOUT_NS, **rti_kwargs: Any) -> None:
         self.factory = factory
         self.fid = f"test-{os.getpid()}-{threading.get_ident()}-{time.monotonic_ns()}"
         self.secret = os.urandom(16)

@@ -373,10 +373,10 @@ def test_startup_only_federates_stop_by_starvation() -> None:
 def test_peer_grants_alone_are_correct(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """With the RTI's grants withheld, the peers' promises alone drive the run, and the trace is still the single-process one: they are not merely
     hidden behind the RTI's."""
-    from reactorfed.federation.process import rti_server
+    from reactorfed.federation.process import rti_grants
 
     withheld: list[object] = []
-    monkeypatch.setattr(rti_server.RtiServer, "_send_grant", lambda self, g: withheld.append(g))
+    monkeypatch.setattr(rti_grants.RtiGrants, "send_grant", lambda self, g: withheld.append(g))
     factory = PROGRAMS[name]
     single = factory()
     Environment(fast=True, timeout=ms(40)).run(single)

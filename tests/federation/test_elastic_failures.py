@@ -151,7 +151,7 @@ def test_a_replayed_join_gets_its_address_by_peer_and_the_learner_trace_is_the_r
     assert fed.rti_error is None, fed.rti_error
     main, joiner = fed.programs["learner"], fed.programs["samplers[2]"]
     assert isinstance(main, Main) and isinstance(joiner, Main)
-    assert fed.coords["learner"]._link_joins == {3: (fed.server.start_time + ms(200), 0)}, "linked by its PEER"
+    assert fed.coords["learner"]._links.link_joins == {3: (fed.server.start_time + ms(200), 0)}, "linked by its PEER"
     assert joiner.samplers[2].weights, "the learner's weights reached the joiner"
     replay = replayed(changes, timeout)
     assert main.learner.trace == replay.learner.trace
@@ -241,11 +241,11 @@ def test_a_bad_membership_message_from_the_rti_is_refused_with_a_reason(
         msg: list[Any], why: str, caplog: pytest.LogCaptureFixture) -> None:
     coord, sched = _learner()
     with caplog.at_level(logging.WARNING, logger="reactorfed.federate"):
-        coord._on_rti(sched, [memoryview(msgpack.packb(msg, use_bin_type=True))])
+        coord._rx.on_rti(sched, [memoryview(msgpack.packb(msg, use_bin_type=True))])
     assert coord.rejected_messages == 1
     assert any(r.getMessage().startswith("ignoring a bad message from the RTI") for r in caplog.records)
     assert any(re.search(why, r.getMessage()) for r in caplog.records), caplog.text
-    assert coord._clients == {} and coord.core.failed_peers == set(), "nothing was acted on"
+    assert coord._links.clients == {} and coord.core.failed_peers == set(), "nothing was acted on"
 
 
 def test_a_good_lost_from_the_rti_stops_the_wait_for_that_member() -> None:
@@ -257,6 +257,6 @@ def test_a_good_lost_from_the_rti_stops_the_wait_for_that_member() -> None:
     core = coord.core
     core.on_promise(1, (5_000, 0))
     assert core.input_bound() == (1_000, 0), "samplers[1] (2) holds the bound at the start"
-    coord._on_rti(sched, [memoryview(P.Lost(2).pack())])
+    coord._rx.on_rti(sched, [memoryview(P.Lost(2).pack())])
     assert coord.rejected_messages == 0 and core.failed_peers == {2}
     assert core.input_bound() == (5_000, 0), "no longer"

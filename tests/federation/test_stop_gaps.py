@@ -46,9 +46,9 @@ def test_a_stop_agreed_while_a_federate_is_idle_keeps_its_shutdown_output(
     want = reference(lambda: Main(after)).sink.got  # type: ignore[attr-defined]
     assert want == ([(ms(3), 1, 99)] if after is None else [])  # after 0: (3 ms, 2), past the stop
     if mode == "promises-alone":
-        from reactorfed.federation.process import rti_server
+        from reactorfed.federation.process import rti_grants
 
-        monkeypatch.setattr(rti_server.RtiServer, "_send_grant", lambda self, g: None)
+        monkeypatch.setattr(rti_grants.RtiGrants, "send_grant", lambda self, g: None)
     fed = Federation(lambda: Main(after))
     fed.start_all(fast=False, **MODES[mode])
     fed.wait(30)

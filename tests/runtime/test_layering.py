@@ -197,3 +197,50 @@ def test_help_loads_nothing_heavy(argv: list[str]) -> None:
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     assert "usage: reactorfed" in r.stdout
     assert r.stdout.strip().splitlines()[-1] == "LOADED []"
+
+
+def test_the_heartbeat_timeout_default_is_written_once() -> None:
+    """Every default of the heartbeat timeout (the RTI's, a federate's, a federation in
+    threads', ``--heartbeat-timeout``'s) is the one constant, and no module of the package
+    writes its value again."""
+    import inspect
+
+    from reactorfed.cli.main import build_parser
+    from reactorfed.federation import FederateConfig, RtiConfig
+    from reactorfed.federation.process.defaults import DEFAULT_HEARTBEAT_TIMEOUT_NS
+    from reactorfed.federation.process.threads import run_threads
+
+    assert FederateConfig("f", b"s", "tcp://x:1").liveness_ns == DEFAULT_HEARTBEAT_TIMEOUT_NS
+    assert RtiConfig("f", b"s").liveness_ns == DEFAULT_HEARTBEAT_TIMEOUT_NS
+    assert inspect.signature(run_threads).parameters["liveness_ns"].default == DEFAULT_HEARTBEAT_TIMEOUT_NS
+    args = build_parser().parse_args(["launch", "prog.py"])
+    assert args.heartbeat_timeout == DEFAULT_HEARTBEAT_TIMEOUT_NS
+    written = sorted(
+        f"{_module(p)}:{n.lineno}"
+        for p in PKG.rglob("*.py")
+        for n in ast.walk(ast.parse(p.read_text()))
+        if isinstance(n, ast.Constant) and type(n.value) in (int, float) and n.value == DEFAULT_HEARTBEAT_TIMEOUT_NS
+    )
+    assert written == [f"reactorfed.federation.process.defaults:{_line_of_default()}"]
+
+
+def _line_of_default() -> int:
+    src = (PKG / "federation" / "process" / "defaults.py").read_text()
+    return next(i for i, line in enumerate(src.splitlines(), 1) if line.startswith("DEFAULT_HEARTBEAT_TIMEOUT_NS ="))
+
+
+#: the big objects, each split into parts that own their state: at most this many lines each
+BIG_CLASSES = {
+    "execution/scheduler.py": "Scheduler",
+    "federation/process/federate.py": "FederateCoordinator",
+    "federation/process/rti_server.py": "RtiServer",
+}
+
+
+@pytest.mark.parametrize(("path", "name"), sorted(BIG_CLASSES.items()))
+def test_the_big_objects_stay_small(path: str, name: str) -> None:
+    tree = ast.parse((PKG / path).read_text())
+    found = [n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.name == name]
+    assert len(found) == 1, f"{name} not in {path}"
+    lines = (found[0].end_lineno or 0) - found[0].lineno + 1
+    assert lines <= 350, f"{name} is {lines} lines: split it into parts that own their state"

@@ -11,6 +11,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from ..federation.process.defaults import DEFAULT_HEARTBEAT_TIMEOUT_NS
 from ..federation.process.priority import DEFAULT_REACTION_NICE, REACTION_POLICIES
 from ..time.clock import SystemClock
 from .loader import ProgramError, add_program_args, load_program, parse_params
@@ -101,7 +102,7 @@ def _common(p: argparse.ArgumentParser, *, launch: bool = False) -> None:
                        "$REACTORFED_FEDERATION_ID or 'reactorfed')")
         g.add_argument("--secret-file", type=Path, default=None,
                        help="file holding the shared secret (default: $REACTORFED_SECRET)")
-    g.add_argument("--heartbeat-timeout", type=_heartbeat_timeout, default=3_000_000_000, metavar="DURATION",
+    g.add_argument("--heartbeat-timeout", type=_heartbeat_timeout, default=DEFAULT_HEARTBEAT_TIMEOUT_NS, metavar="DURATION",
                    help="declare a process dead when its connection answers nothing for this long, at least 200ms "
                    "(default: 3s). The heartbeats are ZeroMQ's own, answered by its I/O thread, not the "
                    "interpreter: a process busy in a long reaction still answers; one that died is found at "

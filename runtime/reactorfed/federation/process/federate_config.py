@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..io.curve import CurveKeys, federation_keys, plaintext_opted_out
+from .defaults import DEFAULT_HEARTBEAT_TIMEOUT_NS
 
 __all__ = ["FederateConfig"]
 
@@ -35,7 +36,7 @@ class FederateConfig:
     heartbeat_ns: int = 1_000_000_000
     #: the RTI's connection answering nothing, not even ZeroMQ's heartbeats, for this long
     #: (or closing: at once) means the RTI is gone
-    liveness_ns: int = 3_000_000_000
+    liveness_ns: int = DEFAULT_HEARTBEAT_TIMEOUT_NS
     #: an optional backstop: the RTI's program saying nothing for this long means it is
     #: gone too (None, the default: never; see RtiConfig.silence_ns)
     silence_ns: int | None = None

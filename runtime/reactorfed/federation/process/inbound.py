@@ -70,7 +70,7 @@ class Inbound:
         self._tick = Slot(f"{part.federate}.<network tick>")  # an event with no reactions
         self._authed: dict[bytes, int] = {}  # connection -> the upstream peer it proved to be
         #: the upstream peer the last message authenticated, until the driver takes it (it
-        #: knows which connection the message came over: see FederateCoordinator._pump)
+        #: knows which connection the message came over: see federate_receiver.Receiver.pump)
         self.newly_authed: int | None = None
         self._warn = Throttle(log)  # for what strangers send to the data port
         self._shm_in: dict[int, ShmReader] = {}

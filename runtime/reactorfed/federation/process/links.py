@@ -43,7 +43,7 @@ class AwaitingLink:
     replayed join: its CHANGE went out at the start without its address, its PEER comes
     when it is admitted). A federate may reach the join's tag first (over the delay of the
     joiner's link to it): what it sends waits here, in order, and goes out on the link
-    once it opens (:meth:`FederateCoordinator._connect_joiner`)."""
+    once it opens (:meth:`.federate_links.DownstreamLinks.connect_joiner`)."""
 
     def __init__(self) -> None:
         self.waiting: list[list[Any]] = []

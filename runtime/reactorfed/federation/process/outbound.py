@@ -61,6 +61,13 @@ class Outbound:
         self._stuck: set[int] = set()  # rings that stayed full: inline until they drain
         self.shm_payloads = 0
 
+    def drop_ring(self, d: int) -> None:
+        """Peer ``d``'s process was replaced: its ring, if any, is closed (the next large
+        payload to its new process makes a new one)."""
+        ring = self._rings.pop(d, None)
+        if ring is not None:
+            ring.close()
+
     # -- batches -------------------------------------------------------------------------
     def post(self, d: int, item: list[Any], *payload: Any) -> None:
         self._batch[d].append(item)

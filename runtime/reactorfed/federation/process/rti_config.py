@@ -8,6 +8,7 @@ from enum import StrEnum
 
 from ..io.curve import CurveKeys, federation_keys, plaintext_opted_out
 from ..wire import protocol as P
+from .defaults import DEFAULT_HEARTBEAT_TIMEOUT_NS
 from .rti_members import MemberRecord, Schedule
 
 __all__ = ["RtiConfig", "RtiPhase", "RtiSummary"]
@@ -36,7 +37,7 @@ class RtiConfig:
     #: a federate whose connection answers nothing, not even ZeroMQ's own heartbeats
     #: (answered without the interpreter), for this long is dead; one whose process ended
     #: is found at once, from its closed connection
-    liveness_ns: int = 3_000_000_000
+    liveness_ns: int = DEFAULT_HEARTBEAT_TIMEOUT_NS
     #: an optional backstop: a federate whose program sends nothing for this long is dead
     #: too. None (the default): never, since a process busy in one reaction, or starved of
     #: CPU, stays silent while its connection lives (--silence-timeout)

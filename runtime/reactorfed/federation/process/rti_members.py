@@ -45,10 +45,11 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, Any, NoReturn, Protocol, TypeAlias
 
 from ...model.elastic import MemberChange
 from ...observe.trace.records import JOIN, LEAVE
+from ..coordination.admission import Admission
 from ..coordination.layout import Layout
 from ..coordination.membership import (
     Admit,
@@ -59,13 +60,13 @@ from ..coordination.membership import (
     check_schedule,
     record_of,
 )
-from ..coordination.rti_core import Grant
+from ..coordination.rti_core import Grant, RtiCore
 from ..wire import protocol as P
 
 if TYPE_CHECKING:
-    from .rti_server import RtiServer
+    from .rti_grants import RtiGrants
 
-__all__ = ["MemberRecord", "RtiMembers", "Schedule", "load_schedule"]
+__all__ = ["MemberRecord", "RtiHost", "RtiMembers", "Schedule", "load_schedule"]
 
 log = logging.getLogger("reactorfed.rti")
 
@@ -143,11 +144,41 @@ def load_schedule(layout: Layout, spec: Schedule | None) -> list[MemberChange] |
     return changes
 
 
-class RtiMembers:
-    """The elastic banks' messages of one :class:`.rti_server.RtiServer` (see the module)."""
+class RtiHost(Protocol):
+    """What :class:`RtiMembers` uses of its server (:class:`.rti_server.RtiServer`)."""
 
-    def __init__(self, server: RtiServer, schedule: list[MemberChange] | None) -> None:
+    @property
+    def core(self) -> RtiCore: ...
+    @property
+    def layout(self) -> Layout: ...
+    @property
+    def admission(self) -> Admission: ...
+    @property
+    def phase(self) -> str: ...
+    @property
+    def start_time(self) -> int | None: ...
+    @property
+    def session(self) -> bytes: ...
+
+    def refused_request(self, reason: str) -> None:
+        """Count and warn of a request refused."""
+
+    def forget_connections(self, f: int) -> None:
+        """Federate ``f``'s process is gone: its connections no longer name it."""
+
+    def fail(self, reason: str) -> NoReturn:
+        """End the federation with ``reason``."""
+        raise NotImplementedError
+
+
+class RtiMembers:
+    """The elastic banks' messages of one :class:`.rti_server.RtiServer` (see the module):
+    the server is its ``server`` (:class:`RtiHost`), and it sends through the server's
+    ``out`` (:class:`.rti_grants.RtiGrants`)."""
+
+    def __init__(self, server: RtiHost, out: RtiGrants, schedule: list[MemberChange] | None) -> None:
         self.server = server
+        self.out = out
         self.core = server.core
         self.layout = server.layout
         self.admission = server.admission
@@ -243,8 +274,7 @@ class RtiMembers:
             self._send_out(grants)
 
     def _refuse(self, f: int, joined: bool, reason: str) -> None:
-        self.server._rejected += 1
-        self.server._warn.warning("refused a membership request: %s", reason, kind="membership")
+        self.server.refused_request(reason)
         self._send(f, P.Refused(joined, reason).pack())
 
     # -- the core's output -------------------------------------------------------------
@@ -253,7 +283,7 @@ class RtiMembers:
         first grant after its ADMIT, a grant past a change's tag after the CHANGE)."""
         self.route()
         for g in grants:
-            self.server._send_grant(g)
+            self.out.send_grant(g)
         if self._held:
             self.retry_held()
 
@@ -281,8 +311,8 @@ class RtiMembers:
                 for f in [f for f in self.admission.control_of if not feds[f].resigned or f in joiners]:
                     self._send(f, data)
                 log.info("%s %s at %s", self.layout.names[out.member], "joins" if out.joined else "leaves", out.tag)
-                if self.server.tracer is not None:
-                    self.server.tracer.record(JOIN if out.joined else LEAVE, out.tag, self.layout.names[out.member])
+                if self.out.tracer is not None:
+                    self.out.tracer.record(JOIN if out.joined else LEAVE, out.tag, self.layout.names[out.member])
             elif isinstance(out, RoundEnd):
                 data = P.RoundEnd(out.round).pack()
                 for f in sorted(out.to):
@@ -316,10 +346,7 @@ class RtiMembers:
         return self.admission.endpoints.get(member, "") if joined else ""
 
     def _send(self, f: int, data: bytes) -> None:
-        peer = self.admission.control_of.get(f)  # (None: its process is gone)
-        sock = self.server._server
-        if peer is not None and sock is not None:
-            sock.send(peer, [data])
+        self.out.send(f, data)  # (nothing when its process is gone)
 
     # -- processes that end ------------------------------------------------------------
     def closed(self, f: int, fd: int) -> bool:
@@ -360,9 +387,8 @@ class RtiMembers:
                 self._send(d, lost)
         self._forget(f)
         self._send_out(grants)
-        srv = self.server
-        srv._dirty.add(f)  # its peers may be released now (they need not wait for it)
-        srv._flush_grants()
+        self.out.dirty.add(f)  # its peers may be released now (they need not wait for it)
+        self.out.flush()
 
     def superseded(self, name: str) -> None:
         """A HELLO for slot ``name``: if its process's control connection closed without a
@@ -384,7 +410,7 @@ class RtiMembers:
         try:
             return self.core.on_failed(f)
         except MembershipError as e:
-            self.server._fail(f"federate {self.layout.names[f]} {why}, and the federation cannot go on "
+            self.server.fail(f"federate {self.layout.names[f]} {why}, and the federation cannot go on "
                               f"without it: {e}")
 
     def _forget(self, f: int) -> None:
@@ -395,9 +421,7 @@ class RtiMembers:
         self._early.pop(f, None)
         self._held.pop(f, None)
         self._control_fd.pop(f, None)
-        by_fd = self.server._fed_of_fd
-        for fd in [fd for fd, g in by_fd.items() if g == f]:
-            del by_fd[fd]
+        self.server.forget_connections(f)
 
     # -- the record --------------------------------------------------------------------
     def record(self) -> tuple[MemberRecord, ...]:

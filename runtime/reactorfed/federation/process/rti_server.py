@@ -13,17 +13,18 @@ from collections.abc import Iterator
 from typing import Any, NoReturn
 
 from ...execution.tracing import Tracer
-from ...observe.trace.records import GRANT, STOP
 from ...time.clock import Clock
 from ..coordination.admission import Admission, Departures, PeerKind
 from ..coordination.layout import Layout
-from ..coordination.rti_core import Grant, RtiCore
+from ..coordination.rti_core import RtiCore
 from ..errors import FederationError
 from ..io.curve import warn_plaintext
 from ..io.transport import Monitor, Server
 from ..wire import protocol as P
 from .rti_config import RtiConfig, RtiPhase, RtiSummary
+from .rti_grants import RtiGrants
 from .rti_members import RtiMembers, load_schedule
+from .rti_status import metrics_of, status_of
 from .throttle import Throttle
 
 __all__ = ["RtiConfig", "RtiPhase", "RtiServer", "RtiSummary"]
@@ -47,8 +48,6 @@ class RtiServer:
         self.cfg = cfg
         self.clock = clock
         self.core = RtiCore(layout)
-        #: records grants, stop agreements, joins and leaves in a traced run (None: untraced)
-        self.tracer: Tracer | None = None
         self.phase = RtiPhase.JOINING
         self.start_time: int | None = None
         self.session = os.urandom(16)
@@ -59,13 +58,15 @@ class RtiServer:
         #: failed to decrypt): when, and why
         self._refusal: tuple[int, str] | None = None
         self.admission = Admission(layout, cfg.federation_id, cfg.secret)
+        #: what the RTI sends besides the handshake's answers: grants, RELEASE, stop agreements
+        self._out = RtiGrants(self.core, layout, self.admission)
+        self._dirty = self._out.dirty  # (its set: every report adds to it)
         self._final: dict[int, tuple[int, int]] = {}  # the tag each federate resigned at
-        self._last_seen: dict[int, int] = {}
+        #: when each federate's program last said something (physical time)
+        self.last_seen: dict[int, int] = {}
         self._fed_of_fd: dict[int, int] = {}  # a joined federate's connection -> the federate
         self.departures = Departures(cfg.liveness_ns)
         self._drained = True  # the last receive loop read everything that had arrived
-        self._dirty: set[int] = set()  # federates whose reports may make grants due
-        self.grants = 0
         self.messages = 0
         self._rejected = 0  # see the rejected property
         self.error: str | None = None
@@ -74,10 +75,29 @@ class RtiServer:
         self.members: RtiMembers | None = None
         self._allowed = _ALLOWED
         if layout.elastic:
-            self.members = RtiMembers(self, load_schedule(layout, cfg.membership))
+            self.members = self._out.members = RtiMembers(self, self._out, load_schedule(layout, cfg.membership))
             self._allowed = _ALLOWED_ELASTIC
         elif cfg.membership is not None:
             raise FederationError("a membership schedule was given, but the program has no elastic bank")
+
+    @property
+    def tracer(self) -> Tracer | None:
+        """Records grants, stop agreements, joins and leaves in a traced run (None: untraced)."""
+        return self._out.tracer
+
+    @tracer.setter
+    def tracer(self, tracer: Tracer | None) -> None:
+        self._out.tracer = tracer
+
+    @property
+    def grants(self) -> int:
+        """Grants sent (TAG and PTAG)."""
+        return self._out.sent
+
+    @property
+    def handshakes_refused(self) -> int:
+        """Connections whose CurveZMQ handshake failed."""
+        return self._monitor.handshake_failures if self._monitor is not None else 0
 
     @property
     def rejected(self) -> int:
@@ -89,6 +109,7 @@ class RtiServer:
         self._server = Server(f"tcp://{self.cfg.host}:{self.cfg.port}", max_message=self.cfg.max_message,
                               liveness_ms=max(1, self.cfg.liveness_ns // 1_000_000), curve=self.cfg.curve())
         self._monitor = Monitor(self._server)
+        self._out.socket = self._server
         self.endpoint = self._server.endpoint
         log.info("RTI for federation %r listening on %s (%s); waiting for %d federates: %s",
                  self.cfg.federation_id, self.endpoint,
@@ -127,7 +148,7 @@ class RtiServer:
                         self._on_message(got[0], got[1])
                         if self.phase == RtiPhase.DONE or time.monotonic_ns() > budget:
                             break
-                    self._flush_grants()
+                    self._out.flush()
                 if self.phase == RtiPhase.DONE:
                     break
                 now = self.clock.now()
@@ -147,7 +168,7 @@ class RtiServer:
                         server.send(peer, [beat])
                 if self.phase == RtiPhase.JOINING and now > joined_by:
                     missing = ", ".join(self.admission.missing())
-                    self._fail(f"federates did not join within {self.cfg.join_timeout_ns // 10**9} s: {missing}")
+                    self.fail(f"federates did not join within {self.cfg.join_timeout_ns // 10**9} s: {missing}")
                 if self.phase == RtiPhase.RUNNING and self.cfg.silence_ns is not None:
                     self._check_silence(now, self.cfg.silence_ns)
         finally:
@@ -187,7 +208,7 @@ class RtiServer:
             why = ("stopped responding (its connection to the RTI closed: the process ended, or answered no "
                    f"heartbeat for {self.cfg.liveness_ns // 1_000_000} ms){self._refused_then(now)}")
             if self.members is None or self.phase is RtiPhase.JOINING or self.layout.elastic_of(dead) is None:
-                self._fail(f"federate {self.layout.names[dead]} {why}")
+                self.fail(f"federate {self.layout.names[dead]} {why}")
             self.members.failed(dead, why)  # an elastic member: it leaves, the others go on
             if self.core.all_resigned():
                 self.phase = RtiPhase.DONE
@@ -206,18 +227,29 @@ class RtiServer:
         """``--silence-timeout``: a federate whose program said nothing for that long ends
         the federation; an elastic member fails instead, as if its connection had closed
         (the others go on, unless its bank would fall below its minimum)."""
-        for f, seen in list(self._last_seen.items()):
+        for f, seen in list(self.last_seen.items()):
             if self.core.feds[f].resigned or now - seen <= silence_ns:
                 continue
             why = f"stopped responding (nothing from its program for {(now - seen) // 1_000_000} ms)"
             if self.members is None or self.layout.elastic_of(f) is None:
-                self._fail(f"federate {self.layout.names[f]} {why}")
+                self.fail(f"federate {self.layout.names[f]} {why}")
             self.members.silent(f, why)
             if self.core.all_resigned():
                 self.phase = RtiPhase.DONE
                 return
 
-    def _fail(self, reason: str) -> NoReturn:
+    def refused_request(self, reason: str) -> None:
+        """A federate's request refused (counted as rejected, and warned of)."""
+        self._rejected += 1
+        self._warn.warning("refused a membership request: %s", reason, kind="membership")
+
+    def forget_connections(self, f: int) -> None:
+        """Federate ``f``'s process is gone: its connections no longer name it."""
+        for fd in [fd for fd, g in self._fed_of_fd.items() if g == f]:
+            del self._fed_of_fd[fd]
+
+    def fail(self, reason: str) -> NoReturn:
+        """End the federation: every connection is told why (ABORT); raises FederationError."""
         self.error = reason
         self.phase = RtiPhase.FAILED
         log.error("federation failed: %s", reason)
@@ -244,10 +276,10 @@ class RtiServer:
             return
         if kind is PeerKind.CONTROL:
             f = adm.control[peer]
-            self._last_seen[f] = self.clock.now()
+            self.last_seen[f] = self.clock.now()
             self._on_control(f, msg)
         elif kind is PeerKind.HEARTBEAT:
-            self._last_seen[adm.heartbeat[peer]] = self.clock.now()
+            self.last_seen[adm.heartbeat[peer]] = self.clock.now()
         elif isinstance(msg, P.Hello):
             if self.members is not None:  # (a slot's new process: its last one may be gone)
                 self.members.superseded(msg.name)
@@ -274,7 +306,7 @@ class RtiServer:
             return self._answer(peer, joined)
         fd = self._server_fd()
         self._fed_of_fd[fd] = joined
-        self._last_seen[joined] = self.clock.now()
+        self.last_seen[joined] = self.clock.now()
         log.info("federate %s joined (%d/%d)", self.layout.names[joined], len(self.admission.control_of),
                  len(self.layout.names))
         if self.members is not None:
@@ -303,7 +335,7 @@ class RtiServer:
         if members is not None:
             members.after_start()
         for g in grants:
-            self._send_grant(g)
+            self._out.send_grant(g)
 
     def _on_control(self, f: int, msg: P.Message) -> None:
         core = self.core
@@ -320,118 +352,28 @@ class RtiServer:
             if self.members is not None:  # (a round it was the last to answer: agreed)
                 self.members.resigned(f, agreed)
             if core.stop_proposed is not None and core.stop_tag is None:
-                self._stop_if_agreed(core.on_stop_reply(f, msg.tag))
+                self._out.stop_if_agreed(core.on_stop_reply(f, msg.tag))
             if core.all_resigned():
                 self.phase = RtiPhase.DONE
         elif isinstance(msg, P.StopReq):
             ask = core.on_stop_request(f, msg.tag)
             if ask is not None:
-                self._broadcast(P.StopRequest(ask).pack())
+                self._out.broadcast(P.StopRequest(ask).pack())
         elif isinstance(msg, P.StopReply):
-            self._stop_if_agreed(core.on_stop_reply(f, msg.tag))
+            self._out.stop_if_agreed(core.on_stop_reply(f, msg.tag))
         elif isinstance(msg, P.Fail):
-            self._fail(f"federate {self.layout.names[f]} failed: {msg.reason}")
+            self.fail(f"federate {self.layout.names[f]} failed: {msg.reason}")
         elif self.members is not None:  # (JOIN_REQ, LEAVE_REQ, QUERY_REPLY: parsed only then)
             self.members.on_message(f, msg)
 
-    def _flush_grants(self) -> None:
-        """Send the grants due after a batch of reports: one pass, so a backlog of reports
-        yields one grant per federate covering every tag they made safe."""
-        if self._dirty:
-            grants = self.core.regrant(self._dirty)
-            self._dirty.clear()
-            if self.members is not None:  # what the regrant agreed goes before its grants
-                self.members.route()
-            for g in grants:
-                self._send_grant(g)
-            released = self.core.take_released()
-            if released:
-                assert self._server is not None
-                msg = P.Release().pack()
-                for f in released:
-                    peer = self.admission.control_of.get(f)  # (None: an elastic member's process is gone)
-                    if peer is not None:
-                        self._server.send(peer, [msg])
-            if self.members is not None:  # (a leave the regrant agreed may free a slot a new process waits for)
-                self.members.retry_held()
-
-    def _stop_if_agreed(self, tag: tuple[int, int] | None) -> None:
-        if tag is not None:
-            if self.tracer is not None:
-                self.tracer.record(STOP, tag, "agreed")
-            self._broadcast(P.StopGranted(tag).pack())
-            # The grants are computed afresh from the agreement (RtiCore.on_stop_reply):
-            # after the STOP_GRANTED on every federate's connection, with this batch's.
-            self._dirty.update(range(len(self.layout.names)))
-
-    def _broadcast(self, data: bytes) -> None:
-        assert self._server is not None
-        for f, peer in self.admission.control_of.items():
-            if not self.core.feds[f].resigned:
-                self._server.send(peer, [data])
-
-    def _send_grant(self, g: Grant) -> None:
-        self.grants += 1
-        assert self._server is not None
-        grant = P.Ptag(g.tag, g.counts) if g.provisional else P.Tag(g.tag, g.counts)
-        self._server.send(self.admission.control_of[g.federate], [grant.pack()])
-        if self.tracer is not None:
-            self.tracer.record(GRANT, g.tag, self.layout.names[g.federate], g.provisional)
-
     # -- observability -----------------------------------------------------------------
     def status(self) -> dict[str, Any]:
-        start = self.start_time or 0
-        now = self.clock.now()
-        members = self.members
-        feds = {}
-        for i, name in enumerate(self.layout.names):
-            st = self.core.feds[i]
-            ltc = st.ltc
-            feds[name] = {
-                "joined": i in self.admission.control_of,
-                "resigned": st.resigned,
-                "ltc_elapsed_ns": ltc[0] - start if start and start <= ltc[0] < 2**62 else None,
-                "last_seen_ms_ago": (now - self._last_seen[i]) // 1_000_000 if i in self._last_seen else None,
-            }
-            if members is not None:
-                feds[name]["present"] = self.core.present[i]
-        done = [st.ltc for st in self.core.feds if st.ltc[0] < 2**62 and st.ltc[0] >= start]
-        # (elastic banks: the absent slots have no tag)
-        expected = len(self.core.feds) if members is None else sum(self.core.present)
-        low = min(done) if done and len(done) == expected else None
-        out: dict[str, Any] = {
-            "phase": self.phase,
-            "federation": self.cfg.federation_id,
-            "tag": [low[0] - start, low[1]] if low else None,
-            "elapsed_ns": low[0] - start if low else 0,
-            "federates": feds,
-            "grants": self.grants,
-            "messages": self.messages,
-            "rejected": self.rejected,
-            "handshakes_refused": self._monitor.handshake_failures if self._monitor is not None else 0,
-            "error": self.error,
-        }
-        if members is not None:  # the joins and leaves so far, tags after the start
-            out["membership"] = [r.json() for r in members.record()]
-        return out
+        """``/status``'s document: the phase, each federate's progress, the counts."""
+        return status_of(self)
 
     def collect(self) -> Iterator[Any]:
-        from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
-
-        yield CounterMetricFamily("reactorfed_rti_grants", "Tag grants (TAG and PTAG) sent", value=self.grants)
-        yield CounterMetricFamily("reactorfed_rti_messages", "Control messages received", value=self.messages)
-        yield CounterMetricFamily("reactorfed_rti_rejected", "Messages or joins rejected", value=self.rejected)
-        start = self.start_time or 0
-        lt = GaugeMetricFamily("reactorfed_rti_federate_logical_time_seconds", "Latest tag complete, elapsed", labels=["federate"])
-        lag = GaugeMetricFamily("reactorfed_rti_federate_lag_seconds", "Physical minus logical time of the latest tag complete", labels=["federate"])
-        now = self.clock.now()
-        for i, name in enumerate(self.layout.names):
-            ltc = self.core.feds[i].ltc
-            if start and start <= ltc[0] < 2**62:
-                lt.add_metric([name], (ltc[0] - start) / 1e9)
-                lag.add_metric([name], (now - ltc[0]) / 1e9)
-        yield lt
-        yield lag
+        """The Prometheus metrics (the server is a collector)."""
+        return metrics_of(self)
 
     def describe(self) -> list[Any]:
         return []

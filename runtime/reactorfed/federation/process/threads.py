@@ -13,6 +13,7 @@ from typing import Any
 from ...execution.environment import RunSummary
 from ...model.reactor import Reactor
 from ..errors import FederationError
+from .defaults import DEFAULT_HEARTBEAT_TIMEOUT_NS
 from .federate_config import FederateConfig
 from .rti_server import RtiConfig, RtiSummary
 from .runner import layout_of, run_federate, run_rti
@@ -47,7 +48,7 @@ def run_threads(
     timeout: int | None = None,
     workers: int = 1,
     join_timeout_s: float = 60.0,
-    liveness_ns: int = 3_000_000_000,
+    liveness_ns: int = DEFAULT_HEARTBEAT_TIMEOUT_NS,
     trusted_pickle: bool = False,
     peer_grants: bool = True,
     unix_sockets: bool = True,

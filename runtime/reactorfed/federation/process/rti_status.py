@@ -1,0 +1,72 @@
+"""The RTI server's state as ``/status``'s document and as Prometheus metrics: a read-only
+view over the public names of :class:`.rti_server.RtiServer`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .rti_server import RtiServer
+
+__all__ = ["metrics_of", "status_of"]
+
+
+def status_of(srv: RtiServer) -> dict[str, Any]:
+    """``/status``'s document (see :meth:`.rti_server.RtiServer.status`)."""
+    start = srv.start_time or 0
+    now = srv.clock.now()
+    members = srv.members
+    core = srv.core
+    last_seen = srv.last_seen
+    feds = {}
+    for i, name in enumerate(srv.layout.names):
+        st = core.feds[i]
+        ltc = st.ltc
+        feds[name] = {
+            "joined": i in srv.admission.control_of,
+            "resigned": st.resigned,
+            "ltc_elapsed_ns": ltc[0] - start if start and start <= ltc[0] < 2**62 else None,
+            "last_seen_ms_ago": (now - last_seen[i]) // 1_000_000 if i in last_seen else None,
+        }
+        if members is not None:
+            feds[name]["present"] = core.present[i]
+    done = [st.ltc for st in core.feds if st.ltc[0] < 2**62 and st.ltc[0] >= start]
+    # (elastic banks: the absent slots have no tag)
+    expected = len(core.feds) if members is None else sum(core.present)
+    low = min(done) if done and len(done) == expected else None
+    out: dict[str, Any] = {
+        "phase": srv.phase,
+        "federation": srv.cfg.federation_id,
+        "tag": [low[0] - start, low[1]] if low else None,
+        "elapsed_ns": low[0] - start if low else 0,
+        "federates": feds,
+        "grants": srv.grants,
+        "messages": srv.messages,
+        "rejected": srv.rejected,
+        "handshakes_refused": srv.handshakes_refused,
+        "error": srv.error,
+    }
+    if members is not None:  # the joins and leaves so far, tags after the start
+        out["membership"] = [r.json() for r in members.record()]
+    return out
+
+
+def metrics_of(srv: RtiServer) -> Iterator[Any]:
+    """The Prometheus metrics (see :meth:`.rti_server.RtiServer.collect`)."""
+    from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+
+    yield CounterMetricFamily("reactorfed_rti_grants", "Tag grants (TAG and PTAG) sent", value=srv.grants)
+    yield CounterMetricFamily("reactorfed_rti_messages", "Control messages received", value=srv.messages)
+    yield CounterMetricFamily("reactorfed_rti_rejected", "Messages or joins rejected", value=srv.rejected)
+    start = srv.start_time or 0
+    lt = GaugeMetricFamily("reactorfed_rti_federate_logical_time_seconds", "Latest tag complete, elapsed", labels=["federate"])
+    lag = GaugeMetricFamily("reactorfed_rti_federate_lag_seconds", "Physical minus logical time of the latest tag complete", labels=["federate"])
+    now = srv.clock.now()
+    for i, name in enumerate(srv.layout.names):
+        ltc = srv.core.feds[i].ltc
+        if start and start <= ltc[0] < 2**62:
+            lt.add_metric([name], (ltc[0] - start) / 1e9)
+            lag.add_metric([name], (now - ltc[0]) / 1e9)
+    yield lt
+    yield lag
