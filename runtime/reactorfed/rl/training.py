@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+import numpy as np
+
 from .curves import LOGDIR_ENV, Curves, scalar_names
 
 __all__ = ["PolicyLag", "RunConfig", "TrainingLog", "end_of_training", "learner_result", "resume_from_checkpoint", "save_progress", "verdict", "write_checkpoint"]
@@ -97,6 +99,22 @@ class PolicyLag:
         self.iterations[lag] = self.iterations.get(lag, 0) + 1
         self.ns.append(now[0] - sent_at[0])
         return lag
+
+    def observe_rows(self, times: np.ndarray, microsteps: np.ndarray, now: tuple[int, int], iteration: int) -> None:
+        """:meth:`observe` for a batch of transitions (their weights' tags; time -1: not known)."""
+        if not self.delay:
+            for t, m in zip(times.tolist(), microsteps.tolist(), strict=True):
+                if t >= 0:
+                    self.observe((t, m), now, iteration)
+            return
+        sent_times = np.fromiter((tag[0] for tag, _ in self._sent), dtype=np.int64, count=len(self._sent))
+        known = np.asarray(times)[np.asarray(times) >= 0]
+        idx = np.searchsorted(sent_times, known - self.delay, side="right") - 1
+        for i in idx[idx >= 0].tolist():
+            (sent_at, version) = self._sent[i]
+            lag = iteration - version
+            self.iterations[lag] = self.iterations.get(lag, 0) + 1
+            self.ns.append(now[0] - sent_at[0])
 
     def result(self) -> dict[str, Any]:
         if not self.ns:

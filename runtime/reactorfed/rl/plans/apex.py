@@ -137,6 +137,7 @@ class ApexSampler(AsyncSampler):
             return
         assert self.runner is not None and self.replay_actor is not None and self.nstep is not None
         rollout = self.runner.rollout(self.fragment_len, self.replay_actor)
+        rollout.policy_tag = self.policy_tag
         t = self.nstep.add(rollout)
         t["priority"] = self.replay_actor.priorities(t)
         fragment.set(t)
@@ -172,7 +173,7 @@ class ApexPlan(Reactor):
                            capacity=math.ceil(replay.capacity / S), alpha=replay.alpha, eps=replay.eps,
                            seed=each(lambda s: shard_seed(seed, s)))
         self.learner = ApexTrainer(N, S, algo, space, replay, learn_period=learn_period,
-                                   weights_every=weights_every, run=run, seed=seed)
+                                   weights_every=weights_every, run=run, seed=seed, weights_delay=weights_delay)
         # shard s's input channels, in order, are samplers s, s + S, s + 2S, ...
         self.connect([self.samplers[i].fragment for s in range(S) for i in range(s, N, S)], self.shards.transitions)
         reply = prefetch * learn_period

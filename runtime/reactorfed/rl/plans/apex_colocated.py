@@ -40,13 +40,13 @@ class ColocatedReplay(Reactor):
 
     def __init__(self, num_samplers: int, num_shards: int, algo: ReplayAlgorithm, space: SpaceInfo,
                  replay: ReplayConfig, *, learn_period: int, prefetch: int, weights_every: int,
-                 run: RunConfig | None = None, seed: int = 0) -> None:
+                 run: RunConfig | None = None, seed: int = 0, weights_delay: int = 0) -> None:
         N, S = self.num_samplers, self.num_shards = num_samplers, num_shards
         self.shards = bank(ReplayShard, S, num_inputs=each(lambda s: len(range(s, N, S))),
                            capacity=math.ceil(replay.capacity / S), alpha=replay.alpha, eps=replay.eps,
                            seed=each(lambda s: shard_seed(seed, s)))
         self.learner = ApexTrainer(N, S, algo, space, replay, learn_period=learn_period,
-                                   weights_every=weights_every, run=run, seed=seed)
+                                   weights_every=weights_every, run=run, seed=seed, weights_delay=weights_delay)
         reply = prefetch * learn_period
         # the delays of ApexPlan's connections, each on the same path inside this reactor
         self.connect(self.transitions, self.shards.transitions)
@@ -75,7 +75,8 @@ class ColocatedApexPlan(Reactor):
             period=period, learn_period=learn_period, prefetch=prefetch, weights_every=weights_every,
             weights_delay=weights_delay, seed=seed, backend=backend)
         self.learner = ColocatedReplay(N, S, algo, space, replay or ReplayConfig(), learn_period=learn_period,
-                                       prefetch=prefetch, weights_every=weights_every, run=run, seed=seed)
+                                       prefetch=prefetch, weights_every=weights_every, run=run, seed=seed,
+                                       weights_delay=weights_delay)
         self.connect([self.samplers[i].fragment for s in range(S) for i in range(s, N, S)],
                      self.learner.transitions)
         self.connect(self.samplers.episodes, self.learner.episodes)

@@ -42,6 +42,7 @@ from ..replay.contracts import ReplayAlgorithm, ReplayBatch, ReplayConfig, Repla
 from ..replay.prioritized import annealed_beta, importance_weights
 from ..replay.shard import ShardReply, pack_priorities, unpack_reply
 from ..training import (
+    PolicyLag,
     RunConfig,
     TrainingLog,
     end_of_training,
@@ -88,7 +89,7 @@ class ApexTrainer(Reactor):
 
     def __init__(self, num_samplers: int, num_shards: int, algo: ReplayAlgorithm, space: SpaceInfo,
                  replay: ReplayConfig, *, learn_period: int, weights_every: int, run: RunConfig | None = None,
-                 seed: int = 0) -> None:
+                 seed: int = 0, weights_delay: int = 0) -> None:
         run = run or RunConfig()
         self.num_samplers, self.num_shards, self.algo, self.space = num_samplers, num_shards, algo, space
         self.replay, self.learn_period, self.weights_every = replay, learn_period, weights_every
@@ -102,6 +103,7 @@ class ApexTrainer(Reactor):
         self.totals = np.zeros(num_shards, dtype=np.float64)
         self.stats: dict[str, float] = {}
         self.result: dict[str, Any] = {}
+        self.lag = PolicyLag(weights_delay)  # of every transition trained on
 
     @reaction(triggers=[STARTUP], effects=[weights])
     def start(self, weights: PortWriter[np.ndarray]) -> None:
@@ -110,7 +112,7 @@ class ApexTrainer(Reactor):
         self.iteration = self.resumed_from = resume_from_checkpoint(learner, run, self.log)
         self.log.start(self.fqn)
         if self.iteration < run.iterations:
-            weights.set(learner.payload())
+            self._send(weights)
         else:  # a run resumed after it had finished: nothing left to do
             self._over()
 
@@ -159,6 +161,9 @@ class ApexTrainer(Reactor):
         beta = annealed_beta(self.replay.beta0, self.replay.beta_steps, learner.updates)
         w = importance_weights(probs, int(self.held.sum()), beta)
         rows = np.concatenate([r.rows for r in replies if len(r.ids)])
+        now = self.elapsed_tag()
+        self.lag.observe_rows(rows["policy_time"], rows["policy_microstep"], (now.time, now.microstep),
+                              self.iteration)
         self.stats, td = learner.learn(ReplayBatch.of_rows(rows, w))
         self.stats["beta"] = beta
         at = 0
@@ -176,7 +181,13 @@ class ApexTrainer(Reactor):
         if self.iteration >= run.iterations:
             self._over()
         elif self.iteration % self.weights_every == 0:
-            weights.set(learner.payload())
+            self._send(weights)
+
+    def _send(self, weights: PortWriter[np.ndarray]) -> None:
+        assert self.learner is not None
+        weights.set(self.learner.payload())
+        t = self.elapsed_tag()
+        self.lag.sent((t.time, t.microstep), self.iteration)
 
     def _save(self) -> None:
         assert self.learner is not None
@@ -186,4 +197,5 @@ class ApexTrainer(Reactor):
     def finish(self) -> None:
         assert self.learner is not None
         self.result = end_of_training(self.learner, self.log, self.run, self.iteration, self.resumed_from, self.stats)
+        self.result.update(self.lag.result())
         self.report_result(self.result)

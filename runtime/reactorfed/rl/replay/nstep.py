@@ -31,7 +31,8 @@ __all__ = ["NStepBuilder", "transition_dtype"]
 def transition_dtype(obs_shape: tuple[int, ...], obs_dtype: np.dtype[Any] | type) -> np.dtype[Any]:
     """One n-step transition, as a row of a structured array (one array crosses a federate
     boundary as a raw buffer): the observation, the action, the n-step return, the
-    observation to bootstrap from, its discount, and the priority its sampler gave it."""
+    observation to bootstrap from, its discount, the priority its sampler gave it, and the
+    tag of the weights that acted."""
     return np.dtype([
         ("obs", obs_dtype, obs_shape),
         ("action", np.int64),
@@ -39,7 +40,15 @@ def transition_dtype(obs_shape: tuple[int, ...], obs_dtype: np.dtype[Any] | type
         ("next_obs", obs_dtype, obs_shape),
         ("discount", np.float32),
         ("priority", np.float32),
+        # the tag (elapsed ns, microstep) the acting weights reached the sampler at: the
+        # learner's policy lag (-1: not known)
+        ("policy_time", np.int64),
+        ("policy_microstep", np.uint32),
     ])
+
+
+#: a pending step: (observation, action, reward, the acting weights' tag)
+_Step = tuple[np.ndarray, int, float, tuple[int, int]]
 
 
 class NStepBuilder:
@@ -51,12 +60,13 @@ class NStepBuilder:
         if not 0.0 <= gamma <= 1.0:
             raise ValueError(f"n-step: gamma must lie in [0, 1], got {gamma}")
         self.num_envs, self.n, self.gamma = num_envs, n, gamma
-        #: per copy, the steps not yet emitted: (observation, action, reward), oldest first
-        self.pending: list[list[tuple[np.ndarray, int, float]]] = [[] for _ in range(num_envs)]
+        #: per copy, the steps not yet emitted: (observation, action, reward, the acting
+        #: weights' tag), oldest first
+        self.pending: list[list[_Step]] = [[] for _ in range(num_envs)]
 
-    def _return(self, steps: list[tuple[np.ndarray, int, float]], start: int) -> float:
+    def _return(self, steps: list[_Step], start: int) -> float:
         g, total, scale = self.gamma, 0.0, 1.0
-        for _, _, r in steps[start:]:
+        for _, _, r, _ in steps[start:]:
             total += scale * r
             scale *= g
         return total
@@ -67,14 +77,16 @@ class NStepBuilder:
         if k != self.num_envs:
             raise ValueError(f"n-step: a rollout of {k} copies, the builder has {self.num_envs}")
         obs, nxt, acts, rets, discs = [], [], [], [], []
+        tags: list[tuple[int, int]] = []
+        policy = r.policy_tag if r.policy_tag is not None else (-1, 0)
 
-        def emit(steps: list[tuple[np.ndarray, int, float]], start: int, next_obs: np.ndarray,
-                 discount: float) -> None:
+        def emit(steps: list[_Step], start: int, next_obs: np.ndarray, discount: float) -> None:
             obs.append(steps[start][0])
             acts.append(steps[start][1])
             rets.append(self._return(steps, start))
             nxt.append(next_obs)
             discs.append(discount)
+            tags.append(steps[start][3])
 
         g, n = self.gamma, self.n
         for i in range(T):
@@ -82,7 +94,7 @@ class NStepBuilder:
                 if r.resets[i, j]:
                     continue  # the row after an episode's end: the automatic reset, no step
                 steps = self.pending[j]
-                steps.append((np.array(r.obs[i, j]), int(r.actions[i, j]), float(r.rewards[i, j])))
+                steps.append((np.array(r.obs[i, j]), int(r.actions[i, j]), float(r.rewards[i, j]), policy))
                 last = r.obs[i + 1, j]
                 if r.terminated[i, j] or r.truncated[i, j]:
                     # the episode ended: every pending step's return is complete
@@ -99,4 +111,6 @@ class NStepBuilder:
             out["ret"] = rets
             out["next_obs"] = np.stack(nxt)
             out["discount"] = discs
+            out["policy_time"] = [t for t, _ in tags]
+            out["policy_microstep"] = [m for _, m in tags]
         return out
