@@ -62,25 +62,13 @@ _MIXIN = (
     "mixin to be replaced by composition: FederateCore(FederateMembership, StopAgreement) "
     "and RtiCore(RtiBounds, RtiMembership) share one object's state across modules"
 )
-_REACTOR = "a Reactor's private state read by assembly and execution: to be given a public view"
 _TODO = "another module's private: to be made public in its module"
 
 #: (module, name) -> reason: violations not fixed yet (the list only shrinks)
 KNOWN: dict[tuple[str, str], str] = {
-    ("reactorfed.assembly.assemble", "_actions"): _REACTOR,
-    ("reactorfed.assembly.assemble", "_children"): _REACTOR,
-    ("reactorfed.assembly.assemble", "_connections"): _REACTOR,
-    ("reactorfed.assembly.assemble", "_decl_reactions"): _REACTOR,
-    ("reactorfed.assembly.assemble", "_env"): _REACTOR,
-    ("reactorfed.assembly.assemble", "_parent"): _REACTOR,
-    ("reactorfed.assembly.assemble", "_ports"): _REACTOR,
-    ("reactorfed.assembly.assemble", "_timers"): _REACTOR,
-    ("reactorfed.assembly.partition", "_parent"): _REACTOR,
     ("reactorfed.cli.options", "_StoreTrueAction"): _TODO,
     ("reactorfed.cli.options", "_reactorfed"): _TODO,
     ("reactorfed.execution.binding", "_slot"): _TODO,
-    ("reactorfed.execution.membership", "_children"): _REACTOR,
-    ("reactorfed.execution.scheduler", "_env"): _REACTOR,
     ("reactorfed.federation.coordination.federate_core", "_ahead"): _MIXIN,
     ("reactorfed.federation.coordination.federate_core", "_arrived"): _MIXIN,
     ("reactorfed.federation.coordination.federate_core", "_begin_membership"): _MIXIN,
@@ -120,8 +108,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("reactorfed.federation.coordination.federate_stop", "_earliest"): _TODO,
     ("reactorfed.federation.coordination.federate_stop", "_incarnation_done"): _MIXIN,
     ("reactorfed.federation.coordination.federate_stop", "_sent_report"): _MIXIN,
-    ("reactorfed.federation.coordination.layout", "_children"): _REACTOR,
-    ("reactorfed.federation.coordination.layout", "_parent"): _REACTOR,
     ("reactorfed.federation.coordination.rti_bounds", "RtiBounds.feds"): _MIXIN,
     ("reactorfed.federation.coordination.rti_bounds", "RtiBounds.layout"): _MIXIN,
     ("reactorfed.federation.coordination.rti_bounds", "_Group"): _TODO,
@@ -165,9 +151,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("reactorfed.federation.process.rti_members", "_server"): _PROCESS,
     ("reactorfed.federation.process.rti_members", "_warn"): _PROCESS,
     ("reactorfed.federation.process.runner", "_children"): _PROCESS,
-    ("reactorfed.model.action", "_env"): _REACTOR,
-    ("reactorfed.model.elastic", "_running_env"): _REACTOR,
-    ("reactorfed.model.trigger", "_env"): _REACTOR,
     ("reactorfed.rl.algos.appo.learner", "_minibatches"): _TODO,
     ("reactorfed.rl.algos.appo.learner", "_normalized"): _TODO,
     ("reactorfed.rl.algos.appo.learner", "_step"): _TODO,
