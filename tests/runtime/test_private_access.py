@@ -66,8 +66,6 @@ _TODO = "another module's private: to be made public in its module"
 
 #: (module, name) -> reason: violations not fixed yet (the list only shrinks)
 KNOWN: dict[tuple[str, str], str] = {
-    ("reactorfed.cli.options", "_StoreTrueAction"): _TODO,
-    ("reactorfed.cli.options", "_reactorfed"): _TODO,
     ("reactorfed.execution.binding", "_slot"): _TODO,
     ("reactorfed.federation.coordination.federate_core", "_ahead"): _MIXIN,
     ("reactorfed.federation.coordination.federate_core", "_arrived"): _MIXIN,
@@ -147,12 +145,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("reactorfed.federation.process.rti_members", "_server"): _PROCESS,
     ("reactorfed.federation.process.rti_members", "_warn"): _PROCESS,
     ("reactorfed.federation.process.runner", "_children"): _PROCESS,
-    ("reactorfed.rl.algos.appo.learner", "_minibatches"): _TODO,
-    ("reactorfed.rl.algos.appo.learner", "_normalized"): _TODO,
-    ("reactorfed.rl.algos.appo.learner", "_step"): _TODO,
-    ("reactorfed.rl.algos.appo.learner", "_values"): _TODO,
-    ("reactorfed.rl.plans.elastic_qlearning", "_begin"): _TODO,
-    ("reactorfed.rl.plans.elastic_qlearning", "_iterate"): _TODO,
 }
 
 #: decorators and bases whose class-body annotations declare fields, not borrowed state
