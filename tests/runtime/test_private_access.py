@@ -66,7 +66,6 @@ _TODO = "another module's private: to be made public in its module"
 
 #: (module, name) -> reason: violations not fixed yet (the list only shrinks)
 KNOWN: dict[tuple[str, str], str] = {
-    ("reactorfed.execution.binding", "_slot"): _TODO,
     ("reactorfed.federation.coordination.federate_core", "_ahead"): _MIXIN,
     ("reactorfed.federation.coordination.federate_core", "_arrived"): _MIXIN,
     ("reactorfed.federation.coordination.federate_core", "_begin_membership"): _MIXIN,

@@ -28,13 +28,13 @@ from ..errors import ReactorError, ValidationError
 from ..model.action import ActionSlot
 from ..model.attachment import attach_scheduler, scheduler_of
 from ..model.elastic import MemberChange, elastic_banks
-from ..model.port import CheckedWriter, PortWriter
+from ..model.port import CheckedWriter, PortWriter, SerialWriter
 from ..model.reaction import Reaction
 from ..model.timer import TimerSlot
 from ..model.trigger import Slot
 from ..time.clock import Clock
 from ..time.tag import FOREVER, FOREVER_T, FOREVER_TAG, NEVER, TagT, succ
-from .binding import SerialWriter, bind_reactions
+from .binding import bind_reactions
 from .coordinator import Coordinator
 from .deadlines import with_deadline
 from .event_queue import EventQueue
