@@ -10,12 +10,14 @@ the schedule functions are wrapped at binding only when a tracer is given.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from ..assembly.program import Program
-from ..model.action import ActionSlot
 from ..observe.trace.records import ACTION, DEADLINE_MISS, REACTION_END, REACTION_START, USER
 from ..time.tag import TagT
+
+if TYPE_CHECKING:  # (annotations only: model.reactor reaches this module through deadlines)
+    from ..assembly.program import Program
+    from ..model.action import ActionSlot
 
 __all__ = ["Tracer", "UserEvents", "record_deadline_miss", "trace_reactions", "traced_schedule"]
 
