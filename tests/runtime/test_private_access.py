@@ -3,9 +3,10 @@
 A leading underscore says "this module's business". The walk fails on:
 
 - an import of a private name (``from x import _name``) from another module of the package;
-- an attribute access ``expr._name`` (read or write) where ``_name`` is not owned by the
-  module doing the access. A module owns the private names assigned to ``self``/``cls`` in
-  its classes' methods, its classes' bodies and ``__slots__``, and its module-level names.
+- an attribute access ``expr._name`` (read or write; also ``getattr(expr, "_name")`` and
+  ``expr.__dict__["_name"]``) where ``_name`` is not owned by the module doing the access. A module owns the private names assigned to ``self``/``cls`` in
+  its classes' methods, its classes' bodies and ``__slots__``, its module-level names and
+  the private keys it stores in a dict (``obj.__dict__["_name"] = ...``).
   ``self._x`` where only a base class in another module owns ``_x`` is a violation too: that
   is reaching into another module's private state;
 - a class body annotating an attribute without a value (``x: int``) that another class
@@ -255,6 +256,13 @@ def parse(module: str, source: str) -> Parsed:
             assigns[node.name] = mine
             bases[node.name] = {_simple(b) for b in node.bases}
             owned |= mine | _class_body_names(node) | _attributes_stored_on_self(node)
+        elif (
+            isinstance(node, ast.Subscript)
+            and isinstance(node.ctx, ast.Store)
+            and isinstance(node.value, (ast.Name, ast.Attribute))
+            and _key(node) is not None
+        ):
+            owned.add(_key(node) or "")  # d["_x"] = ..., obj.__dict__["_x"] = ...
     return Parsed(module, tree, {n for n in owned if _private(n)}, assigns, bases, imported)
 
 
@@ -267,6 +275,39 @@ def _attributes_stored_on_self(cls: ast.ClassDef) -> set[str]:
         and isinstance(node.value, ast.Name)
         and node.value.id in ("self", "cls")
     }
+
+
+def _key(node: ast.Subscript) -> str | None:
+    """The constant string key of ``x[...]``, None when it is not one."""
+    k = node.slice
+    return k.value if isinstance(k, ast.Constant) and isinstance(k.value, str) else None
+
+
+def _instance_dict_key(node: ast.AST) -> str | None:
+    """``obj.__dict__["_k"]`` or ``obj.__dict__.get("_k")`` (pop, setdefault) with ``obj``
+    not self: the private key it reads or writes in another object's instance dict."""
+    if isinstance(node, ast.Subscript):
+        owner, key = node.value, _key(node)
+    elif (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in ("get", "pop", "setdefault")
+        and node.args
+        and isinstance(node.args[0], ast.Constant)
+        and isinstance(node.args[0].value, str)
+    ):
+        owner, key = node.func.value, node.args[0].value
+    else:
+        return None
+    if (
+        key is not None
+        and _private(key)
+        and isinstance(owner, ast.Attribute)
+        and owner.attr == "__dict__"
+        and not (isinstance(owner.value, ast.Name) and owner.value.id in ("self", "cls"))
+    ):
+        return key
+    return None
 
 
 def _resolve(module: str, is_package: bool, node: ast.ImportFrom) -> str:
@@ -328,6 +369,8 @@ def violations(
             )
         ):
             found.add(("attribute", node.args[1].value, node.lineno))
+        elif (key := _instance_dict_key(node)) is not None and key not in parsed.owned:
+            found.add(("attribute", key, node.lineno))
         elif isinstance(node, ast.ClassDef):
             kinds = {_simple(d) for d in node.decorator_list} | {_simple(b) for b in node.bases}
             if kinds & FIELD_DECLARERS:
@@ -408,6 +451,10 @@ def test_the_checker_finds_what_it_should() -> None:
     # a foreign module's private, even under a name this module also uses
     foreign = "import sys\n_getframe = None\nimport _thread\ndef f():\n    return sys._getframe(1)\n"
     assert _check("reactorfed.a", foreign) == {("attribute", "_getframe"), ("import", "_thread")}
+    # another object's instance dict, under a private key this module does not own
+    peek = "def f(r):\n    return r.__dict__.get('_ended'), r.__dict__['_env']\n"
+    assert _check("reactorfed.a", peek) == {("attribute", "_ended"), ("attribute", "_env")}
+    assert _check("reactorfed.a", "def f(r):\n    r.__dict__['_env'] = 1\n    return r.__dict__['_env']\n") == set()
     # self._x owned only by a base class in another module
     sub = "from reactorfed.b import Base\nclass A(Base):\n    def f(self):\n        return self._state\n"
     assert _check("reactorfed.a", sub) == {("attribute", "_state")}
