@@ -63,7 +63,6 @@ _MIXIN = (
     "mixin to be replaced by composition: FederateCore(FederateMembership, StopAgreement) "
     "and RtiCore(RtiBounds, RtiMembership) share one object's state across modules"
 )
-_TODO = "another module's private: to be made public in its module"
 
 #: (module, name) -> reason: violations not fixed yet (the list only shrinks)
 KNOWN: dict[tuple[str, str], str] = {
