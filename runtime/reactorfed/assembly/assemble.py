@@ -28,10 +28,19 @@ from typing import Any
 
 from ..errors import CausalityLoopError, ValidationError
 from ..model.action import Action, ActionDecl, ActionSlot
+from ..model.attachment import scheduler_of
 from ..model.bank import Bank
 from ..model.port import MultiPort, Port, PortDecl
 from ..model.reaction import Reaction, ReactionDecl
-from ..model.reactor import Connection, Reactor
+from ..model.reactor import (
+    Connection,
+    Reactor,
+    actions_of,
+    connections_of,
+    declared_reactions,
+    ports_of,
+    timers_of,
+)
 from ..model.timer import SHUTDOWN, STARTUP, Timer, TimerElement, TimerSlot
 from ..model.trigger import Slot
 from ..time.tag import FOREVER
@@ -43,7 +52,7 @@ __all__ = ["NetLink", "Partition", "Program", "assemble", "rank", "resolve"]
 
 def _walk(r: Reactor) -> Iterable[Reactor]:
     yield r
-    for c in r._children:
+    for c in r.children:
         yield from _walk(c)
 
 
@@ -68,14 +77,14 @@ def _connect(c: Connection, wires: dict[Port[Any], Wire]) -> None:
     sname = _describe(c.src)
     dname = _describe(c.dst)
     for s in srcs:
-        ok = (not s.is_input and s.reactor._parent is c.owner) or (s.is_input and s.reactor is c.owner)
+        ok = (not s.is_input and s.reactor.parent is c.owner) or (s.is_input and s.reactor is c.owner)
         if not ok:
             raise ValidationError(
                 f"{owner}: cannot connect from {s.fqn}: a connection's source must be an output of a "
                 f"contained reactor or an input of {owner}"
             )
     for d in dsts:
-        ok = (d.is_input and d.reactor._parent is c.owner) or (not d.is_input and d.reactor is c.owner)
+        ok = (d.is_input and d.reactor.parent is c.owner) or (not d.is_input and d.reactor is c.owner)
         if not ok:
             raise ValidationError(
                 f"{owner}: cannot connect to {d.fqn}: a connection's destination must be an input of a "
@@ -151,7 +160,7 @@ def resolve(reactor: Reactor, ref: Any, rdecl: ReactionDecl, role: str) -> tuple
         if isinstance(e, Port):
             if own and e.reactor is not reactor:
                 raise ValidationError(f"{where}: {e.fqn} does not belong to {reactor.fqn}")
-            if not own and e.reactor._parent is not reactor:
+            if not own and e.reactor.parent is not reactor:
                 raise ValidationError(f"{where}: {e.fqn} is not a port of a reactor contained in {reactor.fqn}")
             mine = e.reactor is reactor
             if role == "effect" and mine and e.is_input:
@@ -198,28 +207,28 @@ def assemble(main: Reactor, federate: str | None = None) -> Program:
     reactions run; connections to and from other federates become :class:`NetLink` s of
     the program's :class:`Partition`.
     """
-    if main._parent is not None:
-        raise ValidationError(f"{main.fqn} is contained in {main._parent.fqn}; run the top-level reactor")
+    if main.parent is not None:
+        raise ValidationError(f"{main.fqn} is contained in {main.parent.fqn}; run the top-level reactor")
     prog = Program(main)
     prog.reactors = reactors = list(_walk(main))
     slots = prog.slots
     actions: list[ActionSlot] = []
     timers: list[TimerSlot] = []
     for r in reactors:
-        if r._env is not None:
+        if scheduler_of(r) is not None:
             raise ValidationError(f"{r.fqn} is already part of a running program")
-        for p in r._ports():
+        for p in ports_of(r):
             prog.channels.extend(p.channels())
         # timers' and actions' parameters, now that __init__ set them
-        for action in r._actions():
+        for action in actions_of(r):
             slots[action] = aslot = ActionSlot(action)
             actions.append(aslot)
-        for timer in r._timers():
+        for timer in timers_of(r):
             slots[timer] = tslot = TimerSlot(timer)
             timers.append(tslot)
     wires = prog.wires
     for r in reactors:
-        for c in r._connections:
+        for c in connections_of(r):
             _connect(c, wires)
 
     # Reactions, in assembly order; edges along each reactor's declaration order.
@@ -227,7 +236,7 @@ def assemble(main: Reactor, federate: str | None = None) -> Program:
     writer: dict[Port[Any], Reaction] = {}  # the first reaction that declares a channel an effect
     for r in reactors:
         mine: list[Reaction] = []
-        for i, rd in enumerate(type(r)._decl_reactions):
+        for i, rd in enumerate(declared_reactions(type(r))):
             rx = Reaction(r, rd, i, len(prog.reactions))
             prog.reactions.append(rx)
             mine.append(rx)
@@ -337,12 +346,12 @@ def _partition(main: Reactor, federate: str, channels: list[Port[Any]], wires: d
     """Split the program at the main reactor's children (each bank member on its own):
     ``federate``'s reactors run here, and connections between federates become network
     links."""
-    if type(main)._decl_reactions or main._ports() or main._actions() or main._timers():
+    if declared_reactions(type(main)) or ports_of(main) or actions_of(main) or timers_of(main):
         raise ValidationError(
             f"{main.fqn}: a federated program's main reactor only contains federates and connects "
             "them; move its reactions, ports, actions and timers into a contained reactor"
         )
-    names = [c.name for c in main._children]
+    names = [c.name for c in main.children]
     if federate not in names:
         raise ValidationError(f"{main.fqn} has no federate {federate!r}; its federates are: {', '.join(names)}")
     part = Partition(main, federate, names, [])

@@ -55,8 +55,8 @@ class Partition:
         """The federate ``reactor`` belongs to: the name of its ancestor (or itself) that
         is a child of the main reactor."""
         r: Reactor | None = reactor
-        while r is not None and r._parent is not self.main:
-            r = r._parent
+        while r is not None and r.parent is not self.main:
+            r = r.parent
         if r is None:
             raise ValueError(f"{reactor.fqn} is in no federate of {self.main.fqn}")
         return r.name

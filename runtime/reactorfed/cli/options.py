@@ -212,7 +212,7 @@ def forwarded(parser: argparse.ArgumentParser, args: argparse.Namespace,
             if value is None or value == action.default:
                 continue
             flag = action.option_strings[0]
-            if isinstance(action, argparse._StoreTrueAction):
+            if action.nargs == 0 and action.const is True:  # store_true: the flag alone
                 out.append(flag)
             elif action.metavar == "DURATION":  # parsed to ns; every duration flag says so
                 out += [flag, f"{value}ns"]
@@ -246,15 +246,18 @@ def metrics_from_args(args: argparse.Namespace, env: Environment, labels: dict[s
         raise ProgramError(f"--metrics-port {args.metrics_port}: cannot listen on {args.metrics_addr}: {e}") from None
 
 
+class _CliHandler(logging.StreamHandler):
+    """The handler :func:`setup_logging` installs (a later call replaces it)."""
+
+
 def setup_logging(level: str) -> None:
     """Readable logs on stderr: ``12:03:04.123 INFO    reactorfed.cli: message``."""
     root = logging.getLogger()
     for h in list(root.handlers):
-        if getattr(h, "_reactorfed", False):  # ours from an earlier call; leave others be
+        if isinstance(h, _CliHandler):  # ours from an earlier call; leave others be
             root.removeHandler(h)
-    handler = logging.StreamHandler(sys.stderr)
+    handler = _CliHandler(sys.stderr)
     handler.setFormatter(logging.Formatter(LOG_FORMAT, LOG_DATEFMT))
-    handler._reactorfed = True  # type: ignore[attr-defined]
     root.addHandler(handler)
     root.setLevel(level.upper())
 

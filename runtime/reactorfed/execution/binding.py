@@ -5,7 +5,6 @@ effects), and its call (its body, behind its deadline check if it has one)."""
 from __future__ import annotations
 
 import functools
-import heapq
 from collections.abc import Callable
 from types import SimpleNamespace
 from typing import Any
@@ -18,38 +17,11 @@ from ..model.port import MultiPort, MultiReader, MultiWriter, Port, PortReader, 
 from ..model.reaction import Reaction
 from ..model.timer import SHUTDOWN, STARTUP, TimerElement
 from ..model.trigger import Slot
-from .strategies import ReadyQueue
 
-__all__ = ["SerialWriter", "bind_reactions"]
-
-_heappush = heapq.heappush
+__all__ = ["bind_reactions"]
 
 #: a logical action's schedule: (action, value, extra delay)
 Schedule = Callable[[ActionSlot, Any, int], None]
-
-
-class SerialWriter(PortWriter[Any]):
-    """The writer for serial execution: does :meth:`ReadyQueue.mark` inline (a port
-    write is the hot path: one call less per write)."""
-
-    __slots__ = ("_ready",)
-
-    def __init__(self, port: Port[Any], slot: Slot, mark: Callable[[Slot], None]) -> None:
-        super().__init__(port, slot, mark)
-        self._ready: ReadyQueue = mark.__self__  # type: ignore[attr-defined]
-
-    def set(self, value: Any) -> None:
-        slot = self._slot
-        slot.value = value
-        if not slot.present:
-            slot.present = True
-            q = self._ready
-            q.written.append(slot)
-            stamp = q.stamp
-            for r in slot.reactions:
-                if r.stamp != stamp:
-                    r.stamp = stamp
-                    _heappush(q.heap, r.rank)
 
 
 def bind_reactions(prog: Program, *, mark: Callable[[Slot], None], schedule: Schedule,

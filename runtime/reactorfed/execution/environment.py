@@ -11,6 +11,7 @@ from typing import Any
 from ..assembly.assemble import assemble
 from ..assembly.program import Program
 from ..errors import ValidationError
+from ..model.attachment import detach_scheduler
 from ..model.reactor import Reactor
 from ..time.clock import Clock, SystemClock
 from ..time.duration import check_duration, format_duration
@@ -131,9 +132,7 @@ class Environment:
             cpu = time.process_time_ns() - c0
             results: dict[str, Mapping[str, Any]] = {}
             for r in sched.program.reactors:
-                r.__dict__["_env"] = None
-                r.__dict__["_ended"] = True  # a late schedule says so (Action.schedule)
-                reported = r.__dict__.pop("_result", None)
+                reported = detach_scheduler(r)  # a late schedule says it ended (Action.schedule)
                 if reported is not None:
                     results[r.fqn] = reported
         t, m = sched.current_tag

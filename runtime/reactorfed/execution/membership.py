@@ -66,7 +66,7 @@ class _Member:
             r = todo.pop()
             tree.add(id(r))
             self.reactors.append(r)
-            todo.extend(r._children)
+            todo.extend(r.children)
         self.reactions: list[Reaction] = [rx for rx in prog.reactions if id(rx.reactor) in tree]
         self.timers: list[TimerSlot] = [t for t in prog.timers if id(t.reactor) in tree]
         #: its own slots (of its ports, actions and timers, shared with no port elsewhere):
@@ -138,7 +138,7 @@ class Membership:
             while todo:
                 r = todo.pop()
                 inside.add(id(r))
-                todo.extend(r._children)
+                todo.extend(r.children)
         return {slot for key, slot in prog.slots.items()
                 if isinstance(key, Port) and id(key.reactor) not in inside}
 

@@ -26,14 +26,15 @@ from ..assembly.assemble import rank
 from ..assembly.program import Program
 from ..errors import ReactorError, ValidationError
 from ..model.action import ActionSlot
+from ..model.attachment import attach_scheduler, scheduler_of
 from ..model.elastic import MemberChange, elastic_banks
-from ..model.port import CheckedWriter, PortWriter
+from ..model.port import CheckedWriter, PortWriter, SerialWriter
 from ..model.reaction import Reaction
 from ..model.timer import TimerSlot
 from ..model.trigger import Slot
 from ..time.clock import Clock
 from ..time.tag import FOREVER, FOREVER_T, FOREVER_TAG, NEVER, TagT, succ
-from .binding import SerialWriter, bind_reactions
+from .binding import bind_reactions
 from .coordinator import Coordinator
 from .deadlines import with_deadline
 from .event_queue import EventQueue
@@ -105,7 +106,7 @@ class Scheduler:
 
     def bind(self) -> None:
         """The start of execution: take the program (one scheduler, once), bind the
-        reactor tree to this scheduler until the run ends (``Reactor._env``: what a
+        reactor tree to this scheduler until the run ends (:func:`~reactorfed.model.reactor.attach_scheduler`: what a
         reactor's ``tag()``, ``request_stop()`` and physical actions reach; the tree
         runs in one program at a time) and give every reaction its arguments (handles
         for what it declared, on this program's slots: :mod:`.binding`)."""
@@ -114,7 +115,7 @@ class Scheduler:
             raise ValidationError(f"{prog.main.fqn}: this assembled program is already bound to a scheduler; a "
                                   "program runs once: assemble the reactor tree again for another run")
         for r in prog.reactors:
-            if r._env is not None:
+            if scheduler_of(r) is not None:
                 raise ValidationError(f"{r.fqn} is already part of a running program")
         prog.scheduler = self
         mark: Callable[[Slot], None] = self._ready.mark
@@ -124,8 +125,7 @@ class Scheduler:
             mark, schedule = par.locked(mark), par.locked(schedule)
         writer_cls = CheckedWriter if self.check_types else PortWriter if self.workers > 1 else SerialWriter
         for r in prog.reactors:
-            r.__dict__["_env"] = self
-            r.__dict__["_ended"] = False
+            attach_scheduler(r, self)
         if self.tracer is not None:
             schedule = traced_schedule(schedule, self, self.tracer)
         bind_reactions(prog, mark=mark, schedule=schedule, schedule_physical=self.schedule_physical,

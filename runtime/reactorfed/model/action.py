@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from ..errors import UndeclaredAccessError, ValidationError
 from ..time.duration import DurationParam, check_duration, check_param, resolve_param
+from .attachment import has_ended, scheduler_of
 from .trigger import Element, OwnedSlot, Slot, undeclared
 
 if TYPE_CHECKING:
@@ -143,11 +144,11 @@ class Action(Element):
         end cannot avoid it)."""
         if args:
             raise ValidationError(positional_schedule(self, args))
-        env = self.reactor._env
+        env = scheduler_of(self.reactor)
         if not self.decl.physical:
             raise UndeclaredAccessError(undeclared(self.reactor, f"schedules {self.fqn} without declaring it as an effect"))
         if env is None:
-            if self.reactor.__dict__.get("_ended"):
+            if has_ended(self.reactor):
                 log.warning("%s is scheduled after the program ended: dropped (as every event past the last tag)", self.fqn)
                 return
             raise ValidationError(f"{self.fqn} is scheduled before the program runs")

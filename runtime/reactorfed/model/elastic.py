@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from ..errors import ValidationError
+from .attachment import running_scheduler
 from .bank import Bank, bank
 from .reactor import Reactor
 
@@ -114,7 +115,7 @@ class MemberChange:
 
 
 def _view(reactor: Reactor, bank: str) -> Any:
-    env = reactor._running_env()
+    env = running_scheduler(reactor)
     mem = env.membership
     if mem is None or bank not in mem.banks:
         raise ValidationError(f"{reactor.fqn}: the program has no elastic bank {bank!r}")
@@ -138,4 +139,4 @@ def changed(reactor: Reactor, bank: str) -> bool:
     tag (a member joined or left: its width, its present channels, may differ from the
     tag before)."""
     mem = _view(reactor, bank)
-    return bool(mem.changed(bank, reactor._running_env().current_tag))
+    return bool(mem.changed(bank, running_scheduler(reactor).current_tag))

@@ -17,21 +17,27 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
 from ..errors import ValidationError
 from ..time.duration import check_duration
 from ..time.tag import Tag
 from .action import Action, ActionDecl
+from .attachment import record_result, running_scheduler, unattached
 from .bank import Bank, take_member_index
 from .port import MultiPort, Port, PortDecl
 from .reaction import ReactionDecl
 from .timer import SHUTDOWN, STARTUP, Timer, TimerElement
 
-if TYPE_CHECKING:
-    from ..execution.scheduler import Scheduler
-
-__all__ = ["Connection", "Reactor"]
+__all__ = [
+    "Connection",
+    "Reactor",
+    "actions_of",
+    "connections_of",
+    "declared_reactions",
+    "ports_of",
+    "timers_of",
+]
 
 _local = threading.local()
 
@@ -83,7 +89,6 @@ class Reactor(metaclass=_ReactorMeta):
 
     # Instance fields set by _setup (declared for type checkers).
     _parent: Reactor | None
-    _env: Scheduler | None
     _children: list[Reactor]
     _connections: list[Connection]
     #: the member's index in its bank (None outside a bank); as in LF, a parameter the
@@ -146,7 +151,7 @@ class Reactor(metaclass=_ReactorMeta):
     def _setup(self, parent: Reactor | None, name: str | None, bank_index: int | None) -> None:
         d = self.__dict__
         d["_parent"] = parent
-        d["_env"] = None
+        unattached(self)
         d["_children"] = []
         d["_connections"] = []
         d["_explicit_name"] = name
@@ -232,38 +237,32 @@ class Reactor(metaclass=_ReactorMeta):
         self._connections.append(Connection(self, src, dst, after, broadcast, physical))
 
     # -- logical time, for use inside reactions ---------------------------------------
-    def _running_env(self) -> Scheduler:
-        env = self._env
-        if env is None:
-            raise ValidationError(f"{self.fqn}: the program is not running")
-        return env
-
     def tag(self) -> Tag:
         """The current tag (absolute time in ns since the epoch, microstep)."""
-        return Tag(*self._running_env().current_tag)
+        return Tag(*running_scheduler(self).current_tag)
 
     def elapsed_tag(self) -> Tag:
         """The current tag relative to the start time: what traces should record."""
-        env = self._running_env()
+        env = running_scheduler(self)
         t, m = env.current_tag
         return Tag(t - env.start_time, m)
 
     def logical_time(self) -> int:
-        return self._running_env().current_tag[0]
+        return running_scheduler(self).current_tag[0]
 
     def elapsed(self) -> int:
         """Logical time elapsed since the start, in ns."""
-        env = self._running_env()
+        env = running_scheduler(self)
         return env.current_tag[0] - env.start_time
 
     def microstep(self) -> int:
-        return self._running_env().current_tag[1]
+        return running_scheduler(self).current_tag[1]
 
     def start_time(self) -> int:
-        return self._running_env().start_time
+        return running_scheduler(self).start_time
 
     def physical_time(self) -> int:
-        return self._running_env().clock.now()
+        return running_scheduler(self).clock.now()
 
     def check_deadline(self, invoke_handler: bool = True) -> bool:
         """Inside a reaction of this reactor: has its deadline passed (physical time past
@@ -272,7 +271,7 @@ class Reactor(metaclass=_ReactorMeta):
         ``self.check_deadline(invoke_handler)`` (see :mod:`reactorfed.execution.deadlines`)."""
         from ..execution.deadlines import check_deadline
 
-        return check_deadline(self._running_env(), self, invoke_handler)
+        return check_deadline(running_scheduler(self), self, invoke_handler)
 
     def update_deadline(self, deadline: int) -> None:
         """Inside a reaction of this reactor that declares a deadline: change it (ns), for
@@ -280,25 +279,25 @@ class Reactor(metaclass=_ReactorMeta):
         LF's ``self.update_deadline(d)``."""
         from ..execution.deadlines import update_deadline
 
-        update_deadline(self._running_env(), self, deadline)
+        update_deadline(running_scheduler(self), self, deadline)
 
     def request_stop(self) -> None:
         """Stop at the next microstep: shutdown reactions run there, later events are dropped."""
-        self._running_env().request_stop()
+        running_scheduler(self).request_stop()
 
     # -- LF's tracing API (recorded when the run is traced: --trace, --otlp-endpoint) ------
     def register_user_trace_event(self, description: str) -> int:
         """A handle (never 0) for user trace events described by ``description``."""
-        return self._running_env().user_events.register(description)
+        return running_scheduler(self).user_events.register(description)
 
     def tracepoint_user_event(self, handle: int) -> None:
         """Record the user event ``handle`` at the current tag."""
-        env = self._running_env()
+        env = running_scheduler(self)
         env.user_events.record(env.tracer, env.current_tag, handle)
 
     def tracepoint_user_value(self, handle: int, value: Any) -> None:
         """Record ``value`` for the user event ``handle`` at the current tag."""
-        env = self._running_env()
+        env = running_scheduler(self)
         env.user_events.record(env.tracer, env.current_tag, handle, value)
 
     def report_result(self, values: Mapping[str, Any]) -> None:
@@ -307,8 +306,8 @@ class Reactor(metaclass=_ReactorMeta):
         this reactor's full name, which ``reactorfed run`` and ``reactorfed federate``
         print after their summary line (one JSON object; in the ``--json`` summary too).
         A later report replaces an earlier one."""
-        self._running_env()
-        self.__dict__["_result"] = dict(values)
+        running_scheduler(self)
+        record_result(self, values)
 
     @property
     def children(self) -> list[Reactor]:
@@ -320,6 +319,35 @@ class Reactor(metaclass=_ReactorMeta):
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.fqn}>"
+
+
+# -- the runtime's view of a reactor (for assembly and execution) -------------------------
+# Functions, not methods: a user's reactor owns its attribute names, so the runtime adds
+# no public name to every reactor (``children`` and ``parent`` are the reactor's own).
+def ports_of(r: Reactor) -> list[Port[Any] | MultiPort[Any]]:
+    """The ports ``r``'s class declares, in declaration order."""
+    return r._ports()
+
+
+def actions_of(r: Reactor) -> list[Action]:
+    """The actions ``r``'s class declares, in declaration order."""
+    return r._actions()
+
+
+def timers_of(r: Reactor) -> list[TimerElement]:
+    """The timers ``r``'s class declares, in declaration order."""
+    return r._timers()
+
+
+def connections_of(r: Reactor) -> list[Connection]:
+    """The connections ``r``'s ``__init__`` made (:meth:`Reactor.connect`), in order."""
+    return r._connections
+
+
+def declared_reactions(cls: type[Reactor]) -> list[ReactionDecl]:
+    """The reactions reactor class ``cls`` declares, inherited ones included, in Lingua
+    Franca's order."""
+    return cls._decl_reactions
 
 
 def _read_only(r: Reactor, attr: str, value: Any) -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..errors import UndeclaredAccessError
+from .attachment import scheduler_of
 
 if TYPE_CHECKING:
     from .reaction import Reaction
@@ -42,7 +43,7 @@ class Slot:
 
 def undeclared(reactor: Reactor, what: str) -> str:
     """The message for an undeclared access: who (the running reaction) did ``what``."""
-    env = reactor._env
+    env = scheduler_of(reactor)
     who = env.current_reaction_name() if env is not None else None
     return f"{'reaction ' + who if who else 'code outside any reaction'} {what}"
 

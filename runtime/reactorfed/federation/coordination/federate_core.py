@@ -50,7 +50,7 @@ from __future__ import annotations
 
 from ...time.tag import FOREVER, NEVER, TagT, pred, succ
 from ..wire.protocol import Ltc, Promise
-from .federate_membership import FederateMembership, Message, _earliest
+from .federate_membership import FederateMembership, Message, earliest_arrival
 from .federate_stop import StopAgreement
 from .layout import Delay, Layout, link_delay
 from .presence import Presence
@@ -157,7 +157,7 @@ class FederateCore(FederateMembership, StopAgreement):
         at the start tag."""
         self.start = start
         self._promised_in = {u: (start, 0) for u in self._promise_links}
-        self._bound_from = {u: _earliest((start, 0), ds) for u, ds in self._promise_links.items()}
+        self._bound_from = {u: earliest_arrival((start, 0), ds) for u, ds in self._promise_links.items()}
         self._bound = None
         if self._elastic:
             self._begin_membership()
@@ -299,7 +299,7 @@ class FederateCore(FederateMembership, StopAgreement):
             self._promised_in[peer] = tag
             delays = self._promise_links.get(peer)
             if delays is not None:
-                self._bound_from[peer] = _earliest(tag, delays)
+                self._bound_from[peer] = earliest_arrival(tag, delays)
                 self._bound = None
             self.promises_in = True
 

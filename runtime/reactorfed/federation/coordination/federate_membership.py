@@ -33,14 +33,14 @@ from ..wire.protocol import Ltc, Promise, QueryReply, Resign, StopMark, StopRepl
 from .layout import Delay, add_delay
 from .presence import Presence
 
-__all__ = ["FederateMembership", "Message"]
+__all__ = ["FederateMembership", "Message", "earliest_arrival"]
 
 
 #: what a federate's core queues for the RTI and its peers (see federate_core)
 Message = Ltc | Promise | StopMark | StopReq | StopReply | Resign | QueryReply
 
 
-def _earliest(promise: TagT, delays: list[Delay]) -> TagT:
+def earliest_arrival(promise: TagT, delays: list[Delay]) -> TagT:
     """The earliest tag a message from a peer that promised ``promise`` can carry here,
     over the delays of its links to this federate."""
     return add_delay(promise, delays[0]) if len(delays) == 1 else min(add_delay(promise, d) for d in delays)
@@ -123,7 +123,7 @@ class FederateMembership:
         """Upstream slot ``u`` sends nothing until its next known join at or after ``after``."""
         j = self.presence.next_join(u, after)
         self._promised_in[u] = NEVER_T if j is None else j
-        bound = self._bound_from[u] = FOREVER_T if j is None else _earliest(j, self._promise_links[u])
+        bound = self._bound_from[u] = FOREVER_T if j is None else earliest_arrival(j, self._promise_links[u])
         if self.peer_grants and self.grant >= bound:
             # A grant taken from the other peers' promises while this slot was absent may
             # reach past what it can now send: it holds no longer (the RTI's grants never
@@ -200,7 +200,7 @@ class FederateMembership:
         for u, ds in self._promise_links.items():
             if self.presence.present(u, tag):
                 self._promised_in[u] = tag  # (nothing it sends here is before it)
-                self._bound_from[u] = _earliest(tag, ds)
+                self._bound_from[u] = earliest_arrival(tag, ds)
             else:
                 self._await_join(u, tag)
         self._bound = None

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 
 from ...time.tag import NEVER, TagT, pred, succ
 from ..wire.protocol import Resign, StopMark, StopReply, StopReq
-from .federate_membership import Message, _earliest
+from .federate_membership import Message, earliest_arrival
 from .layout import Delay
 from .presence import Presence
 from .rti_state import FOREVER_T
@@ -144,11 +144,11 @@ class StopAgreement:
         marked = self._marked
         for u, b in self._bound_from.items():
             delays = links[u]
-            cap = _earliest(stop, delays)
+            cap = earliest_arrival(stop, delays)
             e = b if b < cap else cap
             m = marked.get(u)
             if m is not None:
-                post = _earliest(m, delays)
+                post = earliest_arrival(m, delays)
                 if post > e:
                     e = post
             if e < best:

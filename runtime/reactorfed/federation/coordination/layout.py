@@ -78,7 +78,7 @@ class Layout:
         ]
         lay = cls(list(part.federates), links, elastic=_elastic_groups(part.main, index))
         lay._closure()
-        classes = [type(c).__qualname__ for c in part.main._children]
+        classes = [type(c).__qualname__ for c in part.main.children]
         shape: dict[str, object] = {"v": PROTOCOL_VERSION, "federates": lay.names, "classes": classes,
                                     "links": [[lk.src_port, lk.dst_port, lk.delay] for lk in links]}
         if lay.elastic:  # (only then: the digests of other programs stay as they were)
@@ -171,11 +171,11 @@ def _elastic_groups(main: Reactor, index: dict[str, int]) -> list[ElasticGroup]:
     todo = [main]
     while todo:
         r = todo.pop()
-        todo.extend(r._children)
+        todo.extend(r.children)
         for attr, v in vars(r).items():
             if not isinstance(v, ElasticBank):
                 continue
-            if r is not main or not all(m._parent is main for m in v):
+            if r is not main or not all(m.parent is main for m in v):
                 raise ValidationError(
                     f"{r.fqn}.{attr}: an elastic bank's members must be federates: declare it in the main reactor")
             w = elastic_width(v)

@@ -43,7 +43,7 @@ import heapq
 
 from ...time.tag import TagT
 from .layout import Delay, Layout, add_delay, compose, link_delay
-from .rti_state import FOREVER_T, NEVER_T, FederateState, _Group
+from .rti_state import FOREVER_T, NEVER_T, EimtGroup, FederateState
 
 __all__ = ["RtiBounds"]
 
@@ -75,8 +75,8 @@ class RtiBounds:
             if lk.src not in comp[lk.dst]:
                 entering.setdefault(comp[lk.dst], []).append((lk.src, lk.dst, link_delay(lk.delay)))
                 self._relay[lk.src] = bool(ups[lk.src])
-        self._group: list[_Group | None] = [None] * n  # None: no upstream, never waits
-        groups: dict[tuple[frozenset[tuple[int, Delay]], ...], _Group] = {}
+        self._group: list[EimtGroup | None] = [None] * n  # None: no upstream, never waits
+        groups: dict[tuple[frozenset[tuple[int, Delay]], ...], EimtGroup] = {}
         for f in range(n):
             nexts = {u: d for u, d in ups[f].items() if u in comp[f]}
             bounds: dict[int, Delay] = {}
@@ -87,7 +87,7 @@ class RtiBounds:
                     terms[v] = t
             if nexts or bounds:
                 key = (frozenset(nexts.items()), frozenset(bounds.items()))
-                g = groups.setdefault(key, _Group(nexts, bounds))
+                g = groups.setdefault(key, EimtGroup(nexts, bounds))
                 g.members.add(f)
                 g.scc_max = max(g.scc_max, len(layout.scc[f]))
                 if self._relay[f]:
@@ -95,8 +95,8 @@ class RtiBounds:
                 self._group[f] = g
         #: per federate u, the groups with a term of u's next event, and of u's bound, with
         #: the term's delay
-        self._feeds: list[list[tuple[_Group, Delay]]] = [[] for _ in range(n)]
-        self._bfeeds: list[list[tuple[_Group, Delay]]] = [[] for _ in range(n)]
+        self._feeds: list[list[tuple[EimtGroup, Delay]]] = [[] for _ in range(n)]
+        self._bfeeds: list[list[tuple[EimtGroup, Delay]]] = [[] for _ in range(n)]
         for g in groups.values():
             for u, d in g.upstream.items():
                 self._feeds[u].append((g, d))
@@ -150,7 +150,7 @@ class RtiBounds:
             for h, d in self._bfeeds[v]:
                 self._moved(h, add_delay(old, d), add_delay(b, d))
 
-    def _moved(self, g: _Group, old: TagT, new: TagT) -> None:
+    def _moved(self, g: EimtGroup, old: TagT, new: TagT) -> None:
         """A term of ``g``'s EIMT went from ``old`` to ``new`` (``old >= g.best``)."""
         if old == new:
             return
@@ -178,7 +178,7 @@ class RtiBounds:
             # new grant.
             self._stale |= g.members
 
-    def _recompute(self, g: _Group) -> None:
+    def _recompute(self, g: EimtGroup) -> None:
         best, count = FOREVER_T, 0
         for terms, value in ((g.upstream, self._next), (g.bounds, self._bound)):
             for u, d in terms.items():
@@ -216,7 +216,7 @@ class RtiBounds:
         nxt = self._next
         return g.best, {u for u, d in self._upstream[f].items() if add_delay(nxt[u], d) == g.best}
 
-    def _only_cycle(self, f: int, g: _Group) -> bool:
+    def _only_cycle(self, f: int, g: EimtGroup) -> bool:
         """Whether all who could send at ``f``'s EIMT are in its zero-delay cycle: all the
         terms at the minimum are next terms of its members (a bound term is of none)."""
         scc = self.layout.scc[f]

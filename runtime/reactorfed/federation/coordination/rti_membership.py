@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from ...time.tag import TagT, succ
 from .layout import ElasticGroup, Layout
 from .membership import Admit, Change, MembershipError, Query, Refused, RoundEnd, check_schedule
-from .rti_state import FOREVER_T, MAX_MICROSTEP, NEVER_T, FederateState, Grant, _Group
+from .rti_state import FOREVER_T, MAX_MICROSTEP, NEVER_T, EimtGroup, FederateState, Grant
 
 __all__ = ["Out", "RtiMembership"]
 
@@ -41,7 +41,7 @@ class RtiMembership:
     stop_proposed: TagT | None
     _flight: list[dict[int, list[tuple[int, TagT]]]]
     _flight_min: list[TagT]
-    _group: list[_Group | None]
+    _group: list[EimtGroup | None]
     _direct: list[set[int]]
     _next: list[TagT]
     _stale: set[int]

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from ...time.tag import FOREVER_T, MAX_MICROSTEP, NEVER_T, TagT
 from .layout import Delay
 
-__all__ = ["FOREVER_T", "MAX_MICROSTEP", "NEVER_T", "FederateState", "Grant"]
+__all__ = ["FOREVER_T", "MAX_MICROSTEP", "NEVER_T", "EimtGroup", "FederateState", "Grant"]
 
 
 
@@ -33,7 +33,7 @@ class Grant:
     counts: dict[int, int]
 
 
-class _Group:
+class EimtGroup:
     """Federates with the same terms, hence the same EIMT (:mod:`.rti_bounds`): ``best``,
     attained by ``count`` of the terms: the next events of the federates ``upstream``
     and the bounds of the federates ``bounds``, each plus its delay."""

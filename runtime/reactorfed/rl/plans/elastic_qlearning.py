@@ -95,7 +95,7 @@ class ElasticDQNTrainer(DQNTrainer):
     @reaction(triggers=[STARTUP], effects=[DQNTrainer.weights, round_end])
     def start(self, weights: PortWriter[np.ndarray], round_end: ActionHandle) -> None:
         now = self._note()
-        self._begin()
+        self.begin_training()
         if self.iteration < self.iterations:
             self._ask(now, weights, round_end)
 
@@ -111,7 +111,7 @@ class ElasticDQNTrainer(DQNTrainer):
             self.rounds_asked_again += 1
             self._ask(now, weights, round_end)
             return
-        if self._iterate(present):
+        if self.train_iteration(present):
             self._ask(now, weights, round_end)
 
     def _took(self, index: int, frag: Fragment) -> None:

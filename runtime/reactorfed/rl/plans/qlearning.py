@@ -188,7 +188,7 @@ class DQNTrainer(Reactor):
         self.resumed_from = 0
         #: with ``train.timeline``: [wall ns, tag ns, microstep, env steps, [channels]] per iteration
         self.timeline: list[list[Any]] = []
-        self.curves: Curves | None = None  # TensorBoard, from the start (see _begin)
+        self.curves: Curves | None = None  # TensorBoard, from the start (see begin_training)
         if train.resume and train.checkpoint and Path(train.checkpoint).exists():
             state = torch.load(train.checkpoint, map_location="cpu", weights_only=False)
             self.learner.load_state(state)
@@ -198,7 +198,9 @@ class DQNTrainer(Reactor):
                 print(f"resumed from {train.checkpoint} at iteration {self.iteration} "
                       f"({self.learner.env_steps} env steps)", file=sys.stderr, flush=True)  # fmt: skip
 
-    def _begin(self) -> None:
+    def begin_training(self) -> None:
+        """Start the run's clock and its curves (the start reaction's first step, a
+        subclass's too)."""
         self.t0 = self.t_last = time.perf_counter()
         logdir = self.train.logdir or os.environ.get(LOGDIR_ENV, "")
         self.curves = Curves(logdir, self.fqn) if logdir else None
@@ -212,7 +214,7 @@ class DQNTrainer(Reactor):
 
     @reaction(triggers=[STARTUP], effects=[weights])
     def start(self, weights: PortWriter[np.ndarray]) -> None:
-        self._begin()
+        self.begin_training()
         # Resumed from a run that had done every iteration (restarted after it finished, say
         # by a rescale on Kubernetes): there is nothing left to train; sending weights
         # would start one more iteration.
@@ -225,10 +227,10 @@ class DQNTrainer(Reactor):
         if len(present) != self.n:
             # in a correct run every sampler's fragment arrives at the same tag
             self.incomplete_iterations += 1
-        if self._iterate(present):
+        if self.train_iteration(present):
             weights.set(self.learner.payload())
 
-    def _iterate(self, present: list[tuple[int, np.ndarray]]) -> bool:
+    def train_iteration(self, present: list[tuple[int, np.ndarray]]) -> bool:
         """One iteration from the fragments ``present`` (by channel, in channel order): the
         replay buffer, the updates, progress, checkpoint, the target's check. Whether to
         send the weights for another."""

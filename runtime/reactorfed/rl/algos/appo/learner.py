@@ -42,7 +42,7 @@ class APPOLearner(PPOLearner):
         rollout order, row-major, reset rows left out: (obs, actions, behaviour log-probs,
         advantages, value targets, clipped importance weights)."""
         c = self.config
-        values = self._values(rollouts)
+        values = self.rollout_values(rollouts)
         parts = []
         for r, v in zip(rollouts, values, strict=True):
             T, k = r.actions.shape
@@ -73,12 +73,12 @@ class APPOLearner(PPOLearner):
         tgt_all = torch.from_numpy(tgt_np).to(dev)
         sums = np.zeros(3)
         steps = 0
-        for idx in self._minibatches(n, c.minibatch_size):
+        for idx in self.minibatches(n, c.minibatch_size):
             logp, entropy, values = self.model.evaluate(obs[idx], actions[idx])
-            pg = clipped_surrogate_loss(logp, mu_logp[idx], self._normalized(adv_all[idx]), c.clip_coef)
+            pg = clipped_surrogate_loss(logp, mu_logp[idx], self.normalized_advantages(adv_all[idx]), c.clip_coef)
             vl = ((values - tgt_all[idx]) ** 2).mean()
             ent = entropy.mean()
-            self._step(pg - c.ent_coef * ent + c.vf_coef * vl)
+            self.gradient_step(pg - c.ent_coef * ent + c.vf_coef * vl)
             steps += 1
             sums += (pg.item(), vl.item(), ent.item())
         mean = sums / max(steps, 1)

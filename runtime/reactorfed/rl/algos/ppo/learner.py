@@ -112,7 +112,7 @@ class PPOLearner:
         """The network this learner trains (a subclass may train another)."""
         return ActorCritic(self.space.obs_dim, self.space.num_actions, self.config.hidden, seed)
 
-    def _values(self, rollouts: Sequence[Rollout]) -> list[np.ndarray]:
+    def rollout_values(self, rollouts: Sequence[Rollout]) -> list[np.ndarray]:
         """Every rollout's ``(T + 1, k)`` values, from one forward pass over all of them."""
         flat = [r.obs.reshape(r.obs.shape[0] * r.obs.shape[1], -1) for r in rollouts]
         with torch.no_grad():
@@ -129,7 +129,7 @@ class PPOLearner:
         left = max(0.0, 1.0 - self.env_steps / c.total_timesteps)
         return c.learning_rate * (left if c.anneal_lr else 1.0), c.clip_coef * (left if c.anneal_clip else 1.0)
 
-    def _minibatches(self, n: int, size: int) -> Iterator[torch.Tensor]:
+    def minibatches(self, n: int, size: int) -> Iterator[torch.Tensor]:
         """Indices of ``size`` rows of ``n`` at a time, each epoch in a fresh order drawn when
         the epoch begins (breaking off draws no further order)."""
         for _ in range(self.config.update_epochs):
@@ -137,13 +137,13 @@ class PPOLearner:
             for start in range(0, n, size):
                 yield order[start : start + size]
 
-    def _normalized(self, adv: torch.Tensor) -> torch.Tensor:
+    def normalized_advantages(self, adv: torch.Tensor) -> torch.Tensor:
         """The minibatch's advantages, normalized when the config says so (and it can be)."""
         if self.config.norm_adv and len(adv) > 1:
             return (adv - adv.mean()) / (adv.std() + 1e-8)
         return adv
 
-    def _step(self, loss: torch.Tensor) -> None:
+    def gradient_step(self, loss: torch.Tensor) -> None:
         """One gradient step on ``loss``, the gradient's norm clipped."""
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
@@ -159,7 +159,7 @@ class PPOLearner:
         c = self.config
         obs, actions, old_logp, adv_all, ret_all, old_v = tensors
         logp, entropy, values = self.model.evaluate(obs[idx], actions[idx])
-        adv = self._normalized(adv_all[idx])
+        adv = self.normalized_advantages(adv_all[idx])
         pg = clipped_surrogate_loss(logp, old_logp[idx], adv, clip)
         vl = value_loss(values, ret_all[idx], old_v[idx], c.clip_vloss)
         ent = entropy.mean()
@@ -176,7 +176,7 @@ class PPOLearner:
     def learn(self, rollouts: Sequence[Rollout]) -> dict[str, float]:
         c = self.config
         self.model.train()
-        batch = make_batch(rollouts, self._values(rollouts), c.gamma, c.gae_lambda)
+        batch = make_batch(rollouts, self.rollout_values(rollouts), c.gamma, c.gae_lambda)
         self.env_steps += len(batch)
         lr, clip = self.schedule()
         for group in self.optimizer.param_groups:
@@ -192,12 +192,12 @@ class PPOLearner:
         tensors = (obs, actions, old_logp, adv_all, ret_all, old_v)
         sums = np.zeros(5)
         steps = 0
-        for idx in self._minibatches(n, mb):
+        for idx in self.minibatches(n, mb):
             loss, pg, vl, ent, kl, clipped = self._minibatch_loss(tensors, idx, clip)
             # SB3's early stop: this minibatch is not stepped on once the policy moved too far
             if self._kl_stop(kl):
                 break
-            self._step(loss)
+            self.gradient_step(loss)
             steps += 1
             sums += (pg.item(), vl.item(), ent.item(), kl, clipped)
         mean = sums / max(steps, 1)
@@ -214,7 +214,7 @@ class PPOLearner:
         weights. Returns its transitions (what :meth:`plan_update` takes from every learner)."""
         c = self.config
         self.model.train()
-        batch = make_batch(rollouts, self._values(rollouts), c.gamma, c.gae_lambda)
+        batch = make_batch(rollouts, self.rollout_values(rollouts), c.gamma, c.gae_lambda)
         cols = (batch.obs, batch.actions, batch.logp, batch.advantages, batch.returns, batch.values)
         self._tensors = tuple(torch.from_numpy(a).to(self.device) for a in cols)
         return len(batch)
