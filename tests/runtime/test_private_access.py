@@ -133,17 +133,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("reactorfed.federation.coordination.rti_membership", "RtiMembership.layout"): _MIXIN,
     ("reactorfed.federation.coordination.rti_membership", "RtiMembership.stop_proposed"): _MIXIN,
     ("reactorfed.federation.coordination.rti_membership", "RtiMembership.stop_tag"): _MIXIN,
-    ("reactorfed.federation.process.federate", "_elastic"): _PROCESS,
-    ("reactorfed.federation.process.federate", "_rings"): _PROCESS,
-    ("reactorfed.federation.process.rti_members", "_dirty"): _PROCESS,
-    ("reactorfed.federation.process.rti_members", "_fail"): _PROCESS,
-    ("reactorfed.federation.process.rti_members", "_fed_of_fd"): _PROCESS,
-    ("reactorfed.federation.process.rti_members", "_flush_grants"): _PROCESS,
-    ("reactorfed.federation.process.rti_members", "_rejected"): _PROCESS,
-    ("reactorfed.federation.process.rti_members", "_send_grant"): _PROCESS,
-    ("reactorfed.federation.process.rti_members", "_server"): _PROCESS,
-    ("reactorfed.federation.process.rti_members", "_warn"): _PROCESS,
-    ("reactorfed.federation.process.runner", "_children"): _PROCESS,
 }
 
 #: decorators and bases whose class-body annotations declare fields, not borrowed state

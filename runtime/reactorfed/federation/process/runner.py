@@ -27,11 +27,11 @@ log = logging.getLogger("reactorfed.federation")
 
 def layout_of(main: Reactor) -> Layout:
     """The federation layout of a (not yet assembled) main reactor."""
-    if not main._children:
+    if not main.children:
         from ...errors import ValidationError
 
         raise ValidationError(f"{main.fqn} contains no reactors: nothing to federate")
-    part = assemble(main, main._children[0].name).partition
+    part = assemble(main, main.children[0].name).partition
     assert part is not None
     return Layout.of(part)
 
