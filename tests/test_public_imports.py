@@ -16,6 +16,7 @@ ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE_MODULES = {"reactorfed", "reactorfed.rl"}
 BENCH_MODULES = EXAMPLE_MODULES | {
     "reactorfed.federation",
+    "reactorfed.observe.trace",
     "reactorfed.rl.envs",
     "reactorfed.rl.algos",
     "reactorfed.rl.algos.ppo",
