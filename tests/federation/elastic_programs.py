@@ -38,7 +38,7 @@ class Sampler(Reactor):
         self.weights.append(inp.get())
 
 
-class Learner(Reactor):
+class Trainer(Reactor):
     ins = Input(int, width=3)
     out = Output(int)
 
@@ -58,7 +58,7 @@ class Main(Reactor):
     SAMPLE_DELAY: int | None = None
 
     def __init__(self) -> None:
-        self.learner = Learner()
+        self.learner = Trainer()
         self.samplers = elastic_bank(Sampler, Elastic(min=1, max=3, initial=2))
         self.connect(self.samplers.out, self.learner.ins, after=self.SAMPLE_DELAY)
         # weights back to every slot (to the absent one too: its link carries nothing)

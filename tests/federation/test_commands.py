@@ -191,7 +191,7 @@ class Sampler(Reactor):
         pass
 
 
-class Learner(Reactor):
+class Trainer(Reactor):
     ins = Input(int, width=3)
     out = Output(int)
 
@@ -211,7 +211,7 @@ class Learner(Reactor):
 
 class ElasticMain(Reactor):
     def __init__(self) -> None:
-        self.learner = Learner()
+        self.learner = Trainer()
         self.samplers = elastic_bank(Sampler, Elastic(min=1, max=3, initial=2))
         self.connect(self.samplers.out, self.learner.ins)
         self.connect(self.learner.out, self.samplers.inp, broadcast=True, after=ms(3))

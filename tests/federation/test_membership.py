@@ -81,7 +81,7 @@ class Sampler(Reactor):
         self.seed = seed
 
 
-class Learner(Reactor):
+class Trainer(Reactor):
     ins = Input(int, width=lambda self: self.n)
     out = Output(int)
 
@@ -91,7 +91,7 @@ class Learner(Reactor):
 
 class Main(Reactor):
     def __init__(self, initial: int = 2, hi: int = 4) -> None:
-        self.learner = Learner(hi)
+        self.learner = Trainer(hi)
         self.samplers = elastic_bank(Sampler, Elastic(1, hi, initial=initial), seed=each(lambda i: i))
         self.connect(self.samplers.out, self.learner.ins, after=0)
         self.connect(self.learner.out, self.samplers.inp, broadcast=True)
@@ -134,7 +134,7 @@ def test_an_elastic_bank_inside_a_federate_is_refused() -> None:
     class Outer(Reactor):
         def __init__(self) -> None:
             self.a = Inner()
-            self.b = Learner(1)
+            self.b = Trainer(1)
 
     with pytest.raises(ValidationError, match="must be federates"):
         layout_of(Outer())

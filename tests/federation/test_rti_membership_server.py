@@ -31,7 +31,7 @@ from reactorfed.time.clock import SystemClock
 
 from .harness import wait_until
 from .programs import Pipeline
-from .test_membership import Learner, Sampler  # the simulation's reactors, over real sockets here
+from .test_membership import Sampler, Trainer  # the simulation's reactors, over real sockets here
 
 SECRET = b"elastic-secret-0123456789"
 M = TypeVar("M")
@@ -42,7 +42,7 @@ class Main(Reactor):
     """learner (0) and the slots samplers[0..hi-1] (1..hi), ``initial`` present at first."""
 
     def __init__(self, initial: int = 2, lo: int = 1, hi: int = 4) -> None:
-        self.learner = Learner(hi)
+        self.learner = Trainer(hi)
         self.samplers = elastic_bank(Sampler, Elastic(lo, hi, initial=initial), seed=each(lambda i: i))
         self.connect(self.samplers.out, self.learner.ins, after=0)
         self.connect(self.learner.out, self.samplers.inp, broadcast=True)

@@ -49,7 +49,7 @@ class Sampler(Reactor):
         self.seen.append((t.time, t.microstep, inp.get()))
 
 
-class Learner(Reactor):
+class Trainer(Reactor):
     ins = Input(int, width=3)
     out = Output(int)
 
@@ -66,7 +66,7 @@ class Learner(Reactor):
 
 class Main(Reactor):
     def __init__(self, initial: int = 2, delay: int | None = ms(3)) -> None:
-        self.learner = Learner()
+        self.learner = Trainer()
         self.samplers = elastic_bank(Sampler, Elastic(1, 3, initial=initial))
         self.connect(self.samplers.out, self.learner.ins)
         self.connect(self.learner.out, self.samplers.inp, broadcast=True, after=delay)

@@ -24,7 +24,7 @@ class Sampler(Reactor):
         self.k += 1
 
 
-class Learner(Reactor):
+class Trainer(Reactor):
     inp = Input(int, width=lambda self: self.n)
 
     def __init__(self, n: int) -> None:
@@ -39,5 +39,5 @@ class Learner(Reactor):
 class Main(Reactor):
     def __init__(self, num_samplers: int = 2) -> None:
         self.samplers = make_bank(Sampler, num_samplers)
-        self.learner = Learner(num_samplers)
+        self.learner = Trainer(num_samplers)
         self.connect(self.samplers.out, self.learner.inp)
