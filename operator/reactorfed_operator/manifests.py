@@ -188,6 +188,8 @@ def _common_args(fed: Federation, width: int, max_width: int) -> list[str]:
         args += ["--timeout", s.timeout]
     if s.join_timeout is not None:
         args += ["--join-timeout", s.join_timeout]
+    if s.observability.otlp_endpoint is not None:
+        args += ["--otlp-endpoint", s.observability.otlp_endpoint]
     return args
 
 
@@ -253,6 +255,12 @@ def _pod(
     for vol, mount in extra_volumes or []:
         volumes.append(vol)
         mounts.append(mount)
+    obs = s.observability
+    if obs.trace_claim is not None:
+        # every incarnation in its own folder: a restart never mixes two runs' records
+        command = [*command, "--trace", f"{obs.trace_mount}/{incarnation}"]
+        volumes.append({"name": "traces", "persistentVolumeClaim": {"claimName": obs.trace_claim}})
+        mounts.append({"name": "traces", "mountPath": obs.trace_mount})
     meta = _metadata(fed, name, role)
     meta["labels"][LABEL_INCARNATION] = str(incarnation)
     meta["annotations"] = {ANNOTATION_FEDERATE: federate, ANNOTATION_WIDTH: str(width)}

@@ -43,6 +43,7 @@ DEFAULTS: dict[str, Any] = {
     "coordination.fast": False,
     "secretRef.key": "secret",
     "checkpoint.mountPath": "/checkpoints",
+    "observability.trace.mountPath": "/traces",
     "failurePolicy.maxRestarts": 3,
     "terminationGracePeriodSeconds": 30,
     "suspend": False,
@@ -169,7 +170,7 @@ def _learner() -> dict[str, Any]:
 
 
 def _rest() -> dict[str, Any]:
-    """coordination, secretRef, checkpoint, failurePolicy, terminationGracePeriodSeconds, suspend."""
+    """coordination, secretRef, checkpoint, observability, failurePolicy, terminationGracePeriodSeconds, suspend."""
     return {
         "coordination": {"type": "object", "default": {}, "properties": {
             "timeout": {"type": "string", "pattern": DURATION,
@@ -202,6 +203,27 @@ def _rest() -> dict[str, Any]:
                 "size": quantity(),
                 "storageClassName": {"type": "string"},
                 "mountPath": _d("checkpoint.mountPath", type="string", pattern="^/.*"),
+            },
+        },
+        "observability": {
+            "type": "object",
+            "description": "Traces of the run (docs/observability.md): spans to an OpenTelemetry collector, trace files "
+                           "to a volume, or both.",
+            "properties": {
+                "otlpEndpoint": {"type": "string", "pattern": "^https?://[^ ]+$", "maxLength": 2048,
+                                 "description": "OTLP/HTTP traces endpoint every pod exports its spans to (the "
+                                                "runtime's --otlp-endpoint), e.g. http://collector:4318/v1/traces."},
+                "trace": {
+                    "type": "object",
+                    "description": "Trace files (the runtime's --trace): every pod writes MOUNTPATH/INCARNATION/"
+                                   "PROCESS.rftrace on this PVC, which every node must be able to mount "
+                                   "(ReadWriteMany); 'reactorfed trace merge' reads the incarnation's folder.",
+                    "required": ["claimName"],
+                    "properties": {
+                        "claimName": {"type": "string", "minLength": 1, "maxLength": 253},
+                        "mountPath": _d("observability.trace.mountPath", type="string", pattern="^/.*"),
+                    },
+                },
             },
         },
         "failurePolicy": {"type": "object", "default": {}, "properties": {

@@ -76,6 +76,15 @@ class CheckpointSpec:
 
 
 @dataclass(frozen=True)
+class ObservabilitySpec:
+    """spec.observability: where the pods send their trace records."""
+
+    otlp_endpoint: str | None = None
+    trace_claim: str | None = None
+    trace_mount: str = DEFAULTS["observability.trace.mountPath"]
+
+
+@dataclass(frozen=True)
 class FederationSpec:
     program: ProgramSpec
     rti: GroupSpec
@@ -101,6 +110,7 @@ class FederationSpec:
     secret_name: str | None = None
     secret_key: str = DEFAULTS["secretRef.key"]
     checkpoint: CheckpointSpec | None = None
+    observability: ObservabilitySpec = ObservabilitySpec()
     max_restarts: int = DEFAULTS["failurePolicy.maxRestarts"]
     grace_seconds: int = DEFAULTS["terminationGracePeriodSeconds"]
     suspend: bool = DEFAULTS["suspend"]
@@ -226,6 +236,24 @@ def _checkpoint(raw: Mapping[str, Any] | None) -> CheckpointSpec | None:
     )
 
 
+def _observability(raw: Mapping[str, Any] | None) -> ObservabilitySpec:
+    if not raw:
+        return ObservabilitySpec()
+    endpoint = _str(raw.get("otlpEndpoint"), "spec.observability.otlpEndpoint")
+    if endpoint is not None and not endpoint.startswith(("http://", "https://")):
+        raise SpecError("spec.observability.otlpEndpoint", f"must be an http(s) URL, got {endpoint!r}")
+    trace = _obj(raw.get("trace"), "spec.observability.trace")
+    claim = _str(trace.get("claimName"), "spec.observability.trace.claimName") if trace else None
+    if trace and claim is None:
+        raise SpecError("spec.observability.trace.claimName", "names the PVC the trace files go to")
+    mount = D["observability.trace.mountPath"]
+    if trace:
+        mount = _str(trace.get("mountPath"), "spec.observability.trace.mountPath", mount) or mount
+        if not mount.startswith("/"):
+            raise SpecError("spec.observability.trace.mountPath", f"must be absolute, got {mount!r}")
+    return ObservabilitySpec(otlp_endpoint=endpoint, trace_claim=claim, trace_mount=mount)
+
+
 def _elastic(samplers: Mapping[str, Any], program: ProgramSpec, param: str) -> tuple[int, int, str]:
     """``(replicas, maxReplicas, maxParam)`` of the sampler bank; maxReplicas 0 when fixed."""
     replicas = _int(samplers.get("replicas"), "spec.samplers.replicas", D["samplers.replicas"], 1, 512)
@@ -314,6 +342,7 @@ def parse_spec(spec: Mapping[str, Any]) -> FederationSpec:
         secret_name=secret_name,
         secret_key=_str(secret.get("key"), "spec.secretRef.key", D["secretRef.key"]) or D["secretRef.key"],
         checkpoint=_checkpoint(_obj(spec.get("checkpoint"), "spec.checkpoint")),
+        observability=_observability(_obj(spec.get("observability"), "spec.observability")),
         max_restarts=_int(policy.get("maxRestarts"), "spec.failurePolicy.maxRestarts", D["failurePolicy.maxRestarts"], 0, 100),
         grace_seconds=_int(spec.get("terminationGracePeriodSeconds"), "spec.terminationGracePeriodSeconds",
                             D["terminationGracePeriodSeconds"], 0, 3600),

@@ -72,6 +72,7 @@ def test_crd_defaults_match_the_operators(crd: dict[str, Any]) -> None:
         "coordination.fast": s.fast,
         "secretRef.key": s.secret_key,
         "checkpoint.mountPath": "/checkpoints",
+        "observability.trace.mountPath": s.observability.trace_mount,
         "failurePolicy.maxRestarts": s.max_restarts,
         "terminationGracePeriodSeconds": s.grace_seconds,
         "suspend": s.suspend,

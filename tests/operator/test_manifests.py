@@ -158,3 +158,31 @@ def test_torch_threads_follow_the_pods_cpu_never_the_node() -> None:
     for pod in federation_pods(mine, 1):
         names = [e["name"] for e in pod["spec"]["containers"][0]["env"]]
         assert names.count("OMP_NUM_THREADS") == 1 and _threads(pod) == "4"
+
+
+def test_observability_sends_every_pod_s_records_to_a_collector_and_a_volume() -> None:
+    fed = make_fed(observability={"otlpEndpoint": "http://jaeger:4318/v1/traces", "trace": {"claimName": "traces"}})
+    for pod in federation_pods(fed, incarnation=3):
+        c = pod["spec"]["containers"][0]
+        cmd = c["command"]
+        assert cmd[cmd.index("--otlp-endpoint") + 1] == "http://jaeger:4318/v1/traces"
+        assert cmd[cmd.index("--trace") + 1] == "/traces/3"  # a folder per incarnation
+        assert {"name": "traces", "persistentVolumeClaim": {"claimName": "traces"}} in pod["spec"]["volumes"]
+        assert {"name": "traces", "mountPath": "/traces"} in c["volumeMounts"]
+    plain = make_fed()
+    for pod in federation_pods(plain, incarnation=1):
+        cmd = pod["spec"]["containers"][0]["command"]
+        assert "--trace" not in cmd and "--otlp-endpoint" not in cmd
+
+
+def test_bad_observability_is_refused_naming_the_field() -> None:
+    import pytest
+
+    from reactorfed_operator.errors import SpecError
+
+    with pytest.raises(SpecError, match=r"spec\.observability\.otlpEndpoint"):
+        make_fed(observability={"otlpEndpoint": "collector:4318"})
+    with pytest.raises(SpecError, match=r"spec\.observability\.trace\.claimName"):
+        make_fed(observability={"trace": {"mountPath": "/traces"}})
+    with pytest.raises(SpecError, match=r"spec\.observability\.trace\.mountPath"):
+        make_fed(observability={"trace": {"claimName": "t", "mountPath": "traces"}})
