@@ -66,7 +66,8 @@ def run_program(
     cmd += extra or []
     # the examples beside whatever the caller put first (a checkout's own runtime, say)
     path = os.pathsep.join(x for x in (str(ROOT / "examples" / "rl"), os.environ.get("PYTHONPATH")) if x)
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": path}
+    # no learning curves (REACTORFED_LOGDIR empty): the peers write none by default either
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": path, "REACTORFED_LOGDIR": ""}
     wait_quiet()  # (the program times itself once every process is up)
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=timeout, env=env)

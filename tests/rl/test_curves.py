@@ -91,3 +91,11 @@ def test_launch_gives_its_federates_the_logdir(tmp_path: Path) -> None:
     assert r.returncode == 0, r.stdout + r.stderr
     got = scalars(tmp_path / "tb" / "Main.learner")
     assert "rollout/ep_rew_mean" in got and "train/approx_kl" in got
+
+
+def test_points_thin_out_as_iterations_grow_and_the_same_every_run() -> None:
+    from reactorfed.rl.curves import due
+
+    points = [i for i in range(1, 30_001) if due(i)]
+    assert points[:3] == [1, 2, 3] and 199 in points and 201 not in points and 210 in points
+    assert len(points) == 199 + 180 + 180 + 11  # 20,000 to 30,000 by 1,000s

@@ -128,7 +128,7 @@ def add_observability_args(parser: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--logdir", type=Path, default=None, metavar="DIR",
         help="where RL learners write TensorBoard curves (tensorboard --logdir DIR); default for run and "
-        "launch: runs/PROGRAM-DATE-TIME",
+        "launch: runs/PROGRAM-DATE-TIME (REACTORFED_LOGDIR set and empty: no curves)",
     )
     g.add_argument(
         "--otlp-endpoint", default=None, metavar="URL",

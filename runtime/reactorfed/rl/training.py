@@ -22,7 +22,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from .curves import LOGDIR_ENV, Curves, scalar_names
+from .curves import LOGDIR_ENV, Curves, due, scalar_names
 
 __all__ = ["PolicyLag", "RunConfig", "TrainingLog", "end_of_training", "learner_result", "resume_from_checkpoint", "save_progress", "verdict", "write_checkpoint"]
 
@@ -139,16 +139,16 @@ class TrainingLog:
 
     def start(self, name: str = "learner") -> None:
         """Training starts; ``name`` (the learner reactor's) names its curves' folder."""
-        self.t0 = self.t_last = time.perf_counter()
         logdir = self.run.logdir or os.environ.get(LOGDIR_ENV, "")
         if logdir and self.curves is None:
-            self.curves = Curves(logdir, name)
+            self.curves = Curves(logdir, name)  # (before the clock starts: it imports TensorBoard's writer)
+        self.t0 = self.t_last = time.perf_counter()
 
     def write(self, iteration: int, env_steps: int, stats: Mapping[str, float],
               logical_ns: int | None = None, extra: Mapping[str, float] | None = None) -> None:
         """The iteration's scalars to the curves (with SB3's names), if there are curves."""
         curves = self.curves
-        if curves is None:
+        if curves is None or not due(iteration):
             return
         scalars = {"rollout/ep_rew_mean": self.mean_return, "time/fps": env_steps / max(self.seconds, 1e-9),
                    "time/iterations": iteration, "rollout/episodes": self.episodes, **scalar_names(stats)}

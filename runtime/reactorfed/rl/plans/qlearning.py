@@ -37,7 +37,7 @@ from reactorfed import (
 
 from ..algos.dqn.learner import DQNConfig, DQNLearner, EpsilonGreedy
 from ..algos.network import greedy_action
-from ..curves import LOGDIR_ENV, Curves
+from ..curves import LOGDIR_ENV, Curves, due
 from ..envs.runner import EnvRunner, Fragment, pack_fragment, unpack_fragment
 
 __all__ = ["DQNTrainer", "QSampler", "TrainConfig", "evaluate", "weights_digest"]
@@ -201,9 +201,9 @@ class DQNTrainer(Reactor):
     def begin_training(self) -> None:
         """Start the run's clock and its curves (the start reaction's first step, a
         subclass's too)."""
-        self.t0 = self.t_last = time.perf_counter()
         logdir = self.train.logdir or os.environ.get(LOGDIR_ENV, "")
-        self.curves = Curves(logdir, self.fqn) if logdir else None
+        self.curves = Curves(logdir, self.fqn) if logdir else None  # (before the clock starts)
+        self.t0 = self.t_last = time.perf_counter()
 
     def _save(self) -> None:
         self.learner.save(self.checkpoint, extra={"iteration": self.iteration, "episodes": self.episodes})
@@ -250,7 +250,7 @@ class DQNTrainer(Reactor):
         self.learner.update(self.updates_per_iteration)
         self.iteration += 1
         self.t_last = time.perf_counter()
-        if self.curves is not None:
+        if self.curves is not None and due(self.iteration):
             steps = self.learner.env_steps
             self.curves.write(steps, {
                 "rollout/ep_rew_mean": self.mean_return, "rollout/exploration_rate": self.learner.epsilon,
