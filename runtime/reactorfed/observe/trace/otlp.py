@@ -92,18 +92,18 @@ class OtlpSink:
         self._provider.add_span_processor(BatchSpanProcessor(_Once(OTLPSpanExporter(endpoint=endpoint, timeout=2))))
         self._tracer = self._provider.get_tracer("reactorfed")
         self._process = process
-        self._open: dict[int, list[Any]] = {}  # thread -> reaction starts
+        self._open: dict[int, list[Sequence[Any]]] = {}  # thread -> reaction starts
         self._first_tag: int | None = None
         self.spans = 0
 
-    def _attrs(self, rec: list[Any], threads: dict[int, str]) -> dict[str, Any]:
+    def _attrs(self, rec: Sequence[Any], threads: dict[int, str]) -> dict[str, Any]:
         if self._first_tag is None:
             self._first_tag = rec[2]
         return {"reactorfed.time.tag.time": rec[2], "reactorfed.time.tag.microstep": rec[3],
                 "reactorfed.time.tag.elapsed": rec[2] - self._first_tag, "reactorfed.federate": self._process,
                 "thread.name": threads.get(rec[4], str(rec[4]))}
 
-    def export(self, batch: list[list[Any]], threads: dict[int, str]) -> None:
+    def export(self, batch: Sequence[Sequence[Any]], threads: dict[int, str]) -> None:
         """Spans for a batch of records (called from the recorder's writer thread)."""
         tracer = self._tracer
         for rec in batch:

@@ -13,6 +13,7 @@ import logging
 import os
 import socket
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -53,7 +54,7 @@ class Recorder:
         self.process = process
         self.capacity = capacity
         self._now = clock.now
-        self._buf: list[list[Any]] = []
+        self._buf: list[Sequence[Any]] = []
         self.dropped = 0
         self.written = 0
         self._failed = False
