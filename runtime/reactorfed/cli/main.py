@@ -14,8 +14,10 @@ error (bad option, program spec or parameter); 130 interrupted hard (Ctrl-C twic
 from __future__ import annotations
 
 import argparse
+import atexit
 import gc
 import logging
+import os
 import sys
 import traceback
 from collections.abc import Callable
@@ -163,8 +165,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    if argv is None:
+        atexit.register(_quiet_end)  # (first registered, so the last to run)
     parser = build_parser()
-    code = run_parsed(parser, parser.parse_args(argv))
+    try:
+        code = _exit_code[0] = run_parsed(parser, parser.parse_args(argv))
+    except SystemExit as e:  # (usage errors, --help): its code, for _quiet_end
+        _exit_code[0] = e.code if isinstance(e.code, int) else 1
+        raise
+    except BaseException:
+        _exit_code[0] = 1
+        raise
     if argv is None:  # the process's own command line: it ends now
         # What it built (torch's modules, the program's state) needs no cyclic collection on
         # the way out: the interpreter's last collection took seconds under load (a member
@@ -173,6 +184,22 @@ def main(argv: list[str] | None = None) -> int:
         # and shared memory are closed explicitly before this, and atexit handlers still run.
         gc.freeze()
     return code
+
+
+_exit_code = [0]
+
+
+def _quiet_end() -> None:
+    """The process's last step when torch loaded triton: end without the interpreter's
+    final teardown, where triton's bindings (nanobind) print dozens of "leaked instance"
+    lines about their own module objects, on every process that imported torch (the RTI
+    and the launcher included): noise, not a fault of the program. Every other atexit
+    handler has run; files, sockets and shared memory were closed explicitly before."""
+    if "triton" in sys.modules:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        logging.shutdown()
+        os._exit(_exit_code[0])
 
 
 def run_parsed(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
