@@ -36,6 +36,8 @@ _ARGPARSE = "argparse has no public name for an argument group's type nor a way 
 #: (module, name) -> reason: private names of other projects (stdlib, torch) with no public twin
 FOREIGN: dict[tuple[str, str], str] = {
     ("reactorfed.cli.forkserver", "_exit"): "os._exit: documented; a forked child ends without the parent's atexit handlers",
+    ("reactorfed.cli.main", "_exit"): "os._exit: documented; after every atexit handler, skips the interpreter's teardown "
+    "where torch's triton bindings print their leaks",
     ("reactorfed.federation.process.heartbeat", "_exit"): "os._exit: documented; ends the process from the watchdog thread",
     ("reactorfed.federation.process.launch", "_exit"): "os._exit: documented; a forked child ends without the parent's atexit handlers",
     ("reactorfed.cli.options", "_ArgumentGroup"): _ARGPARSE,
