@@ -92,13 +92,7 @@ class PolicyLag:
             return None
         key = (policy_tag, 1 << 62) if not self.delay else ((policy_tag[0] - self.delay, 1 << 62), 0)
         i = bisect.bisect_right(self._sent, key) - 1
-        if i < 0:
-            return None
-        (sent_at, version) = self._sent[i]
-        lag = iteration - version
-        self.iterations[lag] = self.iterations.get(lag, 0) + 1
-        self.ns.append(now[0] - sent_at[0])
-        return lag
+        return self._count(i, now, iteration) if i >= 0 else None
 
     def observe_rows(self, times: np.ndarray, microsteps: np.ndarray, now: tuple[int, int], iteration: int) -> None:
         """:meth:`observe` for a batch of transitions (their weights' tags; time -1: not known)."""
@@ -111,10 +105,15 @@ class PolicyLag:
         known = np.asarray(times)[np.asarray(times) >= 0]
         idx = np.searchsorted(sent_times, known - self.delay, side="right") - 1
         for i in idx[idx >= 0].tolist():
-            (sent_at, version) = self._sent[i]
-            lag = iteration - version
-            self.iterations[lag] = self.iterations.get(lag, 0) + 1
-            self.ns.append(now[0] - sent_at[0])
+            self._count(i, now, iteration)
+
+    def _count(self, i: int, now: tuple[int, int], iteration: int) -> int:
+        """The weights of send ``i`` acted in what ``iteration`` trains on at ``now``: their lag."""
+        (sent_at, version) = self._sent[i]
+        lag = iteration - version
+        self.iterations[lag] = self.iterations.get(lag, 0) + 1
+        self.ns.append(now[0] - sent_at[0])
+        return lag
 
     def result(self) -> dict[str, Any]:
         if not self.ns:
