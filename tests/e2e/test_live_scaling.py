@@ -205,8 +205,8 @@ def test_elastic_federation_rescales_live(installed: ControlPlane, operator: sub
     kubelet = Kubelet(cp, tmp_path)
     cp.kubectl("apply", "-n", NAMESPACE, "-f", "-", input=_manifest())
     try:
-        _wait(kubelet, "the operator to make the RTI's pod", lambda: any(
-            p["metadata"]["name"] == f"{NAME}-rti" for p in kubelet.pods().values()), 60)  # fmt: skip
+        # started, not merely listed: a pod made between sync's look and the probe's has no port yet
+        _wait(kubelet, "the operator to make the RTI's pod", lambda: f"{NAME}-rti" in kubelet.names.values(), 60)
         url = f"http://127.0.0.1:{kubelet.ports[f'{NAME}-rti']}/status"
         cp.kubectl("annotate", "rfed", NAME, "-n", NAMESPACE, f"reactorfed.io/status-url={url}")
 
