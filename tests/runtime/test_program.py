@@ -11,7 +11,14 @@ from typing import Literal
 import pytest
 
 from reactorfed import Environment, Reactor
-from reactorfed.cli.loader import ProgramError, convert, load_program, parse_params, program_params
+from reactorfed.cli.loader import (
+    ProgramError,
+    convert,
+    load_program,
+    parse_params,
+    program_params,
+    resolve_spec,
+)
 
 PROGRAM = '''
 from __future__ import annotations
@@ -306,3 +313,90 @@ def test_a_settings_dataclass_takes_its_fields_as_parameters(tmp_path: Path) -> 
     with pytest.raises(ProgramError, match=r"missing 1 required positional argument: 'steps'"):
         load_program(f"{f}:needs")
     assert isinstance(load_program(f"{f}:needs", {"steps": "5"}), Reactor)
+
+
+NESTED_PROGRAM = '''
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from reactorfed import Reactor
+
+
+@dataclass(frozen=True)
+class Algo:
+    lr: float = 1e-3
+    epochs: int = 4
+    hidden: tuple[int, ...] = (64, 64)
+
+    def __post_init__(self) -> None:
+        if self.epochs < 1:
+            raise ValueError("Algo: epochs must be >= 1")
+
+
+@dataclass(frozen=True)
+class Args:
+    seed: int = 1
+    algo: Algo = field(default_factory=lambda: Algo(epochs=20))  # the recipe's, not Algo's own
+
+
+class Main(Reactor):
+    def __init__(self, args: Args = Args()) -> None:
+        self.args = args
+
+
+class Keywords(Reactor):
+    def __init__(self, n: int = 1, algo: Algo = Algo(lr=0.5)) -> None:
+        self.n, self.algo = n, algo
+'''
+
+
+@pytest.fixture
+def nested(tmp_path: Path) -> Path:
+    f = tmp_path / "nested_recipe.py"
+    f.write_text(NESTED_PROGRAM)
+    yield f
+    sys.modules.pop("nested_recipe", None)
+
+
+def test_a_nested_dataclass_takes_its_fields_by_dotted_names(nested: Path) -> None:
+    """An algorithm's config nested in the settings: --param algo.lr=... sets one of its
+    fields, the others keep the recipe's default (not the config class's)."""
+    args = load_program(f"{nested}:Main", parse_params(["algo.lr=3e-4", "algo.hidden=32", "seed=2"])).args
+    assert (args.seed, args.algo.lr, args.algo.epochs, args.algo.hidden) == (2, 3e-4, 20, (32,))
+    default = load_program(f"{nested}:Main").args.algo
+    assert (default.lr, default.epochs, default.hidden) == (1e-3, 20, (64, 64))
+    assert load_program(f"{nested}:Main", {"seed": "3"}).args.algo.epochs == 20  # untouched: unchanged
+    kw = load_program(f"{nested}:Keywords", {"algo.epochs": "7"})
+    assert (kw.n, kw.algo.lr, kw.algo.epochs) == (1, 0.5, 7)  # a keyword parameter's default, too
+
+
+def test_program_params_lists_nested_fields_by_dotted_names(nested: Path) -> None:
+    params = program_params(resolve_spec(f"{nested}:Main"))
+    assert list(params) == ["seed", "algo.lr", "algo.epochs", "algo.hidden"]
+    assert params["algo.epochs"].default == 20 and params["algo.hidden"].annotation == tuple[int, ...]
+    assert list(program_params(resolve_spec(f"{nested}:Keywords"))) == ["n", "algo.lr", "algo.epochs", "algo.hidden"]
+
+
+@pytest.mark.parametrize(
+    ("params", "why"),
+    [
+        ({"algo.lrr": "1"}, r"has no parameter 'algo\.lrr'; the fields of algo \(Algo\): algo\.lr: float, algo\.epochs: int"),
+        ({"algo.epochs": "many"}, r"--param algo\.epochs=many: expected an integer"),
+        ({"algo.lr": "fast"}, r"--param algo\.lr=fast: expected a number"),
+        ({"algo.epochs": "0"}, r"--param algo\.epochs=0: Algo: epochs must be >= 1"),
+        ({"seed.x": "1"}, r"has no parameter 'seed\.x': seed \(int\) has no fields"),
+        ({"algo": "x"}, r"--param algo=x: algo is a dataclass \(Algo\); set its fields \(algo\.FIELD=VALUE\)"),
+        ({"nope.lr": "1"}, r"has no parameter 'nope\.lr'; its settings \(Args\): seed: int, algo\.lr: float"),
+    ],
+)
+def test_bad_nested_params_name_the_key(nested: Path, params: dict[str, str], why: str) -> None:
+    with pytest.raises(ProgramError, match=why):
+        load_program(f"{nested}:Main", params)
+
+
+def test_parse_params_takes_dotted_keys() -> None:
+    assert parse_params(["ppo.learning_rate=3e-4"]) == {"ppo.learning_rate": "3e-4"}
+    for bad in ("ppo.=1", ".lr=1", "ppo..lr=1", "ppo.1x=1"):
+        with pytest.raises(ProgramError, match="is not a parameter name"):
+            parse_params([bad])

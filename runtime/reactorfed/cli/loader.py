@@ -10,8 +10,15 @@
 
 A constructor (or function) whose one parameter is a dataclass (``def __init__(self,
 args: Args = Args())``, the way CleanRL's recipes keep their settings) takes the
-dataclass's fields as parameters: ``--param lr=3e-4`` sets ``args.lr``, converted by the
+dataclass's fields as parameters: ``--param seed=3`` sets ``args.seed``, converted by the
 field's annotation; fields not given keep their defaults.
+
+A field (or a keyword parameter) that is itself a dataclass, such as an algorithm's
+config nested in the settings (``ppo: PPOConfig = field(default_factory=PPOConfig)``),
+takes its fields by dotted names: ``--param ppo.learning_rate=3e-4`` sets
+``args.ppo.learning_rate``, converted by that field's annotation; the nested fields not
+given keep the values of the field's default (the recipe's, not the config class's own).
+:func:`program_params` lists the nested fields by their dotted names.
 
 Without ``:ATTR``, the attribute ``Main`` is used. Conversion: ``int`` also takes
 durations (``10ms`` -> 10000000, since durations are ints in ns), ``bool`` takes
@@ -77,21 +84,23 @@ def add_program_args(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="a parameter of the main reactor (its constructor's keyword argument), converted "
-        "by the constructor's annotation; repeatable",
+        help="a parameter of the main reactor (its constructor's keyword argument, or a field of "
+        "its settings dataclass), converted by its annotation; a nested dataclass's field by its "
+        "dotted name (ppo.learning_rate=3e-4); repeatable",
     )
 
 
 def parse_params(items: Sequence[str]) -> dict[str, str]:
-    """``["a=1", "b=x=y"]`` -> ``{"a": "1", "b": "x=y"}``; a repeated key is an error."""
+    """``["a=1", "b=x=y", "ppo.lr=1"]`` -> ``{"a": "1", "b": "x=y", "ppo.lr": "1"}``; a
+    repeated key is an error. A key is a name or a dotted path of names (a nested field)."""
     out: dict[str, str] = {}
     for item in items:
         key, sep, value = item.partition("=")
         key = key.strip()
         if not sep or not key:
             raise ProgramError(f"--param {item!r}: expected KEY=VALUE")
-        if not key.isidentifier():
-            raise ProgramError(f"--param {item!r}: {key!r} is not a parameter name")
+        if not all(part.isidentifier() for part in key.split(".")):
+            raise ProgramError(f"--param {item!r}: {key!r} is not a parameter name (NAME or NAME.FIELD)")
         if key in out:
             raise ProgramError(f"--param {key} is given twice")
         out[key] = value
@@ -186,24 +195,59 @@ def _signature_target(obj: Any) -> Callable[..., Any]:
 def program_params(obj: Any) -> dict[str, inspect.Parameter]:
     """The parameters ``obj`` (a reactor class or a factory) accepts, with the annotations
     resolved to types where possible: its keyword parameters or, when its one parameter
-    is a settings dataclass, that dataclass's fields."""
+    is a settings dataclass, that dataclass's fields. A nested dataclass (a field or a
+    parameter) is listed by its fields, keyed by dotted names (``ppo.learning_rate``; the
+    :class:`inspect.Parameter` keeps the field's own name), with the defaults its default
+    holds."""
     params = _signature_params(obj)
     settings = _settings_class(params)
-    if settings is None:
-        return params
-    cls = settings[1]
+    if settings is not None:
+        return _leaves(settings[1], "", None)
+    out: dict[str, inspect.Parameter] = {}
+    for name, p in params.items():
+        if _is_dataclass_type(p.annotation) and p.kind is not inspect.Parameter.VAR_KEYWORD:
+            base = None if p.default is inspect.Parameter.empty else p.default
+            out.update(_leaves(p.annotation, name + ".", base))
+        else:
+            out[name] = p
+    return out
+
+
+def _is_dataclass_type(t: Any) -> bool:
+    return isinstance(t, type) and dataclasses.is_dataclass(t)
+
+
+def _hints(cls: type) -> dict[str, Any]:
     try:
-        hints = typing.get_type_hints(cls)
-    except Exception:
-        hints = {}
-    empty = inspect.Parameter.empty
-    return {
-        f.name: inspect.Parameter(
-            f.name, inspect.Parameter.KEYWORD_ONLY, annotation=hints.get(f.name, f.type),
-            default=(f.default if f.default is not dataclasses.MISSING
-                     else f.default_factory() if f.default_factory is not dataclasses.MISSING else empty))
-        for f in dataclasses.fields(cls) if f.init
-    }
+        return typing.get_type_hints(cls)
+    except Exception:  # unresolvable annotations: fall back to the raw ones
+        return {}
+
+
+def _field_default(f: dataclasses.Field[Any]) -> Any:
+    if f.default is not dataclasses.MISSING:
+        return f.default
+    if f.default_factory is not dataclasses.MISSING:
+        return f.default_factory()
+    return inspect.Parameter.empty
+
+
+def _leaves(cls: type, prefix: str, base: Any) -> dict[str, inspect.Parameter]:
+    """``cls``'s fields as parameters keyed ``prefix + name``, a nested dataclass's by its
+    own fields; defaults from ``base`` (an instance) when given, else the fields'."""
+    hints = _hints(cls)
+    out: dict[str, inspect.Parameter] = {}
+    for f in dataclasses.fields(cls):
+        if not f.init:
+            continue
+        t = hints.get(f.name, f.type)
+        default = getattr(base, f.name) if base is not None else _field_default(f)
+        if _is_dataclass_type(t):
+            out.update(_leaves(t, f"{prefix}{f.name}.", None if default is inspect.Parameter.empty else default))
+        else:
+            out[prefix + f.name] = inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, annotation=t,
+                                                     default=default)
+    return out
 
 
 def _signature_params(obj: Any) -> dict[str, inspect.Parameter]:
@@ -314,32 +358,54 @@ def _settings_class(named: Mapping[str, inspect.Parameter]) -> tuple[str, type] 
     return (name, t) if isinstance(t, type) and dataclasses.is_dataclass(t) else None
 
 
-def _convert_settings(spec: str, name: str, cls: type, params: Mapping[str, str]) -> dict[str, Any]:
-    """Build the settings dataclass from the parameters, field by field."""
-    try:
-        hints = typing.get_type_hints(cls)
-    except Exception:
-        hints = {}
+def _listing(cls: type, prefix: str) -> str:
+    what = f"its settings ({cls.__name__})" if not prefix else f"the fields of {prefix[:-1]} ({cls.__name__})"
+    return what + ": " + ", ".join(
+        f"{n}: {_type_name(p.annotation)}" for n, p in _leaves(cls, prefix, None).items())
+
+
+def _build(spec: str, cls: type, base: Any, params: Mapping[str, str], prefix: str = "") -> Any:
+    """The dataclass ``cls`` with ``params`` (text, keys relative to ``prefix``; a dotted
+    key sets a nested dataclass's field) set on ``base`` (an instance: the fields not given
+    keep its values) or, without a base, on the fields' defaults."""
+    hints = _hints(cls)
     fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
-
-    def listing() -> str:
-        return "its settings (" + cls.__name__ + "): " + ", ".join(
-            f"{n}: {_type_name(hints.get(n, f.type))}" for n, f in fields.items())
-
     values: dict[str, Any] = {}
+    nested: dict[str, dict[str, str]] = {}
     for key, text in params.items():
-        f = fields.get(key)
+        head, dot, rest = key.partition(".")
+        f = fields.get(head)
         if f is None:
-            raise ProgramError(f"program {spec!r} has no parameter {key!r}; {listing()}")
-        default = f.default if f.default is not dataclasses.MISSING else inspect.Parameter.empty
+            raise ProgramError(f"program {spec!r} has no parameter {prefix + key!r}; {_listing(cls, prefix)}")
+        t = hints.get(head, f.type)
+        if dot:
+            if not _is_dataclass_type(t):
+                raise ProgramError(f"program {spec!r} has no parameter {prefix + key!r}: {prefix + head} "
+                                   f"({_type_name(t)}) has no fields")
+            nested.setdefault(head, {})[rest] = text
+            continue
+        if _is_dataclass_type(t):
+            raise ProgramError(f"--param {prefix + key}={text}: {prefix + key} is a dataclass "
+                               f"({_type_name(t)}); set its fields ({prefix + key}.FIELD=VALUE): {_listing(t, prefix + key + '.')}")
+        default = getattr(base, head) if base is not None else (
+            f.default if f.default is not dataclasses.MISSING else inspect.Parameter.empty)
         try:
-            values[key] = convert(text, hints.get(key, inspect.Parameter.empty), default)
+            values[head] = convert(text, hints.get(head, inspect.Parameter.empty), default)
         except ValueError as e:
-            raise ProgramError(f"--param {key}={text}: {e}") from None
+            raise ProgramError(f"--param {prefix + key}={text}: {e}") from None
+    for head, sub in nested.items():
+        inner = getattr(base, head) if base is not None else _field_default(fields[head])
+        values[head] = _build(spec, hints[head], None if inner is inspect.Parameter.empty else inner, sub,
+                              f"{prefix}{head}.")
     try:
-        return {name: cls(**values)}
+        return dataclasses.replace(base, **values) if base is not None else cls(**values)
     except TypeError as e:  # a field without a default that was not given
-        raise ProgramError(f"program {spec!r}: {e}; {listing()}") from None
+        raise ProgramError(f"program {spec!r}: {e}; {_listing(cls, prefix)}") from None
+    except ValueError as e:  # a nested config refuses the values (its __post_init__)
+        if not prefix:
+            raise
+        given = " ".join(f"--param {prefix}{k}={v}" for k, v in params.items())
+        raise ProgramError(f"{given}: {e}") from None
 
 
 def _convert_params(spec: str, obj: Any, params: Mapping[str, str]) -> dict[str, Any]:
@@ -359,9 +425,17 @@ def _convert_params(spec: str, obj: Any, params: Mapping[str, str]) -> dict[str,
 
     settings = _settings_class(named)
     if settings is not None and settings[0] not in params:
-        return _convert_settings(spec, settings[0], settings[1], params)
+        return {settings[0]: _build(spec, settings[1], None, params)}
     out: dict[str, Any] = {}
+    nested: dict[str, dict[str, str]] = {}
     for key, text in params.items():
+        head, dot, rest = key.partition(".")
+        if dot:  # a field of a dataclass parameter
+            p = named.get(head)
+            if p is None or not _is_dataclass_type(p.annotation):
+                raise ProgramError(f"program {spec!r} has no parameter {key!r}; {listing()}")
+            nested.setdefault(head, {})[rest] = text
+            continue
         p = named.get(key)
         if p is None:
             if var_kw:
@@ -372,6 +446,12 @@ def _convert_params(spec: str, obj: Any, params: Mapping[str, str]) -> dict[str,
             out[key] = convert(text, p.annotation, p.default)
         except ValueError as e:
             raise ProgramError(f"--param {key}={text}: {e}") from None
+    for head, sub in nested.items():
+        if head in out:
+            raise ProgramError(f"--param {head} and --param {head}.{next(iter(sub))} are both given")
+        p = named[head]
+        out[head] = _build(spec, p.annotation, None if p.default is inspect.Parameter.empty else p.default, sub,
+                           head + ".")
     missing = [n for n, p in named.items() if p.default is inspect.Parameter.empty and n not in out]
     if missing:
         raise ProgramError(
