@@ -17,6 +17,7 @@ from .schema_parts import (
     GROUP_NAME,
     IDENT,
     MEMBER,
+    PARAM,
     QUANTITY,
     env_var,
     node_selector,
@@ -26,7 +27,7 @@ from .schema_parts import (
     tolerations,
 )
 
-__all__ = ["DEFAULTS", "DURATION", "ENTRYPOINT", "GROUP_NAME", "IDENT", "MEMBER", "QUANTITY", "spec_schema"]
+__all__ = ["DEFAULTS", "DURATION", "ENTRYPOINT", "GROUP_NAME", "IDENT", "MEMBER", "PARAM", "QUANTITY", "spec_schema"]
 
 #: every defaulted field of ``spec``, by its dotted path
 DEFAULTS: dict[str, Any] = {
@@ -90,8 +91,9 @@ def _program() -> dict[str, Any]:
                 "type": "object",
                 "description": "Program parameters passed to every process as --param KEY=VALUE.",
                 "maxProperties": 64,
-                "x-kubernetes-validations": [rule("self.all(k, k.matches('^[A-Za-z_][A-Za-z0-9_]*$'))",
-                                                  "parameter names must be Python identifiers")],
+                "x-kubernetes-validations": [rule(f"self.all(k, k.matches('{PARAM}'))",
+                                                  "parameter names must be Python identifiers, or dotted paths "
+                                                  "of them (a nested field: ppo.learning_rate)")],
                 "additionalProperties": {"type": "string", "maxLength": 1024},
             },
             "env": {

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["DURATION", "ENTRYPOINT", "GROUP_NAME", "IDENT", "LABEL_KEY", "MEMBER", "QUANTITY", "env_var",
+__all__ = ["DURATION", "ENTRYPOINT", "GROUP_NAME", "IDENT", "LABEL_KEY", "MEMBER", "PARAM", "QUANTITY", "env_var",
            "node_selector", "quantity", "resources", "rule", "tolerations"]
 
 IDENT = r"^[A-Za-z_][A-Za-z0-9_]*$"
+#: a program parameter's name: an identifier, or a dotted path to a nested field (ppo.learning_rate)
+#: (the dot as [.]: the pattern is also a CEL string, where "\." is no escape)
+PARAM = r"^[A-Za-z_][A-Za-z0-9_]*([.][A-Za-z_][A-Za-z0-9_]*)*$"
 ENTRYPOINT = r"^([A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*|/[-A-Za-z0-9_./]+\.py):[A-Za-z_][A-Za-z0-9_]*$"
 MEMBER = r"^[a-z_][a-z0-9_]{0,15}$"
 #: a federate group's name: its pods' role label and part of status (a DNS label, short)

@@ -20,7 +20,7 @@ from .fields import obj as _obj
 from .fields import str_ as _str
 from .group_spec import parse_groups, shorthand_groups
 from .groups import FederateGroup
-from .schema import DEFAULTS, DURATION, ENTRYPOINT, IDENT, MEMBER
+from .schema import DEFAULTS, DURATION, ENTRYPOINT, IDENT, MEMBER, PARAM
 
 __all__ = [
     "CheckpointSpec",
@@ -34,6 +34,7 @@ __all__ = [
 ]
 
 _IDENT = re.compile(IDENT)
+_PARAM = re.compile(PARAM)
 _ENTRYPOINT = re.compile(ENTRYPOINT)
 _MEMBER = re.compile(MEMBER)
 _DURATION = re.compile(DURATION)
@@ -189,8 +190,9 @@ def _program(raw: Mapping[str, Any]) -> ProgramSpec:
             )
     params = _obj(raw.get("params"), "spec.program.params")
     for key in params:
-        if not _IDENT.match(str(key)):
-            raise SpecError("spec.program.params", f"parameter names must be identifiers, got {key!r}")
+        if not _PARAM.match(str(key)):
+            raise SpecError("spec.program.params",
+                            f"parameter names must be identifiers or dotted paths of them (ppo.lr), got {key!r}")
     env = raw.get("env") or []
     pairs: list[tuple[str, str]] = []
     for i, item in enumerate(env):

@@ -102,6 +102,15 @@ def test_entrypoint_may_be_a_file_in_the_image() -> None:
         parse_spec(minimal_spec(program={"image": "i", "entrypoint": "relative/qlearning.py:Main"}))
 
 
+def test_params_may_set_a_nested_field_by_its_dotted_name() -> None:
+    """A recipe's Args nests its algorithm's config: ppo.total_timesteps reaches it."""
+    s = parse_spec(minimal_spec(program={"image": "i", "entrypoint": "a:b", "params": {"ppo.total_timesteps": "5"}}))
+    assert s.program.params == (("ppo.total_timesteps", "5"),)
+    for bad in ("ppo.", ".lr", "ppo..lr", "ppo.1", "ppo-lr"):
+        with pytest.raises(SpecError, match="spec.program.params"):
+            parse_spec(minimal_spec(program={"image": "i", "entrypoint": "a:b", "params": {bad: "1"}}))
+
+
 def test_not_an_object() -> None:
     with pytest.raises(SpecError, match=r"spec\.program: must be an object"):
         parse_spec({"program": ["x"]})
