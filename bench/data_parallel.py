@@ -47,7 +47,7 @@ ROUND = 2 * 4 * 32  # rows a round, every plan
 
 def run_plan(plan: str, rounds: int, mode: str, seed: int) -> dict[str, Any]:
     program, result_of, extra = PLANS[plan]
-    params = {**extra, "num_envs": 4, "num_steps": 32, "total_timesteps": rounds * ROUND, "target_return": 1e9,
+    params = {**extra, "num_envs": 4, "num_steps": 32, "ppo.total_timesteps": rounds * ROUND, "target_return": 1e9,
               "seed": seed, "progress": False, "checkpoint": ""}
     r = run_program(program, params, mode=mode, timeout=1800, result_of=result_of, expect={"iterations": rounds})
     s = r["seconds"]

@@ -143,7 +143,7 @@ def main(argv: list[str] | None = None) -> None:
     rand = random_policy(100 if a.quick else a.random_episodes, a.seed)
     progress(f"random policy: {rand}")
     progress(f"{PROGRAM} {a.mode}, {total:,} env steps, seed {a.seed}")
-    params = {"seed": a.seed, "total_timesteps": total, "curve": True, "progress": True, "progress_every": 5,
+    params = {"seed": a.seed, "ppo.total_timesteps": total, "curve": True, "progress": True, "progress_every": 5,
               "checkpoint": ""}
     load_before = round(os.getloadavg()[0], 2)
     r = run_streamed(a.mode, params, a.max_minutes * 60)

@@ -38,8 +38,8 @@ WHY = ("a plan comparison: two execution plans of the same PPO under reactorfed,
 def measure(plan: str, mode: str, samplers: int, envs: int, epochs: int, total: int) -> dict[str, Any]:
     """One training run; the learner's result."""
     iterations = math.ceil(total / (samplers * envs * STEPS))
-    params = {"num_samplers": samplers, "num_envs": envs, "num_steps": STEPS, "total_timesteps": total,
-              "target_return": 1e9, "update_epochs": epochs, "checkpoint": "", "progress": False, "seed": 1}
+    params = {"num_samplers": samplers, "num_envs": envs, "num_steps": STEPS, "ppo.total_timesteps": total,
+              "target_return": 1e9, "ppo.update_epochs": epochs, "checkpoint": "", "progress": False, "seed": 1}
     if plan == "seed":
         params["device"] = "auto"
     return run_program(PROGRAMS[plan], params, mode, timeout=900, expect={"iterations": iterations})

@@ -72,6 +72,7 @@ class Case:
     env: str
     threshold: float
     total: int  # env-step budget (and the annealing horizon where the settings anneal)
+    budget_param: str  # the example's parameter that takes the budget
     at_steps: int  # where the returns are compared
     program: str
     ours: dict[str, Any]
@@ -88,7 +89,7 @@ _PPO_ACROBOT = {"gamma": 0.99, "lambda": 0.94, "lr": 3e-4, "epochs": 4, "minibat
 
 CASES: dict[str, Case] = {
     "ppo-cartpole": Case(
-        "CartPole-v1", 475.0, 100_000, 30_000, "examples/rl/ppo_cartpole.py:Main",
+        "CartPole-v1", 475.0, 100_000, "ppo.total_timesteps", 30_000, "examples/rl/ppo_cartpole.py:Main",
         ours={"num_samplers": 2, "num_envs": 4, "num_steps": 32},  # the example's defaults are rl-zoo's
         rllib_algo="ppo",
         rllib={"hidden": [64, 64], "num_env_runners": 2, "num_envs_per_env_runner": 4, "rollout_fragment_length": 32,
@@ -100,9 +101,10 @@ CASES: dict[str, Case] = {
         title="PPO, CartPole-v1 (rl-zoo settings)",
         notes=["RLlib's clip range stays 0.2 (no schedule for it); the others anneal it with the learning rate"]),
     "ppo-acrobot": Case(
-        "Acrobot-v1", -100.0, 300_000, 50_000, "examples/rl/ppo_cartpole.py:Main",
-        ours={"env": "Acrobot-v1", "num_samplers": 2, "num_envs": 8, "num_steps": 256, "learning_rate": 3e-4,
-              "anneal_lr": False, "gamma": 0.99, "gae_lambda": 0.94, "update_epochs": 4, "minibatch_size": 64},
+        "Acrobot-v1", -100.0, 300_000, "ppo.total_timesteps", 50_000, "examples/rl/ppo_cartpole.py:Main",
+        ours={"env": "Acrobot-v1", "num_samplers": 2, "num_envs": 8, "num_steps": 256, "ppo.learning_rate": 3e-4,
+              "ppo.anneal_lr": False, "ppo.anneal_clip": False, "ppo.gamma": 0.99, "ppo.gae_lambda": 0.94,
+              "ppo.update_epochs": 4, "ppo.minibatch_size": 64},
         rllib_algo="ppo",
         rllib={"hidden": [64, 64], "num_env_runners": 2, "num_envs_per_env_runner": 8, "rollout_fragment_length": 256,
                "train_batch_size_per_learner": 4096, "minibatch_size": 64, "num_epochs": 4, "gamma": 0.99,
@@ -113,7 +115,7 @@ CASES: dict[str, Case] = {
         title="PPO, Acrobot-v1 (rl-zoo settings, no VecNormalize)", quick_threshold=-400.0,
         notes=["rl-zoo's normalize: true (VecNormalize) is off on every side"]),
     "appo-cartpole": Case(
-        "CartPole-v1", 475.0, 200_000, 50_000, "examples/rl/appo_cartpole.py:Main",
+        "CartPole-v1", 475.0, 200_000, "total_timesteps", 50_000, "examples/rl/appo_cartpole.py:Main",
         ours={"num_samplers": 2, "num_envs": 4, "num_steps": 32},
         rllib_algo="appo",
         rllib={"hidden": [64, 64], "num_env_runners": 2, "num_envs_per_env_runner": 4, "rollout_fragment_length": 32,
@@ -123,7 +125,7 @@ CASES: dict[str, Case] = {
         title="APPO, CartPole-v1",
         notes=["RLlib's target network and circular buffer keep its defaults (reactorfed's APPO has neither)"]),
     "dqn-cartpole": Case(
-        "CartPole-v1", 195.0, 100_000, 20_000, "examples/rl/apex_dqn_cartpole.py:Main",
+        "CartPole-v1", 195.0, 100_000, "total_timesteps", 20_000, "examples/rl/apex_dqn_cartpole.py:Main",
         ours={"num_samplers": 2, "num_shards": 2},
         rllib_algo="dqn",
         rllib={"hidden": [128, 128], "activation": "relu", "num_env_runners": 2, "num_envs_per_env_runner": 4,
@@ -136,8 +138,8 @@ CASES: dict[str, Case] = {
         title="Ape-X DQN (reactorfed) vs DQN (RLlib), CartPole-v1",
         notes=["RLlib 2.60 has no Ape-X on its new stack: its DQN with the same settings, an epsilon schedule"]),
     "ppo-minatar": Case(
-        "MinAtar/Breakout-v1", 5.0, 1_000_000, 200_000, "examples/rl/ppo_minatar.py:Main",
-        ours={"total_timesteps": 1_000_000},  # the example's defaults otherwise (purejaxrl's / gymnax-blines')
+        "MinAtar/Breakout-v1", 5.0, 1_000_000, "ppo.total_timesteps", 200_000, "examples/rl/ppo_minatar.py:Main",
+        ours={"ppo.total_timesteps": 1_000_000},  # the example's defaults otherwise (purejaxrl's / gymnax-blines')
         rllib_algo="ppo",
         rllib={"hidden": [128], "conv_filters": [[16, 3, 1, "valid"]], "num_env_runners": 2,
                "num_envs_per_env_runner": 8, "rollout_fragment_length": 128, "train_batch_size_per_learner": 2048,
@@ -187,7 +189,7 @@ def _worker(module: str, spec: dict[str, Any], timeout: float) -> dict[str, Any]
 
 
 def run_ours(case: Case, seed: int, threshold: float, total: int, time_limit: float) -> dict[str, Any]:
-    params = {**case.ours, "seed": seed, "total_timesteps": total, "target_return": threshold, "curve": True,
+    params = {**case.ours, "seed": seed, case.budget_param: total, "target_return": threshold, "curve": True,
               "progress": False, "checkpoint": ""}
     t0 = time.perf_counter()
     r = run_program(case.program, params, mode="federated", timeout=time_limit + 120, result_of=".learner")

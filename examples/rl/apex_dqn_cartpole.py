@@ -32,10 +32,13 @@ last 100 training episodes averaged 198 after 29,161 env steps and 3,590 updates
 of training in one process (38 s wall) and 17 s federated (31 s wall for ``launch``:
 the RTI, 2 samplers, 2 shards, the learner), with the same weights both ways.
 
-Every field of :class:`Args` is a parameter (``--param num_shards=1``). Asynchronous, and
-still deterministic: one ``seed`` gives the same weights in one process and federated,
-however fast each process runs (with one torch thread: ``OMP_NUM_THREADS=1``). The
-replay ratio is fixed by logical time: ``batch_size`` draws every ``learn_period_ms``
+Every field of :class:`Args` is a parameter (``--param num_shards=1``); Ape-X DQN's
+settings are its ``dqn`` field (a :class:`~reactorfed.rl.ApexDQNConfig`) and the
+prioritized replay's its ``replay`` field (a :class:`~reactorfed.rl.ReplayConfig`), set by
+dotted names (``--param replay.batch_size=32``). Asynchronous, and still deterministic:
+one ``seed`` gives the same weights in one process and federated, however fast each
+process runs (with one torch thread: ``OMP_NUM_THREADS=1``). The replay ratio is fixed
+by logical time: ``replay.batch_size`` draws every ``learn_period_ms``
 against ``num_samplers * num_envs * num_steps`` steps every ``period_ms``.
 ``backend=envpool`` steps the samplers' copies with EnvPool's C++ engine (``auto``: EnvPool
 where it has the environment): as deterministic, other episodes than gymnasium's.
@@ -44,7 +47,7 @@ where it has the environment): as deterministic, other episodes than gymnasium's
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from reactorfed import ms
@@ -80,44 +83,23 @@ class Args:
     progress: bool = True
     progress_every: int = 500
     curve: bool = False  # keep the learning curve in the result (bench/training.py plots it)
-    # Ape-X DQN
-    learning_rate: float = 5e-4
-    gamma: float = 0.99
-    n_step: int = 3
-    target_update_interval: int = 500
-    max_grad_norm: float = 10.0
-    hidden: tuple[int, ...] = (128, 128)
-    epsilon: float = 0.4
-    epsilon_alpha: float = 7.0
-    # prioritized replay
-    buffer_size: int = 50_000
-    batch_size: int = 64
-    learning_starts: int = 1_000
-    alpha: float = 0.6
-    beta0: float = 0.4
-    beta_steps: int = 10_000
+    dqn: ApexDQNConfig = field(default_factory=ApexDQNConfig)  # Ape-X DQN's policy
+    replay: ReplayConfig = field(default_factory=ReplayConfig)  # prioritized replay, over all the shards
 
 
 def settings(args: Args) -> dict[str, Any]:
     """The plan's keyword arguments for ``args`` (:class:`Main`'s and :class:`OnePod`'s)."""
-    dqn = ApexDQNConfig(learning_rate=args.learning_rate, gamma=args.gamma, n_step=args.n_step,
-                        target_update_interval=args.target_update_interval, max_grad_norm=args.max_grad_norm,
-                        hidden=args.hidden, epsilon=args.epsilon, epsilon_alpha=args.epsilon_alpha)
-    replay = ReplayConfig(capacity=args.buffer_size, alpha=args.alpha, beta0=args.beta0,
-                          beta_steps=args.beta_steps, batch_size=args.batch_size,
-                          learning_starts=args.learning_starts)
     # env steps per learner update, fixed by logical time: the updates that fit in the budget
     per_update = (args.num_samplers * args.num_envs * args.num_steps * args.learn_period_ms / args.period_ms)
-    iterations = max(1, math.ceil((args.total_timesteps - args.learning_starts) / per_update))
+    iterations = max(1, math.ceil((args.total_timesteps - args.replay.learning_starts) / per_update))
     run = RunConfig(iterations=iterations, target_return=args.target_return, checkpoint=args.checkpoint,
                     checkpoint_every=args.checkpoint_every, resume=args.resume, progress=args.progress,
                     progress_every=args.progress_every, curve=args.curve)
-    return dict(algo=dqn, env=args.env, num_samplers=args.num_samplers, num_shards=args.num_shards,
+    return dict(algo=args.dqn, env=args.env, num_samplers=args.num_samplers, num_shards=args.num_shards,
                 num_envs=args.num_envs, fragment_len=args.num_steps, period=ms(args.period_ms),
                 learn_period=ms(args.learn_period_ms), prefetch=args.prefetch, weights_every=args.weights_every,
-                weights_delay=ms(args.weights_delay_ms), replay=replay, run=run, seed=args.seed,
+                weights_delay=ms(args.weights_delay_ms), replay=args.replay, run=run, seed=args.seed,
                 backend=args.backend)
-
 
 class Main(ApexPlan):
     def __init__(self, args: Args = Args()) -> None:

@@ -17,7 +17,9 @@ In one process::
 
     reactorfed run examples/rl/appo_cartpole.py:Main --fast
 
-Every field of :class:`Args` is a parameter (``--param num_samplers=4``). Asynchronous,
+Every field of :class:`Args` is a parameter (``--param num_samplers=4``); APPO's settings
+are its ``appo`` field, a :class:`~reactorfed.rl.APPOConfig`, set by dotted names
+(``--param appo.learning_rate=1e-3``). Asynchronous,
 and still deterministic: one ``seed`` gives the same weights in one process and
 federated, however fast each process runs (with one torch thread: ``OMP_NUM_THREADS=1``).
 ``backend=envpool`` steps the samplers' copies with EnvPool's C++ engine (``auto``: EnvPool
@@ -27,7 +29,7 @@ where it has the environment): as deterministic, other episodes than gymnasium's
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from reactorfed import ms
 from reactorfed.rl import APPOConfig, AsyncPlan, Backend, RunConfig
@@ -51,30 +53,17 @@ class Args:
     progress: bool = True
     progress_every: int = 20
     curve: bool = False  # keep the learning curve in the result (bench/training.py plots it)
-    # APPO
-    learning_rate: float = 5e-4
-    gamma: float = 0.99
-    vtrace_lambda: float = 1.0
-    clip_coef: float = 0.4
-    ent_coef: float = 0.01
-    vf_coef: float = 0.5
-    max_grad_norm: float = 0.5
-    update_epochs: int = 2
-    minibatch_size: int = 64
-    hidden: tuple[int, ...] = (64, 64)
+    # APPO: each 128-row fragment for 2 epochs of 64-row minibatches
+    appo: APPOConfig = field(default_factory=lambda: APPOConfig(update_epochs=2, minibatch_size=64))
 
 
 class Main(AsyncPlan):
     def __init__(self, args: Args = Args()) -> None:
-        appo = APPOConfig(learning_rate=args.learning_rate, gamma=args.gamma, vtrace_lambda=args.vtrace_lambda,
-                          clip_coef=args.clip_coef, ent_coef=args.ent_coef, vf_coef=args.vf_coef,
-                          max_grad_norm=args.max_grad_norm, update_epochs=args.update_epochs,
-                          minibatch_size=args.minibatch_size, hidden=args.hidden)
         per_fragment = args.num_envs * args.num_steps
         run = RunConfig(iterations=math.ceil(args.total_timesteps / per_fragment), target_return=args.target_return,
                         checkpoint=args.checkpoint, checkpoint_every=args.checkpoint_every, resume=args.resume,
                         progress=args.progress, progress_every=args.progress_every, curve=args.curve)
-        super().__init__(appo, args.env, num_samplers=args.num_samplers, num_envs=args.num_envs,
+        super().__init__(args.appo, args.env, num_samplers=args.num_samplers, num_envs=args.num_envs,
                          fragment_len=args.num_steps, period=ms(args.period_ms), weights_delay=ms(args.weights_delay_ms),
                          run=run, seed=args.seed, backend=args.backend)
 

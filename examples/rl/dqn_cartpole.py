@@ -16,8 +16,10 @@ In one process::
     reactorfed run examples/rl/dqn_cartpole.py:Main --fast
     python examples/rl/dqn_cartpole.py
 
-Every field of :class:`Args` is a parameter: ``--param num_samplers=4``. The run is
-deterministic: the same ``seed`` gives the same weights, either way.
+Every field of :class:`Args` is a parameter: ``--param num_samplers=4``; DQN's settings
+are its ``dqn`` field, a :class:`~reactorfed.rl.DQNConfig`, set by dotted names:
+``--param dqn.learning_rate=1e-3``. The run is deterministic: the same ``seed`` gives the
+same weights, either way.
 
 With ``--param max_samplers=8`` the samplers are an elastic bank (``num_samplers`` at the
 start, 1 to 8 while it trains: samplers may join and leave, as in examples/rl/qlearning.py);
@@ -26,7 +28,7 @@ the same membership at the same tags gives the same weights.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from reactorfed import Bank, Elastic, Reactor, bank, each, elastic_bank, ms
 from reactorfed.rl import (
@@ -54,16 +56,9 @@ class Args:
     checkpoint: str = "runs/dqn_cartpole.pt"
     progress: bool = True
     # DQN (rl-zoo's CartPole settings, close enough)
-    learning_rate: float = 2.3e-3
-    gamma: float = 0.99
-    batch_size: int = 64
-    buffer_size: int = 100_000
-    learning_starts: int = 1_000
-    target_update_interval: int = 10
-    hidden: tuple[int, ...] = (256, 256)
-    start_e: float = 1.0
-    end_e: float = 0.04
-    exploration_steps: int = 8_000
+    dqn: DQNConfig = field(default_factory=lambda: DQNConfig(
+        learning_rate=2.3e-3, buffer_size=100_000, target_update_interval=10, hidden=(256, 256), end_e=0.04,
+        exploration_steps=8_000))
 
 
 class Main(Reactor):
@@ -71,18 +66,7 @@ class Main(Reactor):
         probe = EnvRunner(args.env)  # the environment says what the network sees and does
         obs_dim, num_actions = probe.obs_size, probe.num_actions
         probe.close()
-        dqn = DQNConfig(
-            learning_rate=args.learning_rate,
-            gamma=args.gamma,
-            batch_size=args.batch_size,
-            buffer_size=args.buffer_size,
-            learning_starts=args.learning_starts,
-            target_update_interval=args.target_update_interval,
-            hidden=args.hidden,
-            start_e=args.start_e,
-            end_e=args.end_e,
-            exploration_steps=args.exploration_steps,
-        )
+        dqn = args.dqn
         train = TrainConfig(
             iterations=args.iterations,
             updates_per_iteration=args.updates_per_iteration,
@@ -98,7 +82,7 @@ class Main(Reactor):
         if args.max_samplers > 0:
             width = Elastic(min=1, max=args.max_samplers, initial=args.num_samplers)
             self.samplers: Bank[QSampler] = elastic_bank(QSampler, width, env=args.env, seed=seeds,
-                                                         fragment_len=args.fragment_len, hidden=args.hidden)
+                                                         fragment_len=args.fragment_len, hidden=dqn.hidden)
             period = ms(args.round_ms)
             self.learner: DQNTrainer = ElasticDQNTrainer(
                 "samplers", args.max_samplers, obs_dim, num_actions, dqn=dqn, train=train, seed=args.seed, period=period)
@@ -111,7 +95,7 @@ class Main(Reactor):
             env=args.env,
             seed=seeds,
             fragment_len=args.fragment_len,
-            hidden=args.hidden,
+            hidden=dqn.hidden,
         )
         self.learner = DQNTrainer(args.num_samplers, obs_dim, num_actions, dqn=dqn, train=train,
                                          seed=args.seed)

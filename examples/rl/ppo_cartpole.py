@@ -4,7 +4,7 @@ your own.
 Each round, 2 samplers step 4 copies of CartPole 32 times each with the learner's latest
 policy (rl-zoo's 8 environments x 32 steps); the learner computes GAE advantages, takes
 20 epochs of PPO steps and broadcasts the new policy. Training stops once the last 100
-training episodes average ``target_return`` (475), or after ``total_timesteps`` steps;
+training episodes average ``target_return`` (475), or after ``ppo.total_timesteps`` steps;
 the learner prints the verdict and saves a checkpoint (``checkpoint``, loadable with
 ``PPOLearner.load``; ``resume=true`` carries on from it).
 
@@ -17,7 +17,9 @@ In one process::
     reactorfed run examples/rl/ppo_cartpole.py:Main --fast
     python examples/rl/ppo_cartpole.py
 
-Every field of :class:`Args` is a parameter: ``--param num_samplers=4``. The run is
+Every field of :class:`Args` is a parameter: ``--param num_samplers=4``; PPO's settings
+are its ``ppo`` field, a :class:`~reactorfed.rl.PPOConfig` (rl-zoo's CartPole-v1 settings),
+set by dotted names: ``--param ppo.learning_rate=3e-4``. The run is
 deterministic: one ``seed`` gives the same weights either way (with one torch thread:
 ``OMP_NUM_THREADS=1``, or the same thread count everywhere). ``backend=envpool`` steps the
 samplers' copies with EnvPool's C++ engine (``pip install 'reactorfed[envpool]'``; ``auto``:
@@ -28,7 +30,7 @@ gymnasium's for the same seed.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from reactorfed.rl import Backend, PPOConfig, RunConfig, SyncPlan
 
@@ -40,7 +42,6 @@ class Args:
     num_envs: int = 4  # environment copies per sampler
     num_steps: int = 32  # rows per fragment: a round is num_samplers * num_envs * num_steps steps
     backend: Backend = "gymnasium"  # what steps the copies: gymnasium, envpool or auto
-    total_timesteps: int = 100_000
     target_return: float = 475.0
     seed: int = 1
     checkpoint: str = "runs/ppo_cartpole.pt"
@@ -49,40 +50,16 @@ class Args:
     progress: bool = True
     progress_every: int = 10
     curve: bool = False  # keep the learning curve in the result (bench/training.py plots it)
-    # PPO (rl-zoo's CartPole-v1 settings)
-    learning_rate: float = 1e-3
-    anneal_lr: bool = True
-    gamma: float = 0.98
-    gae_lambda: float = 0.8
-    update_epochs: int = 20
-    minibatch_size: int = 256
-    clip_coef: float = 0.2
-    ent_coef: float = 0.0
-    vf_coef: float = 0.5
-    max_grad_norm: float = 0.5
-    hidden: tuple[int, ...] = (64, 64)
+    # PPO: its defaults are rl-zoo's CartPole-v1 settings; ppo.total_timesteps is the run's
+    # budget (the learning rate and the clip range anneal to 0 over it)
+    ppo: PPOConfig = field(default_factory=PPOConfig)
 
 
 class Main(SyncPlan):
     def __init__(self, args: Args = Args()) -> None:
-        ppo = PPOConfig(
-            learning_rate=args.learning_rate,
-            anneal_lr=args.anneal_lr,
-            anneal_clip=args.anneal_lr,
-            total_timesteps=args.total_timesteps,
-            gamma=args.gamma,
-            gae_lambda=args.gae_lambda,
-            update_epochs=args.update_epochs,
-            minibatch_size=args.minibatch_size,
-            clip_coef=args.clip_coef,
-            ent_coef=args.ent_coef,
-            vf_coef=args.vf_coef,
-            max_grad_norm=args.max_grad_norm,
-            hidden=args.hidden,
-        )
         per_round = args.num_samplers * args.num_envs * args.num_steps
         run = RunConfig(
-            iterations=math.ceil(args.total_timesteps / per_round),
+            iterations=math.ceil(args.ppo.total_timesteps / per_round),
             target_return=args.target_return,
             checkpoint=args.checkpoint,
             checkpoint_every=args.checkpoint_every,
@@ -91,7 +68,7 @@ class Main(SyncPlan):
             progress_every=args.progress_every,
             curve=args.curve,
         )
-        super().__init__(ppo, args.env, num_samplers=args.num_samplers, num_envs=args.num_envs,
+        super().__init__(args.ppo, args.env, num_samplers=args.num_samplers, num_envs=args.num_envs,
                          fragment_len=args.num_steps, run=run, seed=args.seed, backend=args.backend)
 
 

@@ -11,7 +11,7 @@ weights back (``reactorfed.rl.ParamServerPlan``). With one seed both end with th
 weights. The defaults match ``ppo_cartpole.py``'s round (2 x 4 copies x 32 steps, 20
 epochs of minibatch 256 over the round's transitions, rl-zoo's settings), cut into two
 learners' shares. Training stops once the last 100 training episodes average
-``target_return`` (475), or after ``total_timesteps`` steps; the lead learner (or the
+``target_return`` (475), or after ``ppo.total_timesteps`` steps; the lead learner (or the
 server) prints the verdict and saves a checkpoint (``checkpoint``, loadable with
 ``PPOLearner.load``; ``resume=true`` carries on from it).
 
@@ -29,7 +29,9 @@ In one process::
     reactorfed run examples/rl/ppo_data_parallel_cartpole.py:Main --fast
     python examples/rl/ppo_data_parallel_cartpole.py [param_server]
 
-Every field of :class:`Args` is a parameter: ``--param num_learners=4``. One ``seed``
+Every field of :class:`Args` is a parameter: ``--param num_learners=4``; PPO's settings
+are its ``ppo`` field, a :class:`~reactorfed.rl.PPOConfig`, set by dotted names:
+``--param ppo.minibatch_size=64`` (each learner's). One ``seed``
 gives the same weights in one process and federated (with one torch thread:
 ``OMP_NUM_THREADS=1``, or the same thread count everywhere).
 """
@@ -37,7 +39,7 @@ gives the same weights in one process and federated (with one torch thread:
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from reactorfed.rl import Backend, DataParallelPlan, ParamServerPlan, PPOConfig, RunConfig
 
@@ -50,7 +52,6 @@ class Args:
     num_envs: int = 4  # environment copies per sampler
     num_steps: int = 32  # rows per fragment
     backend: Backend = "gymnasium"  # what steps the copies: gymnasium, envpool or auto
-    total_timesteps: int = 100_000
     target_return: float = 475.0
     seed: int = 1
     checkpoint: str = "runs/ppo_data_parallel_cartpole.pt"
@@ -60,40 +61,17 @@ class Args:
     progress_every: int = 10
     trace: bool = False  # each result carries a hash of the weights after every step
     colocate: bool = False  # ParamServer: each worker and its samplers in one process (k8s: a pod)
-    # PPO (rl-zoo's CartPole-v1 settings; minibatch_size is each learner's)
-    learning_rate: float = 1e-3
-    anneal_lr: bool = True
-    gamma: float = 0.98
-    gae_lambda: float = 0.8
-    update_epochs: int = 20
-    minibatch_size: int = 128
-    clip_coef: float = 0.2
-    ent_coef: float = 0.0
-    vf_coef: float = 0.5
-    max_grad_norm: float = 0.5
-    hidden: tuple[int, ...] = (64, 64)
+    # PPO: rl-zoo's CartPole-v1 settings, minibatch_size each learner's (2 learners make rl-zoo's
+    # 256 a step); ppo.total_timesteps is the run's budget (the learning rate and the clip range
+    # anneal to 0 over it)
+    ppo: PPOConfig = field(default_factory=lambda: PPOConfig(minibatch_size=128))
 
 
-def settings(args: Args) -> tuple[PPOConfig, RunConfig]:
-    """PPO's settings and the run's, from ``args``."""
-    ppo = PPOConfig(
-        learning_rate=args.learning_rate,
-        anneal_lr=args.anneal_lr,
-        anneal_clip=args.anneal_lr,
-        total_timesteps=args.total_timesteps,
-        gamma=args.gamma,
-        gae_lambda=args.gae_lambda,
-        update_epochs=args.update_epochs,
-        minibatch_size=args.minibatch_size,
-        clip_coef=args.clip_coef,
-        ent_coef=args.ent_coef,
-        vf_coef=args.vf_coef,
-        max_grad_norm=args.max_grad_norm,
-        hidden=args.hidden,
-    )
+def run_config(args: Args) -> RunConfig:
+    """How the lead learner (or the server) runs training, from ``args``."""
     per_round = args.num_learners * args.samplers_per_learner * args.num_envs * args.num_steps
-    run = RunConfig(
-        iterations=math.ceil(args.total_timesteps / per_round),
+    return RunConfig(
+        iterations=math.ceil(args.ppo.total_timesteps / per_round),
         target_return=args.target_return,
         checkpoint=args.checkpoint,
         checkpoint_every=args.checkpoint_every,
@@ -101,24 +79,20 @@ def settings(args: Args) -> tuple[PPOConfig, RunConfig]:
         progress=args.progress,
         progress_every=args.progress_every,
     )
-    return ppo, run
-
 
 class Main(DataParallelPlan):
     def __init__(self, args: Args = Args()) -> None:
-        ppo, run = settings(args)
-        super().__init__(ppo, args.env, num_learners=args.num_learners,
+        super().__init__(args.ppo, args.env, num_learners=args.num_learners,
                          samplers_per_learner=args.samplers_per_learner, num_envs=args.num_envs,
-                         fragment_len=args.num_steps, run=run, seed=args.seed, backend=args.backend,
+                         fragment_len=args.num_steps, run=run_config(args), seed=args.seed, backend=args.backend,
                          trace=args.trace)
 
 
 class ParamServer(ParamServerPlan):
     def __init__(self, args: Args = Args()) -> None:
-        ppo, run = settings(args)
-        super().__init__(ppo, args.env, num_workers=args.num_learners,
+        super().__init__(args.ppo, args.env, num_workers=args.num_learners,
                          samplers_per_worker=args.samplers_per_learner, num_envs=args.num_envs,
-                         fragment_len=args.num_steps, run=run, seed=args.seed, backend=args.backend,
+                         fragment_len=args.num_steps, run=run_config(args), seed=args.seed, backend=args.backend,
                          trace=args.trace, colocate=args.colocate)
 
 

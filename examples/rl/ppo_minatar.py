@@ -12,7 +12,7 @@ where the hyper-parameters come from: purejaxrl's and gymnax-blines' MinAtar PPO
 
 Each round, 2 samplers step 8 copies of the game 128 times each with the learner's latest
 policy; the learner computes GAE advantages, takes 4 epochs of 8 minibatches and
-broadcasts the new policy. Training stops after ``total_timesteps`` steps, or once the
+broadcasts the new policy. Training stops after ``ppo.total_timesteps`` steps, or once the
 last 100 training episodes average ``target_return``; the learner prints the verdict and
 saves a checkpoint (``checkpoint``, loadable with ``ConvPPOLearner.load``; ``resume=true``
 carries on from it).
@@ -32,15 +32,17 @@ steps (54 s of training), 6.1 after 1M (8 min), 10.1 after 2M (16 min) and 11.8 
 4.94M steps in 28.7 min (2,870 steps/s; about 9,800 steps/s on a quiet machine). A uniformly
 random policy averages 0.39 (1,000 episodes).
 
-Every field of :class:`Args` is a parameter: ``--param num_samplers=4``. The run is
-deterministic: one ``seed`` gives the same weights in one process and federated (with one
+Every field of :class:`Args` is a parameter: ``--param num_samplers=4``; PPO's settings
+and the network's are its ``ppo`` field, a :class:`~reactorfed.rl.ConvPPOConfig`, set by
+dotted names: ``--param ppo.channels=32``. The run is deterministic: one ``seed`` gives
+the same weights in one process and federated (with one
 torch thread: ``OMP_NUM_THREADS=1``, or the same thread count everywhere).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from reactorfed.rl import Backend, ConvPPOConfig, RunConfig, SyncPlan
 
@@ -52,7 +54,6 @@ class Args:
     num_envs: int = 8  # environment copies per sampler
     num_steps: int = 128  # rows per fragment: a round is num_samplers * num_envs * num_steps steps
     backend: Backend = "gymnasium"  # MinAtar has no EnvPool engine: gymnasium's SyncVectorEnv
-    total_timesteps: int = 2_000_000
     target_return: float | None = None  # stop early once the last 100 episodes average this
     seed: int = 1
     checkpoint: str = "runs/ppo_minatar.pt"
@@ -61,42 +62,18 @@ class Args:
     progress: bool = True
     progress_every: int = 10
     curve: bool = False  # keep the learning curve in the result (bench/minatar.py writes it out)
-    # PPO (purejaxrl's and gymnax-blines' MinAtar settings: ConvPPOConfig)
-    learning_rate: float = 5e-4
-    anneal_lr: bool = True
-    gamma: float = 0.99
-    gae_lambda: float = 0.95
-    update_epochs: int = 4
-    minibatch_size: int = 256  # a round's 2048 transitions in 8 minibatches
-    clip_coef: float = 0.2
-    ent_coef: float = 0.01
-    vf_coef: float = 0.5
-    max_grad_norm: float = 0.5
-    # the network (MinAtar's reference: 16 3x3 filters, 128 units)
-    channels: int = 16
-    hidden: tuple[int, ...] = (128,)
+    # PPO and the network: ConvPPOConfig's defaults are purejaxrl's and gymnax-blines' MinAtar
+    # settings (a round's 2048 transitions in 8 minibatches of 256; MinAtar's reference network,
+    # 16 3x3 filters and 128 units); ppo.total_timesteps is the run's budget (the learning rate
+    # anneals to 0 over it)
+    ppo: ConvPPOConfig = field(default_factory=ConvPPOConfig)
 
 
 class Main(SyncPlan):
     def __init__(self, args: Args = Args()) -> None:
-        ppo = ConvPPOConfig(
-            learning_rate=args.learning_rate,
-            anneal_lr=args.anneal_lr,
-            total_timesteps=args.total_timesteps,
-            gamma=args.gamma,
-            gae_lambda=args.gae_lambda,
-            update_epochs=args.update_epochs,
-            minibatch_size=args.minibatch_size,
-            clip_coef=args.clip_coef,
-            ent_coef=args.ent_coef,
-            vf_coef=args.vf_coef,
-            max_grad_norm=args.max_grad_norm,
-            channels=args.channels,
-            hidden=args.hidden,
-        )
         per_round = args.num_samplers * args.num_envs * args.num_steps
         run = RunConfig(
-            iterations=math.ceil(args.total_timesteps / per_round),
+            iterations=math.ceil(args.ppo.total_timesteps / per_round),
             target_return=args.target_return,
             checkpoint=args.checkpoint,
             checkpoint_every=args.checkpoint_every,
@@ -105,7 +82,7 @@ class Main(SyncPlan):
             progress_every=args.progress_every,
             curve=args.curve,
         )
-        super().__init__(ppo, args.env, num_samplers=args.num_samplers, num_envs=args.num_envs,
+        super().__init__(args.ppo, args.env, num_samplers=args.num_samplers, num_envs=args.num_envs,
                          fragment_len=args.num_steps, run=run, seed=args.seed, backend=args.backend)
 
 

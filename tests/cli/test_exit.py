@@ -12,7 +12,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 def test_a_process_that_loaded_torch_ends_quietly_with_its_exit_code(tmp_path: Path) -> None:
     ok = subprocess.run([sys.executable, "-m", "reactorfed", "run", "examples/rl/ppo_cartpole.py:Main", "--fast",
-                         "--param", "total_timesteps=256", "--param", "progress=false",
+                         "--param", "ppo.total_timesteps=256", "--param", "progress=false",
                          "--param", f"checkpoint={tmp_path / 'ck.pt'}", "--logdir", str(tmp_path / "tb")],
                         cwd=REPO, capture_output=True, text=True, timeout=300)
     assert ok.returncode == 0, ok.stderr[-2000:]

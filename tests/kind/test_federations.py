@@ -321,7 +321,7 @@ def test_a_seed_gives_the_same_weights_in_pods_as_on_this_machine(operator: Kind
     small_requests(fed)
     name = fed["metadata"]["name"]
     params = fed["spec"]["program"]["params"]
-    params.update({"total_timesteps": "2560", "target_return": "1000", "checkpoint": "", "resume": "false",
+    params.update({"ppo.total_timesteps": "2560", "target_return": "1000", "checkpoint": "", "resume": "false",
                    "progress": "false"})
     fed["spec"].pop("checkpoint", None)
     clean_slate(k, name)

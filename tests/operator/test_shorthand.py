@@ -2,7 +2,12 @@
 examples/k8s/ plans exactly the pods it planned before groups existed.
 
 ``data/example_pods.json`` was written by the planner of the commit before groups (names,
-labels, env, resources and command of each pod, and a digest of the whole manifest)."""
+labels, env, resources and command of each pod, and a digest of the whole manifest). A
+change of an example's manifest rewrites its entries: ``json.dumps({key: [view(p) for p in
+federation_pods(FEDS[key], 1)] for key in sorted(FEDS)}, indent=1, sort_keys=True)`` (it
+reproduces the file byte for byte where no manifest changed); the diff must show the
+manifest's change only (the PPO examples' params renamed to ``ppo.total_timesteps`` and
+``ppo.minibatch_size``: their commands and digests)."""
 
 from __future__ import annotations
 

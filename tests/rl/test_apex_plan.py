@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from reactorfed import Environment, ValidationError, ms
+from reactorfed.rl import ReplayConfig
 from reactorfed.rl.algos.apex.config import ApexDQNConfig
 from reactorfed.rl.plans.apex import ApexPlan, priority_lag_bound, weights_lag_bound
 
@@ -83,7 +84,8 @@ def test_the_example_runs_and_resumes_from_its_checkpoint(tmp_path: Path) -> Non
 
     apex = load_example("apex_dqn_cartpole")
     ckpt = str(tmp_path / "apex.pt")
-    small = {"learning_starts": 100, "hidden": (16,), "checkpoint": ckpt, "progress": False}
+    small = {"dqn": ApexDQNConfig(hidden=(16,)), "replay": ReplayConfig(learning_starts=100), "checkpoint": ckpt,
+             "progress": False}
     # 8 env steps an update (2 samplers x 4 copies x 16 rows every 16 ms, an update a ms)
     first = apex.Main(apex.Args(total_timesteps=100 + 3 * 8, **small))
     Environment(fast=True).run(first)

@@ -17,10 +17,19 @@ from .conftest import load_example
 
 
 def ours(case: Case) -> dict[str, Any]:
-    """The example's settings as the benchmark runs it: its Args defaults and the case's overrides."""
+    """The example's settings as the benchmark runs it: its Args defaults and the case's
+    overrides, a nested config's fields by dotted names (``ppo.learning_rate``), as
+    ``--param`` spells them."""
     module = load_example(case.program.split(":")[0].split("/")[-1].removesuffix(".py"))
-    fields = {f.name: f.default for f in dataclasses.fields(module.Args)}
+    fields: dict[str, Any] = {}
+    for f in dataclasses.fields(module.Args):
+        default = f.default if f.default is not dataclasses.MISSING else f.default_factory()  # type: ignore[misc]
+        if dataclasses.is_dataclass(default):
+            fields.update({f"{f.name}.{k}": v for k, v in vars(default).items()})
+        else:
+            fields[f.name] = default
     assert set(case.ours) <= set(fields), f"unknown Args fields: {set(case.ours) - set(fields)}"
+    assert case.budget_param in fields
     return {**fields, **case.ours}
 
 
@@ -35,18 +44,22 @@ def test_ppo_cases_hand_every_side_the_same_settings(name: str) -> None:
     a, r, s = ours(case), case.rllib, case.sb3
     assert s is not None
     assert a["env"] == case.env
+
+    def ppo(name: str) -> Any:
+        return a[f"ppo.{name}"]
+
     triples = [  # (reactorfed, RLlib, SB3)
-        (a["learning_rate"], first(r["lr"]), s["learning_rate"]),
-        (a["gamma"], r["gamma"], s["gamma"]),
-        (a["gae_lambda"], r["lambda_"], s["gae_lambda"]),
-        (a["update_epochs"], r["num_epochs"], s["n_epochs"]),
-        (a["minibatch_size"], r["minibatch_size"], s["batch_size"]),
-        (a["clip_coef"], r["clip_param"], s["clip_range"]),
-        (a["ent_coef"], r["entropy_coeff"], s["ent_coef"]),
-        (a["vf_coef"], r["vf_loss_coeff"], 0.5),  # SB3's default
-        (a["max_grad_norm"], r["grad_clip"], 0.5),  # SB3's default
-        (list(a["hidden"]), r["hidden"], s["hidden"]),
-        (a.get("channels"), r["conv_filters"][0][0] if "conv_filters" in r else None, s.get("conv_channels")),
+        (ppo("learning_rate"), first(r["lr"]), s["learning_rate"]),
+        (ppo("gamma"), r["gamma"], s["gamma"]),
+        (ppo("gae_lambda"), r["lambda_"], s["gae_lambda"]),
+        (ppo("update_epochs"), r["num_epochs"], s["n_epochs"]),
+        (ppo("minibatch_size"), r["minibatch_size"], s["batch_size"]),
+        (ppo("clip_coef"), r["clip_param"], s["clip_range"]),
+        (ppo("ent_coef"), r["entropy_coeff"], s["ent_coef"]),
+        (ppo("vf_coef"), r["vf_loss_coeff"], 0.5),  # SB3's default
+        (ppo("max_grad_norm"), r["grad_clip"], 0.5),  # SB3's default
+        (list(ppo("hidden")), r["hidden"], s["hidden"]),
+        (a.get("ppo.channels"), r["conv_filters"][0][0] if "conv_filters" in r else None, s.get("conv_channels")),
         (a["num_samplers"] * a["num_envs"], r["num_env_runners"] * r["num_envs_per_env_runner"], s["n_envs"]),
         (a["num_steps"], r["rollout_fragment_length"], s["n_steps"]),
     ]
@@ -55,40 +68,43 @@ def test_ppo_cases_hand_every_side_the_same_settings(name: str) -> None:
     batch = a["num_samplers"] * a["num_envs"] * a["num_steps"]
     assert r["train_batch_size_per_learner"] == batch
     # annealed on every side, over the same horizon, or on none
-    assert a["anneal_lr"] == isinstance(r["lr"], list) == s["anneal"]
-    if a["anneal_lr"]:
-        assert r["lr"][-1] == [case.total, 0.0] and a["total_timesteps"] == case.total
-    # the clip range: annealed with the learning rate where reactorfed's config does (RLlib cannot)
-    clip_annealed = a["anneal_lr"] if "channels" not in a else False  # (ConvPPOConfig: anneal_clip=False)
-    assert s.get("anneal_clip", s["anneal"]) == clip_annealed
+    assert ppo("anneal_lr") == isinstance(r["lr"], list) == s["anneal"]
+    if ppo("anneal_lr"):
+        assert r["lr"][-1] == [case.total, 0.0] and ppo("total_timesteps") == case.total
+    assert case.budget_param == "ppo.total_timesteps"  # the budget is the horizon PPO anneals over
+    # the clip range: annealed where reactorfed's config does (RLlib cannot)
+    assert s.get("anneal_clip", s["anneal"]) == ppo("anneal_clip")
 
 
 def test_appo_case_hands_rllib_the_same_settings_and_gradient_steps_per_sample() -> None:
     case = CASES["appo-cartpole"]
     a, r = ours(case), case.rllib
-    assert (a["learning_rate"], a["gamma"], a["vtrace_lambda"], a["clip_coef"], a["ent_coef"], a["vf_coef"],
-            a["max_grad_norm"], list(a["hidden"])) == (r["lr"], r["gamma"], r["lambda_"], r["clip_param"],
-                                                       r["entropy_coeff"], r["vf_loss_coeff"], r["grad_clip"],
-                                                       r["hidden"])
+    appo = {k.removeprefix("appo."): v for k, v in a.items() if k.startswith("appo.")}
+    assert (appo["learning_rate"], appo["gamma"], appo["vtrace_lambda"], appo["clip_coef"], appo["ent_coef"],
+            appo["vf_coef"], appo["max_grad_norm"], list(appo["hidden"])) == (
+        r["lr"], r["gamma"], r["lambda_"], r["clip_param"], r["entropy_coeff"], r["vf_loss_coeff"], r["grad_clip"],
+        r["hidden"])
     assert a["num_samplers"] * a["num_envs"] == r["num_env_runners"] * r["num_envs_per_env_runner"]
     assert a["num_steps"] == r["rollout_fragment_length"]
     fragment = a["num_envs"] * a["num_steps"]
-    ours_steps = a["update_epochs"] * math.ceil(fragment / a["minibatch_size"])  # per fragment
+    ours_steps = appo["update_epochs"] * math.ceil(fragment / appo["minibatch_size"])  # per fragment
     rllib_steps = fragment // r["train_batch_size_per_learner"] * r["circular_buffer_iterations_per_batch"]
-    assert ours_steps == rllib_steps and a["minibatch_size"] == r["train_batch_size_per_learner"]
+    assert ours_steps == rllib_steps and appo["minibatch_size"] == r["train_batch_size_per_learner"]
 
 
 def test_dqn_case_hands_rllib_the_same_settings_and_replay_ratio() -> None:
     case = CASES["dqn-cartpole"]
     a, r = ours(case), case.rllib
-    assert (a["learning_rate"], a["gamma"], a["n_step"], a["batch_size"], a["max_grad_norm"], list(a["hidden"]),
-            a["learning_starts"]) == (r["lr"], r["gamma"], r["n_step"], r["train_batch_size_per_learner"],
-                                      r["grad_clip"], r["hidden"], r["num_steps_sampled_before_learning_starts"])
+    assert (a["dqn.learning_rate"], a["dqn.gamma"], a["dqn.n_step"], a["replay.batch_size"], a["dqn.max_grad_norm"],
+            list(a["dqn.hidden"]), a["replay.learning_starts"]) == (
+        r["lr"], r["gamma"], r["n_step"], r["train_batch_size_per_learner"], r["grad_clip"], r["hidden"],
+        r["num_steps_sampled_before_learning_starts"])
     replay = r["replay_buffer_config"]
-    assert (a["buffer_size"], a["alpha"], a["beta0"]) == (replay["capacity"], replay["alpha"], replay["beta"])
+    assert (a["replay.capacity"], a["replay.alpha"], a["replay.beta0"]) == (
+        replay["capacity"], replay["alpha"], replay["beta"])
     steps_per_update = a["num_samplers"] * a["num_envs"] * a["num_steps"] * a["learn_period_ms"] / a["period_ms"]
-    assert r["training_intensity"] == a["batch_size"] / steps_per_update  # rows trained per row sampled
-    assert r["target_network_update_freq"] == a["target_update_interval"] * steps_per_update  # RLlib: env steps
+    assert r["training_intensity"] == a["replay.batch_size"] / steps_per_update  # rows trained per row sampled
+    assert r["target_network_update_freq"] == a["dqn.target_update_interval"] * steps_per_update  # RLlib: env steps
 
 
 def run(reached_at: tuple[float, int] | None, curve: list[tuple[float, int, float]]) -> dict[str, Any]:

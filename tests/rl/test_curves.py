@@ -52,14 +52,14 @@ def test_a_logdir_that_cannot_be_written_is_said_once(tmp_path: Path, caplog: py
 #: each RL example for a few iterations: (program, params)
 EXAMPLES = [
     ("qlearning.py:Main", ["iterations=5"]),
-    ("dqn_cartpole.py:Main", ["iterations=3", "progress=false", "learning_starts=100"]),
-    ("ppo_cartpole.py:Main", ["total_timesteps=512", "progress=false"]),
+    ("dqn_cartpole.py:Main", ["iterations=3", "progress=false", "dqn.learning_starts=100"]),
+    ("ppo_cartpole.py:Main", ["ppo.total_timesteps=512", "progress=false"]),
     ("appo_cartpole.py:Main", ["total_timesteps=1024", "progress=false"]),
-    ("ppo_data_parallel_cartpole.py:Main", ["total_timesteps=512", "progress=false"]),
-    ("ppo_data_parallel_cartpole.py:ParamServer", ["total_timesteps=512", "progress=false"]),
+    ("ppo_data_parallel_cartpole.py:Main", ["ppo.total_timesteps=512", "progress=false"]),
+    ("ppo_data_parallel_cartpole.py:ParamServer", ["ppo.total_timesteps=512", "progress=false"]),
     ("apex_dqn_cartpole.py:Main", ["total_timesteps=2048", "progress=false"]),
-    ("ppo_minatar.py:Main", ["total_timesteps=2048", "num_steps=16", "progress=false"]),
-    ("seed_ppo_cartpole.py:Main", ["total_timesteps=512", "progress=false", "device=cpu"]),
+    ("ppo_minatar.py:Main", ["ppo.total_timesteps=2048", "num_steps=16", "progress=false"]),
+    ("seed_ppo_cartpole.py:Main", ["ppo.total_timesteps=512", "progress=false", "device=cpu"]),
 ]
 
 
@@ -85,7 +85,7 @@ def test_every_rl_example_writes_learning_curves(program: str, params: list[str]
 def test_launch_gives_its_federates_the_logdir(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k != LOGDIR_ENV}
     r = subprocess.run([sys.executable, "-m", "reactorfed", "launch", "examples/rl/ppo_cartpole.py:Main", "--fast",
-                        "--no-progress", "--logdir", str(tmp_path / "tb"), "--param=total_timesteps=512",
+                        "--no-progress", "--logdir", str(tmp_path / "tb"), "--param=ppo.total_timesteps=512",
                         "--param=progress=false", f"--param=checkpoint={tmp_path / 'ck.pt'}"],
                        cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stdout + r.stderr

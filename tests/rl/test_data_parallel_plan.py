@@ -9,6 +9,7 @@ import os
 import re
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -134,7 +135,7 @@ def test_an_algorithm_without_gradient_steps_is_named() -> None:
 
 def test_example_short_run_shows_progress(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     dp = load_example("ppo_data_parallel_cartpole")
-    main = dp.Main(dp.Args(total_timesteps=1024, checkpoint=str(tmp_path / "p.pt"), progress_every=2))
+    main = dp.Main(dp.Args(ppo=replace(dp.Args().ppo, total_timesteps=1024), checkpoint=str(tmp_path / "p.pt"), progress_every=2))
     Environment(fast=True).run(main)
     assert main.learners[0].result["iterations"] == 4
     err = capsys.readouterr().err
@@ -158,11 +159,12 @@ def launched(program: str, params: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 @pytest.mark.slow
 def test_example_launched_matches_single_process(tmp_path: Path) -> None:
-    params = {"total_timesteps": 768, "seed": 5, "progress": False, "trace": True}
-    fed = launched("Main", {**params, "checkpoint": tmp_path / "fed.pt"})
+    params = {"seed": 5, "progress": False, "trace": True}
+    fed = launched("Main", {**params, "ppo.total_timesteps": 768, "checkpoint": tmp_path / "fed.pt"})
     assert sorted(fed) == ["Main.learners[0]", "Main.learners[1]"], fed
     dp = load_example("ppo_data_parallel_cartpole")
-    main = dp.Main(dp.Args(**params, checkpoint=str(tmp_path / "single.pt")))
+    ppo = replace(dp.Args().ppo, total_timesteps=768)
+    main = dp.Main(dp.Args(**params, ppo=ppo, checkpoint=str(tmp_path / "single.pt")))
     single = Environment(fast=True).run(main).results
     for name, r in fed.items():
         assert r["iterations"] == 3 and r["env_steps"] == single[name]["env_steps"]

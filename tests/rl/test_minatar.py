@@ -122,12 +122,12 @@ def test_one_seed_same_weights_in_one_process_and_federated() -> None:
 def test_example_checkpoint_and_resume(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     ex = load_example("ppo_minatar")
     ckpt = str(tmp_path / "m.pt")
-    small = {"num_envs": 2, "num_steps": 16, "minibatch_size": 32, "checkpoint": ckpt, "progress_every": 1}
-    first = ex.Main(ex.Args(total_timesteps=2 * 2 * 2 * 16, **small))  # 2 rounds
+    small = {"num_envs": 2, "num_steps": 16, "checkpoint": ckpt, "progress_every": 1}
+    first = ex.Main(ex.Args(ppo=ConvPPOConfig(total_timesteps=2 * 2 * 2 * 16, minibatch_size=32), **small))  # 2 rounds
     Environment(fast=True).run(first)
     r1 = first.learner.result
     assert r1["iterations"] == 2 and ConvPPOLearner.load(ckpt).digest() == r1["weights_sha256"]
-    second = ex.Main(ex.Args(total_timesteps=3 * 2 * 2 * 16, resume=True, **small))
+    second = ex.Main(ex.Args(ppo=ConvPPOConfig(total_timesteps=3 * 2 * 2 * 16, minibatch_size=32), resume=True, **small))
     Environment(fast=True).run(second)
     r2 = second.learner.result
     assert r2["resumed_from_iteration"] == 2 and r2["iterations"] == 3 and r2["env_steps"] > r1["env_steps"]

@@ -4,6 +4,7 @@ checkpoints resume, and the plan's mistakes are named."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -118,7 +119,7 @@ def test_layout_mistakes_are_named() -> None:
 
 def test_example_short_run(tmp_path: Path) -> None:
     dp = load_example("ppo_data_parallel_cartpole")
-    main = dp.ParamServer(dp.Args(total_timesteps=512, checkpoint=str(tmp_path / "p.pt"), progress=False))
+    main = dp.ParamServer(dp.Args(ppo=replace(dp.Args().ppo, total_timesteps=512), checkpoint=str(tmp_path / "p.pt"), progress=False))
     Environment(fast=True).run(main)
     assert main.server.result["iterations"] == 2
     assert PPOLearner.load(tmp_path / "p.pt").digest() == main.server.result["weights_sha256"]
@@ -126,11 +127,12 @@ def test_example_short_run(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_example_launched_matches_single_process_and_data_parallel(tmp_path: Path) -> None:
-    params = {"total_timesteps": 768, "seed": 5, "progress": False, "trace": True}
-    fed = launched("ParamServer", {**params, "checkpoint": tmp_path / "fed.pt"})
+    params = {"seed": 5, "progress": False, "trace": True}
+    fed = launched("ParamServer", {**params, "ppo.total_timesteps": 768, "checkpoint": tmp_path / "fed.pt"})
     assert sorted(fed) == ["ParamServer.server"], fed
     r = fed["ParamServer.server"]
     dp = load_example("ppo_data_parallel_cartpole")
+    params["ppo"] = replace(dp.Args().ppo, total_timesteps=768)
     single = Environment(fast=True).run(dp.ParamServer(dp.Args(**params, checkpoint=str(tmp_path / "s.pt"))))
     s = single.results["ParamServer.server"]
     assert r["iterations"] == 3 and r["env_steps"] == s["env_steps"]

@@ -18,7 +18,7 @@ from reactorfed.rl.algos.ppo.learner import PPOLearner
 
 from .conftest import EXAMPLES, load_example
 
-PARAMS = {"total_timesteps": 768, "seed": 5}  # 3 rounds of 2 samplers x 4 copies x 32 rows
+PARAMS = {"ppo.total_timesteps": 768, "seed": 5}  # 3 rounds of 2 samplers x 4 copies x 32 rows
 
 
 @pytest.mark.slow
@@ -37,7 +37,8 @@ def test_ppo_example_launched_matches_single_process(tmp_path: Path) -> None:
     assert fed["iterations"] == 3 and PPOLearner.load(ckpt).digest() == fed["weights_sha256"]
 
     ppo = load_example("ppo_cartpole")
-    main = ppo.Main(ppo.Args(**PARAMS, checkpoint=str(tmp_path / "single.pt"), progress=False))
+    main = ppo.Main(ppo.Args(ppo=PPOConfig(total_timesteps=768), seed=5, checkpoint=str(tmp_path / "single.pt"),
+                             progress=False))
     single = Environment(fast=True).run(main).results["Main.learner"]
     assert single["env_steps"] == fed["env_steps"]
     assert single["weights_sha256"] == fed["weights_sha256"]

@@ -215,14 +215,15 @@ def test_the_example_shows_progress_and_resumes_from_its_checkpoint(tmp_path: Pa
                                                                     capsys: pytest.CaptureFixture[str]) -> None:
     seed = load_example("seed_ppo_cartpole")
     ckpt = tmp_path / "seed.pt"
-    first = seed.Main(seed.Args(total_timesteps=3 * 256, checkpoint=str(ckpt), progress_every=1, update_epochs=2))
+    first = seed.Main(seed.Args(ppo=PPOConfig(total_timesteps=3 * 256, update_epochs=2), checkpoint=str(ckpt),
+                                progress_every=1))
     Environment(fast=True).run(first)
     r = first.learner.result
     assert r["iterations"] == 3 and PPOLearner.load(ckpt).digest() == r["weights_sha256"]
     err = capsys.readouterr().err
     assert "iter     3/3" in err and "return(100)" in err and "result: not solved" in err
-    more = seed.Main(seed.Args(total_timesteps=5 * 256, checkpoint=str(ckpt), resume=True, progress=False,
-                               update_epochs=2))
+    more = seed.Main(seed.Args(ppo=PPOConfig(total_timesteps=5 * 256, update_epochs=2), checkpoint=str(ckpt), resume=True,
+                               progress=False))
     Environment(fast=True).run(more)
     r2 = more.learner.result
     assert r2["resumed_from_iteration"] == 3 and r2["iterations"] == 5 and r2["forward_passes"] == 2 * 32

@@ -70,7 +70,7 @@ def test_layout_mistakes_are_named() -> None:
 
 def test_example_short_run_shows_progress(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     ppo = load_example("ppo_cartpole")
-    main = ppo.Main(ppo.Args(total_timesteps=1024, checkpoint=str(tmp_path / "p.pt"), progress_every=2))
+    main = ppo.Main(ppo.Args(ppo=PPOConfig(total_timesteps=1024), checkpoint=str(tmp_path / "p.pt"), progress_every=2))
     Environment(fast=True).run(main)
     assert main.learner.result["iterations"] == 4
     err = capsys.readouterr().err

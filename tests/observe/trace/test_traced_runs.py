@@ -38,7 +38,7 @@ def _reactions_by_federate(stdout: str) -> dict[str, int]:
 
 
 def test_a_traced_federated_ppo_run_holds_every_reaction_and_message(tmp_path: Path) -> None:
-    stdout, trace_dir = _launch("examples/rl/ppo_cartpole.py:Main", tmp_path, "--param", "total_timesteps=1024",
+    stdout, trace_dir = _launch("examples/rl/ppo_cartpole.py:Main", tmp_path, "--param", "ppo.total_timesteps=1024",
                                 "--param", "progress=false", "--param", "checkpoint=")
     procs = {p.name: p for p in load(trace_dir)}
     assert set(procs) == {"rti", "learner", "samplers[0]", "samplers[1]"}
