@@ -107,7 +107,7 @@ def test_params_may_set_a_nested_field_by_its_dotted_name() -> None:
     s = parse_spec(minimal_spec(program={"image": "i", "entrypoint": "a:b", "params": {"ppo.total_timesteps": "5"}}))
     assert s.program.params == (("ppo.total_timesteps", "5"),)
     for bad in ("ppo.", ".lr", "ppo..lr", "ppo.1", "ppo-lr"):
-        with pytest.raises(SpecError, match="spec.program.params"):
+        with pytest.raises(SpecError, match=r"spec\.program\.params"):
             parse_spec(minimal_spec(program={"image": "i", "entrypoint": "a:b", "params": {bad: "1"}}))
 
 
