@@ -1,6 +1,8 @@
 """The ceiling of encryption on this machine: raw ZeroMQ PUSH/PULL of 100 KB frames between
-two processes, CurveZMQ (a federation's keys) against plain text, 3 rounds each; prints
-the frames/s of every round, sorted (what docs/federation.md's "What it costs" quotes).
+two processes, CurveZMQ against plain text, 3 rounds each; prints the frames/s of every
+round, sorted (what docs/federation.md's "What it costs" quotes). The keys are used as a
+federation uses its own: one keypair, the server's and the client's (pyzmq's
+``curve_keypair``: any Curve25519 keypair costs the same).
 
     .venv/bin/python -m bench.curve_ceiling
 """
@@ -14,20 +16,18 @@ from typing import Any
 
 import zmq
 
-from reactorfed.federation.io.curve import federation_keys
-
 N = 5000
 SIZE = 100 * 1024
-KEYS = federation_keys(b"x" * 32, "curve-ceiling")
+#: (public, secret), or None: plain text
+Keys = tuple[bytes, bytes] | None
 
 
-def pull(ports: Any, curve: bool, out: Any) -> None:
+def pull(ports: Any, keys: Keys, out: Any) -> None:
     ctx = zmq.Context()
     s = ctx.socket(zmq.PULL)
-    if curve:
+    if keys:
         s.curve_server = True
-        s.curve_secretkey = KEYS.secret
-        s.curve_publickey = KEYS.public
+        s.curve_publickey, s.curve_secretkey = keys
     ports.put(s.bind_to_random_port("tcp://127.0.0.1"))
     s.recv()
     t0 = time.perf_counter()
@@ -38,13 +38,12 @@ def pull(ports: Any, curve: bool, out: Any) -> None:
     ctx.term()
 
 
-def push(port: int, curve: bool) -> None:
+def push(port: int, keys: Keys) -> None:
     ctx = zmq.Context()
     s = ctx.socket(zmq.PUSH)
-    if curve:
-        s.curve_serverkey = KEYS.public
-        s.curve_publickey = KEYS.public
-        s.curve_secretkey = KEYS.secret
+    if keys:
+        s.curve_serverkey = keys[0]
+        s.curve_publickey, s.curve_secretkey = keys
     s.connect(f"tcp://127.0.0.1:{port}")
     buf = bytearray(SIZE)
     for _ in range(N):
@@ -55,13 +54,15 @@ def push(port: int, curve: bool) -> None:
 
 def main() -> int:
     res: dict[str, list[float]] = {"plain": [], "curve": []}
+    keypair = zmq.curve_keypair()
     for _ in range(3):
         for curve in (False, True):
+            keys = keypair if curve else None
             ports: Any = mp.Queue()
             out: Any = mp.Queue()
-            a = mp.Process(target=pull, args=(ports, curve, out))
+            a = mp.Process(target=pull, args=(ports, keys, out))
             a.start()
-            b = mp.Process(target=push, args=(ports.get(), curve))
+            b = mp.Process(target=push, args=(ports.get(), keys))
             b.start()
             res["curve" if curve else "plain"].append(round(out.get()))
             a.join()

@@ -43,6 +43,7 @@ shape, N and mode; both must make the same grants, round by round (checked). Res
 
 from __future__ import annotations
 
+import inspect
 import re
 import subprocess
 import sys
@@ -54,9 +55,9 @@ from typing import Any
 
 from bench.common import Results, base_parser, federates_axis, progress, pyplot, save_figure
 from bench.scale_programs import STEP, Chain, FanIn, Loop
-from reactorfed.federation.coordination import rti_core as rti
-from reactorfed.federation.coordination.layout import Layout
-from reactorfed.federation.process.runner import layout_of
+from reactorfed.federation import Layout, layout_of
+from reactorfed.federation.coordination import RtiCore
+from reactorfed.time import FOREVER_T
 
 ROOT = Path(__file__).resolve().parent.parent
 START = 1_000_000_000
@@ -71,8 +72,8 @@ Report = tuple[int, tuple[int, int], tuple[int, int], dict[int, list[int]], dict
 Round = list[list[Report]]
 
 
-def load_rti(rev: str) -> types.ModuleType:
-    """The RTI core as it was at ``rev``, imported beside the current one (its relative
+def load_rti(rev: str) -> type[Any]:
+    """The RtiCore class as it was at ``rev``, imported beside the current one (its relative
     imports resolve to the current package: tag, layout, rti_state). Before the federation
     package was layered it was ``federation/rti.py`` and imported ``.layout`` beside it."""
     new = "runtime/reactorfed/federation/coordination/rti_core.py"
@@ -89,7 +90,8 @@ def load_rti(rev: str) -> types.ModuleType:
     mod.__package__ = package
     sys.modules[name] = mod  # dataclasses look their module up
     exec(compile(src, f"{rev}:rti_core.py", "exec"), mod.__dict__)
-    return mod
+    core: type[Any] = mod.RtiCore
+    return core
 
 
 def _tag(k: int) -> tuple[int, int]:
@@ -98,7 +100,7 @@ def _tag(k: int) -> tuple[int, int]:
 
 def rounds_of(shape: str, n: int) -> tuple[Layout, Callable[[int], Round]]:
     """The layout of ``shape`` with N federates, and the reports of its round k."""
-    forever = rti.FOREVER_T
+    forever = FOREVER_T
     if shape == "chain":
         layout = layout_of(Chain(federates=n))
         line = [layout.index("source"), *(layout.index(f"relays[{i}]") for i in range(n - 2)), layout.index("sink")]
@@ -140,11 +142,11 @@ def _grants(gs: list[Any]) -> list[tuple[Any, ...]]:
     return [(g.federate, g.tag, g.provisional, list(g.counts.items())) for g in gs]
 
 
-def run(mod: types.ModuleType, layout: Layout, round_of: Callable[[int], Round], mode: str,
+def run(core_class: type[Any], layout: Layout, round_of: Callable[[int], Round], mode: str,
         min_cpu: float) -> tuple[float, int, list[Any]]:
     """One run: CPU seconds per round, reports per round, and the grants of each round."""
     batched = mode == "per batch"
-    core = mod.RtiCore(layout)
+    core = core_class(layout)
     core.start(START)
     made: list[Any] = []
     cpu = 0.0
@@ -180,10 +182,10 @@ def main(argv: list[str] | None = None) -> Results:
     runs = 1 if args.quick else args.runs
     min_cpu = args.min_cpu or (0.05 if args.quick else 0.5)
     modes = args.modes.split(",")
-    impls = {"current": rti}
+    impls: dict[str, type[Any]] = {"current": RtiCore}
     if args.against:
         impls[args.against] = load_rti(args.against)
-    progress(f"RtiCore from {Path(rti.__file__).resolve()}")
+    progress(f"RtiCore from {Path(inspect.getfile(RtiCore)).resolve()}")
     res = Results("rti_core", args.out)
     for shape in args.shapes.split(","):
         for n in ns:
@@ -194,8 +196,8 @@ def main(argv: list[str] | None = None) -> Results:
                 per_tag: dict[str, list[float]] = {name: [] for name in impls}
                 made: dict[str, list[Any]] = {}
                 for i in range(runs):
-                    for name, mod in impls.items():  # alternately, so a noisy moment hits both alike
-                        cpu, per_round, rounds = run(mod, layout, round_of, mode, min_cpu)
+                    for name, core_class in impls.items():  # alternately, so a noisy moment hits both alike
+                        cpu, per_round, rounds = run(core_class, layout, round_of, mode, min_cpu)
                         per_tag[name].append(cpu)
                         if len(rounds) > len(made.get(name, [])):
                             made[name] = rounds
