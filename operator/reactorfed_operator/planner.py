@@ -17,7 +17,7 @@ federates are fixed when it starts. Restarts happen:
 * on **suspend**: every pod is stopped (learner first); unsuspending starts a new one.
 
 An elastic bank (spec.samplers.maxReplicas) is rescaled without a restart once its
-incarnation has run, and its failed sampler pods are replaced in place: see :mod:`.live`.
+incarnation has run, and its failed sampler pods are replaced in place: see :mod:`.elastic`.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import live as elastic
+from . import elastic
 from .manifests import Federation, federation_pods, pod_name, sampler_selector
 from .observed import Event, ObservedPod, PriorStatus
 from .phase import TERMINAL, Phase, PodPhase, Role
@@ -312,7 +312,7 @@ def _elastic(
     failure: Callable[[str], Plan],
 ) -> Plan:
     """An elastic incarnation that has run: the RTI's or the learner's end decides for the
-    federation; the samplers are rescaled and replaced live (:func:`.live.live_step`)."""
+    federation; the samplers are rescaled and replaced live (:func:`.elastic.elastic_step`)."""
     scaled = fed.spec.scale_group
     core = {p.name: p for p in current if scaled is None or p.role != scaled.role}
     expected = {pod_name(fed, n) for g in fed.spec.groups if not g.scale for n in g.federates()}
@@ -328,7 +328,7 @@ def _elastic(
             return result(Phase.RUNNING, "Finishing", f"the federation is ending; waiting for {', '.join(left)}")
         return result(Phase.SUCCEEDED, "Completed", f"incarnation {inc} finished",
                       events=[Event("Normal", "Completed", "the federation finished")])  # fmt: skip
-    step = elastic.live_step(fed, inc, current, prior)
+    step = elastic.elastic_step(fed, inc, current, prior)
     out = result(step.phase, step.reason, step.message, create=step.create, delete=step.delete, events=step.events)
     out.replaced, out.slots = step.replaced, step.slots
     return out

@@ -1,4 +1,4 @@
-"""Live rescaling of an elastic sampler bank (issue 19): pure decisions for an incarnation
+"""Live rescaling of an elastic sampler bank: pure decisions for an incarnation
 that runs, given its pods as observed.
 
 An elastic program (``spec.samplers.maxReplicas`` set) declares its bank of samplers with
@@ -26,7 +26,7 @@ from .observed import Event, ObservedPod, PriorStatus
 from .phase import Phase, PodPhase
 from .progress import Progress
 
-__all__ = ["MEMBERSHIP_KEPT", "LiveStep", "established", "live_step", "membership"]
+__all__ = ["MEMBERSHIP_KEPT", "ElasticStep", "elastic_step", "established", "membership"]
 
 #: reasons only a live pass gives (an incarnation with one of them has run)
 SCALING, REPLACING, STARTING = "ScalingLive", "ReplacingSampler", "SamplersStarting"
@@ -36,7 +36,7 @@ MEMBERSHIP_KEPT = 20
 
 
 @dataclass
-class LiveStep:
+class ElasticStep:
     """What one live pass does: pods to make and delete, and what the status says."""
 
     phase: Phase
@@ -68,7 +68,7 @@ def _members(fed: Federation, slots: Sequence[int]) -> str:
     return ", ".join(f"{fed.spec.samplers.name}[{i}]" for i in slots)
 
 
-def live_step(fed: Federation, incarnation: int, current: Sequence[ObservedPod], prior: PriorStatus) -> LiveStep:
+def elastic_step(fed: Federation, incarnation: int, current: Sequence[ObservedPod], prior: PriorStatus) -> ElasticStep:
     """One pass over an elastic incarnation that has run and whose RTI and learner are alive.
 
     * Slots at or above ``spec.samplers.replicas`` lose their pods, highest first.
@@ -96,7 +96,7 @@ def live_step(fed: Federation, incarnation: int, current: Sequence[ObservedPod],
     # Slots kept filled: all of [0, replicas) once each has a pod; until then no more than
     # before, so that a slot still being vacated is not counted as replaced when refilled.
     whole = not failed and not any(i < desired for i in leaving)
-    step = LiveStep(Phase.RUNNING, "", "", prior.replaced + len(refill), desired if whole else min(kept, desired))
+    step = ElasticStep(Phase.RUNNING, "", "", prior.replaced + len(refill), desired if whole else min(kept, desired))
     step.delete = [live[i].name for i in removed + failed]
     step.create = [sampler_pod(fed, i, incarnation, width, most) for i in missing]
 
