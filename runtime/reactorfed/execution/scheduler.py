@@ -32,6 +32,7 @@ from ..model.port import CheckedWriter, PortWriter, SerialWriter
 from ..model.reaction import Reaction
 from ..model.timer import TimerSlot
 from ..model.trigger import Slot
+from ..observe.progress import ProgressBoard
 from ..time.clock import Clock
 from ..time.tag import FOREVER, FOREVER_T, FOREVER_TAG, NEVER, TagT, succ
 from .binding import bind_reactions
@@ -90,6 +91,8 @@ class Scheduler:
         self.membership: Membership | None = Membership(program) if elastic_banks(program.main) else None
         self.tracer: Tracer | None = None  # a traced run's recorder (set before bind)
         self.user_events = UserEvents()  # LF's user trace events
+        #: what the program's reactors last reported of their progress (Reactor.report_progress)
+        self.progress = ProgressBoard()
 
     @property
     def reactions_executed(self) -> int:  # (counted by the strategy that runs them)

@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from typing import Any, cast
 
 from ..errors import ValidationError
+from ..observe.progress import check_progress
 from ..time.duration import check_duration
 from ..time.tag import Tag
 from .action import Action, ActionDecl
@@ -308,6 +309,16 @@ class Reactor(metaclass=_ReactorMeta):
         A later report replaces an earlier one."""
         running_scheduler(self)
         record_result(self, values)
+
+    def report_progress(self, done: int | None = None, total: int | None = None, **figures: float) -> None:
+        """Report how far this run is, for a person watching it: ``done`` of ``total``
+        (say iterations; either may be left out) and a few ``figures`` of its own, short
+        names to numbers (say ``env_steps=12_800, mean_return=212.4``; at most 8; a NaN
+        figure, not known yet, is left out). The latest report of the process wins: its
+        ``/status`` shows it, a federate sends it to the RTI (at most once a second), and
+        ``reactorfed launch``'s progress line and ``kubectl get rfed`` show it. Cheap: call
+        it as often as you like. A :class:`~reactorfed.ValidationError` names a bad field."""
+        running_scheduler(self).progress.report(check_progress(done, total, figures))
 
     @property
     def children(self) -> list[Reactor]:

@@ -85,7 +85,8 @@ class SchedulerCollector:
 def serve_metrics(env: Environment, port: int, addr: str = "0.0.0.0", labels: Mapping[str, str] | None = None) -> StatusServer:
     """Serve ``env``'s scheduler counters on ``http://addr:port/metrics`` (port 0: any
     free port, see :attr:`StatusServer.port`), with the process's own metrics (CPU
-    seconds, resident memory, open descriptors) and a JSON ``/status``."""
+    seconds, resident memory, open descriptors) and a JSON ``/status`` (with the
+    program's ``progress`` once a reactor reported it: :mod:`.progress`)."""
     from .status import StatusServer
 
     def status() -> dict[str, Any]:
@@ -94,6 +95,9 @@ def serve_metrics(env: Environment, port: int, addr: str = "0.0.0.0", labels: Ma
         if sched is not None:
             out.update(tag=list(sched.current_tag), start_time=sched.start_time, tags=sched.tags_processed,
                        reactions=sched.reactions_executed)
+            progress = sched.progress.json()
+            if progress is not None:
+                out["progress"] = progress
         return out
 
     return StatusServer(port, [SchedulerCollector(lambda: env.scheduler, labels)], status, host=addr)
