@@ -85,6 +85,7 @@ def test_metrics_and_status_during_a_run(tmp_path: Path) -> None:
         for f in status["federates"].values():
             assert f["joined"] and not f["resigned"] and f["ltc_elapsed_ns"] is not None
         assert status["grants"] > 0 and status["rejected"] == 0
+        assert "progress" not in status  # a program that reports none: logical time only
 
         text = get(rti_port, "/metrics")
         assert sample(text, "reactorfed_rti_grants_total") > 0

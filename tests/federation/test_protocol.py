@@ -32,6 +32,9 @@ FIELD: dict[str, st.SearchStrategy[Any]] = {
     "bool": st.booleans(),
     "changes": st.lists(st.tuples(U64, st.booleans()).map(list), min_size=1, max_size=5),
     "ints": st.lists(U64, max_size=5),
+    "u?": st.none() | U64,
+    "figures": st.dictionaries(st.text(min_size=1, max_size=K.MAX_NAME),
+                               I64 | st.floats(allow_nan=False, allow_infinity=False), max_size=K.MAX_FIGURES),
     "any": st.recursive(st.none() | st.integers(-(2**63), 2**64 - 1) | st.text(max_size=10) | st.binary(max_size=10),
                         lambda c: st.lists(c, max_size=4), max_leaves=8),
 }
@@ -52,13 +55,17 @@ WRONG: dict[str, list[Any]] = {
     "changes": [[], {}, None, [[1]], [[1, True, 0]], [[-1, True]], [[True, True]], [[1, 1]], [[1, None]],
                 [(1, "yes")], [[2**63, False]], [[1, True], 5], [["1", True]]],
     "ints": [None, {}, 3, [-1], [2**63], [1.0], ["1"], [True], [[1]], "12"],
+    "u?": [-1, 2**63, False, 0.5, "0", []],
+    "figures": [None, [], {"": 1}, {"x" * 33: 1}, {1: 1}, {"a": True}, {"a": "1"}, {"a": None}, {"a": float("nan")},
+                {"a": float("inf")}, {"a": 2**63}, {f"f{i}": i for i in range(9)}],
 }
 
 
 def sample(kind: int) -> list[Any]:
     return [{"i": -5, "u": 7, "s": "x", "b16": b"a" * 16, "b32": b"b" * 32, "counts": {1: 2}, "sent": {0: [1, 2, 3]},
              "peers": {0: "tcp://h:1"}, "any": [1, "a"], "bin": b"\x00\x01", "items": [[43, 1, 2]], "bool": True,
-             "changes": [[3, True], [4, False]], "ints": [2, 3]}[f] for f in K.SCHEMA[kind]]
+             "changes": [[3, True], [4, False]], "ints": [2, 3], "u?": None,
+             "figures": {"mean_return": 21.5, "env_steps": 1200}}[f] for f in K.SCHEMA[kind]]
 
 
 @st.composite
@@ -168,6 +175,7 @@ TYPED: list[tuple[type[Any], tuple[st.SearchStrategy[Any], ...], Any]] = [
     (P.Release, (), lambda _: [P.RELEASE]),
     (P.Peer, (TAG, U64, TEXT), lambda p: [P.PEER, p.tag[0], p.tag[1], p.member, p.endpoint]),
     (P.Lost, (U64,), lambda lo: [P.LOST, lo.member]),
+    (P.Progress, (FIELD["u?"], FIELD["u?"], FIELD["figures"]), lambda p: [P.PROGRESS, p.done, p.total, p.figures]),
 ]
 _ITEMS = (P.ShmOpen, P.Promise, P.StopMark)  # batch items
 
@@ -463,3 +471,10 @@ def test_a_membership_message_where_it_is_not_expected_is_refused() -> None:
         P.parse(P.pack(P.BATCH, [[P.CHANGE, 1, 0, 2, True, ""]]))
     with pytest.raises(P.ProtocolError, match="unexpected CHANGE here"):  # not a data-plane item
         P.check_item([P.CHANGE, 1, 0, 2, True, ""], frozenset({P.DATA_INLINE, P.PROMISE}))
+
+
+def test_progress_limits_are_the_reporting_sides() -> None:
+    """What a federate's reactors may report (reactorfed.observe.progress) fits a PROGRESS."""
+    from reactorfed.observe import progress
+
+    assert (K.MAX_FIGURES, K.MAX_NAME) == (progress.MAX_FIGURES, progress.MAX_NAME)

@@ -6,7 +6,8 @@
 messages and decodes what the RTI sends (:mod:`.federate_receiver`: one poller over the
 RTI link, the data port and the Unix socket), sends its outputs (:mod:`.outputs`, through
 :mod:`.outbound`) and what its core queues (:mod:`.federate_sender`), hands what peers
-send to :mod:`.inbound`, runs the heartbeat thread (:mod:`.heartbeat`), and closes
+send to :mod:`.inbound`, runs the heartbeat thread (:mod:`.heartbeat`, which also carries
+the program's progress to the RTI), and closes
 everything at the end. Every decision (grants, peer promises, when to report, zero-delay cycles, stop
 agreement) is the pure :class:`..coordination.federate_core.FederateCore`'s: the driver
 feeds it what arrives and what the scheduler does, with the time read from the clock,
@@ -102,7 +103,8 @@ class FederateCoordinator:
         self._rti = self._tx.rti = Client(self.cfg.rti, max_message=P.RTI_MAX_MESSAGE, curve=self.cfg.curve())
         cfg = self.cfg
         self._live = self._tx.live = Liveness(cfg.rti, cfg.liveness_ns, self.clock.now(), cfg.silence_ns)
-        self._hb = Heartbeat(self.name, cfg.heartbeat_ns, self._live, self.clock, curve=cfg.curve())
+        self._hb = Heartbeat(self.name, cfg.heartbeat_ns, self._live, self.clock, curve=cfg.curve(),
+                             progress=self._sched.progress if self._sched is not None else None)
         joined = join(self._rti, self.cfg, self.name, self.layout.digest, advertised, self.clock)
         if joined.index != self.me:
             raise FederationError(f"the RTI numbers this federate {joined.index}, the program says {self.me}: "

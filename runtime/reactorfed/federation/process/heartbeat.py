@@ -1,6 +1,8 @@
 """The federate's heartbeat thread: tells the RTI this process lives (even while a
 reaction runs for long) over a connection of its own, and notices when the RTI does not
-answer or aborts the federation.
+answer or aborts the federation. It also carries the program's progress for a person
+(:mod:`reactorfed.observe.progress`) to the RTI: off the thread that runs reactions, only
+when it changed, at most once every :data:`PROGRESS_PERIOD_NS`.
 
 The two threads share one :class:`Liveness`: each records when it last heard from the RTI
 (each field is written by one thread only), and both ask it the one question whether the
@@ -13,13 +15,17 @@ import logging
 import os
 import threading
 
+from ...observe.progress import ProgressBoard
 from ...time.clock import Clock, Wakeup
 from ..io.transport import Client, CurveKeys, Monitor, Poller
 from ..wire import protocol as P
 
-__all__ = ["Heartbeat", "Liveness", "WakeSource"]
+__all__ = ["PROGRESS_PERIOD_NS", "Heartbeat", "Liveness", "WakeSource"]
 
 log = logging.getLogger("reactorfed.federate")
+
+#: the program's progress goes to the RTI at most this often (when it changed)
+PROGRESS_PERIOD_NS = 1_000_000_000
 
 #: what the RTI sends on the heartbeat connection
 _FROM_RTI = frozenset({P.HEARTBEAT, P.ABORT})
@@ -88,16 +94,20 @@ class Liveness:
 
 class Heartbeat(threading.Thread):
     """Once begun, sends the HB_HELLO that proves who this is, then a HEARTBEAT every
-    ``period_ns`` to the RTI at ``live.rti``, and watches the RTI (see :class:`Liveness`)."""
+    ``period_ns`` to the RTI at ``live.rti``, and watches the RTI (see :class:`Liveness`).
+    With ``progress``, the board's latest report too (a PROGRESS), when it changed, at most
+    every :data:`PROGRESS_PERIOD_NS` (and the last one when the heartbeat stops)."""
 
     def __init__(self, name: str, period_ns: int, live: Liveness, clock: Clock, *,
-                 curve: CurveKeys | None = None) -> None:
+                 curve: CurveKeys | None = None, progress: ProgressBoard | None = None) -> None:
         super().__init__(name=f"reactorfed-heartbeat-{name}", daemon=True)
         self._hello = b""
         self._period_ns = period_ns
         self.live = live
         self._clock = clock
         self._stop_event = Wakeup()  # (watched by the thread's poller: a stop ends its wait at once)
+        self._progress = progress
+        self._progress_sent = 0  # how many reports the board had when one was last sent
         # Connected now, before the federate joins: the connection's encrypted handshake
         # is done while the federation starts, not when its reactions begin to load the
         # CPU (hundreds of busy federates on a few cores delayed it past its time limit).
@@ -130,16 +140,19 @@ class Heartbeat(threading.Thread):
         client = self._client
         monitor = Monitor(client)
         poller = Poller(client, monitor, WakeSource(self._stop_event))
+        last = False  # a last report was sent as the heartbeat stopped
         try:
             client.send([self._hello])
             period_ms = max(1, self._period_ns // 1_000_000)
             beat = P.Heartbeat().pack()
-            next_beat = 0
+            next_beat = next_progress = 0
             while not self._stop_event.is_set():
                 now = clock.now()
                 if now >= next_beat:
                     client.send([beat])
                     next_beat = now + self._period_ns
+                if now >= next_progress and self._send_progress(client):
+                    next_progress = now + PROGRESS_PERIOD_NS
                 if poller.wait(period_ms):
                     while (frames := client.recv()) is not None:
                         live.heard_hb = clock.now()
@@ -160,10 +173,23 @@ class Heartbeat(threading.Thread):
                     if reason is not None:
                         live.abort(reason)
                         self._hard_exit_later()
+            last = self._send_progress(client)  # the last report, if the latest did not go yet
         finally:
             poller.close()
             monitor.close()
-            client.close()
+            client.close(100 if last else 0)  # (a linger: the last report leaves)
+
+    def _send_progress(self, client: Client) -> bool:
+        """Send the board's latest report if it changed since the last one sent; whether it did."""
+        board = self._progress
+        if board is None:
+            return False
+        count, report = board.latest()
+        if count == self._progress_sent or report is None:
+            return False
+        self._progress_sent = count
+        client.send([P.Progress(report.done, report.total, dict(report.figures)).pack()])
+        return True
 
     def _hard_exit_later(self) -> None:
         """If the main thread is stuck in a reaction and does not notice the abort, end

@@ -34,7 +34,7 @@ log = logging.getLogger("reactorfed.rti")
 #: the messages each kind of connection may send (anything else is dropped and counted)
 _ALLOWED = {
     PeerKind.CONTROL: frozenset({P.LTC, P.STOP_REQ, P.STOP_REPLY, P.RESIGN, P.HEARTBEAT, P.FAIL}),
-    PeerKind.HEARTBEAT: frozenset({P.HEARTBEAT}),
+    PeerKind.HEARTBEAT: frozenset({P.HEARTBEAT, P.PROGRESS}),
     PeerKind.PENDING: frozenset({P.PROOF}),
     PeerKind.STRANGER: frozenset({P.HELLO, P.HB_HELLO}),
 }
@@ -64,6 +64,8 @@ class RtiServer:
         self._final: dict[int, tuple[int, int]] = {}  # the tag each federate resigned at
         #: when each federate's program last said something (physical time)
         self.last_seen: dict[int, int] = {}
+        #: each federate's latest progress report (its heartbeat connection's PROGRESS), for /status
+        self.progress: dict[int, P.Progress] = {}
         self._fed_of_fd: dict[int, int] = {}  # a joined federate's connection -> the federate
         self.departures = Departures(cfg.liveness_ns)
         self._drained = True  # the last receive loop read everything that had arrived
@@ -279,7 +281,10 @@ class RtiServer:
             self.last_seen[f] = self.clock.now()
             self._on_control(f, msg)
         elif kind is PeerKind.HEARTBEAT:
-            self.last_seen[adm.heartbeat[peer]] = self.clock.now()
+            f = adm.heartbeat[peer]
+            self.last_seen[f] = self.clock.now()
+            if isinstance(msg, P.Progress):
+                self.progress[f] = msg
         elif isinstance(msg, P.Hello):
             if self.members is not None:  # (a slot's new process: its last one may be gone)
                 self.members.superseded(msg.name)

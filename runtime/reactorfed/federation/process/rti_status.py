@@ -1,10 +1,19 @@
 """The RTI server's state as ``/status``'s document and as Prometheus metrics: a read-only
-view over the public names of :class:`.rti_server.RtiServer`."""
+view over the public names of :class:`.rti_server.RtiServer`.
+
+The document's ``progress`` is the federation's progress for a person: the latest report
+(``{"done", "total", "figures"}``, each when known; :mod:`reactorfed.observe.progress`)
+of the first federate, in the program's order, that sent one (in the RL plans, the
+learner: it alone reports); each federate's own is under ``federates``. No federate
+reported: no ``progress``."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
+
+from ...observe.progress import ProgressReport
+from ..wire import protocol as P
 
 if TYPE_CHECKING:
     from .rti_server import RtiServer
@@ -18,8 +27,9 @@ def status_of(srv: RtiServer) -> dict[str, Any]:
     now = srv.clock.now()
     members = srv.members
     core = srv.core
+    reports = srv.progress
     last_seen = srv.last_seen
-    feds = {}
+    feds: dict[str, dict[str, Any]] = {}
     for i, name in enumerate(srv.layout.names):
         st = core.feds[i]
         ltc = st.ltc
@@ -31,6 +41,8 @@ def status_of(srv: RtiServer) -> dict[str, Any]:
         }
         if members is not None:
             feds[name]["present"] = core.present[i]
+        if i in reports:
+            feds[name]["progress"] = _progress_json(reports[i])
     done = [st.ltc for st in core.feds if st.ltc[0] < 2**62 and st.ltc[0] >= start]
     # (elastic banks: the absent slots have no tag)
     expected = len(core.feds) if members is None else sum(core.present)
@@ -47,9 +59,16 @@ def status_of(srv: RtiServer) -> dict[str, Any]:
         "handshakes_refused": srv.handshakes_refused,
         "error": srv.error,
     }
+    first = min(reports, default=None)
+    if first is not None:
+        out["progress"] = _progress_json(reports[first])
     if members is not None:  # the joins and leaves so far, tags after the start
         out["membership"] = [r.json() for r in members.record()]
     return out
+
+
+def _progress_json(msg: P.Progress) -> dict[str, Any]:
+    return ProgressReport(msg.done, msg.total, msg.figures).json()
 
 
 def metrics_of(srv: RtiServer) -> Iterator[Any]:

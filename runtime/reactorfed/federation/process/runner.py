@@ -17,6 +17,7 @@ from ..coordination.layout import Layout
 from .rti_server import RtiConfig, RtiServer, RtiSummary
 
 if TYPE_CHECKING:  # imported when a federate runs: the RTI needs neither it nor numpy
+    from ...execution.scheduler import Scheduler
     from .federate import FederateCoordinator
     from .federate_config import FederateConfig
 
@@ -102,8 +103,7 @@ def run_federate(
         status = StatusServer(
             metrics_port,
             [SchedulerCollector(lambda: env.scheduler, {"federate": federate}), _FederateCollector(coord)],
-            lambda: {"federate": federate, "tag": list(sched.current_tag), "start_time": sched.start_time,
-                     "tags": sched.tags_processed, "reactions": sched.reactions_executed},
+            lambda: _federate_status(federate, sched),
             host=metrics_addr,
         )
     error: BaseException | None = None
@@ -116,6 +116,16 @@ def run_federate(
         coord.finish(sched, error)
         if status is not None:
             status.close()
+
+
+def _federate_status(federate: str, sched: Scheduler) -> dict[str, Any]:
+    """A federate's ``/status``: its tag and counts, and its program's progress once reported."""
+    out: dict[str, Any] = {"federate": federate, "tag": list(sched.current_tag), "start_time": sched.start_time,
+                           "tags": sched.tags_processed, "reactions": sched.reactions_executed}
+    progress = sched.progress.json()
+    if progress is not None:
+        out["progress"] = progress
+    return out
 
 
 class _FederateCollector:

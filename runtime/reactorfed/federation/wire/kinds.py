@@ -10,6 +10,7 @@ RTI or a federate. The messages themselves: :mod:`.messages` (typed control mess
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -17,8 +18,8 @@ import msgpack
 
 __all__ = ["FROM_RTI", "NAMES", "PROTOCOL_VERSION", "RTI_MAX_MESSAGE", "SCHEMA", "ProtocolError", "pack", "packb", "unpackb", "validated"]
 
-PROTOCOL_VERSION = 4  # 2: a resigned federate waits for RELEASE before closing its links; 3: CHANGE carries an
-#   endpoint; 4: START says which elastic slots are absent and whether to ask to join; PEER, LOST
+PROTOCOL_VERSION = 5  # 2: a resigned federate waits for RELEASE before closing its links; 3: CHANGE carries an
+#   endpoint; 4: START says which elastic slots are absent and whether to ask to join; PEER, LOST; 5: PROGRESS
 #: the largest control message (RTI connections refuse bigger frames)
 RTI_MAX_MESSAGE = 64 * 1024
 
@@ -36,6 +37,8 @@ HB_HELLO = 10  # federation id, federate name, nonce: the heartbeat channel's jo
 QUERY_REPLY = 11  # round, t, m: the earliest tag this federate can apply a round's changes at
 JOIN_REQ = 12  # physical time: an elastic member (admitted by the handshake) asks to join
 LEAVE_REQ = 13  # an elastic member asks to leave
+PROGRESS = 14  # done, total (each None: not known), figures {name: number}: the program's progress for a
+#   person, on the heartbeat connection (at most once a second, when it changed)
 # RTI -> federate
 CHALLENGE = 20  # nonce, mac
 REJECT = 21  # reason
@@ -78,18 +81,22 @@ NAMES = {
     SHM_OPEN: "SHM_OPEN", SHM_DATA: "SHM_DATA", BATCH: "BATCH", DATA_INLINE: "DATA_INLINE",
     STOP_MARK: "STOP_MARK", QUERY_REPLY: "QUERY_REPLY", JOIN_REQ: "JOIN_REQ", LEAVE_REQ: "LEAVE_REQ",
     QUERY: "QUERY", CHANGE: "CHANGE", ADMIT: "ADMIT", REFUSED: "REFUSED", ROUND_END: "ROUND_END",
-    RELEASE: "RELEASE", PEER: "PEER", LOST: "LOST",
+    RELEASE: "RELEASE", PEER: "PEER", LOST: "LOST", PROGRESS: "PROGRESS",
 }
 
 I64_MIN = -(2**63)
 I64_MAX = 2**63 - 1
 MAX_STR = 4096
 MAX_ENTRIES = 4096
+#: a PROGRESS's figures: at most this many, names at most MAX_NAME long (the reporting side checks the same)
+MAX_FIGURES = 8
+MAX_NAME = 32
 
 # Field kinds: "i" int64, "u" int >= 0, "s" short str, "b16" 16 bytes, "b32" 32 bytes,
 # "counts" {int >= 0: int >= 0}, "sent" {int >= 0: [count, t, m]}, "peers" {int: str},
 # "bin" bytes, "items" a non-empty list of lists (each checked by check_item), "bool",
-# "changes" a non-empty list of [member (int >= 0), joined (bool)], "ints" a list of ints >= 0, "any".
+# "changes" a non-empty list of [member (int >= 0), joined (bool)], "ints" a list of ints >= 0, "u?" an int
+# >= 0 or None, "figures" at most MAX_FIGURES {short str: finite int or float}, "any".
 SCHEMA: dict[int, tuple[str, ...]] = {
     HELLO: ("u", "s", "s", "s", "s", "b16"),
     PROOF: ("b32",),
@@ -128,6 +135,7 @@ SCHEMA: dict[int, tuple[str, ...]] = {
     RELEASE: (),
     PEER: ("i", "u", "u", "s"),
     LOST: ("u",),
+    PROGRESS: ("u?", "u?", "figures"),
 }
 
 class ProtocolError(ValueError):
@@ -204,6 +212,12 @@ def _is_ints(v: Any) -> bool:
     return isinstance(v, list) and all(_is_uint(i) for i in v)
 
 
+def _is_figures(v: Any) -> bool:
+    return isinstance(v, dict) and len(v) <= MAX_FIGURES and all(
+        type(k) is str and 0 < len(k) <= MAX_NAME
+        and (_is_int(x) or (type(x) is float and math.isfinite(x))) for k, x in v.items())
+
+
 def _is_peers(v: Any) -> bool:
     return isinstance(v, dict) and all(_is_uint(k) and isinstance(e, str) for k, e in v.items())
 
@@ -222,6 +236,8 @@ _FIELD_CHECKS: dict[str, Callable[[Any], bool]] = {
     "bool": lambda v: type(v) is bool,
     "changes": _is_changes,
     "ints": _is_ints,
+    "u?": lambda v: v is None or _is_uint(v),
+    "figures": _is_figures,
     "any": lambda v: True,
 }
 #: per message type, one check per field (looked up once, not per message)

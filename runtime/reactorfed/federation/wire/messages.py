@@ -28,6 +28,7 @@ from .kinds import (
     LTC,
     NAMES,
     PEER,
+    PROGRESS,
     PROMISE,
     PROOF,
     PTAG,
@@ -66,7 +67,7 @@ from .membership import (
 
 __all__ = [
     "BUILD", "KIND", "TYPED", "Abort", "Auth", "Challenge", "Fail", "HbHello", "Heartbeat", "Hello", "Ltc", "Message",
-    "Promise", "Proof", "Ptag", "Reject", "Release", "Resign", "ShmOpen", "Start", "StopGranted", "StopMark",
+    "Progress", "Promise", "Proof", "Ptag", "Reject", "Release", "Resign", "ShmOpen", "Start", "StopGranted", "StopMark",
     "StopReply", "StopReq", "StopRequest", "Tag", "parse",
 ]
 
@@ -193,6 +194,23 @@ class Fail(NamedTuple):
     @classmethod
     def _of(cls, m: list[Any]) -> Fail:
         return _new(cls, (m[1],))
+
+
+class Progress(NamedTuple):
+    """federate -> RTI, on the heartbeat connection: the program's progress for a person
+    (:mod:`reactorfed.observe.progress`): ``done`` of ``total`` (None: not known) and its
+    figures."""
+
+    done: int | None
+    total: int | None
+    figures: dict[str, int | float]
+
+    def pack(self) -> bytes:
+        return packb([PROGRESS, self.done, self.total, self.figures])
+
+    @classmethod
+    def _of(cls, m: list[Any]) -> Progress:
+        return _new(cls, (m[1], m[2], m[3]))
 
 
 class HbHello(NamedTuple):
@@ -414,7 +432,7 @@ class StopMark(NamedTuple):
 Message = (
     Hello | Proof | Ltc | StopReq | StopReply | Resign | Heartbeat | Fail | HbHello | Challenge | Reject | Start | Tag
     | Ptag | StopRequest | StopGranted | Abort | Auth | ShmOpen | Promise | StopMark | QueryReply | JoinReq | LeaveReq
-    | Query | Change | Admit | Refused | RoundEnd | Release | Peer | Lost
+    | Query | Change | Admit | Refused | RoundEnd | Release | Peer | Lost | Progress
 )
 
 #: message type -> its class (the data plane's positional messages have none)
@@ -424,7 +442,7 @@ TYPED: dict[int, type[Message]] = {
     TAG: Tag, PTAG: Ptag, STOP_REQUEST: StopRequest, STOP_GRANTED: StopGranted, ABORT: Abort, AUTH: Auth,
     SHM_OPEN: ShmOpen, PROMISE: Promise, STOP_MARK: StopMark, QUERY_REPLY: QueryReply, JOIN_REQ: JoinReq,
     LEAVE_REQ: LeaveReq, QUERY: Query, CHANGE: Change, ADMIT: Admit, REFUSED: Refused, ROUND_END: RoundEnd,
-    RELEASE: Release, PEER: Peer, LOST: Lost,
+    RELEASE: Release, PEER: Peer, LOST: Lost, PROGRESS: Progress,
 }
 #: a message class -> its type
 KIND: dict[type[Message], int] = {cls: kind for kind, cls in TYPED.items()}

@@ -1,0 +1,82 @@
+"""A program's progress (``Reactor.report_progress``) from the learner federate to the
+RTI's ``/status``: a federation of real processes, the RTI's and each federate's
+``/status`` read while it runs."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .test_metrics import free_port, get
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(90)]
+
+PROGRAM = f"{Path(__file__).with_name('progress_programs.py')}:Main"
+
+
+def test_the_learners_progress_reaches_the_rtis_status(tmp_path: Path) -> None:
+    env = {**os.environ, "REACTORFED_SECRET": "progress-test-secret", "PYTHONUNBUFFERED": "1"}
+    common = ["--federation-id", "progress-test", "--timeout", "20s"]
+    ready = tmp_path / "rti.json"
+    procs: list[subprocess.Popen[str]] = []
+
+    def start(*args: str) -> subprocess.Popen[str]:
+        p = subprocess.Popen([sys.executable, "-m", "reactorfed", *args], env=env, text=True,
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        procs.append(p)
+        return p
+
+    try:
+        rti = start("rti", PROGRAM, *common, "--port", "0", "--metrics-port", "0", "--ready-file", str(ready))
+        deadline = time.monotonic() + 40
+        while not ready.exists():
+            assert rti.poll() is None and time.monotonic() < deadline, "the RTI did not start"
+            time.sleep(0.02)
+        info: dict[str, Any] = json.loads(ready.read_text())
+        rti_port = info["status_port"]
+        fed_ports = {"src": free_port(), "learner": free_port()}
+        for name, port in fed_ports.items():
+            start("federate", PROGRAM, *common, "--federate", name, "--rti", info["endpoint"],
+                  "--metrics-port", str(port))
+
+        # the learner reports at every value; the RTI hears of it at most once a second
+        seen: list[dict[str, Any]] = []
+        last: dict[str, Any] = {}
+        while len(seen) < 2:
+            assert time.monotonic() < deadline and all(p.poll() is None for p in procs), "the federation did not run"
+            try:
+                status = json.loads(get(rti_port, "/status"))
+            except OSError:
+                status = {}
+            progress = status.get("progress")
+            if progress and (not seen or progress["done"] > seen[-1]["done"]):
+                seen.append(progress)
+                last = status
+            time.sleep(0.1)
+
+        for report in seen:
+            assert report["total"] == 1000 and 0 < report["done"] <= 1000
+            assert report["figures"] == {"env_steps": 10 * report["done"], "mean_return": report["done"] / 2}
+        # each federate's own entry: the learner's report, nothing of the source (it reports none)
+        feds = last["federates"]
+        assert feds["learner"]["progress"] == last["progress"]
+        assert "progress" not in feds["src"]
+        assert last["rejected"] == 0
+        # the learner serves its own latest report on its /status (newer than the RTI's)
+        own = json.loads(get(fed_ports["learner"], "/status"))["progress"]
+        assert own["total"] == 1000 and own["done"] >= seen[-1]["done"]
+        assert "progress" not in json.loads(get(fed_ports["src"], "/status"))
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+            out = p.communicate(timeout=10)[0]
+            if p.returncode not in (0, -9):
+                print(out)
