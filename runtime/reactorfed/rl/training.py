@@ -1,6 +1,7 @@
 """A training run's bookkeeping, for any plan's learner: when to stop, the returns of the
 last 100 finished training episodes, the time and steps at which they first reach a
-target, the progress display, and what a checkpoint carries of it.
+target, the progress display (and what a learner reports of its progress: :meth:`TrainingLog.figures`),
+and what a checkpoint carries of it.
 
 The target is judged as the issue's benchmarks judge it: the mean return of the last
 100 *finished training episodes* (not of the episodes of the latest iteration only).
@@ -159,6 +160,12 @@ class TrainingLog:
     def close(self) -> None:
         if self.curves is not None:
             self.curves.close()
+
+    def figures(self, env_steps: int) -> dict[str, float]:
+        """What a learner reports of its progress besides its iteration
+        (:meth:`~reactorfed.Reactor.report_progress`): the env steps, and the mean return
+        of the last 100 training episodes (left out before the first one ends)."""
+        return {"env_steps": env_steps, "mean_return": self.mean_return}
 
     @property
     def seconds(self) -> float:

@@ -111,6 +111,7 @@ class ApexTrainer(Reactor):
         run = self.run
         self.iteration = self.resumed_from = resume_from_checkpoint(learner, run, self.log)
         self.log.start(self.fqn)
+        self.report_progress(self.iteration, run.iterations, **self.log.figures(learner.env_steps))
         if self.iteration < run.iterations:
             self._send(weights)
         else:  # a run resumed after it had finished: nothing left to do
@@ -130,6 +131,8 @@ class ApexTrainer(Reactor):
         for _, rec in episodes.present():  # [env steps, the returns of the episodes that ended]
             learner.env_steps += int(rec[0])
             self.log.add((float(r) for r in rec[1:]), self.iteration, learner.env_steps)
+        # (env steps count before the first update too: while the replay fills)
+        self.report_progress(self.iteration, self.run.iterations, **self.log.figures(learner.env_steps))
         if self.log.solved:
             self._over()
 
@@ -174,6 +177,7 @@ class ApexTrainer(Reactor):
         self.iteration += 1
         self.log.write(self.iteration, learner.env_steps, self.stats, self.elapsed())
         run = self.run
+        self.report_progress(self.iteration, run.iterations, **self.log.figures(learner.env_steps))
         if run.progress and self.iteration % run.progress_every == 0:
             self.log.show(self.iteration, learner.env_steps, self.stats)
         if run.checkpoint and run.checkpoint_every and self.iteration % run.checkpoint_every == 0:

@@ -132,7 +132,14 @@ class GradientRounds(Reactor):
         self.learner = gradient_learner(self.algo, self.space, self.seed, self.fqn)
         self.iteration = self.resumed_from = resume_from_checkpoint(self.learner, self._shown(), self.log)
         self.log.start(self.fqn)
+        self._report()
         return self.iteration < self.run.iterations
+
+    def _report(self) -> None:
+        """The lead's progress report (the others' would repeat it)."""
+        if self.lead:
+            assert self.learner is not None
+            self.report_progress(self.iteration, self.run.iterations, **self.log.figures(self.learner.env_steps))
 
     def _shown(self) -> RunConfig:
         return self.run if self.lead else replace(self.run, progress=False)
@@ -162,6 +169,7 @@ class GradientRounds(Reactor):
         self.log.add(self.returns, self.iteration, learner.env_steps)
         self.log.write(self.iteration, learner.env_steps, self.stats, self.elapsed())
         run = self.run
+        self._report()
         if self.lead and run.progress and self.iteration % run.progress_every == 0:
             self.log.show(self.iteration, learner.env_steps, self.stats)
         if self.lead and run.checkpoint and run.checkpoint_every and self.iteration % run.checkpoint_every == 0:

@@ -204,6 +204,12 @@ class DQNTrainer(Reactor):
         logdir = self.train.logdir or os.environ.get(LOGDIR_ENV, "")
         self.curves = Curves(logdir, self.fqn) if logdir else None  # (before the clock starts)
         self.t0 = self.t_last = time.perf_counter()
+        self._report()
+
+    def _report(self) -> None:
+        """This run's progress for a person (:meth:`~reactorfed.Reactor.report_progress`)."""
+        self.report_progress(self.iteration, self.iterations, env_steps=self.learner.env_steps,
+                             mean_return=self.mean_return)
 
     def _save(self) -> None:
         self.learner.save(self.checkpoint, extra={"iteration": self.iteration, "episodes": self.episodes})
@@ -250,6 +256,7 @@ class DQNTrainer(Reactor):
         self.learner.update(self.updates_per_iteration)
         self.iteration += 1
         self.t_last = time.perf_counter()
+        self._report()
         if self.curves is not None and due(self.iteration):
             steps = self.learner.env_steps
             self.curves.write(steps, {

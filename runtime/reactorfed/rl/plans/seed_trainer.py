@@ -85,6 +85,7 @@ class SeedTrainer(Reactor):
                                           seed=actor_seed(self.seed))
         self.iteration = self.resumed_from = resume_from_checkpoint(learner, self.run, self.log)
         self.log.start(self.fqn)
+        self.report_progress(self.iteration, self.run.iterations, **self.log.figures(learner.env_steps))
         # a run resumed after it had finished has nothing left to do: no actions
         self.over = self.iteration >= self.run.iterations
 
@@ -115,6 +116,7 @@ class SeedTrainer(Reactor):
         self.log.add((r for ro in rollouts for r in ro.episode_returns), self.iteration, learner.env_steps)
         self.log.write(self.iteration, learner.env_steps, self.stats, self.elapsed())
         run = self.run
+        self.report_progress(self.iteration, run.iterations, **self.log.figures(learner.env_steps))
         if run.progress and self.iteration % run.progress_every == 0:
             self.log.show(self.iteration, learner.env_steps, self.stats)
         if run.checkpoint and run.checkpoint_every and self.iteration % run.checkpoint_every == 0:

@@ -70,6 +70,7 @@ class PlanTrainer(Reactor):
         run = self.run
         self.iteration = self.resumed_from = resume_from_checkpoint(learner, run, self.log)
         self.log.start(self.fqn)
+        self.report_progress(self.iteration, run.iterations, **self.log.figures(learner.env_steps))
         # a run resumed after it had finished has nothing left to do: no weights
         if self.iteration < run.iterations:
             self._send(weights)
@@ -99,6 +100,7 @@ class PlanTrainer(Reactor):
         extra = {"reactorfed/policy_lag_iterations": sum(known) / len(known)} if known else None
         self.log.write(self.iteration, learner.env_steps, self.stats, self.elapsed(), extra)
         run = self.run
+        self.report_progress(self.iteration, run.iterations, **self.log.figures(learner.env_steps))
         if run.progress and self.iteration % run.progress_every == 0:
             self.log.show(self.iteration, learner.env_steps, self.stats)
         if run.checkpoint and run.checkpoint_every and self.iteration % run.checkpoint_every == 0:
