@@ -80,3 +80,26 @@ def test_the_learners_progress_reaches_the_rtis_status(tmp_path: Path) -> None:
             out = p.communicate(timeout=10)[0]
             if p.returncode not in (0, -9):
                 print(out)
+
+
+def test_the_launchers_line_shows_the_programs_progress_first() -> None:
+    from reactorfed.federation.process.launch import progress_line
+
+    st: dict[str, Any] = {"phase": "running", "elapsed_ns": 0, "tag": [0, 105], "grants": 7,
+                          "federates": {"learner": {}, "samplers[0]": {}, "samplers[1]": {"resigned": True}},
+                          "progress": {"done": 37, "total": 400,
+                                       "figures": {"env_steps": 12800, "mean_return": 212.4137, "loss": 0.000123}}}
+    line = progress_line(st, timeout_ns=None)
+    assert line == ("[##............................]   9.2% 37/400  env_steps 12,800  mean_return 212.4  loss 0.000123"
+                    " | logical time 0.000 s, running, 2/3 federates running, 7 grants")
+    st["progress"] = {"done": 3, "figures": {"score": 1234.5}}  # no total: no bar
+    assert progress_line(st, None).startswith("3  score 1,234 | logical time")  # (rounded half to even)
+
+
+def test_the_launchers_line_of_a_program_that_reports_nothing_is_as_before() -> None:
+    from reactorfed.federation.process.launch import progress_line
+
+    st = {"phase": "running", "elapsed_ns": 1_500_000_000, "grants": 3, "federates": {"a": {}, "b": {}}}
+    assert progress_line(st, timeout_ns=3_000_000_000) == (
+        "[###############...............]  50.0% logical time 1.500 s, running, 2/2 federates running, 3 grants")
+    assert progress_line(st, None) == "logical time 1.500 s, running, 2/2 federates running, 3 grants"

@@ -1,7 +1,8 @@
 """``reactorfed launch``: an RTI and every federate as local processes.
 
 Children print through the launcher with a ``[name]`` prefix; a progress line follows
-the federation's logical time (from the RTI's ``/status``). When any process fails,
+the program's progress, when a federate reports it (``Reactor.report_progress``), and the
+federation's logical time (both from the RTI's ``/status``: :func:`progress_line`). When any process fails,
 the others are stopped (SIGTERM, then SIGKILL) and the launcher exits non-zero naming
 the culprit. Children die with the launcher (``PR_SET_PDEATHSIG``), so none is left
 behind even when the launcher is killed.
@@ -30,7 +31,7 @@ from typing import IO, Any
 
 from .forkclient import ForkServer
 
-__all__ = ["LaunchResult", "launch"]
+__all__ = ["LaunchResult", "launch", "progress_line"]
 
 
 @dataclass
@@ -316,14 +317,43 @@ def _show_progress(port: int, timeout_ns: int | None) -> None:
             st = json.loads(r.read())
     except Exception:
         return
+    sys.stderr.write(f"\r\033[K{progress_line(st, timeout_ns)}")
+    sys.stderr.flush()
+
+
+def progress_line(st: Mapping[str, Any], timeout_ns: int | None) -> str:
+    """The launcher's progress line from the RTI's ``/status``: the program's progress
+    (``done``/``total`` and its figures, when a federate reported them: the bar follows
+    them), then the logical time, the phase, the federates running and the grants. A
+    program that reports nothing: the bar follows the logical time of ``timeout_ns``."""
     elapsed = st.get("elapsed_ns") or 0
     feds = st.get("federates", {})
-    done = sum(1 for f in feds.values() if f.get("resigned"))
-    bar = ""
-    if timeout_ns:
+    resigned = sum(1 for f in feds.values() if f.get("resigned"))
+    report = st.get("progress") or {}
+    done, total = report.get("done"), report.get("total")
+    frac: float | None = None
+    if isinstance(done, int) and isinstance(total, int) and total > 0:
+        frac = min(1.0, done / total)
+    elif timeout_ns:
         frac = min(1.0, elapsed / timeout_ns)
+    line = ""
+    if frac is not None:
         n = int(frac * 30)
-        bar = f"[{'#' * n}{'.' * (30 - n)}] {frac * 100:5.1f}% "
-    sys.stderr.write(f"\r\033[K{bar}logical time {elapsed / 1e9:.3f} s, {st.get('phase')}, "
-                     f"{len(feds) - done}/{len(feds)} federates running, {st.get('grants', 0)} grants")
-    sys.stderr.flush()
+        line = f"[{'#' * n}{'.' * (30 - n)}] {frac * 100:5.1f}% "
+    figures = report.get("figures") or {}
+    shown = ([f"{done}/{total}" if total is not None else f"{done}"] if done is not None else [])
+    shown += [f"{name} {_figure(value)}" for name, value in figures.items()]
+    if shown:
+        line += "  ".join(shown) + " | "
+    return (line + f"logical time {elapsed / 1e9:.3f} s, {st.get('phase')}, "
+            f"{len(feds) - resigned}/{len(feds)} federates running, {st.get('grants', 0)} grants")
+
+
+def _figure(value: Any) -> str:
+    """A figure for a person: ints with thousands separators, other numbers to 4 significant
+    digits (no exponent below a million)."""
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float) and 1000 <= abs(value) < 1e6:
+        return f"{value:,.0f}"
+    return f"{value:.4g}" if isinstance(value, float) else str(value)
