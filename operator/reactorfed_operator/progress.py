@@ -2,7 +2,12 @@
 
 The RTI serves ``{"phase": ..., "tag": [ns, microstep], "elapsed_ns": ..., "federates": {...}}``
 on its metrics port; with elastic banks also ``"membership"``, the record of joins and
-leaves (``{"tag": [ns after the start, microstep], "member", "bank", "index", "joined"}``).
+leaves (``{"tag": [ns after the start, microstep], "member", "bank", "index", "joined"}``);
+once a federate reported the program's progress for a person, ``"progress"``:
+``{"done", "total", "figures": {name: number}}``, each when known (the learner's
+iteration of its total, its env steps and mean return in the RL plans). The status shows
+it as ``done``, ``total``, ``doneText`` (``"37/400"``: the Progress column) and
+``figures`` (rounded for a person: the Return column reads ``figures.mean_return``).
 Fetching is tolerant: an unreachable RTI (starting, restarting, or an operator outside the
 cluster network) yields a :class:`Progress` with ``reachable=False`` and the error, never
 an exception.
@@ -11,13 +16,14 @@ an exception.
 from __future__ import annotations
 
 import json
+import math
 import urllib.error
 import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["MemberChange", "Progress", "fetch_progress", "format_logical_time", "parse_status"]
+__all__ = ["MemberChange", "Progress", "fetch_progress", "format_logical_time", "parse_status", "readable"]
 
 
 @dataclass(frozen=True)
@@ -54,6 +60,10 @@ class Progress:
     membership: tuple[MemberChange, ...] | None = None
     #: the federates the RTI counts present (elastic banks: absent slots are not)
     present: tuple[str, ...] = ()
+    #: the program's own progress (None: not reported)
+    done: int | None = None
+    total: int | None = None
+    figures: tuple[tuple[str, int | float], ...] = ()
 
     def as_status(self, now: str) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -71,7 +81,20 @@ class Progress:
         logical = self.elapsed_ns if self.elapsed_ns is not None else self.tag_ns
         if logical is not None:
             out["logicalTime"] = format_logical_time(logical, self.microstep or 0)
+        if self.done is not None:
+            out["done"] = self.done
+            out["doneText"] = f"{self.done}/{self.total}" if self.total is not None else str(self.done)
+        if self.total is not None:
+            out["total"] = self.total
+        if self.figures:
+            out["figures"] = {name: readable(value) for name, value in self.figures}
         return out
+
+
+def readable(value: int | float) -> int | float:
+    """A figure for a person: an int as it is, a float to 4 significant digits (``kubectl
+    get`` prints what the status holds: 212.4, not 212.41372918)."""
+    return value if isinstance(value, int) else float(f"{value:.4g}")
 
 
 def format_logical_time(ns: int, microstep: int = 0) -> str:
@@ -110,6 +133,11 @@ def parse_status(doc: Any) -> Progress:
     elif isinstance(feds, list):
         connected = len(feds)
     phase = doc.get("phase")
+    report = doc.get("progress")
+    report = report if isinstance(report, Mapping) else {}
+    done, total = _int_or_none(report.get("done")), _int_or_none(report.get("total"))
+    done = done if done is not None and done >= 0 else None
+    total = total if done is not None and total is not None and total >= 0 else None  # (of nothing done: no total)
     return Progress(
         reachable=True,
         rti_phase=str(phase) if phase is not None else None,
@@ -119,7 +147,18 @@ def parse_status(doc: Any) -> Progress:
         federates_connected=connected,
         membership=_membership(doc.get("membership")),
         present=present,
+        done=done,
+        total=total,
+        figures=_figures(report.get("figures")),
     )
+
+
+def _figures(figures: Any) -> tuple[tuple[str, int | float], ...]:
+    """The report's figures; what is not a finite number under a string name is skipped."""
+    if not isinstance(figures, Mapping):
+        return ()
+    return tuple((str(k), v) for k, v in figures.items()
+                 if isinstance(k, str) and isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v))
 
 
 def _membership(record: Any) -> tuple[MemberChange, ...] | None:

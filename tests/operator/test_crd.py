@@ -42,7 +42,15 @@ def test_names_and_subresources(crd: dict[str, Any]) -> None:
         "labelSelectorPath": ".status.samplers.selector",
     }
     columns = [c["name"] for c in v["additionalPrinterColumns"] if not c.get("priority")]
-    assert columns == ["Phase", "Samplers", "Logical-Time", "Age"]
+    assert columns == ["Phase", "Samplers", "Progress", "Return", "Age"]
+    wide = [c["name"] for c in v["additionalPrinterColumns"] if c.get("priority")]
+    assert wide[0] == "Logical-Time"  # (the synchronous RL plans run at time 0 with microsteps: not for a person)
+    paths = {c["name"]: c["jsonPath"] for c in v["additionalPrinterColumns"]}
+    progress = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["status"]["properties"]["progress"]
+    for name in ("Progress", "Return", "Logical-Time"):  # each column reads a field the status schema declares
+        field = paths[name].removeprefix(".status.progress.").split(".")[0]
+        assert field in progress["properties"], (name, paths[name])
+    assert progress["properties"]["figures"]["additionalProperties"] == {"type": "number"}
 
 
 def _defaults(schema: dict[str, Any], path: str = "") -> dict[str, Any]:
