@@ -110,7 +110,10 @@ def _local_process(cp: ControlPlane, pod: dict[str, Any], ports: dict[str, int],
     assert argv[0] == "reactorfed"
     argv[0] = str(REACTORFED)
     full_env = {k: v for k, v in os.environ.items() if not k.startswith("KUBE")}
+    host_path = full_env.get("PYTHONPATH")
     full_env.update(env)
+    if host_path and "PYTHONPATH" in env:  # the pod's (its program) and this host's (a checkout's runtime, first)
+        full_env["PYTHONPATH"] = os.pathsep.join([env["PYTHONPATH"], host_path])
     return argv, full_env
 
 
@@ -143,6 +146,7 @@ def test_applied_federation_runs_to_completion(installed: ControlPlane, operator
         cp.kubectl("annotate", "rfed", NAME, "-n", NAMESPACE, f"reactorfed.io/status-url={url}")
         rti_status: Any = None
         seen_progress: dict[str, Any] = {}
+        table = ""  # `kubectl get rfed` once it showed the learner's progress
         deadline = time.monotonic() + 180
         while any(p.poll() is None for p in procs.values()) and time.monotonic() < deadline:
             try:
@@ -153,6 +157,8 @@ def test_applied_federation_runs_to_completion(installed: ControlPlane, operator
             progress = (cp.get_json("rfed", NAME, "-n", NAMESPACE).get("status") or {}).get("progress") or {}
             if progress.get("elapsedNs"):
                 seen_progress = progress
+            if progress.get("doneText") and not table:
+                table = cp.kubectl("get", "rfed", NAME, "-n", NAMESPACE).stdout
             time.sleep(0.3)
         report = "\n".join(f"--- {n} (exit {p.poll()}):\n{logs[n].read_text()[-2000:]}" for n, p in procs.items())
         assert all(p.poll() == 0 for p in procs.values()), f"the federation did not finish cleanly:\n{report}"
@@ -161,6 +167,13 @@ def test_applied_federation_runs_to_completion(installed: ControlPlane, operator
         # the operator polled the RTI and showed its logical time in the status (and kubectl get)
         assert seen_progress.get("logicalTime", "").endswith("s"), seen_progress
         assert seen_progress.get("federatesConnected") is not None, seen_progress
+        # the learner's own progress, federate -> RTI -> operator: the Progress and Return columns
+        assert seen_progress.get("total") == 400 and seen_progress.get("done", 0) > 0, seen_progress
+        assert seen_progress["doneText"] == f"{seen_progress['done']}/400"
+        assert "mean_return" in seen_progress.get("figures", {}), seen_progress
+        header, row = table.splitlines()[:2]
+        assert header.split()[3:5] == ["PROGRESS", "RETURN"], table
+        assert row.split()[3].endswith("/400") and float(row.split()[4]) > 0, table
 
         # Report the exits as a kubelet would (kwok leaves annotated pods' status to us):
         # the operator marks the federation Succeeded.

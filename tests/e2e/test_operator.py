@@ -178,10 +178,10 @@ def test_network_policy_fences_the_federation(installed: ControlPlane) -> None:
 
 def test_kubectl_get_shows_printer_columns(installed: ControlPlane) -> None:
     out = installed.kubectl("get", "rfed", NAME, "-n", NAMESPACE).stdout.splitlines()
-    assert out[0].split() == ["NAME", "PHASE", "SAMPLERS", "LOGICAL-TIME", "AGE"]
+    assert out[0].split() == ["NAME", "PHASE", "SAMPLERS", "PROGRESS", "RETURN", "AGE"]
     assert out[1].split()[:3] == [NAME, "Running", "4/4"]
     wide = installed.kubectl("get", "rfed", NAME, "-n", NAMESPACE, "-o", "wide").stdout.splitlines()
-    assert "RESTARTS" in wide[0] and "REASON" in wide[0]
+    assert "LOGICAL-TIME" in wide[0] and "RESTARTS" in wide[0] and "REASON" in wide[0]
 
 
 def test_scale_subresource_for_hpa(installed: ControlPlane) -> None:

@@ -25,15 +25,21 @@ class Sampler(Reactor):
 
 
 class Trainer(Reactor):
+    """Sums what arrives; reports its progress as the RL learners do (one iteration a
+    tag, of the 400 tags of a 4 s run; a figure named as theirs)."""
+
     inp = Input(int, width=lambda self: self.n)
 
     def __init__(self, n: int) -> None:
         self.n = n
         self.total = 0
+        self.iterations = 0
 
     @reaction(triggers=[inp])
     def learn(self, inp: Any) -> None:
         self.total += sum(v for v in inp.values() if v is not None)
+        self.iterations += 1
+        self.report_progress(done=self.iterations, total=400, mean_return=self.total / self.iterations)
 
 
 class Main(Reactor):
