@@ -54,6 +54,19 @@ def status(k: Kind, name: str) -> dict[str, Any]:
     return rfed(k, name).get("status") or {}
 
 
+def columns(k: Kind, name: str, wide: bool = False) -> dict[str, str]:
+    """``kubectl get rfed NAME`` as a person reads it: each column's cell by its header
+    (an empty cell is ""; cells are cut at the header's column starts)."""
+    args = ["get", "rfed", name, "-n", NAMESPACE, *(["-o", "wide"] if wide else [])]
+    lines = k.kubectl(*args).stdout.splitlines()
+    if len(lines) < 2:
+        return {}
+    header, row = lines[0], lines[1]
+    starts = [i for i, ch in enumerate(header) if ch != " " and (i == 0 or header[i - 1] == " ")]
+    ends = [*starts[1:], None]
+    return {header[a:b].strip(): row[a:b].strip() for a, b in zip(starts, ends, strict=True)}
+
+
 def describe(k: Kind, name: str) -> str:
     out = k.kubectl("get", "rfed,pods", "-n", NAMESPACE, "-o", "wide", check=False).stdout
     ev = k.kubectl("get", "events", "-n", NAMESPACE, "--sort-by=.lastTimestamp", check=False).stdout

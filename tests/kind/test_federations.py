@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -24,6 +25,7 @@ from .conftest import NAMESPACE, OPERATOR_NS, REPO, Kind, record, wait_for
 from .federations import (
     apply,
     clean_slate,
+    columns,
     describe,
     load_example,
     pods,
@@ -157,6 +159,23 @@ def test_qlearning_trains_in_pods_across_nodes(operator: Kind) -> None:
     table = k.kubectl("get", "rfed", QL, "-n", NAMESPACE).stdout
     assert "Running" in table and "4/4" in table, table
     wait_for("the learner's first progress lines", lambda: len(learner_iterations(k)) >= 2, 300)
+    # what a person reads while it trains (its logical time stays 0: its rounds are
+    # microsteps): the learner's iteration of the total and its mean return, from the
+    # learner's federate through the RTI and the operator
+    def readable() -> dict[str, str] | None:
+        cells = columns(k, QL)
+        ok = re.fullmatch(rf"\d+/{QL_ITERATIONS}", cells.get("PROGRESS", "")) and cells.get("RETURN")
+        return cells if ok else None
+
+    cells = wait_for("the Progress and Return columns", readable, 120)
+    done, mean_return = int(cells["PROGRESS"].split("/")[0]), float(cells["RETURN"])
+    assert "LOGICAL-TIME" not in cells, cells  # a wide column now
+    wait_for("the Progress column to move on",
+             lambda: int((columns(k, QL).get("PROGRESS") or "0/").split("/")[0]) > done, 120)  # fmt: skip
+    wait_for("the wide Logical-Time column (time 0, microsteps)",
+             lambda: columns(k, QL, wide=True).get("LOGICAL-TIME", "").startswith("0.000s"), 60)  # fmt: skip
+    record("qlearning_progress_column_iteration", float(done), "iterations",
+           f"kubectl get rfed while it trains: PROGRESS {cells['PROGRESS']}, RETURN {mean_return}")  # fmt: skip
 
 
 def test_scale_during_the_run(operator: Kind) -> None:
@@ -326,11 +345,21 @@ def test_a_seed_gives_the_same_weights_in_pods_as_on_this_machine(operator: Kind
     fed["spec"].pop("checkpoint", None)
     clean_slate(k, name)
     apply(k, docs)
+    shown: list[str] = []  # the Progress column's cells seen while it ran (a short run: maybe none)
+
+    def ended() -> dict[str, Any] | None:
+        st = status(k, name)
+        text = (st.get("progress") or {}).get("doneText")
+        if text:
+            shown.append(text)
+        return st if st.get("phase") in ("Succeeded", "Failed") else None
+
     try:
-        st = wait_for(f"{name} to end",
-                      lambda: status(k, name) if status(k, name).get("phase") in ("Succeeded", "Failed") else None,
-                      600, interval=2)  # fmt: skip
+        st = wait_for(f"{name} to end", ended, 600, interval=2)
         assert st["phase"] == "Succeeded", describe(k, name)
+        assert all(re.fullmatch(r"\d+/\d+", s) for s in shown), shown
+        record("ppo_progress_cells_seen", float(len(shown)), "polls",
+               f"the PPO learner's Progress while it ran: {shown[-3:]}")  # fmt: skip
         in_pods = _learner_result(k.kubectl("logs", "-n", NAMESPACE, f"{name}-learner").stdout)
     finally:
         k.kubectl("delete", "rfed", name, "-n", NAMESPACE, "--ignore-not-found", "--timeout=120s", check=False,
