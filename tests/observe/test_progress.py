@@ -40,6 +40,7 @@ def test_a_report_keeps_ints_and_floats_and_leaves_out_what_is_not_known() -> No
         (1, 2, {"return": "high"}, "figure return"),
         (1, 2, {"ok": True}, "figure ok"),
         (1, 2, {"big": math.inf}, "figure big"),
+        (1, 2, {"huge": 2**63}, "figure huge"),
         (1, 2, {"no spaces": 1}, "'no spaces'"),
         (1, 2, {"9lives": 1}, "'9lives'"),
         (1, 2, {"x" * 33: 1}, "x" * 33),

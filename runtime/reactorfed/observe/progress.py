@@ -79,6 +79,8 @@ def check_progress(done: Any = None, total: Any = None, figures: Mapping[str, An
         if isinstance(value, bool) or not isinstance(value, numbers.Real):
             raise ValidationError(f"progress: figure {name} must be a number, not {value!r}")
         if isinstance(value, numbers.Integral):
+            if not -(2**63) <= int(value) < 2**63:
+                raise ValidationError(f"progress: figure {name} is out of the range of a 64-bit int")
             kept[name] = int(value)
             continue
         number = float(value)
