@@ -26,6 +26,7 @@ from .manifests import (
 )
 from .observed import ObservedPod
 from .phase import PodPhase, Role
+from .placement import GATE, Node, node_from_api
 
 __all__ = ["Cluster", "load_config", "observe_pod"]
 
@@ -79,6 +80,7 @@ def observe_pod(pod: Mapping[str, Any]) -> ObservedPod | None:
         slot=int(slot.group(1)) if slot else None,
         max_width=most,
         shape=str(annotations.get(ANNOTATION_SHAPE) or ""),
+        gated=any(g.get("name") == GATE for g in (pod.get("spec") or {}).get("schedulingGates") or ()),
     )
 
 
@@ -189,6 +191,47 @@ class Cluster:
                 return None
             raise
         return set(data)
+
+    def nodes(self) -> list[Node] | None:
+        """The nodes with what is bound to them, for placement.check; None when the operator
+        may not list nodes (then the scheduler alone judges). Bound pods: of every namespace
+        where the operator may list them (cluster scope), else of its own namespace."""
+        try:
+            items = [self._sanitize(n) for n in self.core.list_node().items]
+        except ApiException as exc:
+            if exc.status in (401, 403):
+                return None
+            raise
+        alive = "status.phase!=Succeeded,status.phase!=Failed"
+        try:
+            pods = self.core.list_pod_for_all_namespaces(field_selector=alive).items
+        except ApiException as exc:
+            if exc.status not in (401, 403):
+                raise
+            pods = self.core.list_namespaced_pod(self.namespace, field_selector=alive).items
+        bound: dict[str, list[dict[str, Any]]] = {}
+        for pod in pods:
+            raw = self._sanitize(pod)
+            node = (raw.get("spec") or {}).get("nodeName")
+            if node:
+                bound.setdefault(str(node), []).append(raw)
+        return [node_from_api(n, bound.get(str(n["metadata"]["name"]), ())) for n in items]
+
+    def ungate(self, name: str) -> None:
+        """Lift the gang's scheduling gate of a pod (gates may only be removed)."""
+        try:
+            pod = self._sanitize(self.core.read_namespaced_pod(name, self.namespace))
+            gates = [g for g in (pod.get("spec") or {}).get("schedulingGates") or () if g.get("name") != GATE]
+            if len(gates) == len((pod.get("spec") or {}).get("schedulingGates") or ()):
+                return
+            # a JSON patch keeps any other gate (Kueue's, say) and fails if the pod changed meanwhile
+            rv = pod["metadata"]["resourceVersion"]
+            patch = [{"op": "test", "path": "/metadata/resourceVersion", "value": rv},
+                     {"op": "replace", "path": "/spec/schedulingGates", "value": gates}]  # fmt: skip
+            self.core.patch_namespaced_pod(name, self.namespace, patch)
+        except ApiException as exc:
+            if exc.status not in (404, 409, 422):
+                raise
 
     def delete_pod(self, name: str, grace_seconds: int) -> None:
         try:

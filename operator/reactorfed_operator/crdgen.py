@@ -103,6 +103,13 @@ def _status() -> dict[str, Any]:
                     "name": {"type": "string"}, "role": {"type": "string"}, **ints("desired", "ready")}},
             },
             "federates": {"type": "object", "properties": ints("desired", "ready", "succeeded", "failed")},
+            "placement": {
+                "type": "object",
+                "description": "When the scheduler last found no node for a pod of an incarnation whose pods were "
+                               "released together (the next incarnation's pods wait a while before they are released "
+                               "again), and its message; removed once every pod is placed.",
+                "properties": {"refusedAt": {"type": "string", "format": "date-time"}, "message": {"type": "string"}},
+            },
             "progress": {"type": "object", "properties": {
                 "rtiPhase": {"type": "string"},
                 "logicalTime": {"type": "string"},

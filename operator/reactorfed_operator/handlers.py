@@ -14,6 +14,7 @@ import logging
 import os
 import secrets
 import threading
+import time
 from typing import Any, cast
 
 import kopf
@@ -157,12 +158,18 @@ def _reconcile(obj: dict[str, Any], cluster: Cluster) -> None:
     fed = Federation(name=meta["name"], namespace=meta["namespace"], uid=meta["uid"], spec=spec)
     missing = [] if spec.suspend else _ensure_support(fed, cluster, body)
     pods = cluster.pods(fed)
-    step: Plan = plan(fed, pods, prior, generation, missing)
+    # the nodes, only while an incarnation's pods wait behind their gang gate (or are about to be made)
+    newest = max((p.incarnation for p in pods), default=0)
+    waiting = not spec.suspend and all(p.gated or p.deleting for p in pods if p.incarnation == newest)
+    nodes = cluster.nodes() if waiting else None
+    step: Plan = plan(fed, pods, prior, generation, missing, nodes, time.time())
     for name in step.delete:
         cluster.delete_pod(name, spec.grace_seconds)
     for manifest in step.create:
         cluster.create(manifest)
-    if step.create or step.delete:
+    for name in step.ungate:  # after every pod of the incarnation exists; largest first
+        cluster.ungate(name)
+    if step.create or step.delete or step.ungate:
         pods = cluster.pods(fed)
     for event in step.events:
         _post(body, event.type, event.reason, event.message)
@@ -170,6 +177,7 @@ def _reconcile(obj: dict[str, Any], cluster: Cluster) -> None:
     status = step.status(fed, pods, generation, prior, _now(), progress)
     status.setdefault("progress", None)  # null removes stale progress (merge patch)
     status.setdefault("rtiAddress", None)
+    status.setdefault("placement", None)
     for key in ELASTIC_KEYS:  # and an elastic bank's figures once it is not one, or the RTI is away
         status["samplers"].setdefault(key, None)
     cluster.write_status(fed.name, status)

@@ -29,6 +29,7 @@ class ObservedPod:
     slot: int | None = None  # a sampler's bank index (federate ``samplers[slot]``)
     max_width: int = 0  # its incarnation's elastic maximum; 0 for a fixed bank
     shape: str = ""  # its incarnation's group shape (spec.federateGroups only; FederationSpec.shape)
+    gated: bool = False  # it still has the gang's scheduling gate (placement.GATE): not scheduled, nothing runs
 
 
 @dataclass(frozen=True)
@@ -48,11 +49,15 @@ class PriorStatus:
     slots: int | None = None
     #: the membership changes shown so far (each with its incarnation)
     membership: tuple[Mapping[str, Any], ...] = ()
+    #: when the scheduler last refused a pod of a released incarnation (status.placement), and why
+    refused_at: str | None = None
+    refused_message: str = ""
 
     @classmethod
     def from_status(cls, status: Mapping[str, Any] | None) -> PriorStatus:
         status = status or {}
         samplers = status.get("samplers") or {}
+        placement = status.get("placement") or {}
         slots = samplers.get("slots")
         return cls(
             phase=Phase.parse(status.get("phase")),
@@ -64,6 +69,8 @@ class PriorStatus:
             replaced=int(samplers.get("replaced") or 0),
             slots=slots if isinstance(slots, int) and not isinstance(slots, bool) else None,
             membership=tuple(m for m in status.get("membership") or () if isinstance(m, Mapping)),
+            refused_at=placement.get("refusedAt") or None,
+            refused_message=str(placement.get("message") or ""),
         )
 
 

@@ -16,26 +16,37 @@ federates are fixed when it starts. Restarts happen:
   ``spec.failurePolicy.maxRestarts`` times, then the phase is ``Failed`` with the reason;
 * on **suspend**: every pod is stopped (learner first); unsuspending starts a new one.
 
+All or nothing: every pod of an incarnation is created with a scheduling gate, and the
+gates are lifted together (largest pod first) only when :func:`.placement.check` finds room
+for all of them; until then nothing of the incarnation is scheduled or runs, the phase is
+``Pending`` (reason ``Unschedulable``, naming the pod and why) and nothing counts as a
+restart. A spec edit while every pod is still gated makes them anew. If the scheduler then
+finds no node for one of them (what the check could not see), the incarnation is stopped and
+the next one gated, without counting a restart, and its gates wait ``RETRY_SECONDS``.
+
 An elastic bank (spec.samplers.maxReplicas) is rescaled without a restart once its
 incarnation has run, and its failed sampler pods are replaced in place: see :mod:`.elastic`.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import elastic
+from . import elastic, placement
 from .manifests import Federation, federation_pods, pod_name, sampler_selector
 from .observed import Event, ObservedPod, PriorStatus
 from .phase import TERMINAL, Phase, PodPhase, Role
 from .progress import Progress
 
-__all__ = ["ELASTIC_KEYS", "Event", "ObservedPod", "Plan", "PriorStatus", "plan"]
+__all__ = ["ELASTIC_KEYS", "RETRY_SECONDS", "Event", "ObservedPod", "Plan", "PriorStatus", "plan"]
 
 #: status.samplers keys only an elastic bank has
 ELASTIC_KEYS = ("initial", "maxReplicas", "replaced", "slots", "members")
+#: after the scheduler refused a pod of a released incarnation, its successor's gates wait this long
+RETRY_SECONDS = 30.0
 
 
 @dataclass
@@ -52,6 +63,9 @@ class Plan:
     events: list[Event] = field(default_factory=list)
     replaced: int = 0  # sampler pods replaced live (elastic banks)
     slots: int | None = None  # the sampler slots kept filled (elastic banks, once run)
+    ungate: list[str] = field(default_factory=list)  # pods whose gang gate to lift, in this order
+    placed: tuple[bool, str, str] | None = None  # the Placed condition, when this pass decides it
+    refused: bool = False  # the scheduler refused a pod: record when (status.placement)
 
     def status(
         self,
@@ -130,7 +144,18 @@ class Plan:
                     generation, now,
                 )
             )
+        placed = self.placed
+        if placed is None and current and all(p.node for p in current):
+            placed = (True, "AllPodsPlaced", f"every pod of incarnation {self.incarnation} is on a node")
+        if placed is not None:
+            conditions.append(_condition(prior, "Placed", placed[0], placed[1], placed[2], generation, now))
+        else:
+            conditions += [dict(c) for c in prior.conditions if c.get("type") == "Placed"]
         out["conditions"] = conditions
+        if self.refused:
+            out["placement"] = {"refusedAt": now, "message": self.message}
+        elif prior.refused_at and not (placed is not None and placed[0]):
+            out["placement"] = {"refusedAt": prior.refused_at, "message": prior.refused_message}
         return out
 
     def _elastic_status(self, fed: Federation, shape: ObservedPod | None, progress: Progress | None) -> dict[str, Any]:
@@ -147,7 +172,9 @@ class Plan:
         return out
 
 
-_DEGRADED = ("InvalidSpec", "MissingDependency", "FederateFailed", "Unschedulable", elastic.REPLACING)
+_DEGRADED = ("InvalidSpec", "MissingDependency", "FederateFailed", "Unschedulable", "SchedulerRefused", elastic.REPLACING)
+#: the reasons of a stop under way (the next passes finish it, learner first)
+_STOPS = ("Rescaling", "FederateFailed", "Stopping", "SpecChanged", "SchedulerRefused", "Regating")
 
 
 def _condition(
@@ -179,15 +206,46 @@ def _stop(fed: Federation, pods: Sequence[ObservedPod]) -> list[str]:
     return [p.name for p in live]
 
 
+def _hold(
+    manifests: Sequence[dict[str, Any]], nodes: Sequence[placement.Node] | None, prior: PriorStatus, now: float | None
+) -> tuple[str, str] | None:
+    """Whether a gated incarnation's gates stay: None to lift them now, else (reason, message)."""
+    if nodes is not None:
+        verdict = placement.check(manifests, nodes)
+        if not verdict.fits:
+            return "Unschedulable", f"not every pod can be placed, so none is started: {verdict.message}"
+    if prior.refused_at and now is not None:
+        try:
+            since = dt.datetime.fromisoformat(prior.refused_at.replace("Z", "+00:00")).timestamp()
+        except ValueError:
+            since = 0.0
+        wait = RETRY_SECONDS - (now - since)
+        if wait > 0:
+            return "SchedulerRefused", f"{prior.refused_message}; placing the pods again in {wait:.0f}s"
+    return None
+
+
+def _held(out: Plan, hold: tuple[str, str], prior: PriorStatus) -> Plan:
+    out.phase, (out.reason, out.message) = Phase.PENDING, hold
+    out.placed = (False, out.reason, out.message)
+    if out.reason == "Unschedulable" and (prior.reason != "Unschedulable" or prior.phase != Phase.PENDING):
+        out.events.append(Event("Warning", "Unschedulable", out.message))
+    return out
+
+
 def plan(
     fed: Federation,
     pods: Sequence[ObservedPod],
     prior: PriorStatus,
     generation: int | None = None,
     missing: Sequence[str] = (),
+    nodes: Sequence[placement.Node] | None = None,
+    now: float | None = None,
 ) -> Plan:
     """What to do now. ``missing`` lists referenced objects that do not exist
-    (e.g. ``Secret/foo``): a semantic error the schema cannot catch."""
+    (e.g. ``Secret/foo``): a semantic error the schema cannot catch. ``nodes`` are the
+    cluster's nodes for the all-or-nothing check (None: the scheduler alone judges);
+    ``now`` (seconds since the epoch) times the wait after the scheduler refused a pod."""
     s = fed.spec
     inc = max([prior.incarnation, *(p.incarnation for p in pods)])
     restarts, replaced = prior.restarts, prior.replaced
@@ -244,31 +302,61 @@ def plan(
         what = f"{bank}, learner" if not s.shape else ", ".join(
             f"{g.name} ({len(g.federates(width if g.scale else None))})" for g in s.groups)
         out = Plan(Phase.STARTING, "Creating", f"incarnation {new}: RTI, {what}", new, restarts, replaced=replaced)
-        out.create = federation_pods(fed, new, width, s.max_replicas)
+        manifests = federation_pods(fed, new, width, s.max_replicas)
+        out.create = [placement.gate(m) for m in manifests]  # nothing is scheduled before all exist
         out.delete = [p.name for p in stale]
         out.events.append(Event("Normal", "Creating", f"starting incarnation {new} with {what}"))
+        hold = _hold(manifests, nodes, prior, now)
+        if hold is not None:
+            return _held(out, hold, prior)
+        out.ungate = placement.release_order(manifests)
+        out.placed = (False, "Placing", f"all {len(manifests)} pods of incarnation {new} released to the scheduler together")
         return out
 
     width, most = current[0].width, current[0].max_width
     scaled = s.scale_group
     core = [p for p in current if scaled is None or p.role != scaled.role]
-    stopping = prior.phase in (Phase.SCALING, Phase.RESTARTING) and _stopping(prior)
+    never_ran = all(p.gated for p in current)  # every pod still gated: nothing of it was scheduled
+    # (a Pending federation stops only the released incarnation the scheduler refused; the
+    # gated one after it waits)
+    stopping = (prior.phase in (Phase.SCALING, Phase.RESTARTING) or (prior.phase == Phase.PENDING and not never_ran)) \
+        and _stopping(prior)  # fmt: skip
     reshaped = current[0].shape != s.shape
     if most > 0 and most == s.max_replicas and elastic.established(prior, inc) and not stopping and not reshaped \
             and not any(p.deleting for p in core):  # fmt: skip
         return _elastic(fed, inc, current, prior, result, failure)
 
     if any(p.deleting for p in current) or stopping:
-        # A stop is under way (rescale, restart or suspend): finish it, learner first.
-        return result(prior.phase if prior.phase in (Phase.SCALING, Phase.RESTARTING) else Phase.RESTARTING,
-                      _reason(prior, "Stopping"), _message(prior) or "stopping the federation", delete=_stop(fed, current))  # fmt: skip
+        # A stop is under way (rescale, restart or suspend): finish it, learner first
+        # (all at once when nothing ran).
+        return result(prior.phase if prior.phase in (Phase.SCALING, Phase.RESTARTING, Phase.PENDING) else Phase.RESTARTING,
+                      _reason(prior, "Stopping"), _message(prior) or "stopping the federation",
+                      delete=[p.name for p in live] if never_ran else _stop(fed, current))  # fmt: skip
+
+    manifests = federation_pods(fed, inc, width, most)
+    if never_ran:
+        # The gang waits: nothing of it runs, so a spec edit makes its pods anew (their
+        # requests and placement are fixed once made), and no pod of it counts as failed.
+        if edited:
+            msg = "the spec changed while the pods waited to be placed: making them anew (not a restart)"
+            return result(Phase.PENDING, "Regating", msg, delete=[p.name for p in live])
+        have = {p.name for p in current}
+        out = result(Phase.STARTING, "Placing", f"all {len(manifests)} pods of incarnation {inc} released to the "
+                     "scheduler together", create=[placement.gate(m) for m in manifests if m["metadata"]["name"] not in have])  # fmt: skip
+        hold = _hold(manifests, nodes, prior, now)
+        if hold is not None:
+            return _held(out, hold, prior)
+        out.ungate = placement.release_order(manifests)
+        out.placed = (False, "Placing", out.message)
+        if prior.reason in ("Unschedulable", "SchedulerRefused"):
+            out.events.append(Event("Normal", "Placing", f"every pod of incarnation {inc} fits now: {out.message}"))
+        return out
 
     if current[0].shape != s.shape:
         msg = ("the federate groups changed (what they place, their widths or bounds): the federation's members are "
                "fixed when it starts, so it restarts at a safe point (groups that hold state checkpoint first)")
         return result(Phase.SCALING, "Rescaling", msg, delete=_stop(fed, current), events=[Event("Normal", "Rescaling", msg)])
     failed = [p for p in live if p.phase == PodPhase.FAILED]
-    manifests = federation_pods(fed, inc, width, most)
     vanished = sorted({m["metadata"]["name"] for m in manifests} - {p.name for p in current})
     if vanished and inc > prior.incarnation and not failed:
         # The pass that created this incarnation was interrupted before it recorded it:
@@ -276,6 +364,19 @@ def plan(
         out = result(Phase.STARTING, "Creating", f"incarnation {inc}: creating {len(vanished)} remaining pods")
         out.create = [m for m in manifests if m["metadata"]["name"] in vanished]
         return out
+    unschedulable = [p for p in live if p.phase == PodPhase.PENDING and p.message and not p.node]
+    if unschedulable:
+        # Released, and the scheduler found no node for a pod: the incarnation cannot run as
+        # a whole. Stop it and gate the next: nothing of it ran for long, not a restart.
+        why = "; ".join(f"{p.name}: {p.message}" for p in unschedulable)
+        msg = f"the scheduler found no node for {why}: stopping this incarnation's pods (not a restart)"
+        out = result(Phase.PENDING, "SchedulerRefused", msg, delete=_stop(fed, current),
+                     events=[Event("Warning", "SchedulerRefused", msg)])  # fmt: skip
+        out.placed, out.refused = (False, "SchedulerRefused", msg), True
+        return out
+    if any(p.gated for p in live):  # a release that was interrupted: finish it
+        return result(Phase.STARTING, "Placing", f"releasing the remaining pods of incarnation {inc} to the scheduler",
+                      ungate=[p.name for p in live if p.gated])  # fmt: skip
     if all(p.phase == PodPhase.SUCCEEDED for p in live) and not vanished:
         return result(Phase.SUCCEEDED, "Completed", f"incarnation {inc} finished",
                       events=[Event("Normal", "Completed", "the federation finished")])  # fmt: skip
@@ -291,9 +392,6 @@ def plan(
         msg = f"rescaling samplers {width} -> {s.replicas}: stopping at a safe point (learner checkpoints first)"
         return result(Phase.SCALING, "Rescaling", msg, delete=_stop(fed, current), events=[Event("Normal", "Rescaling", msg)])
 
-    unschedulable = [p for p in live if p.phase == PodPhase.PENDING and p.message]
-    if unschedulable:
-        return result(Phase.STARTING, "Unschedulable", "; ".join(f"{p.name}: {p.message}" for p in unschedulable))
     if all(p.phase in (PodPhase.RUNNING, PodPhase.SUCCEEDED) and (p.ready or p.phase == PodPhase.SUCCEEDED) for p in live):
         ev = [Event("Normal", "Running", f"all {len(live)} pods of incarnation {inc} are running")] \
             if prior.phase != Phase.RUNNING else []  # fmt: skip
@@ -335,7 +433,7 @@ def _elastic(
 
 
 def _stopping(prior: PriorStatus) -> bool:
-    return _reason(prior, "") in ("Rescaling", "FederateFailed", "Stopping", "SpecChanged")
+    return _reason(prior, "") in _STOPS
 
 
 def _reason(prior: PriorStatus, default: str) -> str:

@@ -47,8 +47,9 @@ def test_namespace_scope_renders_roles_per_namespace(k8s_tools: tuple[Path, Path
     assert {d["metadata"]["name"] for d in docs if d["kind"] == "CustomResourceDefinition"} == {
         "reactorfederations.reactorfed.io", "kopfpeerings.kopf.dev", "clusterkopfpeerings.kopf.dev"}  # fmt: skip
     cluster_roles = [d for d in docs if d["kind"] == "ClusterRole"]
-    assert len(cluster_roles) == 1  # only Kopf's read-only discovery
+    assert len(cluster_roles) == 1  # read-only: Kopf's discovery, and the nodes (all or nothing)
     assert all(set(r["verbs"]) <= {"list", "watch"} for r in cluster_roles[0]["rules"])
+    assert any(r["resources"] == ["nodes"] for r in cluster_roles[0]["rules"])
     deploy = next(d for d in docs if d["kind"] == "Deployment")
     args = deploy["spec"]["template"]["spec"]["containers"][0]["args"]
     assert "--namespace=team-a" in args and "--namespace=team-b" in args and "--peering=reactorfed-operator" in args

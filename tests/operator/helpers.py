@@ -7,6 +7,7 @@ from typing import Any
 
 from reactorfed_operator.cluster import observe_pod
 from reactorfed_operator.manifests import Federation
+from reactorfed_operator.placement import Node
 from reactorfed_operator.planner import ObservedPod, Plan, PriorStatus, plan
 from reactorfed_operator.progress import Progress
 from reactorfed_operator.spec import parse_spec
@@ -40,16 +41,24 @@ class FakeCluster:
         self.events: list[str] = []
         self.deleted: list[str] = []
         self.made: list[dict[str, Any]] = []
+        self.ungated: list[str] = []
 
     def set_spec(self, **overrides: Any) -> None:
         self.fed = dataclasses.replace(self.fed, spec=parse_spec(minimal_spec(**overrides)))
         self.generation += 1
 
-    def step(self, missing: tuple[str, ...] = (), progress: Progress | None = None, linger: bool = False) -> Plan:
+    def step(
+        self,
+        missing: tuple[str, ...] = (),
+        progress: Progress | None = None,
+        linger: bool = False,
+        nodes: list[Node] | None = None,
+        now: float | None = None,
+    ) -> Plan:
         if not linger:  # pods marked for deletion last pass are gone now
             self.pods = {n: p for n, p in self.pods.items() if not p.deleting}
         prior = PriorStatus.from_status(self.status)
-        p = plan(self.fed, list(self.pods.values()), prior, self.generation, missing)
+        p = plan(self.fed, list(self.pods.values()), prior, self.generation, missing, nodes, now)
         for name in p.delete:
             self.pods[name] = dataclasses.replace(self.pods[name], deleting=True)
             self.deleted.append(name)
@@ -59,14 +68,18 @@ class FakeCluster:
             assert pod.name not in self.pods, f"{pod.name} made while its old pod still exists"
             self.pods[pod.name] = pod
             self.made.append(m)
+        for name in p.ungate:
+            self.pods[name] = dataclasses.replace(self.pods[name], gated=False)
+            self.ungated.append(name)
         self.events += [e.reason for e in p.events]
         self.status = p.status(self.fed, list(self.pods.values()), self.generation, prior, NOW, progress)
         return p
 
     def run_all(self) -> None:
         for n, p in self.pods.items():
-            if not p.deleting and p.phase in ("Pending", "Running"):
-                self.pods[n] = dataclasses.replace(p, phase="Running", ready=True, ip="10.0.0.1")
+            if not p.deleting and not p.gated and p.phase in ("Pending", "Running"):
+                self.pods[n] = dataclasses.replace(p, phase="Running", ready=True, ip="10.0.0.1",
+                                                   node=p.node or "node-0", message=None)
 
     def set_phase(self, name: str, phase: str, message: str | None = None) -> None:
         self.pods[name] = dataclasses.replace(self.pods[name], phase=phase, ready=False, message=message)

@@ -119,10 +119,10 @@ def test_unschedulable_is_reported() -> None:
     c.step()
     c.run_all()
     c.pods["pong-learner"] = dataclasses.replace(
-        c.pods["pong-learner"], phase="Pending", ready=False, message="0/3 nodes have nvidia.com/gpu"
+        c.pods["pong-learner"], phase="Pending", ready=False, node=None, message="0/3 nodes have nvidia.com/gpu"
     )
-    p = c.step()
-    assert p.reason == "Unschedulable" and "nvidia.com/gpu" in p.message
+    p = c.step()  # all or nothing: the incarnation stops, not counted as a restart (tests/operator/test_gang.py)
+    assert p.reason == "SchedulerRefused" and "nvidia.com/gpu" in p.message and p.restarts == 0
 
 
 def test_condition_transition_time_is_kept() -> None:

@@ -47,7 +47,7 @@ app.kubernetes.io/instance: {{ .Release.Name }}
   verbs: [get, patch]
 - apiGroups: [""]
   resources: [pods]
-  verbs: [get, list, watch, create, delete]
+  verbs: [get, list, watch, create, delete, patch]
 - apiGroups: [""]
   resources: [services, persistentvolumeclaims, secrets]
   verbs: [get, create]
@@ -62,8 +62,12 @@ app.kubernetes.io/instance: {{ .Release.Name }}
   verbs: [create, patch]
 {{- end -}}
 
-{{/* Read-only observation Kopf needs at startup (new CRDs, namespaces). */}}
+{{/* Read-only observation: what Kopf needs at startup (new CRDs, namespaces), and the nodes
+     (all or nothing: does every pod of an incarnation fit before any is scheduled). */}}
 {{- define "reactorfed-operator.discoveryRules" -}}
+- apiGroups: [""]
+  resources: [nodes]
+  verbs: [list]
 - apiGroups: [apiextensions.k8s.io]
   resources: [customresourcedefinitions]
   verbs: [list, watch]
