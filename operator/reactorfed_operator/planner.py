@@ -173,6 +173,8 @@ class Plan:
 
 
 _DEGRADED = ("InvalidSpec", "MissingDependency", "FederateFailed", "Unschedulable", "SchedulerRefused", elastic.REPLACING)
+#: the scheduler's word for a pod waiting for its volume to be provisioned (not a lack of room)
+_VOLUME_WAIT = "unbound immediate PersistentVolumeClaims"
 #: the reasons of a stop under way (the next passes finish it, learner first)
 _STOPS = ("Rescaling", "FederateFailed", "Stopping", "SpecChanged", "SchedulerRefused", "Regating")
 
@@ -365,6 +367,8 @@ def plan(
         out.create = [m for m in manifests if m["metadata"]["name"] in vanished]
         return out
     unschedulable = [p for p in live if p.phase == PodPhase.PENDING and p.message and not p.node]
+    volumes = [p for p in unschedulable if _VOLUME_WAIT in (p.message or "")]
+    unschedulable = [p for p in unschedulable if p not in volumes]
     if unschedulable:
         # Released, and the scheduler found no node for a pod: the incarnation cannot run as
         # a whole. Stop it and gate the next: nothing of it ran for long, not a restart.
@@ -398,7 +402,8 @@ def plan(
         running = f"{width} samplers, learner" if not s.shape else ", ".join(g.name for g in s.groups)
         return result(Phase.RUNNING, "AllPodsReady", f"{running} and RTI running", events=ev)
     waiting = sum(1 for p in live if not p.ready)
-    return result(Phase.STARTING, "PodsStarting", f"{waiting} of {len(live)} pods not ready yet")
+    why = "".join(f"; {p.name}: {p.message}" for p in volumes)  # a volume being provisioned: it passes
+    return result(Phase.STARTING, "PodsStarting", f"{waiting} of {len(live)} pods not ready yet{why}")
 
 
 def _elastic(

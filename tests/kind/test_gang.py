@@ -141,6 +141,9 @@ def test_ppo_minatar_with_a_learner_larger_than_a_node_waits(operator: Kind) -> 
         st = held(k, name, f"{name}-learner (learner) needs cpu {big}, the largest node it may use has {largest:g} "
                   "allocatable")  # fmt: skip
         # as shipped: the gated pods are made anew; the decision is the check's on the same nodes
+        # (once no pod of an earlier test is still going away: the view must not change meanwhile)
+        wait_for("no pod terminating in the namespace", lambda: not any(
+            p["metadata"].get("deletionTimestamp") for p in k.get_json("pods", "-n", NAMESPACE)["items"]), 90)  # fmt: skip
         fits, why = _fits_now(k, shipped)
         apply(k, [shipped])
         if not fits:

@@ -102,6 +102,15 @@ def test_a_pod_the_scheduler_then_refuses_stops_the_incarnation_without_a_restar
     assert c.status.get("placement") is None and c.events.count("SchedulerRefused") == 1
 
 
+def test_a_pod_waiting_for_its_volume_is_not_a_refusal() -> None:
+    c = FakeCluster(make_fed(**spec("1")))
+    c.step(nodes=TWO)
+    c.pods["pong-learner"] = dataclasses.replace(c.pods["pong-learner"], message="0/3 nodes are available: pod has "
+                                                 "unbound immediate PersistentVolumeClaims. preemption: ...")  # fmt: skip
+    p = c.step()
+    assert p.phase == "Starting" and p.reason == "PodsStarting" and not p.delete and "unbound immediate" in p.message
+
+
 def test_an_interrupted_release_is_finished() -> None:
     c = FakeCluster(make_fed(**spec("1")))
     c.step(nodes=TWO)
