@@ -57,8 +57,8 @@ def without_fake_gpu(operator: Kind) -> Iterator[Kind]:
         yield k
     finally:
         if had is not None:
-            k.kubectl("patch", "node", node, "--subresource=status", "--type=json",
-                      "-p", json.dumps([{"op": "add", "path": f"/status/capacity/{GPU}", "value": had}]))  # fmt: skip
+            k.kubectl("patch", "node", node, "--subresource=status", "--type=json", "-p", json.dumps(
+                [{"op": "add", "path": f"/status/{part}/{GPU}", "value": had} for part in ("capacity", "allocatable")]))  # fmt: skip
             wait_for("the fake GPU back", lambda: gpus() == had, 30)
 
 
