@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from ..kind.prereq import missing
-from .controlplane import ControlPlane, ControlPlaneError, wait_for
+from .controlplane import ControlPlane, ControlPlaneError, free_port, wait_for
 
 REPO = Path(__file__).resolve().parents[2]
 TOOLS = REPO / "scripts" / "k8s-tools.sh"
@@ -109,7 +109,7 @@ def operator(installed: ControlPlane, operator_kubeconfig: Path) -> Iterator[sub
     with log.open("wb") as handle:
         proc = subprocess.Popen(
             [sys.executable, "-m", "reactorfed_operator", "--namespace", NAMESPACE,
-             "--peering", "reactorfed-operator", "--priority", "200", "--liveness", "http://127.0.0.1:0/healthz"],
+             "--peering", "reactorfed-operator", "--priority", "200", "--liveness", f"http://127.0.0.1:{free_port()}/healthz"],
             env=env, stdout=handle, stderr=subprocess.STDOUT, start_new_session=True,
         )  # fmt: skip
     installed.procs.append(("operator", proc, log))
