@@ -229,24 +229,57 @@ def check(pods: Sequence[Mapping[str, Any]], nodes: Sequence[Node], budget: int 
     order = release_order(pods)
     allowed = {n: [i for i, node in enumerate(nodes) if _why_not_node(by_name[n].get("spec") or {}, node) is None]
                for n in order}  # fmt: skip
-    may = {n: set(ids) for n, ids in allowed.items()}
-    free = [{r: node.free(r) for r in {*node.allocatable, *(k for a in asked.values() for k in a)}} for node in nodes]
+    usable = sorted({i for ids in allowed.values() for i in ids})
+    names = ", ".join(nodes[i].name for i in usable)
+    totals: dict[str, float] = {}
+    for a in asked.values():
+        for r, q in a.items():
+            totals[r] = totals.get(r, 0.0) + q
+    free_sum = {r: sum(max(0.0, nodes[i].free(r)) for i in usable) for r in totals}
+    short = [r for r in ("cpu", "memory", *sorted(set(totals) - {"cpu", "memory", _PODS}), _PODS)
+             if r in totals and totals[r] > free_sum[r] + _EPS]  # fmt: skip
+    if short:  # more asked than all the nodes they may use have free: proved without a search
+        what = ", ".join(f"{r} {_figure(r, totals[r])} asked, {_figure(r, free_sum[r])} free" for r in short)
+        return Verdict(False, f"the {len(pods)} pods do not fit together on the nodes they may use ({names}): {what}")
+    outcome, chosen = _search(order, asked, allowed, nodes, budget)
+    if outcome is None:
+        return Verdict(True, "no placement found within the check's bounds: the scheduler decides")
+    if outcome:
+        return Verdict(True, f"all {len(pods)} pods fit", placement=chosen)
+    return Verdict(False, f"the {len(pods)} pods do not fit together on the nodes they may use ({names}): each fits "
+                          "a node, but no node has room for them together")  # fmt: skip
+
+
+#: pods beyond which check() does not search exhaustively (one greedy pass, then the scheduler decides)
+SEARCH_LIMIT = 64
+
+
+def _search(
+    order: Sequence[str], asked: Mapping[str, Mapping[str, float]], allowed: Mapping[str, Sequence[int]],
+    nodes: Sequence[Node], budget: int,
+) -> tuple[bool | None, dict[str, str]]:
+    """A placement of the pods in ``order``: (True, it); (False, {}) when none exists; (None,
+    {}) when the bounds ran out first. Depth-first, most free node first (the scheduler
+    spreads pods: its choice is tried first), nodes alike in what is free and in which of the
+    groups may use them tried once; beyond SEARCH_LIMIT pods, one greedy pass."""
+    resources = {r for a in asked.values() for r in a}
+    free = [{r: node.free(r) for r in resources} for node in nodes]
+    kinds = sorted({tuple(ids) for ids in allowed.values()})
+    likeness = [tuple(i in set(ids) for ids in kinds) for i in range(len(nodes))]
     chosen: dict[str, str] = {}
     steps = 0
 
-    def place(k: int) -> bool | None:  # True: placed; False: proved impossible; None: out of budget
+    def place(k: int) -> bool | None:  # recursion depth: at most SEARCH_LIMIT
         nonlocal steps
         if k == len(order):
             return True
         name = order[k]
         need = asked[name]
         tried: set[tuple[Any, ...]] = set()
-        # most free first: the scheduler spreads (LeastAllocated), so try its choice first
         for i in sorted(allowed[name], key=lambda i: -free[i].get("cpu", 0.0)):
-            if any(free[i].get(r, 0.0) < a - _EPS for r, a in need.items()):
+            if any(free[i][r] < a - _EPS for r, a in need.items()):
                 continue
-            # a node like one tried (as free, and usable by the same pods still to place): same outcome
-            state = (tuple(sorted(free[i].items())), tuple(i in may[o] for o in order[k:]))
+            state = (tuple(sorted(free[i].items())), likeness[i])
             if state in tried:
                 continue
             tried.add(state)
@@ -264,21 +297,24 @@ def check(pods: Sequence[Mapping[str, Any]], nodes: Sequence[Node], budget: int 
             del chosen[name]
         return False
 
+    if len(order) > SEARCH_LIMIT:
+        return _greedy(order, asked, allowed, nodes, free, chosen), dict(chosen)
     outcome = place(0)
-    if outcome is None:
-        return Verdict(True, f"no placement found in {budget} steps: the scheduler decides")
-    if outcome:
-        return Verdict(True, f"all {len(pods)} pods fit", placement=dict(chosen))
-    totals: dict[str, float] = {}
-    for a in asked.values():
-        for r, q in a.items():
-            totals[r] = totals.get(r, 0.0) + q
-    usable = sorted({i for ids in allowed.values() for i in ids})
-    short = [r for r in ("cpu", "memory", *sorted(set(totals) - {"cpu", "memory", _PODS}))
-             if r in totals and totals[r] > sum(max(0.0, nodes[i].free(r)) for i in usable)]  # fmt: skip
-    free_sum = {r: sum(max(0.0, nodes[i].free(r)) for i in usable) for r in short}
-    what = ", ".join(f"{r} {_figure(r, totals[r])} asked, {_figure(r, free_sum[r])} free" for r in short)
-    if not what:
-        what = f"cpu {_figure('cpu', totals.get('cpu', 0.0))} asked; each fits a node, but no node has room for them together"
-    names = ", ".join(nodes[i].name for i in usable)
-    return Verdict(False, f"the {len(pods)} pods do not fit together on the nodes they may use ({names}): {what}")
+    return outcome, dict(chosen) if outcome else {}
+
+
+def _greedy(
+    order: Sequence[str], asked: Mapping[str, Mapping[str, float]], allowed: Mapping[str, Sequence[int]],
+    nodes: Sequence[Node], free: list[dict[str, float]], chosen: dict[str, str],
+) -> bool | None:
+    """One pass, most free node first, without recursion: True when every pod found room
+    (``chosen`` says where), else None (not a proof)."""
+    for name in order:
+        fits = [i for i in allowed[name] if all(free[i][r] >= a - _EPS for r, a in asked[name].items())]
+        if not fits:
+            return None
+        i = max(fits, key=lambda i: free[i].get("cpu", 0.0))
+        for r, a in asked[name].items():
+            free[i][r] -= a
+        chosen[name] = nodes[i].name
+    return True

@@ -70,9 +70,9 @@ def test_pods_that_fit_alone_but_not_together() -> None:
     v = check(pods, [cpu_node("cpu-0"), cpu_node("cpu-1", used=1)])
     assert not v.fits and v.unplaced == ()
     assert v.message == "the 4 pods do not fit together on the nodes they may use (cpu-0, cpu-1): cpu 3.25 asked, 3 free"
-    # enough in sum, but split so that no node takes the RTI after the three cores
+    # enough in sum (3.3), but split so that no node takes the RTI after the three cores: the search proves it
     v = check(pods, [cpu_node("cpu-0", used=0.9), cpu_node("cpu-1", used=0.9), cpu_node("cpu-2", cpu=1.2)])
-    assert not v.fits and "no node has room for them together" in v.message
+    assert not v.fits and "each fits a node, but no node has room for them together" in v.message
 
 
 def test_a_pod_that_fits_no_node_now_names_what_is_free() -> None:
@@ -93,9 +93,12 @@ def test_a_placement_the_scheduler_s_spreading_misses_is_found() -> None:
     )
     v = check(pods, [cpu_node("a", cpu=3), cpu_node("b", cpu=3)])
     assert v.fits and len(v.placement) == 5
+    assert not check(pods, [cpu_node("a", cpu=3), cpu_node("b", cpu=2.9)]).fits  # 6 asked, 5.9 free
+    # 6.1 free, but no split of 1.5, 1.5, 1, 1, 1 into 2.9 and 3.2: the search proves it
+    tight = [cpu_node("a", cpu=2.9), cpu_node("b", cpu=3.2)]
+    v = check(pods, tight)
+    assert not v.fits and "each fits a node, but no node has room for them together" in v.message
     # out of search budget: the check does not refuse, the scheduler decides
-    tight = [cpu_node("a", cpu=3), cpu_node("b", cpu=2.9)]
-    assert not check(pods, tight).fits
     assert check(pods, tight, budget=1).fits
 
 
@@ -119,6 +122,20 @@ def test_taints_selectors_affinity_and_cordons() -> None:
     assert not v.fits and "pong-env (env): no node it may use (required node affinity (z2))" in v.message
     assert check(fenced, [cpu_node("z2", labels={"zone": "z2"}), cpu_node("z1", labels={"zone": "z1"})]).fits
     assert not check(pods_of(), []).fits
+
+
+def test_a_wide_bank_is_checked_without_deep_recursion() -> None:
+    # 500 samplers of 100m: the sum proves 50 cores do not fit 16 nodes of 2; 300 fit greedily
+    wide = pods_of(samplers={"replicas": 500, "resources": {"requests": {"cpu": "100m"}}}, learner={"gpus": 0})
+    nodes = [cpu_node(f"n{i}") for i in range(16)]
+    v = check(wide, nodes)
+    assert not v.fits and "cpu 50 asked, 32 free" in v.message
+    half = pods_of(samplers={"replicas": 300, "resources": {"requests": {"cpu": "100m"}}}, learner={"gpus": 0})
+    v = check(half, nodes)
+    assert v.fits and len(v.placement) == 302
+    # the greedy pass fails without a proof: the scheduler decides
+    tight = pods_of(samplers={"replicas": 70, "resources": {"requests": {"cpu": "300m"}}}, learner={"gpus": 0})
+    assert check(tight, [cpu_node("a", cpu=10.6), cpu_node("b", cpu=10.6)]).fits
 
 
 def test_requests_release_order_and_api_shapes() -> None:
