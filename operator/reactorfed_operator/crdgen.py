@@ -106,9 +106,11 @@ def _status() -> dict[str, Any]:
             "placement": {
                 "type": "object",
                 "description": "When the scheduler last found no node for a pod of an incarnation whose pods were "
-                               "released together (the next incarnation's pods wait a while before they are released "
-                               "again), and its message; removed once every pod is placed.",
-                "properties": {"refusedAt": {"type": "string", "format": "date-time"}, "message": {"type": "string"}},
+                               "released together, its message, and how many times in a row (the next incarnation's "
+                               "pods wait 30 s before they are released again, doubled for each refusal in a row, at "
+                               "most 10 minutes); removed once every pod is placed.",
+                "properties": {"refusedAt": {"type": "string", "format": "date-time"}, "message": {"type": "string"},
+                               "refusals": {"type": "integer"}},
             },
             "progress": {"type": "object", "properties": {
                 "rtiPhase": {"type": "string"},

@@ -52,6 +52,7 @@ class PriorStatus:
     #: when the scheduler last refused a pod of a released incarnation (status.placement), and why
     refused_at: str | None = None
     refused_message: str = ""
+    refusals: int = 0  # refusals in a row (each doubles the wait before the next release)
 
     @classmethod
     def from_status(cls, status: Mapping[str, Any] | None) -> PriorStatus:
@@ -71,6 +72,7 @@ class PriorStatus:
             membership=tuple(m for m in status.get("membership") or () if isinstance(m, Mapping)),
             refused_at=placement.get("refusedAt") or None,
             refused_message=str(placement.get("message") or ""),
+            refusals=int(placement.get("refusals") or 0),
         )
 
 

@@ -22,7 +22,7 @@ for all of them; until then nothing of the incarnation is scheduled or runs, the
 ``Pending`` (reason ``Unschedulable``, naming the pod and why) and nothing counts as a
 restart. A spec edit while every pod is still gated makes them anew. If the scheduler then
 finds no node for one of them (what the check could not see), the incarnation is stopped and
-the next one gated, without counting a restart, and its gates wait ``RETRY_SECONDS``.
+the next one gated, without counting a restart, and its gates wait :func:`retry_wait`.
 
 An elastic bank (spec.samplers.maxReplicas) is rescaled without a restart once its
 incarnation has run, and its failed sampler pods are replaced in place: see :mod:`.elastic`.
@@ -41,12 +41,19 @@ from .observed import Event, ObservedPod, PriorStatus
 from .phase import TERMINAL, Phase, PodPhase, Role
 from .progress import Progress
 
-__all__ = ["ELASTIC_KEYS", "RETRY_SECONDS", "Event", "ObservedPod", "Plan", "PriorStatus", "plan"]
+__all__ = ["ELASTIC_KEYS", "RETRY_SECONDS", "Event", "ObservedPod", "Plan", "PriorStatus", "plan", "retry_wait"]
 
 #: status.samplers keys only an elastic bank has
 ELASTIC_KEYS = ("initial", "maxReplicas", "replaced", "slots", "members")
-#: after the scheduler refused a pod of a released incarnation, its successor's gates wait this long
+#: after the scheduler refused a pod of a released incarnation, its successor's gates wait this
+#: long, doubled for each refusal in a row, at most RETRY_MAX_SECONDS
 RETRY_SECONDS = 30.0
+RETRY_MAX_SECONDS = 600.0
+
+
+def retry_wait(refusals: int) -> float:
+    """How long the gates wait after the ``refusals``-th refusal in a row (1: the first)."""
+    return min(RETRY_MAX_SECONDS, RETRY_SECONDS * 2.0 ** max(0, refusals - 1))
 
 
 @dataclass
@@ -153,9 +160,10 @@ class Plan:
             conditions += [dict(c) for c in prior.conditions if c.get("type") == "Placed"]
         out["conditions"] = conditions
         if self.refused:
-            out["placement"] = {"refusedAt": now, "message": self.message}
+            out["placement"] = {"refusedAt": now, "message": self.message, "refusals": prior.refusals + 1}
         elif prior.refused_at and not (placed is not None and placed[0]):
-            out["placement"] = {"refusedAt": prior.refused_at, "message": prior.refused_message}
+            out["placement"] = {"refusedAt": prior.refused_at, "message": prior.refused_message,
+                                "refusals": prior.refusals}  # fmt: skip
         return out
 
     def _elastic_status(self, fed: Federation, shape: ObservedPod | None, progress: Progress | None) -> dict[str, Any]:
@@ -221,7 +229,7 @@ def _hold(
             since = dt.datetime.fromisoformat(prior.refused_at.replace("Z", "+00:00")).timestamp()
         except ValueError:
             since = 0.0
-        wait = RETRY_SECONDS - (now - since)
+        wait = retry_wait(prior.refusals) - (now - since)
         if wait > 0:
             return "SchedulerRefused", f"{prior.refused_message}; placing the pods again in {wait:.0f}s"
     return None

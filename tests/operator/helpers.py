@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 from typing import Any
 
 from reactorfed_operator.cluster import observe_pod
@@ -72,7 +73,8 @@ class FakeCluster:
             self.pods[name] = dataclasses.replace(self.pods[name], gated=False)
             self.ungated.append(name)
         self.events += [e.reason for e in p.events]
-        self.status = p.status(self.fed, list(self.pods.values()), self.generation, prior, NOW, progress)
+        stamp = NOW if now is None else dt.datetime.fromtimestamp(now, dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        self.status = p.status(self.fed, list(self.pods.values()), self.generation, prior, stamp, progress)
         return p
 
     def run_all(self) -> None:

@@ -7,7 +7,7 @@ import dataclasses
 from typing import Any
 
 from reactorfed_operator.placement import GATE, Node
-from reactorfed_operator.planner import RETRY_SECONDS
+from reactorfed_operator.planner import RETRY_SECONDS, retry_wait
 
 from .helpers import NOW, FakeCluster, make_fed
 
@@ -100,6 +100,23 @@ def test_a_pod_the_scheduler_then_refuses_stops_the_incarnation_without_a_restar
     c.settle()
     assert c.status["phase"] == "Running" and c.status["restarts"] == 0 and c.status["incarnation"] == 2
     assert c.status.get("placement") is None and c.events.count("SchedulerRefused") == 1
+
+
+def test_refusals_in_a_row_wait_longer() -> None:
+    assert [retry_wait(n) for n in (1, 2, 3, 5, 9)] == [30, 60, 120, 480, 600]
+    c = FakeCluster(make_fed(**spec("1")))
+    for n in (1, 2, 3):
+        p = c.step(nodes=TWO, now=T0 + 10_000 * n)
+        assert p.ungate, p.message
+        c.run_all()
+        c.pods["pong-learner"] = dataclasses.replace(c.pods["pong-learner"], phase="Pending", ready=False, node=None,
+                                                     message="0/2 nodes are available: 2 Insufficient cpu.")  # fmt: skip
+        c.step(nodes=TWO, now=T0 + 10_000 * n)
+        assert c.status["placement"]["refusals"] == n and c.status["restarts"] == 0
+        c.step(nodes=TWO, now=T0 + 10_000 * n)
+        p = c.step(nodes=TWO, now=T0 + 10_000 * n)  # the next incarnation, gated, waits
+        assert p.reason == "SchedulerRefused" and not p.ungate
+        assert f"again in {retry_wait(n):.0f}s" in p.message
 
 
 def test_a_pod_waiting_for_its_volume_is_not_a_refusal() -> None:
