@@ -28,7 +28,7 @@ from reactorfed_operator.placement import check, node_from_api
 from reactorfed_operator.spec import parse_spec
 
 from .conftest import NAMESPACE, Kind, record, wait_for
-from .federations import apply, describe, load_example, pods, status
+from .federations import apply, clean_slate, describe, load_example, pods, status
 
 pytestmark = [pytest.mark.kind, pytest.mark.timeout(300)]
 
@@ -93,6 +93,7 @@ def test_seed_ppo_cartpole_without_a_gpu_waits(without_fake_gpu: Kind) -> None:
     k = without_fake_gpu
     (doc,) = load_example("seed-ppo-cartpole.yaml")
     name = doc["metadata"]["name"]
+    clean_slate(k, name)  # nothing of an earlier run of the example (instant when there is none)
     t0 = time.monotonic()
     apply(k, [doc])
     try:
@@ -136,6 +137,7 @@ def test_ppo_minatar_with_a_learner_larger_than_a_node_waits(operator: Kind) -> 
     largest = _largest_worker_cpu(k)
     big = math.floor(largest) + 1
     doc["spec"]["learner"]["resources"]["requests"]["cpu"] = str(big)
+    clean_slate(k, name)
     apply(k, [doc])
     try:
         st = held(k, name, f"{name}-learner (learner) needs cpu {big}, the largest node it may use has {largest:g} "
