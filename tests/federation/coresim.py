@@ -232,7 +232,7 @@ class Federation:
             assert isinstance(msg, Grant)
             (core.on_ptag if msg.provisional else core.on_tag)(msg.tag, msg.counts)
         elif isinstance(msg, Promise):
-            core.on_promise(src, msg.tag)
+            core.promises.on_promise(src, msg.tag)
         elif isinstance(msg, StopMark):
             core.on_mark(src, msg.tag)
         else:
@@ -249,7 +249,7 @@ class Federation:
                     fed.inputs.setdefault(tag, set()).add(link)
                 else:
                     raise AssertionError(f"f{dst} got link {link} at {tag} after processing it (now {fed.current})")
-        if core.promises_in:
+        if core.promises.fresh:
             core.grant_from_promises()
             if fed.tag is None and core.passes_promises:
                 core.pass_on(fed.head(), self.m.stop, fed.current)

@@ -165,9 +165,9 @@ def test_acquire_allows_exactly_what_the_grants_allow(events: list[tuple[str, in
             c.on_data(0, 0, at(dt + 2, mi))
             got += 1
         else:
-            c.on_promise(0, at(dt, mi))
+            c.promises.on_promise(0, at(dt, mi))
             promised = max(promised, at(dt, mi))
-            if c.promises_in:
+            if c.promises.fresh:
                 c.grant_from_promises()
     if promised > (START, 0):  # a promise arrived (the start tag is what peers promise at first)
         granted = max(granted, pred((promised[0] + 2, 0)))
@@ -185,22 +185,22 @@ def test_acquire_allows_exactly_what_the_grants_allow(events: list[tuple[str, in
 def test_promises_grant_every_tag_before_the_earliest_input() -> None:
     # 0 -after 5 ns-> 2 <-none- 1
     c = core(3, 2, (0, 2, 5), (1, 2, None))
-    assert c.input_bound() == (START, 0)  # before any promise: 1 might send at the start tag
-    c.on_promise(0, at(100))
+    assert c.promises.bound() == (START, 0)  # before any promise: 1 might send at the start tag
+    c.promises.on_promise(0, at(100))
     c.grant_from_promises()
     assert c.grant < at(0)
-    c.on_promise(1, at(50))
+    c.promises.on_promise(1, at(50))
     c.grant_from_promises()
     assert c.grant == pred(at(50)) and c.local_grants == 2
-    c.on_promise(1, at(200))
+    c.promises.on_promise(1, at(200))
     c.grant_from_promises()
     assert c.grant == pred(at(105))  # 0's promise plus its link's delay
-    c.on_promise(0, at(90))  # an older promise changes nothing
-    assert not c.promises_in
+    c.promises.on_promise(0, at(90))  # an older promise changes nothing
+    assert not c.promises.fresh
     assert c.acquire(at(104, 7), FOREVER_T, START) == at(104, 7)
     assert c.acquire(at(105), FOREVER_T, START) is WAIT
-    c.on_promise(0, FOREVER_T)
-    c.on_promise(1, FOREVER_T)
+    c.promises.on_promise(0, FOREVER_T)
+    c.promises.on_promise(1, FOREVER_T)
     c.grant_from_promises()
     assert c.grant == FOREVER_T and c.acquire(None, FOREVER_T, START) is None
 
@@ -229,15 +229,15 @@ def test_a_relay_promises_no_more_than_its_inputs_allow_and_passes_progress_on()
     c = core(3, 1, (0, 1, None), (1, 2, None))
     c.completed(at(0), None, FOREVER_T, START)
     assert promises(take(c)) == [(START, 0)]  # 0 might still send at the start tag
-    c.on_promise(0, at(7))
+    c.promises.on_promise(0, at(7))
     c.grant_from_promises()
     c.pass_on(None, FOREVER_T, at(0))  # between tags: the current tag is the last completed
     assert promises(take(c)) == [at(7)]
-    c.on_promise(0, at(30))
+    c.promises.on_promise(0, at(30))
     c.grant_from_promises()
     c.pass_on(at(12), FOREVER_T, at(0))  # its own next event comes first
     assert promises(take(c)) == [at(12)]
-    c.on_promise(0, at(40))
+    c.promises.on_promise(0, at(40))
     c.grant_from_promises()
     c.pass_on(None, at(20), at(0))  # nothing queued, but it stops at 20
     assert promises(take(c)) == [at(20)]
@@ -253,8 +253,8 @@ def test_promises_follow_the_rule_and_only_grow(steps: list[tuple[int, int, int,
     ltc, sent = NEVER_T, NEVER_T
     now = START
     for dt, m, net_dt, none, promise_dt in steps:
-        c.on_promise(0, at(promise_dt))
-        if c.promises_in:
+        c.promises.on_promise(0, at(promise_dt))
+        if c.promises.fresh:
             c.grant_from_promises()
         tag = max(at(dt, m), succ(ltc))  # completed tags only grow
         net = None if none else at(net_dt)
@@ -262,7 +262,7 @@ def test_promises_follow_the_rule_and_only_grow(steps: list[tuple[int, int, int,
         c.completed(tag, net, FOREVER_T, now)
         ltc = tag
         n = FOREVER_T if net is None else net
-        want = min(max(n, succ(ltc)), c.input_bound())
+        want = min(max(n, succ(ltc)), c.promises.bound())
         got = promises(take(c))
         if want > sent:
             assert got == [want]
@@ -310,7 +310,7 @@ def test_a_resigned_peer_is_known_to_be_finished_in_both_grant_modes() -> None:
             down.grant_from_promises()
             assert down.grant == pred(FOREVER_T)
         else:
-            assert not down.promises_in and down.grant < at(0), "RTI grants only: the Mark grants nothing"
+            assert not down.promises.fresh and down.grant < at(0), "RTI grants only: the Mark grants nothing"
     alone = core(1, 0, peer_grants=False)  # no downstream peer: nobody to tell
     alone.resign(at(1))
     assert marks(take(alone)) == []
@@ -320,7 +320,7 @@ def test_a_resigned_peer_is_known_to_be_finished_in_both_grant_modes() -> None:
 def relay_granted_forever() -> FederateCore:
     """Federate 1 of 0 -> 1 -> 2, whose upstream has promised everything."""
     c = core(3, 1, (0, 1, None), (1, 2, None))
-    c.on_promise(0, FOREVER_T)
+    c.promises.on_promise(0, FOREVER_T)
     c.grant_from_promises()
     return c
 
@@ -510,7 +510,7 @@ def test_a_stop_request_from_the_rti_is_answered_and_held_to() -> None:
     c = core(2, 1, (0, 1, None), peer_grants=False)
     c.on_stop_request(at(5), at(7))
     assert typed(take(c)) == typed([StopReply(at(7, 1))])  # it is past 5 already: the tag after its own
-    assert c.stop_limit == at(7, 1)
+    assert c.stop.limit == at(7, 1)
     c.on_tag(FOREVER_T, {})
     assert c.acquire(at(7), FOREVER_T, START) == at(7)
     # not at it until agreed: the stop may come there, and then its events are processed
@@ -565,7 +565,7 @@ def test_nothing_passes_an_unagreed_stop(asks: list[tuple[bool, int, int]], cur_
             (reply,) = [x.tag for x in take(c) if isinstance(x, StopReply)]
             assert reply >= at(dt, m) and reply > cur
             limit = max(limit, reply)
-    assert c.stop_limit == limit
+    assert c.stop.limit == limit
     head = at(head_dt)
     assert (c.acquire(head, FOREVER_T, START) == head) == (head < limit)
     c.on_stop_granted(limit)
@@ -579,7 +579,7 @@ def test_nothing_promised_or_reported_passes_a_tag_in_progress() -> None:
     processed the stop tag without this tag's message)."""
     # 2 -> 0 -> 1, no delays; 2 has promised everything, so 0's promises follow its own events
     c = core(3, 0, (2, 0, None), (0, 1, None))
-    c.on_promise(2, FOREVER_T)
+    c.promises.on_promise(2, FOREVER_T)
     c.grant_from_promises()
     now = START + 10 * MS
     c.completed(at(0), at(5), FOREVER_T, now)
@@ -589,7 +589,7 @@ def test_nothing_promised_or_reported_passes_a_tag_in_progress() -> None:
     out = take(c)
     assert promises(out) == [] and c.promised == at(5)
     assert reports(out) == [] and c.net == at(5)  # the RTI had NET 5 already: no report past it
-    c.on_promise(2, FOREVER_T)  # nothing new: stays
+    c.promises.on_promise(2, FOREVER_T)  # nothing new: stays
     c.pass_on(at(10), FOREVER_T, at(5))
     assert promises(take(c)) == []
     # once the tag is complete and the stop agreed at (5, 1), the promise goes as far as the stop
@@ -621,7 +621,7 @@ def test_while_a_stop_is_agreed_nothing_is_promised_past_the_tag_answered() -> N
     c.on_stop_request(at(3), at(0))
     # first the Mark (what it promised, at most L), so the peers know its promises from now on hold for the stop
     assert typed(take(c)) == typed([StopMark(at(0)), StopReply(at(3))])  # its input bound: 0 may send at the start
-    c.on_promise(0, at(50))
+    c.promises.on_promise(0, at(50))
     c.grant_from_promises()
     c.pass_on(at(20), FOREVER_T, at(0))  # its next event at 20, but it may stop at 3
     assert promises(take(c)) == [at(3)]
@@ -644,7 +644,7 @@ def test_promises_made_before_a_stop_was_known_do_not_cover_the_stop_tag() -> No
     knew of a stop; at the agreed stop tag its shutdown reactions may send, so 1 waits there
     for a promise 0 made knowing of the stop (after its Mark)."""
     c = core(2, 1, (0, 1, None))
-    c.on_promise(0, FOREVER_T)
+    c.promises.on_promise(0, FOREVER_T)
     c.grant_from_promises()
     assert c.acquire(at(1), FOREVER_T, START) == at(1)
     c.on_stop_request(at(3, 1), at(1))
@@ -656,8 +656,8 @@ def test_promises_made_before_a_stop_was_known_do_not_cover_the_stop_tag() -> No
     c.on_mark(0, at(3, 1))  # 0 knows: nothing before (3, 1), where it stops
     c.grant_from_promises()
     assert c.acquire(None, at(3, 1), START) is WAIT
-    c.on_promise(0, FOREVER_T)  # 0 completed the stop tag (what it sent there came first)
-    assert c.promises_in
+    c.promises.on_promise(0, FOREVER_T)  # 0 completed the stop tag (what it sent there came first)
+    assert c.promises.fresh
     c.grant_from_promises()
     assert c.acquire(None, at(3, 1), START) == at(3, 1)
 
@@ -667,14 +667,14 @@ def test_a_mark_before_the_agreement_and_a_delayed_link() -> None:
     c = core(2, 1, (0, 1, None))
     c.on_mark(0, NEVER_T)
     c.on_stop_granted(at(3, 1))
-    c.on_promise(0, at(3, 2))
+    c.promises.on_promise(0, at(3, 2))
     c.grant_from_promises()
     assert c.acquire(None, at(3, 1), START) == at(3, 1)
     # the Mark and the promises after it may come before the STOP_GRANTED
     c = core(2, 1, (0, 1, None))
-    c.on_promise(0, at(50))
+    c.promises.on_promise(0, at(50))
     c.on_mark(0, at(3, 1))
-    c.on_promise(0, FOREVER_T)
+    c.promises.on_promise(0, FOREVER_T)
     c.grant_from_promises()
     c.on_stop_granted(at(3, 1))
     assert c.acquire(None, at(3, 1), START) == at(3, 1)
@@ -682,7 +682,7 @@ def test_a_mark_before_the_agreement_and_a_delayed_link() -> None:
     # promises made before still cover it
     for delay in (0, 2 * MS):
         c = core(2, 1, (0, 1, delay))
-        c.on_promise(0, FOREVER_T)
+        c.promises.on_promise(0, FOREVER_T)
         c.grant_from_promises()
         c.on_stop_request(at(3, 1), at(1))
         c.on_stop_granted(at(3, 1))
@@ -770,14 +770,14 @@ def test_the_stop_tag_is_granted_only_from_what_knew_of_the_stop(
         c.on_tag(at(*rti_pre), {})
     for kind, t in items:
         if kind == "promise":
-            c.on_promise(0, t)
+            c.promises.on_promise(0, t)
         elif kind == "mark":
             c.on_mark(0, t)
         else:
             c.on_stop_granted(t)
             if rti_post is not None:
                 c.on_tag(at(*rti_post), {})
-        if c.promises_in:
+        if c.promises.fresh:
             c.grant_from_promises()
     before = max([(START, 0)] + [tag(p) for p in pre])
     bound = min(add_delay(before, d), add_delay(S, d))

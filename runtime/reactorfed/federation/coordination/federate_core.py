@@ -49,10 +49,11 @@ without elastic banks takes none of its paths.
 from __future__ import annotations
 
 from ...time.tag import FOREVER, NEVER, TagT, pred, succ
-from ..wire.protocol import Ltc, Promise
-from .federate_membership import FederateMembership, Message, earliest_arrival
+from ..wire.protocol import Ltc, Promise, Resign, StopMark, StopReply, StopReq
+from .federate_membership import FederateMembership, Message
+from .federate_promises import PeerPromises
 from .federate_stop import StopAgreement
-from .layout import Delay, Layout, link_delay
+from .layout import Layout
 from .presence import Presence
 from .rti_core import FOREVER_T, NEVER_T
 
@@ -84,10 +85,13 @@ _PROGRESS_NS = 100_000_000
 # (Message: see federate_membership, where QueryReply joins them.)
 
 
-class FederateCore(FederateMembership, StopAgreement):
-    """The coordination state of federate ``me`` of ``layout`` (see the module docstring;
-    its stop agreement: :class:`.federate_stop.StopAgreement`; its membership part, for
-    elastic banks: :class:`.federate_membership.FederateMembership`)."""
+class FederateCore:
+    """The coordination state of federate ``me`` of ``layout`` (see the module docstring).
+    Its parts, each owning its state: :attr:`promises`, what its upstream peers promised
+    (:class:`.federate_promises.PeerPromises`); :attr:`stop`, where its stop agreement is
+    (:class:`.federate_stop.StopAgreement`); :attr:`membership`, for elastic banks
+    (:class:`.federate_membership.FederateMembership`, which reads :attr:`done` and calls
+    :meth:`hold_below`)."""
 
     def __init__(self, layout: Layout, me: int, *, peer_grants: bool = True, fast: bool = False) -> None:
         self.me = me
@@ -112,25 +116,16 @@ class FederateCore(FederateMembership, StopAgreement):
         self.required: dict[int, int] = {}  # upstream peer -> messages to have before using the grants
         self._counts_met = True  # see counts_ok
         self.local_grants = 0  # grants taken from promises
+        #: what the upstream peers promised: the earliest tag anything could still arrive at
+        self.promises = PeerPromises(layout, me)
         # -- what arrived from upstream peers
         #: upstream peer -> data messages received from it (cumulative)
         self.received: dict[int, int] = {u: 0 for u in layout.direct_upstream(me)}
         self.messages_received = 0
         #: link id -> the latest tag whose value or absence arrived on it (for cycles)
         self.link_status: dict[int, TagT] = {}
-        self._promise_links: dict[int, list[Delay]] = {}  # upstream peer -> delays of its links here
-        for lk in layout.links:
-            if lk.dst == me and lk.src != me:
-                self._promise_links.setdefault(lk.src, []).append(link_delay(lk.delay))
-        self._promised_in: dict[int, TagT] = {}  # upstream peer -> its latest promise
         #: upstream peers that sent their last (resigned): their data links may close now
         self.finished: set[int] = set()
-        self._bound_from: dict[int, TagT] = {}  # upstream peer -> the earliest tag it could still send here
-        self._bound: TagT | None = None  # input_bound(), None: to be computed
-        #: upstream peer -> its latest promise since its Mark (made knowing of a stop)
-        self._marked: dict[int, TagT] = {}
-        #: promises arrived since grant_from_promises last looked
-        self.promises_in = False
         # -- what this federate sent, and reported
         #: downstream peer -> [messages sent, earliest tag sent since the last report (t, m)]
         self.sent: dict[int, list[int]] = {d: [0, FOREVER, 0] for d in layout.downstream(me)}
@@ -149,18 +144,17 @@ class FederateCore(FederateMembership, StopAgreement):
         self._cyclic_ins: list[tuple[int, int]] = []  # (needed before this level, link id)
         self._sent_this_tag: set[int] = set()  # links whose value or absence went at _sent_at
         self._sent_at: TagT = NEVER_T
-        self._init_stop()
-        self._init_membership(Presence(layout))
+        self.stop = StopAgreement()
+        self.membership = FederateMembership(me, Presence(layout), self.promises, self.outbox, self)
+        self._elastic = self.membership.elastic
 
     def begin(self, start: int) -> None:
         """The federation started at ``start``: before its first promise, a peer might send
         at the start tag."""
         self.start = start
-        self._promised_in = {u: (start, 0) for u in self._promise_links}
-        self._bound_from = {u: earliest_arrival((start, 0), ds) for u, ds in self._promise_links.items()}
-        self._bound = None
+        self.promises.begin(start)
         if self._elastic:
-            self._begin_membership()
+            self.membership.begin(start)
 
     def checkpoints(self, outs: list[tuple[int, int]], ins: list[tuple[int, int]]) -> list[int]:
         """This federate's links on zero-delay cycles: ``outs``, (the level after the last
@@ -186,10 +180,11 @@ class FederateCore(FederateMembership, StopAgreement):
             # federate's outputs on a zero-delay cycle are announced absent at it (a peer
             # granted it waits for them; reactor-c's handle_provisional_tag_advance_grant).
             head = p
-        limit = self.stop_limit
-        if limit is not None and self.stop_granted is None and (head is None or head >= limit):
+        agreement = self.stop
+        limit = agreement.limit
+        if limit is not None and agreement.granted is None and (head is None or head >= limit):
             pass  # wait for the stop to be agreed before reaching the tag it may come at
-        elif self.member_limit is not None and (head is None or head >= self.member_limit):
+        elif (barrier := self.membership.limit) is not None and (head is None or head >= barrier):
             pass  # wait for the membership round to end before reaching the tag answered
         elif not self.has_upstream:
             if self._rti_dirty:
@@ -212,12 +207,12 @@ class FederateCore(FederateMembership, StopAgreement):
         and the stop tag is ``stop``. Reports it, or holds the report back (``ltc_pending``)
         while the next tag can be processed at once."""
         self.done = tag
-        if self._ahead:
-            self._processed(tag)
+        if self._elastic and self.membership.ahead:
+            self.membership.processed(tag)
         net = next_tag if next_tag is not None else FOREVER_T
         if stop != FOREVER_T and net > stop:
             net = stop if tag < stop else FOREVER_T
-        if self.has_downstream or self.stop_limit is not None or now - self._last_progress > _PROGRESS_NS:
+        if self.has_downstream or self.stop.limit is not None or now - self._last_progress > _PROGRESS_NS:
             if self.has_downstream and now - self._last_progress < _LTC_BATCH_NS and self._goes_on(net, now):
                 # The next tag may be processed at once: report this one later, with the
                 # tags that follow (one LTC, one grant downstream, for a run of tags). Only
@@ -230,8 +225,8 @@ class FederateCore(FederateMembership, StopAgreement):
         """Whether ``net``, the next tag, will be processed without waiting for anything."""
         return (
             net < FOREVER_T
-            and self.stop_limit is None
-            and self.member_limit is None
+            and self.stop.limit is None
+            and self.membership.limit is None
             and not self._cyclic_outs
             and not self._cyclic_ins
             and (self.fast or net[0] <= now)
@@ -272,53 +267,36 @@ class FederateCore(FederateMembership, StopAgreement):
     def on_data(self, peer: int, link: int, tag: TagT) -> bool:
         """A data message from ``peer`` on ``link`` at ``tag`` arrived (it counts).
         Whether to deliver it: always, but in a federation with elastic banks (see
-        :meth:`~.federate_membership.FederateMembership._arrived`)."""
+        :meth:`.federate_membership.FederateMembership.arrived`)."""
         rec = self.received
         rec[peer] = rec.get(peer, 0) + 1
         self.messages_received += 1
         status = self.link_status
         if tag > status.get(link, NEVER_T):
             status[link] = tag
-        return self._arrived(peer, tag) if self._elastic else True
+        return self.membership.arrived(peer, tag) if self._elastic else True
 
     def on_absent(self, link: int, tag: TagT) -> None:
         """``link`` (on a zero-delay cycle) carries nothing at ``tag``."""
         if tag > self.link_status.get(link, NEVER_T):
             self.link_status[link] = tag
 
-    def on_promise(self, peer: int, tag: TagT) -> None:
-        """``peer`` promises nothing more before ``tag`` (plus each link's delay)."""
-        if self._cap and peer in self._cap and tag > self._cap[peer]:
-            tag = self._cap[peer]  # a leaving slot: up to its leave (see on_change)
-        marked = self._marked
-        if marked and peer in marked and tag > marked[peer]:
-            marked[peer] = tag
-            self._bound = None
-            self.promises_in = True
-        if tag > self._promised_in.get(peer, NEVER_T):
-            self._promised_in[peer] = tag
-            delays = self._promise_links.get(peer)
-            if delays is not None:
-                self._bound_from[peer] = earliest_arrival(tag, delays)
-                self._bound = None
-            self.promises_in = True
+    def on_mark(self, peer: int, tag: TagT) -> None:
+        """``peer`` promises nothing more before ``tag``, knowing of a stop (or resigned),
+        and so are its promises from now on (see :class:`..wire.protocol.StopMark`)."""
+        if tag >= FOREVER_T:
+            self.finished.add(peer)
+            if peer in self.membership.presence.slots:  # an incarnation's last words: its next counts
+                self.membership.incarnation_done(peer)
+                return
+        if self.peer_grants:  # (with RTI grants only, a Mark says only that the peer is done)
+            self.promises.on_mark(peer, tag)
 
-    def input_bound(self) -> TagT:
-        """The earliest tag at which anything could still arrive here, by the promises."""
-        best = self._bound
-        if best is None:
-            if self.stop_granted is None:
-                best = min(self._bound_from.values(), default=FOREVER_T)
-            else:
-                best = self._stop_bound(self.stop_granted)
-            self._bound = best  # until the next promise
-        return best
-
+    # (A promise goes to the promises part: :meth:`.federate_promises.PeerPromises.on_promise`.)
     def grant_from_promises(self) -> None:
         """Promises arrived: every tag before the earliest tag anything could still
         arrive at is granted."""
-        self.promises_in = False
-        g = pred(self.input_bound())
+        g = pred(self.promises.looked())
         if g > self.grant:
             self.grant = g
             self.local_grants += 1
@@ -358,6 +336,113 @@ class FederateCore(FederateMembership, StopAgreement):
             self.grant = before
         self._require(counts)
 
+    # -- the stop agreement (its state: the stop part, see federate_stop) ----------------
+    def on_stop_request(self, tag: TagT, current: TagT) -> None:
+        """The RTI asks to stop at ``tag``; this federate is at ``current``. Answers with
+        the earliest tag it can stop at, and does not reach it until the stop is agreed."""
+        reply = self.stop.answer(tag, current, self.start)
+        self._mark_stop()
+        self.outbox.append(StopReply(reply))
+
+    def on_stop_granted(self, tag: TagT) -> TagT:
+        """The federation stops at ``tag`` (the driver lowers the scheduler's stop tag).
+        Grants made before the agreement stop short of it: the RTI computed them, and the
+        peers made the promises they came from, without knowing of the stop, which gives
+        peers an event at ``tag``. The RTI's grants from here on, and the peers' promises
+        since their Marks, know of it (see PeerPromises)."""
+        self.stop.agreed(tag)
+        if self.grant >= tag:
+            self.grant = pred(tag)
+        if self.ptag is not None and self.ptag >= tag:
+            self.ptag = None
+        self.promises.agreed(tag)
+        if self.peer_grants and self.has_upstream:
+            self.grant_from_promises()
+        return tag
+
+    def request_stop(self, tag: TagT, head: TagT | None, current: TagT, now: int) -> None:
+        """Ask the federation to stop at ``tag`` (the scheduler's earliest event is at
+        ``head``, its current tag ``current``): the RTI gets everything held back first.
+        This federate goes no further than ``tag`` until the stop is agreed
+        (``stop.granted``), and promises nothing past it meanwhile."""
+        self.stop.ask(tag)
+        self._mark_stop()
+        self.flush_reports(head, current, now)
+        self.outbox.append(StopReq(tag))
+
+    def _mark_stop(self) -> None:
+        """This federate now knows of a stop: tell the downstream peers, once."""
+        if self.passes_promises:
+            mark = self.stop.mark(self.promised)
+            if mark is not None:
+                self.promised = mark
+                self.outbox.append(StopMark(mark))
+
+    def resign(self, tag: TagT) -> None:
+        """This federate is done at ``tag``: the final counts for the RTI, and a promise of
+        nothing more for the peers (a Mark: it holds whatever stop comes)."""
+        self.outbox.append(Resign(tag, self._sent_report(), dict(self.received)))
+        if self.peer_grants:
+            self.stop.resigned()
+            self.promised = FOREVER_T
+        # With RTI grants only, the Mark is no promise the peers use, but it still tells
+        # them this federate is done: its data links to them may close now, while a link
+        # that closes before it is a fault (messages on it may be lost).
+        if self.peer_grants or self.has_downstream:
+            self.outbox.append(StopMark(FOREVER_T))
+
+    # -- membership: its grants and counts (the rest: the membership part) -----------------
+    def admit(self, tag: TagT, sent: dict[int, int], received: dict[int, int]) -> None:
+        """This member joins at ``tag`` (the RTI's Admit, after the changes so far and
+        :meth:`begin`): its slot's counts, and every upstream peer's bound from ``tag``."""
+        self.received = {u: received.get(u, 0) for u in self.received}
+        for d, v in self.sent.items():
+            v[0] = sent.get(d, 0)
+        self.required = {}
+        self._counts_met = True
+        self.membership.admitted(tag)
+
+    def on_peer_failed(self, u: int) -> None:
+        """Upstream ``u`` failed (the RTI's verdict, LOST: after every grant it computed
+        before; its data link may have closed without its last promise, or not). What it
+        sent and this federate has not received may be lost: no grant waits for it."""
+        got = self.received.get(u, 0)
+        if self.required.get(u, 0) > got:
+            self.required[u] = got
+            self._counts_met = False  # (look again: they may be met now)
+        self.membership.peer_failed(u)
+
+    def peer_connected(self, u: int) -> None:
+        """A new process for upstream slot ``u`` opened its data connection (its next
+        incarnation's): what is known of the last one's end is about that one."""
+        self.finished.discard(u)
+        self.membership.peer_connected(u)
+
+    def hold_below(self, bound: TagT) -> None:
+        """An upstream slot can now send from ``bound`` on (the membership part: it joins):
+        a grant taken from the other peers' promises that reaches it no longer holds."""
+        if self.peer_grants and self.grant >= bound:
+            self.grant = pred(bound)
+
+    def gone(self, head: TagT | None) -> bool:
+        """Whether this incarnation has nothing more to process: its next tag ``head``
+        (None: none) is at or past its leave ``L``, and nothing can still arrive for a tag
+        before ``L`` (those tags are done, or granted with every message the grants
+        count). The driver then processes ``L`` without a grant of ``L`` (nothing of its
+        own runs there) and resigns.
+
+        An empty queue before ``L`` says nothing about inputs still on their way: a
+        member told of its leave early (a replayed schedule: at its ADMIT) whose next
+        event is ``L`` would otherwise skip every tag before ``L`` whose input had not
+        arrived yet (the learner's weights over a delay: it then sent no fragment for
+        them, and the learner counted incomplete rounds)."""
+        leaves = self.membership.leaves
+        if leaves is None or (head is not None and head < leaves):
+            return False
+        last = pred(leaves)
+        return (last <= self.done or not self.has_upstream
+                or ((last <= self.grant or last == self.ptag) and self.counts_ok()))
+
     # -- before a stop request: what is held back, now -----------------------------------
     def flush_reports(self, head: TagT | None, current: TagT, now: int) -> None:
         """Report everything held back now (a completed tag, a report for the RTI); the
@@ -381,8 +466,8 @@ class FederateCore(FederateMembership, StopAgreement):
         s[0] += 1
         if tag[0] < s[1] or (tag[0] == s[1] and tag[1] < s[2]):
             s[1], s[2] = tag
-        if self._elastic and tag > self._last_on.get(peer, NEVER_T):
-            self._last_on[peer] = tag
+        if self._elastic:
+            self.membership.sent(peer, tag)
 
     def counts_ok(self) -> bool:
         """Whether every message the grants require has arrived. Counts only grow: once
@@ -432,10 +517,10 @@ class FederateCore(FederateMembership, StopAgreement):
         """The next event ``net`` as reported and promised: while a stop is being agreed,
         no later than the tag this federate asked or answered (the stop tag may be that
         one, and what its shutdown reactions send goes out at it)."""
-        limit = self.stop_limit
-        if limit is not None and self.stop_granted is None and net > limit:
+        limit = self.stop.limit
+        if limit is not None and self.stop.granted is None and net > limit:
             net = limit
-        limit = self.member_limit
+        limit = self.membership.limit
         if limit is not None and net > limit:
             return limit
         return net
@@ -444,13 +529,13 @@ class FederateCore(FederateMembership, StopAgreement):
         """Report the latest tag complete and ``net``: a promise to the peers at once; to
         the RTI at once or, where promises advance this federate's peers (outside zero-delay
         cycles), at most every ``_RTI_REPORT_NS``: the RTI then serves as the backstop."""
-        if self.stop_limit is not None or self.member_limit is not None:
+        if self.stop.limit is not None or self.membership.limit is not None:
             net = self._held(net)
         self.net = net
         self._reported = (net, self.messages_received)
         self._rti_dirty = True
-        if (not self.peer_grants or self.in_zero_cycle or self.stop_limit is not None
-                or self.member_limit is not None or now - self._last_rti_report >= _RTI_REPORT_NS):
+        if (not self.peer_grants or self.in_zero_cycle or self.stop.limit is not None
+                or self.membership.limit is not None or now - self._last_rti_report >= _RTI_REPORT_NS):
             self._flush_rti(now)
         if self.peer_grants:
             self._promise(net)
@@ -479,7 +564,7 @@ class FederateCore(FederateMembership, StopAgreement):
         ltc = self.ltc
         after = succ(ltc)
         nxt = net if net > after else after  # its next event: never before the tag after its last
-        bound = self.input_bound()
+        bound = self.promises.bound()
         base = nxt if nxt < bound else bound
         if base > self.promised:
             self.promised = base

@@ -115,7 +115,7 @@ class Outputs:
         """:meth:`send_at_tag_end` in a federation with elastic banks: to the peers present
         at ``tag`` (the sender's tag: see :meth:`..coordination.federate_core.FederateCore.send_to`)
         only. A link on a zero-delay cycle never has an elastic member at either end."""
-        send_to = self._core.send_to
+        send_to = self._core.membership.send_to
         for out in self._outs:
             if out.slot.present and send_to(out.link.dst, tag):
                 sent = add_delay(tag, out.delay)
