@@ -207,7 +207,7 @@ class Federation:
             t = succ(fed.last_sent[link])
         fed.last_sent[link] = t
         if t <= self.m.stop:
-            fed.core.sent_message(lk.dst, t)
+            fed.core.reports.sent_message(lk.dst, t)
             self._put(fed.me, lk.dst, ("data", link, t))
 
     def pending(self) -> list[tuple[Any, Any]]:
@@ -238,7 +238,7 @@ class Federation:
         else:
             kind, link, tag = msg
             if kind == "absent":
-                core.on_absent(link, tag)
+                core.cycles.on_absent(link, tag)
                 if tag > fed.current:
                     fed.ticks.add(tag)
             else:
@@ -325,7 +325,7 @@ class Federation:
     def _cyclic(self, fed: _Fed, level: int) -> None:
         tag = fed.tag
         assert tag is not None
-        for lid in fed.core.outputs_due(tag, level):
+        for lid in fed.core.cycles.outputs_due(tag, level):
             self._send_data(fed, lid, tag, absent=lid not in fed.written)
         self._flush(fed)
 

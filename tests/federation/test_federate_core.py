@@ -13,11 +13,11 @@ from hypothesis import strategies as st
 from reactorfed.federation.coordination.federate_core import (
     _LTC_BATCH_NS,
     _PROGRESS_NS,
-    _RTI_REPORT_NS,
     WAIT,
     FederateCore,
     Message,
 )
+from reactorfed.federation.coordination.federate_reports import _RTI_REPORT_NS
 from reactorfed.federation.coordination.rti_core import FOREVER_T, NEVER_T, pred, succ
 from reactorfed.federation.wire.protocol import Ltc, Promise, Resign, StopMark, StopReply, StopReq
 
@@ -218,7 +218,7 @@ def test_a_promise_is_the_later_of_net_and_the_tag_after_the_last_completed() ->
 def test_a_promise_saturates_at_forever() -> None:
     c = core(2, 0, (0, 1, None))
     c.completed(FOREVER_T, None, FOREVER_T, START)
-    assert c.ltc == FOREVER_T
+    assert c.reports.ltc == FOREVER_T
     assert promises(take(c)) == [FOREVER_T]  # the tag after FOREVER is FOREVER
     c.completed(FOREVER_T, None, FOREVER_T, START + 1)
     assert promises(take(c)) == []  # promises only grow
@@ -269,7 +269,7 @@ def test_promises_follow_the_rule_and_only_grow(steps: list[tuple[int, int, int,
             sent = want
         else:
             assert got == []
-        assert c.promised == sent
+        assert c.reports.promised == sent
 
 
 def marks(msgs: list[Message]) -> list[tuple[int, int]]:
@@ -337,7 +337,7 @@ def test_running_ahead_holds_the_report_back_until_it_waits() -> None:
     c.on_tag(at(1), {0: 1})
     assert c.acquire(at(3), FOREVER_T, START + 10 * MS + 3) is WAIT
     out = take(c)
-    assert c.ltc_pending is None and c.ltc == at(2)
+    assert c.ltc_pending is None and c.reports.ltc == at(2)
     assert promises(out) == [at(3)]
 
 
@@ -349,7 +349,7 @@ def test_a_held_report_goes_within_the_batch_interval() -> None:
     c.completed(at(1), at(2), FOREVER_T, now + _LTC_BATCH_NS - 1)
     assert c.ltc_pending == at(1)
     c.completed(at(2), at(3), FOREVER_T, now + _LTC_BATCH_NS)
-    assert c.ltc_pending is None and c.ltc == at(2) and promises(take(c)) == [at(3)]
+    assert c.ltc_pending is None and c.reports.ltc == at(2) and promises(take(c)) == [at(3)]
 
 
 def test_no_batching_when_the_next_tag_must_wait() -> None:
@@ -364,7 +364,7 @@ def test_no_batching_when_the_next_tag_must_wait() -> None:
     assert c.ltc_pending == at(2)
     c.fast = True
     c.completed(at(3), at(60), FOREVER_T, now + 4)  # not granted
-    assert c.ltc_pending is None and c.ltc == at(3)
+    assert c.ltc_pending is None and c.reports.ltc == at(3)
     c.on_tag(at(80), {0: 1})
     c.completed(at(60), at(75), FOREVER_T, now + 6)
     assert c.ltc_pending is None  # granted, but the grant's count has not arrived
@@ -379,7 +379,7 @@ def test_report_held_reports_the_tag_as_its_own_next_event() -> None:
     take(c)
     c.completed(at(1), at(2), FOREVER_T, START + 10 * MS + 1)
     c.report_held(START + 10 * MS + 2)
-    assert c.ltc == at(1) and c.net == at(1) and promises(take(c)) == [at(1, 1)]
+    assert c.reports.ltc == at(1) and c.reports.net == at(1) and promises(take(c)) == [at(1, 1)]
 
 
 def test_the_rti_gets_reports_at_most_every_interval_with_peer_promises() -> None:
@@ -407,13 +407,13 @@ def test_without_peer_promises_every_report_goes_to_the_rti() -> None:
 
 def test_reports_carry_the_counts_and_the_earliest_tag_sent_since_the_last() -> None:
     c = core(3, 0, (0, 1, None), (0, 2, 5), peer_grants=False)
-    c.sent_message(1, at(3))
-    c.sent_message(1, at(2, 4))
-    c.sent_message(2, at(9))
+    c.reports.sent_message(1, at(3))
+    c.reports.sent_message(1, at(2, 4))
+    c.reports.sent_message(2, at(9))
     c.completed(at(3), None, FOREVER_T, START + 10 * MS)
     (r,) = reports(take(c))
     assert r.sent == {1: [2, START + 2, 4], 2: [1, START + 9, 0]}
-    c.sent_message(1, at(7))
+    c.reports.sent_message(1, at(7))
     c.completed(at(7), None, FOREVER_T, START + 20 * MS)
     (r,) = reports(take(c))
     assert r.sent == {1: [3, START + 7, 0], 2: [1, *FOREVER_T[:1], 0]}
@@ -462,12 +462,12 @@ def test_batching_loses_no_tag(steps: list[tuple[int, int, bool]]) -> None:
             n += 1
             c.on_tag(at(0), {0: n})  # a message to wait for: acquire waits, after reporting
             assert c.acquire(at(t + 1), FOREVER_T, now) is WAIT
-            assert c.ltc == at(t)
+            assert c.reports.ltc == at(t)
             c.on_data(0, 0, at(t))
         reported += [m.tag for m in take(c) if isinstance(m, Promise)]
     c.flush_reports(at(t + 1), at(t), now)
     reported += promises(take(c))
-    assert c.ltc == at(t) and c.ltc_pending is None
+    assert c.reports.ltc == at(t) and c.ltc_pending is None
     assert reported == sorted(set(reported))
     assert reported[-1] == at(t + 1)
 
@@ -479,14 +479,14 @@ def test_zero_delay_cycle_checkpoints_and_absent_ports() -> None:
     assert c.in_zero_cycle
     assert c.checkpoints([(2, 0)], [(1, 1)]) == [1, 2]
     tag = at(0)
-    assert c.outputs_due(tag, 1) == []  # its writer is at level 1: not before level 2
+    assert c.cycles.outputs_due(tag, 1) == []  # its writer is at level 1: not before level 2
     assert not c.inputs_ready(tag, 1)  # link 1's value or absence at the tag has not come
     assert c.inputs_ready(tag, 0)  # not read before level 1
-    c.on_absent(1, tag)
+    c.cycles.on_absent(1, tag)
     assert c.inputs_ready(tag, 1)
-    assert c.outputs_due(tag, 2) == [0]
-    assert c.outputs_due(tag, 3) == []  # once a tag
-    assert c.outputs_due(at(1), 2) == [0]  # and again at the next
+    assert c.cycles.outputs_due(tag, 2) == [0]
+    assert c.cycles.outputs_due(tag, 3) == []  # once a tag
+    assert c.cycles.outputs_due(at(1), 2) == [0]  # and again at the next
     assert not c.inputs_ready(at(1), 1)
     c.on_data(1, 1, at(1))
     assert c.inputs_ready(at(1), 1)
@@ -587,8 +587,8 @@ def test_nothing_promised_or_reported_passes_a_tag_in_progress() -> None:
     # at(5) is in progress (current > the last completed); the queue's head is now at(10)
     c.request_stop(at(5, 1), at(10), at(5), now + 1)
     out = take(c)
-    assert promises(out) == [] and c.promised == at(5)
-    assert reports(out) == [] and c.net == at(5)  # the RTI had NET 5 already: no report past it
+    assert promises(out) == [] and c.reports.promised == at(5)
+    assert reports(out) == [] and c.reports.net == at(5)  # the RTI had NET 5 already: no report past it
     c.promises.on_promise(2, FOREVER_T)  # nothing new: stays
     c.pass_on(at(10), FOREVER_T, at(5))
     assert promises(take(c)) == []

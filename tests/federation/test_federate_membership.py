@@ -113,7 +113,7 @@ def test_a_query_is_answered_after_the_current_tag_and_the_last_message_to_the_m
     lay = hub(2, initial=2, out=5)
     c = core(lay, 0)
     c.completed(at(3), at(4), FOREVER_T, START)
-    c.sent_message(2, at(8))  # its output at (3, 0) for slot 2, after 5 ns
+    c.reports.sent_message(2, at(8))  # its output at (3, 0) for slot 2, after 5 ns
     take(c)
     assert c.membership.on_query(1, at(2), ((2, False),), at(3)) == at(8, 1)
     assert replies(take(c)) == [QueryReply(1, at(8, 1))]
@@ -163,8 +163,8 @@ def test_a_joiner_starts_at_its_admit_tag_with_its_slots_counts() -> None:
     assert c.promises.bound() == at(12)  # the learner sends it nothing before (10, 0)
     c.promises.on_promise(0, at(4))  # a promise from before its start adds nothing
     assert c.promises.bound() == at(12)
-    c.sent_message(0, at(10, 1))
-    assert c.sent[0][0] == 4  # counts go on from the slot's
+    c.reports.sent_message(0, at(10, 1))
+    assert c.reports.sent[0][0] == 4  # counts go on from the slot's
     assert c.on_data(0, 0, at(12)) and c.received == {0: 6}
     c.on_tag(at(20), {0: 6})
     assert c.counts_ok()
@@ -193,10 +193,10 @@ def test_a_leaving_member_drops_and_counts_what_comes_for_its_leave_or_later() -
     assert not c.on_data(0, 0, at(7))
     assert c.on_data(0, 0, at(6, 2))
     assert c.membership.dropped == {0: 2} and c.membership.messages_dropped == 2 and c.received == {0: 4}
-    assert not c.gone(at(6, 2))
-    assert not c.gone(at(7)) and not c.gone(None), "the tags before its leave are not granted yet"
+    assert not c.membership.gone(at(6, 2))
+    assert not c.membership.gone(at(7)) and not c.membership.gone(None), "the tags before its leave are not granted yet"
     c.on_tag(pred(at(7)), {0: 4})
-    assert c.gone(at(7)) and c.gone(None)
+    assert c.membership.gone(at(7)) and c.membership.gone(None)
 
 
 def test_a_member_that_knows_its_leave_still_waits_for_what_comes_before_it() -> None:
@@ -217,15 +217,15 @@ def test_a_member_that_knows_its_leave_still_waits_for_what_comes_before_it() ->
     assert c.membership.leaves == leave
     c.grant_from_promises()
     assert c.grant == pred(at(440 * MS))  # nothing from the learner before the join's tag
-    assert not c.gone(leave), "weights for (440 ms) .. (800 ms) may come"
+    assert not c.membership.gone(leave), "weights for (440 ms) .. (800 ms) may come"
     assert c.acquire(leave, leave, START) is WAIT
     assert c.on_data(0, 0, at(440 * MS))  # they come: delivered, and processed first
     c.promises.on_promise(0, at(760 * MS))  # the learner's next round sends at (760 ms) at the earliest
     c.grant_from_promises()
-    assert c.grant == pred(at(800 * MS)) and not c.gone(leave)  # (800 ms, 0) is not granted
+    assert c.grant == pred(at(800 * MS)) and not c.membership.gone(leave)  # (800 ms, 0) is not granted
     c.promises.on_promise(0, at(800 * MS))
     c.grant_from_promises()
-    assert c.grant >= pred(leave) and c.gone(leave) and c.gone(None)
+    assert c.grant >= pred(leave) and c.membership.gone(leave) and c.membership.gone(None)
     # without promises, the RTI's grant: counted messages included
     r = FederateCore(lay, 1, peer_grants=False, fast=True)
     r.membership.joining = True
@@ -234,10 +234,10 @@ def test_a_member_that_knows_its_leave_still_waits_for_what_comes_before_it() ->
     r.membership.on_change(leave, 1, False)
     r.admit(join, {}, {})
     r.on_tag(pred(leave), {0: 1})
-    assert not r.gone(leave), "a message the grant counts has not arrived"
+    assert not r.membership.gone(leave), "a message the grant counts has not arrived"
     assert r.on_data(0, 0, at(800 * MS))
-    assert not r.gone(at(800 * MS))  # (its next event now: it is processed first)
-    assert r.gone(leave)
+    assert not r.membership.gone(at(800 * MS))  # (its next event now: it is processed first)
+    assert r.membership.gone(leave)
 
 
 def test_a_leaving_upstream_members_promises_count_up_to_its_leave_then_its_next_join() -> None:
@@ -312,15 +312,15 @@ def test_a_new_process_for_a_slot_present_at_the_start_takes_its_last_leave_as_n
     c.begin(START)
     assert c.membership.joined == NEVER_T, "not present from the start: it joins"
     c.membership.on_change(at(8), 2, False)  # the record: its last incarnation left
-    assert c.membership.leaves is None and not c.gone(at(20))
+    assert c.membership.leaves is None and not c.membership.gone(at(20))
     c.membership.on_change(at(20), 2, True)
     c.admit(at(20), {0: 3}, {0: 5})
     assert c.membership.joined == at(20) and c.membership.leaves is None and c.received == {0: 5}
     c.membership.on_change(at(50), 2, False)  # its own leave, later
-    assert c.membership.leaves == at(50) and not c.gone(at(50))  # (what comes before it may be on its way)
+    assert c.membership.leaves == at(50) and not c.membership.gone(at(50))  # (what comes before it may be on its way)
     c.promises.on_promise(0, FOREVER_T)  # the learner resigned
     c.grant_from_promises()
-    assert c.gone(at(50))
+    assert c.membership.gone(at(50))
 
 
 def test_the_rtis_initial_widths_hold_over_the_programs() -> None:

@@ -33,7 +33,7 @@ from __future__ import annotations
 import heapq
 from typing import Protocol
 
-from ...time.tag import NEVER, NEVER_T, TagT, succ
+from ...time.tag import NEVER, NEVER_T, TagT, pred, succ
 from ..wire.protocol import Ltc, Promise, QueryReply, Resign, StopMark, StopReply, StopReq
 from .federate_promises import PeerPromises
 from .presence import Presence
@@ -46,13 +46,18 @@ Message = Ltc | Promise | StopMark | StopReq | StopReply | Resign | QueryReply
 
 
 class Progress(Protocol):
-    """What the membership part reads of its core, and asks of it."""
+    """What the membership part reads of its core (how far it got, what is granted), and
+    asks of it."""
 
     #: the latest tag complete
     done: TagT
 
     def hold_below(self, bound: TagT) -> None:
         """An upstream slot can now send from ``bound`` on: a grant at or past it no longer holds."""
+        ...
+
+    def granted(self, tag: TagT) -> bool:
+        """Whether ``tag`` is granted, with every message the grants count here."""
         ...
 
 
@@ -241,3 +246,21 @@ class FederateMembership:
         ahead = self.ahead
         while ahead and ahead[0][0] <= tag:
             heapq.heappop(ahead)
+
+    def gone(self, head: TagT | None) -> bool:
+        """Whether this incarnation has nothing more to process: its next tag ``head``
+        (None: none) is at or past its leave ``L``, and nothing can still arrive for a tag
+        before ``L`` (those tags are done, or granted with every message the grants
+        count). The driver then processes ``L`` without a grant of ``L`` (nothing of its
+        own runs there) and resigns.
+
+        An empty queue before ``L`` says nothing about inputs still on their way: a
+        member told of its leave early (a replayed schedule: at its ADMIT) whose next
+        event is ``L`` would otherwise skip every tag before ``L`` whose input had not
+        arrived yet (the learner's weights over a delay: it then sent no fragment for
+        them, and the learner counted incomplete rounds)."""
+        leaves = self.leaves
+        if leaves is None or (head is not None and head < leaves):
+            return False
+        last = pred(leaves)
+        return last <= self._core.done or self._core.granted(last)

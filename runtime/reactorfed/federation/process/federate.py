@@ -206,7 +206,7 @@ class FederateCoordinator:
     def at_level(self, sched: Scheduler, level: int) -> None:
         tag = sched.current_tag
         core = self.core
-        self._outputs.send_cyclic(tag, core.outputs_due(tag, level))
+        self._outputs.send_cyclic(tag, core.cycles.outputs_due(tag, level))
         if tag <= core.grant:
             return  # a full grant: every input of this tag is already here
         inb = self._inbound

@@ -200,7 +200,7 @@ class FederateMembers:
         stop at its leave) once no round holds it back, but every tag before ``L`` granted
         (what is still on its way for them is waited for: the core's ``gone``)."""
         core = self.core
-        return core.membership.limit is None and core.gone(head)
+        return core.membership.limit is None and core.membership.gone(head)
 
     def promise_peers(self, peers: list[int], tag: TagT) -> list[int]:
         """The downstream ``peers`` a promise (or Mark) of ``tag`` goes to: those present at
