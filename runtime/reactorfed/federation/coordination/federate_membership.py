@@ -3,7 +3,7 @@ part of :class:`.federate_core.FederateCore`: what it does with the RTI's member
 and changes. It owns who is present when (its :class:`.presence.Presence`), this
 incarnation's tags and the round under way; it sets the bounds from upstream slots in the
 core's :class:`.federate_promises.PeerPromises`, and reads of the core only how far it got
-and asks it to hold its grants back (:class:`Progress`).
+and what is granted, and asks it to hold its grants back (:class:`Progress`).
 
 * **Query** (:meth:`~FederateMembership.on_query`): answered with the earliest tag this
   federate can apply the round's changes at: at least the round's proposal, the tag after
@@ -41,7 +41,7 @@ from .presence import Presence
 __all__ = ["FederateMembership", "Message", "Progress"]
 
 
-#: what a federate's core queues for the RTI and its peers (see federate_core)
+#: what a federate's core and its parts queue for the RTI and its peers (see federate_reports)
 Message = Ltc | Promise | StopMark | StopReq | StopReply | Resign | QueryReply
 
 

@@ -8,11 +8,12 @@ will send nothing more before its tag; over each of its links here that is the t
 the link's delay. Links are FIFO: what was sent before a promise has arrived when the
 promise does. Before its first promise, a peer may send at the start tag.
 
-Two other parts write here, through the methods below: the stop agreement
-(:mod:`.federate_stop`: a peer's StopMark is a promise made knowing of a stop, and once the
-stop tag is agreed the promises made before the Mark hold only for the tags before it),
-and the membership part (:mod:`.federate_membership`: an elastic slot's promises count up
-to its leave, and an absent slot sends nothing before its next join).
+Besides promises, two things change the bounds, through the methods below: the stop
+agreement (:mod:`.federate_stop`; the core passes on a peer's StopMark, a promise made
+knowing of a stop, and the agreed stop tag, after which the promises made before a Mark
+hold only for the tags before it), and the membership part (:mod:`.federate_membership`:
+an elastic slot's promises count up to its leave, and an absent slot sends nothing before
+its next join).
 """
 
 from __future__ import annotations
