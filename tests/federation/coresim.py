@@ -207,7 +207,7 @@ class Federation:
             t = succ(fed.last_sent[link])
         fed.last_sent[link] = t
         if t <= self.m.stop:
-            fed.core.sent_message(lk.dst, t)
+            fed.core.reports.sent_message(lk.dst, t)
             self._put(fed.me, lk.dst, ("data", link, t))
 
     def pending(self) -> list[tuple[Any, Any]]:
@@ -232,13 +232,13 @@ class Federation:
             assert isinstance(msg, Grant)
             (core.on_ptag if msg.provisional else core.on_tag)(msg.tag, msg.counts)
         elif isinstance(msg, Promise):
-            core.on_promise(src, msg.tag)
+            core.promises.on_promise(src, msg.tag)
         elif isinstance(msg, StopMark):
             core.on_mark(src, msg.tag)
         else:
             kind, link, tag = msg
             if kind == "absent":
-                core.on_absent(link, tag)
+                core.cycles.on_absent(link, tag)
                 if tag > fed.current:
                     fed.ticks.add(tag)
             else:
@@ -249,7 +249,7 @@ class Federation:
                     fed.inputs.setdefault(tag, set()).add(link)
                 else:
                     raise AssertionError(f"f{dst} got link {link} at {tag} after processing it (now {fed.current})")
-        if core.promises_in:
+        if core.promises.fresh:
             core.grant_from_promises()
             if fed.tag is None and core.passes_promises:
                 core.pass_on(fed.head(), self.m.stop, fed.current)
@@ -325,7 +325,7 @@ class Federation:
     def _cyclic(self, fed: _Fed, level: int) -> None:
         tag = fed.tag
         assert tag is not None
-        for lid in fed.core.outputs_due(tag, level):
+        for lid in fed.core.cycles.outputs_due(tag, level):
             self._send_data(fed, lid, tag, absent=lid not in fed.written)
         self._flush(fed)
 

@@ -129,7 +129,7 @@ def test_a_killed_sampler_leaves_and_a_new_process_takes_its_slot(processes: lis
     assert _values(trace, 0) == list(range(1, len(_values(trace, 0)) + 1))
     assert trace[-1][0] == RUN
     learner = fed.coords["learner"]
-    assert set(learner.core.dropped) <= {2}, "only the killed process's late messages may be dropped"
+    assert set(learner.core.membership.dropped) <= {2}, "only the killed process's late messages may be dropped"
     # The RTI's LOST let the learner go on on its peers' promises at once. Without it the run
     # still ended (on the RTI's grants, a report every 50 ms), in 85 s instead of 8.5
     assert summary.wall_ns < RUN + 20 * 10**9, f"the run took {summary.wall_ns / 1e9:.1f} s: it crawled"
@@ -192,7 +192,7 @@ def test_a_replayed_joiner_that_comes_late_gets_what_was_sent_before_its_address
     got, want = joiner.samplers[2].weights, replay.samplers[2].weights
     assert got == want, (got, want)
     coord = fed.coords["samplers[2]"]
-    assert not coord.core.dropped
+    assert not coord.core.membership.dropped
     sched = coord._sched
     assert sched is not None and sched.membership is not None
     assert sched.membership.messages_dropped == 0
@@ -245,7 +245,7 @@ def test_a_bad_membership_message_from_the_rti_is_refused_with_a_reason(
     assert coord.rejected_messages == 1
     assert any(r.getMessage().startswith("ignoring a bad message from the RTI") for r in caplog.records)
     assert any(re.search(why, r.getMessage()) for r in caplog.records), caplog.text
-    assert coord._links.clients == {} and coord.core.failed_peers == set(), "nothing was acted on"
+    assert coord._links.clients == {} and coord.core.membership.failed_peers == set(), "nothing was acted on"
 
 
 def test_a_good_lost_from_the_rti_stops_the_wait_for_that_member() -> None:
@@ -255,8 +255,8 @@ def test_a_good_lost_from_the_rti_stops_the_wait_for_that_member() -> None:
     coord._members.begin(sched, 1_000, (3,), False)
     coord.core.begin(1_000)
     core = coord.core
-    core.on_promise(1, (5_000, 0))
-    assert core.input_bound() == (1_000, 0), "samplers[1] (2) holds the bound at the start"
+    core.promises.on_promise(1, (5_000, 0))
+    assert core.promises.bound() == (1_000, 0), "samplers[1] (2) holds the bound at the start"
     coord._rx.on_rti(sched, [memoryview(P.Lost(2).pack())])
-    assert coord.rejected_messages == 0 and core.failed_peers == {2}
-    assert core.input_bound() == (5_000, 0), "no longer"
+    assert coord.rejected_messages == 0 and core.membership.failed_peers == {2}
+    assert core.promises.bound() == (5_000, 0), "no longer"

@@ -13,11 +13,11 @@ from hypothesis import strategies as st
 from reactorfed.federation.coordination.federate_core import (
     _LTC_BATCH_NS,
     _PROGRESS_NS,
-    _RTI_REPORT_NS,
     WAIT,
     FederateCore,
     Message,
 )
+from reactorfed.federation.coordination.federate_reports import _RTI_REPORT_NS
 from reactorfed.federation.coordination.rti_core import FOREVER_T, NEVER_T, pred, succ
 from reactorfed.federation.wire.protocol import Ltc, Promise, Resign, StopMark, StopReply, StopReq
 
@@ -165,9 +165,9 @@ def test_acquire_allows_exactly_what_the_grants_allow(events: list[tuple[str, in
             c.on_data(0, 0, at(dt + 2, mi))
             got += 1
         else:
-            c.on_promise(0, at(dt, mi))
+            c.promises.on_promise(0, at(dt, mi))
             promised = max(promised, at(dt, mi))
-            if c.promises_in:
+            if c.promises.fresh:
                 c.grant_from_promises()
     if promised > (START, 0):  # a promise arrived (the start tag is what peers promise at first)
         granted = max(granted, pred((promised[0] + 2, 0)))
@@ -185,22 +185,22 @@ def test_acquire_allows_exactly_what_the_grants_allow(events: list[tuple[str, in
 def test_promises_grant_every_tag_before_the_earliest_input() -> None:
     # 0 -after 5 ns-> 2 <-none- 1
     c = core(3, 2, (0, 2, 5), (1, 2, None))
-    assert c.input_bound() == (START, 0)  # before any promise: 1 might send at the start tag
-    c.on_promise(0, at(100))
+    assert c.promises.bound() == (START, 0)  # before any promise: 1 might send at the start tag
+    c.promises.on_promise(0, at(100))
     c.grant_from_promises()
     assert c.grant < at(0)
-    c.on_promise(1, at(50))
+    c.promises.on_promise(1, at(50))
     c.grant_from_promises()
     assert c.grant == pred(at(50)) and c.local_grants == 2
-    c.on_promise(1, at(200))
+    c.promises.on_promise(1, at(200))
     c.grant_from_promises()
     assert c.grant == pred(at(105))  # 0's promise plus its link's delay
-    c.on_promise(0, at(90))  # an older promise changes nothing
-    assert not c.promises_in
+    c.promises.on_promise(0, at(90))  # an older promise changes nothing
+    assert not c.promises.fresh
     assert c.acquire(at(104, 7), FOREVER_T, START) == at(104, 7)
     assert c.acquire(at(105), FOREVER_T, START) is WAIT
-    c.on_promise(0, FOREVER_T)
-    c.on_promise(1, FOREVER_T)
+    c.promises.on_promise(0, FOREVER_T)
+    c.promises.on_promise(1, FOREVER_T)
     c.grant_from_promises()
     assert c.grant == FOREVER_T and c.acquire(None, FOREVER_T, START) is None
 
@@ -218,7 +218,7 @@ def test_a_promise_is_the_later_of_net_and_the_tag_after_the_last_completed() ->
 def test_a_promise_saturates_at_forever() -> None:
     c = core(2, 0, (0, 1, None))
     c.completed(FOREVER_T, None, FOREVER_T, START)
-    assert c.ltc == FOREVER_T
+    assert c.reports.ltc == FOREVER_T
     assert promises(take(c)) == [FOREVER_T]  # the tag after FOREVER is FOREVER
     c.completed(FOREVER_T, None, FOREVER_T, START + 1)
     assert promises(take(c)) == []  # promises only grow
@@ -229,15 +229,15 @@ def test_a_relay_promises_no_more_than_its_inputs_allow_and_passes_progress_on()
     c = core(3, 1, (0, 1, None), (1, 2, None))
     c.completed(at(0), None, FOREVER_T, START)
     assert promises(take(c)) == [(START, 0)]  # 0 might still send at the start tag
-    c.on_promise(0, at(7))
+    c.promises.on_promise(0, at(7))
     c.grant_from_promises()
     c.pass_on(None, FOREVER_T, at(0))  # between tags: the current tag is the last completed
     assert promises(take(c)) == [at(7)]
-    c.on_promise(0, at(30))
+    c.promises.on_promise(0, at(30))
     c.grant_from_promises()
     c.pass_on(at(12), FOREVER_T, at(0))  # its own next event comes first
     assert promises(take(c)) == [at(12)]
-    c.on_promise(0, at(40))
+    c.promises.on_promise(0, at(40))
     c.grant_from_promises()
     c.pass_on(None, at(20), at(0))  # nothing queued, but it stops at 20
     assert promises(take(c)) == [at(20)]
@@ -253,8 +253,8 @@ def test_promises_follow_the_rule_and_only_grow(steps: list[tuple[int, int, int,
     ltc, sent = NEVER_T, NEVER_T
     now = START
     for dt, m, net_dt, none, promise_dt in steps:
-        c.on_promise(0, at(promise_dt))
-        if c.promises_in:
+        c.promises.on_promise(0, at(promise_dt))
+        if c.promises.fresh:
             c.grant_from_promises()
         tag = max(at(dt, m), succ(ltc))  # completed tags only grow
         net = None if none else at(net_dt)
@@ -262,14 +262,14 @@ def test_promises_follow_the_rule_and_only_grow(steps: list[tuple[int, int, int,
         c.completed(tag, net, FOREVER_T, now)
         ltc = tag
         n = FOREVER_T if net is None else net
-        want = min(max(n, succ(ltc)), c.input_bound())
+        want = min(max(n, succ(ltc)), c.promises.bound())
         got = promises(take(c))
         if want > sent:
             assert got == [want]
             sent = want
         else:
             assert got == []
-        assert c.promised == sent
+        assert c.reports.promised == sent
 
 
 def marks(msgs: list[Message]) -> list[tuple[int, int]]:
@@ -310,7 +310,7 @@ def test_a_resigned_peer_is_known_to_be_finished_in_both_grant_modes() -> None:
             down.grant_from_promises()
             assert down.grant == pred(FOREVER_T)
         else:
-            assert not down.promises_in and down.grant < at(0), "RTI grants only: the Mark grants nothing"
+            assert not down.promises.fresh and down.grant < at(0), "RTI grants only: the Mark grants nothing"
     alone = core(1, 0, peer_grants=False)  # no downstream peer: nobody to tell
     alone.resign(at(1))
     assert marks(take(alone)) == []
@@ -320,7 +320,7 @@ def test_a_resigned_peer_is_known_to_be_finished_in_both_grant_modes() -> None:
 def relay_granted_forever() -> FederateCore:
     """Federate 1 of 0 -> 1 -> 2, whose upstream has promised everything."""
     c = core(3, 1, (0, 1, None), (1, 2, None))
-    c.on_promise(0, FOREVER_T)
+    c.promises.on_promise(0, FOREVER_T)
     c.grant_from_promises()
     return c
 
@@ -337,7 +337,7 @@ def test_running_ahead_holds_the_report_back_until_it_waits() -> None:
     c.on_tag(at(1), {0: 1})
     assert c.acquire(at(3), FOREVER_T, START + 10 * MS + 3) is WAIT
     out = take(c)
-    assert c.ltc_pending is None and c.ltc == at(2)
+    assert c.ltc_pending is None and c.reports.ltc == at(2)
     assert promises(out) == [at(3)]
 
 
@@ -349,7 +349,7 @@ def test_a_held_report_goes_within_the_batch_interval() -> None:
     c.completed(at(1), at(2), FOREVER_T, now + _LTC_BATCH_NS - 1)
     assert c.ltc_pending == at(1)
     c.completed(at(2), at(3), FOREVER_T, now + _LTC_BATCH_NS)
-    assert c.ltc_pending is None and c.ltc == at(2) and promises(take(c)) == [at(3)]
+    assert c.ltc_pending is None and c.reports.ltc == at(2) and promises(take(c)) == [at(3)]
 
 
 def test_no_batching_when_the_next_tag_must_wait() -> None:
@@ -364,7 +364,7 @@ def test_no_batching_when_the_next_tag_must_wait() -> None:
     assert c.ltc_pending == at(2)
     c.fast = True
     c.completed(at(3), at(60), FOREVER_T, now + 4)  # not granted
-    assert c.ltc_pending is None and c.ltc == at(3)
+    assert c.ltc_pending is None and c.reports.ltc == at(3)
     c.on_tag(at(80), {0: 1})
     c.completed(at(60), at(75), FOREVER_T, now + 6)
     assert c.ltc_pending is None  # granted, but the grant's count has not arrived
@@ -379,7 +379,7 @@ def test_report_held_reports_the_tag_as_its_own_next_event() -> None:
     take(c)
     c.completed(at(1), at(2), FOREVER_T, START + 10 * MS + 1)
     c.report_held(START + 10 * MS + 2)
-    assert c.ltc == at(1) and c.net == at(1) and promises(take(c)) == [at(1, 1)]
+    assert c.reports.ltc == at(1) and c.reports.net == at(1) and promises(take(c)) == [at(1, 1)]
 
 
 def test_the_rti_gets_reports_at_most_every_interval_with_peer_promises() -> None:
@@ -407,13 +407,13 @@ def test_without_peer_promises_every_report_goes_to_the_rti() -> None:
 
 def test_reports_carry_the_counts_and_the_earliest_tag_sent_since_the_last() -> None:
     c = core(3, 0, (0, 1, None), (0, 2, 5), peer_grants=False)
-    c.sent_message(1, at(3))
-    c.sent_message(1, at(2, 4))
-    c.sent_message(2, at(9))
+    c.reports.sent_message(1, at(3))
+    c.reports.sent_message(1, at(2, 4))
+    c.reports.sent_message(2, at(9))
     c.completed(at(3), None, FOREVER_T, START + 10 * MS)
     (r,) = reports(take(c))
     assert r.sent == {1: [2, START + 2, 4], 2: [1, START + 9, 0]}
-    c.sent_message(1, at(7))
+    c.reports.sent_message(1, at(7))
     c.completed(at(7), None, FOREVER_T, START + 20 * MS)
     (r,) = reports(take(c))
     assert r.sent == {1: [3, START + 7, 0], 2: [1, *FOREVER_T[:1], 0]}
@@ -462,12 +462,12 @@ def test_batching_loses_no_tag(steps: list[tuple[int, int, bool]]) -> None:
             n += 1
             c.on_tag(at(0), {0: n})  # a message to wait for: acquire waits, after reporting
             assert c.acquire(at(t + 1), FOREVER_T, now) is WAIT
-            assert c.ltc == at(t)
+            assert c.reports.ltc == at(t)
             c.on_data(0, 0, at(t))
         reported += [m.tag for m in take(c) if isinstance(m, Promise)]
     c.flush_reports(at(t + 1), at(t), now)
     reported += promises(take(c))
-    assert c.ltc == at(t) and c.ltc_pending is None
+    assert c.reports.ltc == at(t) and c.ltc_pending is None
     assert reported == sorted(set(reported))
     assert reported[-1] == at(t + 1)
 
@@ -479,14 +479,14 @@ def test_zero_delay_cycle_checkpoints_and_absent_ports() -> None:
     assert c.in_zero_cycle
     assert c.checkpoints([(2, 0)], [(1, 1)]) == [1, 2]
     tag = at(0)
-    assert c.outputs_due(tag, 1) == []  # its writer is at level 1: not before level 2
+    assert c.cycles.outputs_due(tag, 1) == []  # its writer is at level 1: not before level 2
     assert not c.inputs_ready(tag, 1)  # link 1's value or absence at the tag has not come
     assert c.inputs_ready(tag, 0)  # not read before level 1
-    c.on_absent(1, tag)
+    c.cycles.on_absent(1, tag)
     assert c.inputs_ready(tag, 1)
-    assert c.outputs_due(tag, 2) == [0]
-    assert c.outputs_due(tag, 3) == []  # once a tag
-    assert c.outputs_due(at(1), 2) == [0]  # and again at the next
+    assert c.cycles.outputs_due(tag, 2) == [0]
+    assert c.cycles.outputs_due(tag, 3) == []  # once a tag
+    assert c.cycles.outputs_due(at(1), 2) == [0]  # and again at the next
     assert not c.inputs_ready(at(1), 1)
     c.on_data(1, 1, at(1))
     assert c.inputs_ready(at(1), 1)
@@ -510,7 +510,7 @@ def test_a_stop_request_from_the_rti_is_answered_and_held_to() -> None:
     c = core(2, 1, (0, 1, None), peer_grants=False)
     c.on_stop_request(at(5), at(7))
     assert typed(take(c)) == typed([StopReply(at(7, 1))])  # it is past 5 already: the tag after its own
-    assert c.stop_limit == at(7, 1)
+    assert c.stop.limit == at(7, 1)
     c.on_tag(FOREVER_T, {})
     assert c.acquire(at(7), FOREVER_T, START) == at(7)
     # not at it until agreed: the stop may come there, and then its events are processed
@@ -565,7 +565,7 @@ def test_nothing_passes_an_unagreed_stop(asks: list[tuple[bool, int, int]], cur_
             (reply,) = [x.tag for x in take(c) if isinstance(x, StopReply)]
             assert reply >= at(dt, m) and reply > cur
             limit = max(limit, reply)
-    assert c.stop_limit == limit
+    assert c.stop.limit == limit
     head = at(head_dt)
     assert (c.acquire(head, FOREVER_T, START) == head) == (head < limit)
     c.on_stop_granted(limit)
@@ -579,7 +579,7 @@ def test_nothing_promised_or_reported_passes_a_tag_in_progress() -> None:
     processed the stop tag without this tag's message)."""
     # 2 -> 0 -> 1, no delays; 2 has promised everything, so 0's promises follow its own events
     c = core(3, 0, (2, 0, None), (0, 1, None))
-    c.on_promise(2, FOREVER_T)
+    c.promises.on_promise(2, FOREVER_T)
     c.grant_from_promises()
     now = START + 10 * MS
     c.completed(at(0), at(5), FOREVER_T, now)
@@ -587,9 +587,9 @@ def test_nothing_promised_or_reported_passes_a_tag_in_progress() -> None:
     # at(5) is in progress (current > the last completed); the queue's head is now at(10)
     c.request_stop(at(5, 1), at(10), at(5), now + 1)
     out = take(c)
-    assert promises(out) == [] and c.promised == at(5)
-    assert reports(out) == [] and c.net == at(5)  # the RTI had NET 5 already: no report past it
-    c.on_promise(2, FOREVER_T)  # nothing new: stays
+    assert promises(out) == [] and c.reports.promised == at(5)
+    assert reports(out) == [] and c.reports.net == at(5)  # the RTI had NET 5 already: no report past it
+    c.promises.on_promise(2, FOREVER_T)  # nothing new: stays
     c.pass_on(at(10), FOREVER_T, at(5))
     assert promises(take(c)) == []
     # once the tag is complete and the stop agreed at (5, 1), the promise goes as far as the stop
@@ -621,7 +621,7 @@ def test_while_a_stop_is_agreed_nothing_is_promised_past_the_tag_answered() -> N
     c.on_stop_request(at(3), at(0))
     # first the Mark (what it promised, at most L), so the peers know its promises from now on hold for the stop
     assert typed(take(c)) == typed([StopMark(at(0)), StopReply(at(3))])  # its input bound: 0 may send at the start
-    c.on_promise(0, at(50))
+    c.promises.on_promise(0, at(50))
     c.grant_from_promises()
     c.pass_on(at(20), FOREVER_T, at(0))  # its next event at 20, but it may stop at 3
     assert promises(take(c)) == [at(3)]
@@ -644,7 +644,7 @@ def test_promises_made_before_a_stop_was_known_do_not_cover_the_stop_tag() -> No
     knew of a stop; at the agreed stop tag its shutdown reactions may send, so 1 waits there
     for a promise 0 made knowing of the stop (after its Mark)."""
     c = core(2, 1, (0, 1, None))
-    c.on_promise(0, FOREVER_T)
+    c.promises.on_promise(0, FOREVER_T)
     c.grant_from_promises()
     assert c.acquire(at(1), FOREVER_T, START) == at(1)
     c.on_stop_request(at(3, 1), at(1))
@@ -656,8 +656,8 @@ def test_promises_made_before_a_stop_was_known_do_not_cover_the_stop_tag() -> No
     c.on_mark(0, at(3, 1))  # 0 knows: nothing before (3, 1), where it stops
     c.grant_from_promises()
     assert c.acquire(None, at(3, 1), START) is WAIT
-    c.on_promise(0, FOREVER_T)  # 0 completed the stop tag (what it sent there came first)
-    assert c.promises_in
+    c.promises.on_promise(0, FOREVER_T)  # 0 completed the stop tag (what it sent there came first)
+    assert c.promises.fresh
     c.grant_from_promises()
     assert c.acquire(None, at(3, 1), START) == at(3, 1)
 
@@ -667,14 +667,14 @@ def test_a_mark_before_the_agreement_and_a_delayed_link() -> None:
     c = core(2, 1, (0, 1, None))
     c.on_mark(0, NEVER_T)
     c.on_stop_granted(at(3, 1))
-    c.on_promise(0, at(3, 2))
+    c.promises.on_promise(0, at(3, 2))
     c.grant_from_promises()
     assert c.acquire(None, at(3, 1), START) == at(3, 1)
     # the Mark and the promises after it may come before the STOP_GRANTED
     c = core(2, 1, (0, 1, None))
-    c.on_promise(0, at(50))
+    c.promises.on_promise(0, at(50))
     c.on_mark(0, at(3, 1))
-    c.on_promise(0, FOREVER_T)
+    c.promises.on_promise(0, FOREVER_T)
     c.grant_from_promises()
     c.on_stop_granted(at(3, 1))
     assert c.acquire(None, at(3, 1), START) == at(3, 1)
@@ -682,7 +682,7 @@ def test_a_mark_before_the_agreement_and_a_delayed_link() -> None:
     # promises made before still cover it
     for delay in (0, 2 * MS):
         c = core(2, 1, (0, 1, delay))
-        c.on_promise(0, FOREVER_T)
+        c.promises.on_promise(0, FOREVER_T)
         c.grant_from_promises()
         c.on_stop_request(at(3, 1), at(1))
         c.on_stop_granted(at(3, 1))
@@ -770,14 +770,14 @@ def test_the_stop_tag_is_granted_only_from_what_knew_of_the_stop(
         c.on_tag(at(*rti_pre), {})
     for kind, t in items:
         if kind == "promise":
-            c.on_promise(0, t)
+            c.promises.on_promise(0, t)
         elif kind == "mark":
             c.on_mark(0, t)
         else:
             c.on_stop_granted(t)
             if rti_post is not None:
                 c.on_tag(at(*rti_post), {})
-        if c.promises_in:
+        if c.promises.fresh:
             c.grant_from_promises()
     before = max([(START, 0)] + [tag(p) for p in pre])
     bound = min(add_delay(before, d), add_delay(S, d))

@@ -72,10 +72,10 @@ def test_presence_by_tag_and_incarnation() -> None:
 def test_absent_slots_hold_back_no_promise_until_their_join_is_known() -> None:
     lay = hub(2, initial=1, back=2)
     c = core(lay, 0)
-    c.on_promise(1, at(10))
-    assert c.input_bound() == at(12)  # slot 2 is absent: only slot 1's promise counts
-    c.on_change(at(4), 2, True)  # joins at (4, 0): it sends nothing before
-    assert c.input_bound() == at(6)
+    c.promises.on_promise(1, at(10))
+    assert c.promises.bound() == at(12)  # slot 2 is absent: only slot 1's promise counts
+    c.membership.on_change(at(4), 2, True)  # joins at (4, 0): it sends nothing before
+    assert c.promises.bound() == at(6)
     c.grant_from_promises()
     assert c.grant == pred(at(6))
 
@@ -87,15 +87,15 @@ def test_a_join_takes_back_a_grant_from_promises_that_passes_it() -> None:
     end: tests/federation/test_live_membership.py, the learner dropped it as late)."""
     lay = hub(2, initial=1, out=0, back=None)  # slots -> learner without delay: (J, m) arrives for (J, m)
     c = core(lay, 0)
-    c.on_promise(1, at(10))
+    c.promises.on_promise(1, at(10))
     c.grant_from_promises()
     assert c.grant == pred(at(10))
-    assert replies(c.on_query(1, at(4, 1), ((2, True),), at(3)) and take(c)) == [QueryReply(1, at(4, 1))]
-    c.on_change(at(4, 1), 2, True)
-    c.on_round_end(1)
+    assert replies(c.membership.on_query(1, at(4, 1), ((2, True),), at(3)) and take(c)) == [QueryReply(1, at(4, 1))]
+    c.membership.on_change(at(4, 1), 2, True)
+    c.membership.on_round_end(1)
     assert c.grant == at(4)  # (4, 0): the tag before the join
     assert c.acquire(at(4, 1), FOREVER_T, 0) is WAIT, "the joiner's step at its join is waited for"
-    c.on_promise(2, at(8))
+    c.promises.on_promise(2, at(8))
     c.grant_from_promises()
     assert c.acquire(at(4, 1), FOREVER_T, 0) == at(4, 1)
 
@@ -104,21 +104,21 @@ def test_a_join_at_the_start_tag() -> None:
     """The RTI's changes for joins asked before the start come before any tag."""
     lay = hub(2, initial=1)
     c = core(lay, 0)
-    assert not c.send_to(2, at(0))
-    c.on_change(at(0), 2, True)
-    assert c.send_to(2, at(0)) and c.input_bound() == at(0, 1)  # after 0: (0, 0) + 1 microstep
+    assert not c.membership.send_to(2, at(0))
+    c.membership.on_change(at(0), 2, True)
+    assert c.membership.send_to(2, at(0)) and c.promises.bound() == at(0, 1)  # after 0: (0, 0) + 1 microstep
 
 
 def test_a_query_is_answered_after_the_current_tag_and_the_last_message_to_the_member() -> None:
     lay = hub(2, initial=2, out=5)
     c = core(lay, 0)
     c.completed(at(3), at(4), FOREVER_T, START)
-    c.sent_message(2, at(8))  # its output at (3, 0) for slot 2, after 5 ns
+    c.reports.sent_message(2, at(8))  # its output at (3, 0) for slot 2, after 5 ns
     take(c)
-    assert c.on_query(1, at(2), ((2, False),), at(3)) == at(8, 1)
+    assert c.membership.on_query(1, at(2), ((2, False),), at(3)) == at(8, 1)
     assert replies(take(c)) == [QueryReply(1, at(8, 1))]
-    assert c.on_query(2, at(2), ((1, False),), at(3)) == at(3, 1)  # no message to slot 1
-    assert c.on_query(3, at(20), ((1, True),), at(3)) == at(20)  # the proposal, if later
+    assert c.membership.on_query(2, at(2), ((1, False),), at(3)) == at(3, 1)  # no message to slot 1
+    assert c.membership.on_query(3, at(20), ((1, True),), at(3)) == at(20)  # the proposal, if later
 
 
 def test_the_barrier_holds_until_the_round_ends_even_within_a_grant() -> None:
@@ -129,27 +129,27 @@ def test_the_barrier_holds_until_the_round_ends_even_within_a_grant() -> None:
     assert c.acquire(at(2), FOREVER_T, START) == at(2)
     c.completed(at(2), at(4), FOREVER_T, START)
     take(c)
-    c.on_query(1, at(3), ((2, True),), at(2))
+    c.membership.on_query(1, at(3), ((2, True),), at(2))
     assert c.acquire(at(2, 5), FOREVER_T, START) == at(2, 5)  # before the answer (3, 0)
     assert c.acquire(at(4), FOREVER_T, START) is WAIT
     assert c.acquire(None, FOREVER_T, START) is WAIT  # nothing queued: a change may bring some
     assert all(r.net <= at(3) for r in take(c) if isinstance(r, Ltc))  # nothing reported past it
-    c.on_change(at(3), 2, True)
-    c.on_round_end(7)  # another round's end lifts nothing
+    c.membership.on_change(at(3), 2, True)
+    c.membership.on_round_end(7)  # another round's end lifts nothing
     assert c.acquire(at(4), FOREVER_T, START) is WAIT
-    c.on_round_end(1)
+    c.membership.on_round_end(1)
     assert c.acquire(at(4), FOREVER_T, START) == at(4)
 
 
 def test_promises_stop_at_the_answer_while_a_round_is_under_way() -> None:
     lay = hub(1, initial=1)
     c = core(lay, 1)  # the sampler: upstream the learner
-    c.on_promise(0, at(50))
+    c.promises.on_promise(0, at(50))
     c.grant_from_promises()
-    c.on_query(1, at(5), ((1, False),), at(0))
+    c.membership.on_query(1, at(5), ((1, False),), at(0))
     c.completed(at(0), at(30), FOREVER_T, START)
     assert [m.tag for m in take(c) if isinstance(m, Promise)] == [at(5)]
-    c.on_round_end(1)
+    c.membership.on_round_end(1)
     c.completed(at(1), at(30), FOREVER_T, START + 10 * MS)
     assert [m.tag for m in take(c) if isinstance(m, Promise)] == [at(30)]
 
@@ -157,14 +157,14 @@ def test_promises_stop_at_the_answer_while_a_round_is_under_way() -> None:
 def test_a_joiner_starts_at_its_admit_tag_with_its_slots_counts() -> None:
     lay = hub(2, initial=1, out=2)
     c = core(lay, 2)  # slot 2, joining
-    c.on_change(at(10), 2, True)
+    c.membership.on_change(at(10), 2, True)
     c.admit(at(10), {0: 3}, {0: 5})
-    assert c.joined == at(10) and c.received == {0: 5}
-    assert c.input_bound() == at(12)  # the learner sends it nothing before (10, 0)
-    c.on_promise(0, at(4))  # a promise from before its start adds nothing
-    assert c.input_bound() == at(12)
-    c.sent_message(0, at(10, 1))
-    assert c.sent[0][0] == 4  # counts go on from the slot's
+    assert c.membership.joined == at(10) and c.received == {0: 5}
+    assert c.promises.bound() == at(12)  # the learner sends it nothing before (10, 0)
+    c.promises.on_promise(0, at(4))  # a promise from before its start adds nothing
+    assert c.promises.bound() == at(12)
+    c.reports.sent_message(0, at(10, 1))
+    assert c.reports.sent[0][0] == 4  # counts go on from the slot's
     assert c.on_data(0, 0, at(12)) and c.received == {0: 6}
     c.on_tag(at(20), {0: 6})
     assert c.counts_ok()
@@ -174,10 +174,10 @@ def test_a_joiner_starts_at_its_admit_tag_with_its_slots_counts() -> None:
 def test_no_sends_to_a_member_from_its_leave_on() -> None:
     lay = hub(2, initial=2)
     c = core(lay, 0)
-    c.on_change(at(6), 2, False)
-    assert c.send_to(2, at(5)) and not c.send_to(2, at(6)) and c.send_to(1, at(6))
-    c.on_change(at(9), 2, True)
-    assert c.send_to(2, at(9))
+    c.membership.on_change(at(6), 2, False)
+    assert c.membership.send_to(2, at(5)) and not c.membership.send_to(2, at(6)) and c.membership.send_to(1, at(6))
+    c.membership.on_change(at(9), 2, True)
+    assert c.membership.send_to(2, at(9))
 
 
 def test_a_leaving_member_drops_and_counts_what_comes_for_its_leave_or_later() -> None:
@@ -188,15 +188,15 @@ def test_a_leaving_member_drops_and_counts_what_comes_for_its_leave_or_later() -
     c = core(lay, 1)
     assert c.on_data(0, 0, at(5)) and c.on_data(0, 0, at(9))
     c.completed(at(0), at(5), FOREVER_T, START)
-    c.on_change(at(7), 1, False)  # it leaves at (7, 0)
-    assert c.dropped == {0: 1} and c.leaves == at(7)
+    c.membership.on_change(at(7), 1, False)  # it leaves at (7, 0)
+    assert c.membership.dropped == {0: 1} and c.membership.leaves == at(7)
     assert not c.on_data(0, 0, at(7))
     assert c.on_data(0, 0, at(6, 2))
-    assert c.dropped == {0: 2} and c.messages_dropped == 2 and c.received == {0: 4}
-    assert not c.gone(at(6, 2))
-    assert not c.gone(at(7)) and not c.gone(None), "the tags before its leave are not granted yet"
+    assert c.membership.dropped == {0: 2} and c.membership.messages_dropped == 2 and c.received == {0: 4}
+    assert not c.membership.gone(at(6, 2))
+    assert not c.membership.gone(at(7)) and not c.membership.gone(None), "the tags before its leave are not granted yet"
     c.on_tag(pred(at(7)), {0: 4})
-    assert c.gone(at(7)) and c.gone(None)
+    assert c.membership.gone(at(7)) and c.membership.gone(None)
 
 
 def test_a_member_that_knows_its_leave_still_waits_for_what_comes_before_it() -> None:
@@ -208,62 +208,62 @@ def test_a_member_that_knows_its_leave_still_waits_for_what_comes_before_it() ->
     of tests/rl/test_live_scale.py counted 10 incomplete iterations of 60.)"""
     lay = hub(1, initial=0, out=40 * MS)  # the learner (0) -> slot 1 over 40 ms; back at once
     c = FederateCore(lay, 1, fast=True)
-    c.joining = True
+    c.membership.joining = True
     c.begin(START)
     join, leave = at(400 * MS), at(800 * MS, 1)
-    c.on_change(join, 1, True)
-    c.on_change(leave, 1, False)
+    c.membership.on_change(join, 1, True)
+    c.membership.on_change(leave, 1, False)
     c.admit(join, {}, {})
-    assert c.leaves == leave
+    assert c.membership.leaves == leave
     c.grant_from_promises()
     assert c.grant == pred(at(440 * MS))  # nothing from the learner before the join's tag
-    assert not c.gone(leave), "weights for (440 ms) .. (800 ms) may come"
+    assert not c.membership.gone(leave), "weights for (440 ms) .. (800 ms) may come"
     assert c.acquire(leave, leave, START) is WAIT
     assert c.on_data(0, 0, at(440 * MS))  # they come: delivered, and processed first
-    c.on_promise(0, at(760 * MS))  # the learner's next round sends at (760 ms) at the earliest
+    c.promises.on_promise(0, at(760 * MS))  # the learner's next round sends at (760 ms) at the earliest
     c.grant_from_promises()
-    assert c.grant == pred(at(800 * MS)) and not c.gone(leave)  # (800 ms, 0) is not granted
-    c.on_promise(0, at(800 * MS))
+    assert c.grant == pred(at(800 * MS)) and not c.membership.gone(leave)  # (800 ms, 0) is not granted
+    c.promises.on_promise(0, at(800 * MS))
     c.grant_from_promises()
-    assert c.grant >= pred(leave) and c.gone(leave) and c.gone(None)
+    assert c.grant >= pred(leave) and c.membership.gone(leave) and c.membership.gone(None)
     # without promises, the RTI's grant: counted messages included
     r = FederateCore(lay, 1, peer_grants=False, fast=True)
-    r.joining = True
+    r.membership.joining = True
     r.begin(START)
-    r.on_change(join, 1, True)
-    r.on_change(leave, 1, False)
+    r.membership.on_change(join, 1, True)
+    r.membership.on_change(leave, 1, False)
     r.admit(join, {}, {})
     r.on_tag(pred(leave), {0: 1})
-    assert not r.gone(leave), "a message the grant counts has not arrived"
+    assert not r.membership.gone(leave), "a message the grant counts has not arrived"
     assert r.on_data(0, 0, at(800 * MS))
-    assert not r.gone(at(800 * MS))  # (its next event now: it is processed first)
-    assert r.gone(leave)
+    assert not r.membership.gone(at(800 * MS))  # (its next event now: it is processed first)
+    assert r.membership.gone(leave)
 
 
 def test_a_leaving_upstream_members_promises_count_up_to_its_leave_then_its_next_join() -> None:
     lay = hub(2, initial=2, back=0)
     c = core(lay, 0)
-    c.on_promise(1, FOREVER_T)
-    c.on_change(at(8), 2, False)
-    c.on_promise(2, at(20))  # (maybe from its next incarnation: capped at the leave)
-    assert c.input_bound() == at(8, 1)
-    c.on_change(at(30), 2, True)
-    assert c.input_bound() == at(8, 1)  # its last incarnation has not said its last word
+    c.promises.on_promise(1, FOREVER_T)
+    c.membership.on_change(at(8), 2, False)
+    c.promises.on_promise(2, at(20))  # (maybe from its next incarnation: capped at the leave)
+    assert c.promises.bound() == at(8, 1)
+    c.membership.on_change(at(30), 2, True)
+    assert c.promises.bound() == at(8, 1)  # its last incarnation has not said its last word
     c.on_mark(2, FOREVER_T)
-    assert c.input_bound() == at(30, 1)  # now its next incarnation: nothing before (30, 0)
-    c.on_promise(2, at(40))
-    assert c.input_bound() == at(40, 1)
+    assert c.promises.bound() == at(30, 1)  # now its next incarnation: nothing before (30, 0)
+    c.promises.on_promise(2, at(40))
+    assert c.promises.bound() == at(40, 1)
 
 
 def test_a_member_that_leaves_for_good_holds_nothing_back() -> None:
     lay = hub(2, initial=2)
     c = core(lay, 0)
     c.on_mark(1, FOREVER_T)  # (slot 1 resigned too)
-    c.on_change(at(8), 2, False)
+    c.membership.on_change(at(8), 2, False)
     c.on_mark(2, FOREVER_T)
-    assert c.input_bound() == FOREVER_T and c.finished == {1, 2}
+    assert c.promises.bound() == FOREVER_T and c.finished == {1, 2}
     c.on_stop_granted(at(20))  # a stop later: its last word knew of it
-    assert c.input_bound() == FOREVER_T
+    assert c.promises.bound() == FOREVER_T
 
 
 def test_a_failed_upstream_member_holds_back_neither_grants_nor_promises() -> None:
@@ -274,11 +274,11 @@ def test_a_failed_upstream_member_holds_back_neither_grants_nor_promises() -> No
     assert c.acquire(at(3), FOREVER_T, START) is WAIT  # one is missing
     c.on_peer_failed(2)  # its link closed without its last word
     assert c.acquire(at(3), FOREVER_T, START) == at(3)
-    c.on_promise(1, FOREVER_T)
-    assert c.input_bound() == FOREVER_T
+    c.promises.on_promise(1, FOREVER_T)
+    assert c.promises.bound() == FOREVER_T
     c.completed(at(3), None, FOREVER_T, START)
     assert not c.on_data(2, 2, at(2, 1))  # for a tag already processed: dropped, counted
-    assert c.dropped == {2: 1}
+    assert c.membership.dropped == {2: 1}
 
 
 def test_a_member_whose_end_came_before_its_leave_is_waited_for_again_from_its_next_join() -> None:
@@ -288,19 +288,19 @@ def test_a_member_whose_end_came_before_its_leave_is_waited_for_again_from_its_n
     for end in ("failed", "marked"):
         lay = hub(2, initial=2, back=0)
         c = core(lay, 0)
-        c.on_promise(1, FOREVER_T)
-        c.on_promise(2, at(5))
+        c.promises.on_promise(1, FOREVER_T)
+        c.promises.on_promise(2, at(5))
         if end == "failed":
             c.on_peer_failed(2)  # the RTI's LOST, before the round of its leave ended
         else:
             c.on_mark(2, FOREVER_T)  # its resignation, read before the RTI's CHANGE
-        assert c.input_bound() == FOREVER_T, end
-        c.on_change(at(8), 2, False)
-        assert c.input_bound() == FOREVER_T, end
-        c.on_change(at(30), 2, True)  # a new process for the slot
-        assert c.input_bound() == at(30, 1), f"{end}: the next incarnation is waited for from its join"
-        c.on_promise(2, at(40))
-        assert c.input_bound() == at(40, 1), end
+        assert c.promises.bound() == FOREVER_T, end
+        c.membership.on_change(at(8), 2, False)
+        assert c.promises.bound() == FOREVER_T, end
+        c.membership.on_change(at(30), 2, True)  # a new process for the slot
+        assert c.promises.bound() == at(30, 1), f"{end}: the next incarnation is waited for from its join"
+        c.promises.on_promise(2, at(40))
+        assert c.promises.bound() == at(40, 1), end
 
 
 def test_a_new_process_for_a_slot_present_at_the_start_takes_its_last_leave_as_not_its_own() -> None:
@@ -308,19 +308,19 @@ def test_a_new_process_for_a_slot_present_at_the_start_takes_its_last_leave_as_n
     leave is its last incarnation's, not its own; it starts at its ADMIT."""
     lay = hub(2, initial=2)
     c = FederateCore(lay, 2, fast=True)
-    c.joining = True
+    c.membership.joining = True
     c.begin(START)
-    assert c.joined == NEVER_T, "not present from the start: it joins"
-    c.on_change(at(8), 2, False)  # the record: its last incarnation left
-    assert c.leaves is None and not c.gone(at(20))
-    c.on_change(at(20), 2, True)
+    assert c.membership.joined == NEVER_T, "not present from the start: it joins"
+    c.membership.on_change(at(8), 2, False)  # the record: its last incarnation left
+    assert c.membership.leaves is None and not c.membership.gone(at(20))
+    c.membership.on_change(at(20), 2, True)
     c.admit(at(20), {0: 3}, {0: 5})
-    assert c.joined == at(20) and c.leaves is None and c.received == {0: 5}
-    c.on_change(at(50), 2, False)  # its own leave, later
-    assert c.leaves == at(50) and not c.gone(at(50))  # (what comes before it may be on its way)
-    c.on_promise(0, FOREVER_T)  # the learner resigned
+    assert c.membership.joined == at(20) and c.membership.leaves is None and c.received == {0: 5}
+    c.membership.on_change(at(50), 2, False)  # its own leave, later
+    assert c.membership.leaves == at(50) and not c.membership.gone(at(50))  # (what comes before it may be on its way)
+    c.promises.on_promise(0, FOREVER_T)  # the learner resigned
     c.grant_from_promises()
-    assert c.gone(at(50))
+    assert c.membership.gone(at(50))
 
 
 def test_the_rtis_initial_widths_hold_over_the_programs() -> None:
@@ -336,13 +336,13 @@ def test_a_change_never_comes_for_a_tag_already_processed() -> None:
     c = core(lay, 0)
     c.completed(at(5), None, FOREVER_T, START)
     try:
-        c.on_change(at(5), 1, False)
+        c.membership.on_change(at(5), 1, False)
     except AssertionError:
         pass
     else:
         raise AssertionError("a change for a processed tag was taken")
-    c.on_change(succ(at(5)), 1, False)
-    assert not c.send_to(1, succ(at(5)))
+    c.membership.on_change(succ(at(5)), 1, False)
+    assert not c.membership.send_to(1, succ(at(5)))
 
 
 def test_without_elastic_banks_nothing_changes() -> None:
@@ -350,8 +350,8 @@ def test_without_elastic_banks_nothing_changes() -> None:
 
     c = FederateCore(lay(2, (0, 1, None)), 1, fast=True)
     c.begin(START)
-    assert c.on_data(0, 0, at(0)) is True and c.send_to(0, at(0)) and c.dropped == {}
-    assert c.joined == NEVER_T and not c._last_on
+    assert c.on_data(0, 0, at(0)) is True and c.membership.send_to(0, at(0)) and c.membership.dropped == {}
+    assert c.membership.joined == NEVER_T and not c.membership.last_on
 
 
 @settings(max_examples=200, deadline=5_000)
@@ -367,19 +367,19 @@ def test_every_message_to_a_member_is_delivered_or_counted_dropped(ops: list[tup
     for kind, dt, m in ops:
         tag = at(dt, m)
         if kind == "data":
-            ours = tag > c.done and (c.leaves is None or tag < c.leaves)
+            ours = tag > c.done and (c.membership.leaves is None or tag < c.membership.leaves)
             assert c.on_data(0, 0, tag) == ours
             if ours:
                 kept.append(tag)
             else:
                 dropped += 1
-        elif kind == "done" and tag > c.done and (c.leaves is None or tag < c.leaves):
+        elif kind == "done" and tag > c.done and (c.membership.leaves is None or tag < c.membership.leaves):
             c.completed(tag, None, FOREVER_T, START)
             processed += sum(1 for t in kept if t <= tag)
             kept = [t for t in kept if t > tag]
-        elif kind == "leave" and c.leaves is None and tag > c.done:
-            c.on_change(tag, 1, False)
+        elif kind == "leave" and c.membership.leaves is None and tag > c.done:
+            c.membership.on_change(tag, 1, False)
             dropped += sum(1 for t in kept if t >= tag)
             kept = [t for t in kept if t < tag]
-    assert c.messages_dropped == dropped
+    assert c.membership.messages_dropped == dropped
     assert processed + dropped + len(kept) == c.received[0] == c.messages_received

@@ -36,7 +36,7 @@ def _federated_leave() -> tuple[Federation, Main]:
     fed.wait(timeout=30)
     assert not fed.errors, fed.errors
     assert fed.rti_error is None, fed.rti_error
-    assert not fed.coords["learner"].core.dropped, "nothing from a sender that did not fail is late"
+    assert not fed.coords["learner"].core.membership.dropped, "nothing from a sender that did not fail is late"
     main = fed.programs["learner"]
     assert isinstance(main, Main)
     return fed, main
@@ -109,7 +109,7 @@ def test_a_member_joins_mid_run_and_the_replay_gives_the_same_learner_trace() ->
     assert len(before) >= 10 and after, (rec.tag, len(before), len(after))
     assert all(s[3] == (0, 1) for s in before) and all(s[3] == (0, 1, 2) for s in after)
     assert (after[0][0], after[0][1]) == rec.tag and (2, 2001) in after[0][2], "its first step, at its join"
-    assert not fed.coords["learner"].core.dropped, "the joiner's first step is waited for, not late"
+    assert not fed.coords["learner"].core.membership.dropped, "the joiner's first step is waited for, not late"
     joiner = fed.programs["samplers[2]"]
     assert isinstance(joiner, Main)
     assert joiner.samplers[2].n == sum(1 for s in after for i, _ in s[2] if i == 2) > 0

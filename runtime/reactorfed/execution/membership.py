@@ -125,7 +125,7 @@ class Membership:
         #: messages dropped, queued for a member's ports at a tag where the incarnation
         #: they were sent to is not there (one process: sent while it was absent, or in
         #: flight at its leave; federated: in flight at its leave, which the core counts
-        #: too, in ``FederateCore.dropped``)
+        #: too, in ``FederateMembership.dropped``)
         self.messages_dropped = 0
 
     @staticmethod

@@ -82,7 +82,7 @@ class FederateCoordinator:
                              shm_min=cfg.shm_min, before_wait=lambda: tx.report_held())
         self._outputs = Outputs(self.core, self._out, cfg)
         #: elastic banks only (issue 19): the membership messages, and what parses the RTI's
-        self._members = FederateMembers(self.core, layout, self.name) if self.core.presence.slots else None
+        self._members = FederateMembers(self.core, layout, self.name) if self.core.membership.presence.slots else None
         #: the parts: what sends the core's messages, what reads (and waits), the links downstream
         tx = self._tx = OutboxSender(self.core, self._out, self._downstream, layout.names, self._members, clock)
         self._send = tx.send  # (bound here: called at every tag)
@@ -189,7 +189,7 @@ class FederateCoordinator:
             head = sched.next_event_tag()  # what arrived included
         members = self._members
         while True:
-            if members is not None and core.leaves is not None and members.gone(head):
+            if members is not None and core.membership.leaves is not None and members.gone(head):
                 return head  # its leave: its last tag, where nothing of its own runs
             tag = core.acquire(head, sched.stop_tag, now)
             if core.outbox:
@@ -208,7 +208,7 @@ class FederateCoordinator:
     def at_level(self, sched: Scheduler, level: int) -> None:
         tag = sched.current_tag
         core = self.core
-        self._outputs.send_cyclic(tag, core.outputs_due(tag, level))
+        self._outputs.send_cyclic(tag, core.cycles.outputs_due(tag, level))
         if tag <= core.grant:
             return  # a full grant: every input of this tag is already here
         inb = self._inbound
@@ -238,11 +238,11 @@ class FederateCoordinator:
         self._send(core.outbox)
         self._out.flush()
         deadline = self.clock.now() + self.cfg.join_timeout_ns
-        while core.stop_granted is None:
+        while core.stop.granted is None:
             if self.clock.now() > deadline:
                 raise FederationError("the RTI did not agree on a stop tag in time")
             self._pump(sched, 100, self.clock.now())
-        return core.stop_granted
+        return core.stop.granted
 
     def finish(self, sched: Scheduler, error: BaseException | None) -> None:
         """Resign (or report the failure) and close every socket."""

@@ -76,7 +76,7 @@ class DownstreamLinks:
         if isinstance(old, AwaitingLink):  # what was sent before its address came, after the AUTH
             for frames in old.waiting:
                 c.send(frames)
-        promised = self.core.promised
+        promised = self.core.reports.promised
         if promised[0] != NEVER:
             # The latest promise may have been made while the joiner was absent (not sent
             # to it), and only a later one goes out: without this one the joiner and this

@@ -93,11 +93,11 @@ class FederateMembers:
         if rti_absent != self._absent:
             log.warning("%s: the RTI's initial widths differ from this program's (absent at the start: %s by the "
                         "RTI, %s here): the RTI's hold", self.name, self._names(rti_absent), self._names(self._absent))
-            core.presence.set_initial(rti_absent)
+            core.membership.presence.set_initial(rti_absent)
         if join != self.joiner:
             log.info("%s: the RTI says this process %s", self.name,
                      "joins a running federation (a new process for its slot)" if join else "is present from the start")
-        self.joiner = core.joining = join
+        self.joiner = core.membership.joining = join
         # The scheduler has this program's widths, and its own slot present if within them:
         # it takes the RTI's instead, from the start itself (before anything can be queued
         # for its slots). A joiner's slot is absent until its ADMIT (it runs no tag of an
@@ -134,7 +134,7 @@ class FederateMembers:
         Raises :class:`..wire.protocol.ProtocolError` for one that names what is not there."""
         core = self.core
         if isinstance(msg, P.Query):
-            core.on_query(msg.round, msg.tag, msg.changes, sched.current_tag)
+            core.membership.on_query(msg.round, msg.tag, msg.changes, sched.current_tag)
         elif isinstance(msg, P.Change):
             link = msg.joined and msg.member in self._downstream and msg.endpoint != ""
             if link:  # (its address is checked before anything changes)
@@ -143,7 +143,7 @@ class FederateMembers:
             if link and self.on_joiner is not None:
                 self.on_joiner(msg.member, msg.endpoint, msg.tag)
         elif isinstance(msg, P.RoundEnd):
-            core.on_round_end(msg.round)
+            core.membership.on_round_end(msg.round)
         elif isinstance(msg, P.Admit):
             core.admit(msg.tag, msg.sent, msg.received)
             if self.joiner:  # its own join, kept from the scheduler until now (see _change)
@@ -154,9 +154,9 @@ class FederateMembers:
                 # it is processed (the record's changes so far apply there, in order).
                 mem.begin_at(sched, msg.tag)
                 mem.post(sched, msg.tag, bank, i, True)
-                if core.leaves is not None:  # its leave, known already (a replayed schedule)
-                    mem.post(sched, core.leaves, bank, i, False)
-                    sched.lower_stop_tag(core.leaves, "left the federation")
+                if core.membership.leaves is not None:  # its leave, known already (a replayed schedule)
+                    mem.post(sched, core.membership.leaves, bank, i, False)
+                    sched.lower_stop_tag(core.membership.leaves, "left the federation")
         elif isinstance(msg, P.Peer):
             self._member(msg.member, "PEER")
             if msg.member in self._downstream:
@@ -185,8 +185,8 @@ class FederateMembers:
     def _change(self, sched: Scheduler, tag: TagT, member: int, joined: bool) -> None:
         bank, i = self._member(member, "CHANGE")
         core = self.core
-        core.on_change(tag, member, joined)
-        if member == core.me and core.joined == NEVER_T:
+        core.membership.on_change(tag, member, joined)
+        if member == core.me and core.membership.joined == NEVER_T:
             return  # before its ADMIT: an earlier incarnation's (its own join is posted at its ADMIT)
         mem = sched.membership
         assert mem is not None  # (a program with elastic banks has one)
@@ -200,7 +200,7 @@ class FederateMembers:
         stop at its leave) once no round holds it back, but every tag before ``L`` granted
         (what is still on its way for them is waited for: the core's ``gone``)."""
         core = self.core
-        return core.member_limit is None and core.gone(head)
+        return core.membership.limit is None and core.membership.gone(head)
 
     def promise_peers(self, peers: list[int], tag: TagT) -> list[int]:
         """The downstream ``peers`` a promise (or Mark) of ``tag`` goes to: those present at
@@ -208,7 +208,7 @@ class FederateMembers:
         ``L`` still needs promises past ``L`` while it runs the tags before)."""
         core = self.core
         now = succ(core.done)
-        send_to = core.send_to
+        send_to = core.membership.send_to
         return [d for d in peers if send_to(d, tag) or send_to(d, now)]
 
     def await_admit(self, rti: Client, live: Liveness, clock: Clock, timeout_ns: int,
@@ -219,7 +219,7 @@ class FederateMembers:
         rti.send([P.JoinReq(clock.now()).pack()])
         deadline = clock.now() + timeout_ns
         with Poller(rti) as poller:
-            while self.core.joined[0] == NEVER:
+            while self.core.membership.joined[0] == NEVER:
                 now = clock.now()
                 lost = live.lost(now)
                 if lost is not None:
@@ -230,7 +230,7 @@ class FederateMembers:
                     while (frames := rti.recv()) is not None:
                         live.heard_data = clock.now()
                         on_rti(frames)
-        log.info("%s joins at %s", self.name, self.core.joined)
+        log.info("%s joins at %s", self.name, self.core.membership.joined)
 
 
 def _check_address(name: str, endpoint: str, what: str) -> None:

@@ -81,8 +81,8 @@ class Receiver:
             self.poller.add(wake)
         core = self.core
         clock = self.clock
-        head, stop, limit = sched.next_event_tag(), sched.stop_tag, core.stop_limit
-        barrier = core.member_limit  # (a membership round that begins meanwhile holds the tag back)
+        head, stop, limit = sched.next_event_tag(), sched.stop_tag, core.stop.limit
+        barrier = core.membership.limit  # (a membership round that begins meanwhile holds the tag back)
         self._woken = False
         while True:
             if wakeup.is_set() or self._woken:
@@ -93,8 +93,8 @@ class Receiver:
             if ms <= 0:
                 return t <= now or clock.wait_until(t, wakeup)
             self.pump(sched, ms if ms < 100 else 100, now)  # 100 ms: the liveness check's pace
-            if (sched.next_event_tag() != head or sched.stop_tag != stop or core.stop_limit != limit
-                    or core.member_limit != barrier):
+            if (sched.next_event_tag() != head or sched.stop_tag != stop or core.stop.limit != limit
+                    or core.membership.limit != barrier):
                 return False
             if core.outbox:
                 self.send(core.outbox)
@@ -162,9 +162,9 @@ class Receiver:
         if port.monitor in ready:
             port.closed(now, self.core.finished)
         if port.down or port.opening:
-            port.judge(now, self.core.finished, self.name, self.core.failed_peers)
+            port.judge(now, self.core.finished, self.name, self.core.membership.failed_peers)
         core = self.core
-        if core.promises_in:
+        if core.promises.fresh:
             core.grant_from_promises()
             if not inb.mid_tag and core.passes_promises:
                 # A federate with nothing to do passes its upstream's progress on. Its

@@ -51,8 +51,8 @@ class Inbound:
         self._me = me
         # the core's methods, bound once (they run for every message)
         self._counted = core.on_data
-        self._absent = core.on_absent
-        self._promised = core.on_promise
+        self._absent = core.cycles.on_absent
+        self._promised = core.promises.on_promise
         self._marked = core.on_mark
         self._names = layout.names
         self._secret = secret

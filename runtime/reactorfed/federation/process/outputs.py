@@ -113,9 +113,10 @@ class Outputs:
 
     def send_present(self, tag: TagT, _set: list[Slot]) -> None:
         """:meth:`send_at_tag_end` in a federation with elastic banks: to the peers present
-        at ``tag`` (the sender's tag: see :meth:`..coordination.federate_core.FederateCore.send_to`)
-        only. A link on a zero-delay cycle never has an elastic member at either end."""
-        send_to = self._core.send_to
+        at ``tag`` only (the sender's tag: see
+        :meth:`..coordination.federate_membership.FederateMembership.send_to`). A link on a
+        zero-delay cycle never has an elastic member at either end."""
+        send_to = self._core.membership.send_to
         for out in self._outs:
             if out.slot.present and send_to(out.link.dst, tag):
                 sent = add_delay(tag, out.delay)
@@ -153,6 +154,6 @@ class Outputs:
             tracer, names = self.trace
             tracer.record(SEND, tag, out.link.id, names[out.link.dst], size)
         self._out.post_value(out.link.dst, out.link.id, tag, codec, meta, frames, size)
-        self._core.sent_message(out.link.dst, tag)
+        self._core.reports.sent_message(out.link.dst, tag)
         self.messages_sent += 1
         self.bytes_sent += size

@@ -1,0 +1,63 @@
+"""A federate's links on zero-delay cycles, pure: the :class:`CycleLinks` part of
+:class:`.federate_core.FederateCore`.
+
+Promises cannot advance around a zero-delay cycle: its members report to the RTI at once
+and advance on its PTAG. Within a tag, a member sends each of its outputs on the cycle as
+soon as the reactions that could write it have run (:meth:`CycleLinks.outputs_due`), and
+waits, before the first reaction that reads an input on the cycle, until that input's
+value or absence at the tag has arrived (:meth:`CycleLinks.known`; the core's
+``inputs_ready`` adds the grants and their counts): the scheduler stops at those levels
+(the checkpoints).
+"""
+
+from __future__ import annotations
+
+from ...time.tag import NEVER_T, TagT
+
+__all__ = ["CycleLinks"]
+
+
+class CycleLinks:
+    """A federate's links on zero-delay cycles, and what arrived on them (see the module)."""
+
+    def __init__(self) -> None:
+        self._outs: list[tuple[int, int]] = []  # (send after this level, link id)
+        self._ins: list[tuple[int, int]] = []  # (needed before this level, link id)
+        #: link id -> the latest tag whose value or absence arrived on it (the core's
+        #: ``on_data`` writes it for every data message: a hot path, no call)
+        self.status: dict[int, TagT] = {}
+        self._sent_this_tag: set[int] = set()  # links whose value or absence went at _sent_at
+        self._sent_at: TagT = NEVER_T
+
+    def checkpoints(self, outs: list[tuple[int, int]], ins: list[tuple[int, int]]) -> list[int]:
+        """This federate's links on zero-delay cycles: ``outs``, (the level after the last
+        reaction that may write it, link id); ``ins``, (the level of the first reaction
+        that reads it, link id). The levels the scheduler must stop at, in order."""
+        self._outs = list(outs)
+        self._ins = list(ins)
+        return sorted({lvl for lvl, _ in outs} | {lvl for lvl, _ in ins})
+
+    def outputs_due(self, tag: TagT, level: int) -> list[int]:
+        """At a checkpoint before ``level`` of ``tag``: the links on a zero-delay cycle whose
+        value (or absence) can go now, each once a tag."""
+        done = self._sent_this_tag
+        if tag != self._sent_at:
+            self._sent_at = tag
+            done.clear()
+        due = [lid for lvl, lid in self._outs if lvl <= level and lid not in done]
+        done.update(due)
+        return due
+
+    def known(self, tag: TagT, level: int) -> bool:
+        """At a checkpoint before ``level`` of ``tag``: whether every input on a zero-delay
+        cycle read from this level on is known at ``tag`` (its value or its absence arrived)."""
+        status = self.status
+        for need, lid in self._ins:
+            if need <= level and status.get(lid, NEVER_T) < tag:
+                return False
+        return True
+
+    def on_absent(self, link: int, tag: TagT) -> None:
+        """``link`` (on a zero-delay cycle) carries nothing at ``tag``."""
+        if tag > self.status.get(link, NEVER_T):
+            self.status[link] = tag
