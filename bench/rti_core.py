@@ -35,18 +35,24 @@ Reported: CPU (``time.process_time``) per report, in us (and per tag, in ms), th
 grows with what else runs); each run takes rounds until it has used ``--min-cpu``
 seconds, timing blocks of rounds whose reports were built beforehand. One line per
 shape and N: per report against per batch. With ``--against REV``, the RtiCore of that
-git revision is loaded from ``git show`` into the current package (its relative imports
-resolve to the current modules) and run alternately with the current one, one line per
-shape, N and mode; both must make the same grants, round by round (checked). Results:
+git revision is loaded from ``git show`` beside the current package (with its parts: the
+rest of ``coordination/`` at that revision, :func:`load_rti`) and run alternately with
+the current one, one line per shape, N and mode; both must make the same grants, round
+by round (checked). Results:
 ``bench/results/rti_core.{jsonl,png}``.
 """
 
 from __future__ import annotations
 
+import atexit
+import importlib
+import importlib.util
 import inspect
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 import types
 from collections.abc import Callable
@@ -73,25 +79,44 @@ Round = list[list[Report]]
 
 
 def load_rti(rev: str) -> type[Any]:
-    """The RtiCore class as it was at ``rev``, imported beside the current one (its relative
-    imports resolve to the current package: tag, layout, rti_state). Before the federation
-    package was layered it was ``federation/rti.py`` and imported ``.layout`` beside it."""
-    new = "runtime/reactorfed/federation/coordination/rti_core.py"
-    show = subprocess.run(["git", "show", f"{rev}:{new}"], cwd=ROOT, capture_output=True, text=True)
-    package = "reactorfed.federation.coordination"
-    if show.returncode != 0:
-        show = subprocess.run(["git", "show", f"{rev}:runtime/reactorfed/federation/rti.py"], cwd=ROOT,
-                              check=True, capture_output=True, text=True)
-        package = "reactorfed.federation"
-        sys.modules.setdefault("reactorfed.federation.layout", sys.modules[Layout.__module__])
-    src = show.stdout
+    """The RtiCore class as it was at ``rev``, imported beside the current one, with the
+    rest of its package ``coordination/`` as it was then (the core composes parts of that
+    package: one revision's core does not run on another's parts); what that package
+    imports from outside it (tag, wire) resolves to the current modules. Before the
+    federation package was layered it was ``federation/rti.py`` and imported ``.layout``
+    beside it."""
+    new = "runtime/reactorfed/federation/coordination"
+    ls = subprocess.run(["git", "ls-tree", "--name-only", f"{rev}:{new}"], cwd=ROOT, capture_output=True, text=True)
+    files = ls.stdout.split() if ls.returncode == 0 else []
+    if "rti_core.py" in files:
+        tmp = Path(tempfile.mkdtemp(prefix="rti_core-"))
+        atexit.register(shutil.rmtree, tmp, True)
+        (tmp / "__init__.py").write_text("")
+        for f in files:
+            if f.endswith(".py") and f != "__init__.py":
+                show = subprocess.run(["git", "show", f"{rev}:{new}/{f}"], cwd=ROOT, check=True, capture_output=True,
+                                      text=True)
+                (tmp / f).write_text(show.stdout)
+        # beside the current coordination package, so that its ``..`` and ``...`` are the same
+        package = "reactorfed.federation._coordination_" + re.sub(r"\W", "_", rev)
+        spec = importlib.util.spec_from_file_location(package, tmp / "__init__.py", submodule_search_locations=[str(tmp)])
+        assert spec is not None and spec.loader is not None
+        pkg = importlib.util.module_from_spec(spec)
+        sys.modules[package] = pkg
+        spec.loader.exec_module(pkg)
+        core: type[Any] = importlib.import_module(f"{package}.rti_core").RtiCore
+        return core
+    show = subprocess.run(["git", "show", f"{rev}:runtime/reactorfed/federation/rti.py"], cwd=ROOT,
+                          check=True, capture_output=True, text=True)
+    package = "reactorfed.federation"
+    sys.modules.setdefault("reactorfed.federation.layout", sys.modules[Layout.__module__])
     name = f"{package}._rti_" + re.sub(r"\W", "_", rev)
     mod = types.ModuleType(name)
     mod.__package__ = package
     sys.modules[name] = mod  # dataclasses look their module up
-    exec(compile(src, f"{rev}:rti_core.py", "exec"), mod.__dict__)
-    core: type[Any] = mod.RtiCore
-    return core
+    exec(compile(show.stdout, f"{rev}:rti.py", "exec"), mod.__dict__)
+    old: type[Any] = mod.RtiCore
+    return old
 
 
 def _tag(k: int) -> tuple[int, int]:

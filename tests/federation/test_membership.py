@@ -64,11 +64,11 @@ def hub(k: int, initial: int, out: int | None = None, back: int | None = 0, lo: 
 
 def answer_all(c: RtiCore, tags: dict[int, TagT] | None = None) -> list[Grant]:
     """Every federate asked in the round under way answers (its tag, or the proposal)."""
-    rnd = c._round
+    rnd = c.members.round
     assert rnd is not None
     out: list[Grant] = []
     for f in sorted(rnd.waiting):
-        out += c.on_membership_reply(f, rnd.id, (tags or {}).get(f, rnd.tag))
+        out += c.members.on_membership_reply(f, rnd.id, (tags or {}).get(f, rnd.tag))
     return out
 
 
@@ -143,7 +143,7 @@ def test_an_elastic_bank_inside_a_federate_is_refused() -> None:
 # -- hand cases -----------------------------------------------------------------------
 def test_absent_slots_hold_nothing_back() -> None:
     c = hub(3, initial=1)  # slots 2, 3 absent
-    assert c.present == [True, True, False, False]
+    assert c.members.present == [True, True, False, False]
     assert c.feds[2].resigned and c.next_event(2) == FOREVER_T
     c.on_ltc(0, at(0), at(20), {}, {})
     c.on_ltc(1, at(0), at(10), {}, {})
@@ -159,17 +159,17 @@ def test_without_changes_the_grants_are_those_of_a_fixed_federation() -> None:
         c.start(START)
     for f, tag in ((1, at(0)), (0, at(0)), (2, at(0)), (1, at(5))):
         assert a.on_ltc(f, tag, succ(tag), {}, {}) == b.on_ltc(f, tag, succ(tag), {}, {})
-    assert a.take_outbox() == [] and a.record == []
+    assert a.members.take_outbox() == [] and a.members.record == []
 
 
 def test_join_before_the_start_is_at_the_start_tag() -> None:
     c = RtiCore(elastic_lay(3, (1, 2), 1, (0, 1, None), (0, 2, None), (1, 0, 0), (2, 0, 0)))
-    assert c.request_join(2, physical_time=5) == []
+    assert c.members.request_join(2, physical_time=5) == []
     grants = c.start(START)
-    out = c.take_outbox()
+    out = c.members.take_outbox()
     assert out[0] == Change(at(0), 2, True)
     assert isinstance(out[1], Admit) and out[1].tag == at(0)
-    assert c.present == [True, True, True] and c.record == [Change(at(0), 2, True)]
+    assert c.members.present == [True, True, True] and c.members.record == [Change(at(0), 2, True)]
     # Admitting it made grants due: the start returns them. Every grant the core holds as
     # sent was returned (one dropped would never be sent again: regrant sees no news).
     assert grants and all(isinstance(g, Grant) for g in grants)
@@ -183,27 +183,27 @@ def test_join_mid_run_after_grants() -> None:
     c.on_ltc(0, at(0), at(30), {}, {})
     c.on_ltc(1, at(0), at(20), {}, {})
     assert c.feds[0].granted == at(20)  # sampler 1's (20, 0) comes back at (20, 1)
-    c.request_join(2, physical_time=START + 3)
-    (q,) = c.take_outbox()
+    c.members.request_join(2, physical_time=START + 3)
+    (q,) = c.members.take_outbox()
     # LF's rule: after every tag granted downstream (the learner holds (20, 0))
     assert isinstance(q, Query) and q.tag == at(20, 1) and q.changes == ((2, True),) and q.to == {0, 1}
     assert c.next_event(2) == at(20, 1)  # no grant passes the proposal meanwhile
     c.on_ltc(1, at(20), FOREVER_T, {}, {})
     assert c.feds[0].granted == at(20, 1)  # the joining slot's (20, 1) arrives at (20, 2)
-    c.on_membership_reply(0, q.round, at(10, 1))
-    c.on_membership_reply(1, q.round, at(21))  # sampler 1 is further: the latest answer wins
-    out = c.take_outbox()
+    c.members.on_membership_reply(0, q.round, at(10, 1))
+    c.members.on_membership_reply(1, q.round, at(21))  # sampler 1 is further: the latest answer wins
+    out = c.members.take_outbox()
     assert out[0] == Change(at(21), 2, True)
     assert isinstance(out[1], Admit) and out[1].member == 2 and out[1].tag == at(21)
-    assert c.record == [Change(at(21), 2, True)] and c.present == [True, True, True]
+    assert c.members.record == [Change(at(21), 2, True)] and c.members.present == [True, True, True]
     assert c.next_event(2) == at(21)
     assert c.feds[0].granted < add_delay(at(21), link_delay(0))
 
 
 def test_join_after_the_request_time() -> None:
     c = hub(2, initial=1)
-    c.request_join(2, physical_time=START + 500)
-    (q,) = c.take_outbox()
+    c.members.request_join(2, physical_time=START + 500)
+    (q,) = c.members.take_outbox()
     assert isinstance(q, Query) and q.tag == at(500)  # not before its request's physical time
 
 
@@ -213,18 +213,18 @@ def test_join_when_a_message_is_already_addressed_to_it() -> None:
     c = hub(2, initial=2, lo=1)
     c.on_ltc(2, at(3), at(4), {}, {})
     c.on_ltc(0, at(0), at(50), {2: [1, *at(40)]}, {})  # the learner sent slot 2 a message for (40, 0)
-    c.on_failed(2)
-    (q,) = c.take_outbox()
+    c.members.on_failed(2)
+    (q,) = c.members.take_outbox()
     assert isinstance(q, Query) and q.tag == at(40, 1) and q.to == {0, 1}
     assert c.in_flight.get((0, 2), []) == []  # what was in flight to it is for nobody now
     answer_all(c)
-    assert c.take_outbox()[-2:] == [Change(at(40, 1), 2, False), RoundEnd(1, frozenset({0, 1}))]
-    assert not c.present[2]
-    c.request_join(2, physical_time=0)
-    (q,) = c.take_outbox()
+    assert c.members.take_outbox()[-2:] == [Change(at(40, 1), 2, False), RoundEnd(1, frozenset({0, 1}))]
+    assert not c.members.present[2]
+    c.members.request_join(2, physical_time=0)
+    (q,) = c.members.take_outbox()
     assert isinstance(q, Query) and q.tag >= at(40, 1)
     answer_all(c)
-    admit = next(o for o in c.take_outbox() if isinstance(o, Admit))
+    admit = next(o for o in c.members.take_outbox() if isinstance(o, Admit))
     assert admit.received == {0: 1}  # the message to its last incarnation counts as taken
 
 
@@ -233,18 +233,18 @@ def test_leave_with_messages_in_flight() -> None:
     c.on_ltc(0, at(0), at(10), {2: [1, *at(0)]}, {})  # to slot 2 at (0, 0): in flight
     c.on_ltc(2, at(0), at(5), {0: [1, *at(0, 1)]}, {0: 1})  # it took it, sent one back
     c.on_ltc(0, at(10), at(20), {2: [2, *at(10)]}, {2: 0})  # another to slot 2, for (10, 0)
-    c.request_leave(2)
-    (q,) = c.take_outbox()
+    c.members.request_leave(2)
+    (q,) = c.members.take_outbox()
     assert isinstance(q, Query) and q.tag == at(10, 1) and q.to == {0, 1, 2}  # after the message to it
     answer_all(c, {2: at(6)})
-    assert c.take_outbox() == [Change(at(10, 1), 2, False), RoundEnd(q.round, q.to)]
-    assert c.present[2]  # until it resigns, having run the tags before (10, 1)
+    assert c.members.take_outbox() == [Change(at(10, 1), 2, False), RoundEnd(q.round, q.to)]
+    assert c.members.present[2]  # until it resigns, having run the tags before (10, 1)
     assert c.next_event(2) == at(5)  # its own next event, before the leave: it still runs
     c.on_ltc(2, at(10), at(30), {0: [2, *at(10, 1)]}, {0: 2})
     assert c.next_event(2) == FOREVER_T  # (30, 0) is past its leave: it sends nothing more
     assert c.in_flight[(2, 0)] == [(1, at(0, 1)), (2, at(10, 1))]  # what it sent is still due to the learner
     c.on_resign(2, {}, {})
-    assert not c.present[2] and c.width("b") == 1
+    assert not c.members.present[2] and c.members.width("b") == 1
 
 
 def test_a_failed_upstream_member_unblocks_a_waiting_grant() -> None:
@@ -253,13 +253,13 @@ def test_a_failed_upstream_member_unblocks_a_waiting_grant() -> None:
     c.on_ltc(1, at(0), at(30), {}, {})
     c.on_ltc(2, at(0), at(5), {}, {})
     assert c.feds[0].granted == at(5)  # the learner waits on slot 2's (5, 0)
-    grants = c.on_failed(2)
+    grants = c.members.on_failed(2)
     g = [gr for gr in grants if gr.federate == 0]
     assert g and g[-1].tag == at(30)  # at once, before the round ends
-    (q,) = c.take_outbox()
+    (q,) = c.members.take_outbox()
     assert isinstance(q, Query) and q.to == {0, 1}  # the failed member is not asked
     answer_all(c)
-    assert c.record == [Change(at(0, 1), 2, False)]
+    assert c.members.record == [Change(at(0, 1), 2, False)]
 
 
 def test_a_round_does_not_wait_for_a_member_that_leaves_meanwhile() -> None:
@@ -267,21 +267,21 @@ def test_a_round_does_not_wait_for_a_member_that_leaves_meanwhile() -> None:
     resigns (or fails) before answering, that round goes on without it."""
     for gone in ("resign", "fail"):
         c = hub(3, initial=3)
-        c.request_leave(3)
+        c.members.request_leave(3)
         answer_all(c)
-        assert c.take_outbox()[-2] == Change(at(0), 3, False)
-        c.request_leave(2)
-        (q,) = [o for o in c.take_outbox() if isinstance(o, Query)]
+        assert c.members.take_outbox()[-2] == Change(at(0), 3, False)
+        c.members.request_leave(2)
+        (q,) = [o for o in c.members.take_outbox() if isinstance(o, Query)]
         assert 3 in q.to  # still present: it has not resigned yet
         for f in (0, 1, 2):
-            c.on_membership_reply(f, q.round, q.tag)
-        assert c.take_outbox() == []  # waiting for 3
+            c.members.on_membership_reply(f, q.round, q.tag)
+        assert c.members.take_outbox() == []  # waiting for 3
         if gone == "resign":
             c.on_resign(3, {}, {})
         else:
-            c.on_failed(3)
-        assert c.take_outbox() == [Change(q.tag, 2, False), RoundEnd(q.round, q.to)], gone
-        assert c._round is None and not c.present[3]
+            c.members.on_failed(3)
+        assert c.members.take_outbox() == [Change(q.tag, 2, False), RoundEnd(q.round, q.to)], gone
+        assert c.members.round is None and not c.members.present[3]
 
 
 def test_a_rejoin_waits_until_nothing_more_can_reach_the_last_incarnation() -> None:
@@ -291,17 +291,17 @@ def test_a_rejoin_waits_until_nothing_more_can_reach_the_last_incarnation() -> N
     not include a message it never gets."""
     c = hub(2, initial=2, out=5)  # the learner's links to the samplers: after 5 ns
     c.on_ltc(0, at(0), at(1), {}, {})
-    c.request_leave(2)
+    c.members.request_leave(2)
     answer_all(c, {0: at(2)})
-    assert c.take_outbox()[-2] == Change(at(2), 2, False)
+    assert c.members.take_outbox()[-2] == Change(at(2), 2, False)
     c.on_resign(2, {}, {})
-    c.request_join(2)
-    (q,) = c.take_outbox()
+    c.members.request_join(2)
+    (q,) = c.members.take_outbox()
     assert isinstance(q, Query) and q.tag < at(6)
     answer_all(c)
-    assert c.take_outbox() == [] and c._round is not None  # the learner may still send to it
+    assert c.members.take_outbox() == [] and c.members.round is not None  # the learner may still send to it
     c.on_ltc(0, at(1), at(10), {2: [1, *at(6)]}, {})  # it did, at (1, 0), for (6, 0): dropped
-    out = c.take_outbox()
+    out = c.members.take_outbox()
     assert out[0] == Change(at(6, 1), 2, True)  # after that message
     assert isinstance(out[1], Admit) and out[1].received == {0: 1}  # counted as taken
 
@@ -313,80 +313,80 @@ def test_grants_do_not_wait_for_what_a_failed_member_sent_and_nobody_received() 
     c.on_ltc(2, at(0), at(50), {0: [2, *at(0, 1)]}, {})  # two messages to the learner, for (0, 1)
     c.on_ltc(0, at(0), at(40), {}, {2: 1})  # one arrived
     assert c.feds[0].granted == at(0, 1)  # the other, for (0, 1), holds it there
-    grants = [g for g in c.on_failed(2) if g.federate == 0]
+    grants = [g for g in c.members.on_failed(2) if g.federate == 0]
     assert grants and grants[-1].tag == at(30) and grants[-1].counts[2] == 1  # lost with it
 
 
 def test_leaving_below_the_minimum_or_joining_past_the_maximum_is_refused() -> None:
     c = hub(2, initial=2, lo=2)
     with pytest.raises(MembershipError, match="bank b would fall below its minimum width 2"):
-        c.request_leave(1)
+        c.members.request_leave(1)
     with pytest.raises(MembershipError, match="f1 failed: bank b would fall below its minimum width 2"):
-        c.on_failed(1)
-    assert c.present == [True, True, True] and c.take_outbox() == []  # nothing changed
+        c.members.on_failed(1)
+    assert c.members.present == [True, True, True] and c.members.take_outbox() == []  # nothing changed
     with pytest.raises(MembershipError, match="at its maximum width 2"):
-        c.free_slot("b")
+        c.members.free_slot("b")
     with pytest.raises(MembershipError, match="already present"):
-        c.request_join(1)
+        c.members.request_join(1)
     with pytest.raises(MembershipError, match="not a member of an elastic bank"):
-        c.request_join(0)
+        c.members.request_join(0)
 
 
 def test_changes_asked_together_are_at_one_tag() -> None:
     c = hub(4, initial=1)
     c.on_ltc(1, at(0), at(7), {}, {})
-    c.request_join(2)  # a round starts
-    c.request_join(3)  # waits for the next one, with 4
-    c.request_join(4)
-    (q,) = c.take_outbox()
+    c.members.request_join(2)  # a round starts
+    c.members.request_join(3)  # waits for the next one, with 4
+    c.members.request_join(4)
+    (q,) = c.members.take_outbox()
     assert isinstance(q, Query)
     answer_all(c)
-    out = c.take_outbox()
+    out = c.members.take_outbox()
     (q2,) = [o for o in out if isinstance(o, Query)]
     assert q2.changes == ((3, True), (4, True)) and q2.to == {0, 1, 2}
     answer_all(c, {2: at(9)})
-    assert [(ch.member, ch.tag) for ch in c.record] == [(2, q.tag), (3, at(9)), (4, at(9))]
+    assert [(ch.member, ch.tag) for ch in c.members.record] == [(2, q.tag), (3, at(9)), (4, at(9))]
 
 
 def test_no_change_at_or_past_the_stop_tag() -> None:
     c = hub(2, initial=1)
     c.on_stop_request(0, at(5))
-    c.request_join(2)
-    assert c.take_outbox() == [Refused(2, True, "f2: the federation is stopping")]
+    c.members.request_join(2)
+    assert c.members.take_outbox() == [Refused(2, True, "f2: the federation is stopping")]
     c = hub(2, initial=1)
-    c.request_join(2)
-    (_q,) = c.take_outbox()
+    c.members.request_join(2)
+    (_q,) = c.members.take_outbox()
     c.on_stop_request(0, at(5))
     for f in (0, 1):
         c.on_stop_reply(f, at(5))
     assert c.stop_tag == at(5)
     answer_all(c, {1: at(6)})
-    out = c.take_outbox()
+    out = c.members.take_outbox()
     assert isinstance(out[-2], Refused) and out[-1] == RoundEnd(1, frozenset({0, 1}))  # called off
-    assert c.record == [] and not c.present[2]
+    assert c.members.record == [] and not c.members.present[2]
     assert c.next_event(2) == FOREVER_T
 
 
 def test_replay_applies_the_recorded_tags() -> None:
     c = RtiCore(hub(2, initial=1).layout)
     sched = [Change(at(20), 2, True), Change(at(40), 1, False)]
-    c.load_schedule(sched)
-    assert c.take_outbox() == sched  # every federate gets the whole schedule
+    c.members.load_schedule(sched)
+    assert c.members.take_outbox() == sched  # every federate gets the whole schedule
     c.start(START)
     assert c.next_event(2) == at(20)  # it holds grants at its join tag until it connects
     c.on_ltc(0, at(0), at(50), {}, {})
     c.on_ltc(1, at(0), at(30), {}, {})
     assert c.feds[0].granted == at(20)  # (20, 0) from slot 2 arrives at (20, 1)
     with pytest.raises(MembershipError, match="replayed"):
-        c.request_leave(1)
+        c.members.request_leave(1)
     # a replay is exempt from LF's physical-time term: asked 999 ns in, it joins at (20, 0)
-    c.request_join(2, physical_time=START + 999)
-    (adm,) = c.take_outbox()
+    c.members.request_join(2, physical_time=START + 999)
+    (adm,) = c.members.take_outbox()
     assert isinstance(adm, Admit) and adm.tag == at(20)
     c.on_ltc(1, at(39), FOREVER_T, {}, {})
     assert c.next_event(1) == FOREVER_T  # it leaves at (40, 0)
     c.on_resign(1, {}, {})
-    assert c.present == [True, False, True] and c.record == sched
+    assert c.members.present == [True, False, True] and c.members.record == sched
 
 
 def test_a_schedule_that_does_not_add_up_is_refused() -> None:
@@ -432,7 +432,7 @@ class Sim:
         self.c = RtiCore(lay)
         n = len(lay.names)
         if schedule is not None:
-            self.c.load_schedule(schedule)
+            self.c.members.load_schedule(schedule)
         self.known: list[Change] = []  # the changes every federate has (broadcast at once)
         self.granted = [NEVER_T] * n
         self.ltc = [NEVER_T] * n
@@ -460,7 +460,7 @@ class Sim:
         return p
 
     def _drain(self) -> None:
-        for o in self.c.take_outbox():
+        for o in self.c.members.take_outbox():
             if isinstance(o, Change):
                 assert o not in self.known
                 self.known.append(o)
@@ -565,15 +565,15 @@ class Sim:
         return {d: [c, *self.last_on[f].get(d, NEVER_T)] for d, c in self.sent[f].items()}
 
     def join(self, m: int, physical: int) -> None:
-        self._grants(self.c.request_join(m, physical))
+        self._grants(self.c.members.request_join(m, physical))
 
     def leave(self, m: int) -> None:
-        self._grants(self.c.request_leave(m))
+        self._grants(self.c.members.request_leave(m))
 
     def answer(self, f: int) -> None:
         b = self.barrier[f]
         if b is not None and self.started[f] and not self.c.feds[f].resigned:
-            self._grants(self.c.on_membership_reply(f, b[0], max(b[1], succ(self.ltc[f]))))
+            self._grants(self.c.members.on_membership_reply(f, b[0], max(b[1], succ(self.ltc[f]))))
 
 
 @st.composite
@@ -607,7 +607,7 @@ def _run(data: st.DataObject, lay: Layout, schedule: list[Change] | None) -> Sim
         elif schedule is not None:
             # replay: the members connect whenever; they join at the recorded tags
             m = data.draw(st.sampled_from(slots))
-            if kind == "join" and not sim.started[m] and m not in sim.c._connected:
+            if kind == "join" and not sim.started[m] and m not in sim.c.members.connected:
                 sim.join(m, START + data.draw(st.integers(0, 40)))
         else:
             m = data.draw(st.sampled_from(slots))
@@ -617,7 +617,7 @@ def _run(data: st.DataObject, lay: Layout, schedule: list[Change] | None) -> Sim
                 elif kind == "leave":
                     sim.leave(m)
                 elif sim.started[m]:
-                    sim._grants(sim.c.on_failed(m))
+                    sim._grants(sim.c.members.on_failed(m))
                     sim.started[m] = False
                     sim.failed.add(m)
             except MembershipError:
@@ -628,9 +628,9 @@ def _run(data: st.DataObject, lay: Layout, schedule: list[Change] | None) -> Sim
         for f in range(n):
             sim.answer(f)
             sim.step(f)
-            if schedule is not None and not sim.started[f] and f in sim.c._floor and f not in sim.c._connected:
+            if schedule is not None and not sim.started[f] and f in sim.c.members.slots.floor and f not in sim.c.members.connected:
                 sim.join(f, START)
-        now = (list(sim.ltc), list(sim.granted), len(sim.known), sim.c._round and sim.c._round.id, list(sim.started))
+        now = (list(sim.ltc), list(sim.granted), len(sim.known), sim.c.members.round and sim.c.members.round.id, list(sim.started))
         if now == before:
             break
         before = now
@@ -640,7 +640,7 @@ def _run(data: st.DataObject, lay: Layout, schedule: list[Change] | None) -> Sim
 def _finished(sim: Sim) -> None:
     """Every federate that runs has run to the end: none is left waiting (for a grant, a
     change or a round)."""
-    assert sim.c._round is None
+    assert sim.c.members.round is None
     for f in range(len(sim.lay.names)):
         if sim.started[f] and not sim.c.feds[f].resigned:
             assert sim.next_tag(f) == FOREVER_T, (f, sim.ltc[f], sim.next_tag(f), sim.granted[f], sim.barrier[f])
@@ -658,11 +658,11 @@ def test_random_joins_and_leaves_keep_grants_safe_and_replay_gives_the_same_run(
     lay = data.draw(elastic_layouts())
     live = _run(data, lay, None)
     _finished(live)
-    rec = live.c.record
+    rec = live.c.members.record
     assert [ch.tag for ch in rec] == sorted(ch.tag for ch in rec)
     replay = _run(data, lay, list(rec))
     _finished(replay)
-    assert replay.c.record == rec
+    assert replay.c.members.record == rec
     if not live.failed:
         for f in range(len(lay.names)):
             if lay.elastic_of(f) is None:

@@ -268,9 +268,9 @@ def test_a_member_leaves_on_request_and_its_slot_is_free_again(rtis: list[Rti]) 
         ch = f.next(P.Change)
         f.next(P.RoundEnd)
         assert (ch.member, ch.joined) == (2, False)
-    assert server.core.present[2], "present until it resigns, after the tags before its leave"
+    assert server.core.members.present[2], "present until it resigns, after the tags before its leave"
     leaver.send(P.Resign(ch.tag, {}, {}))
-    wait_until(lambda: not server.core.present[2], what="the leave to complete")
+    wait_until(lambda: not server.core.members.present[2], what="the leave to complete")
     status = server.status()
     assert status["membership"] == [{"tag": [ch.tag[0] - (server.start_time or 0), ch.tag[1]],
                                      "member": "samplers[1]", "bank": "samplers", "index": 1, "joined": False}]
@@ -370,7 +370,7 @@ def test_a_new_process_for_a_slot_whose_process_died_waits_for_the_leave_then_jo
     again.send(P.JoinReq(server.clock.now()))
     time.sleep(0.2)
     assert not [m for m in again.got if isinstance(m, P.Refused)], again.got
-    assert server.core.present[2], "its last incarnation has not left yet"
+    assert server.core.members.present[2], "its last incarnation has not left yet"
     for f, q in zip(feds.values(), queried, strict=True):
         f.send(P.QueryReply(q.round, q.tag))
     leave = again.next(P.Change)

@@ -232,6 +232,9 @@ def _line_of_default() -> int:
 #: the big objects, each split into parts that own their state: at most this many lines each
 BIG_CLASSES = {
     "execution/scheduler.py": "Scheduler",
+    "federation/coordination/federate_core.py": "FederateCore",
+    "federation/coordination/rti_core.py": "RtiCore",
+    "federation/coordination/rti_membership.py": "RtiMembership",
     "federation/process/federate.py": "FederateCoordinator",
     "federation/process/rti_server.py": "RtiServer",
 }

@@ -14,9 +14,8 @@ A leading underscore says "this module's business". The walk fails on:
   Dataclasses, NamedTuples, Protocols and TypedDicts declare fields that way and are fine.
 
 Private names of other projects (stdlib, numpy, torch...) are their privacy: each one still
-used is in ``FOREIGN`` with the reason no public API serves. Violations still to fix are in
-``KNOWN`` with a reason each; the test also fails when one of them no longer occurs, so the
-list only shrinks.
+used is in ``FOREIGN`` with the reason no public API serves; the test also fails when one
+of them no longer occurs, so the list stays true.
 """
 
 from __future__ import annotations
@@ -55,49 +54,6 @@ FOREIGN: dict[tuple[str, str], str] = {
     ("reactorfed.rl.algos.network", "_forward_pre_hooks"): _TORCH,
     ("reactorfed.rl.algos.network", "_global_forward_hooks"): _TORCH,
     ("reactorfed.rl.algos.network", "_global_forward_pre_hooks"): _TORCH,
-}
-
-_PROCESS = (
-    "federation/process/ is being split (FederateCoordinator, RtiServer, rti_members' "
-    "interface to the server) in its own change, which fixes these"
-)
-_MIXIN = (
-    "mixin to be replaced by composition: FederateCore(FederateMembership, StopAgreement) "
-    "and RtiCore(RtiBounds, RtiMembership) share one object's state across modules"
-)
-
-#: (module, name) -> reason: violations not fixed yet (the list only shrinks)
-KNOWN: dict[tuple[str, str], str] = {
-    ("reactorfed.federation.coordination.rti_bounds", "RtiBounds.feds"): _MIXIN,
-    ("reactorfed.federation.coordination.rti_bounds", "RtiBounds.layout"): _MIXIN,
-    ("reactorfed.federation.coordination.rti_core", "_addressed"): _MIXIN,
-    ("reactorfed.federation.coordination.rti_core", "_admit"): _MIXIN,
-    ("reactorfed.federation.coordination.rti_core", "_agree_if_answered"): _MIXIN,
-    ("reactorfed.federation.coordination.rti_core", "_connected"): _MIXIN,
-    ("reactorfed.federation.coordination.rti_core", "_floor"): _MIXIN,
-    ("reactorfed.federation.coordination.rti_core", "_gone_from_round"): _MIXIN,
-    ("reactorfed.federation.coordination.rti_core", "_group"): _MIXIN,
-    ("reactorfed.federation.coordination.rti_core", "_init_bounds"): _MIXIN,
-    ("reactorfed.federation.coordination.rti_core", "_init_membership"): _MIXIN,
-    ("reactorfed.federation.coordination.rti_core", "_last_ltc"): _MIXIN,
-    ("reactorfed.federation.coordination.rti_core", "_leave_at"): _MIXIN,
-    ("reactorfed.federation.coordination.rti_core", "_leave_done"): _MIXIN,
-    ("reactorfed.federation.coordination.rti_core", "_only_cycle"): _MIXIN,
-    ("reactorfed.federation.coordination.rti_core", "_recompute_all"): _MIXIN,
-    ("reactorfed.federation.coordination.rti_core", "_refresh"): _MIXIN,
-    ("reactorfed.federation.coordination.rti_core", "_replayed_join"): _MIXIN,
-    ("reactorfed.federation.coordination.rti_core", "_round"): _MIXIN,
-    ("reactorfed.federation.coordination.rti_core", "_settled"): _MIXIN,
-    ("reactorfed.federation.coordination.rti_core", "_since"): _MIXIN,
-    ("reactorfed.federation.coordination.rti_core", "_stale"): _MIXIN,
-    ("reactorfed.federation.coordination.rti_core", "_upstream"): _MIXIN,
-    ("reactorfed.federation.coordination.rti_membership", "RtiMembership._direct"): _MIXIN,
-    ("reactorfed.federation.coordination.rti_membership", "RtiMembership._flight"): _MIXIN,
-    ("reactorfed.federation.coordination.rti_membership", "RtiMembership._flight_min"): _MIXIN,
-    ("reactorfed.federation.coordination.rti_membership", "RtiMembership.feds"): _MIXIN,
-    ("reactorfed.federation.coordination.rti_membership", "RtiMembership.layout"): _MIXIN,
-    ("reactorfed.federation.coordination.rti_membership", "RtiMembership.stop_proposed"): _MIXIN,
-    ("reactorfed.federation.coordination.rti_membership", "RtiMembership.stop_tag"): _MIXIN,
 }
 
 #: decorators and bases whose class-body annotations declare fields, not borrowed state
@@ -360,16 +316,16 @@ def scan() -> dict[tuple[str, str], list[str]]:
 
 def test_no_module_reaches_into_another_modules_privates() -> None:
     found = scan()
-    new = {k: sorted(v) for k, v in found.items() if k not in KNOWN and k not in FOREIGN}
-    gone = sorted(k for k in (*KNOWN, *FOREIGN) if k not in found)
+    new = {k: sorted(v) for k, v in found.items() if k not in FOREIGN}
+    gone = sorted(k for k in FOREIGN if k not in found)
     assert not new, "private access across modules (make the name public in its module):\n" + "\n".join(
         f"  {m} {n}: {', '.join(w)}" for (m, n), w in sorted(new.items())
     )
-    assert not gone, f"no longer occur: remove from KNOWN/FOREIGN: {gone}"
+    assert not gone, f"no longer occur: remove from FOREIGN: {gone}"
 
 
 def test_every_allowlist_entry_gives_a_reason() -> None:
-    assert all(r.strip() for r in (*FOREIGN.values(), *KNOWN.values()))
+    assert all(r.strip() for r in FOREIGN.values())
 
 
 def _check(module: str, source: str, others: dict[str, str] | None = None) -> set[tuple[str, str]]:

@@ -43,7 +43,7 @@ class Change:
 class Query:
     """To every federate that is present (the members leaving included, the ones
     joining not): the earliest tag at which you can apply ``changes`` (members, joined),
-    at least ``tag``. Answer with :meth:`RtiCore.on_membership_reply` and go on only with
+    at least ``tag``. Answer with :meth:`.RtiMembership.on_membership_reply` and go on only with
     tags before your answer until the :class:`Change` s come (as for a stop request).
     The answer is the latest of: the tag after the last one you completed or are
     processing, and the tag after the last tag of a message you put on a link to one of
@@ -132,7 +132,8 @@ def bank_schedule(layout: Layout, record: list[Change], start: int) -> list[Memb
 
 
 def record_of(layout: Layout, schedule: list[MemberChange], start: int) -> list[Change]:
-    """A schedule of bank changes as the RTI's record (what :meth:`.rti_core.RtiCore.load_schedule` replays)."""
+    """A schedule of bank changes as the RTI's record (what
+    :meth:`.rti_membership.RtiMembership.load_schedule` replays)."""
     banks = {g.name: g for g in layout.elastic}
     out = []
     for ch in sorted(schedule):

@@ -40,29 +40,31 @@ that moves, recomputed only when the last term at the minimum moves later.
 from __future__ import annotations
 
 import heapq
+from collections.abc import Callable
 
 from ...time.tag import TagT
 from .layout import Delay, Layout, add_delay, compose, link_delay
-from .rti_state import FOREVER_T, NEVER_T, EimtGroup, FederateState
+from .rti_state import FOREVER_T, NEVER_T, EimtGroup
 
 __all__ = ["RtiBounds"]
 
 
 class RtiBounds:
-    """The EIMTs of the RTI's core (a part of :class:`.rti_core.RtiCore`: the attributes
-    annotated below without a value are the core's, and so is :meth:`_next_event`)."""
+    """The EIMTs of the RTI's core (its part :attr:`.rti_core.RtiCore.bounds`), kept as the
+    federates' next events move. It asks the core for a federate's next event
+    (``next_event``, when :meth:`refresh` is told it may have changed) and adds the
+    federates whose EIMT moved to ``stale`` (the core's: the federates whose grants may
+    have changed)."""
 
-    layout: Layout
-    feds: list[FederateState]
-
-    def _next_event(self, u: int) -> TagT:
-        raise NotImplementedError  # the core's
-
-    def _init_bounds(self, layout: Layout) -> None:
+    def __init__(self, layout: Layout, next_event: Callable[[int], TagT], stale: set[int]) -> None:
+        self.layout = layout
+        self._next_event = next_event
+        self._stale = stale
         n = len(layout.names)
         path = layout.path
-        self._upstream = [layout.upstream(f) for f in range(n)]
-        ups = self._upstream
+        #: every federate with a path to f, with the smallest path delay (Layout.upstream)
+        self.upstream = [layout.upstream(f) for f in range(n)]
+        ups = self.upstream
         # f's component: f and whatever both reaches it and is reached by it
         comp = [frozenset((f, *(u for u in ups[f] if u in path[f]))) for f in range(n)]
         #: the order bounds are followed in: how many federates reach f, f included
@@ -75,7 +77,9 @@ class RtiBounds:
             if lk.src not in comp[lk.dst]:
                 entering.setdefault(comp[lk.dst], []).append((lk.src, lk.dst, link_delay(lk.delay)))
                 self._relay[lk.src] = bool(ups[lk.src])
-        self._group: list[EimtGroup | None] = [None] * n  # None: no upstream, never waits
+        #: each federate's EIMT group (None: no upstream, never waits); a group's members
+        #: are the core's to keep (those not resigned)
+        self.group: list[EimtGroup | None] = [None] * n
         groups: dict[tuple[frozenset[tuple[int, Delay]], ...], EimtGroup] = {}
         for f in range(n):
             nexts = {u: d for u, d in ups[f].items() if u in comp[f]}
@@ -92,7 +96,7 @@ class RtiBounds:
                 g.scc_max = max(g.scc_max, len(layout.scc[f]))
                 if self._relay[f]:
                     g.relays += (f,)
-                self._group[f] = g
+                self.group[f] = g
         #: per federate u, the groups with a term of u's next event, and of u's bound, with
         #: the term's delay
         self._feeds: list[list[tuple[EimtGroup, Delay]]] = [[] for _ in range(n)]
@@ -104,17 +108,15 @@ class RtiBounds:
                 self._bfeeds[v].append((g, d))
         self._groups = list(groups.values())
         #: whether a move of u's next event may move a bound (u's, or a relay's of a group
-        #: with u's next term): else _refresh has nothing to follow
+        #: with u's next term): else refresh has nothing to follow
         self._follows = [self._relay[u] or any(g.relays for g, _d in self._feeds[u]) for u in range(n)]
         self._order = sorted(range(n), key=self._rank.__getitem__)
         self._next: list[TagT] = [NEVER_T] * n
         self._bound: list[TagT] = [FOREVER_T] * n  # min(next, EIMT), kept for the relays
         self._todo: list[tuple[int, int]] = []  # relays whose bound may have moved: (rank, f)
         self._queued: set[int] = set()
-        #: federates whose grants may have changed since grant_for last looked at them
-        self._stale: set[int] = set()
 
-    def _refresh(self, u: int) -> None:
+    def refresh(self, u: int) -> None:
         """Follow a change of what ``u``'s next event depends on."""
         new = self._next_event(u)
         old = self._next[u]
@@ -141,7 +143,7 @@ class RtiBounds:
         """Relay ``v``'s bound may have moved: move its terms (queuing the relays whose
         bounds that moves)."""
         b = self._next[v]
-        g = self._group[v]
+        g = self.group[v]
         if g is not None and g.best < b:
             b = g.best
         old = self._bound[v]
@@ -173,7 +175,7 @@ class RtiBounds:
                     heapq.heappush(self._todo, (self._rank[r], r))
         elif min(before, g.count) <= g.scc_max:
             # A grant depends on who attains the EIMT only through whether they are all
-            # in the federate's zero-delay cycle (_only_cycle): never when they are more
+            # in the federate's zero-delay cycle (only_cycle): never when they are more
             # than the cycle's members. Same EIMT, more than that before and after: no
             # new grant.
             self._stale |= g.members
@@ -189,12 +191,12 @@ class RtiBounds:
                     count += 1
         g.best, g.count = best, count
 
-    def _recompute_all(self) -> None:
+    def recompute_all(self) -> None:
         """After a change to every next event (start, stop agreement)."""
-        self._next = [self._next_event(u) for u in range(len(self.feds))]
+        self._next = [self._next_event(u) for u in range(len(self._next))]
         seen: set[int] = set()
         for f in self._order:  # a group's bound terms come from federates before its first
-            g = self._group[f]
+            g = self.group[f]
             if g is not None and id(g) not in seen:
                 seen.add(id(g))
                 self._recompute(g)
@@ -205,18 +207,19 @@ class RtiBounds:
         self._queued.clear()
 
     def next_event(self, u: int) -> TagT:
+        """``u``'s next event, as last refreshed."""
         return self._next[u]
 
     def eimt(self, f: int) -> tuple[TagT, set[int]]:
         """The earliest tag anything could still reach ``f``, and who could send it
         (for reading: O(upstream))."""
-        g = self._group[f]
+        g = self.group[f]
         if g is None:
             return FOREVER_T, set()
         nxt = self._next
-        return g.best, {u for u, d in self._upstream[f].items() if add_delay(nxt[u], d) == g.best}
+        return g.best, {u for u, d in self.upstream[f].items() if add_delay(nxt[u], d) == g.best}
 
-    def _only_cycle(self, f: int, g: EimtGroup) -> bool:
+    def only_cycle(self, f: int, g: EimtGroup) -> bool:
         """Whether all who could send at ``f``'s EIMT are in its zero-delay cycle: all the
         terms at the minimum are next terms of its members (a bound term is of none)."""
         scc = self.layout.scc[f]

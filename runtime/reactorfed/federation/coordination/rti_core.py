@@ -13,8 +13,8 @@ send at that tag are in a zero-delay cycle with it (they announce absent ports).
 O(N^3) per report for a learner and N samplers. Instead the core keeps, always exact:
 
 * each federate's next event (:meth:`next_event`), recomputed in O(1) when its report,
-  the messages in flight to it (indexed by receiver, with their earliest tag) or the stop
-  tag change;
+  the messages in flight to it (:mod:`.rti_flight`: indexed by receiver, with their
+  earliest tag) or the stop tag change;
 * the EIMTs (:mod:`.rti_bounds`): within a cycle of links, over the next events of the
   cycle's federates; from outside it, over the *bounds* of the federates with a link into
   it (the earliest each could send at: its next event or its own EIMT), followed along
@@ -23,7 +23,7 @@ O(N^3) per report for a learner and N samplers. Instead the core keeps, always e
   minimum and how many terms attain it. A term that moves moves it in O(1); only when the
   last term attaining the minimum moves later is it recomputed in full;
 * which federates' grants may have changed since :meth:`grant_for` last looked at them
-  (``_stale``): a grant depends only on the federate's EIMT, who attains it, its NET and
+  (``_stale``, which the bounds add to): a grant depends only on the federate's EIMT, who attains it, its NET and
   the grants it holds, and looking again with those unchanged grants nothing (except
   after a PTAG: the next look grants the tag before it). So :meth:`regrant` looks only at
   those, in the same order as looking at all would.
@@ -31,7 +31,7 @@ O(N^3) per report for a learner and N samplers. Instead the core keeps, always e
 ``tests/federation/test_rti_core.py`` checks it makes, call for call, the grants the
 straightforward algorithm makes.
 
-**Membership** (issue 19; :mod:`.membership`). The slots of an elastic bank may be absent:
+**Membership** (issue 19; :mod:`.membership`, :mod:`.rti_membership`). The slots of an elastic bank may be absent:
 an absent slot is resigned as far as grants go (it holds back nobody, gets no grant). A
 member joins or leaves at a tag agreed in a *round*, as a stop is: the core proposes the
 earliest tag by Lingua Franca's rule for transient federates (reactor-c's
@@ -40,7 +40,7 @@ earliest tag by Lingua Franca's rule for transient federates (reactor-c's
 then sends every federate the :class:`.membership.Change` s. While a round is under way a
 joining slot counts as having its next event at the proposal, so no grant passes it. A
 failed member stops holding grants back at once and leaves at a tag agreed the same way.
-Replayed (:meth:`RtiCore.load_schedule`), the tags are given: a slot that joins at ``J``
+Replayed (:meth:`.RtiMembership.load_schedule`), the tags are given: a slot that joins at ``J``
 counts as having its next event at ``J`` until it connects. Nothing changes for a
 federation whose membership does not: no slot, no round, the same grants.
 
@@ -50,6 +50,18 @@ them). Closing its links then would lose them, and the receiver would wait for e
 messages the counts say were sent. So it keeps its links open until the RTI releases it
 (:meth:`RtiCore.take_released`): once every message it sent has been reported received, or
 its receiver resigned or failed (it will read nothing more).
+
+**Parts.** The core composes parts that own their state: :attr:`RtiCore.bounds` (the
+EIMTs: :class:`.rti_bounds.RtiBounds`, given the core's ``next_event`` and the set its
+moves mark stale), :attr:`RtiCore.flight` (:class:`.rti_flight.Flight`, given the
+federates' states and what to tell when an earliest tag in flight moves) and
+:attr:`RtiCore.members` (:class:`.rti_membership.RtiMembership` with its
+:class:`.rti_slots.Slots`, which use the core through the small ``Core`` protocols of
+their modules: its federates' states, the stop, and the operations on its own state
+that a change of membership makes). What a report reads of them on every message is
+bound once in :meth:`RtiCore.__init__` (their lists, sets and methods, never replaced),
+so the parts cost no look-up on that path. The driver's membership calls go to
+:attr:`RtiCore.members` (requests, answers, failures, the record, the outbox).
 """
 
 from __future__ import annotations
@@ -58,62 +70,61 @@ from collections.abc import Iterable
 
 from ...time.tag import TagT, pred, succ
 from .layout import Layout
-from .membership import Change
 from .rti_bounds import RtiBounds
+from .rti_flight import Flight
 from .rti_membership import RtiMembership
 from .rti_state import FOREVER_T, MAX_MICROSTEP, NEVER_T, FederateState, Grant
 
 __all__ = ["FOREVER_T", "MAX_MICROSTEP", "NEVER_T", "FederateState", "Grant", "RtiCore", "pred", "succ"]
 
-class RtiCore(RtiBounds, RtiMembership):
+class RtiCore:
     """The grants due as federates report. State changes only through these methods
-    (the caches below follow them); :attr:`feds` is for reading. Its membership rounds:
-    :class:`.rti_membership.RtiMembership`."""
+    (the caches below follow them); :attr:`feds` is for reading. Its parts (see Parts in
+    the module docstring): the EIMTs (:attr:`bounds`), the messages in flight
+    (:attr:`flight`) and the membership (:attr:`members`)."""
 
     def __init__(self, layout: Layout) -> None:
         self.layout = layout
         n = len(layout.names)
         self.feds = [FederateState() for _ in range(n)]
-        #: messages in flight to each receiver, per sender: [(cumulative count, earliest
-        #: tag)] in the order sent (counts increasing), and the earliest tag of them all
-        self._flight: list[dict[int, list[tuple[int, TagT]]]] = [{} for _ in range(n)]
-        self._flight_min: list[TagT] = [FOREVER_T] * n
-        self._init_bounds(layout)
-        self._up_set = [frozenset(u) for u in self._upstream]
+        #: federates whose grants may have changed since grant_for last looked at them
+        self._stale: set[int] = set()
+        self.bounds = bounds = RtiBounds(layout, self._next_event, self._stale)
+        self.flight = flight = Flight(layout, self.feds, bounds.refresh)
+        # what a report reads of the parts (bound once: no look-up through them)
+        self._group = bounds.group
+        self._refresh = bounds.refresh
+        self._only_cycle = bounds.only_cycle
+        self._counts = flight.counts
+        self._earliest = flight.earliest
+        self._up_set = [frozenset(u) for u in bounds.upstream]
         self._direct = [layout.direct_upstream(f) for f in range(n)]
-        self._down = [layout.downstream(f) for f in range(n)]
         self.stop_tag: TagT | None = None
         self.stop_proposed: TagT | None = None
         self.stop_replies: dict[int, TagT] = {}
         #: resigned federates not released yet (see Release)
         self._releasing: set[int] = set()
-        self._init_membership()
-        self._recompute_all()
+        self.members = members = RtiMembership(layout, self, flight)
+        # what the next events read of the membership (its slots' dicts, never replaced)
+        self._floor = members.slots.floor
+        self._leave_at = members.slots.leave_at
+        for f in range(n):
+            if not members.present[f]:  # an absent slot: resigned as far as grants go
+                self._resign(f)
+        bounds.recompute_all()
 
     def start(self, start_time: int) -> list[Grant]:
         """The federation starts at ``start_time``. Returns the grants that admitting the
-        joins asked before the start made due (each moved its federate's ``granted``: one
-        dropped here would never be sent again)."""
-        self.start_time = start_time
+        joins asked before the start made due (:meth:`.RtiMembership.start`)."""
         for st in self.feds:
             st.net = (start_time, 0)
-        self._recompute_all()
-        # joins asked before the start: present from the start tag, no round needed (nobody
-        # has run a tag yet); the driver takes the changes and admissions from the outbox
-        for m, _j, _p in sorted(self._requests):
-            ch = Change((start_time, 0), m, True)
-            self.record.append(ch)
-            self.outbox.append(ch)
-        reqs, self._requests = self._requests, []
-        out: list[Grant] = []
-        for m, _j, _p in sorted(reqs):
-            out += self._admit((start_time, 0), m)
-        return out
+        self.bounds.recompute_all()
+        return self.members.start(start_time)
 
     @property
     def in_flight(self) -> dict[tuple[int, int], list[tuple[int, TagT]]]:
         """The messages in flight, per (sender, receiver) (a copy, for reading)."""
-        return {(u, d): list(lst) for d, by in enumerate(self._flight) for u, lst in by.items()}
+        return self.flight.in_flight
 
     # -- reports from federates --------------------------------------------------------
     # Each report returns the grants it makes due; with ``regrant=False`` it only updates
@@ -143,23 +154,18 @@ class RtiCore(RtiBounds, RtiMembership):
         if st.resigned:  # (twice, or a failed member's last words: nothing else changes)
             st.net = st.ltc = FOREVER_T
             return self._reported(f, regrant)
-        self._last_ltc[f] = st.ltc
-        st.resigned = True
+        last = st.ltc
+        self._resign(f)
+        st.net = st.ltc = FOREVER_T
         self._releasing.add(f)
-        st.net = FOREVER_T
-        st.ltc = FOREVER_T
+        return self.members.on_resign(f, last) + self._reported(f, regrant)
+
+    def _resign(self, f: int) -> None:
+        """No grants for ``f`` any more, and it holds nobody back (_next_event)."""
+        self.feds[f].resigned = True
         g = self._group[f]
         if g is not None:
-            g.members.discard(f)  # no grants for it any more
-        agreed: list[Grant] = []
-        if f in self._leave_at:
-            self._leave_done(f)
-        if self._round is not None and f in self._round.waiting:
-            # it answers nothing more (a member whose leave was agreed is asked in the
-            # rounds after it until it resigns: that round must not wait for it)
-            self._gone_from_round(f)
-            agreed = self._agree_if_answered()
-        return agreed + self._reported(f, regrant)
+            g.members.discard(f)
 
     def take_released(self) -> list[int]:
         """The resigned federates, not released before, whose messages have all been
@@ -167,9 +173,7 @@ class RtiCore(RtiBounds, RtiMembership):
         Release in the module docstring). Asked once per batch of reports, not per report."""
         if not self._releasing:
             return []
-        feds, flight = self.feds, self._flight
-        done = sorted(f for f in self._releasing
-                      if all(feds[d].resigned or not flight[d].get(f) for d in self._down[f]))
+        done = sorted(filter(self.flight.delivered, self._releasing))
         self._releasing.difference_update(done)
         return done
 
@@ -179,45 +183,7 @@ class RtiCore(RtiBounds, RtiMembership):
         self._refresh(f)
         return self.regrant((f,)) if regrant else []
 
-    def _counts(self, f: int, sent: dict[int, list[int]], received: dict[int, int]) -> None:
-        st = self.feds[f]
-        n = len(self.feds)
-        for d, (count, t, m) in sent.items():
-            if d >= n:
-                continue
-            if count > st.sent.get(d, 0):
-                st.sent[d] = count
-                if (t, m) > self._addressed[d]:
-                    self._addressed[d] = (t, m)
-                if self._since and (t, m) < self._since.get(d, NEVER_T):
-                    # for an incarnation of the slot that is gone: taken, not in flight
-                    self.feds[d].received[f] = max(self.feds[d].received.get(f, 0), count)
-                # The receiver may have reported them received before this report came.
-                elif count > self.feds[d].received.get(f, 0):
-                    self._flight[d].setdefault(f, []).append((count, (t, m)))
-                    if (t, m) < self._flight_min[d]:
-                        self._flight_min[d] = (t, m)
-                        self._refresh(d)
-        mine = self._flight[f]
-        removed = False
-        for u, count in received.items():
-            if u >= n:
-                continue
-            if count > st.received.get(u, 0):
-                st.received[u] = count
-            lst = mine.get(u)
-            if lst:
-                keep = [(c, t) for c, t in lst if c > count]
-                if len(keep) < len(lst):
-                    removed = True
-                    if keep:
-                        mine[u] = keep
-                    else:
-                        del mine[u]
-        if removed:  # the earliest may have gone: look again (at what is left)
-            self._flight_min[f] = min((t for lst in mine.values() for _c, t in lst), default=FOREVER_T)
-
-    # -- next events (their EIMTs: RtiBounds) -------------------------------------------
+    # -- next events (their EIMTs: the bounds) -------------------------------------------
     def _next_event(self, u: int) -> TagT:
         st = self.feds[u]
         if st.resigned:
@@ -229,7 +195,7 @@ class RtiCore(RtiBounds, RtiMembership):
             # Agreed: u has an event at the stop tag (its shutdown reactions), whatever
             # NET it reported before it knew of the stop.
             e = stop
-        e = min(e, self._flight_min[u])
+        e = min(e, self._earliest[u])
         if self._leave_at and e >= self._leave_at.get(u, FOREVER_T):
             # it leaves before that: it sends nothing more (replayed: until the slot's
             # next incarnation, whose join tag holds grants back)
@@ -271,14 +237,9 @@ class RtiCore(RtiBounds, RtiMembership):
         federates they are upstream of, and their own, in federate order. Only those whose
         grant may have changed are looked at (_stale: looking at the others grants nothing)."""
         out: list[Grant] = []
-        rnd = self._round
-        if rnd is not None and not rnd.waiting:
-            out = self._agree_if_answered()  # answered, and waiting for the senders' progress
-        if self._connected:  # replayed joiners waiting for the same
-            for m in [m for m in sorted(self._connected) if self._settled(m)]:
-                if m in self._connected:  # (not admitted by the regrant of one before it)
-                    self._connected.discard(m)
-                    out += self._replayed_join(m)
+        members = self.members
+        if members.round is not None or members.connected:
+            out = members.progressed()
         ch = set(changed)
         due = sorted(f for f in self._stale if f in ch or not self._up_set[f].isdisjoint(ch))
         for f in due:
@@ -347,9 +308,49 @@ class RtiCore(RtiBounds, RtiMembership):
                     st.granted = last
                 if st.ptag > last:
                     st.ptag = last
-            self._recompute_all()
+            self.bounds.recompute_all()
             return stop
         return None
 
     def all_resigned(self) -> bool:
         return all(st.resigned for st in self.feds)
+
+    # -- what the bounds and the membership ask of the core -----------------------------
+    def next_event(self, u: int) -> TagT:
+        return self.bounds.next_event(u)
+
+    def eimt(self, f: int) -> tuple[TagT, set[int]]:
+        """The earliest tag anything could still reach ``f``, and who could send it
+        (:meth:`.RtiBounds.eimt`)."""
+        return self.bounds.eimt(f)
+
+    def refresh(self, u: int) -> None:
+        """``u``'s next event may have changed (its membership did)."""
+        self._refresh(u)
+
+    def admit(self, m: int, tag: TagT) -> None:
+        """Slot ``m``'s incarnation starts at ``tag`` (:meth:`.RtiMembership.request_join`),
+        with the counts its slot starts from (:meth:`.Flight.start`)."""
+        self.flight.start(m, tag)
+        st = self.feds[m]
+        st.resigned = False
+        st.net, st.ltc = tag, NEVER_T
+        st.granted = st.ptag = NEVER_T
+        g = self._group[m]
+        if g is not None:
+            g.members.add(m)
+            self._stale.add(m)
+        self._refresh(m)
+
+    def fail(self, m: int) -> None:
+        """Member ``m``'s process is gone (:meth:`.RtiMembership.on_failed`): it gets no
+        grants and holds nobody back, and what is in flight to or from it is dropped."""
+        self._resign(m)
+        st = self.feds[m]
+        st.net = st.ltc = FOREVER_T
+        self.flight.drop_to(m)
+        for d in self.flight.drop_from(m):
+            self._refresh(d)
+            if self._group[d] is not None and not self.feds[d].resigned:
+                self._stale.add(d)
+        self._refresh(m)

@@ -12,17 +12,26 @@ Replayed (:meth:`RtiMembership.load_schedule`), the tags are given.
 Each public method returns the grants it makes due (as a report does); what else goes out
 (queries, changes, round ends, admissions, refusals) is in the outbox, and goes out before
 those grants.
+
+It owns its state and reaches the core only through :class:`Core` (the federates' states,
+the stop, a change's operations on the core's own state, its grants). A round's state and
+the rule for its proposal are in :mod:`.rti_round`; what follows for each slot (present,
+agreed leaves, floors, incarnations) is its part :class:`.rti_slots.Slots`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from typing import Protocol
 
 from ...time.tag import TagT, succ
 from .layout import ElasticGroup, Layout
 from .membership import Admit, Change, MembershipError, Query, Refused, RoundEnd, check_schedule
-from .rti_state import FOREVER_T, MAX_MICROSTEP, NEVER_T, EimtGroup, FederateState, Grant
+from .rti_flight import Flight
+from .rti_round import Round, normal, proposal
+from .rti_slots import Core as SlotsCore
+from .rti_slots import Slots
+from .rti_state import FOREVER_T, NEVER_T, FederateState, Grant
 
 __all__ = ["Out", "RtiMembership"]
 
@@ -30,58 +39,91 @@ __all__ = ["Out", "RtiMembership"]
 Out = Query | Change | Admit | Refused | RoundEnd
 
 
+class Core(SlotsCore, Protocol):
+    """What the membership needs of the RTI's core (:class:`.rti_core.RtiCore`): what its
+    slots do (:class:`.rti_slots.Core`), the stop, and the grants a change makes due."""
+
+    @property
+    def feds(self) -> list[FederateState]: ...
+    @property
+    def stop_tag(self) -> TagT | None: ...
+    @property
+    def stop_proposed(self) -> TagT | None: ...
+    def regrant(self, changed: Iterable[int]) -> list[Grant]: ...
+
+
 class RtiMembership:
-    """The membership state of the RTI's core (a part of :class:`.rti_core.RtiCore`: the
-    attributes annotated below without a value are the core's, and so are the two
-    methods it overrides)."""
+    """The membership of the RTI's core (its part :attr:`.rti_core.RtiCore.members`): the
+    requests, the round under way, the replayed schedule; what follows for each slot is
+    its part :attr:`slots` (:class:`.rti_slots.Slots`). The core asks :meth:`progressed`
+    when reports may have settled a round or a replayed join."""
 
-    layout: Layout
-    feds: list[FederateState]
-    stop_tag: TagT | None
-    stop_proposed: TagT | None
-    _flight: list[dict[int, list[tuple[int, TagT]]]]
-    _flight_min: list[TagT]
-    _group: list[EimtGroup | None]
-    _direct: list[set[int]]
-    _next: list[TagT]
-    _stale: set[int]
-
-    def regrant(self, changed: Iterable[int]) -> list[Grant]:
-        raise NotImplementedError  # the core's
-
-    def _refresh(self, u: int) -> None:
-        raise NotImplementedError  # the core's
-
-    def _init_membership(self) -> None:
-        n = len(self.feds)
+    def __init__(self, layout: Layout, core: Core, flight: Flight) -> None:
+        self.layout = layout
+        self._core = core
+        self._flight = flight
+        self.slots = Slots(layout, core, flight)
         self.start_time: int | None = None
-        #: whether each federate is present (a member that agreed to leave is, until it resigns)
-        self.present = [True] * n
         #: what to send besides grants, in order: queries and changes (every federate),
         #: admissions and refusals (the member); the driver takes them (:meth:`take_outbox`)
         self.outbox: list[Out] = []
         #: every change, in order (tags never decrease)
         self.record: list[Change] = []
-        self._leave_at: dict[int, TagT] = {}  # agreed leaves not yet done
-        self._left: dict[int, TagT] = {}  # the tag each absent slot's last incarnation left at
-        self._connected: set[int] = set()  # replayed joiners connected, not admitted yet (_settled)
-        self._floor: dict[int, TagT] = {}  # absent slots' next event: a join under way or replayed
+        #: replayed joiners connected, not admitted yet (Slots.settled)
+        self.connected: set[int] = set()
+        #: the round under way
+        self.round: Round | None = None
         self._failed: set[int] = set()  # failed members whose leave is not agreed yet
-        self._last_ltc: dict[int, TagT] = {}  # what a slot's last incarnation completed
-        self._addressed = [NEVER_T] * n  # the latest tag reported sent to each federate
-        self._since: dict[int, TagT] = {}  # the tag each rejoined slot's incarnation started at
         self._requests: list[tuple[int, bool, int | None]] = []  # (member, joined, physical time)
-        self._round: _Round | None = None
         self._rounds = 0
         self._schedule: dict[int, list[Change]] | None = None  # replay: each slot's changes to come
-        initial = self.layout.initial_members()
-        for f in range(n):
-            if f not in initial:
-                self.present[f] = False
-                self.feds[f].resigned = True
-                grp = self._group[f]
-                if grp is not None:
-                    grp.members.discard(f)
+
+    @property
+    def present(self) -> list[bool]:
+        """Whether each federate is present (for reading: :attr:`.Slots.present`)."""
+        return self.slots.present
+
+    def start(self, start_time: int) -> list[Grant]:
+        """The federation starts (the core's next events are there already): the joins
+        asked before the start are present from the start tag, no round needed (nobody has
+        run a tag yet). Returns the grants admitting them made due (each moved its
+        federate's ``granted``: one dropped here would never be sent again)."""
+        self.start_time = start_time
+        # the driver takes the changes and admissions from the outbox
+        for m, _j, _p in sorted(self._requests):
+            ch = Change((start_time, 0), m, True)
+            self.record.append(ch)
+            self.outbox.append(ch)
+        reqs, self._requests = self._requests, []
+        out: list[Grant] = []
+        for m, _j, _p in sorted(reqs):
+            out += self._admit((start_time, 0), m)
+        return out
+
+    def on_resign(self, f: int, ltc: TagT) -> list[Grant]:
+        """``f`` resigned (the core has it resigned already) after completing ``ltc``."""
+        self.slots.resigned(f, ltc, self._rejoin(f))
+        rnd = self.round
+        if rnd is not None and f in rnd.waiting:
+            # it answers nothing more (a member whose leave was agreed is asked in the
+            # rounds after it until it resigns: that round must not wait for it)
+            self._gone_from_round(f, ltc)
+            return self._agree_if_answered()
+        return []
+
+    def progressed(self) -> list[Grant]:
+        """Reports came (the core regrants): a round answered may have been waiting for
+        the senders' progress (Slots.settled), and so may replayed joiners connected."""
+        out: list[Grant] = []
+        rnd = self.round
+        if rnd is not None and not rnd.waiting:
+            out = self._agree_if_answered()
+        if self.connected:
+            for m in [m for m in sorted(self.connected) if self.slots.settled(m)]:
+                if m in self.connected:  # (not admitted by the regrant of one before it)
+                    self.connected.discard(m)
+                    out += self._replayed_join(m)
+        return out
 
     # Each returns the grants it makes due (as a report does); what else it sends (queries,
     # changes, admissions, refusals) goes to the outbox.
@@ -91,7 +133,7 @@ class RtiMembership:
 
     def width(self, bank: str) -> int:
         """How many of ``bank``'s slots are present (leaving ones included)."""
-        return sum(1 for f in self._bank(bank).slots if self.present[f])
+        return sum(1 for f in self._bank(bank).slots if self.slots.present[f])
 
     def _bank(self, name: str) -> ElasticGroup:
         for g in self.layout.elastic:
@@ -100,7 +142,7 @@ class RtiMembership:
         raise MembershipError(f"no elastic bank {name!r}")
 
     def _slot(self, m: int) -> ElasticGroup:
-        g = self.layout.elastic_of(m) if 0 <= m < len(self.feds) else None
+        g = self.layout.elastic_of(m) if 0 <= m < len(self._core.feds) else None
         if g is None:
             raise MembershipError(f"federate {m} is not a member of an elastic bank: it cannot join or leave")
         return g
@@ -108,13 +150,13 @@ class RtiMembership:
     def leaving(self, m: int) -> bool:
         """Whether member ``m`` is present and on its way out: failed, or its leave asked
         or agreed (a new process for its slot can join once it has left)."""
-        return self.present[m] and (
-            m in self._failed or m in self._leave_at or any(r[0] == m and not r[1] for r in self._requests)
-            or (self._round is not None and (m, False) in self._round.changes))
+        return self.slots.present[m] and (
+            m in self._failed or m in self.slots.leave_at or any(r[0] == m and not r[1] for r in self._requests)
+            or (self.round is not None and (m, False) in self.round.changes))
 
     def _pending(self, m: int) -> bool:
         return any(r[0] == m for r in self._requests) or (
-            self._round is not None and any(c[0] == m for c in self._round.changes))
+            self.round is not None and any(c[0] == m for c in self.round.changes))
 
     def request_join(self, m: int, physical_time: int | None = None) -> list[Grant]:
         """Slot ``m`` asks to join (its process connected; ``physical_time``: its clock
@@ -132,18 +174,18 @@ class RtiMembership:
         name = self.layout.names[m]
         if self._schedule is not None:
             todo = self._schedule.get(m)
-            if not todo or not todo[0].joined or self.present[m]:
+            if not todo or not todo[0].joined or self.slots.present[m]:
                 self.outbox.append(Refused(m, True, f"{name}: the replayed schedule has no join of it now"))
                 return []
-            if m in self._connected:
+            if m in self.connected:
                 raise MembershipError(f"{name} is already joining")
-            if not self._settled(m):  # admitted once it is (regrant), as a live join is
-                self._connected.add(m)
+            if not self.slots.settled(m):  # admitted once it is (regrant), as a live join is
+                self.connected.add(m)
                 return []
             return self._replayed_join(m)
-        if self.present[m] or self._pending(m):
-            raise MembershipError(f"{name} is already {'present' if self.present[m] else 'joining or leaving'}")
-        if self.stop_tag is not None or self.stop_proposed is not None:
+        if self.slots.present[m] or self._pending(m):
+            raise MembershipError(f"{name} is already {'present' if self.slots.present[m] else 'joining or leaving'}")
+        if self._core.stop_tag is not None or self._core.stop_proposed is not None:
             self.outbox.append(Refused(m, True, f"{name}: the federation is stopping"))
             return []
         self._requests.append((m, True, physical_time))
@@ -152,19 +194,17 @@ class RtiMembership:
     def _replayed_join(self, m: int) -> list[Grant]:
         todo = self._schedule[m] if self._schedule is not None else []
         ch = todo.pop(0)
-        if todo:  # its next change is a leave: from the start it counts
-            self._leave_at[m] = todo.pop(0).tag
-        out = self._admit(ch.tag, m)
+        # its next change is a leave: from the start it counts
+        out = self._admit(ch.tag, m, todo.pop(0).tag if todo else None)
         if todo:  # and the join after it holds grants back already
-            self._floor[m] = todo[0].tag
-            self._refresh(m)
+            self.slots.hold(m, todo[0].tag)
         return out
 
     def free_slot(self, bank: str) -> int:
         """The lowest slot of ``bank`` that is absent and not joining (for a new member)."""
         g = self._bank(bank)
         for f in g.slots:
-            if not self.present[f] and not self._pending(f):
+            if not self.slots.present[f] and not self._pending(f):
                 return f
         raise MembershipError(f"bank {g.name} is at its maximum width {g.max}: no slot for another member")
 
@@ -175,10 +215,10 @@ class RtiMembership:
         name = self.layout.names[m]
         if self._schedule is not None:
             raise MembershipError(f"{name}: membership is replayed from a schedule; no leave is asked")
-        if not self.present[m] or self._pending(m) or m in self._leave_at:
+        if not self.slots.present[m] or self._pending(m) or m in self.slots.leave_at:
             raise MembershipError(f"{name} is not present, or already leaving")
         self._check_min(g, f"{name} cannot leave")
-        if self.stop_tag is not None or self.stop_proposed is not None:
+        if self._core.stop_tag is not None or self._core.stop_proposed is not None:
             self.outbox.append(Refused(m, False, f"{name}: the federation is stopping"))
             return []
         self._requests.append((m, False, None))
@@ -193,109 +233,74 @@ class RtiMembership:
         name = self.layout.names[m]
         if self._schedule is not None:
             raise MembershipError(f"{name} failed during a replay: the replay cannot follow its schedule")
-        if not self.present[m] and not self._pending(m):
+        if not self.slots.present[m] and not self._pending(m):
             return []
-        rnd = self._round
-        leaving = m in self._leave_at or (rnd is not None and (m, False) in rnd.changes)
-        if self.present[m] and not leaving and not self._pending(m):
+        rnd = self.round
+        leaving = m in self.slots.leave_at or (rnd is not None and (m, False) in rnd.changes)
+        if self.slots.present[m] and not leaving and not self._pending(m):
             self._check_min(g, f"{name} failed")
         self._requests = [r for r in self._requests if r[0] != m]
-        st = self.feds[m]
+        st = self._core.feds[m]
         if rnd is not None and m in rnd.waiting:
-            self._last_ltc[m] = st.ltc
-            self._gone_from_round(m)
+            self._gone_from_round(m, st.ltc)
         joining = rnd is not None and (m, True) in rnd.changes
-        if not self.present[m] and not joining:
+        if not self.slots.present[m] and not joining:
             return []  # only its request was queued: forgotten
         if joining:  # gone before it was admitted: the round goes on without it
             assert rnd is not None
             rnd.changes = tuple(c for c in rnd.changes if c[0] != m)
-            self._floor.pop(m, None)
-            self._refresh(m)
+            self.slots.hold(m, None)
             out = self._agree_if_answered()
-            return out + self.regrant((m,))
-        self._last_ltc[m] = st.ltc
-        st.resigned = True  # no grants for it, none waits on it (_next_event)
-        st.net = st.ltc = FOREVER_T
-        grp = self._group[m]
-        if grp is not None:
-            grp.members.discard(m)
-        self._drop_flight_to(m)
-        self._drop_flight_from(m)
-        self._refresh(m)
-        if m in self._leave_at:  # its leave was agreed already
-            self._leave_done(m)
+            return out + self._core.regrant((m,))
+        self.slots.failed(m)  # no grants for it, none waits on it
+        if m in self.slots.leave_at:  # its leave was agreed already
+            self.slots.left(m, None)
             # (it may have been the last one a later round waited for)
-            return self._agree_if_answered() + self.regrant((m,))
+            return self._agree_if_answered() + self._core.regrant((m,))
         self._failed.add(m)
         if not leaving:  # (a leave under way goes on: it is not asked any more)
             self._requests.append((m, False, None))
         out = self._agree_if_answered() if rnd is not None else self._next_round()
-        return out + self.regrant((m,))
+        return out + self._core.regrant((m,))
 
     def _check_min(self, g: ElasticGroup, what: str) -> None:
-        leaving = sum(1 for f in g.slots if f in self._leave_at or f in self._failed) + sum(
+        leaving = sum(1 for f in g.slots if f in self.slots.leave_at or f in self._failed) + sum(
             1 for r in self._requests if not r[1] and self.layout.elastic_of(r[0]) == g)
         if self.width(g.name) - leaving - 1 < g.min:
             raise MembershipError(f"{what}: bank {g.name} would fall below its minimum width {g.min}")
 
-    def _gone_from_round(self, f: int) -> None:
-        """``f`` resigned or failed before it answered: its answer is the tag after the
-        last it completed (what it did at that tag stands, with the membership it had)."""
-        rnd = self._round
-        assert rnd is not None
-        rnd.waiting.discard(f)
-        last = self._last_ltc.get(f, NEVER_T)
-        if last != FOREVER_T:
-            rnd.tag = max(rnd.tag, _normal(succ(last)))
+    def _gone_from_round(self, f: int, last: TagT) -> None:
+        """``f`` resigned or failed before it answered: its answer is the tag after
+        ``last``, the last it completed (what it did at that tag stands, with the
+        membership it had)."""
+        assert self.round is not None
+        self.round.gone(f, last)
 
     def on_membership_reply(self, f: int, round: int, tag: TagT) -> list[Grant]:
         """Federate ``f``'s answer to :class:`Query` ``round``: the earliest tag it can
         apply the round's changes at (it goes no further until it has them)."""
-        rnd = self._round
+        rnd = self.round
         if rnd is None or rnd.id != round or f not in rnd.waiting:
             return []
-        rnd.waiting.discard(f)
-        if tag > rnd.tag:
-            rnd.tag = _normal(tag)
+        rnd.answer(f, tag)
         return self._agree_if_answered()
 
     # the round
     def _proposal(self, m: int, joined: bool, physical_time: int | None) -> TagT:
-        return _normal(self._lf_rule(m, joined, physical_time))
-
-    def _lf_rule(self, m: int, joined: bool, physical_time: int | None) -> TagT:
-        """LF's earliest tag for a change of ``m`` (reactor-c, ``handle_timestamp``), from
-        what the core knows; the answers to the round cover what it does not."""
+        """LF's earliest tag for a change of ``m`` (:func:`.rti_round.proposal`)."""
         assert self.start_time is not None
-        t: TagT = (self.start_time, 0)
-        # (never for a replayed join, admitted at its recorded tag: see request_join)
-        if joined and physical_time is not None and (physical_time, 0) > t:
-            t = (physical_time, 0)
-        # not before what the slot's last incarnation (or, leaving, this one) completed
-        last = self._last_ltc.get(m, NEVER_T) if joined or m in self._failed else self.feds[m].ltc
-        if last != FOREVER_T and succ(last) > t:
-            t = succ(last)
-        if joined:
-            # not at a tag granted to any federate downstream of it (reactor-c looks at
-            # the immediate ones; a grant through a federate that only absent members feed
-            # passes it, so here every one it has a path to)
-            for f in self.layout.path[m]:
-                st = self.feds[f]
-                if f != m and not st.resigned:
-                    t = max(t, succ(st.granted), succ(st.ptag))
-        # after every message addressed to it (reported so far)
-        if self._addressed[m] != NEVER_T:
-            t = max(t, succ(self._addressed[m]))
-        if self.record:  # the record's tags never decrease; a member's own increase
-            t = max(t, self.record[-1].tag)
-            mine = [ch.tag for ch in self.record if ch.member == m]
-            if mine:
-                t = max(t, succ(mine[-1]))
-        return t
+        feds = self._core.feds
+        last = self.slots.last_ltc.get(m, NEVER_T) if joined or m in self._failed else feds[m].ltc
+        # A joiner: not at a tag granted to any federate downstream of it (reactor-c looks
+        # at the immediate ones; a grant through a federate that only absent members feed
+        # passes it, so here every one it has a path to). Its physical time: never for a
+        # replayed join, admitted at its recorded tag (see request_join).
+        down = [feds[f] for f in self.layout.path[m] if f != m and not feds[f].resigned] if joined else []
+        return proposal(m, self.start_time, physical_time if joined else None, last, down,
+                        self._flight.addressed[m], self.record)
 
     def _next_round(self) -> list[Grant]:
-        if self._round is not None or not self._requests:
+        if self.round is not None or not self._requests:
             return []
         reqs, self._requests = self._requests, []
         self._rounds += 1
@@ -304,26 +309,25 @@ class RtiMembership:
         if tag >= self._limit():
             return self._cancel(changes, "no tag left for it: the federation stops first")
         joining = {m for m, j in changes if j}
-        waiting = {f for f in range(len(self.feds))
-                   if self.present[f] and not self.feds[f].resigned and f not in joining}
-        self._round = _Round(self._rounds, tag, changes, waiting, frozenset(waiting))
+        waiting = {f for f in range(len(self._core.feds))
+                   if self.slots.present[f] and not self._core.feds[f].resigned and f not in joining}
+        self.round = Round(self._rounds, tag, changes, waiting, frozenset(waiting))
         for m in joining:  # no grant passes the proposal while the round is under way
-            self._floor[m] = tag
-            self._refresh(m)
+            self.slots.hold(m, tag)
         if waiting:
             self.outbox.append(Query(self._rounds, tag, changes, frozenset(waiting)))
         out = self._agree_if_answered()
-        return out + self.regrant(joining)
+        return out + self._core.regrant(joining)
 
     def _agree_if_answered(self) -> list[Grant]:
-        rnd = self._round
-        if rnd is None or rnd.waiting or not all(self._settled(m) for m, j in rnd.changes if j):
+        rnd = self.round
+        if rnd is None or rnd.waiting or not all(self.slots.settled(m) for m, j in rnd.changes if j):
             return []
-        self._round = None
+        self.round = None
         tag = rnd.tag
         for m, j in rnd.changes:
-            if j and self._addressed[m] != NEVER_T:  # (reported since the proposal: see _settled)
-                tag = max(tag, _normal(succ(self._addressed[m])))
+            if j and self._flight.addressed[m] != NEVER_T:  # (reported since the proposal: see Slots.settled)
+                tag = max(tag, normal(succ(self._flight.addressed[m])))
         if tag >= self._limit():
             out = self._cancel(rnd.changes, "no tag left for it: the federation stops first")
         else:
@@ -336,108 +340,38 @@ class RtiMembership:
                     out += self._admit(tag, m)
                 else:
                     self._failed.discard(m)
-                    self._leave_at[m] = tag
-                    if self.feds[m].resigned:  # failed, or resigned since it asked
-                        self._leave_done(m)
-                    else:
-                        self._refresh(m)
-            out += self.regrant(m for m, _j in rnd.changes)
+                    self.slots.leave(m, tag, self._rejoin(m))
+            out += self._core.regrant(m for m, _j in rnd.changes)
         if rnd.asked:  # after its changes: the federates asked lift their barriers
             self.outbox.append(RoundEnd(rnd.id, rnd.asked))
         return out + self._next_round()
 
-    def _settled(self, m: int) -> bool:
-        """Whether every federate that may still send to slot ``m``'s previous incarnation
-        (the one that left at ``L``) has no tag before ``L`` left to process, so that
-        every message it sent to that incarnation is reported. A joiner is admitted only
-        then, at a tag after all of them: a message for the incarnation that left is then
-        told from one for the joiner by its tag (before or after the join tag), and is
-        not counted in the joiner's grants (it never arrives: it is dropped)."""
-        left = self._left.get(m)
-        if left is None:
-            return True  # never present: nothing was sent to it
-        for u in self._direct[m]:
-            if not self.feds[u].resigned and self._next[u] < left:
-                return False
-        return True
-
     def _limit(self) -> TagT:
         """No change at or past this: the stop tag, else the end of time (a federate
         granted FOREVER, which only absent members fed, has no tag left to meet a joiner)."""
-        return self.stop_tag if self.stop_tag is not None else (FOREVER_T[0], 0)
+        return self._core.stop_tag if self._core.stop_tag is not None else (FOREVER_T[0], 0)
 
     def _cancel(self, changes: tuple[tuple[int, bool], ...], why: str) -> list[Grant]:
         for m, joined in changes:
             if joined:
-                self._floor.pop(m, None)
-                self._refresh(m)
+                self.slots.hold(m, None)
             if m in self._failed:  # gone: nobody to tell (not recorded: the run ends first)
                 self._failed.discard(m)
             else:
                 self.outbox.append(Refused(m, joined, f"{self.layout.names[m]}: {why}"))
-        return self.regrant(m for m, _j in changes)
+        return self._core.regrant(m for m, _j in changes)
 
-    def _admit(self, tag: TagT, m: int) -> list[Grant]:
-        """Slot ``m`` starts at ``tag``: present, with the counts its slot starts from."""
-        st = self.feds[m]
-        self._floor.pop(m, None)
-        # What was sent to the slot for before ``tag`` is for an incarnation that is gone
-        # (taken); what is for ``tag`` on (a replayed member connecting late) is its own.
-        self._since[m] = tag
-        mine = self._flight[m]
-        for u in list(mine):
-            old = [c for c, t in mine[u] if t < tag]
-            if old:
-                st.received[u] = max(st.received.get(u, 0), old[-1])
-                mine[u] = [(c, t) for c, t in mine[u] if t >= tag]
-                if not mine[u]:
-                    del mine[u]
-        self._flight_min[m] = min((t for lst in mine.values() for _c, t in lst), default=FOREVER_T)
-        for d in self.layout.downstream(m):
-            st.sent[d] = max(st.sent.get(d, 0), self.feds[d].received.get(m, 0))
-        st.resigned = False
-        st.net, st.ltc = tag, NEVER_T
-        st.granted = st.ptag = NEVER_T
-        self.present[m] = True
-        g = self._group[m]
-        if g is not None:
-            g.members.add(m)
-            self._stale.add(m)
-        self._refresh(m)
+    def _admit(self, tag: TagT, m: int, leave: TagT | None = None) -> list[Grant]:
+        """Slot ``m`` starts at ``tag`` (:meth:`.Slots.admit`)."""
+        self.slots.admit(m, tag, leave)
+        st = self._core.feds[m]
         self.outbox.append(Admit(m, tag, dict(st.sent), dict(st.received)))
-        return self.regrant((m,))
+        return self._core.regrant((m,))
 
-    def _leave_done(self, m: int) -> None:
-        """``m`` resigned with its leave agreed: absent from now on."""
-        self._left[m] = self._leave_at.pop(m)
-        self.present[m] = False
-        self._drop_flight_to(m)
-        if self._schedule is not None:
-            todo = self._schedule.get(m)
-            if todo and todo[0].joined:
-                self._floor[m] = todo[0].tag  # replayed: it joins again there
-        self._refresh(m)
-
-    def _drop_flight_to(self, m: int) -> None:
-        """What was sent to ``m`` and not received is for an incarnation that is gone."""
-        for u, lst in self._flight[m].items():
-            self.feds[m].received[u] = max(self.feds[m].received.get(u, 0), lst[-1][0])
-        self._flight[m] = {}
-        self._flight_min[m] = FOREVER_T
-
-    def _drop_flight_from(self, m: int) -> None:
-        """``m`` failed: what it reported sending that has not been received may be lost
-        with it, so no grant waits for it (a receiver drops it if it comes too late)."""
-        for d in self.layout.downstream(m):
-            got = self.feds[d].received.get(m, 0)
-            if self.feds[m].sent.get(d, 0) > got:
-                self.feds[m].sent[d] = got
-            if self._flight[d].pop(m, None) is not None:
-                self._flight_min[d] = min((t for lst in self._flight[d].values() for _c, t in lst), default=FOREVER_T)
-                self._refresh(d)
-                grp = self._group[d]
-                if grp is not None and not self.feds[d].resigned:
-                    self._stale.add(d)
+    def _rejoin(self, m: int) -> TagT | None:
+        """Replayed: the tag ``m`` joins at again after the leave it is to make next."""
+        todo = self._schedule.get(m) if self._schedule is not None else None
+        return todo[0].tag if todo and todo[0].joined else None
 
     def load_schedule(self, changes: list[Change]) -> None:
         """Replay: apply exactly ``changes`` (a run's :attr:`record`), at their tags,
@@ -454,27 +388,5 @@ class RtiMembership:
         self.record = list(changes)
         self.outbox.extend(changes)
         for m, todo in self._schedule.items():
-            if not todo[0].joined:
-                self._leave_at[m] = todo.pop(0).tag
-            if todo:
-                self._floor[m] = todo[0].tag
-            self._refresh(m)
-
-
-def _normal(tag: TagT) -> TagT:
-    """``tag``, or the next tag a federate can be at if its microstep is past the wire's
-    32 bits (``succ`` of a grant ``(t, 2**32 - 1)``, ``pred`` of ``(t + 1, 0)``)."""
-    return (tag[0] + 1, 0) if tag[1] > MAX_MICROSTEP and tag[0] < FOREVER_T[0] else tag
-
-
-@dataclass
-class _Round:
-    """A round of membership changes: the tag so far (the proposal, raised by answers),
-    and the federates that have not answered yet."""
-
-    id: int
-    tag: TagT
-    changes: tuple[tuple[int, bool], ...]
-    waiting: set[int]
-    #: the federates asked (they hold their answers' barriers until the RoundEnd)
-    asked: frozenset[int]
+            leave = None if todo[0].joined else todo.pop(0).tag
+            self.slots.schedule(m, leave, todo[0].tag if todo else None)

@@ -204,13 +204,13 @@ class RtiMembers:
         self._closed.discard(f)
         srv = self.server
         if srv.start_time is None:
-            if not self.core.present[f]:
+            if not self.core.members.present[f]:
                 self.joiners.add(f)  # (its START comes with the others')
             return
         self.route()  # (empty between messages: the record is what the others had)
         self.joiners.add(f)
         self._send(f, self.start_of(f).pack())
-        for ch in self.core.record:  # the membership so far
+        for ch in self.core.members.record:  # the membership so far
             self._send(f, P.Change(ch.tag, ch.member, ch.joined, self._endpoint(ch.member, ch.joined)).pack())
 
     def start_of(self, f: int) -> P.Start:
@@ -227,7 +227,7 @@ class RtiMembers:
         """The start time is fixed: a schedule is loaded now (the core takes it before its
         start; its tags count from the start)."""
         if self.schedule is not None:
-            self.core.load_schedule(record_of(self.layout, self.schedule, start))
+            self.core.members.load_schedule(record_of(self.layout, self.schedule, start))
 
     def after_start(self) -> None:
         """START went to every federate connected: the schedule's CHANGEs follow, then the
@@ -241,7 +241,7 @@ class RtiMembers:
     def on_message(self, f: int, msg: P.Message) -> None:
         """A membership message from federate ``f`` (the server's other messages are its own)."""
         if isinstance(msg, P.QueryReply):
-            self._send_out(self.core.on_membership_reply(f, msg.round, msg.tag))
+            self._send_out(self.core.members.on_membership_reply(f, msg.round, msg.tag))
         elif isinstance(msg, P.JoinReq):
             self._request(f, True, msg.physical_time)
         elif isinstance(msg, P.LeaveReq):
@@ -257,14 +257,14 @@ class RtiMembers:
                 self._early.setdefault(f, physical_time or 0)  # (to the core after the start)
             else:
                 self._refuse(f, joined, f"{name}: the federation has not started")
-        elif joined and self.core.leaving(f):
+        elif joined and self.core.members.leaving(f):
             # a new process for a slot whose last incarnation has not left yet (it failed a
             # moment ago): asked for it once that leave is agreed (retry_held)
             log.info("%s asks to join: held until its last incarnation has left", name)
             self._held[f] = physical_time
         else:
             try:
-                grants = self.core.request_join(f, physical_time) if joined else self.core.request_leave(f)
+                grants = self.core.members.request_join(f, physical_time) if joined else self.core.members.request_leave(f)
             except MembershipError as e:
                 self._refuse(f, joined, str(e))
                 return
@@ -292,15 +292,15 @@ class RtiMembers:
         if not self._held:
             return
         core = self.core
-        for f in [f for f in sorted(self._held) if not core.present[f]]:
+        for f in [f for f in sorted(self._held) if not core.members.present[f]]:
             self._request(f, True, self._held.pop(f))
 
     def route(self) -> None:
         """Send what the core put in its outbox, in its order."""
         core = self.core
-        if not core.outbox:
+        if not core.members.outbox:
             return
-        for out in core.take_outbox():
+        for out in core.members.take_outbox():
             if isinstance(out, Query):
                 data = P.Query(out.round, out.tag, out.changes).pack()
                 for f in sorted(out.to):
@@ -408,7 +408,7 @@ class RtiMembers:
 
     def _fail_in_core(self, f: int, why: str) -> list[Grant]:
         try:
-            return self.core.on_failed(f)
+            return self.core.members.on_failed(f)
         except MembershipError as e:
             self.server.fail(f"federate {self.layout.names[f]} {why}, and the federation cannot go on "
                               f"without it: {e}")
@@ -428,7 +428,7 @@ class RtiMembers:
         """Every change so far (replayed: the whole schedule), tags after the start."""
         start = self.server.start_time or 0
         out = []
-        for ch in list(self.core.record):  # (a copy: /status reads it from another thread)
+        for ch in list(self.core.members.record):  # (a copy: /status reads it from another thread)
             g = self.layout.elastic_of(ch.member)
             assert g is not None
             out.append(MemberRecord((ch.tag[0] - start, ch.tag[1]), self.layout.names[ch.member], g.name,

@@ -40,12 +40,12 @@ def status_of(srv: RtiServer) -> dict[str, Any]:
             "last_seen_ms_ago": (now - last_seen[i]) // 1_000_000 if i in last_seen else None,
         }
         if members is not None:
-            feds[name]["present"] = core.present[i]
+            feds[name]["present"] = core.members.present[i]
         if i in reports:
             feds[name]["progress"] = _progress_json(reports[i])
     done = [st.ltc for st in core.feds if st.ltc[0] < 2**62 and st.ltc[0] >= start]
     # (elastic banks: the absent slots have no tag)
-    expected = len(core.feds) if members is None else sum(core.present)
+    expected = len(core.feds) if members is None else sum(core.members.present)
     low = min(done) if done and len(done) == expected else None
     out: dict[str, Any] = {
         "phase": srv.phase,
