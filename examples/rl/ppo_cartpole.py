@@ -23,6 +23,16 @@ deterministic: one ``seed`` gives the same weights either way (with one torch th
 samplers' copies with EnvPool's C++ engine (``pip install 'reactorfed[envpool]'``; ``auto``:
 EnvPool where it has the environment): as deterministic, but other episodes than
 gymnasium's for the same seed.
+
+With ``max_samplers`` the samplers are an elastic bank: ``num_samplers`` at the start, then
+between 1 and ``max_samplers`` as members join (a ``reactorfed federate`` process for a
+free slot) and leave (SIGTERM) while it trains; each round learns from the fragments of the
+members present, so a round's batch is as wide as the round (see
+:mod:`reactorfed.rl.plans.sync`). Training runs for the rounds ``total_timesteps`` takes at
+``num_samplers``; the learning rate anneals by the env steps taken. The RTI's record
+(``--membership-out``) replayed (``--membership``) gives the same weights::
+
+    reactorfed rti examples/rl/ppo_cartpole.py:Main --param max_samplers=8 --param round_ms=20 --membership-out run.json
 """
 
 from __future__ import annotations
@@ -30,6 +40,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from reactorfed import ms
 from reactorfed.rl import Backend, PPOConfig, RunConfig, SyncPlan
 
 
@@ -61,6 +72,12 @@ class Args:
     vf_coef: float = 0.5
     max_grad_norm: float = 0.5
     hidden: tuple[int, ...] = (64, 64)
+    # > 0: the samplers are an elastic bank of 1 to max_samplers (num_samplers at the start)
+    # that join and leave while it trains; the weights go back round_ms of logical time
+    # later (0: the next microstep). Without --fast, rounds a few ms apart keep logical time
+    # near physical time, where a join lands (see examples/rl/qlearning.py)
+    max_samplers: int = 0
+    round_ms: int = 0
 
 
 class Main(SyncPlan):
@@ -92,7 +109,8 @@ class Main(SyncPlan):
             curve=args.curve,
         )
         super().__init__(ppo, args.env, num_samplers=args.num_samplers, num_envs=args.num_envs,
-                         fragment_len=args.num_steps, run=run, seed=args.seed, backend=args.backend)
+                         fragment_len=args.num_steps, run=run, seed=args.seed, backend=args.backend,
+                         max_samplers=args.max_samplers, period=ms(args.round_ms))
 
 
 if __name__ == "__main__":

@@ -4,7 +4,8 @@ Learner (inside a *Trainer* reactor, named for its role in the plan). Synchronou
 :mod:`.apex_colocated`), SEED (:mod:`.seed`), data-parallel (:mod:`.data_parallel`),
 parameter server (:mod:`.param_server`), multi-agent inference (:mod:`.marl`), DQN on
 synchronized rounds (:mod:`.qlearning`, elastic: :mod:`.elastic_qlearning`) and sampling
-patterns (:mod:`.sampling`). The DQN, multi-agent and SEED-inference reactors need torch,
+patterns (:mod:`.sampling`). A plan whose samplers are an elastic bank keeps its rounds
+with :mod:`.elastic_round` (the synchronous plan's, Q-learning's). The DQN, multi-agent and SEED-inference reactors need torch,
 loaded on first use."""
 
 from __future__ import annotations
@@ -17,12 +18,13 @@ from .apex_colocated import ColocatedApexPlan, ColocatedReplay
 from .apex_trainer import ApexTrainer
 from .async_ import AsyncPlan, AsyncSampler, AsyncTrainer
 from .data_parallel import DataParallelPlan, DataParallelTrainer
+from .elastic_round import ElasticRound
 from .param_server import GradientWorker, ParameterServer, ParamServerPlan
 from .sampler import PlanSampler
 from .sampling import Collector, EnvSampler
 from .seed import SeedPlan, SeedSampler, step_dtype
 from .seed_trainer import SeedTrainer
-from .sync import SyncPlan, SyncSampler, SyncTrainer
+from .sync import ElasticSyncSampler, ElasticSyncTrainer, SyncPlan, SyncSampler, SyncTrainer
 from .trainer import PlanTrainer
 
 if TYPE_CHECKING:
@@ -55,6 +57,9 @@ __all__ = [
     "DataParallelPlan",
     "DataParallelTrainer",
     "ElasticDQNTrainer",
+    "ElasticRound",
+    "ElasticSyncSampler",
+    "ElasticSyncTrainer",
     "EnvSampler",
     "GradientWorker",
     "MultiAgentEnv",
