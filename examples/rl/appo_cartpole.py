@@ -62,6 +62,9 @@ class Args:
     update_epochs: int = 2
     minibatch_size: int = 64
     hidden: tuple[int, ...] = (64, 64)
+    # > 0: the samplers are an elastic bank of 1 to max_samplers (num_samplers at the start)
+    # that join and leave while it trains (see reactorfed.rl.plans.async_)
+    max_samplers: int = 0
 
 
 class Main(AsyncPlan):
@@ -76,7 +79,7 @@ class Main(AsyncPlan):
                         progress=args.progress, progress_every=args.progress_every, curve=args.curve)
         super().__init__(appo, args.env, num_samplers=args.num_samplers, num_envs=args.num_envs,
                          fragment_len=args.num_steps, period=ms(args.period_ms), weights_delay=ms(args.weights_delay_ms),
-                         run=run, seed=args.seed, backend=args.backend)
+                         run=run, seed=args.seed, backend=args.backend, max_samplers=args.max_samplers)
 
 
 if __name__ == "__main__":
