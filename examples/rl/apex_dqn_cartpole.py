@@ -96,6 +96,10 @@ class Args:
     alpha: float = 0.6
     beta0: float = 0.4
     beta_steps: int = 10_000
+    # > 0: the samplers are an elastic bank of 1 to max_samplers (num_samplers at the start)
+    # that join and leave while it trains (see reactorfed.rl.plans.apex); the updates it takes
+    # are still those total_timesteps takes at num_samplers
+    max_samplers: int = 0
 
 
 def settings(args: Args) -> dict[str, Any]:
@@ -116,7 +120,7 @@ def settings(args: Args) -> dict[str, Any]:
                 num_envs=args.num_envs, fragment_len=args.num_steps, period=ms(args.period_ms),
                 learn_period=ms(args.learn_period_ms), prefetch=args.prefetch, weights_every=args.weights_every,
                 weights_delay=ms(args.weights_delay_ms), replay=replay, run=run, seed=args.seed,
-                backend=args.backend)
+                backend=args.backend, max_samplers=args.max_samplers)
 
 
 class Main(ApexPlan):

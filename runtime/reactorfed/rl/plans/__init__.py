@@ -5,8 +5,8 @@ Learner (inside a *Trainer* reactor, named for its role in the plan). Synchronou
 parameter server (:mod:`.param_server`), multi-agent inference (:mod:`.marl`), DQN on
 synchronized rounds (:mod:`.qlearning`, elastic: :mod:`.elastic_qlearning`) and sampling
 patterns (:mod:`.sampling`). A plan whose samplers are an elastic bank keeps its rounds
-with :mod:`.elastic_round` (the synchronous plan's, Q-learning's; the asynchronous plan its
-account of the members). The DQN, multi-agent and SEED-inference reactors need torch,
+with :mod:`.elastic_round` (the synchronous plan's, Q-learning's; the asynchronous and Ape-X
+plans its account of the members). The DQN, multi-agent and SEED-inference reactors need torch,
 loaded on first use."""
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..._lazy import lazy_attributes
-from .apex import ApexPlan, ApexSampler, priority_lag_bound, weights_lag_bound
+from .apex import ApexPlan, ApexSampler, ElasticApexSampler, priority_lag_bound, weights_lag_bound
 from .apex_colocated import ColocatedApexPlan, ColocatedReplay
-from .apex_trainer import ApexTrainer
+from .apex_trainer import ApexTrainer, ElasticApexTrainer
 from .async_ import AsyncPlan, AsyncSampler, AsyncTrainer, ElasticAsyncSampler, ElasticAsyncTrainer
 from .data_parallel import DataParallelPlan, DataParallelTrainer
 from .elastic_round import ElasticRound
@@ -57,6 +57,8 @@ __all__ = [
     "DQNTrainer",
     "DataParallelPlan",
     "DataParallelTrainer",
+    "ElasticApexSampler",
+    "ElasticApexTrainer",
     "ElasticAsyncSampler",
     "ElasticAsyncTrainer",
     "ElasticDQNTrainer",

@@ -94,9 +94,11 @@ class ElasticRound:
         self.rounds_asked_again += 1
         self.ask(now, round_end)
 
-    def took(self, index: int, steps: int) -> None:
-        """The learner takes ``steps`` env steps from the fragment of channel ``index``."""
-        if index in self.seen:
+    def took(self, index: int, steps: int, *, late: bool = False) -> None:
+        """The learner takes ``steps`` env steps from the fragment of channel ``index``.
+        ``late``: what it takes was sent a connection's delay ago, so its sender may have
+        left since: it counts for the member's latest incarnation the learner saw."""
+        if index in self.seen or (late and index in self.samples):
             self.samples[index][-1] += steps
         else:  # (from a member absent here: only with a coordination bug; counted apart)
             self.samples.setdefault(-1 - index, [0])[-1] += steps
