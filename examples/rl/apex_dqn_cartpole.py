@@ -100,6 +100,8 @@ class Args:
     # that join and leave while it trains (see reactorfed.rl.plans.apex); the updates it takes
     # are still those total_timesteps takes at num_samplers
     max_samplers: int = 0
+    # elastic: the learner's result keeps a row per update (bench/rescale.py times rescaling with it)
+    timeline: bool = False
 
 
 def settings(args: Args) -> dict[str, Any]:
@@ -115,7 +117,7 @@ def settings(args: Args) -> dict[str, Any]:
     iterations = max(1, math.ceil((args.total_timesteps - args.learning_starts) / per_update))
     run = RunConfig(iterations=iterations, target_return=args.target_return, checkpoint=args.checkpoint,
                     checkpoint_every=args.checkpoint_every, resume=args.resume, progress=args.progress,
-                    progress_every=args.progress_every, curve=args.curve)
+                    progress_every=args.progress_every, curve=args.curve, timeline=args.timeline)
     return dict(algo=dqn, env=args.env, num_samplers=args.num_samplers, num_shards=args.num_shards,
                 num_envs=args.num_envs, fragment_len=args.num_steps, period=ms(args.period_ms),
                 learn_period=ms(args.learn_period_ms), prefetch=args.prefetch, weights_every=args.weights_every,

@@ -78,6 +78,8 @@ class Args:
     # near physical time, where a join lands (see examples/rl/qlearning.py)
     max_samplers: int = 0
     round_ms: int = 0
+    # elastic: the learner's result keeps a row per update (bench/rescale.py times rescaling with it)
+    timeline: bool = False
 
 
 class Main(SyncPlan):
@@ -107,6 +109,7 @@ class Main(SyncPlan):
             progress=args.progress,
             progress_every=args.progress_every,
             curve=args.curve,
+            timeline=args.timeline,
         )
         super().__init__(ppo, args.env, num_samplers=args.num_samplers, num_envs=args.num_envs,
                          fragment_len=args.num_steps, run=run, seed=args.seed, backend=args.backend,

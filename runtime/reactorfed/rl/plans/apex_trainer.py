@@ -161,6 +161,7 @@ class ApexTrainer(Reactor):
     def _learn(self, replies: list[ShardReply], priorities: MultiWriter[np.ndarray], weights: PortWriter[np.ndarray]) -> None:
         learner = self.learner
         assert learner is not None
+        self._updating()
         probs = draw_probabilities(replies)
         beta = annealed_beta(self.replay.beta0, self.replay.beta_steps, learner.updates)
         w = importance_weights(probs, int(self.held.sum()), beta)
@@ -196,6 +197,9 @@ class ApexTrainer(Reactor):
     def _save(self) -> None:
         assert self.learner is not None
         save_progress(self.learner, self.run, self.iteration, self.log)
+
+    def _updating(self) -> None:
+        """An update begins (for a subclass to note)."""
 
     def _took(self, index: int, steps: int) -> None:
         """Sampler ``index`` reported ``steps`` env steps (for a subclass to count)."""
@@ -235,7 +239,7 @@ class ElasticApexTrainer(ApexTrainer):
                  seed: int = 0, weights_delay: int = 0) -> None:
         super().__init__(num_samplers, num_shards, algo, space, replay, learn_period=learn_period,
                          weights_every=weights_every, run=run, seed=seed, weights_delay=weights_delay)
-        self.rounds = ElasticRound(bank, weights_delay)
+        self.rounds = ElasticRound(bank, weights_delay, timeline=self.run.timeline)
         self.sent_to: tuple[int, ...] = ()  # the members present when the weights went out last
         self.resent = 0
         #: bank index -> env steps reported after the learner asked to stop
@@ -253,6 +257,10 @@ class ElasticApexTrainer(ApexTrainer):
             self.resent += 1
             self._send(weights)
 
+    def _updating(self) -> None:
+        # (the members present; the env steps of a row: those reported until the next update)
+        self.rounds.row(self, self.rounds.look(self))
+
     def _took(self, index: int, steps: int) -> None:
         self.rounds.look(self)
         self.rounds.took(index, steps, late=True)
@@ -261,7 +269,6 @@ class ElasticApexTrainer(ApexTrainer):
         self.unused[str(index)] = self.unused.get(str(index), 0) + steps
 
     def _extra_result(self) -> dict[str, Any]:
-        r = self.rounds.result()
-        return {"samples_by_member": r["samples_by_member"], "membership": r["membership"],
-                "samples_after_stop": dict(sorted(self.unused.items())), "weights_resent": self.resent,
-                "change_gaps_ms": r["change_gaps_ms"]}
+        # (no rounds to ask again: the learner learns from what arrives)
+        r = {k: v for k, v in self.rounds.result().items() if k != "rounds_asked_again"}
+        return {**r, "samples_after_stop": dict(sorted(self.unused.items())), "weights_resent": self.resent}

@@ -150,7 +150,7 @@ class ElasticAsyncTrainer(AsyncTrainer):
                  seed: int = 0, weights_delay: int = 0, period: int = ms(10)) -> None:
         super().__init__(n, algo, space, run=run, seed=seed, weights_delay=weights_delay)
         self.period = period
-        self.rounds = ElasticRound(bank, weights_delay)
+        self.rounds = ElasticRound(bank, weights_delay, timeline=self.run.timeline)
         self.sent_to: tuple[int, ...] = ()  # the members present when the weights went out last
         self.resent = 0  # weights sent again for members that had none
         #: bank index -> env steps in fragments that came after the learner asked to stop
@@ -177,6 +177,7 @@ class ElasticAsyncTrainer(AsyncTrainer):
             for i, packed in present:
                 self.unused[str(i)] = self.unused.get(str(i), 0) + unpack_rollout(packed).transitions
             return
+        self.rounds.row(self, now)  # (the members present: each update takes what arrived)
         if self.update(present):
             self._send_to(now, weights)
         else:
@@ -193,10 +194,9 @@ class ElasticAsyncTrainer(AsyncTrainer):
         self.rounds.took(index, rollout.transitions)
 
     def extra_result(self) -> dict[str, Any]:
-        r = self.rounds.result()
-        return {"samples_by_member": r["samples_by_member"], "membership": r["membership"],
-                "samples_after_stop": dict(sorted(self.unused.items())), "weights_resent": self.resent,
-                "change_gaps_ms": r["change_gaps_ms"]}
+        # (no rounds to ask again: the learner learns from what arrives)
+        r = {k: v for k, v in self.rounds.result().items() if k != "rounds_asked_again"}
+        return {**r, "samples_after_stop": dict(sorted(self.unused.items())), "weights_resent": self.resent}
 
 
 class AsyncPlan(Reactor):

@@ -45,9 +45,12 @@ class ElasticRound:
     """The rounds of a learner whose samplers are the members of the main reactor's elastic
     bank ``bank``, its weights reaching them ``period`` later (0: the next microstep)."""
 
-    def __init__(self, bank: str, period: int = 0) -> None:
+    def __init__(self, bank: str, period: int = 0, timeline: bool = False) -> None:
         self.bank = bank
         self.period = period
+        #: with ``timeline``: a row per update, [wall ns, tag ns, microstep, env steps,
+        #: [members]] (see :meth:`row`; bench/rescale.py times rescaling with it)
+        self.timeline: list[list[Any]] | None = [] if timeline else None
         self.asked: tuple[int, ...] = ()  # the members the last weights went to
         self.seen: tuple[int, ...] = ()  # the members at the learner's last reaction
         #: bank index -> env steps taken from it, one count per incarnation
@@ -102,12 +105,26 @@ class ElasticRound:
             self.samples[index][-1] += steps
         else:  # (from a member absent here: only with a coordination bug; counted apart)
             self.samples.setdefault(-1 - index, [0])[-1] += steps
+        if self.timeline:
+            self.timeline[-1][3] += steps
+
+    def row(self, learner: Reactor, members: Sequence[int]) -> None:
+        """With a timeline: a row for the update ``learner`` begins now, from the fragments
+        of ``members``: the physical time (ns since the epoch, the clock's), the tag (ns
+        after the start, microstep), the env steps it takes (what :meth:`took` counts until
+        the next row) and the members. Timing, so no replay repeats it."""
+        if self.timeline is not None:
+            t = learner.elapsed_tag()
+            self.timeline.append([learner.physical_time(), t.time, t.microstep, 0, list(members)])
 
     def result(self) -> dict[str, Any]:
         """The learner's result's part: counts by member, widths, rounds asked again, gaps."""
-        return {
+        out = {
             "samples_by_member": {str(i): list(c) for i, c in sorted(self.samples.items())},
             "membership": [list(w) for w in self.widths],
             "rounds_asked_again": self.rounds_asked_again,
             "change_gaps_ms": self.change_gaps_ms,
         }
+        if self.timeline is not None:
+            out["timeline"] = self.timeline
+        return out

@@ -111,7 +111,7 @@ class ElasticSyncTrainer(PlanTrainer):
     def __init__(self, bank: str, n: int, algo: Algorithm, space: SpaceInfo, run: RunConfig | None = None,
                  seed: int = 0, period: int = 0) -> None:
         super().__init__(n, algo, space, run=run, seed=seed, weights_delay=period)
-        self.rounds = ElasticRound(bank, period)
+        self.rounds = ElasticRound(bank, period, timeline=self.run.timeline)
         self.incomplete_iterations = 0
 
     def _ask(self, now: tuple[int, ...], weights: PortWriter[np.ndarray], round_end: ActionHandle) -> None:
@@ -138,6 +138,7 @@ class ElasticSyncTrainer(PlanTrainer):
             self.send(weights)
             self.rounds.asked_again(now, round_end)
             return
+        self.rounds.row(self, [i for i, _ in present])
         if self.update(present):
             self._ask(now, weights, round_end)
         else:
