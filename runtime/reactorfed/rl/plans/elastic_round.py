@@ -25,7 +25,12 @@ The learner declares the action (a reactor's own) and calls, from its reactions:
 tag, :meth:`~ElasticRound.took` for each fragment it learns from and
 :meth:`~ElasticRound.ask` as it sends its weights (see
 :class:`~reactorfed.rl.plans.elastic_qlearning.ElasticDQNTrainer` and
-:class:`~reactorfed.rl.plans.sync.ElasticSyncTrainer`).
+:class:`~reactorfed.rl.plans.sync.ElasticSyncTrainer`). A plan without rounds, whose
+learner learns from whatever arrives (APPO's
+:class:`~reactorfed.rl.plans.async_.ElasticAsyncTrainer`, Ape-X's
+:class:`~reactorfed.rl.plans.apex_trainer.ElasticApexTrainer`), keeps only its account of
+the members: :meth:`~ElasticRound.look`, :meth:`~ElasticRound.took`, the timeline's
+:meth:`~ElasticRound.row` and :meth:`~ElasticRound.result`.
 """
 
 from __future__ import annotations
