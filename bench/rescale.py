@@ -79,6 +79,21 @@ federates lean on the RTI more after a change.
 
 JSON lines (``bench/results/rescale.jsonl``), medians of ``--runs`` runs of each path,
 every run's figure beside them; a plot (``rescale.png``).
+
+**The other plans** (``--plan ppo|appo|apex``): the live path only (a restart is the same
+for every plan), ``--before`` -> ``--wide`` -> ``--before`` samplers, the same processes
+and phases, and figures 2 and 3 (and 1 without a peer), in ``bench/results/rescale_PLAN.jsonl``.
+The programs: ``examples/rl/ppo_cartpole.py`` (synchronous PPO, 4 copies x 32 rows a
+fragment, a round every ``--round-ms`` of logical time), ``appo_cartpole.py`` (APPO, a
+fragment every ``--round-ms`` from each member, the weights ``--round-ms`` later) and
+``apex_dqn_cartpole.py:OnePod`` (Ape-X, the shards in the learner's process, as the
+operator runs it: a fragment every ``--round-ms`` from each member, a learner update every
+``--round-ms`` / 16). Each learner keeps a row per update (``timeline=true``: its
+:class:`~reactorfed.rl.plans.elastic_round.ElasticRound`'s). For PPO a row's members are the
+fragments' senders, as Q-learning's; APPO and Ape-X learn from whatever arrives, so theirs
+are the members present (a change shows when the learner sees it, and "the first samples"
+of a new member is the first update it is present at). The pause is the longest gap less
+one iteration, the bar (``meets_bar``) at most one iteration plus 50 ms.
 """
 
 from __future__ import annotations
@@ -93,7 +108,7 @@ from typing import Any
 
 from bench.common import Results, base_parser, progress, wait_quiet
 from bench.processes import ROOT, Federation, FederationError, Proc, free_port
-from bench.rescale_report import plot, report
+from bench.rescale_report import plot, report, report_live
 from bench.rescale_timeline import (
     Row,
     between,
@@ -107,11 +122,17 @@ from bench.rescale_timeline import (
 
 PROGRAM = f"{ROOT / 'examples' / 'rl' / 'qlearning.py'}:Main"
 BEFORE, WIDE = 4, 8
-NEW = range(BEFORE, WIDE)
 FRAGMENT, UPDATES = 100, 4
 #: the training runs until the bench stops it (SIGTERM to the learner)
 ITERATIONS = 10**7
 START_TIMEOUT_S = 180.0  # ten fresh interpreters importing torch on 2 cores
+#: --plan: the program and its learner's result (the live path's)
+PLANS = {
+    "qlearning": (PROGRAM, "Main.learner"),
+    "ppo": (f"{ROOT / 'examples' / 'rl' / 'ppo_cartpole.py'}:Main", "Main.learner"),
+    "appo": (f"{ROOT / 'examples' / 'rl' / 'appo_cartpole.py'}:Main", "Main.learner"),
+    "apex": (f"{ROOT / 'examples' / 'rl' / 'apex_dqn_cartpole.py'}:OnePod", "OnePod.learner.learner"),
+}
 
 
 def _params(seed: int) -> dict[str, Any]:
@@ -119,8 +140,22 @@ def _params(seed: int) -> dict[str, Any]:
             "timeline": True}
 
 
-def _learner(proc: Proc) -> dict[str, Any]:
-    r = proc.result("Main.learner")
+def _plan_params(plan: str, seed: int, round_ms: int) -> dict[str, Any]:
+    """The live path's parameters of ``plan`` (besides the widths)."""
+    if plan == "qlearning":
+        return {**_params(seed), "round_ms": round_ms}
+    common = {"seed": seed, "timeline": True, "checkpoint": "", "progress": False, "target_return": 1e9}
+    forever = 10**12  # env steps: until the bench stops it (PPO's budget is its config's)
+    if plan == "ppo":
+        return {**common, "ppo.total_timesteps": forever, "round_ms": round_ms}
+    if plan == "appo":
+        return {**common, "total_timesteps": forever, "period_ms": round_ms, "weights_delay_ms": round_ms}
+    return {**common, "total_timesteps": forever, "period_ms": round_ms, "weights_delay_ms": round_ms,
+            "learn_period_ms": max(1, round_ms // 16)}
+
+
+def _learner(proc: Proc, fqn: str = "Main.learner") -> dict[str, Any]:
+    r = proc.result(fqn)
     if r is None:
         raise FederationError(f"the learner reported no result\n{proc.tail()}")
     return r
@@ -141,12 +176,16 @@ def _s(ns: int) -> float:
 
 
 def live_run(tmp: Path, args: Any, seed: int) -> dict[str, Any]:
-    """The elastic bank scaled 4 -> 8 -> 4 while it trains; the figures of 1, 2 and 3."""
-    params = {**_params(seed), "num_samplers": BEFORE, "max_samplers": WIDE, "round_ms": args.round_ms}
-    fed = Federation(tmp, PROGRAM, params, [], f"live{seed}", run_args=("--fast",))
+    """The elastic bank scaled 4 -> 8 -> 4 (``--before``, ``--wide``) while it trains; the
+    figures of 1, 2 and 3."""
+    before, wide_n = args.before, args.wide
+    new = range(before, wide_n)
+    program, fqn = PLANS[args.plan]
+    params = {**_plan_params(args.plan, seed, args.round_ms), "num_samplers": before, "max_samplers": wide_n}
+    fed = Federation(tmp, program, params, [], f"live{seed}", run_args=("--fast",))
     try:
         learner = fed.start("learner")
-        for i in range(BEFORE):
+        for i in range(before):
             fed.start(f"samplers[{i}]")
         fed.await_status(_trained, "the start", START_TIMEOUT_S)
         t_run = time.time_ns()
@@ -157,22 +196,22 @@ def live_run(tmp: Path, args: Any, seed: int) -> dict[str, Any]:
         time.sleep(args.phase_s)
         t_join = time.time_ns()
         grants["join"] = (t_join, fed.status()["grants"])
-        joiners = [fed.start(f"samplers[{i}]") for i in NEW]
+        joiners = [fed.start(f"samplers[{i}]") for i in new]
         # when the first of them has started and connected to the RTI (its Hello)
-        fed.await_status(lambda st: any(st["federates"][f"samplers[{i}]"]["joined"] for i in NEW),
+        fed.await_status(lambda st: any(st["federates"][f"samplers[{i}]"]["joined"] for i in new),
                          "a new member's connection", START_TIMEOUT_S)
         t_connected = time.time_ns()
-        st = fed.await_status(lambda st: sum(c["joined"] for c in _changes(st)) == len(NEW), "the joins",
+        st = fed.await_status(lambda st: sum(c["joined"] for c in _changes(st)) == len(new), "the joins",
                               START_TIMEOUT_S)
         t_admitted = time.time_ns()
         grants["during"] = (t_admitted, st["grants"])
-        progress(f"  live: the RTI admitted the four {_s(t_admitted - t_join)} s after the request")
+        progress(f"  live: the RTI admitted the {len(new)} {_s(t_admitted - t_join)} s after the request")
         time.sleep(args.settle_s + args.phase_s)
         t_leave = time.time_ns()
         grants["leave"] = (t_leave, fed.status()["grants"])
         for p in joiners:
             p.popen.send_signal(signal.SIGTERM)
-        fed.await_status(lambda st: sum(not c["joined"] for c in _changes(st)) == len(NEW), "the leaves", 60)
+        fed.await_status(lambda st: sum(not c["joined"] for c in _changes(st)) == len(new), "the leaves", 60)
         t_left = time.time_ns()
         # the phase at 4 again once they are gone: an interpreter that exits takes CPU too
         for p in joiners:
@@ -187,14 +226,16 @@ def live_run(tmp: Path, args: Any, seed: int) -> dict[str, Any]:
         fed.wait(120)
     finally:
         fed.kill()
-    result = _learner(learner)
+    result = _learner(learner, fqn)
     rows = rows_of(result)
-    firsts = [first_with(rows, i, t_join) for i in NEW]
+    firsts = [first_with(rows, i, t_join) for i in new]
     if any(f is None for f in firsts):
         raise FederationError(f"a new member's samples never reached the learner: {firsts}")
     last_first = max(f.wall_ns for f in firsts if f is not None)
     round_ns = args.round_ms * 1_000_000
-    wide, narrow = frozenset(range(WIDE)), frozenset(range(BEFORE))
+    # (APPO's and Ape-X's updates are not rounds: their pause is told in ms only)
+    round_ns = round_ns if args.plan in ("qlearning", "ppo") else 0
+    wide, narrow = frozenset(range(wide_n)), frozenset(range(before))
     j0, j1 = transition(rows, t_join, wide)
     l0, l1 = transition(rows, t_leave, narrow)
     settle = int(args.settle_s * 1e9)
@@ -261,13 +302,15 @@ def _stop_incarnation(fed: Federation, learner: Proc) -> tuple[int, int]:
 
 
 def restart_run(tmp: Path, args: Any, seed: int) -> dict[str, Any]:
-    """The fixed bank of 4 stopped at a checkpoint and started again with 8."""
+    """The fixed bank of 4 (``--before``) stopped at a checkpoint and started again with 8
+    (``--wide``)."""
     ckpt = tmp / f"learner-{seed}.pt"
-    params = {**_params(seed), "num_samplers": BEFORE, "checkpoint": str(ckpt)}
+    narrow_n, wide_n = args.before, args.wide
+    params = {**_params(seed), "num_samplers": narrow_n, "checkpoint": str(ckpt)}
     fed = Federation(tmp, PROGRAM, params, [], f"restart{seed}a", run_args=("--fast",), port=free_port())
     try:
         learner = fed.start("learner")
-        for i in range(BEFORE):
+        for i in range(narrow_n):
             fed.start(f"samplers[{i}]")
         fed.ready(START_TIMEOUT_S)
         fed.await_status(_trained, "the first incarnation's start", START_TIMEOUT_S)
@@ -278,11 +321,11 @@ def restart_run(tmp: Path, args: Any, seed: int) -> dict[str, Any]:
         fed.kill()
     if not ckpt.exists():
         raise FederationError(f"the learner wrote no checkpoint\n{learner.tail()}")
-    params2 = {**params, "num_samplers": WIDE, "resume": True}
+    params2 = {**params, "num_samplers": wide_n, "resume": True}
     fed2 = Federation(tmp, PROGRAM, params2, [], f"restart{seed}b", run_args=("--fast",), port=free_port())
     try:
         learner2 = fed2.start("learner")
-        for i in range(WIDE):
+        for i in range(wide_n):
             fed2.start(f"samplers[{i}]")
         fed2.ready(START_TIMEOUT_S)
         fed2.await_status(lambda st: st.get("phase") == "running", "the new incarnation's start", START_TIMEOUT_S)
@@ -297,7 +340,7 @@ def restart_run(tmp: Path, args: Any, seed: int) -> dict[str, Any]:
         raise FederationError(f"the new incarnation resumed at iteration {second['resumed_from_iteration']}, "
                               f"the first ended at {first['iterations']}")
     before, after = rows_of(first), rows_of(second)
-    if after[0].members != frozenset(range(WIDE)):
+    if after[0].members != frozenset(range(wide_n)):
         raise FederationError(f"the new incarnation's first iteration took {sorted(after[0].members)}")
     return {
         "first_sample_s": (after[0].wall_ns - t_req) / 1e9,
@@ -331,21 +374,29 @@ def main(argv: list[str] | None = None) -> Results:
                    help="training of the restart path's first incarnation (default 5; 2 with --quick)")
     p.add_argument("--round-ms", type=int, default=1000, help="logical ms between rounds (default 1000)")
     p.add_argument("--window", type=int, default=10, help="iterations either side of a change (default 10)")
+    p.add_argument("--plan", choices=sorted(PLANS), default="qlearning",
+                   help="the program scaled (default qlearning; the others: the live path only)")
+    p.add_argument("--before", type=int, default=BEFORE, help=f"samplers before and after (default {BEFORE})")
+    p.add_argument("--wide", type=int, default=WIDE, help=f"samplers during (default {WIDE})")
     args = p.parse_args(argv)
+    if not 1 <= args.before < args.wide:
+        p.error(f"--before and --wide: 1 <= before < wide, got {args.before}, {args.wide}")
     runs = 1 if args.quick else args.runs
     args.phase_s = args.phase_s if args.phase_s is not None else (3.0 if args.quick else 10.0)
     args.warm_s = args.warm_s if args.warm_s is not None else (1.0 if args.quick else 2.0)
     if args.restart_train_s is None:
         args.restart_train_s = 2.0 if args.quick else 5.0
-    res = Results("rescale", args.out)
+    res = Results("rescale" if args.plan == "qlearning" else f"rescale_{args.plan}", args.out)
     live: list[dict[str, Any]] = []
     restart: list[dict[str, Any]] = []
+    paths = (("live", live_run, live), ("restart", restart_run, restart)) if args.plan == "qlearning" else (
+        ("live", live_run, live),)
     quiet_s = 5.0 if args.quick else 30.0  # (a smoke run does not wait long for a quiet machine)
     tmp = Path(tempfile.mkdtemp(prefix="reactorfed-rescale-"))
     progress(f"rescale: {runs} run(s) of each path; processes' output in {tmp}")
     failed: dict[str, list[str]] = {"live": [], "restart": []}
     for k in range(runs):
-        for which, run, into in (("live", live_run, live), ("restart", restart_run, restart)):
+        for which, run, into in paths:
             wait_quiet(quiet_s)
             try:
                 into.append(run(tmp, args, k))
@@ -356,14 +407,17 @@ def main(argv: list[str] | None = None) -> Results:
                 progress(f"run {k + 1}/{runs} {which} FAILED (the processes' output is in {tmp}):\n{e}")
                 continue
             progress(f"run {k + 1}/{runs} {which}: " + _summary(into[-1]))
-    if not live or not restart:
+    if not live or (args.plan == "qlearning" and not restart):
         raise SystemExit(f"rescale: no complete run of the {'live' if not live else 'restart'} path: {failed}")
-    report(res, live, restart, args.window, BEFORE, WIDE, failed)
+    if args.plan != "qlearning":
+        report_live(res, args.plan, live, args.window, args.before, args.wide, failed)
+    else:
+        report(res, live, restart, args.window, args.before, args.wide, failed)
     if not any(failed.values()):
         shutil.rmtree(tmp)
     if not args.no_write:
         path = res.write()
-        pic = plot(res, live[-1], restart[-1], args.out)
+        pic = plot(res, live[-1], restart[-1], args.out) if restart else None
         progress(f"wrote {path}" + (f" and {pic}" if pic else ""))
     return res
 

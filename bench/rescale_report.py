@@ -74,6 +74,41 @@ def report(res: Results, live: list[dict[str, Any]], restart: list[dict[str, Any
                 peer_rti_grants_per_iteration=_each(live, "rti_grants_per_iteration.before"), **lost)
 
 
+#: the bar for a plan's pause around a change: at most one iteration plus this
+BAR_MS = 50.0
+WHY_BAR = ("the bar for every plan: the learner's pause around a change (its longest gap less one iteration) "
+           f"at most one iteration plus {BAR_MS:.0f} ms")
+
+
+def report_live(res: Results, plan: str, live: list[dict[str, Any]], window: int, before: int, wide: int,
+                failed: dict[str, list[str]]) -> None:
+    """The result lines of a plan's live path alone (no restart peer): the pauses around the
+    join and the leave against the bar, the first samples, the throughput by phase."""
+    n = len(live)
+    lost = {"failed_runs": {k: v for k, v in failed.items() if v}} if any(failed.values()) else {}
+    res.add(f"{plan}: join {before}->{wide}: request to the new members' first samples", "first_sample_s",
+            _med(live, "first_sample_s"), "none", 0.0, "lower", n, judged=False, why=WHY_1,
+            samples=_each(live, "first_sample_s"), connected_s=round(_med(live, "connected_s"), 3),
+            admitted_s=round(_med(live, "admitted_s"), 3), **lost)
+    for change, label in (("join", f"join {before}->{wide}"),
+                          ("joined", f"join {before}->{wide}, once connected"),
+                          ("leave", f"leave {wide}->{before}")):
+        iteration = _med(live, f"{change}.iteration_ms")
+        pauses = [round(max(0.0, r[change]["gap_ms"] - r[change]["iteration_ms"]), 1) for r in live]
+        res.add(f"{plan}: {label}: the learner's longest pause within {window} iterations", "pause_ms",
+                statistics.median(pauses), f"target: one iteration + {BAR_MS:.0f} ms", iteration + BAR_MS, "lower",
+                n, judged=False, why=WHY_BAR, samples=pauses, longest_gap_ms=_each(live, f"{change}.gap_ms"),
+                longest_gap_rounds=_each(live, f"{change}.rounds"), iteration_ms=round(iteration, 1),
+                meets_bar=all(p <= r[change]["iteration_ms"] + BAR_MS for p, r in zip(pauses, live, strict=True)),
+                learner_change_gaps_ms=[r["change_gaps_ms"] for r in live], **lost)
+    ref = _med(live, "samples_per_s.before")
+    for phase, label in (("after", f"{before} samplers after {before}->{wide}->{before}"),
+                         ("during", f"{wide} samplers (during)")):
+        res.add(f"{plan}: {label}", "samples_per_s", _med(live, f"samples_per_s.{phase}"), f"{before} samplers before",
+                ref, "higher", n, judged=False, why=WHY_3, samples=_each(live, f"samples_per_s.{phase}"),
+                iteration_ms=round(_med(live, f"iteration_ms.{phase}"), 1), **lost)
+
+
 def _rate(rows: list[Row], t0: int, bin_s: float = 0.5) -> tuple[list[float], list[float]]:
     """Env steps per second at the learner in bins of ``bin_s``, from ``t0``."""
     bins: dict[int, int] = {}

@@ -85,6 +85,12 @@ class Args:
     curve: bool = False  # keep the learning curve in the result (bench/training.py plots it)
     dqn: ApexDQNConfig = field(default_factory=ApexDQNConfig)  # Ape-X DQN's policy
     replay: ReplayConfig = field(default_factory=ReplayConfig)  # prioritized replay, over all the shards
+    # > 0: the samplers are an elastic bank of 1 to max_samplers (num_samplers at the start)
+    # that join and leave while it trains (see reactorfed.rl.plans.apex); the updates it takes
+    # are still those total_timesteps takes at num_samplers
+    max_samplers: int = 0
+    # elastic: the learner's result keeps a row per update (bench/rescale.py times rescaling with it)
+    timeline: bool = False
 
 
 def settings(args: Args) -> dict[str, Any]:
@@ -94,12 +100,13 @@ def settings(args: Args) -> dict[str, Any]:
     iterations = max(1, math.ceil((args.total_timesteps - args.replay.learning_starts) / per_update))
     run = RunConfig(iterations=iterations, target_return=args.target_return, checkpoint=args.checkpoint,
                     checkpoint_every=args.checkpoint_every, resume=args.resume, progress=args.progress,
-                    progress_every=args.progress_every, curve=args.curve)
+                    progress_every=args.progress_every, curve=args.curve, timeline=args.timeline)
     return dict(algo=args.dqn, env=args.env, num_samplers=args.num_samplers, num_shards=args.num_shards,
                 num_envs=args.num_envs, fragment_len=args.num_steps, period=ms(args.period_ms),
                 learn_period=ms(args.learn_period_ms), prefetch=args.prefetch, weights_every=args.weights_every,
                 weights_delay=ms(args.weights_delay_ms), replay=args.replay, run=run, seed=args.seed,
-                backend=args.backend)
+                backend=args.backend, max_samplers=args.max_samplers)
+
 
 class Main(ApexPlan):
     def __init__(self, args: Args = Args()) -> None:

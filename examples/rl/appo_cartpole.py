@@ -55,6 +55,11 @@ class Args:
     curve: bool = False  # keep the learning curve in the result (bench/training.py plots it)
     # APPO: each 128-row fragment for 2 epochs of 64-row minibatches
     appo: APPOConfig = field(default_factory=lambda: APPOConfig(update_epochs=2, minibatch_size=64))
+    # > 0: the samplers are an elastic bank of 1 to max_samplers (num_samplers at the start)
+    # that join and leave while it trains (see reactorfed.rl.plans.async_)
+    max_samplers: int = 0
+    # elastic: the learner's result keeps a row per update (bench/rescale.py times rescaling with it)
+    timeline: bool = False
 
 
 class Main(AsyncPlan):
@@ -62,10 +67,11 @@ class Main(AsyncPlan):
         per_fragment = args.num_envs * args.num_steps
         run = RunConfig(iterations=math.ceil(args.total_timesteps / per_fragment), target_return=args.target_return,
                         checkpoint=args.checkpoint, checkpoint_every=args.checkpoint_every, resume=args.resume,
-                        progress=args.progress, progress_every=args.progress_every, curve=args.curve)
+                        progress=args.progress, progress_every=args.progress_every, curve=args.curve,
+                        timeline=args.timeline)
         super().__init__(args.appo, args.env, num_samplers=args.num_samplers, num_envs=args.num_envs,
                          fragment_len=args.num_steps, period=ms(args.period_ms), weights_delay=ms(args.weights_delay_ms),
-                         run=run, seed=args.seed, backend=args.backend)
+                         run=run, seed=args.seed, backend=args.backend, max_samplers=args.max_samplers)
 
 
 if __name__ == "__main__":

@@ -25,6 +25,16 @@ deterministic: one ``seed`` gives the same weights either way (with one torch th
 samplers' copies with EnvPool's C++ engine (``pip install 'reactorfed[envpool]'``; ``auto``:
 EnvPool where it has the environment): as deterministic, but other episodes than
 gymnasium's for the same seed.
+
+With ``max_samplers`` the samplers are an elastic bank: ``num_samplers`` at the start, then
+between 1 and ``max_samplers`` as members join (a ``reactorfed federate`` process for a
+free slot) and leave (SIGTERM) while it trains; each round learns from the fragments of the
+members present, so a round's batch is as wide as the round (see
+:mod:`reactorfed.rl.plans.sync`). Training runs for the rounds ``total_timesteps`` takes at
+``num_samplers``; the learning rate anneals by the env steps taken. The RTI's record
+(``--membership-out``) replayed (``--membership``) gives the same weights::
+
+    reactorfed rti examples/rl/ppo_cartpole.py:Main --param max_samplers=8 --param round_ms=20 --membership-out run.json
 """
 
 from __future__ import annotations
@@ -32,6 +42,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from reactorfed import ms
 from reactorfed.rl import Backend, PPOConfig, RunConfig, SyncPlan
 
 
@@ -53,6 +64,14 @@ class Args:
     # PPO: its defaults are rl-zoo's CartPole-v1 settings; ppo.total_timesteps is the run's
     # budget (the learning rate and the clip range anneal to 0 over it)
     ppo: PPOConfig = field(default_factory=PPOConfig)
+    # > 0: the samplers are an elastic bank of 1 to max_samplers (num_samplers at the start)
+    # that join and leave while it trains; the weights go back round_ms of logical time
+    # later (0: the next microstep). Without --fast, rounds a few ms apart keep logical time
+    # near physical time, where a join lands (see examples/rl/qlearning.py)
+    max_samplers: int = 0
+    round_ms: int = 0
+    # elastic: the learner's result keeps a row per update (bench/rescale.py times rescaling with it)
+    timeline: bool = False
 
 
 class Main(SyncPlan):
@@ -67,9 +86,11 @@ class Main(SyncPlan):
             progress=args.progress,
             progress_every=args.progress_every,
             curve=args.curve,
+            timeline=args.timeline,
         )
         super().__init__(args.ppo, args.env, num_samplers=args.num_samplers, num_envs=args.num_envs,
-                         fragment_len=args.num_steps, run=run, seed=args.seed, backend=args.backend)
+                         fragment_len=args.num_steps, run=run, seed=args.seed, backend=args.backend,
+                         max_samplers=args.max_samplers, period=ms(args.round_ms))
 
 
 if __name__ == "__main__":

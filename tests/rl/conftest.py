@@ -2,14 +2,30 @@
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "rl"
+
+
+def make_args(args_cls: type, params: Mapping[str, Any]) -> Any:
+    """``args_cls`` from ``params`` whose dotted keys (``ppo.minibatch_size``, as ``--param``
+    takes them) set a field of a nested config, the others the settings' own fields."""
+    flat = {k: v for k, v in params.items() if "." not in k}
+    nested: dict[str, dict[str, Any]] = {}
+    for key, value in params.items():
+        if "." in key:
+            group, name = key.split(".", 1)
+            nested.setdefault(group, {})[name] = value
+    args = args_cls(**flat)
+    return dataclasses.replace(args, **{g: dataclasses.replace(getattr(args, g), **kw) for g, kw in nested.items()})
 
 
 def load_example(name: str) -> ModuleType:

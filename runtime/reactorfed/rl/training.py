@@ -63,6 +63,11 @@ class RunConfig:
     #: keep the learning curve (seconds, env steps, mean return of the last 100) per
     #: iteration in the result
     curve: bool = False
+    #: an elastic plan's learner keeps a row per update in the result (``timeline``: when it
+    #: began, its tag, the env steps, the members; :meth:`ElasticRound.row
+    #: <reactorfed.rl.plans.elastic_round.ElasticRound.row>`). For benchmarks of rescaling
+    #: (bench/rescale.py); timing, so no replay repeats it
+    timeline: bool = False
     #: where the learner writes TensorBoard curves ("": the command line's ``--logdir``,
     #: in the environment as REACTORFED_LOGDIR; no curves without either)
     logdir: str = ""

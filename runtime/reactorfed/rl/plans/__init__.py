@@ -4,7 +4,9 @@ Learner (inside a *Trainer* reactor, named for its role in the plan). Synchronou
 :mod:`.apex_colocated`), SEED (:mod:`.seed`), data-parallel (:mod:`.data_parallel`),
 parameter server (:mod:`.param_server`), multi-agent inference (:mod:`.marl`), DQN on
 synchronized rounds (:mod:`.qlearning`, elastic: :mod:`.elastic_qlearning`) and sampling
-patterns (:mod:`.sampling`). The DQN, multi-agent and SEED-inference reactors need torch,
+patterns (:mod:`.sampling`). A plan whose samplers are an elastic bank keeps its rounds
+with :mod:`.elastic_round` (the synchronous plan's, Q-learning's; the asynchronous and Ape-X
+plans its account of the members). The DQN, multi-agent and SEED-inference reactors need torch,
 loaded on first use."""
 
 from __future__ import annotations
@@ -12,17 +14,18 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..._lazy import lazy_attributes
-from .apex import ApexPlan, ApexSampler, priority_lag_bound, weights_lag_bound
+from .apex import ApexPlan, ApexSampler, ElasticApexSampler, priority_lag_bound, weights_lag_bound
 from .apex_colocated import ColocatedApexPlan, ColocatedReplay
-from .apex_trainer import ApexTrainer
-from .async_ import AsyncPlan, AsyncSampler, AsyncTrainer
+from .apex_trainer import ApexTrainer, ElasticApexTrainer
+from .async_ import AsyncPlan, AsyncSampler, AsyncTrainer, ElasticAsyncSampler, ElasticAsyncTrainer
 from .data_parallel import DataParallelPlan, DataParallelTrainer
+from .elastic_round import ElasticRound
 from .param_server import GradientWorker, ParameterServer, ParamServerPlan
 from .sampler import PlanSampler
 from .sampling import Collector, EnvSampler
 from .seed import SeedPlan, SeedSampler, step_dtype
 from .seed_trainer import SeedTrainer
-from .sync import SyncPlan, SyncSampler, SyncTrainer
+from .sync import ElasticSyncSampler, ElasticSyncTrainer, SyncPlan, SyncSampler, SyncTrainer
 from .trainer import PlanTrainer
 
 if TYPE_CHECKING:
@@ -54,7 +57,14 @@ __all__ = [
     "DQNTrainer",
     "DataParallelPlan",
     "DataParallelTrainer",
+    "ElasticApexSampler",
+    "ElasticApexTrainer",
+    "ElasticAsyncSampler",
+    "ElasticAsyncTrainer",
     "ElasticDQNTrainer",
+    "ElasticRound",
+    "ElasticSyncSampler",
+    "ElasticSyncTrainer",
     "EnvSampler",
     "GradientWorker",
     "MultiAgentEnv",

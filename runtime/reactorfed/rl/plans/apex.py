@@ -70,12 +70,14 @@ import numpy as np
 
 from reactorfed import (
     STARTUP,
+    Elastic,
     Output,
     PortWriter,
     Reactor,
     ValidationError,
     bank,
     each,
+    elastic_bank,
     ms,
     reaction,
 )
@@ -87,11 +89,12 @@ from ..replay.nstep import NStepBuilder
 from ..replay.shard import ReplayShard, shard_seed
 from ..rollout import PolicyRunner
 from ..training import RunConfig
-from .apex_trainer import ApexTrainer
+from .apex_trainer import ApexTrainer, ElasticApexTrainer
 from .async_ import AsyncSampler
 from .sampler import actor_seed, sampler_seed
 
-__all__ = ["ApexPlan", "ApexSampler", "apex_samplers", "priority_lag_bound", "weights_lag_bound"]
+__all__ = ["ApexPlan", "ApexSampler", "ElasticApexSampler", "apex_samplers", "priority_lag_bound",
+           "weights_lag_bound"]
 
 
 def weights_lag_bound(weights_delay: int, learn_period: int, weights_every: int) -> int:
@@ -142,6 +145,19 @@ class ApexSampler(AsyncSampler):
         t["priority"] = self.replay_actor.priorities(t)
         fragment.set(t)
         episodes.set(np.array([rollout.transitions, *rollout.episode_returns], dtype=np.float64))
+        self.transitions += rollout.transitions
+        self.sent()
+
+    def sent(self) -> None:
+        """A fragment went out (for a subclass to report)."""
+
+
+class ElasticApexSampler(ApexSampler):
+    """An :class:`ApexSampler` that is a member of an elastic bank: it reports the env
+    steps it sent after each fragment (a member that leaves runs no shutdown reaction)."""
+
+    def sent(self) -> None:
+        self.report_result({"samples": self.transitions})
 
 
 class ApexPlan(Reactor):
@@ -153,27 +169,35 @@ class ApexPlan(Reactor):
     each sampler, each shard and the learner in its own process. ``backend`` steps the
     samplers' copies (:mod:`~reactorfed.rl.envs.backends`).
 
+    With ``max_samplers`` (> 0) the samplers are an elastic bank of 1 to ``max_samplers``,
+    ``num_samplers`` at the start (:attr:`ElasticSampler` s), staggered over the
+    ``max_samplers`` slots, slot ``i`` feeding shard ``i mod num_shards``; the shards and
+    the learner's ticks do not change with the width (:class:`~reactorfed.rl.plans.apex_trainer.ElasticApexTrainer`).
+
     Subclass it for a program with its own settings, and set :attr:`Sampler` for samplers
     of your own (an :class:`ApexSampler` subclass)."""
 
     Sampler: type[ApexSampler] = ApexSampler
+    ElasticSampler: type[ApexSampler] = ElasticApexSampler
 
     def __init__(self, algo: ReplayAlgorithm, env: str, *, num_samplers: int = 2, num_shards: int = 1,
                  num_envs: int = 4, fragment_len: int = 16, period: int = ms(16), learn_period: int = ms(1),
                  prefetch: int = 2, weights_every: int = 4, weights_delay: int = ms(16),
                  replay: ReplayConfig | None = None, run: RunConfig | None = None, seed: int = 0,
-                 backend: str = "gymnasium") -> None:
+                 backend: str = "gymnasium", max_samplers: int = 0) -> None:
         replay = replay or ReplayConfig()
-        N, S = num_samplers, num_shards
+        S = num_shards
         self.samplers, space = apex_samplers(
-            self, self.Sampler, algo, env, num_samplers=N, num_shards=S, num_envs=num_envs, fragment_len=fragment_len,
-            period=period, learn_period=learn_period, prefetch=prefetch, weights_every=weights_every,
-            weights_delay=weights_delay, seed=seed, backend=backend)
+            self, self.ElasticSampler if max_samplers else self.Sampler, algo, env, num_samplers=num_samplers,
+            num_shards=S, num_envs=num_envs, fragment_len=fragment_len, period=period, learn_period=learn_period,
+            prefetch=prefetch, weights_every=weights_every, weights_delay=weights_delay, seed=seed, backend=backend,
+            max_samplers=max_samplers)
+        N = max_samplers or num_samplers  # (slots)
         self.shards = bank(ReplayShard, S, num_inputs=each(lambda s: len(range(s, N, S))),
                            capacity=math.ceil(replay.capacity / S), alpha=replay.alpha, eps=replay.eps,
                            seed=each(lambda s: shard_seed(seed, s)))
-        self.learner = ApexTrainer(N, S, algo, space, replay, learn_period=learn_period,
-                                   weights_every=weights_every, run=run, seed=seed, weights_delay=weights_delay)
+        self.learner = apex_trainer(N, S, algo, space, replay, learn_period=learn_period, weights_every=weights_every,
+                                    run=run, seed=seed, weights_delay=weights_delay, elastic=max_samplers > 0)
         # shard s's input channels, in order, are samplers s, s + S, s + 2S, ...
         self.connect([self.samplers[i].fragment for s in range(S) for i in range(s, N, S)], self.shards.transitions)
         reply = prefetch * learn_period
@@ -184,28 +208,47 @@ class ApexPlan(Reactor):
         self.connect(self.learner.weights, self.samplers.weights, after=weights_delay, broadcast=True)
 
 
+def apex_trainer(num_samplers: int, num_shards: int, algo: ReplayAlgorithm, space: SpaceInfo,
+                 replay: ReplayConfig, *, learn_period: int, weights_every: int, run: RunConfig | None, seed: int,
+                 weights_delay: int, elastic: bool) -> ApexTrainer:
+    """Every Ape-X plan's learner: an :class:`ApexTrainer`, or with ``elastic`` samplers (the
+    main reactor's elastic bank ``samplers``) an :class:`ElasticApexTrainer`."""
+    if elastic:
+        return ElasticApexTrainer("samplers", num_samplers, num_shards, algo, space, replay,
+                                  learn_period=learn_period, weights_every=weights_every, run=run, seed=seed,
+                                  weights_delay=weights_delay)
+    return ApexTrainer(num_samplers, num_shards, algo, space, replay, learn_period=learn_period,
+                       weights_every=weights_every, run=run, seed=seed, weights_delay=weights_delay)
+
+
 def apex_samplers(plan: Reactor, sampler: type[ApexSampler], algo: ReplayAlgorithm, env: str, *,
                   num_samplers: int, num_shards: int, num_envs: int, fragment_len: int, period: int,
                   learn_period: int, prefetch: int, weights_every: int, weights_delay: int, seed: int,
-                  backend: str) -> tuple[Any, SpaceInfo]:
+                  backend: str, max_samplers: int = 0) -> tuple[Any, SpaceInfo]:
     """What every Ape-X plan (:class:`ApexPlan`, the colocated one) checks and builds alike:
     its widths and periods (a :class:`~reactorfed.errors.ValidationError` naming ``plan``),
     then its bank of ``sampler``, each ``num_envs`` copies, staggered over ``period``;
-    returns the bank and ``env``'s space."""
+    returns the bank and ``env``'s space. With ``max_samplers`` (> 0): an elastic bank of
+    1 to ``max_samplers`` slots, ``num_samplers`` at the start, staggered over the slots."""
     for name, value in (("num_samplers", num_samplers), ("num_shards", num_shards), ("num_envs", num_envs),
                         ("fragment_len", fragment_len), ("period", period), ("learn_period", learn_period),
                         ("prefetch", prefetch), ("weights_every", weights_every), ("weights_delay", weights_delay)):
         if not isinstance(value, int) or isinstance(value, bool) or value < 1:
             raise ValidationError(f"{plan.fqn}: {name} must be an int >= 1, got {value!r}")
-    if num_shards > num_samplers:
+    if max_samplers and (not isinstance(max_samplers, int) or max_samplers < num_samplers):
+        raise ValidationError(
+            f"{plan.fqn}: max_samplers must be an int >= num_samplers ({num_samplers}), got {max_samplers!r}")
+    if num_shards > (max_samplers or num_samplers):
         raise ValidationError(f"{plan.fqn}: {num_shards} shards for {num_samplers} samplers: "
                               "each shard needs a sampler (sampler i feeds shard i mod num_shards)")
     if backend not in BACKENDS:
         raise ValidationError(f"{plan.fqn}: backend must be one of {BACKENDS}, got {backend!r}")
-    N = num_samplers
+    N = max_samplers or num_samplers
     space = SpaceInfo.of_env(env)
-    samplers = bank(sampler, N, algo, env, space, num_envs, fragment_len,
-                    seed=each(lambda i: sampler_seed(seed, i)),
-                    offset=each(lambda i: weights_delay + i * period // N), period=period,
-                    first_actor=each(lambda i: i * num_envs), num_actors=N * num_envs, backend=backend)
-    return samplers, space
+    kw: dict[str, Any] = dict(seed=each(lambda i: sampler_seed(seed, i)),
+                              offset=each(lambda i: weights_delay + i * period // N), period=period,
+                              first_actor=each(lambda i: i * num_envs), num_actors=N * num_envs, backend=backend)
+    if max_samplers:
+        width = Elastic(min=1, max=max_samplers, initial=num_samplers)
+        return elastic_bank(sampler, width, algo, env, space, num_envs, fragment_len, **kw), space
+    return bank(sampler, N, algo, env, space, num_envs, fragment_len, **kw), space

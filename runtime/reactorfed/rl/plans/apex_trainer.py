@@ -49,8 +49,9 @@ from ..training import (
     resume_from_checkpoint,
     save_progress,
 )
+from .elastic_round import ElasticRound
 
-__all__ = ["ApexTrainer", "draw_probabilities", "split_batch"]
+__all__ = ["ApexTrainer", "ElasticApexTrainer", "draw_probabilities", "split_batch"]
 
 
 def split_batch(batch_size: int, totals: np.ndarray) -> np.ndarray:
@@ -126,9 +127,12 @@ class ApexTrainer(Reactor):
     def record(self, episodes: MultiReader[np.ndarray]) -> None:
         learner = self.learner
         assert learner is not None
-        if self.done:
-            return  # still under way when the stop was asked
-        for _, rec in episodes.present():  # [env steps, the returns of the episodes that ended]
+        if self.done:  # still under way when the stop was asked
+            for i, rec in episodes.present():
+                self._late(i, int(rec[0]))
+            return
+        for i, rec in episodes.present():  # [env steps, the returns of the episodes that ended]
+            self._took(i, int(rec[0]))
             learner.env_steps += int(rec[0])
             self.log.add((float(r) for r in rec[1:]), self.iteration, learner.env_steps)
         # (env steps count before the first update too: while the replay fills)
@@ -160,6 +164,7 @@ class ApexTrainer(Reactor):
     def _learn(self, replies: list[ShardReply], priorities: MultiWriter[np.ndarray], weights: PortWriter[np.ndarray]) -> None:
         learner = self.learner
         assert learner is not None
+        self._updating()
         probs = draw_probabilities(replies)
         beta = annealed_beta(self.replay.beta0, self.replay.beta_steps, learner.updates)
         w = importance_weights(probs, int(self.held.sum()), beta)
@@ -197,9 +202,77 @@ class ApexTrainer(Reactor):
         assert self.learner is not None
         save_progress(self.learner, self.run, self.iteration, self.log)
 
+    def _updating(self) -> None:
+        """An update begins (for a subclass to note)."""
+
+    def _took(self, index: int, steps: int) -> None:
+        """Sampler ``index`` reported ``steps`` env steps (for a subclass to count)."""
+
+    def _late(self, index: int, steps: int) -> None:
+        """Sampler ``index`` reported ``steps`` env steps after the stop was asked (not
+        counted in the result's; for a subclass to count apart)."""
+
+    def _extra_result(self) -> dict[str, Any]:
+        """More of the result (a subclass's)."""
+        return {}
+
     @reaction(triggers=[SHUTDOWN])
     def finish(self) -> None:
         assert self.learner is not None
         self.result = end_of_training(self.learner, self.log, self.run, self.iteration, self.resumed_from, self.stats)
         self.result.update(self.lag.result())
+        self.result.update(self._extra_result())
         self.report_result(self.result)
+
+
+class ElasticApexTrainer(ApexTrainer):
+    """The Ape-X learner when its samplers are the members of the main reactor's elastic
+    bank ``bank`` (``num_samplers`` slots): it learns as :class:`ApexTrainer` does (its
+    ticks and its shards do not depend on who samples), counts the env steps the samplers
+    report by member incarnation (:class:`~reactorfed.rl.plans.elastic_round.ElasticRound`;
+    a report arrives ``prefetch`` ticks after it was sent, its sender may have left by
+    then), and at each tick sends its weights again when a member is present that its last
+    weights did not go to: weights sent while a member was absent are dropped, and a
+    joiner samples nothing before it holds some (before ``learning_starts`` the learner
+    sends none of its own). Its result adds ``samples_by_member``, ``membership``,
+    ``samples_after_stop`` (by member: env steps reported after it asked to stop, not
+    counted), ``weights_resent`` and ``change_gaps_ms``."""
+
+    def __init__(self, bank: str, num_samplers: int, num_shards: int, algo: ReplayAlgorithm, space: SpaceInfo,
+                 replay: ReplayConfig, *, learn_period: int, weights_every: int, run: RunConfig | None = None,
+                 seed: int = 0, weights_delay: int = 0) -> None:
+        super().__init__(num_samplers, num_shards, algo, space, replay, learn_period=learn_period,
+                         weights_every=weights_every, run=run, seed=seed, weights_delay=weights_delay)
+        self.rounds = ElasticRound(bank, weights_delay, timeline=self.run.timeline)
+        self.sent_to: tuple[int, ...] = ()  # the members present when the weights went out last
+        self.resent = 0
+        #: bank index -> env steps reported after the learner asked to stop
+        self.unused: dict[str, int] = {}
+
+    def _send(self, weights: PortWriter[np.ndarray]) -> None:
+        self.sent_to = self.rounds.look(self)
+        super()._send(weights)
+
+    # declared after step: a tick's update (and its broadcast) first
+    @reaction(triggers=[ApexTrainer.tick], effects=[ApexTrainer.weights])
+    def resend(self, weights: PortWriter[np.ndarray]) -> None:
+        now = self.rounds.look(self)
+        if not self.done and any(i not in self.sent_to for i in now):
+            self.resent += 1
+            self._send(weights)
+
+    def _updating(self) -> None:
+        # (the members present; the env steps of a row: those reported until the next update)
+        self.rounds.row(self, self.rounds.look(self))
+
+    def _took(self, index: int, steps: int) -> None:
+        self.rounds.look(self)
+        self.rounds.took(index, steps, late=True)
+
+    def _late(self, index: int, steps: int) -> None:
+        self.unused[str(index)] = self.unused.get(str(index), 0) + steps
+
+    def _extra_result(self) -> dict[str, Any]:
+        # (no rounds to ask again: the learner learns from what arrives)
+        r = {k: v for k, v in self.rounds.result().items() if k != "rounds_asked_again"}
+        return {**r, "samples_after_stop": dict(sorted(self.unused.items())), "weights_resent": self.resent}

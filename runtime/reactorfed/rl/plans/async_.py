@@ -26,16 +26,33 @@ waits. RLlib's asynchronous algorithms cannot promise that (ray-project/ray #370
 The learner stops after ``run.iterations`` updates, or once the last 100 training
 episodes average ``run.target_return``, and asks the federation to stop (the samplers'
 clocks would run on).
+
+With ``max_samplers`` the samplers are an elastic bank of 1 to ``max_samplers`` members
+(``num_samplers`` at the start) that join and leave while it trains. There are no rounds to
+agree on: the learner learns from the fragments that arrive, whoever sent them, and keeps
+:class:`~reactorfed.rl.plans.elastic_round.ElasticRound`'s account of the members (env
+steps per incarnation, the widths it saw, the change gaps). The offsets are staggered over
+the ``max_samplers`` slots; a member that joins at ``J`` ticks first at ``J`` plus its
+offset. Weights sent while a member was absent are dropped, so the learner looks at the
+membership every ``period`` too and sends its weights again when a member is there that
+its last weights did not go to (a joiner samples nothing before it holds weights; without
+that, a bank whose members had all just joined would never be sent any). The membership
+at each tag is the RTI's record's, so a replay gives the same weights.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 from reactorfed import (
+    STARTUP,
+    Bank,
+    Elastic,
+    MultiReader,
     PortReader,
     PortWriter,
     Reactor,
@@ -43,17 +60,21 @@ from reactorfed import (
     ValidationError,
     bank,
     each,
+    elastic_bank,
     ms,
     reaction,
 )
 
 from ..contracts import Algorithm, SpaceInfo
 from ..envs.backends import BACKENDS
+from ..rollout import Rollout, unpack_rollout
 from ..training import RunConfig
+from .elastic_round import ElasticRound
 from .sampler import PlanSampler, sampler_seed
 from .trainer import PlanTrainer
 
-__all__ = ["AsyncPlan", "AsyncSampler", "AsyncTrainer", "policy_lag_bound"]
+__all__ = ["AsyncPlan", "AsyncSampler", "AsyncTrainer", "ElasticAsyncSampler", "ElasticAsyncTrainer",
+           "policy_lag_bound"]
 
 
 def policy_lag_bound(weights_delay: int, period: int, num_samplers: int) -> int:
@@ -103,6 +124,81 @@ class AsyncTrainer(PlanTrainer):
         self.request_stop()
 
 
+class ElasticAsyncSampler(AsyncSampler):
+    """An :class:`AsyncSampler` that is a member of an elastic bank: it reports the env
+    steps it sent after each fragment (a member that leaves runs no shutdown reaction)."""
+
+    @reaction(triggers=[AsyncSampler.tick], effects=[PlanSampler.fragment])
+    def collect(self, fragment: PortWriter[np.ndarray]) -> None:
+        if self.loaded:
+            fragment.set(self.sample())
+            self.report_result({"samples": self.transitions})
+
+
+class ElasticAsyncTrainer(AsyncTrainer):
+    """The asynchronous plan's learner when its samplers are the members of the main
+    reactor's elastic bank ``bank`` (``n`` slots): it learns as :class:`AsyncTrainer` does,
+    counts what it takes by member incarnation, and every ``period`` sends its weights
+    again when a member is present that its last weights did not go to (see the module).
+    Its result adds ``samples_by_member``, ``membership``, ``weights_resent``,
+    ``samples_after_stop`` (by member: the env steps of fragments still under way when it
+    asked to stop, not learned from) and ``change_gaps_ms``."""
+
+    welcome = Timer(offset="period", period="period")
+
+    def __init__(self, bank: str, n: int, algo: Algorithm, space: SpaceInfo, run: RunConfig | None = None,
+                 seed: int = 0, weights_delay: int = 0, period: int = ms(10)) -> None:
+        super().__init__(n, algo, space, run=run, seed=seed, weights_delay=weights_delay)
+        self.period = period
+        self.rounds = ElasticRound(bank, weights_delay, timeline=self.run.timeline)
+        self.sent_to: tuple[int, ...] = ()  # the members present when the weights went out last
+        self.resent = 0  # weights sent again for members that had none
+        #: bank index -> env steps in fragments that came after the learner asked to stop
+        self.unused: dict[str, int] = {}
+
+    def _send_to(self, now: tuple[int, ...], weights: PortWriter[np.ndarray]) -> None:
+        self.send(weights)
+        self.sent_to = now
+
+    @reaction(triggers=[STARTUP], effects=[PlanTrainer.weights])
+    def start(self, weights: PortWriter[np.ndarray]) -> None:
+        now = self.rounds.look(self)
+        if self.begin():
+            self._send_to(now, weights)
+        else:
+            self.training_over()
+
+    @reaction(triggers=[PlanTrainer.fragments], effects=[PlanTrainer.weights])
+    def learn(self, fragments: MultiReader[np.ndarray], weights: PortWriter[np.ndarray]) -> None:
+        now = self.rounds.look(self)
+        present = fragments.present()
+        if not self.take(present):
+            # under way when the learner asked to stop: not learned from, counted apart
+            for i, packed in present:
+                self.unused[str(i)] = self.unused.get(str(i), 0) + unpack_rollout(packed).transitions
+            return
+        self.rounds.row(self, now)  # (the members present: each update takes what arrived)
+        if self.update(present):
+            self._send_to(now, weights)
+        else:
+            self.training_over()
+
+    @reaction(triggers=[welcome], effects=[PlanTrainer.weights])
+    def resend(self, weights: PortWriter[np.ndarray]) -> None:
+        now = self.rounds.look(self)
+        if not self.done and any(i not in self.sent_to for i in now):
+            self.resent += 1
+            self._send_to(now, weights)
+
+    def took(self, index: int, rollout: Rollout) -> None:
+        self.rounds.took(index, rollout.transitions)
+
+    def extra_result(self) -> dict[str, Any]:
+        # (no rounds to ask again: the learner learns from what arrives)
+        r = {k: v for k, v in self.rounds.result().items() if k != "rounds_asked_again"}
+        return {**r, "samples_after_stop": dict(sorted(self.unused.items())), "weights_resent": self.resent}
+
+
 class AsyncPlan(Reactor):
     """The asynchronous plan for ``algo`` on ``env``: ``num_samplers`` samplers of
     ``num_envs`` copies, ``fragment_len`` rows a fragment, one every ``period`` each,
@@ -110,14 +206,19 @@ class AsyncPlan(Reactor):
     puts each sampler and the learner in its own process. ``backend`` steps the samplers'
     copies (:mod:`~reactorfed.rl.envs.backends`).
 
+    With ``max_samplers`` (> 0) the samplers are an elastic bank of 1 to ``max_samplers``,
+    ``num_samplers`` at the start (:attr:`ElasticSampler` s; see the module).
+
     Subclass it for a program with its own settings (``super().__init__(...)``), and set
     :attr:`Sampler` for samplers of your own (an :class:`AsyncSampler` subclass)."""
 
     Sampler: type[AsyncSampler] = AsyncSampler
+    ElasticSampler: type[AsyncSampler] = ElasticAsyncSampler
 
     def __init__(self, algo: Algorithm, env: str, *, num_samplers: int = 2, num_envs: int = 4,
                  fragment_len: int = 32, period: int = ms(10), weights_delay: int = ms(10),
-                 run: RunConfig | None = None, seed: int = 0, backend: str = "gymnasium") -> None:
+                 run: RunConfig | None = None, seed: int = 0, backend: str = "gymnasium",
+                 max_samplers: int = 0) -> None:
         for name, value in (("num_samplers", num_samplers), ("num_envs", num_envs), ("fragment_len", fragment_len),
                             ("period", period), ("weights_delay", weights_delay)):
             if not isinstance(value, int) or value < 1:
@@ -125,6 +226,20 @@ class AsyncPlan(Reactor):
         if backend not in BACKENDS:
             raise ValidationError(f"{self.fqn}: backend must be one of {BACKENDS}, got {backend!r}")
         space = SpaceInfo.of_env(env)
+        if max_samplers:
+            if not isinstance(max_samplers, int) or max_samplers < num_samplers:
+                raise ValidationError(
+                    f"{self.fqn}: max_samplers must be an int >= num_samplers ({num_samplers}), got {max_samplers!r}")
+            width = Elastic(min=1, max=max_samplers, initial=num_samplers)
+            self.samplers: Bank[AsyncSampler] = elastic_bank(
+                self.ElasticSampler, width, algo, env, space, num_envs, fragment_len,
+                seed=each(lambda i: sampler_seed(seed, i)),
+                offset=each(lambda i: weights_delay + i * period // max_samplers), period=period, backend=backend)
+            self.learner: AsyncTrainer = ElasticAsyncTrainer("samplers", max_samplers, algo, space, run=run,
+                                                             seed=seed, weights_delay=weights_delay, period=period)
+            self.connect(self.samplers.fragment, self.learner.fragments)
+            self.connect(self.learner.weights, self.samplers.weights, after=weights_delay, broadcast=True)
+            return
         self.samplers = bank(self.Sampler, num_samplers, algo, env, space, num_envs, fragment_len,
                              seed=each(lambda i: sampler_seed(seed, i)),
                              offset=each(lambda i: weights_delay + i * period // num_samplers), period=period,

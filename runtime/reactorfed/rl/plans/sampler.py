@@ -48,6 +48,7 @@ class PlanSampler(Reactor):
         self.runner: PolicyRunner | None = None
         self.actor: Actor | None = None
         self.policy_tag: tuple[int, int] | None = None  # when the weights acting now arrived
+        self.transitions = 0  # env steps sampled (and sent) by this process, as a learner counts them
 
     @reaction(triggers=[STARTUP])
     def start(self) -> None:
@@ -66,4 +67,5 @@ class PlanSampler(Reactor):
         assert self.runner is not None and self.actor is not None
         rollout = self.runner.rollout(self.fragment_len, self.actor)
         rollout.policy_tag = self.policy_tag
+        self.transitions += rollout.transitions
         return pack_rollout(rollout)

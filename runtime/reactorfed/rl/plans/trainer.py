@@ -18,7 +18,7 @@ import numpy as np
 from reactorfed import SHUTDOWN, STARTUP, Input, MultiReader, Output, PortWriter, Reactor, reaction
 
 from ..contracts import Algorithm, Learner, SpaceInfo
-from ..rollout import unpack_rollout
+from ..rollout import Rollout, unpack_rollout
 from ..training import (
     PolicyLag,
     RunConfig,
@@ -63,21 +63,32 @@ class PlanTrainer(Reactor):
         """Training is over (the last update, or a resumed run with nothing left): no
         more weights go out."""
 
+    def took(self, index: int, rollout: Rollout) -> None:
+        """The fragment of channel ``index``, about to be learned from (for a plan to count)."""
+
+    def extra_result(self) -> dict[str, Any]:
+        """More of the result (a plan's)."""
+        return {}
+
     # -- the reactions ----------------------------------------------------------------
     @reaction(triggers=[STARTUP], effects=[weights])
     def start(self, weights: PortWriter[np.ndarray]) -> None:
-        self.learner = learner = self.algo.make_learner(self.space, self.seed)
-        run = self.run
-        self.iteration = self.resumed_from = resume_from_checkpoint(learner, run, self.log)
-        self.log.start(self.fqn)
-        self.report_progress(self.iteration, run.iterations, **self.log.figures(learner.env_steps))
-        # a run resumed after it had finished has nothing left to do: no weights
-        if self.iteration < run.iterations:
-            self._send(weights)
+        if self.begin():
+            self.send(weights)
         else:
             self.training_over()
 
-    def _send(self, weights: PortWriter[np.ndarray]) -> None:
+    def begin(self) -> bool:
+        """Build the learner (resuming from a checkpoint when asked) and start the log;
+        whether there is training to do (a run resumed after it had finished has none)."""
+        self.learner = learner = self.algo.make_learner(self.space, self.seed)
+        self.iteration = self.resumed_from = resume_from_checkpoint(learner, self.run, self.log)
+        self.log.start(self.fqn)
+        self.report_progress(self.iteration, self.run.iterations, **self.log.figures(learner.env_steps))
+        return self.iteration < self.run.iterations
+
+    def send(self, weights: PortWriter[np.ndarray]) -> None:
+        """Send the learner's payload (noting when, for the fragments' policy lag)."""
         assert self.learner is not None
         weights.set(self.learner.payload())
         t = self.elapsed_tag()
@@ -85,12 +96,22 @@ class PlanTrainer(Reactor):
 
     @reaction(triggers=[fragments], effects=[weights])
     def learn(self, fragments: MultiReader[np.ndarray], weights: PortWriter[np.ndarray]) -> None:
-        learner = self.learner
-        assert learner is not None
         present = fragments.present()
         if not self.take(present):
             return
+        if self.update(present):
+            self.send(weights)
+        else:
+            self.training_over()
+
+    def update(self, present: Sequence[tuple[int, np.ndarray]]) -> bool:
+        """One update from the fragments ``present`` (channel, packed; in channel order):
+        the log, the progress line, the checkpoint. Whether training goes on."""
+        learner = self.learner
+        assert learner is not None
         rollouts = [unpack_rollout(packed) for _, packed in present]
+        for (i, _), ro in zip(present, rollouts, strict=True):
+            self.took(i, ro)
         now = self.elapsed_tag()
         lags = [self.lag.observe(ro.policy_tag, (now.time, now.microstep), self.iteration) for ro in rollouts]
         self.stats = learner.learn(rollouts)
@@ -105,10 +126,7 @@ class PlanTrainer(Reactor):
             self.log.show(self.iteration, learner.env_steps, self.stats)
         if run.checkpoint and run.checkpoint_every and self.iteration % run.checkpoint_every == 0:
             self._save()
-        if self.iteration < run.iterations and not self.log.solved:
-            self._send(weights)
-        else:
-            self.training_over()
+        return self.iteration < run.iterations and not self.log.solved
 
     def _save(self) -> None:
         assert self.learner is not None
@@ -119,4 +137,5 @@ class PlanTrainer(Reactor):
         assert self.learner is not None
         self.result = end_of_training(self.learner, self.log, self.run, self.iteration, self.resumed_from, self.stats)
         self.result.update(self.lag.result())
+        self.result.update(self.extra_result())
         self.report_result(self.result)

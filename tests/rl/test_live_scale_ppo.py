@@ -1,0 +1,219 @@
+"""Synchronous PPO whose samplers join and leave while it trains: the PPO example with
+``max_samplers`` (an elastic bank; the rounds of :mod:`reactorfed.rl.plans.elastic_round`,
+as Q-learning's), in one process with a schedule, and as real processes (``reactorfed rti``
+and one ``reactorfed federate`` per member) scaled 2 -> 4 -> 1 -> 3 while the learner runs:
+members join by starting, leave on SIGTERM, and a SIGKILLed one is replaced by a new
+process for its slot. The learner takes every sample once (its counts per member against
+each sampler's own), a round's batch is as wide as the round, and the RTI's record
+(``--membership-out``) replayed gives bit-identical weights."""
+
+from __future__ import annotations
+
+import json
+import signal
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+from bench.processes import Federation
+
+from reactorfed import Environment
+from reactorfed.model.elastic import MemberChange, elastic_banks
+
+from .conftest import EXAMPLES, load_example, make_args
+from .test_live_scale import _counts, _widths
+
+PROGRAM = f"{EXAMPLES / 'ppo_cartpole.py'}:Main"
+NUM_ENVS, STEPS = 2, 8  # a fragment: 16 rows
+ROWS = NUM_ENVS * STEPS
+#: the example's settings for a short run: 2 samplers at the start, so a round of 32 rows;
+#: minibatches of 24 rows: a round of 1 sampler is one minibatch of 16, of 3 two of 24 and
+#: 0 (48 = 24 + 24), of 4 three (64 = 24 + 24 + 16)
+BASE = {"num_samplers": 2, "num_envs": NUM_ENVS, "num_steps": STEPS, "ppo.update_epochs": 2, "ppo.minibatch_size": 24,
+        "checkpoint": "", "progress": False, "target_return": 1e9}
+
+
+def _params(iterations: int, **kw: Any) -> dict[str, Any]:
+    return {**BASE, "ppo.total_timesteps": iterations * 2 * ROWS, **kw}
+
+
+def _one_process(params: dict[str, Any], changes: list[MemberChange] | None) -> tuple[Any, Mapping[str, Any]]:
+    p = load_example("ppo_cartpole")
+    main = p.Main(make_args(p.Args, params))
+    env = Environment(fast=True)
+    sched = env.assemble(main)
+    if changes is not None:
+        sched.set_membership(changes)
+    return main, env.run().results
+
+
+def _timeless(r: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in r.items() if k not in ("seconds", "change_gaps_ms", "reached")}
+
+
+def test_each_round_learns_from_exactly_the_fragments_of_the_members_present() -> None:
+    """One process, one round per microstep, the schedule of the Q-learning test: a member
+    present when the weights go out (``k - 1``) and when they arrive (``k``) sends a
+    fragment in round ``k``. At microstep 25 every member asked leaves as another joins:
+    nobody answers that round, and the learner asks again instead of waiting."""
+    params = _params(40, max_samplers=4, seed=2)
+    s = "samplers"
+    changes = [MemberChange(0, 5, s, 2, True), MemberChange(0, 5, s, 3, True),
+               *(MemberChange(0, 12, s, i, False) for i in (1, 2, 3)),
+               MemberChange(0, 20, s, 2, True), MemberChange(0, 20, s, 3, True),
+               *(MemberChange(0, 25, s, i, False) for i in (0, 2, 3)), MemberChange(0, 25, s, 1, True)]
+    main, results = _one_process(params, changes)
+    r = results["Main.learner"]
+    assert r["iterations"] == 40 and r["incomplete_iterations"] == 0
+    assert r["rounds_asked_again"] == 1
+    assert r["membership"] == [[0, 0, 2], [0, 5, 4], [0, 12, 1], [0, 20, 3], [0, 25, 1]]
+    # the rounds each incarnation answered (as Q-learning's); a fragment's transitions are
+    # its rows less the automatic resets' (CartPole's episodes are longer than a fragment)
+    rounds = {"0": [24], "1": [11, 16], "2": [6, 4], "3": [6, 4]}
+    by_member = r["samples_by_member"]
+    assert sorted(by_member) == sorted(rounds)
+    for i, ks in rounds.items():
+        assert len(by_member[i]) == len(ks)
+        for n, k in zip(by_member[i], ks, strict=True):
+            assert k * ROWS - k * NUM_ENVS <= n <= k * ROWS, (i, by_member[i], ks)
+    assert sum(map(sum, by_member.values())) == r["env_steps"]
+    # each sampler's own count, its last incarnation's (a rejoined slot starts afresh)
+    assert [main.samplers[i].transitions for i in range(4)] == [c[-1] for _, c in sorted(by_member.items())]
+    # the same schedule again: the same weights (and all but the times)
+    _, again = _one_process(params, changes)
+    assert _timeless(again["Main.learner"]) == _timeless(r)
+
+
+def test_an_elastic_bank_that_never_changes_trains_as_the_fixed_one() -> None:
+    """Without changes the elastic plan's rounds are the fixed plan's (same tags, same
+    fragments in the same order): the same weights; and the default bank is not elastic."""
+    p = load_example("ppo_cartpole")
+    assert not elastic_banks(p.Main(make_args(p.Args, _params(1))))
+    assert list(elastic_banks(p.Main(make_args(p.Args, _params(1, max_samplers=3))))) == ["samplers"]
+    _, fixed = _one_process(_params(6, seed=5), None)
+    _, elastic = _one_process(_params(6, seed=5, max_samplers=4), [])
+    f, e = fixed["Main.learner"], elastic["Main.learner"]
+    assert e["weights_sha256"] == f["weights_sha256"] and e["env_steps"] == f["env_steps"]
+    assert e["samples_by_member"] == {"0": [e["samples_by_member"]["0"][0]], "1": [e["samples_by_member"]["1"][0]]}
+    assert e["membership"] == [[0, 0, 2]] and e["incomplete_iterations"] == 0
+
+
+# -- real processes ---------------------------------------------------------------------
+#: a round every ROUND_MS of logical time, in real time: ~ITERATIONS * ROUND_MS of training
+#: (long enough for the processes that join to start: an interpreter and torch each)
+ROUND_MS = 40
+ITERATIONS = 1250
+LIVE = _params(ITERATIONS, max_samplers=4, round_ms=ROUND_MS, seed=4)
+
+
+def _changes(st: dict[str, Any]) -> list[dict[str, Any]]:
+    return list(st.get("membership") or [])
+
+
+def _replayed(record: list[dict[str, Any]]) -> list[MemberChange]:
+    return [MemberChange(c["tag"][0], c["tag"][1], c["bank"], c["index"], c["joined"]) for c in record]
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(420)
+def test_ppo_scaled_2_4_1_3_while_it_runs_and_replayed(tmp_path: Path) -> None:
+    record_file = tmp_path / "membership.json"
+    fed = Federation(tmp_path, PROGRAM, LIVE, ["--membership-out", str(record_file)], "ppo")
+    try:
+        learner = fed.start("learner")
+        s = {i: fed.start(f"samplers[{i}]") for i in (0, 1)}
+        fed.await_status(lambda st: st["phase"] == "running" and st["elapsed_ns"] > 0, "the start")
+        s[2], s[3] = fed.start("samplers[2]"), fed.start("samplers[3]")  # 2 -> 4
+        st = fed.await_status(lambda st: len(_changes(st)) == 2, "the joins")
+        assert st["phase"] == "running" and all(c["joined"] for c in _changes(st)), st
+        joined = max(c["tag"][0] for c in _changes(st))
+        fed.await_status(lambda st: st["elapsed_ns"] > joined + 10 * ROUND_MS * 1_000_000, "rounds of four")
+        for i in (1, 2, 3):  # 4 -> 1: SIGTERM, as Kubernetes deletes a pod
+            s[i].popen.send_signal(signal.SIGTERM)
+        fed.await_status(lambda st: len(_changes(st)) == 5, "the leaves")
+        for i in (1, 2, 3):
+            assert s[i].popen.wait(60) == 0, s[i].tail()
+        fed.start("samplers[2]"), fed.start("samplers[3]")  # 1 -> 3: new processes for the slots
+        st = fed.await_status(lambda st: len(_changes(st)) == 7, "the second joins")
+        assert st["phase"] == "running", st
+        rejoined = max(c["tag"][0] for c in _changes(st))
+        assert rejoined < (ITERATIONS - 10) * ROUND_MS * 1_000_000, "rejoined too late to take part: a slow machine"
+        fed.wait()
+    finally:
+        fed.kill()
+    record = json.loads(record_file.read_text())["membership"]
+    widths = _widths(record, 2)
+    assert widths[-1] == 3 and 4 in widths and 1 in widths, widths
+    assert widths.index(4) < widths.index(1) < len(widths) - 1, widths
+
+    # The learner ran once, from start to end, and took every sample once.
+    assert learner.popen.returncode == 0 and sum(p.name == "learner" for p in fed.procs) == 1
+    r = learner.result("Main.learner")
+    assert r is not None, learner.tail()
+    assert r["iterations"] == ITERATIONS and r["incomplete_iterations"] == 0, r
+    assert r["samples_by_member"] == _counts(fed.procs), (r, fed.tails())
+    assert all(n > 0 for counts in r["samples_by_member"].values() for n in counts), "every process took part"
+    assert sum(map(sum, r["samples_by_member"].values())) == r["env_steps"]
+    seen = [w for _, _, w in r["membership"]]
+    assert seen[0] == 2 and seen[-1] == 3 and 4 in seen and seen.index(4) < seen.index(1), seen
+    rest = iter(widths)
+    assert all(w in rest for w in seen[1:]), (seen, widths)  # (a subsequence of the record's)
+    assert [p.popen.returncode for p in fed.procs] == [0] * len(fed.procs)
+    print(f"\nPPO: learner's rounds at the changes {r['change_gaps_ms']} ms apart (rounds every {ROUND_MS} ms); "
+          f"record {record}")
+
+    # The record replayed in one process: the same weights, the same counts.
+    _, single = _one_process(LIVE, _replayed(record))
+    assert _timeless(single["Main.learner"]) == _timeless(r)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_a_sigkilled_ppo_sampler_leaves_and_a_new_process_takes_its_slot(tmp_path: Path) -> None:
+    """SIGKILL to a sampler (no resignation): the RTI's liveness notices, the member leaves
+    at an agreed tag (in the record), the rounds go on with the other, a new process for
+    the slot joins and takes part, and training runs to its end.
+
+    What a replay of the record does not repeat: the RTI stops waiting on the dead member at
+    once, so the learner ends the round under way without its fragment, while the leave is
+    agreed at a tag after that round (the learner's answer), not at the one after the dead
+    member's last. That round counts as incomplete (its fragment missing), and a replay, in
+    which the member is present there and answers, learns from one more fragment."""
+    record_file = tmp_path / "membership.json"
+    params = _params(600, max_samplers=3, round_ms=ROUND_MS, seed=6)
+    fed = Federation(tmp_path, PROGRAM, params, ["--membership-out", str(record_file)], "ppokill")
+    try:
+        learner = fed.start("learner")
+        first = fed.start("samplers[1]")
+        fed.start("samplers[0]")
+        fed.await_status(lambda st: st["phase"] == "running" and st["elapsed_ns"] > 20 * ROUND_MS * 1_000_000,
+                         "some rounds")
+        first.popen.kill()  # SIGKILL
+        first.popen.wait(10)
+        fed.procs.remove(first)  # (its exit, -9, is this test's doing, not a failure to report)
+        st = fed.await_status(lambda st: len(_changes(st)) == 1, "the killed member's leave", 60)
+        assert not _changes(st)[0]["joined"] and _changes(st)[0]["member"] == "samplers[1]", st
+        again = fed.start("samplers[1]")
+        st = fed.await_status(lambda st: len(_changes(st)) == 2, "the new process's join", 120)
+        assert _changes(st)[1]["joined"], st
+        fed.wait()
+    finally:
+        fed.kill()
+    record = json.loads(record_file.read_text())["membership"]
+    assert [(c["member"], c["joined"]) for c in record] == [("samplers[1]", False), ("samplers[1]", True)]
+    r = learner.result("Main.learner")
+    assert r is not None, learner.tail()
+    assert r["iterations"] == 600, r
+    assert [w for _, _, w in r["membership"]] == [2, 1, 2], r["membership"]
+    killed, new = r["samples_by_member"]["1"]
+    assert killed > 0 and new > 0, r["samples_by_member"]
+    assert new == (again.result("Main.samplers[1]") or {}).get("samples"), again.tail()
+    assert sum(map(sum, r["samples_by_member"].values())) == r["env_steps"]
+    # at most the round under way when the member died misses its fragment (see above)
+    assert r["incomplete_iterations"] <= 1, r
+    _, single = _one_process(params, _replayed(record))
+    print(f"\nSIGKILL: record {record}; learner's incomplete rounds {r['incomplete_iterations']}; "
+          f"replay {'equal' if _timeless(single['Main.learner']) == _timeless(r) else 'differs'}")
+    if r["incomplete_iterations"] == 0:
+        assert _timeless(single["Main.learner"]) == _timeless(r)
