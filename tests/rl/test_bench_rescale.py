@@ -22,7 +22,7 @@ from bench.rescale_timeline import (
 from reactorfed import Environment
 from reactorfed.model.elastic import MemberChange
 
-from .conftest import load_example
+from .conftest import load_example, make_args
 
 MS = 1_000_000
 ROUND = 100 * MS
@@ -65,10 +65,10 @@ def test_the_learner_keeps_a_row_per_iteration_with_its_members() -> None:
 
 
 @pytest.mark.parametrize(("example", "params"), [
-    ("ppo_cartpole", {"total_timesteps": 12 * 32, "round_ms": 100}),
+    ("ppo_cartpole", {"ppo.total_timesteps": 12 * 32, "round_ms": 100}),
     ("appo_cartpole", {"total_timesteps": 30 * 16, "period_ms": 100, "weights_delay_ms": 100}),
-    ("apex_dqn_cartpole", {"total_timesteps": 64 + 40 * 4, "learning_starts": 64, "period_ms": 40,
-                           "weights_delay_ms": 40, "learn_period_ms": 10, "hidden": (32, 32)}),
+    ("apex_dqn_cartpole", {"total_timesteps": 64 + 40 * 4, "replay.learning_starts": 64, "period_ms": 40,
+                           "weights_delay_ms": 40, "learn_period_ms": 10, "dqn.hidden": (32, 32)}),
 ], ids=["ppo", "appo", "apex"])
 def test_the_other_plans_learners_keep_a_row_per_update(example: str, params: dict[str, object]) -> None:
     """``bench/rescale.py --plan``: each elastic plan's learner with ``timeline=true`` keeps
@@ -78,7 +78,7 @@ def test_the_other_plans_learners_keep_a_row_per_update(example: str, params: di
     args = {"num_samplers": 2, "max_samplers": 3, "num_envs": 2, "num_steps": 8, "checkpoint": "", "progress": False,
             "target_return": 1e9, "timeline": True, **params}
     env = Environment(fast=True)
-    env.assemble(m.Main(m.Args(**args))).set_membership([MemberChange(300 * MS, 0, "samplers", 2, True)])
+    env.assemble(m.Main(make_args(m.Args, args))).set_membership([MemberChange(300 * MS, 0, "samplers", 2, True)])
     res = env.run().results["Main.learner"]
     rows = rows_of(dict(res))
     assert len(rows) == res["iterations"] and all(a.wall_ns <= b.wall_ns for a, b in itertools.pairwise(rows))
@@ -86,7 +86,7 @@ def test_the_other_plans_learners_keep_a_row_per_update(example: str, params: di
     assert rows[0].members == frozenset({0, 1}) and rows[-1].members == frozenset({0, 1, 2})
     assert sum(r.steps for r in rows) <= res["env_steps"]  # (Ape-X: not the reports before its first update)
     plain = Environment(fast=True)
-    plain.assemble(m.Main(m.Args(**{**args, "timeline": False})))
+    plain.assemble(m.Main(make_args(m.Args, {**args, "timeline": False})))
     assert set(plain.run().results["Main.learner"]) == set(res) - {"timeline"}
 
 
