@@ -25,9 +25,18 @@ from ..time.tag import Tag
 from .action import Action, ActionDecl
 from .attachment import record_result, running_scheduler, unattached
 from .bank import Bank, take_member_index
+from .mode import (
+    Mode,
+    ModeElement,
+    ResetState,
+    Transition,
+    check_modes,
+    open_mode_of,
+    place_in_mode,
+)
 from .port import MultiPort, Port, PortDecl
 from .reaction import ReactionDecl
-from .timer import SHUTDOWN, STARTUP, Timer, TimerElement
+from .timer import RESET, SHUTDOWN, STARTUP, Timer, TimerElement
 
 __all__ = [
     "Connection",
@@ -35,7 +44,9 @@ __all__ = [
     "actions_of",
     "connections_of",
     "declared_reactions",
+    "modes_of",
     "ports_of",
+    "reset_states_of",
     "timers_of",
 ]
 
@@ -60,6 +71,8 @@ class Connection:
         self.after = after
         self.broadcast = broadcast
         self.physical = physical
+        #: the mode of ``owner`` whose ``with`` block made it (None: none)
+        self.mode = open_mode_of(owner)
 
 
 class _ReactorMeta(type):
@@ -86,6 +99,8 @@ class Reactor(metaclass=_ReactorMeta):
     _decl_actions: dict[str, ActionDecl[Any]] = {}
     _decl_timers: dict[str, Timer] = {}
     _decl_reactions: list[ReactionDecl] = []
+    _decl_modes: dict[str, Mode] = {}
+    _decl_states: dict[str, ResetState[Any]] = {}
 
     # Instance fields set by _setup (declared for type checkers).
     _parent: Reactor | None
@@ -130,8 +145,11 @@ class Reactor(metaclass=_ReactorMeta):
         actions: dict[str, ActionDecl[Any]] = {}
         timers: dict[str, Timer] = {}
         reactions: dict[str, ReactionDecl] = {}
+        modes: dict[str, Mode] = {}
+        states: dict[str, ResetState[Any]] = {}
         kinds: tuple[tuple[type, dict[str, Any]], ...] = (
-            (PortDecl, ports), (ActionDecl, actions), (Timer, timers), (ReactionDecl, reactions))
+            (PortDecl, ports), (ActionDecl, actions), (Timer, timers), (ReactionDecl, reactions),
+            (Mode, modes), (ResetState, states))
         for klass in _lf_order(cls):
             for attr, v in vars(klass).items():
                 for kind, found in kinds:
@@ -141,6 +159,9 @@ class Reactor(metaclass=_ReactorMeta):
                             found[attr] = resolved
         cls._decl_ports, cls._decl_actions, cls._decl_timers = ports, actions, timers
         cls._decl_reactions = list(reactions.values())
+        cls._decl_modes, cls._decl_states = modes, states
+        check_modes(cls, list(modes.values()), [*timers.values(), *actions.values(), *states.values()],
+                    cls._decl_reactions)
         for r in cls._decl_reactions:
             _check_params(cls, r)
 
@@ -152,6 +173,7 @@ class Reactor(metaclass=_ReactorMeta):
         d = self.__dict__
         d["_parent"] = parent
         unattached(self)
+        place_in_mode(self, parent)
         d["_children"] = []
         d["_connections"] = []
         d["_explicit_name"] = name
@@ -164,7 +186,7 @@ class Reactor(metaclass=_ReactorMeta):
     def _finish(self) -> None:
         # Create every declared element not touched during __init__ (they are created
         # lazily so that multiport widths may depend on parameters set in __init__).
-        for attr in (*self._decl_ports, *self._decl_actions, *self._decl_timers):
+        for attr in (*self._decl_ports, *self._decl_actions, *self._decl_timers, *self._decl_modes, *self._decl_states):
             getattr(self, attr)
         self._name_children()
 
@@ -204,6 +226,8 @@ class Reactor(metaclass=_ReactorMeta):
             a.fqn = f"{self.fqn}.{a.decl.name}"
         for attr in self._decl_timers:
             cast(TimerElement, self.__dict__[attr]).fqn = f"{self.fqn}.{attr}"
+        for attr in self._decl_modes:
+            cast(ModeElement, self.__dict__[attr]).fqn = f"{self.fqn}.{attr}"
         for c in self._children:
             c._rename(self.fqn)
 
@@ -339,6 +363,16 @@ def timers_of(r: Reactor) -> list[TimerElement]:
     return r._timers()
 
 
+def modes_of(r: Reactor) -> list[ModeElement]:
+    """The modes ``r``'s class declares, in declaration order (:mod:`.mode`)."""
+    return [r.__dict__[a] for a in r._decl_modes]
+
+
+def reset_states_of(cls: type[Reactor]) -> list[ResetState[Any]]:
+    """The reset state variables reactor class ``cls`` declares (:class:`.mode.ResetState`)."""
+    return list(cls._decl_states.values())
+
+
 def connections_of(r: Reactor) -> list[Connection]:
     """The connections ``r``'s ``__init__`` made (:meth:`Reactor.connect`), in order."""
     return r._connections
@@ -380,7 +414,7 @@ def _lf_order(cls: type) -> list[type]:
 def _element_name(ref: Any) -> str | None:
     if isinstance(ref, (PortDecl, ActionDecl, Timer)):
         return ref.name
-    if ref is STARTUP or ref is SHUTDOWN:
+    if ref is STARTUP or ref is SHUTDOWN or ref is RESET or isinstance(ref, Transition):
         return ref.name  # a handle whose is_present tells whether it triggered (LF's startup.is_present)
     if isinstance(ref, str):
         return ref.split(".", 1)[0]
