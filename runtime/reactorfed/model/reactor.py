@@ -25,18 +25,11 @@ from ..time.tag import Tag
 from .action import Action, ActionDecl
 from .attachment import record_result, running_scheduler, unattached
 from .bank import Bank, take_member_index
-from .mode import (
-    Mode,
-    ModeElement,
-    ResetState,
-    Transition,
-    check_modes,
-    open_mode_of,
-    place_in_mode,
-)
+from .declarations import check_declared, collect
+from .mode import Mode, ModeElement, ResetState, open_mode_of, place_in_mode
 from .port import MultiPort, Port, PortDecl
 from .reaction import ReactionDecl
-from .timer import RESET, SHUTDOWN, STARTUP, Timer, TimerElement
+from .timer import Timer, TimerElement
 
 __all__ = [
     "Connection",
@@ -135,35 +128,13 @@ class Reactor(metaclass=_ReactorMeta):
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         """Collect the class's elements, inherited ones included, in Lingua Franca's order
-        for ``reactor C extends A, B``: A's (with its own bases' first), then B's, then C's
-        own; a class reached twice (a diamond) counts once, where first reached. An element
-        redefined under the same name keeps the position of its first definition, and the
-        definition is the one Python's attribute lookup finds (the MRO: C's, else A's,
-        else B's). Python's MRO alone would give B's reactions before A's."""
+        (:func:`.declarations.collect`), and check them."""
         super().__init_subclass__(**kwargs)
-        ports: dict[str, PortDecl[Any]] = {}
-        actions: dict[str, ActionDecl[Any]] = {}
-        timers: dict[str, Timer] = {}
-        reactions: dict[str, ReactionDecl] = {}
-        modes: dict[str, Mode] = {}
-        states: dict[str, ResetState[Any]] = {}
-        kinds: tuple[tuple[type, dict[str, Any]], ...] = (
-            (PortDecl, ports), (ActionDecl, actions), (Timer, timers), (ReactionDecl, reactions),
-            (Mode, modes), (ResetState, states))
-        for klass in _lf_order(cls):
-            for attr, v in vars(klass).items():
-                for kind, found in kinds:
-                    if isinstance(v, kind) and attr not in found:
-                        resolved = getattr(cls, attr, None)  # the MRO's definition
-                        if isinstance(resolved, kind):
-                            found[attr] = resolved
-        cls._decl_ports, cls._decl_actions, cls._decl_timers = ports, actions, timers
-        cls._decl_reactions = list(reactions.values())
-        cls._decl_modes, cls._decl_states = modes, states
-        check_modes(cls, list(modes.values()), [*timers.values(), *actions.values(), *states.values()],
-                    cls._decl_reactions)
-        for r in cls._decl_reactions:
-            _check_params(cls, r)
+        d = collect(cls)
+        cls._decl_ports, cls._decl_actions, cls._decl_timers = d.ports, d.actions, d.timers
+        cls._decl_reactions = list(d.reactions.values())
+        cls._decl_modes, cls._decl_states = d.modes, d.states
+        check_declared(cls, d)
 
     def __init__(self) -> None:
         pass
@@ -391,47 +362,3 @@ def _read_only(r: Reactor, attr: str, value: Any) -> None:
         "replace or be replaced by it; keep the value under another attribute (e.g. self.label), or pass "
         "name=... when creating a reactor to choose its instance name"
     )
-
-
-def _lf_order(cls: type) -> list[type]:
-    """``cls`` and its bases, bases first, in the order listed, each once (depth first,
-    post-order): for ``C(A, B)`` with ``A(Base)`` and ``B(Base)``: Base, A, B, C."""
-    out: list[type] = []
-    seen: set[type] = set()
-
-    def visit(k: type) -> None:
-        if k in seen or k is object:
-            return
-        seen.add(k)
-        for b in k.__bases__:
-            visit(b)
-        out.append(k)
-
-    visit(cls)
-    return out
-
-
-def _element_name(ref: Any) -> str | None:
-    if isinstance(ref, (PortDecl, ActionDecl, Timer)):
-        return ref.name
-    if ref is STARTUP or ref is SHUTDOWN or ref is RESET or isinstance(ref, Transition):
-        return ref.name  # a handle whose is_present tells whether it triggered (LF's startup.is_present)
-    if isinstance(ref, str):
-        return ref.split(".", 1)[0]
-    raise ValidationError(f"not a port, action, timer or trigger reference: {ref!r}")
-
-
-def _check_params(cls: type, r: ReactionDecl) -> None:
-    names = {n for ref in (*r.triggers, *r.sources, *r.effects) if (n := _element_name(ref)) is not None}
-    for fn, what in ((r.fn, "reaction"), (r.deadline_fn, "deadline handler")):
-        if fn is None:
-            continue
-        import inspect
-
-        params = [p.name for p in list(inspect.signature(fn).parameters.values())[1:]]
-        for p in params:
-            if p not in names:
-                raise ValidationError(
-                    f"{what} {cls.__name__}.{r.name}: parameter {p!r} names no declared trigger, "
-                    f"source or effect (declared: {', '.join(sorted(names)) or 'none'})"
-                )
