@@ -320,3 +320,71 @@ def test_modes_give_the_same_results_with_workers():
         main = _Count3ModesMain()
         run(main, timeout=ms(2000), workers=workers)
         assert main.printed == [1, 2, 3] * 3
+
+
+class _Feed(Reactor):
+    out = Output(int)
+    t = Timer(0, ms(1))
+
+    def __init__(self, value=1):
+        self.value = value
+
+    @reaction(triggers=[t], effects=[out])
+    def tick(self, out):
+        out.set(self.value)
+
+
+def test_a_port_fed_from_two_modes_passes_on_the_active_ones_value():
+    class Switch(Reactor):
+        out = Output(int)
+        A = Mode(initial=True)
+        B = Mode()
+
+        def __init__(self):
+            with self.A:
+                self.a = _Feed()
+                self.connect(self.a.out, self.out)
+            with self.B:
+                self.b = _Feed(2)
+                self.connect(self.b.out, self.out)
+
+        with A:
+            @reaction(triggers=[STARTUP], effects=[reset(B)])
+            def go(self, B):
+                B.set()
+
+    class Main(Reactor):
+        def __init__(self):
+            self.s = Switch()
+            self.got = []
+
+        @reaction(triggers=["s.out"])
+        def r(self, s):
+            self.got.append((self.elapsed_tag(), s.out.get()))
+
+    main = Main()
+    run(main, timeout=ms(2))
+    # A's at 0; B's timer restarts (its offset 0) at the microstep B is entered, then every 1 ms
+    assert main.got == [(Tag(0), 1), (Tag(0, 1), 2), (Tag(ms(1)), 2), (Tag(ms(2)), 2)]
+
+
+def test_reading_a_port_upstream_of_one_fed_from_two_modes_is_refused():
+    class Switch(Reactor):
+        out = Output(int)
+        A = Mode(initial=True)
+        B = Mode()
+
+        def __init__(self):
+            with self.A:
+                self.a = _Feed()
+                self.connect(self.a.out, self.out)
+            with self.B:
+                self.b = _Feed()
+                self.connect(self.b.out, self.out)
+
+        @reaction(triggers=["b.out"])  # would see a's values too: the two chains share one slot
+        def peek(self, b):
+            pass
+
+    with pytest.raises(ValidationError, match=r"Switch.b.out is read by Switch.peek, but it is upstream of Switch.out"):
+        run(Switch())

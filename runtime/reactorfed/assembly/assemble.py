@@ -43,7 +43,7 @@ from ..model.reactor import (
 from ..model.timer import RESET, SHUTDOWN, STARTUP, Timer, TimerElement, TimerSlot
 from ..model.trigger import Slot
 from ..time.tag import FOREVER
-from .connections import connect, exclusive, exclusive_reactions
+from .connections import check_shared, connect, exclusive, exclusive_reactions
 from .modes import build_modes
 from .partition import NetLink, Partition
 from .program import Program, Wire
@@ -224,6 +224,7 @@ def assemble(main: Reactor, federate: str | None = None) -> Program:
                             merged[ch] = b
                     merged[a] = b
 
+    check_shared(prog.channels, wires, alternatives, lambda ch: root(ch, False), prog.reactions)
     reads: dict[Port[Any], list[Reaction]] = {}
     for rx in prog.reactions:
         for e in (*rx.triggers, *rx.sources):

@@ -4,11 +4,16 @@ into the :class:`Wire` that feeds each connected channel.
 
 A channel has one upstream, except where its upstreams are in different modes of one
 reactor (LF allows it: modes are mutually exclusive, so at most one of them is active).
-The first connection into a channel is its wire; the others, its alternatives.
+The first connection into a channel is its wire; the others, its alternatives. Chains of
+zero-delay connections joined that way share one slot (one value), which is right for the
+channel and what is downstream of it, and wrong for a channel upstream of the join that
+something else reads: it would carry the other modes' values too. That is refused
+(:func:`check_shared`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..errors import ValidationError
@@ -19,7 +24,7 @@ from ..model.reaction import Reaction
 from ..model.reactor import Connection
 from .program import Wire
 
-__all__ = ["connect", "exclusive", "exclusive_reactions"]
+__all__ = ["check_shared", "connect", "exclusive", "exclusive_reactions"]
 
 
 def exclusive(a: ModeElement | None, b: ModeElement | None) -> bool:
@@ -108,3 +113,44 @@ def _describe(x: Any) -> str:
     if isinstance(x, (list, tuple)) and x and isinstance(x[0], (Port, MultiPort)):
         return f"[{x[0].fqn}, ...]"
     return repr(x)
+
+
+def check_shared(channels: Iterable[Port[Any]], wires: dict[Port[Any], Wire], alternatives: dict[Port[Any], list[Wire]],
+                 head: Callable[[Port[Any]], Port[Any]], reactions: Iterable[Reaction]) -> None:
+    """Refuse a channel whose zero-delay chain was joined to another one (by connections
+    into one channel from several modes) upstream of the join, when a reaction reads it
+    or a delayed connection leaves it: it would see the other chain's values. ``head``:
+    a channel's slot head, joins included."""
+    joins = {d for d, alts in alternatives.items() if any(w.delay is None for w in alts)}
+    if not joins:
+        return
+    joined = {head(d) for d in joins}
+
+    def join_above(ch: Port[Any]) -> Port[Any] | None:
+        """The join ``ch`` is at or downstream of (along zero-delay wires), None: none."""
+        while True:
+            if ch in joins:
+                return ch
+            w = wires.get(ch)
+            if w is None or w.delay is not None:
+                return None
+            ch = w.src
+
+    upstream = {ch for ch in channels if head(ch) in joined and join_above(ch) is None}
+    if not upstream:
+        return
+    for rx in reactions:
+        for e in (*rx.triggers, *rx.sources):
+            if isinstance(e, Port) and e in upstream:
+                raise ValidationError(_shared(e, f"read by {rx.fqn}", joins, head))
+    for dst, first in wires.items():
+        for w in (first, *alternatives.get(dst, ())):
+            if w.delay is not None and w.src in upstream:
+                raise ValidationError(_shared(w.src, f"connected with a delay to {dst.fqn}", joins, head))
+
+
+def _shared(ch: Port[Any], what: str, joins: set[Port[Any]], head: Callable[[Port[Any]], Port[Any]]) -> str:
+    join = next(d for d in joins if head(d) is head(ch))
+    return (f"{ch.fqn} is {what}, but it is upstream of {join.fqn}, which is connected from several modes: "
+            f"their zero-delay connections share one value, so {ch.fqn} would carry the other modes' values "
+            f"too; read {join.fqn} (or a port downstream of it) instead")
