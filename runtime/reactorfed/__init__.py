@@ -6,10 +6,11 @@ from .execution.scheduler import ReactionFailed
 from .model.action import ActionHandle, ActionReader, LogicalAction, PhysicalAction, Policy
 from .model.bank import Bank, bank, each
 from .model.elastic import Elastic, ElasticBank, MemberChange, elastic_bank, members
+from .model.mode import Mode, ResetState, history, reset
 from .model.port import Input, MultiReader, MultiWriter, Output, PortReader, PortWriter
 from .model.reaction import reaction
 from .model.reactor import Reactor
-from .model.timer import SHUTDOWN, STARTUP, Timer
+from .model.timer import RESET, SHUTDOWN, STARTUP, Timer
 from .time.clock import Clock, SystemClock, VirtualClock
 from .time.duration import (
     Duration,
@@ -29,6 +30,7 @@ __version__ = "0.1.0"
 __all__ = [
     "FOREVER",
     "NEVER",
+    "RESET",
     "SHUTDOWN",
     "STARTUP",
     "ActionHandle",
@@ -43,6 +45,7 @@ __all__ = [
     "Input",
     "LogicalAction",
     "MemberChange",
+    "Mode",
     "MultiReader",
     "MultiWriter",
     "Output",
@@ -53,6 +56,7 @@ __all__ = [
     "ReactionFailed",
     "Reactor",
     "ReactorError",
+    "ResetState",
     "RunSummary",
     "SystemClock",
     "Tag",
@@ -65,6 +69,7 @@ __all__ = [
     "each",
     "elastic_bank",
     "format_duration",
+    "history",
     "hours",
     "members",
     "minutes",
@@ -72,6 +77,7 @@ __all__ = [
     "ns",
     "parse_duration",
     "reaction",
+    "reset",
     "sec",
     "us",
 ]

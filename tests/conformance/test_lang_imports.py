@@ -478,7 +478,6 @@ LEFT_OUT: dict[str, str] = {
     "lib/Test.lf": "library used by MovingAverage; ported here as TestDouble",
     "lib/LoopedActionSender.lf": "library used by Stop, Timeout, TimeoutZero and federated/DistributedLoopedAction*; ported here as LoopedActionSender",
     "lib/FileLevelPreamble.lf": "library used by PreambleFileLevel; ported here",
-    "lib/InstanceInMode.lf": "library used by ImportInstanceInMode (a modal reactor: reactorfed has no modes)",
+    "lib/InstanceInMode.lf": "library used by ImportInstanceInMode; ported with it (test_modal_models: B, U)",
     "lib/PassThrough.lf": "library used by no Python-target program",
-    "ImportInstanceInMode.lf": "imports lib/InstanceInMode.lf's B, a modal reactor (`initial mode A` containing a reactor instance): reactorfed has no modal models",
 }

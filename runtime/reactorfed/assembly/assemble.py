@@ -29,11 +29,10 @@ from typing import Any
 from ..errors import CausalityLoopError, ValidationError
 from ..model.action import Action, ActionDecl, ActionSlot
 from ..model.attachment import scheduler_of
-from ..model.bank import Bank
+from ..model.mode import Transition
 from ..model.port import MultiPort, Port, PortDecl
 from ..model.reaction import Reaction, ReactionDecl
 from ..model.reactor import (
-    Connection,
     Reactor,
     actions_of,
     connections_of,
@@ -41,9 +40,11 @@ from ..model.reactor import (
     ports_of,
     timers_of,
 )
-from ..model.timer import SHUTDOWN, STARTUP, Timer, TimerElement, TimerSlot
+from ..model.timer import RESET, SHUTDOWN, STARTUP, Timer, TimerElement, TimerSlot
 from ..model.trigger import Slot
 from ..time.tag import FOREVER
+from .connections import check_shared, connect, exclusive, exclusive_reactions
+from .modes import build_modes
 from .partition import NetLink, Partition
 from .program import Program, Wire
 
@@ -56,81 +57,17 @@ def _walk(r: Reactor) -> Iterable[Reactor]:
         yield from _walk(c)
 
 
-def _flatten(x: Any, where: str) -> list[Port[Any]]:
-    if isinstance(x, Port):
-        return [x]
-    if isinstance(x, MultiPort):
-        return x.channels()
-    if isinstance(x, (list, tuple, Bank)):
-        out: list[Port[Any]] = []
-        for item in x:
-            out.extend(_flatten(item, where))
-        return out
-    raise ValidationError(f"{where}: cannot connect {x!r}: expected a port, multiport, a bank's port or a list of them")
-
-
-def _connect(c: Connection, wires: dict[Port[Any], Wire]) -> None:
-    """Resolve one declared connection into ``wires`` (the connection into each channel)."""
-    owner = c.owner.fqn
-    srcs = _flatten(c.src, owner)
-    dsts = _flatten(c.dst, owner)
-    sname = _describe(c.src)
-    dname = _describe(c.dst)
-    for s in srcs:
-        ok = (not s.is_input and s.reactor.parent is c.owner) or (s.is_input and s.reactor is c.owner)
-        if not ok:
-            raise ValidationError(
-                f"{owner}: cannot connect from {s.fqn}: a connection's source must be an output of a "
-                f"contained reactor or an input of {owner}"
-            )
-    for d in dsts:
-        ok = (d.is_input and d.reactor.parent is c.owner) or (not d.is_input and d.reactor is c.owner)
-        if not ok:
-            raise ValidationError(
-                f"{owner}: cannot connect to {d.fqn}: a connection's destination must be an input of a "
-                f"contained reactor or an output of {owner}"
-            )
-    if len(srcs) != len(dsts):
-        if c.broadcast and srcs and len(dsts) % len(srcs) == 0:
-            srcs = srcs * (len(dsts) // len(srcs))
-        else:
-            hint = " (use broadcast=True to repeat the sources)" if srcs and len(dsts) % len(srcs) == 0 else ""
-            raise ValidationError(
-                f"{owner}: width mismatch connecting {sname} ({len(srcs)} channels) to {dname} "
-                f"({len(dsts)} channels){hint}"
-            )
-    for s, d in zip(srcs, dsts, strict=True):
-        up = wires.get(d)
-        if up is not None:
-            raise ValidationError(f"{owner}: {d.fqn} is already connected from {up.src.fqn}; a port has one upstream")
-        _check_types(owner, s, d)
-        # A physical connection is never zero-delay: it shares no slot and makes no edge.
-        wires[d] = Wire(s, (c.after or 0) if c.physical else c.after, c.physical)
-
-
-def _check_types(owner: str, s: Port[Any], d: Port[Any]) -> None:
-    st, dt = s.type, d.type
-    if dt is object or st is dt or not isinstance(st, type) or not isinstance(dt, type):
-        return
-    if not issubclass(st, dt):
-        raise ValidationError(f"{owner}: {s.fqn} carries {st.__name__} but {d.fqn} expects {dt.__name__}")
-
-
-def _describe(x: Any) -> str:
-    if isinstance(x, (Port, MultiPort)):
-        return x.fqn
-    if isinstance(x, (list, tuple)) and x and isinstance(x[0], (Port, MultiPort)):
-        return f"[{x[0].fqn}, ...]"
-    return repr(x)
-
-
 def resolve(reactor: Reactor, ref: Any, rdecl: ReactionDecl, role: str) -> tuple[str | None, list[Any], Any]:
     """Resolve one reference of a reaction: (parameter name, runtime elements, object)."""
     where = f"reaction {reactor.fqn}.{rdecl.name}"
-    if ref is STARTUP or ref is SHUTDOWN:
+    if ref is STARTUP or ref is SHUTDOWN or ref is RESET:
         if role == "effect":
             raise ValidationError(f"{where}: {ref!r} cannot be an effect: it is a trigger or a source")
         return ref.name, [ref], ref
+    if isinstance(ref, Transition):  # (an effect of the reactor's own mode: checked with its class)
+        if getattr(type(reactor), ref.mode.name, None) is not ref.mode:
+            raise ValidationError(f"{where}: {ref!r} goes to a mode that is not one of {reactor.fqn}'s")
+        return ref.name, [], ref
     if isinstance(ref, (PortDecl, ActionDecl, Timer)):
         name = ref.name
         # A subclass may redeclare an element (e.g. an action with another policy): the
@@ -227,13 +164,14 @@ def assemble(main: Reactor, federate: str | None = None) -> Program:
             slots[timer] = tslot = TimerSlot(timer)
             timers.append(tslot)
     wires = prog.wires
+    alternatives = prog.alternatives
     for r in reactors:
         for c in connections_of(r):
-            _connect(c, wires)
+            connect(c, wires, alternatives)
 
     # Reactions, in assembly order; edges along each reactor's declaration order.
     edges: dict[Reaction, list[Reaction]] = {}
-    writer: dict[Port[Any], Reaction] = {}  # the first reaction that declares a channel an effect
+    writers: dict[Port[Any], list[Reaction]] = {}  # the reactions that declare a channel an effect
     for r in reactors:
         mine: list[Reaction] = []
         for i, rd in enumerate(declared_reactions(type(r))):
@@ -247,16 +185,16 @@ def assemble(main: Reactor, federate: str | None = None) -> Program:
                     bucket.extend(elems)
             for e in rx.effects:
                 if isinstance(e, Port):
-                    writer.setdefault(e, rx)
+                    writers.setdefault(e, []).append(rx)
         for before, after in itertools.pairwise(mine):
             edges[before].append(after)
 
     for ch in prog.channels:
-        w = wires.get(ch)
-        if w is not None and ch in writer:
-            raise ValidationError(
-                f"{ch.fqn} has two sources: it is connected from {w.src.fqn} and written by {writer[ch].fqn}"
-            )
+        for w in (wires[ch], *alternatives.get(ch, ())) if ch in wires else ():
+            for rx in writers.get(ch, ()):  # (allowed in two modes of one reactor)
+                if not exclusive(w.mode, rx.reactor.__dict__[rx.decl.mode.name] if rx.decl.mode else None):
+                    raise ValidationError(
+                        f"{ch.fqn} has two sources: it is connected from {w.src.fqn} and written by {rx.fqn}")
 
     # The precedence graph spans the whole program, federated or not, so that a
     # causality loop through several federates is refused just the same.
@@ -271,8 +209,22 @@ def assemble(main: Reactor, federate: str | None = None) -> Program:
             w = wires.get(ch)
             seen += 1
             assert seen <= len(prog.channels), "zero-delay connections form a cycle"
-        return ch
+        return merged.get(ch, ch)
 
+    # Zero-delay connections into one channel from two modes join their chains: one slot
+    # (never written by both at one tag: one of the modes is inactive).
+    merged: dict[Port[Any], Port[Any]] = {}
+    for dst, alts in alternatives.items():
+        for w in alts:
+            if w.delay is None:
+                a, b = root(w.src, False), root(dst, False)
+                if a is not b:
+                    for ch, head in list(merged.items()):
+                        if head is a:
+                            merged[ch] = b
+                    merged[a] = b
+
+    check_shared(prog.channels, wires, alternatives, lambda ch: root(ch, False), prog.reactions)
     reads: dict[Port[Any], list[Reaction]] = {}
     for rx in prog.reactions:
         for e in (*rx.triggers, *rx.sources):
@@ -284,7 +236,7 @@ def assemble(main: Reactor, federate: str | None = None) -> Program:
         for e in rx.effects:
             if isinstance(e, Port):
                 for reader in reads.get(root(e, False), ()):
-                    if reader not in edges[rx]:
+                    if reader not in edges[rx] and not exclusive_reactions(rx, reader):
                         edges[rx].append(reader)
     prog.edges = edges
     _levels(prog.reactions, edges)
@@ -305,20 +257,23 @@ def assemble(main: Reactor, federate: str | None = None) -> Program:
             slot = heads[head] = Slot(head.fqn)
         slots[ch] = slot
     for ch in prog.channels:
-        w = wires.get(ch)
-        if w is not None and w.delay is not None and ch not in net_dst and local(ch.reactor):
-            # a physical connection's after d is coded -1 - d (Scheduler._process)
-            slots[w.src].delayed.append((slots[ch], -1 - w.delay if w.physical else w.delay))
+        for w in (wires[ch], *alternatives.get(ch, ())) if ch in wires else ():
+            if w.delay is not None and ch not in net_dst and local(ch.reactor):
+                # a physical connection's after d is coded -1 - d (Scheduler._process)
+                slots[w.src].delayed.append((slots[ch], -1 - w.delay if w.physical else w.delay))
 
     prog.reactions = [rx for rx in prog.reactions if local(rx.reactor)]
     prog.actions = [a for a in actions if local(a.reactor)]
     prog.timers = [t for t in timers if local(t.reactor)]
     for rx in prog.reactions:
         for e in rx.triggers:
+            if e is RESET:
+                continue  # run when its mode is entered with a reset (execution/modes.py)
             trig = prog.startup if e is STARTUP else prog.shutdown if e is SHUTDOWN else slots[e]
             if rx not in trig.reactions:
                 trig.reactions.append(rx)
     rank(prog, by_deadline=True)
+    prog.modes = build_modes(prog)
     return prog
 
 

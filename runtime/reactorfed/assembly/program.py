@@ -4,15 +4,19 @@ channel."""
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..model.action import Action, ActionSlot
+from ..model.mode import ModeElement
 from ..model.port import Port
 from ..model.reaction import Reaction
 from ..model.reactor import Reactor
 from ..model.timer import TimerElement, TimerSlot
 from ..model.trigger import Slot
 from .partition import Partition
+
+if TYPE_CHECKING:
+    from .modes import ModeTable
 
 __all__ = ["Program", "Wire"]
 
@@ -25,6 +29,8 @@ class Wire(NamedTuple):
     delay: int | None
     #: LF's physical connection (~>)
     physical: bool
+    #: the mode of its reactor the connection was made in (None: none)
+    mode: ModeElement | None = None
 
 
 class Program:
@@ -50,6 +56,10 @@ class Program:
         self.edges: dict[Reaction, list[Reaction]] = {}
         #: the connection into each connected channel
         self.wires: dict[Port[Any], Wire] = {}
+        #: more connections into a channel, each in another mode of its reactor than its wire's
+        self.alternatives: dict[Port[Any], list[Wire]] = {}
+        #: the program's modes (None: it has none; :mod:`.modes`)
+        self.modes: ModeTable | None = None
         #: every channel's, action's and timer's slot (channels joined by zero-delay
         #: connections share one)
         self.slots: dict[Port[Any] | Action | TimerElement, Slot] = {}

@@ -13,9 +13,10 @@ from ..assembly.assemble import resolve
 from ..assembly.program import Program
 from ..errors import ValidationError
 from ..model.action import Action, ActionHandle, ActionReader, ActionSlot
+from ..model.mode import Transition
 from ..model.port import MultiPort, MultiReader, MultiWriter, Port, PortReader, PortWriter
 from ..model.reaction import Reaction
-from ..model.timer import SHUTDOWN, STARTUP, TimerElement
+from ..model.timer import RESET, SHUTDOWN, STARTUP, TimerElement
 from ..model.trigger import Slot
 
 __all__ = ["bind_reactions"]
@@ -39,7 +40,14 @@ def bind_reactions(prog: Program, *, mark: Callable[[Slot], None], schedule: Sch
                 name, _, obj = resolve(rx.reactor, ref, decl, role)
                 if name is None:
                     continue
-                h = _handle(prog, obj, role == "effect", mark, schedule, schedule_physical, writer_cls)
+                h: Any
+                if isinstance(obj, Transition):
+                    assert prog.modes is not None, f"{rx.fqn}: a transition in a program without modes"
+                    h = prog.modes.handle(rx.reactor, obj)
+                elif obj is RESET:  # (outside every mode it never triggers)
+                    h = ActionReader(prog.modes.entry if prog.modes is not None else Slot("reset"))  # type: ignore[arg-type]
+                else:
+                    h = _handle(prog, obj, role == "effect", mark, schedule, schedule_physical, writer_cls)
                 if isinstance(ref, str) and "." in ref:
                     ns = nested.setdefault(name, SimpleNamespace())
                     attr = ref.split(".", 1)[1]

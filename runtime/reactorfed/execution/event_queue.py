@@ -154,6 +154,24 @@ class EventQueue:
             heapq.heapify(self.heap)
         return moved
 
+    def take(self, slots: Set[Slot]) -> list[tuple[TagT, Slot, Any]]:
+        """Remove every event of ``slots`` (a tag left without events goes too); returns
+        them, (tag, slot, value), in tag order (a mode's events held while it is inactive)."""
+        events = self.events
+        out: list[tuple[TagT, Slot, Any]] = []
+        for t in sorted(events):
+            evs = events[t]
+            if slots.isdisjoint(evs):
+                continue
+            for s in [s for s in evs if s in slots]:
+                out.append((t, s, evs.pop(s)))
+            if not evs:
+                del events[t]
+                self.heap.remove(t)
+        if out:
+            heapq.heapify(self.heap)
+        return out
+
     def drop_from(self, slots: Set[Slot], tag: TagT, counted: Set[Slot]) -> int:
         """Remove every event of ``slots`` at ``tag`` or later (a tag left without events
         goes too); returns how many of those were events of ``counted`` slots."""

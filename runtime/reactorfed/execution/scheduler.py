@@ -8,10 +8,10 @@ connections and clears presence (values persist: :mod:`reactorfed.model.port`). 
 reaches it. It composes the parts it drives: the :class:`EventQueue`, the
 :class:`ReadyQueue` and an execution strategy (:mod:`.strategies`: serial, checkpointed,
 parallel), the :class:`Inbox` (physical actions and stop requests from other threads,
-and the wait for the next tag), the handles' binding (:mod:`.binding`) and the elastic
-banks' :class:`Membership`. A :class:`Coordinator` (federated execution) may hold a tag
-back until it is granted, add events that arrived from the network, and hear of each
-completed tag.
+and the wait for the next tag), the handles' binding (:mod:`.binding`), the elastic
+banks' :class:`Membership` and the program's :class:`Modes` (if it has any). A
+:class:`Coordinator` (federated execution) may hold a tag back until it is granted, add
+events that arrived from the network, and hear of each completed tag.
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ from .deadlines import with_deadline
 from .event_queue import EventQueue
 from .inbox import Inbox
 from .membership import Membership
+from .modes import Modes
 from .strategies import Checkpointed, Parallel, ReadyQueue, Serial, Strategy
 from .tracing import Tracer, UserEvents, trace_reactions, traced_schedule
 
@@ -89,6 +90,8 @@ class Scheduler:
         self.tag_hooks: list[Callable[[TagT, list[Slot]], None]] = []
         #: the elastic banks' members present at each tag (None: the program has none)
         self.membership: Membership | None = Membership(program) if elastic_banks(program.main) else None
+        #: the program's modes at run time (None: it has none; then nothing here changes)
+        self.modes: Modes | None = Modes(program.modes, self) if program.modes is not None else None
         self.tracer: Tracer | None = None  # a traced run's recorder (set before bind)
         self.user_events = UserEvents()  # LF's user trace events
         #: what the program's reactors last reported of their progress (Reactor.report_progress)
@@ -251,6 +254,8 @@ class Scheduler:
         mem = self.membership
         first = mem.first if mem is not None and mem.first is not None else (start, 0)  # (a joiner's: its ADMIT's)
         self.queue.post_start(self.program, start, first, self.stop_tag)
+        if self.modes is not None:
+            self.modes.start(start)  # (takes part in each tag's end as a tag hook)
         if mem is not None:
             mem.start(self, start)
         try:

@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from ..errors import UndeclaredAccessError, ValidationError
 from ..time.duration import DurationParam, check_duration, check_param, resolve_param
 from .attachment import has_ended, scheduler_of
+from .mode import declaring_mode
 from .trigger import Element, OwnedSlot, Slot, undeclared
 
 if TYPE_CHECKING:
@@ -82,6 +83,8 @@ class ActionDecl(Generic[T]):
         self.min_delay = min_delay
         self.min_spacing = min_spacing
         self.name = "?"
+        #: the mode whose ``with`` block declares it (None: none; :mod:`.mode`)
+        self.mode = declaring_mode()
         try:
             self.policy = Policy(policy if policy is not None else Policy.DEFER)
         except ValueError:

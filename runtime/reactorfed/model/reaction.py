@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import ValidationError
 from ..time.duration import DurationParam, check_duration, check_param, resolve_param
 from ..time.tag import FOREVER
+from .mode import declaring_mode
 
 if TYPE_CHECKING:
     from .reactor import Reactor
@@ -55,6 +56,8 @@ class ReactionDecl:
         self.deadline = deadline
         self.deadline_fn: Callable[..., Any] | None = None
         self.params = [p.name for p in list(inspect.signature(fn).parameters.values())[1:]]
+        #: the mode whose ``with`` block declares it (None: none; :mod:`.mode`)
+        self.mode = declaring_mode()
         if deadline is not None:
             check_param(deadline, f"reaction {self.name}: deadline")
         if not self.triggers:

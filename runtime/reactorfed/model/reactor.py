@@ -26,9 +26,11 @@ from ..time.tag import Tag
 from .action import Action, ActionDecl
 from .attachment import record_result, running_scheduler, unattached
 from .bank import Bank, take_member_index
+from .declarations import check_declared, collect
+from .mode import Mode, ModeElement, ResetState, open_mode_of, place_in_mode
 from .port import MultiPort, Port, PortDecl
 from .reaction import ReactionDecl
-from .timer import SHUTDOWN, STARTUP, Timer, TimerElement
+from .timer import Timer, TimerElement
 
 __all__ = [
     "Connection",
@@ -36,7 +38,9 @@ __all__ = [
     "actions_of",
     "connections_of",
     "declared_reactions",
+    "modes_of",
     "ports_of",
+    "reset_states_of",
     "timers_of",
 ]
 
@@ -61,6 +65,8 @@ class Connection:
         self.after = after
         self.broadcast = broadcast
         self.physical = physical
+        #: the mode of ``owner`` whose ``with`` block made it (None: none)
+        self.mode = open_mode_of(owner)
 
 
 class _ReactorMeta(type):
@@ -87,6 +93,8 @@ class Reactor(metaclass=_ReactorMeta):
     _decl_actions: dict[str, ActionDecl[Any]] = {}
     _decl_timers: dict[str, Timer] = {}
     _decl_reactions: list[ReactionDecl] = []
+    _decl_modes: dict[str, Mode] = {}
+    _decl_states: dict[str, ResetState[Any]] = {}
 
     # Instance fields set by _setup (declared for type checkers).
     _parent: Reactor | None
@@ -121,29 +129,13 @@ class Reactor(metaclass=_ReactorMeta):
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         """Collect the class's elements, inherited ones included, in Lingua Franca's order
-        for ``reactor C extends A, B``: A's (with its own bases' first), then B's, then C's
-        own; a class reached twice (a diamond) counts once, where first reached. An element
-        redefined under the same name keeps the position of its first definition, and the
-        definition is the one Python's attribute lookup finds (the MRO: C's, else A's,
-        else B's). Python's MRO alone would give B's reactions before A's."""
+        (:func:`.declarations.collect`), and check them."""
         super().__init_subclass__(**kwargs)
-        ports: dict[str, PortDecl[Any]] = {}
-        actions: dict[str, ActionDecl[Any]] = {}
-        timers: dict[str, Timer] = {}
-        reactions: dict[str, ReactionDecl] = {}
-        kinds: tuple[tuple[type, dict[str, Any]], ...] = (
-            (PortDecl, ports), (ActionDecl, actions), (Timer, timers), (ReactionDecl, reactions))
-        for klass in _lf_order(cls):
-            for attr, v in vars(klass).items():
-                for kind, found in kinds:
-                    if isinstance(v, kind) and attr not in found:
-                        resolved = getattr(cls, attr, None)  # the MRO's definition
-                        if isinstance(resolved, kind):
-                            found[attr] = resolved
-        cls._decl_ports, cls._decl_actions, cls._decl_timers = ports, actions, timers
-        cls._decl_reactions = list(reactions.values())
-        for r in cls._decl_reactions:
-            _check_params(cls, r)
+        d = collect(cls)
+        cls._decl_ports, cls._decl_actions, cls._decl_timers = d.ports, d.actions, d.timers
+        cls._decl_reactions = list(d.reactions.values())
+        cls._decl_modes, cls._decl_states = d.modes, d.states
+        check_declared(cls, d)
 
     def __init__(self) -> None:
         pass
@@ -153,6 +145,7 @@ class Reactor(metaclass=_ReactorMeta):
         d = self.__dict__
         d["_parent"] = parent
         unattached(self)
+        place_in_mode(self, parent)
         d["_children"] = []
         d["_connections"] = []
         d["_explicit_name"] = name
@@ -165,7 +158,7 @@ class Reactor(metaclass=_ReactorMeta):
     def _finish(self) -> None:
         # Create every declared element not touched during __init__ (they are created
         # lazily so that multiport widths may depend on parameters set in __init__).
-        for attr in (*self._decl_ports, *self._decl_actions, *self._decl_timers):
+        for attr in (*self._decl_ports, *self._decl_actions, *self._decl_timers, *self._decl_modes, *self._decl_states):
             getattr(self, attr)
         self._name_children()
 
@@ -205,6 +198,8 @@ class Reactor(metaclass=_ReactorMeta):
             a.fqn = f"{self.fqn}.{a.decl.name}"
         for attr in self._decl_timers:
             cast(TimerElement, self.__dict__[attr]).fqn = f"{self.fqn}.{attr}"
+        for attr in self._decl_modes:
+            cast(ModeElement, self.__dict__[attr]).fqn = f"{self.fqn}.{attr}"
         for c in self._children:
             c._rename(self.fqn)
 
@@ -350,6 +345,16 @@ def timers_of(r: Reactor) -> list[TimerElement]:
     return r._timers()
 
 
+def modes_of(r: Reactor) -> list[ModeElement]:
+    """The modes ``r``'s class declares, in declaration order (:mod:`.mode`)."""
+    return [r.__dict__[a] for a in r._decl_modes]
+
+
+def reset_states_of(cls: type[Reactor]) -> list[ResetState[Any]]:
+    """The reset state variables reactor class ``cls`` declares (:class:`.mode.ResetState`)."""
+    return list(cls._decl_states.values())
+
+
 def connections_of(r: Reactor) -> list[Connection]:
     """The connections ``r``'s ``__init__`` made (:meth:`Reactor.connect`), in order."""
     return r._connections
@@ -368,47 +373,3 @@ def _read_only(r: Reactor, attr: str, value: Any) -> None:
         "replace or be replaced by it; keep the value under another attribute (e.g. self.label), or pass "
         "name=... when creating a reactor to choose its instance name"
     )
-
-
-def _lf_order(cls: type) -> list[type]:
-    """``cls`` and its bases, bases first, in the order listed, each once (depth first,
-    post-order): for ``C(A, B)`` with ``A(Base)`` and ``B(Base)``: Base, A, B, C."""
-    out: list[type] = []
-    seen: set[type] = set()
-
-    def visit(k: type) -> None:
-        if k in seen or k is object:
-            return
-        seen.add(k)
-        for b in k.__bases__:
-            visit(b)
-        out.append(k)
-
-    visit(cls)
-    return out
-
-
-def _element_name(ref: Any) -> str | None:
-    if isinstance(ref, (PortDecl, ActionDecl, Timer)):
-        return ref.name
-    if ref is STARTUP or ref is SHUTDOWN:
-        return ref.name  # a handle whose is_present tells whether it triggered (LF's startup.is_present)
-    if isinstance(ref, str):
-        return ref.split(".", 1)[0]
-    raise ValidationError(f"not a port, action, timer or trigger reference: {ref!r}")
-
-
-def _check_params(cls: type, r: ReactionDecl) -> None:
-    names = {n for ref in (*r.triggers, *r.sources, *r.effects) if (n := _element_name(ref)) is not None}
-    for fn, what in ((r.fn, "reaction"), (r.deadline_fn, "deadline handler")):
-        if fn is None:
-            continue
-        import inspect
-
-        params = [p.name for p in list(inspect.signature(fn).parameters.values())[1:]]
-        for p in params:
-            if p not in names:
-                raise ValidationError(
-                    f"{what} {cls.__name__}.{r.name}: parameter {p!r} names no declared trigger, "
-                    f"source or effect (declared: {', '.join(sorted(names)) or 'none'})"
-                )

@@ -5,12 +5,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..time.duration import DurationParam, check_duration, check_param, resolve_param
+from .mode import declaring_mode
 from .trigger import Element, OwnedSlot
 
 if TYPE_CHECKING:
     from .reactor import Reactor
 
-__all__ = ["SHUTDOWN", "STARTUP", "Timer"]
+__all__ = ["RESET", "SHUTDOWN", "STARTUP", "Timer"]
 
 
 class Timer:
@@ -27,6 +28,8 @@ class Timer:
         self.offset = offset
         self.period = period
         self.name = "?"
+        #: the mode whose ``with`` block declares it (None: none; :mod:`.mode`)
+        self.mode = declaring_mode()
 
     def __set_name__(self, owner: type, name: str) -> None:
         self.name = name
@@ -73,7 +76,8 @@ class TimerSlot(OwnedSlot):
 
 
 class _Builtin:
-    """``STARTUP`` and ``SHUTDOWN``: triggers every reactor has."""
+    """``STARTUP``, ``SHUTDOWN`` and ``RESET``: triggers every reactor has (``RESET``: its
+    mode was entered with a reset transition, :mod:`.mode`)."""
 
     def __init__(self, name: str) -> None:
         self.name = name
@@ -84,3 +88,4 @@ class _Builtin:
 
 STARTUP = _Builtin("startup")
 SHUTDOWN = _Builtin("shutdown")
+RESET = _Builtin("reset")
