@@ -146,12 +146,16 @@ class Cluster:
         """A pod's log (its only container's), "" when it cannot be read: the discovery
         pod's answer when its termination message cannot hold it (needs ``pods/log``)."""
         try:
-            text = self.core.read_namespaced_pod_log(name, self.namespace, limit_bytes=limit_bytes)
+            # raw bytes: the client would json-decode a log that is one JSON object and hand
+            # back its Python repr (kubernetes-client/python#811)
+            response = self.core.read_namespaced_pod_log(name, self.namespace, limit_bytes=limit_bytes,
+                                                         _preload_content=False)  # fmt: skip
         except ApiException as exc:
             if exc.status in (400, 403, 404):
                 return ""
             raise
-        return text if isinstance(text, str) else ""
+        data = getattr(response, "data", b"")
+        return data.decode("utf-8", "replace") if isinstance(data, bytes) else str(data or "")
 
     def config_map_text(self, name: str, key: str) -> str | None:
         """One key of a ConfigMap (the program's file), None when either is missing."""

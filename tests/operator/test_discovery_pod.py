@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+from types import SimpleNamespace
 from typing import Any
+from unittest.mock import MagicMock
 
-from reactorfed_operator.cluster import observe_pod
+from reactorfed_operator.cluster import Cluster, observe_pod
 from reactorfed_operator.discovery_pod import (
     ANNOTATION_INPUTS,
     DEADLINE_SECONDS,
@@ -199,3 +201,20 @@ def test_hold_keeps_a_new_incarnation_from_being_made() -> None:
     assert hold(running, 1, "asking the program") is running  # a running incarnation is not touched
     replacing = Plan(Phase.RUNNING, "Replacing", "", 1, 0, create=federation_pods(fed, 1)[2:])  # an elastic slot refilled
     assert hold(replacing, 1, "asking the program") is replacing
+
+
+def test_the_log_is_read_raw_and_the_pod_only_when_ours() -> None:
+    """A log that is one JSON object comes back as it is (the client would hand back the
+    repr of the dict it decoded), and a discovery pod another owner made is not ours."""
+    core = MagicMock()
+    core.read_namespaced_pod_log.return_value = SimpleNamespace(data=answer().encode())
+    cluster = Cluster("rl", api=core)
+    assert json.loads(cluster.pod_log("pong-discovery")) == json.loads(answer())
+    assert core.read_namespaced_pod_log.call_args.kwargs["_preload_content"] is False
+    fed = make_fed()
+    pod = discovery_pod(fed, "k")
+    core.read_namespaced_pod.return_value = pod
+    seen = cluster.discovery_pod(fed)
+    assert seen is not None and seen.inputs == "k"
+    pod["metadata"]["ownerReferences"][0]["uid"] = "someone-else"
+    assert cluster.discovery_pod(fed) is None
