@@ -10,6 +10,7 @@ pod is made, and the refusal is lifted once the cause is gone."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import subprocess
 from typing import Any
@@ -48,6 +49,10 @@ def federation(name: str, groups: list[dict[str, Any]] | None = None, module: st
 def apply(cp: ControlPlane, *objs: dict[str, Any]) -> None:
     cp.kubectl("apply", "-n", NAMESPACE, "-f", "-", input=json.dumps({"apiVersion": "v1", "kind": "List",
                                                                        "items": list(objs)}))  # fmt: skip
+
+
+def _seconds(stamp: str) -> float:
+    return dt.datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
 
 
 def federate_pods(cp: ControlPlane, name: str) -> list[str]:
@@ -111,6 +116,11 @@ def test_a_matching_federation_proceeds_and_is_asked_again_only_when_its_program
         assert program["banks"] == [{"name": "samplers", "width": 2, "widthParam": "num_samplers"}], program
         assert program["entrypoint"] == "counting:Main" and program["image"] == "reactorfed-runtime:e2e"
         assert [c for _, _, c in kubelet.runs_of(name)] == [0]
+        created = rfed(cp, name)["metadata"]["creationTimestamp"]
+        took = _seconds(program["discoveredAt"]) - _seconds(created)
+        print(f"\n{name}: apply -> status.program {took:.0f} s (1 s resolution); the command itself "
+              f"{kubelet.runs_of(name)[0][1]:.2f} s")
+        assert took < 30, took
         reasons = [e["reason"] for e in sorted(events(cp, name), key=lambda e: e.get("firstTimestamp") or "")]
         assert "Discovering" in reasons and "Creating" in reasons
         assert cp.kubectl("get", "pod", f"{name}-discovery", "-n", NAMESPACE, check=False).returncode != 0  # deleted
