@@ -4,7 +4,8 @@ One function, :func:`reconcile`, does a level-triggered pass (observe -> plan ->
 status); it runs on create/resume/spec updates and on a timer (``REACTORFED_OPERATOR_INTERVAL``
 seconds, default 5) so pod phases and the RTI's progress stay current. Semantic errors
 end in a status condition and an Event, never in an exception that Kopf would retry in
-a loop.
+a loop. Before a new incarnation is made, the program is asked what its federates are and
+the groups are checked against its answer (:mod:`.discovery_pod`).
 """
 
 from __future__ import annotations
