@@ -14,6 +14,8 @@ from kubernetes import client, config
 from kubernetes.client.exceptions import ApiException
 
 from . import GROUP, PLURAL, VERSION
+from .discovery_pod import DiscoveryPod, observe_discovery
+from .discovery_pod import pod_name as discovery_pod_name
 from .manifests import (
     ANNOTATION_FEDERATE,
     ANNOTATION_MAX,
@@ -127,6 +129,45 @@ class Cluster:
             if pod is not None:
                 observed.append(pod)
         return observed
+
+    def discovery_pod(self, fed: Federation) -> DiscoveryPod | None:
+        """The federation's discovery pod, if one of ours exists."""
+        try:
+            raw = self._sanitize(self.core.read_namespaced_pod(discovery_pod_name(fed), self.namespace))
+        except ApiException as exc:
+            if exc.status == 404:
+                return None
+            raise
+        if not any(o.get("uid") == fed.uid for o in (raw.get("metadata") or {}).get("ownerReferences") or []):
+            return None
+        return observe_discovery(raw)
+
+    def pod_log(self, name: str, limit_bytes: int = 4 << 20) -> str:
+        """A pod's log (its only container's), "" when it cannot be read: the discovery
+        pod's answer when its termination message cannot hold it (needs ``pods/log``)."""
+        try:
+            # raw bytes: the client would json-decode a log that is one JSON object and hand
+            # back its Python repr (kubernetes-client/python#811)
+            response = self.core.read_namespaced_pod_log(name, self.namespace, limit_bytes=limit_bytes,
+                                                         _preload_content=False)  # fmt: skip
+        except ApiException as exc:
+            if exc.status in (400, 403, 404):
+                return ""
+            raise
+        data = getattr(response, "data", b"")
+        return data.decode("utf-8", "replace") if isinstance(data, bytes) else str(data or "")
+
+    def config_map_text(self, name: str, key: str) -> str | None:
+        """One key of a ConfigMap (the program's file), None when either is missing."""
+        try:
+            obj: Any = self.core.read_namespaced_config_map(name, self.namespace)
+        except ApiException as exc:
+            if exc.status == 404:
+                return None
+            raise
+        data = {**(obj.binary_data or {}), **(obj.data or {})}
+        value = data.get(key)
+        return None if value is None else str(value)
 
     def create(self, manifest: Mapping[str, Any]) -> bool:
         """Create the object; False if it already existed."""

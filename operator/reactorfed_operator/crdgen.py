@@ -112,6 +112,29 @@ def _status() -> dict[str, Any]:
                 "properties": {"refusedAt": {"type": "string", "format": "date-time"}, "message": {"type": "string"},
                                "refusals": {"type": "integer"}},
             },
+            "program": {
+                "type": "object",
+                "description": "What the program says its federates are (`reactorfed federates PROGRAM --json`, run "
+                               "once in a pod of the program's image before any pod of the federation is made), for "
+                               "the inputs whose digest is `inputs` (image, entrypoint, parameters but a scaled "
+                               "bank's width, environment, the ConfigMap's program): asked again only when they "
+                               "change. `error` instead when the program could not say.",
+                "properties": {
+                    "inputs": {"type": "string"},
+                    "image": {"type": "string"},
+                    "entrypoint": {"type": "string"},
+                    "discoveredAt": {"type": "string", "format": "date-time"},
+                    "federates": {"type": "array", "items": {"type": "string"},
+                                  "description": "The program's federates that are not bank members."},
+                    "banks": {"type": "array", "items": {"type": "object", "properties": {
+                        "name": {"type": "string"},
+                        "width": {"type": "integer"},
+                        "widthParam": {"type": "string"},
+                        "elastic": {"type": "object", "properties": ints("min", "max")},
+                    }}},
+                    "error": {"type": "string"},
+                },
+            },
             "progress": {"type": "object", "properties": {
                 "rtiPhase": {"type": "string"},
                 "logicalTime": {"type": "string"},

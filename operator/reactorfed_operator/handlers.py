@@ -4,11 +4,13 @@ One function, :func:`reconcile`, does a level-triggered pass (observe -> plan ->
 status); it runs on create/resume/spec updates and on a timer (``REACTORFED_OPERATOR_INTERVAL``
 seconds, default 5) so pod phases and the RTI's progress stay current. Semantic errors
 end in a status condition and an Event, never in an exception that Kopf would retry in
-a loop.
+a loop. Before a new incarnation is made, the program is asked what its federates are and
+the groups are checked against its answer (:mod:`.discovery_pod`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import logging
 import os
@@ -22,9 +24,12 @@ from kubernetes.client.exceptions import ApiException
 
 from . import GROUP, KIND, PLURAL, VERSION
 from .cluster import Cluster, load_config
+from .discovery import CONDITION
+from .discovery_pod import REFUSALS, DiscoveryStep, Known, hold, inputs_key, needs_log
+from .discovery_pod import step as discovery_step
 from .manifests import Federation, checkpoint_pvc, rti_service, secret, secret_name
 from .netpol import Reach, network_policy, policy_name
-from .phase import Phase, PodPhase, Role
+from .phase import TERMINAL, Phase, PodPhase, Role
 from .planner import ELASTIC_KEYS, Plan, PriorStatus, plan
 from .progress import Progress, fetch_progress
 from .spec import FederationSpec, SpecError, parse_spec
@@ -158,11 +163,22 @@ def _reconcile(obj: dict[str, Any], cluster: Cluster) -> None:
     fed = Federation(name=meta["name"], namespace=meta["namespace"], uid=meta["uid"], spec=spec)
     missing = [] if spec.suspend else _ensure_support(fed, cluster, body)
     pods = cluster.pods(fed)
+    asked = _ask_program(fed, cluster, body, obj, prior, generation, missing)
+    if asked is not None and asked.state == "refused":
+        _refuse(fed, cluster, asked, prior, generation)
+        return
+    if prior.reason in REFUSALS:
+        if asked is not None and asked.state == "waiting":  # asked again after a refusal: wait for the answer
+            _refuse(fed, cluster, asked, prior, generation, phase=Phase.PENDING)
+            return
+        prior = dataclasses.replace(prior, phase=None, reason=None)  # the cause of the refusal is gone
     # the nodes, only while an incarnation's pods wait behind their gang gate (or are about to be made)
     newest = max((p.incarnation for p in pods), default=0)
     waiting = not spec.suspend and all(p.gated or p.deleting for p in pods if p.incarnation == newest)
-    nodes = cluster.nodes() if waiting else None
+    nodes = cluster.nodes() if waiting and (asked is None or asked.state == "ready") else None
     step: Plan = plan(fed, pods, prior, generation, missing, nodes, time.time())
+    if asked is not None and asked.state == "waiting":  # no new incarnation before the program answered
+        step = hold(step, max([prior.incarnation, newest]), asked.message)
     for name in step.delete:
         cluster.delete_pod(name, spec.grace_seconds)
     for manifest in step.create:
@@ -180,6 +196,84 @@ def _reconcile(obj: dict[str, Any], cluster: Cluster) -> None:
     status.setdefault("placement", None)
     for key in ELASTIC_KEYS:  # and an elastic bank's figures once it is not one, or the RTI is away
         status["samplers"].setdefault(key, None)
+    _record_program(status, asked, prior, generation)
+    cluster.write_status(fed.name, status)
+
+
+def _ask_program(
+    fed: Federation,
+    cluster: Cluster,
+    body: kopf.Body,
+    obj: dict[str, Any],
+    prior: PriorStatus,
+    generation: int | None,
+    missing: list[str],
+) -> DiscoveryStep | None:
+    """Ask the program what its federates are (once per inputs) and check the groups against
+    the answer; None when nothing is to be made (suspended, finished, a dependency missing)."""
+    s = fed.spec
+    edited = generation != prior.observed_generation
+    if s.suspend or missing or (prior.phase in TERMINAL and not edited and prior.reason not in REFUSALS):
+        return None
+    text = cluster.config_map_text(s.program.config_map, s.program.config_map_key) if s.program.config_map else None
+    if s.program.config_map and text is None:
+        return None  # gone since _ensure_support looked: the next pass says it is missing
+    known = Known.from_status((obj.get("status") or {}).get("program"))
+    pod = cluster.discovery_pod(fed)
+    if needs_log(pod):
+        assert pod is not None
+        pod = dataclasses.replace(pod, output=cluster.pod_log(pod.name))
+    asked = discovery_step(fed, inputs_key(s, text), known, pod, _now())
+    for name in asked.delete:
+        cluster.delete_pod(name, 0)
+    if asked.create is not None:
+        cluster.create(asked.create)
+    for event in asked.events:
+        _post(body, event.type, event.reason, event.message)
+    if asked.state == "refused" and (prior.reason != asked.reason or prior.message != asked.message or edited):
+        _post(body, "Warning", asked.reason, asked.message)
+    return asked
+
+
+def _kept(cond: dict[str, Any], prior: PriorStatus, generation: int | None) -> dict[str, Any]:
+    """A condition with its last transition time kept while its status stays."""
+    old = next((c for c in prior.conditions if c.get("type") == cond["type"]), None)
+    since = old.get("lastTransitionTime") if old and old.get("status") == cond["status"] else None
+    return {**cond, "observedGeneration": generation, "lastTransitionTime": since or _now()}
+
+
+def _program_condition(asked: DiscoveryStep, prior: PriorStatus, generation: int | None) -> dict[str, Any]:
+    return _kept(asked.condition(), prior, generation)
+
+
+def _record_program(status: dict[str, Any], asked: DiscoveryStep | None, prior: PriorStatus, generation: int | None) -> None:
+    """status.program and the GroupsMatchProgram condition (kept as they were when not asked)."""
+    if asked is None:
+        status["conditions"] += [dict(c) for c in prior.conditions if c.get("type") == CONDITION]
+        return
+    status["conditions"].append(_program_condition(asked, prior, generation))
+    if asked.program is not None:
+        status["program"] = asked.program
+
+
+def _refuse(
+    fed: Federation,
+    cluster: Cluster,
+    asked: DiscoveryStep,
+    prior: PriorStatus,
+    generation: int | None,
+    phase: Phase = Phase.FAILED,
+) -> None:
+    """The groups do not match the program, or it could not say: no pod is made (nor are the
+    pods of a running incarnation touched, as with an invalid spec) until the cause is gone."""
+    ready = _kept({"type": "Ready", "status": "False", "reason": asked.reason, "message": asked.message}, prior,
+                  generation)  # fmt: skip
+    status: dict[str, Any] = {
+        "phase": phase, "reason": asked.reason, "message": asked.message, "observedGeneration": generation,
+        "conditions": [ready, _program_condition(asked, prior, generation)],
+    }  # fmt: skip
+    if asked.program is not None:
+        status["program"] = asked.program
     cluster.write_status(fed.name, status)
 
 

@@ -38,6 +38,7 @@ class PriorStatus:
 
     phase: Phase | None = None
     reason: str | None = None
+    message: str = ""
     incarnation: int = 0
     restarts: int = 0
     observed_generation: int | None = None
@@ -63,6 +64,7 @@ class PriorStatus:
         return cls(
             phase=Phase.parse(status.get("phase")),
             reason=status.get("reason"),
+            message=str(status.get("message") or ""),
             incarnation=int(status.get("incarnation") or 0),
             restarts=int(status.get("restarts") or 0),
             observed_generation=status.get("observedGeneration"),

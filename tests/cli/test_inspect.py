@@ -39,6 +39,11 @@ def test_the_federates_command_prints_json(tmp_path: Path) -> None:
                        cwd=REPO, capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["program"] == "examples/pipeline.py:Main"
+    out = tmp_path / "termination-log"  # the operator's discovery pod: the same JSON in its termination message
+    r = subprocess.run([sys.executable, "-m", "reactorfed", "federates", "examples/pipeline.py:Main", "--json",
+                        "--output", str(out)], cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(out.read_text()) == json.loads(r.stdout)
 
 
 @pytest.mark.parametrize("program", ["examples/pipeline.py:Main", "examples/rl/ppo_cartpole.py:Main"])

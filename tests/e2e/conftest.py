@@ -13,6 +13,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -97,8 +98,28 @@ def operator_kubeconfig(installed: ControlPlane) -> Path:
 
 
 @pytest.fixture(scope="session")
-def operator(installed: ControlPlane, operator_kubeconfig: Path) -> Iterator[subprocess.Popen[bytes]]:
-    """The operator (this checkout's code) as a subprocess with the chart's peering/RBAC."""
+def discovery_kubelet(installed: ControlPlane) -> Iterator[Any]:
+    """Runs the operator's discovery pods (``reactorfed federates``) as local processes: the
+    operator makes no federate pod before the program answered (tests/e2e/discovery.py)."""
+    from .discovery import DiscoveryKubelet  # (it imports this module)
+
+    workdir = installed.dir / "discovery"
+    workdir.mkdir(exist_ok=True)
+    kubelet = DiscoveryKubelet(installed, workdir)
+    kubelet.start()
+    try:
+        yield kubelet
+    finally:
+        kubelet.stop()
+        if kubelet.runs:
+            took = ", ".join(f"{n} {s:.2f}s (exit {c})" for n, s, c in kubelet.runs)
+            print(f"\ndiscovery pods run here: {took}")
+
+
+@pytest.fixture(scope="session")
+def operator(installed: ControlPlane, operator_kubeconfig: Path, discovery_kubelet: Any) -> Iterator[subprocess.Popen[bytes]]:
+    """The operator (this checkout's code) as a subprocess with the chart's peering/RBAC (and
+    the discovery pods' kubelet)."""
     env = installed.env()
     env["KUBECONFIG"] = str(operator_kubeconfig)
     env["REACTORFED_OPERATOR_INTERVAL"] = "1"

@@ -31,7 +31,7 @@ def manifest(name: str, learner: dict[str, Any]) -> dict[str, Any]:
         "kind": "ReactorFederation",
         "metadata": {"name": name},
         "spec": {
-            "program": {"image": "reactorfed-runtime:e2e", "entrypoint": "pkg.mod:Main"},
+            "program": {"image": "reactorfed-runtime:e2e", "entrypoint": "counting:Main"},
             "samplers": {"replicas": 2, "resources": {"requests": {"cpu": "100m"}}},
             "learner": learner,
             "rti": {"resources": {"requests": {"cpu": "100m"}}},
@@ -46,7 +46,8 @@ def apply(cp: ControlPlane, obj: dict[str, Any]) -> None:
 
 def pods(cp: ControlPlane, name: str) -> dict[str, dict[str, Any]]:
     items = cp.get_json("pods", "-n", NAMESPACE, "-l", f"reactorfed.io/federation={name}")["items"]
-    return {p["metadata"]["name"]: p for p in items if not p["metadata"].get("deletionTimestamp")}
+    return {p["metadata"]["name"]: p for p in items if not p["metadata"].get("deletionTimestamp")
+            and p["metadata"]["labels"].get("reactorfed.io/role") != "discovery"}  # federate pods (and the RTI's)
 
 
 def status(cp: ControlPlane, name: str) -> dict[str, Any]:

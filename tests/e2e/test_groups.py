@@ -28,7 +28,7 @@ def manifest(learners: int = 2) -> dict[str, Any]:
         "kind": "ReactorFederation",
         "metadata": {"name": NAME},
         "spec": {
-            "program": {"image": "reactorfed-runtime:e2e", "entrypoint": "pkg.mod:Main"},
+            "program": {"image": "reactorfed-runtime:e2e", "entrypoint": "three_groups:Main"},
             "samplers": {"replicas": 3},
             "federateGroups": [
                 {"name": "learners", "bank": "learners", "widthParam": "num_learners", "replicas": learners,
@@ -43,7 +43,8 @@ def manifest(learners: int = 2) -> dict[str, Any]:
 
 def pods(cp: ControlPlane, name: str = NAME) -> dict[str, dict[str, Any]]:
     items = cp.get_json("pods", "-n", NAMESPACE, "-l", f"reactorfed.io/federation={name}")["items"]
-    return {p["metadata"]["name"]: p for p in items if not p["metadata"].get("deletionTimestamp")}
+    return {p["metadata"]["name"]: p for p in items if not p["metadata"].get("deletionTimestamp")
+            and p["metadata"]["labels"].get("reactorfed.io/role") != "discovery"}  # federate pods (and the RTI's)
 
 
 def running(cp: ControlPlane, actors: int, learners: int, incarnation: int) -> dict[str, dict[str, Any]] | None:

@@ -78,7 +78,9 @@ class Kubelet:
         self.reported: set[str] = set()
 
     def pods(self) -> dict[str, dict[str, Any]]:
-        items = self.cp.get_json("pods", "-n", NAMESPACE, "-l", f"reactorfed.io/federation={NAME}")["items"]
+        # the federation's pods; its discovery pod is the session's discovery kubelet's (tests/e2e/discovery.py)
+        selector = f"reactorfed.io/federation={NAME},reactorfed.io/role!=discovery"
+        items = self.cp.get_json("pods", "-n", NAMESPACE, "-l", selector)["items"]
         return {p["metadata"]["uid"]: p for p in items}
 
     def log(self, name: str) -> str:

@@ -126,7 +126,7 @@ def test_applied_federation_runs_to_completion(installed: ControlPlane, operator
     cp.kubectl("apply", "-n", NAMESPACE, "-f", "-", input=_manifest())
 
     def created() -> dict[str, dict[str, Any]] | None:
-        items = cp.get_json("pods", "-n", NAMESPACE, "-l", f"reactorfed.io/federation={NAME}")["items"]
+        items = cp.get_json("pods", "-n", NAMESPACE, "-l", f"reactorfed.io/federation={NAME},reactorfed.io/role!=discovery")["items"]
         return {p["metadata"]["name"]: p for p in items} if len(items) == 5 else None
 
     pods = wait_for("the operator to create 5 pods", created, 60)

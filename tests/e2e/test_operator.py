@@ -28,7 +28,8 @@ NAME = "qlearning"
 
 def pods(cp: ControlPlane, name: str = NAME) -> dict[str, dict[str, Any]]:
     items = cp.get_json("pods", "-n", NAMESPACE, "-l", f"reactorfed.io/federation={name}")["items"]
-    return {p["metadata"]["name"]: p for p in items if not p["metadata"].get("deletionTimestamp")}
+    return {p["metadata"]["name"]: p for p in items if not p["metadata"].get("deletionTimestamp")
+            and p["metadata"]["labels"].get("reactorfed.io/role") != "discovery"}  # federate pods (and the RTI's)
 
 
 def running(cp: ControlPlane, samplers: int, incarnation: int | None = None) -> dict[str, Any] | None:

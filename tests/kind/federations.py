@@ -46,7 +46,10 @@ def rfed(k: Kind, name: str) -> dict[str, Any]:
 
 
 def pods(k: Kind, name: str) -> dict[str, dict[str, Any]]:
-    items = k.get_json("pods", "-n", NAMESPACE, "-l", f"reactorfed.io/federation={name}")["items"]
+    """The federation's RTI and federate pods (not its short-lived discovery pod, which asks
+    the program for its federates before any of them is made)."""
+    selector = f"reactorfed.io/federation={name},reactorfed.io/role!=discovery"
+    items = k.get_json("pods", "-n", NAMESPACE, "-l", selector)["items"]
     return {p["metadata"]["name"]: p for p in items}
 
 

@@ -11,8 +11,11 @@ from typing import Any
 import pytest
 import yaml
 
+from reactorfed.cli.inspect import describe_federates
 from reactorfed.cli.loader import load_program, program_params, resolve_spec
 from reactorfed_operator import KIND
+from reactorfed_operator.discovery import check_groups, parse_federates
+from reactorfed_operator.discovery_pod import discovery_params
 from reactorfed_operator.spec import parse_spec
 
 REPO = Path(__file__).resolve().parents[2]
@@ -72,3 +75,28 @@ def test_a_gpu_learner_runs_the_gpu_image(example: Path) -> None:
         spec = parse_spec(doc["spec"])
         image = spec.learner.image or spec.program.image
         assert (spec.gpus > 0) == ("gpu" in image), (example.name, spec.gpus, image)
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.stem)
+def test_the_operator_finds_each_examples_groups_in_its_program(
+    example: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What the discovery pod answers for each example (its command, its parameters) matches
+    the example's groups: applied, every example proceeds (the kind suite applies them)."""
+    fed = next(d for d in _docs(example) if d["kind"] == KIND)
+    spec = parse_spec(fed["spec"])
+    entry = spec.program.entrypoint
+    if spec.program.config_map:
+        cm = next(d for d in _docs(example) if d["kind"] == "ConfigMap" and d["metadata"]["name"] == spec.program.config_map)
+        (tmp_path / spec.program.config_map_key).write_text(cm["data"][spec.program.config_map_key])
+        monkeypatch.syspath_prepend(str(tmp_path))
+    elif entry.startswith(IMAGE_EXAMPLES):
+        entry = str(REPO / "examples" / entry[len(IMAGE_EXAMPLES):])
+    if "torch" not in sys.modules:
+        pytest.importorskip("torch")
+    if example.stem == "ppo-minatar":
+        pytest.importorskip("minatar", reason="MinAtar is not installed")
+    if example.stem == "atari-sampling":
+        pytest.importorskip("ale_py", reason="ALE is not installed")
+    answer = describe_federates(entry, dict(discovery_params(spec)))
+    assert check_groups(spec.groups, parse_federates(answer)) == [], example.name

@@ -131,11 +131,16 @@ def add_federates(sub: Any) -> None:
                        formatter_class=_RAW)
     add_program_args(p)
     p.add_argument("--json", action="store_true", help="one JSON object on stdout")
+    p.add_argument("--output", type=Path, metavar="FILE",
+                   help="also write the JSON object to FILE (the operator's discovery pod writes its "
+                        "termination message, /dev/termination-log)")
     p.set_defaults(func=cmd_federates)
 
 
 def cmd_federates(args: argparse.Namespace) -> int:
     answer = describe_federates(args.program, parse_params(args.params))
+    if args.output is not None:
+        args.output.write_text(json.dumps(answer))
     if args.json:
         print(json.dumps(answer))
         return 0
