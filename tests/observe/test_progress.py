@@ -141,3 +141,22 @@ def test_the_status_of_a_run_shows_its_progress_or_none(report: bool) -> None:
         read.set()
         run.join(10)
         server.close()
+
+
+def test_a_history_keeps_the_whole_run_at_a_coarser_grain_and_the_latest_report() -> None:
+    from reactorfed.observe.progress import ProgressHistory, ProgressReport
+
+    h = ProgressHistory(capacity=8)
+    for i in range(1, 101):
+        h.add("learner", 1000 * i, ProgressReport(i, 100, {"mean_return": i / 2} if i > 3 else {}))
+    curve = h.json()["learner"]
+    assert curve["reports"] == 100
+    assert len(curve["done"]) <= 8 + 1
+    assert curve["done"][0] == 1 and curve["done"][-1] == 100  # the first and the latest
+    assert curve["done"] == sorted(curve["done"])
+    steps = {b - a for a, b in zip(curve["done"][:-2], curve["done"][1:-1], strict=True)}
+    assert len(steps) == 1  # evenly spaced (the latest aside)
+    assert curve["t_ns"] == [1000 * d for d in curve["done"]]
+    assert curve["figures"]["mean_return"] == [None if d <= 3 else d / 2 for d in curve["done"]]
+    h.add("other", None, ProgressReport(None, None, {}))
+    assert h.json()["other"] == {"reports": 1, "t_ns": [None], "done": [None], "figures": {}}

@@ -8,7 +8,8 @@ process's ``/status`` shows it; a federate's heartbeat thread sends it to the RT
 changed, at most once a second (:mod:`reactorfed.federation.process.heartbeat`), and the
 RTI's ``/status`` gathers every federate's; the Kubernetes operator puts it into
 ``status.progress`` and ``kubectl get rfed``'s columns, and ``reactorfed launch``'s
-progress line shows it. A report is checked here, when it is made, so that what leaves
+progress line shows it; the RTI keeps each federate's reports as a :class:`ProgressHistory`
+too, the curves its live page draws. A report is checked here, when it is made, so that what leaves
 the process is small and plain JSON: a :class:`~reactorfed.ValidationError` names the bad
 field.
 """
@@ -25,7 +26,7 @@ from typing import Any
 
 from ..errors import ValidationError
 
-__all__ = ["MAX_FIGURES", "MAX_NAME", "ProgressBoard", "ProgressReport", "check_progress"]
+__all__ = ["MAX_FIGURES", "MAX_NAME", "ProgressBoard", "ProgressHistory", "ProgressReport", "check_progress"]
 
 #: at most this many figures in one report
 MAX_FIGURES = 8
@@ -120,3 +121,61 @@ class ProgressBoard:
         """The latest report as ``/status`` shows it (None: nothing reported)."""
         report = self._latest[1]
         return None if report is None else report.json()
+
+
+class ProgressHistory:
+    """Each source's reports over time, bounded: at most ``capacity`` points a source, the
+    whole run's curve at a coarser grain as it grows (a full history keeps every other
+    point and from then on takes every other report, then every fourth, ...), and the
+    latest report always. A point is the source's logical time (ns after the start) and
+    the report. Written by one thread, read by any (under a lock)."""
+
+    def __init__(self, capacity: int = 512) -> None:
+        if capacity < 2:
+            raise ValueError(f"a history of {capacity} points: at least 2")
+        self.capacity = capacity
+        self._lock = threading.Lock()
+        self._of: dict[str, _Curve] = {}
+
+    def add(self, source: str, elapsed_ns: int | None, report: ProgressReport) -> None:
+        with self._lock:
+            c = self._of.get(source)
+            if c is None:
+                c = self._of[source] = _Curve()
+            c.seen += 1
+            point = (elapsed_ns, report)
+            if (c.seen - 1) % c.stride:
+                c.pending = point
+                return
+            c.pending = None
+            c.points.append(point)
+            if len(c.points) >= self.capacity:
+                c.points = c.points[::2]
+                c.stride *= 2
+
+    def json(self) -> dict[str, Any]:
+        """``{source: {"reports", "t_ns", "done", "figures": {name: [...]}}}``: each a list
+        over the points kept (oldest first; None where a point has no value: a time not
+        known, no ``done``, a figure not reported then); ``reports``: how many were made."""
+        with self._lock:
+            curves = {s: (c.seen, [*c.points, *([c.pending] if c.pending else [])]) for s, c in self._of.items()}
+        out: dict[str, Any] = {}
+        for source, (seen, points) in curves.items():
+            names: list[str] = []
+            for _, r in points:
+                names += [n for n in r.figures if n not in names]
+            out[source] = {
+                "reports": seen,
+                "t_ns": [t for t, _ in points],
+                "done": [r.done for _, r in points],
+                "figures": {n: [r.figures.get(n) for _, r in points] for n in names},
+            }
+        return out
+
+
+@dataclass
+class _Curve:
+    points: list[tuple[int | None, ProgressReport]] = field(default_factory=list)
+    seen: int = 0
+    stride: int = 1
+    pending: tuple[int | None, ProgressReport] | None = None
