@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from typing import Any, NoReturn
 
 from ...execution.tracing import Tracer
+from ...observe.progress import ProgressHistory, ProgressReport
 from ...time.clock import Clock
 from ..coordination.admission import Admission, Departures, PeerKind
 from ..coordination.layout import Layout
@@ -24,7 +25,7 @@ from ..wire import protocol as P
 from .rti_config import RtiConfig, RtiPhase, RtiSummary
 from .rti_grants import RtiGrants
 from .rti_members import RtiMembers, load_schedule
-from .rti_status import metrics_of, status_of
+from .rti_status import elapsed_of, metrics_of, status_of
 from .throttle import Throttle
 
 __all__ = ["RtiConfig", "RtiPhase", "RtiServer", "RtiSummary"]
@@ -66,6 +67,8 @@ class RtiServer:
         self.last_seen: dict[int, int] = {}
         #: each federate's latest progress report (its heartbeat connection's PROGRESS), for /status
         self.progress: dict[int, P.Progress] = {}
+        #: every federate's reports over its logical time, bounded (the live page's curves)
+        self.progress_history = ProgressHistory()
         self._fed_of_fd: dict[int, int] = {}  # a joined federate's connection -> the federate
         self.departures = Departures(cfg.liveness_ns)
         self._drained = True  # the last receive loop read everything that had arrived
@@ -285,6 +288,7 @@ class RtiServer:
             self.last_seen[f] = self.clock.now()
             if isinstance(msg, P.Progress):
                 self.progress[f] = msg
+                self.progress_history.add(self.layout.names[f], elapsed_of(self, f), ProgressReport(*msg))
         elif isinstance(msg, P.Hello):
             if self.members is not None:  # (a slot's new process: its last one may be gone)
                 self.members.superseded(msg.name)

@@ -5,7 +5,12 @@ The document's ``progress`` is the federation's progress for a person: the lates
 (``{"done", "total", "figures"}``, each when known; :mod:`reactorfed.observe.progress`)
 of the first federate, in the program's order, that sent one (in the RL plans, the
 learner: it alone reports); each federate's own is under ``federates``. No federate
-reported: no ``progress``."""
+reported: no ``progress``. Each federate's ``lag_ns`` is physical minus logical time at
+its latest tag complete (as the metric ``reactorfed_rti_federate_lag_seconds``).
+
+:func:`history_of` is every federate's reports over its logical time, bounded
+(:class:`~reactorfed.observe.progress.ProgressHistory`): ``/history``, the curves of
+the RTI's live page."""
 
 from __future__ import annotations
 
@@ -18,7 +23,7 @@ from ..wire import protocol as P
 if TYPE_CHECKING:
     from .rti_server import RtiServer
 
-__all__ = ["metrics_of", "status_of"]
+__all__ = ["elapsed_of", "history_of", "metrics_of", "status_of"]
 
 
 def status_of(srv: RtiServer) -> dict[str, Any]:
@@ -32,11 +37,13 @@ def status_of(srv: RtiServer) -> dict[str, Any]:
     feds: dict[str, dict[str, Any]] = {}
     for i, name in enumerate(srv.layout.names):
         st = core.feds[i]
-        ltc = st.ltc
+        elapsed = elapsed_of(srv, i)
         feds[name] = {
             "joined": i in srv.admission.control_of,
             "resigned": st.resigned,
-            "ltc_elapsed_ns": ltc[0] - start if start and start <= ltc[0] < 2**62 else None,
+            "ltc_elapsed_ns": elapsed,
+            # as reactorfed_rti_federate_lag_seconds: physical minus logical time (negative: ahead, as in fast mode)
+            "lag_ns": None if elapsed is None else now - start - elapsed,
             "last_seen_ms_ago": (now - last_seen[i]) // 1_000_000 if i in last_seen else None,
         }
         if members is not None:
@@ -65,6 +72,19 @@ def status_of(srv: RtiServer) -> dict[str, Any]:
     if members is not None:  # the joins and leaves so far, tags after the start
         out["membership"] = [r.json() for r in members.record()]
     return out
+
+
+def elapsed_of(srv: RtiServer, i: int) -> int | None:
+    """Federate ``i``'s latest tag complete, ns after the start (None: none yet)."""
+    start = srv.start_time or 0
+    t = srv.core.feds[i].ltc[0]
+    return t - start if start and start <= t < 2**62 else None
+
+
+def history_of(srv: RtiServer) -> dict[str, Any]:
+    """Each federate's progress reports over its logical time (the live page's curves):
+    :meth:`.ProgressHistory.json`, by federate."""
+    return srv.progress_history.json()
 
 
 def _progress_json(msg: P.Progress) -> dict[str, Any]:
