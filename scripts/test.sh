@@ -14,6 +14,8 @@ if [ -x scripts/tools.sh ] && command -v go >/dev/null 2>&1; then
 else
   echo "warning: Go is not installed; Toxiproxy cannot be built, the proxy tests will skip (and fail under CI=true)" >&2
 fi
+# Headless Chromium for the browser tests (the live page, the diagrams rendered).
+scripts/chromium.sh >/dev/null || echo "warning: no chromium; the browser tests will skip (and fail under CI=true)" >&2
 .venv/bin/ruff check .
 .venv/bin/mypy
 .venv/bin/mypy examples/*.py examples/rl/*.py   # the examples teach the API: their types must hold too

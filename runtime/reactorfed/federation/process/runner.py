@@ -15,6 +15,7 @@ from ...observe.status import StatusServer
 from ...time.clock import Clock, SystemClock
 from ..coordination.layout import Layout
 from .rti_server import RtiConfig, RtiServer, RtiSummary
+from .rti_status import history_of
 
 if TYPE_CHECKING:  # imported when a federate runs: the RTI needs neither it nor numpy
     from ...execution.scheduler import Scheduler
@@ -43,12 +44,20 @@ def run_rti(main: Reactor, cfg: RtiConfig, clock: Clock | None = None, metrics_p
     """Serve as the RTI of ``main``'s federation until every federate resigned.
     ``on_bound(endpoint, status_port)`` is called once the RTI's port (and the metrics
     port, if any) is bound: for tests and launchers. ``tracer`` records its grants, stop
-    agreements, joins and leaves (a traced run)."""
+    agreements, joins and leaves (a traced run). The metrics port serves the live page at
+    ``/`` too (:mod:`reactorfed.observe.page`): the program's diagram with the federation's
+    state on it."""
     layout = layout_of(main)
     server = RtiServer(layout, cfg, clock or SystemClock())
     server.tracer = tracer
     endpoint = server.bind()
-    status = StatusServer(metrics_port, [server], server.status, host=metrics_addr) if metrics_port is not None else None
+    status = None
+    if metrics_port is not None:
+        from ...observe.diagram import program_svg
+        from ...observe.page import live_pages
+
+        pages = live_pages(program_svg(assemble(main), federated=True), lambda: history_of(server))
+        status = StatusServer(metrics_port, [server], server.status, host=metrics_addr, pages=pages)
     try:
         if on_bound is not None:
             on_bound(endpoint, status.port if status else None)
