@@ -31,6 +31,14 @@ program, against raw ZeroMQ and Ray measured in the same run.
    ``ray.shutdown()``, and the RSS/PSS sum of every process Ray started (the driver
    not counted, as the launcher is not).
 
+4. **Live page clients** (``--only page``): the tag advance of 2 federates while
+   ``--page-clients`` (default 20) clients read the RTI's live page as a browser's page
+   does (``/`` and ``/diagram.svg`` once, then ``/status`` every ``--page-interval`` ms
+   and ``/history`` every other time), against the same run with nobody reading; RTI
+   and federates spawned directly (``reactorfed rti --metrics-port``), interleaved.
+   Bar: the clients cost at most 5% of the tag rate. N defaults to 10x the tag
+   advance's, so that a run lasts some seconds of polling.
+
 Every run of every case is interleaved with the peers' runs, so machine load hits
 both alike; the load average is recorded in every line. The default pipeline is the
 launcher's (``reactorfed launch``), which spawns ``reactorfed rti`` and one
@@ -223,6 +231,80 @@ def rf_profile(federates: int, n: int, top: int = 12) -> str:
         return "\n".join(out)
 
 
+def rf_per_tag_us_polled(federates: int, n: int, clients: int, interval_ms: int) -> dict[str, Any]:
+    """The chain's per-tag cost with the RTI and federates spawned directly, the RTI serving
+    its status port, while ``clients`` threads poll it as the live page does (0: nobody
+    reads it); and how many requests they made."""
+    import threading
+    import urllib.request
+
+    from bench.federation_programs import TagChain
+    from reactorfed.federation import layout_of
+
+    names = layout_of(TagChain(federates=federates)).names
+    env = {**_env(), "REACTORFED_SECRET": os.urandom(16).hex()}
+    with tempfile.TemporaryDirectory(prefix="rffed-page-") as tmp:
+        res = Path(tmp) / "result.json"
+        params = ["--param", f"n={n}", "--param", f"federates={federates}", "--param", f"result_path={res}"]
+        ready = Path(tmp) / "rti.json"
+
+        def spawn(*args: str) -> subprocess.Popen[bytes]:
+            return subprocess.Popen([PY, "-m", "reactorfed", *args[:1], PROGRAM, *args[1:], *params, "--fast",
+                                     "--federation-id", "page"], cwd=ROOT, env=env,
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+        procs = [spawn("rti", "--port", "0", "--metrics-port", "0", "--metrics-addr", "127.0.0.1",
+                       "--ready-file", str(ready))]
+        while not ready.exists():
+            if procs[0].poll() is not None:
+                raise RuntimeError("the RTI exited before it was ready")
+            time.sleep(0.02)
+        info = json.loads(ready.read_text())
+        base = f"http://127.0.0.1:{info['status_port']}"
+        stop = threading.Event()
+        requests = [0] * clients
+
+        def client(i: int) -> None:
+            def get(path: str) -> None:
+                with urllib.request.urlopen(base + path, timeout=5) as r:
+                    r.read()
+                requests[i] += 1
+
+            try:
+                get("/")
+                get("/diagram.svg")
+                k = 0
+                while not stop.is_set():
+                    get("/status")
+                    if k % 2 == 0:
+                        get("/history")
+                    k += 1
+                    stop.wait(interval_ms / 1000)
+            except OSError:
+                pass  # the RTI is gone: the run is over
+
+        threads = [threading.Thread(target=client, args=(i,), daemon=True) for i in range(clients)]
+        for t in threads:
+            t.start()
+        for name in names:
+            procs.append(spawn("federate", "--federate", name, "--rti", info["endpoint"]))
+        try:
+            for pr in procs:
+                if pr.wait(600) != 0:
+                    raise RuntimeError(f"{pr.args} exited {pr.returncode}")
+        finally:
+            stop.set()
+            for pr in procs:
+                if pr.poll() is None:
+                    pr.kill()
+        for t in threads:
+            t.join(10)
+        r = json.loads(res.read_text())
+        assert r["count"] == n
+        first = json.loads(Path(f"{res}.src").read_text())["first"]
+        return {"per_tag_us": (r["last"] - first) * 1e6 / n, "requests": sum(requests)}
+
+
 # -- raw ZeroMQ -------------------------------------------------------------------------
 _ZMQ_REP = """
 import sys, zmq
@@ -366,16 +448,20 @@ def _med(xs: list[float]) -> float:
 
 def main(argv: list[str] | None = None) -> int:
     p = base_parser(__doc__.split("\n\n")[0])
-    p.add_argument("--only", choices=["tags", "payload", "startup"], action="append", default=None,
+    p.add_argument("--only", choices=["tags", "payload", "startup", "page"], action="append", default=None,
                    help="run only these parts (repeatable; default: all)")
     p.add_argument("--federates", type=str, default="2,8", help="chain lengths for the tag advance (default 2,8)")
     p.add_argument("--tags", type=int, default=None, help="N tags per tag-advance run (default 20000; 3000 with --quick)")
     p.add_argument("--frames", type=int, default=None, help="100 KB frames per payload run (default 5000; 1000 with --quick)")
     p.add_argument("--no-write", action="store_true", help="print only; do not write bench/results/federation.*")
+    p.add_argument("--page-clients", type=int, default=20, help="clients reading the live page (--only page; default 20)")
+    p.add_argument("--page-interval", type=int, default=1000,
+                   help="ms between a page client's reads of /status (default 1000, the page's own)")
+    p.add_argument("--page-tags", type=int, default=None, help="N tags per page run (default 10x --tags)")
     p.add_argument("--profile", action="store_true",
                    help="only cProfile the chain (every process; the last of --federates) and print where time goes")
     args = p.parse_args(argv)
-    parts = set(args.only or ["tags", "payload", "startup"])
+    parts = set(args.only or ["tags", "payload", "startup"])  # (page: asked for by name)
     n = args.tags or (3_000 if args.quick else 20_000)
     nframes = args.frames or (1_000 if args.quick else 5_000)
     nrtt = 2_000 if args.quick else 10_000
@@ -394,6 +480,8 @@ def main(argv: list[str] | None = None) -> int:
     zframes: list[float] = []
     rfmem: list[dict[str, Any]] = []
     rfstart: list[dict[str, float]] = []
+    polled: dict[str, list[dict[str, Any]]] = {"quiet": [], "clients": []}
+    npage = args.page_tags or 10 * n
     for i in range(runs):
         if "tags" in parts or "startup" in parts:
             zrtt.append(zmq_rtt_us(nrtt))
@@ -421,6 +509,12 @@ def main(argv: list[str] | None = None) -> int:
             ray[-1]["tiny_total_s"] = tiny["total_s"]
             progress(f"run {i + 1}: start-up: reactorfed ready {rfstart[-1]['ready_s']:.2f} s, total "
                      f"{rfstart[-1]['total_s']:.2f} s, RSS {rfmem[-1]['rss_mb']:.0f} MB; ray tiny total {tiny['total_s']:.2f} s")
+        if "page" in parts:
+            polled["quiet"].append(rf_per_tag_us_polled(2, npage, 0, args.page_interval))
+            polled["clients"].append(rf_per_tag_us_polled(2, npage, args.page_clients, args.page_interval))
+            progress(f"run {i + 1}: 2 federates: {polled['quiet'][-1]['per_tag_us']:.1f} us/tag unread, "
+                     f"{polled['clients'][-1]['per_tag_us']:.1f} us/tag with {args.page_clients} page clients "
+                     f"({polled['clients'][-1]['requests']} requests)")
     load1 = _load()
     common = {"load_avg_start": load0, "load_avg_end": load1, "cores": os.cpu_count()}
 
@@ -472,6 +566,15 @@ def main(argv: list[str] | None = None) -> int:
                 launcher_rss_mb=round(_med([m["launcher_rss_mb"] for m in rfmem]), 1),
                 peer_driver_rss_mb=round(_med([r["driver_rss_mb"] for r in ray]), 1),
                 torch_loaded=any(m["torch_loaded"] for m in rfmem), **extra)
+    if "page" in parts:
+        quiet = _med([r["per_tag_us"] for r in polled["quiet"]])
+        busy = _med([r["per_tag_us"] for r in polled["clients"]])
+        res.add(f"2 federates, {args.page_clients} live page clients", "per_tag_us", busy, "2 federates, page unread",
+                quiet, "lower", runs, bar="the clients cost <= 5% (ratio >= 0.95)", meets_bar=quiet / busy >= 0.95,
+                mode="federated", tags=npage, page_clients=args.page_clients, page_interval_ms=args.page_interval,
+                requests=[r["requests"] for r in polled["clients"]],
+                samples=[round(r["per_tag_us"], 2) for r in polled["clients"]],
+                peer_samples=[round(r["per_tag_us"], 2) for r in polled["quiet"]], **common)
     if not args.no_write:
         path = res.write()
         plot = res.plot(f"federation (median of {runs}; load {load0[0]}-{load1[0]} on {os.cpu_count()} cores)")
