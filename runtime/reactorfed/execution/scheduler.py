@@ -32,6 +32,7 @@ from ..model.port import CheckedWriter, PortWriter, SerialWriter
 from ..model.reaction import Reaction
 from ..model.timer import TimerSlot
 from ..model.trigger import Slot
+from ..observe.histograms import HistogramBoard
 from ..observe.progress import ProgressBoard
 from ..time.clock import Clock
 from ..time.tag import FOREVER, FOREVER_T, FOREVER_TAG, NEVER, TagT, succ
@@ -96,6 +97,7 @@ class Scheduler:
         self.user_events = UserEvents()  # LF's user trace events
         #: what the program's reactors last reported of their progress (Reactor.report_progress)
         self.progress = ProgressBoard()
+        self.histograms = HistogramBoard()  # the reactors' (the learners' policy lag), for /metrics
 
     @property
     def reactions_executed(self) -> int:  # (counted by the strategy that runs them)

@@ -2,7 +2,9 @@
 
 The scheduler already keeps plain counters (tags processed, reactions executed,
 deadline misses) and the current tag; a custom collector reads them when Prometheus
-scrapes, so the hot path pays nothing::
+scrapes, so the hot path pays nothing; the histograms a program's reactors fill (its
+:class:`~reactorfed.observe.histograms.HistogramBoard`: the learners' policy lag) are read
+the same way::
 
     env = Environment(...)
     env.assemble(main)
@@ -68,6 +70,7 @@ class SchedulerCollector:
         yield counter(
             "reactorfed_deadline_misses", "Reactions whose deadline was missed (the handler ran)", sched.deadline_misses
         )
+        yield from _histograms(sched, names, values)
         t, m = sched.current_tag
         if t == NEVER:
             return  # not started yet: no logical time
@@ -80,6 +83,29 @@ class SchedulerCollector:
             "Physical time minus logical time of the current tag (negative: logical time ahead, as in fast mode)",
             (sched.clock.now() - t) / 1e9,
         )
+
+
+def _histograms(sched: Scheduler, names: list[str], values: list[str]) -> Iterator[Any]:
+    """Each of the run's histograms as a Prometheus histogram, a family per name."""
+    from prometheus_client.core import HistogramMetricFamily
+
+    families: dict[str, HistogramMetricFamily] = {}
+    for name, labels, h in sched.histograms.items():
+        fam = families.get(name)
+        if fam is None:
+            fam = families[name] = HistogramMetricFamily(name, h.doc, labels=[*names, *labels])
+        snap = h.snapshot()
+        cumulative, buckets = 0, []
+        for bound, n in zip([*snap.bounds, None], snap.counts, strict=True):
+            cumulative += n
+            buckets.append(("+Inf" if bound is None else _le(bound / h.unit), cumulative))
+        fam.add_metric([*values, *labels.values()], buckets, snap.sum / h.unit)
+    yield from families.values()
+
+
+def _le(x: float) -> str:
+    """A bucket's bound as Prometheus writes it (``0.005``, ``1.0``, ``64.0``)."""
+    return repr(float(x))
 
 
 def serve_metrics(env: Environment, port: int, addr: str = "0.0.0.0", labels: Mapping[str, str] | None = None) -> StatusServer:
