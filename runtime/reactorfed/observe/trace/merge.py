@@ -2,7 +2,8 @@
 UI and Chrome's ``about:tracing`` open: a process track per federate (and the RTI), a
 thread track per thread, a slice per reaction, a slice per message sent and received
 with a flow arrow from each send to its receive, instants for actions, grants, promises,
-joins, leaves, stops, deadline misses and user events; logical tags as arguments.
+joins, leaves, stops, deadline misses and user events, a counter track per counter (a
+learner's policy lag); logical tags as arguments.
 
 Physical times are each process's clock (epoch-anchored, so processes of one host line
 up); the merged trace starts at the earliest record. Times stay integer nanoseconds until
@@ -121,6 +122,8 @@ def chrome_trace(procs: list[Process]) -> dict[str, Any]:
                                "ts": ts})
                 else:
                     recvs.append((key, {"pid": pid, "tid": tid, "ts": ts}))
+            elif kind == R.COUNTER:  # a counter track of the process (Perfetto draws its values over time)
+                ev.append({"ph": "C", "cat": "counter", "name": rec[5], "pid": pid, "ts": ts, "args": {"value": rec[6]}})
             else:
                 fields = R.FIELDS.get(kind, ())
                 args = {**_tag_args(rec, first_tag), **dict(zip(fields, rec[5:], strict=False))}

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Final
 
 __all__ = [
-    "ACTION", "DEADLINE_MISS", "FIELDS", "GRANT", "HEADER", "JOIN", "KIND_NAMES", "LEAVE", "PROMISE",
+    "ACTION", "COUNTER", "DEADLINE_MISS", "FIELDS", "GRANT", "HEADER", "JOIN", "KIND_NAMES", "LEAVE", "PROMISE",
     "REACTION_END", "REACTION_START", "RECV", "SEND", "STOP", "SUFFIX", "TRAILER", "USER", "VERSION",
 ]
 
@@ -35,6 +35,8 @@ LEAVE: Final = 10
 STOP: Final = 11
 DEADLINE_MISS: Final = 12
 USER: Final = 13
+# (14: the recorder's THREAD record, a thread's name)
+COUNTER: Final = 15
 
 #: each kind's fields after the common five
 FIELDS: Final[dict[int, tuple[str, ...]]] = {
@@ -52,10 +54,12 @@ FIELDS: Final[dict[int, tuple[str, ...]]] = {
     STOP: ("reason",),
     DEADLINE_MISS: ("reaction",),
     USER: ("name", "value"),
+    COUNTER: ("name", "value"),  # a series' value from now on (an int: a count, ns), e.g. a learner's policy lag
 }
 
 KIND_NAMES: Final[dict[int, str]] = {
     HEADER: "header", TRAILER: "trailer", REACTION_START: "reaction start", REACTION_END: "reaction end",
     ACTION: "action scheduled", SEND: "send", RECV: "receive", GRANT: "grant", PROMISE: "promise",
     JOIN: "join", LEAVE: "leave", STOP: "stop", DEADLINE_MISS: "deadline miss", USER: "user",
+    COUNTER: "counter",
 }
