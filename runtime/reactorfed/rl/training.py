@@ -19,13 +19,19 @@ from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
+from ..model.attachment import running_scheduler
+from ..observe.trace.records import COUNTER
 from .curves import LOGDIR_ENV, Curves, due, scalar_names
 
-__all__ = ["PolicyLag", "RunConfig", "TrainingLog", "end_of_training", "learner_result", "resume_from_checkpoint", "save_progress", "verdict", "write_checkpoint"]
+if TYPE_CHECKING:
+    from ..model.reactor import Reactor
+    from ..observe.histograms import Histogram
+
+__all__ = ["LAG_ITERATION_BOUNDS", "LAG_NS_BOUNDS", "PolicyLag", "RunConfig", "TrainingLog", "end_of_training", "learner_result", "resume_from_checkpoint", "save_progress", "verdict", "write_checkpoint"]
 
 
 class Trained(Protocol):
@@ -73,20 +79,37 @@ class RunConfig:
     logdir: str = ""
 
 
+#: the policy lag histograms' buckets (``le``): in learner iterations (0 for the
+#: synchronous plans, a few for APPO, up to the replay's age for Ape-X) ...
+LAG_ITERATION_BOUNDS = (0, 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
+#: ... and in logical time, ns (shown in seconds): 1 ms to 10 s
+LAG_NS_BOUNDS = tuple(int(ms * 1_000_000) for ms in (1, 2.5, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000))
+
+
 class PolicyLag:
     """How old the weights that acted in each fragment a learner trains on are, exactly:
     the learner notes the tag and its iteration each time it sends weights; a fragment
     carries the tag its weights reached its sampler at (:attr:`Rollout.policy_tag`); the
     weights are the last ones sent at or before that tag (less the connection's delay). Lag
-    in learner iterations (a histogram) and in logical time (ns, from the send to the update)."""
+    in learner iterations (a histogram) and in logical time (ns, from the send to the update).
 
-    def __init__(self, delay: int = 0) -> None:
+    With its ``owner`` (the learner reactor), each lag also goes, as it is observed, to the
+    process's Prometheus histograms ``reactorfed_policy_lag_iterations`` and
+    ``reactorfed_policy_lag_seconds`` (label ``reactor``: the owner's full name; buckets
+    :data:`LAG_ITERATION_BOUNDS`, :data:`LAG_NS_BOUNDS`) and, in a traced run, to two
+    counter tracks of the trace, ``<owner> policy lag (iterations)`` and ``(ns)``: a
+    record each time the value changes (a counter is a step function)."""
+
+    def __init__(self, delay: int = 0, owner: Reactor | None = None) -> None:
         #: the weights' connection's ``after`` (ns; 0: none or a microstep): weights that
         #: reached a sampler at (t, m) were sent at t - delay
         self.delay = delay
         self._sent: list[tuple[tuple[int, int], int]] = []  # (elapsed tag, iteration), in order
         self.iterations: dict[int, int] = {}  # lag in iterations -> fragments
         self.ns: list[int] = []
+        self._owner = owner
+        self._hist: tuple[Histogram, Histogram] | None = None  # (at the first lag: the run's scheduler is known then)
+        self._traced: tuple[int, int] | None = None  # the lags the trace has last
 
     def sent(self, tag: tuple[int, int], iteration: int) -> None:
         self._sent.append((tag, iteration))
@@ -118,8 +141,34 @@ class PolicyLag:
         (sent_at, version) = self._sent[i]
         lag = iteration - version
         self.iterations[lag] = self.iterations.get(lag, 0) + 1
-        self.ns.append(now[0] - sent_at[0])
+        ns = now[0] - sent_at[0]
+        self.ns.append(ns)
+        if self._owner is not None:
+            self._publish(lag, ns)
         return lag
+
+    def _publish(self, lag: int, ns: int) -> None:
+        """The lag to the metrics' histograms and the trace's counters (inside the owner's reaction)."""
+        owner = self._owner
+        assert owner is not None
+        sched = running_scheduler(owner)
+        if self._hist is None:
+            board, labels = sched.histograms, {"reactor": owner.fqn}
+            self._hist = (
+                board.histogram("reactorfed_policy_lag_iterations", "Policy lag of the fragments trained on, in learner "
+                                "iterations", LAG_ITERATION_BOUNDS, labels),
+                board.histogram("reactorfed_policy_lag_seconds", "Policy lag of the fragments trained on, in logical "
+                                "time from the weights' send to the update", LAG_NS_BOUNDS, labels, unit=1_000_000_000))
+        self._hist[0].observe(lag)
+        self._hist[1].observe(ns)
+        tracer = sched.tracer
+        if tracer is not None and self._traced != (lag, ns):
+            tag = sched.current_tag
+            if self._traced is None or self._traced[0] != lag:
+                tracer.record(COUNTER, tag, f"{owner.fqn} policy lag (iterations)", lag)
+            if self._traced is None or self._traced[1] != ns:
+                tracer.record(COUNTER, tag, f"{owner.fqn} policy lag (ns)", ns)
+            self._traced = (lag, ns)
 
     def result(self) -> dict[str, Any]:
         if not self.ns:

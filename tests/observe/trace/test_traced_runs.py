@@ -5,6 +5,7 @@ engine, the importer of its Performance panel); LF's Tracing.lf with its user ev
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
@@ -89,6 +90,29 @@ def _devtools_read(trace: Path) -> dict[str, Any]:
     r = subprocess.run(["node", "read_trace.mjs", str(trace)], cwd=home, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     return json.loads(r.stdout)  # type: ignore[no-any-return]
+
+
+def test_a_traced_federated_appo_run_has_the_learners_policy_lag_as_counter_tracks(tmp_path: Path) -> None:
+    """Each lag the learner observes goes to a counter track of its process when it
+    changes: every value of the result's histogram is on the track, and the logical-time
+    lags span the result's min to max."""
+    stdout, trace_dir = _launch("tests/rl/async_programs.py:SlowAPPO", tmp_path, "-p", "iterations=12")
+    found = re.findall(r"^\[learner\] reactorfed: result of SlowAPPO\.learner: (\{.*\})$", stdout, re.M)
+    result = json.loads(found[0])
+    merged = tmp_path / "run.json"
+    r = subprocess.run([sys.executable, "-m", "reactorfed", "trace", "merge", str(trace_dir), "-o", str(merged)],
+                       cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    ev = json.loads(merged.read_text())["traceEvents"]
+    pids = {e["args"]["name"].split(" ")[0]: e["pid"] for e in ev if e.get("name") == "process_name"}
+    counters = [e for e in ev if e["ph"] == "C"]
+    assert counters and {e["pid"] for e in counters} == {pids["learner"]}
+    its = [e["args"]["value"] for e in counters if e["name"] == "SlowAPPO.learner policy lag (iterations)"]
+    ns = [e["args"]["value"] for e in counters if e["name"] == "SlowAPPO.learner policy lag (ns)"]
+    assert set(its) == {int(k) for k in result["policy_lag_iterations"]}
+    assert all(a != b for a, b in itertools.pairwise(its))  # a record when the value changes
+    assert min(ns) == result["policy_lag_ns"]["min"] and max(ns) == result["policy_lag_ns"]["max"]
+    assert all(isinstance(e["ts"], (int, float)) for e in counters)
 
 
 def test_a_traced_run_in_one_process_records_every_reaction(tmp_path: Path) -> None:

@@ -104,7 +104,7 @@ class ApexTrainer(Reactor):
         self.totals = np.zeros(num_shards, dtype=np.float64)
         self.stats: dict[str, float] = {}
         self.result: dict[str, Any] = {}
-        self.lag = PolicyLag(weights_delay)  # of every transition trained on
+        self.lag = PolicyLag(weights_delay, self)  # of every transition trained on
 
     @reaction(triggers=[STARTUP], effects=[weights])
     def start(self, weights: PortWriter[np.ndarray]) -> None:

@@ -114,7 +114,7 @@ class GradientRounds(Reactor):
         self.stats: dict[str, float] = {}
         self.result: dict[str, Any] = {}
         self.trail = hashlib.sha256()
-        self.lag = PolicyLag()
+        self.lag = PolicyLag(owner=self)
 
     def sent_weights(self) -> None:
         """Weights went out to the samplers now (for the policy lag of what they send back)."""

@@ -48,7 +48,7 @@ class PlanTrainer(Reactor):
         self.n, self.algo, self.space, self.run, self.seed = n, algo, space, run, seed
         self.learner: Learner | None = None
         self.log = TrainingLog(run)
-        self.lag = PolicyLag(weights_delay)
+        self.lag = PolicyLag(weights_delay, self)
         self.iteration = 0
         self.resumed_from = 0
         self.stats: dict[str, float] = {}
