@@ -1,9 +1,8 @@
 """The RTI's live page in a real browser (headless Chromium driven by Playwright) against a
 running federation of real processes: the program's diagram with each federate's logical
 time and lag on it, the elastic bank's slots, the learner's curves; the numbers change as
-the federation runs and are the ones ``/status`` and ``/history`` serve.
-
-``REACTORFED_UPDATE_DOCS=1`` also writes the page's screenshot to docs/live-page.png."""
+the federation runs and are the ones ``/status`` and ``/history`` serve. (The docs'
+screenshot, of Q-learning training: scripts/live_page_screenshot.py.)"""
 
 from __future__ import annotations
 
@@ -27,7 +26,6 @@ from ...federation.test_metrics import get
 from ..browser import chromium, watch_console
 
 PROGRAM = f"{Path(__file__).with_name('live_programs.py')}:Main"
-DOCS = Path(__file__).resolve().parents[3] / "docs"
 
 
 def test_the_page_its_diagram_and_history_are_served_status_stays_json() -> None:
@@ -187,8 +185,6 @@ def test_the_live_page_follows_a_running_federation(federation: tuple[int, Calla
 
         shot = page.screenshot(full_page=True)
         (tmp_path / "live-page.png").write_bytes(shot)
-        if os.environ.get("REACTORFED_UPDATE_DOCS") == "1":
-            (DOCS / "live-page.png").write_bytes(shot)
         assert errors == []
     _not_blank(shot)
 
