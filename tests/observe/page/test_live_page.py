@@ -49,6 +49,13 @@ def test_the_page_its_diagram_and_history_are_served_status_stays_json() -> None
 
 
 @pytest.fixture
+def browser() -> Iterator[Any]:
+    """Headless Chromium (first: a missing one is said before any process starts)."""
+    with chromium() as b:
+        yield b
+
+
+@pytest.fixture
 def federation(tmp_path: Path) -> Iterator[tuple[int, Callable[[str], None]]]:
     """The RTI's status port, and a function that starts one more federate."""
     env = {**os.environ, "REACTORFED_SECRET": "live-page-test-secret", "PYTHONUNBUFFERED": "1"}
@@ -103,89 +110,88 @@ def _seconds(ns: int) -> str:
 
 @pytest.mark.slow
 @pytest.mark.timeout(150)
-def test_the_live_page_follows_a_running_federation(federation: tuple[int, Callable[[str], None]],
+def test_the_live_page_follows_a_running_federation(browser: Any, federation: tuple[int, Callable[[str], None]],
                                                      tmp_path: Path) -> None:
     port, start_federate = federation
-    with chromium() as browser:
-        page = browser.new_page(viewport={"width": 1400, "height": 900})
-        errors = watch_console(page)
-        page.goto(f"http://127.0.0.1:{port}/?interval=200")
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    errors = watch_console(page)
+    page.goto(f"http://127.0.0.1:{port}/?interval=200")
 
-        def polls() -> int:
-            return int(page.evaluate("Number(document.body.dataset.polls || 0)"))
+    def polls() -> int:
+        return int(page.evaluate("Number(document.body.dataset.polls || 0)"))
 
-        def after_next_polls(n: int = 2) -> None:  # the page has read /status since now
-            p0 = polls()
-            _wait("the page's polls", lambda: polls() >= p0 + n)
+    def after_next_polls(n: int = 2) -> None:  # the page has read /status since now
+        p0 = polls()
+        _wait("the page's polls", lambda: polls() >= p0 + n)
 
-        def cells() -> dict[tuple[str, str], tuple[str, str]]:
-            return {(c["f"], c["k"]): (c["v"], c["t"]) for c in page.eval_on_selector_all(
-                "#federates td[data-field]",
-                "tds => tds.map(td => ({f: td.dataset.federate, k: td.dataset.field, v: td.dataset.value, t: td.textContent}))")}
+    def cells() -> dict[tuple[str, str], tuple[str, str]]:
+        return {(c["f"], c["k"]): (c["v"], c["t"]) for c in page.eval_on_selector_all(
+            "#federates td[data-field]",
+            "tds => tds.map(td => ({f: td.dataset.federate, k: td.dataset.field, v: td.dataset.value, t: td.textContent}))")}
 
-        # the program's diagram: the learner's box and the samplers' bank, drawn once
-        _wait("the diagram", lambda: page.locator("#diagram svg g.federate").count() == 2)
-        assert page.eval_on_selector_all("#diagram g.federate", "gs => gs.map(g => g.dataset.fqn)") == [
-            "Main.learner", "Main.samplers[0]"]
-        # the learner has reported and the page has read it
-        _wait("the learner's progress on /status", lambda: _status(port).get("progress", {}).get("done", 0) > 5)
+    # the program's diagram: the learner's box and the samplers' bank, drawn once
+    _wait("the diagram", lambda: page.locator("#diagram svg g.federate").count() == 2)
+    assert page.eval_on_selector_all("#diagram g.federate", "gs => gs.map(g => g.dataset.fqn)") == [
+        "Main.learner", "Main.samplers[0]"]
+    # the learner has reported and the page has read it
+    _wait("the learner's progress on /status", lambda: _status(port).get("progress", {}).get("done", 0) > 5)
 
-        # the page's numbers are /status's: each between what /status said before and after
-        first_elapsed = None
-        for _ in range(2):
-            before = _status(port)
-            after_next_polls()
-            shown, elapsed = cells(), int(page.get_attribute("#elapsed", "data-value") or 0)
-            after = _status(port)
-            assert before["elapsed_ns"] <= elapsed <= after["elapsed_ns"]
-            assert page.inner_text("#elapsed") == _seconds(elapsed)
-            for name in ("learner", "samplers[0]", "samplers[1]"):
-                value, text = shown[(name, "ltc_elapsed_ns")]
-                t = int(value)
-                assert before["federates"][name]["ltc_elapsed_ns"] <= t <= after["federates"][name]["ltc_elapsed_ns"]
-                assert text == _seconds(t)
-                assert shown[(name, "state")][0] == "running"
-                assert shown[(name, "lag_ns")][1] == _seconds(int(shown[(name, "lag_ns")][0]))
-            done = int(shown[("learner", "done")][0])
-            assert before["federates"]["learner"]["progress"]["done"] <= done <= after["federates"]["learner"]["progress"]["done"]
-            assert shown[("samplers[2]", "state")][0] == "absent"
-            # and they change: logical time went on between the two rounds
-            if first_elapsed is not None:
-                assert elapsed > first_elapsed
-            first_elapsed = elapsed
-            time.sleep(0.5)
-
-        # on the diagram: the learner's time and lag, the bank's slots (2 of 3 present)
-        learner_text = page.text_content("#diagram text.live[data-federate='learner']") or ""
-        assert learner_text.startswith("t ") and " s · lag " in learner_text
-        assert (page.text_content("#diagram text.live[data-federate='samplers']") or "").startswith("2/3 · t ")
-        assert page.eval_on_selector_all("#diagram circle.slot", "cs => cs.map(c => c.classList.contains('present'))") == [
-            True, True, False]
-        assert page.get_attribute("#banks p[data-bank='samplers']", "data-present") == "2"
-
-        # the curves: the learner's figures, as many points as /history has (or one more: newer)
-        _wait("the curves", lambda: page.locator("#curves .chart[data-federate='learner']").count() == 2)
-        history = json.loads(get(port, "/history"))["learner"]
-        assert set(history["figures"]) == {"env_steps", "mean_return"}
-        charts = {c["f"]: int(c["n"]) for c in page.eval_on_selector_all(
-            "#curves .chart", "ds => ds.map(d => ({f: d.dataset.figure, n: d.dataset.points}))")}
-        n = len(history["done"])
-        assert n >= 2 and all(abs(v - n) <= 1 for v in charts.values()), (charts, n)
-        grown = _wait("the curves to grow", lambda: int(page.get_attribute(
-            "#curves .chart[data-figure='learner: mean_return']", "data-points") or 0) > charts["learner: mean_return"])
-        assert grown
-
-        # a third sampler joins the running federation: its slot fills on the page
-        start_federate("samplers[2]")
-        _wait("the join on the page", lambda: page.get_attribute("#banks p[data-bank='samplers']", "data-present") == "3",
-              timeout=60)
+    # the page's numbers are /status's: each between what /status said before and after
+    first_elapsed = None
+    for _ in range(2):
+        before = _status(port)
         after_next_polls()
-        assert (page.text_content("#diagram text.live[data-federate='samplers']") or "").startswith("3/3 · t ")
-        assert "samplers[2] joined" in page.inner_text("#membership")
+        shown, elapsed = cells(), int(page.get_attribute("#elapsed", "data-value") or 0)
+        after = _status(port)
+        assert before["elapsed_ns"] <= elapsed <= after["elapsed_ns"]
+        assert page.inner_text("#elapsed") == _seconds(elapsed)
+        for name in ("learner", "samplers[0]", "samplers[1]"):
+            value, text = shown[(name, "ltc_elapsed_ns")]
+            t = int(value)
+            assert before["federates"][name]["ltc_elapsed_ns"] <= t <= after["federates"][name]["ltc_elapsed_ns"]
+            assert text == _seconds(t)
+            assert shown[(name, "state")][0] == "running"
+            assert shown[(name, "lag_ns")][1] == _seconds(int(shown[(name, "lag_ns")][0]))
+        done = int(shown[("learner", "done")][0])
+        assert before["federates"]["learner"]["progress"]["done"] <= done <= after["federates"]["learner"]["progress"]["done"]
+        assert shown[("samplers[2]", "state")][0] == "absent"
+        # and they change: logical time went on between the two rounds
+        if first_elapsed is not None:
+            assert elapsed > first_elapsed
+        first_elapsed = elapsed
+        time.sleep(0.5)
 
-        shot = page.screenshot(full_page=True)
-        (tmp_path / "live-page.png").write_bytes(shot)
-        assert errors == []
+    # on the diagram: the learner's time and lag, the bank's slots (2 of 3 present)
+    learner_text = page.text_content("#diagram text.live[data-federate='learner']") or ""
+    assert learner_text.startswith("t ") and " s · lag " in learner_text
+    assert (page.text_content("#diagram text.live[data-federate='samplers']") or "").startswith("2/3 · t ")
+    assert page.eval_on_selector_all("#diagram circle.slot", "cs => cs.map(c => c.classList.contains('present'))") == [
+        True, True, False]
+    assert page.get_attribute("#banks p[data-bank='samplers']", "data-present") == "2"
+
+    # the curves: the learner's figures, as many points as /history has (or one more: newer)
+    _wait("the curves", lambda: page.locator("#curves .chart[data-federate='learner']").count() == 2)
+    history = json.loads(get(port, "/history"))["learner"]
+    assert set(history["figures"]) == {"env_steps", "mean_return"}
+    charts = {c["f"]: int(c["n"]) for c in page.eval_on_selector_all(
+        "#curves .chart", "ds => ds.map(d => ({f: d.dataset.figure, n: d.dataset.points}))")}
+    n = len(history["done"])
+    assert n >= 2 and all(abs(v - n) <= 1 for v in charts.values()), (charts, n)
+    grown = _wait("the curves to grow", lambda: int(page.get_attribute(
+        "#curves .chart[data-figure='learner: mean_return']", "data-points") or 0) > charts["learner: mean_return"])
+    assert grown
+
+    # a third sampler joins the running federation: its slot fills on the page
+    start_federate("samplers[2]")
+    _wait("the join on the page", lambda: page.get_attribute("#banks p[data-bank='samplers']", "data-present") == "3",
+          timeout=60)
+    after_next_polls()
+    assert (page.text_content("#diagram text.live[data-federate='samplers']") or "").startswith("3/3 · t ")
+    assert "samplers[2] joined" in page.inner_text("#membership")
+
+    shot = page.screenshot(full_page=True)
+    (tmp_path / "live-page.png").write_bytes(shot)
+    assert errors == []
     _not_blank(shot)
 
 
