@@ -56,7 +56,12 @@ def run_rti(main: Reactor, cfg: RtiConfig, clock: Clock | None = None, metrics_p
         from ...observe.diagram import program_svg
         from ...observe.page import live_pages
 
-        pages = live_pages(program_svg(assemble(main), federated=True), lambda: history_of(server))
+        try:
+            svg = program_svg(assemble(main), federated=True)
+        except Exception:  # the page without its drawing: never the federation for it
+            log.warning("the live page has no diagram: drawing the program failed", exc_info=True)
+            svg = '<svg xmlns="http://www.w3.org/2000/svg" width="300" height="20"><text y="14">no diagram</text></svg>'
+        pages = live_pages(svg, lambda: history_of(server))
         status = StatusServer(metrics_port, [server], server.status, host=metrics_addr, pages=pages)
     try:
         if on_bound is not None:
