@@ -96,6 +96,20 @@ def test_every_lag_goes_to_the_runs_histograms_as_it_is_observed() -> None:
     assert last == bisect.bisect_left(LAG_NS_BOUNDS, result["policy_lag_ns"]["max"])
 
 
+def test_apexs_lag_of_every_transition_goes_to_the_histograms_once_a_batch() -> None:
+    from .apex_programs import SlowApex
+
+    main = SlowApex(iterations=12)
+    env = Environment(fast=True)
+    result = env.run(main).results["SlowApex.learner"]
+    assert env.scheduler is not None
+    hs = {name: h.snapshot() for name, labels, h in env.scheduler.histograms.items()
+          if labels == {"reactor": "SlowApex.learner"}}
+    lags = {int(k): n for k, n in result["policy_lag_iterations"].items()}
+    assert list(hs["reactorfed_policy_lag_iterations"].counts) == _buckets(lags, LAG_ITERATION_BOUNDS)
+    assert hs["reactorfed_policy_lag_seconds"].count == result["policy_lag_ns"]["fragments"] == sum(lags.values()) > 0
+
+
 def _samples(text: str, name: str) -> dict[str, float]:
     """``le`` (or "" for _sum and _count) -> value, of one metric's lines."""
     out = {}

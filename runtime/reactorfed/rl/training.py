@@ -28,6 +28,7 @@ from ..observe.trace.records import COUNTER
 from .curves import LOGDIR_ENV, Curves, due, scalar_names
 
 if TYPE_CHECKING:
+    from ..execution.scheduler import Scheduler
     from ..model.reactor import Reactor
     from ..observe.histograms import Histogram
 
@@ -108,7 +109,8 @@ class PolicyLag:
         self.iterations: dict[int, int] = {}  # lag in iterations -> fragments
         self.ns: list[int] = []
         self._owner = owner
-        self._hist: tuple[Histogram, Histogram] | None = None  # (at the first lag: the run's scheduler is known then)
+        #: the run's scheduler and its histograms (made at the first lag: the scheduler is known then)
+        self._hist: tuple[Scheduler, Histogram, Histogram] | None = None
         self._traced: tuple[int, int] | None = None  # the lags the trace has last
 
     def sent(self, tag: tuple[int, int], iteration: int) -> None:
@@ -117,6 +119,12 @@ class PolicyLag:
     def observe(self, policy_tag: tuple[int, int] | None, now: tuple[int, int], iteration: int) -> int | None:
         """A fragment whose weights reached its sampler at ``policy_tag``, trained on at
         ``now`` in ``iteration``: its lag in iterations (None: not known)."""
+        lag = self._observe(policy_tag, now, iteration)
+        if lag is not None and self._owner is not None:
+            self._publish([(lag, self.ns[-1])])
+        return lag
+
+    def _observe(self, policy_tag: tuple[int, int] | None, now: tuple[int, int], iteration: int) -> int | None:
         if policy_tag is None:
             return None
         key = (policy_tag, 1 << 62) if not self.delay else ((policy_tag[0] - self.delay, 1 << 62), 0)
@@ -125,50 +133,60 @@ class PolicyLag:
 
     def observe_rows(self, times: np.ndarray, microsteps: np.ndarray, now: tuple[int, int], iteration: int) -> None:
         """:meth:`observe` for a batch of transitions (their weights' tags; time -1: not known)."""
+        first = len(self.ns)
+        lags: list[int] = []
         if not self.delay:
             for t, m in zip(times.tolist(), microsteps.tolist(), strict=True):
                 if t >= 0:
-                    self.observe((t, m), now, iteration)
-            return
-        sent_times = np.fromiter((tag[0] for tag, _ in self._sent), dtype=np.int64, count=len(self._sent))
-        known = np.asarray(times)[np.asarray(times) >= 0]
-        idx = np.searchsorted(sent_times, known - self.delay, side="right") - 1
-        for i in idx[idx >= 0].tolist():
-            self._count(i, now, iteration)
+                    lag = self._observe((t, m), now, iteration)
+                    if lag is not None:
+                        lags.append(lag)
+        else:
+            sent_times = np.fromiter((tag[0] for tag, _ in self._sent), dtype=np.int64, count=len(self._sent))
+            known = np.asarray(times)[np.asarray(times) >= 0]
+            idx = np.searchsorted(sent_times, known - self.delay, side="right") - 1
+            lags = [self._count(i, now, iteration) for i in idx[idx >= 0].tolist()]
+        if lags and self._owner is not None:  # (once a batch)
+            self._publish(list(zip(lags, self.ns[first:], strict=True)))
 
     def _count(self, i: int, now: tuple[int, int], iteration: int) -> int:
         """The weights of send ``i`` acted in what ``iteration`` trains on at ``now``: their lag."""
         (sent_at, version) = self._sent[i]
         lag = iteration - version
         self.iterations[lag] = self.iterations.get(lag, 0) + 1
-        ns = now[0] - sent_at[0]
-        self.ns.append(ns)
-        if self._owner is not None:
-            self._publish(lag, ns)
+        self.ns.append(now[0] - sent_at[0])
         return lag
 
-    def _publish(self, lag: int, ns: int) -> None:
-        """The lag to the metrics' histograms and the trace's counters (inside the owner's reaction)."""
+    def _publish(self, lags: list[tuple[int, int]]) -> None:
+        """Lags (in iterations, in ns) to the metrics' histograms and the trace's counters
+        (inside the owner's reaction)."""
         owner = self._owner
         assert owner is not None
         sched = running_scheduler(owner)
-        if self._hist is None:
+        if self._hist is None or self._hist[0] is not sched:  # (a run's scheduler has the run's histograms)
             board, labels = sched.histograms, {"reactor": owner.fqn}
-            self._hist = (
-                board.histogram("reactorfed_policy_lag_iterations", "Policy lag of the fragments trained on, in learner "
-                                "iterations", LAG_ITERATION_BOUNDS, labels),
-                board.histogram("reactorfed_policy_lag_seconds", "Policy lag of the fragments trained on, in logical "
-                                "time from the weights' send to the update", LAG_NS_BOUNDS, labels, unit=1_000_000_000))
-        self._hist[0].observe(lag)
-        self._hist[1].observe(ns)
+            self._hist = (sched,
+                          board.histogram("reactorfed_policy_lag_iterations", "Policy lag of the fragments trained on, "
+                                          "in learner iterations", LAG_ITERATION_BOUNDS, labels),
+                          board.histogram("reactorfed_policy_lag_seconds", "Policy lag of the fragments trained on, in "
+                                          "logical time from the weights' send to the update", LAG_NS_BOUNDS, labels,
+                                          unit=1_000_000_000))
+            self._traced = None
+        _, by_iterations, by_ns = self._hist
+        for lag, ns in lags:
+            by_iterations.observe(lag)
+            by_ns.observe(ns)
         tracer = sched.tracer
-        if tracer is not None and self._traced != (lag, ns):
-            tag = sched.current_tag
-            if self._traced is None or self._traced[0] != lag:
+        if tracer is None:
+            return
+        tag, last = sched.current_tag, self._traced
+        for lag, ns in lags:
+            if last is None or last[0] != lag:
                 tracer.record(COUNTER, tag, f"{owner.fqn} policy lag (iterations)", lag)
-            if self._traced is None or self._traced[1] != ns:
+            if last is None or last[1] != ns:
                 tracer.record(COUNTER, tag, f"{owner.fqn} policy lag (ns)", ns)
-            self._traced = (lag, ns)
+            last = (lag, ns)
+        self._traced = last
 
     def result(self) -> dict[str, Any]:
         if not self.ns:
