@@ -5,7 +5,8 @@
 # ~107 packages; with it, ~23 (~117 MB to download, ~370 MB installed on a bookworm image).
 # Prints the executable's path. Installs only as root or with a password-less sudo.
 set -euo pipefail
-found=$(command -v chromium || command -v chromium-browser || true)
+# REACTORFED_CHROMIUM: a Chromium of your own (the tests use it too)
+found=${REACTORFED_CHROMIUM:-$(command -v chromium || command -v chromium-browser || true)}
 if [ -z "$found" ] && command -v apt-get >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ]; then sudo=(); elif command -v sudo >/dev/null 2>&1; then sudo=(sudo -n); else
     echo "chromium.sh: not root and no sudo: cannot install chromium" >&2; exit 1
