@@ -3,8 +3,8 @@ samplers (1 to 3 slots, 2 at the start), reporting its progress at each value (d
 :data:`TOTAL`, env steps, a return that grows). Real time: a value from each sampler
 every 20 ms.
 
-Loaded by file path by ``reactorfed rti``/``reactorfed federate`` (and ``bench``'s page
-clients), so this module imports nothing from the test package.
+Loaded by file path by ``reactorfed rti``/``reactorfed federate``, so this module imports
+nothing from the test package.
 """
 
 from __future__ import annotations
