@@ -212,3 +212,16 @@ def test_a_diagram_is_valid_svg_for_the_page() -> None:
     root = ET.fromstring(program_svg(assemble(load_program(PROGRAM, {})), federated=True))
     feds = [g.get("data-fqn") for g in root.iter("{http://www.w3.org/2000/svg}g") if g.get("class") == "federate"]
     assert feds == ["Main.learner", "Main.samplers[0]"]
+
+
+def test_the_page_is_package_data_so_a_wheel_serves_it() -> None:
+    import fnmatch
+    import tomllib
+
+    root = Path(__file__).resolve().parents[3]
+    globs = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]["reactorfed"]
+    pkg = root / "runtime" / "reactorfed"
+    data = [p.relative_to(pkg).as_posix() for p in (pkg / "observe" / "page").iterdir()
+            if p.is_file() and p.suffix not in (".py", ".pyc")]
+    assert data == ["observe/page/live.html"]
+    assert all(any(fnmatch.fnmatch(f, g) for g in globs) for f in data), (data, globs)
