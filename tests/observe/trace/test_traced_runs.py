@@ -100,7 +100,7 @@ def test_a_traced_appo_run_has_the_learners_policy_lag_as_counter_tracks(tmp_pat
     trace_dir = tmp_path / "trace"
     r = subprocess.run([sys.executable, "-m", "reactorfed", "run", "tests/rl/async_programs.py:SlowAPPO", "--fast",
                         "-p", "iterations=12", "--trace", str(trace_dir)], cwd=REPO, capture_output=True, text=True,
-                       timeout=240, env={**os.environ, "OMP_NUM_THREADS": "1"})
+                       timeout=240, env={**os.environ, "OMP_NUM_THREADS": "1", "REACTORFED_LOGDIR": ""})
     assert r.returncode == 0, r.stdout + r.stderr
     found = re.findall(r"^reactorfed: result of SlowAPPO\.learner: (\{.*\})$", r.stdout, re.M)
     result = json.loads(found[0])
