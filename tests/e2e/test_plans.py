@@ -6,7 +6,7 @@ reported as a kubelet would, and the resource is Succeeded. Every reactor's resu
 the same program's under ``reactorfed launch`` with the same parameters, run beside it:
 the learners' weights bit for bit.
 
-The plans whose shape the CI's kind suite runs (Plan.in_ci) run here by default; the rest
+The plans the CI's kind suite runs (Plan.in_ci) run here by default; the rest
 carry the marker ``plans`` (``scripts/test.sh -m plans tests/e2e/test_plans.py``)."""
 
 from __future__ import annotations

@@ -56,7 +56,7 @@ PLANS = [
                                             **_NO_CHECKPOINT}),
     Plan("seed-ppo-cartpole.yaml", {"ppo.total_timesteps": "2560", "target_return": "1000", "device": "cpu",
                                     **_NO_CHECKPOINT}),
-    Plan("marl-inference.yaml", {"steps": "200"}, replicas=3),
+    Plan("marl-inference.yaml", {"steps": "200"}, replicas=3, in_ci=True),
     Plan("qlearning.yaml", {"iterations": "20", "checkpoint": "", "resume": "false"}, replicas=2),
     Plan("sensor-fusion.yaml", {"ticks": "300"}, in_ci=True),
 ]

@@ -6,7 +6,8 @@ every reactor's result, read from its pod's log, equals the same program's under
 the learners' weights bit for bit (one torch thread a process on both sides).
 
 The CI kind suite runs the plans whose shape is new (Ape-X's shards in pods of their own,
-data-parallel learners with their samplers, three groups of a program that is not RL);
+data-parallel learners with their samplers, three groups of a program that is not RL) and
+multi-agent inference (which test_federations.py ran to its end before, uncompared);
 the others carry the marker ``plans``: ``scripts/kind-test.sh -m plans`` runs them
 (docs/kubernetes.md, "How it is tested")."""
 
