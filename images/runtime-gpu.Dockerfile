@@ -51,8 +51,10 @@ ENV PATH=/opt/venv/bin:$PATH PYTHONUNBUFFERED=1 PYTHONDONTWRITEBYTECODE=1 HOME=/
 # the project itself, without dependencies (the layer above has them, pinned by the build)
 RUN --mount=type=bind,from=wheel,source=/wheels,target=/wheels \
     pip install --no-deps --no-cache-dir --disable-pip-version-check /wheels/*.whl
-# the example programs, as examples/k8s/ names them: /opt/reactorfed/examples/rl/*.py:Main
+# the example programs, as examples/k8s/ names them: /opt/reactorfed/examples/rl/*.py:Main,
+# /opt/reactorfed/examples/dataflow/*.py:Main
 COPY examples/rl /opt/reactorfed/examples/rl
+COPY examples/dataflow /opt/reactorfed/examples/dataflow
 WORKDIR /home/reactorfed
 # numeric user: the operator's pods set runAsNonRoot, which needs a numeric UID to verify
 USER 10001:10001

@@ -22,8 +22,8 @@ In one process::
     reactorfed run examples/rl/apex_dqn_cartpole.py:Main --fast
 
 ``OnePod`` is the same program with the shards in the learner's process (federates
-``samplers[i]`` and ``learner`` only, as the Kubernetes operator runs them:
-examples/k8s/apex-dqn-cartpole.yaml), with the same weights for a seed::
+``samplers[i]`` and ``learner`` only: one pod fewer per shard; examples/k8s/apex-dqn-cartpole.yaml
+runs ``Main``, each shard in a pod of its own), with the same weights for a seed::
 
     reactorfed launch examples/rl/apex_dqn_cartpole.py:OnePod --fast
 
@@ -115,8 +115,8 @@ class Main(ApexPlan):
 
 class OnePod(ColocatedApexPlan):
     """The same plan, the same weights for a seed, with the replay shards in the learner's
-    process: federates ``samplers[i]`` and ``learner`` only, as the Kubernetes operator
-    runs them (examples/k8s/apex-dqn-cartpole.yaml)."""
+    process: federates ``samplers[i]`` and ``learner`` only (examples/k8s/apex-dqn-cartpole.yaml
+    runs ``Main``, each shard in a pod of its own)."""
 
     def __init__(self, args: Args = Args()) -> None:
         super().__init__(**settings(args))

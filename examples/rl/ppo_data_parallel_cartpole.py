@@ -22,7 +22,8 @@ Federated (the RTI, one process per sampler, per learner, and the server)::
     reactorfed launch examples/rl/ppo_data_parallel_cartpole.py:ParamServer --fast -p colocate=true
 
 (``colocate=true``: each worker and its samplers in one process, the server in another:
-the shape ``examples/k8s/ppo-data-parallel-cartpole.yaml`` deploys.)
+the shape ``examples/k8s/ppo-param-server-cartpole.yaml`` deploys;
+``examples/k8s/ppo-data-parallel-cartpole.yaml`` deploys ``Main``.)
 
 In one process::
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from .errors import SpecError
@@ -12,7 +13,7 @@ from .fields import int_, obj, placement, str_
 from .groups import FederateGroup, is_cpu_runtime_image
 from .schema import GROUP_NAME, IDENT, MEMBER
 
-__all__ = ["ROLE_LEARNER", "ROLE_SAMPLER", "parse_groups", "shorthand_groups"]
+__all__ = ["ROLE_LEARNER", "ROLE_SAMPLER", "group_width", "parse_groups", "shorthand_groups"]
 
 ROLE_SAMPLER = "sampler"  # the shorthand's role labels, kept: selectors and policies name them
 ROLE_LEARNER = "learner"
@@ -133,6 +134,17 @@ def _one(raw: Mapping[str, Any], path: str, scale_width: int, program_image: str
     holds = raw.get("checkpoint", False)
     if not isinstance(holds, bool):
         raise SpecError(f"{path}.checkpoint", f"must be a boolean, got {holds!r}")
+    follows, per_member, per_param = None, 1, None
+    if raw.get("follows") is not None:
+        f = obj(raw.get("follows"), f"{path}.follows")
+        if bank is None or bank_keys or scale:
+            raise SpecError(f"{path}.follows", "only a bank without replicas, minReplicas, maxReplicas, widthParam "
+                                               "or scale of its own follows another group's width")  # fmt: skip
+        follows = str_(f.get("group"), f"{path}.follows.group")
+        if not follows or follows == name:
+            raise SpecError(f"{path}.follows.group", f"must name another group, got {follows!r}")
+        per_member = int_(f.get("perMember"), f"{path}.follows.perMember", 1, 1, 64)
+        per_param = _ident(f.get("param"), f"{path}.follows.param")
     return FederateGroup(
         name=name, role=name, federate=federate, bank=bank,
         width_param=_ident(raw.get("widthParam"), f"{path}.widthParam"), replicas=1 if federate else replicas,
@@ -140,6 +152,7 @@ def _one(raw: Mapping[str, Any], path: str, scale_width: int, program_image: str
         resources=resources, node_selector=selector, tolerations=tolerations,
         affinity=dict(obj(affinity, f"{path}.affinity")) if affinity else None,
         env=_env(raw.get("env"), f"{path}.env"), volumes=volumes, volume_mounts=mounts, holds_state=holds,
+        follows=follows, per_member=per_member, per_member_param=per_param,
     )  # fmt: skip
 
 
@@ -162,7 +175,8 @@ def parse_groups(raw: Any, scale_width: int, program_image: str, program_params:
             raise SpecError(f"{path}[{i}]", f"places {what!r} twice (also {path}[{placed[what]}]): a federate "
                                             "belongs to exactly one group")  # fmt: skip
         placed[what] = i
-        for key, param in (("widthParam", g.width_param), ("maxParam", g.max_param)):
+        for key, param in (("widthParam", g.width_param), ("maxParam", g.max_param),
+                           ("follows.param", g.per_member_param)):
             if param is None:
                 continue
             if param in program_params:
@@ -174,4 +188,23 @@ def parse_groups(raw: Any, scale_width: int, program_image: str, program_params:
     scaled = [i for i, g in enumerate(groups) if g.scale]
     if len(scaled) > 1:
         raise SpecError(f"{path}[{scaled[1]}].scale", f"only one group is scaled (also {path}[{scaled[0]}])")
+    for i, g in enumerate(groups):
+        if g.follows is None:
+            continue
+        led = groups[names[g.follows]] if g.follows in names else None
+        if led is None or led.bank is None or led.follows is not None or led.elastic:
+            raise SpecError(f"{path}[{i}].follows.group", f"{g.follows!r} must name a bank group of {path} that is "
+                                                          "neither elastic nor a follower itself")  # fmt: skip
+        groups[i] = replace(g, replicas=(scale_width if led.scale else led.replicas) * g.per_member)
     return tuple(groups)
+
+
+def group_width(groups: Sequence[FederateGroup], group: FederateGroup, scale_width: int) -> int:
+    """A group's width in an incarnation whose scale group is ``scale_width`` wide: a
+    follower's is the width of the group it follows times its ``per_member``."""
+    if group.scale:
+        return scale_width
+    if group.follows is not None:
+        led = next(g for g in groups if g.name == group.follows)
+        return group_width(groups, led, scale_width) * group.per_member
+    return group.replicas

@@ -61,6 +61,12 @@ class FederateGroup:
     #: the group holds state: it mounts the federation's checkpoint volume (with
     #: ``--checkpoint-dir``) when there is one, and is stopped first, so it can write it
     holds_state: bool = False
+    #: a bank that has ``per_member`` members for each member of the bank group ``follows``
+    #: (a data-parallel learner's own samplers): its width is that group's times ``per_member``,
+    #: and ``per_member_param`` (if set) receives ``per_member``
+    follows: str | None = None
+    per_member: int = 1
+    per_member_param: str | None = None
 
     @property
     def elastic(self) -> bool:

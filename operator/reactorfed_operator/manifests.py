@@ -397,5 +397,5 @@ def federation_pods(
     n = fed.spec.replicas if width is None else width
     pods = [rti_pod(fed, incarnation, n, max_width)]
     for g in fed.spec.groups:
-        pods += [group_pod(fed, g, name, incarnation, n, max_width) for name in g.federates(n if g.scale else None)]
+        pods += [group_pod(fed, g, name, incarnation, n, max_width) for name in g.federates(fed.spec.width_of(g, n))]
     return pods

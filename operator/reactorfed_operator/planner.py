@@ -90,7 +90,7 @@ class Plan:
         ready = sum(1 for p in samplers if p.ready and p.phase == PodPhase.RUNNING)
         fed_ready = sum(1 for p in current if p.ready and p.phase == PodPhase.RUNNING)
         desired = fed.spec.replicas
-        widths = {g.name: desired if g.scale else g.replicas for g in fed.spec.groups}
+        widths = {g.name: fed.spec.width_of(g, desired) for g in fed.spec.groups}
         out: dict[str, Any] = {
             "phase": self.phase,
             "reason": self.reason,
@@ -310,7 +310,7 @@ def plan(
         width = s.replicas
         bank = f"{width} samplers" + (f" (elastic, at most {s.max_replicas})" if s.elastic else "")
         what = f"{bank}, learner" if not s.shape else ", ".join(
-            f"{g.name} ({len(g.federates(width if g.scale else None))})" for g in s.groups)
+            f"{g.name} ({s.width_of(g, width)})" for g in s.groups)
         out = Plan(Phase.STARTING, "Creating", f"incarnation {new}: RTI, {what}", new, restarts, replaced=replaced)
         manifests = federation_pods(fed, new, width, s.max_replicas)
         out.create = [placement.gate(m) for m in manifests]  # nothing is scheduled before all exist

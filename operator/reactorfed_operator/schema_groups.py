@@ -37,6 +37,10 @@ def _group() -> dict[str, Any]:
                  "minReplicas must be at most maxReplicas"),
             rule("has(self.maxReplicas) == has(self.maxParam)",
                  "maxParam (the parameter that receives maxReplicas) is set exactly when maxReplicas is"),
+            rule(f"!has(self.follows) || (has(self.bank) && {bank_only} && !(has(self.scale) && self.scale))",
+                 "a group with follows is a bank whose width follows another group's: no replicas, minReplicas, "
+                 "maxReplicas, widthParam or scale of its own"),
+            rule("!has(self.follows) || self.follows.group != self.name", "a group cannot follow itself"),
             rule("!has(self.scale) || !self.scale || !has(self.replicas)",
                  "the scale group's width is spec.samplers.replicas (what kubectl scale sets), not replicas"),
             rule(f"!has(self.gpus) || self.gpus == 0 || !has(self.image) || !self.image.matches('{CPU_IMAGE}')",
@@ -79,6 +83,17 @@ def _group() -> dict[str, Any]:
                 "type": "object", "required": ["name", "mountPath"], "properties": {
                     "name": {"type": "string"}, "mountPath": {"type": "string", "pattern": "^/.*"},
                     "subPath": {"type": "string"}, "readOnly": {"type": "boolean"}}}},
+            "follows": {"type": "object", "required": ["group"],
+                        "description": "A bank with perMember members for each member of another bank group (e.g. each "
+                                       "data-parallel learner's own samplers): its width is that group's width times "
+                                       "perMember, and follows it when it is scaled.",
+                        "properties": {
+                            "group": {"type": "string", "pattern": GROUP_NAME, "maxLength": 24,
+                                      "description": "The bank group followed (not elastic, not itself a follower)."},
+                            "perMember": {"type": "integer", "minimum": 1, "maximum": 64,
+                                          "description": "Members of this bank per member of the group followed (default 1)."},
+                            "param": {"type": "string", "pattern": IDENT, "maxLength": 64,
+                                      "description": "The program parameter that receives perMember."}}},
             "checkpoint": {"type": "boolean", "description": "The group holds state: its pods mount spec.checkpoint's "
                                                             "volume (--checkpoint-dir) and are stopped first."},
         },
@@ -101,6 +116,9 @@ def federate_groups() -> dict[str, Any]:
             rule("self.all(g, !has(g.bank) || self.exists_one(h, has(h.bank) && h.bank == g.bank))",
                  "a bank is placed by exactly one group"),
             rule("self.filter(g, has(g.scale) && g.scale).size() <= 1", "at most one group has scale: true"),
+            rule("self.all(g, !has(g.follows) || self.exists(h, h.name == g.follows.group && has(h.bank) && "
+                 "!has(h.follows) && !has(h.maxReplicas)))",
+                 "follows.group must name a bank group of this list that is neither elastic nor a follower itself"),
         ],
     }
 

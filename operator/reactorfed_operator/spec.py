@@ -18,7 +18,7 @@ from .fields import cpu_cores, placement
 from .fields import int_ as _int
 from .fields import obj as _obj
 from .fields import str_ as _str
-from .group_spec import parse_groups, shorthand_groups
+from .group_spec import group_width, parse_groups, shorthand_groups
 from .groups import FederateGroup
 from .schema import DEFAULTS, DURATION, ENTRYPOINT, IDENT, MEMBER, PARAM
 
@@ -123,6 +123,11 @@ class FederationSpec:
         """The group ``kubectl scale`` acts on (the shorthand's samplers), if any."""
         return next((g for g in self.groups if g.scale), None)
 
+    def width_of(self, group: FederateGroup, scale_width: int | None = None) -> int:
+        """``group``'s width in an incarnation whose scale group is ``scale_width`` wide
+        (default: as the spec asks); a follower's follows the group it follows."""
+        return group_width(self.groups, group, self.replicas if scale_width is None else scale_width)
+
     @property
     def shape(self) -> str:
         """What the groups place and how wide (the scale group's width aside): a change of
@@ -130,7 +135,8 @@ class FederationSpec:
         shorthand, whose shape is its width and bounds alone."""
         if all(g.role in ("sampler", "learner") for g in self.groups) and len(self.groups) == 2:
             return ""
-        return ";".join(f"{g.name}={g.placed}" + ("" if g.scale or g.federate else f"x{g.replicas}")
+        return ";".join(f"{g.name}={g.placed}" + ("" if g.scale or g.federate else
+                                                  f"x{g.per_member}/{g.follows}" if g.follows else f"x{g.replicas}")
                         + (f"<={g.max_replicas}" if g.max_replicas and not g.scale else "") for g in self.groups)
 
     @property
@@ -391,6 +397,8 @@ def program_params(s: FederationSpec, width: int, max_width: int) -> list[tuple[
             if max_width > 0:  # an elastic bank: every pod of the incarnation gets the same bounds
                 params.append((g.max_param or s.max_param, str(max_width)))
         elif g.bank is not None:
+            if g.per_member_param:
+                params.append((g.per_member_param, str(g.per_member)))
             if g.width_param:
                 params.append((g.width_param, str(g.replicas)))
             if g.max_param:

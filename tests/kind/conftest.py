@@ -209,14 +209,15 @@ def operator(kind_cluster: Kind, images: dict[str, str]) -> Kind:
             "s",
             "helm install ... --wait (operator pod Ready)",
         )
-    # the learner's node gets a fake nvidia.com/gpu, as docs/kubernetes.md shows
+    # the GPU worker gets two fake nvidia.com/gpu, as docs/kubernetes.md shows (two: the
+    # data-parallel plan's two learners ask for one each)
     gpu = [
         n
         for n, v in k.nodes().items()
         if v["metadata"]["labels"].get("reactorfed.io/accelerator") == "nvidia"
     ]
     k.kubectl("patch", "node", gpu[0], "--subresource=status", "--type=json",
-              "-p", '[{"op":"add","path":"/status/capacity/nvidia.com~1gpu","value":"1"}]')  # fmt: skip
+              "-p", '[{"op":"add","path":"/status/capacity/nvidia.com~1gpu","value":"2"}]')  # fmt: skip
     return k
 
 

@@ -15,10 +15,15 @@ EXAMPLES = REPO / "examples" / "k8s"
 
 
 def small_requests(doc: dict[str, Any], cpu: str = "100m") -> dict[str, Any]:
-    """The example with CPU requests that fit nodes of a 2-core machine."""
+    """The example with CPU requests that fit nodes of a 2-core machine: the RTI's and every
+    federate group's (the shorthand's samplers and learner, or each of spec.federateGroups)."""
     spec = doc.get("spec", {})
-    for group in ("samplers", "learner", "rti"):
-        g = spec.setdefault(group, {})
+    groups = [spec.setdefault("rti", {})]
+    if "federateGroups" in spec:
+        groups += spec["federateGroups"]
+    else:
+        groups += [spec.setdefault("samplers", {}), spec.setdefault("learner", {})]
+    for g in groups:
         res = g.setdefault("resources", {})
         res.setdefault("requests", {})["cpu"] = cpu
         res["requests"]["memory"] = "256Mi"

@@ -290,7 +290,8 @@ def test_run_ends_succeeded_and_delete_leaves_nothing(operator: Kind) -> None:
 
 @pytest.mark.parametrize(
     "example",
-    ["configmap-program.yaml", "gym-sampling.yaml", "marl-inference.yaml", "atari-sampling.yaml"],
+    # marl-inference.yaml runs in test_plans.py, its result compared with a local run
+    ["configmap-program.yaml", "gym-sampling.yaml", "atari-sampling.yaml"],
 )
 def test_other_examples_run_to_their_end(operator: Kind, example: str) -> None:
     k = operator

@@ -182,3 +182,63 @@ def test_observed_pod_reads_the_shape() -> None:
     fed = make_fed(federateGroups=three_groups())
     pod = observe_pod(federation_pods(fed, 1)[1])
     assert pod is not None and pod.shape == fed.spec.shape and pod.role == "env"
+
+
+def data_parallel(learners: dict[str, Any] | None = None, per_member: int = 2) -> list[dict[str, Any]]:
+    """A data-parallel program's shape: a bank of learners, and a bank of samplers with
+    per_member of its own for each learner."""
+    return [
+        {"name": "learners", "bank": "learners", "widthParam": "num_learners", "gpus": 1, "image": GPU,
+         "checkpoint": True, **(learners if learners is not None else {"replicas": 2})},
+        {"name": "samplers", "bank": "samplers",
+         "follows": {"group": "learners", "perMember": per_member, "param": "samplers_per_learner"}},
+    ]  # fmt: skip
+
+
+def test_a_bank_follows_another_groups_width() -> None:
+    fed = make_fed(federateGroups=data_parallel())
+    _learners, samplers = fed.spec.groups
+    assert (samplers.follows, samplers.per_member, samplers.replicas) == ("learners", 2, 4)
+    assert fed.spec.shape == "learners=learners[*]x2;samplers=samplers[*]x2/learners"
+    pods = {p["metadata"]["name"]: p for p in federation_pods(fed, 1)}
+    assert list(pods) == ["pong-rti", "pong-learners-0", "pong-learners-1",
+                          *(f"pong-samplers-{i}" for i in range(4))]  # fmt: skip
+    cmd = pods["pong-samplers-3"]["spec"]["containers"][0]["command"]
+    params = [cmd[i + 1] for i, a in enumerate(cmd) if a == "--param"]
+    assert "num_learners=2" in params and "samplers_per_learner=2" in params
+    assert pods["pong-learners-1"]["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] == "1"
+    assert "nvidia.com/gpu" not in pods["pong-samplers-0"]["spec"]["containers"][0]["resources"].get("limits", {})
+
+
+def test_a_follower_of_the_scale_group_is_rescaled_with_it() -> None:
+    fed = make_fed(federateGroups=data_parallel({"scale": True}, per_member=1), samplers={"replicas": 3})
+    names = [p["metadata"]["name"] for p in federation_pods(fed, 1)]
+    assert names.count("pong-rti") == 1 and sum("-learners-" in n for n in names) == 3
+    assert sum("-samplers-" in n for n in names) == 3
+    # an incarnation started 2 wide (kubectl scale since): its pods are made at 2, followers too
+    names = [p["metadata"]["name"] for p in federation_pods(fed, 2, 2)]
+    assert sum("-samplers-" in n for n in names) == 2 and sum("-learners-" in n for n in names) == 2
+    # the shape does not hold the scaled width: a rescale is a rescale, not a new shape
+    assert fed.spec.shape == "learners=learners[*];samplers=samplers[*]x1/learners"
+
+
+@pytest.mark.parametrize(("groups", "field", "fragment"), [
+    ([{"name": "a", "bank": "a", "follows": {"group": "a"}}], "spec.federateGroups[0].follows.group", "another group"),
+    ([{"name": "a", "bank": "a", "replicas": 2, "follows": {"group": "b"}}, {"name": "b", "bank": "b"}],
+     "spec.federateGroups[0].follows", "without replicas"),
+    ([{"name": "a", "federate": "a", "follows": {"group": "b"}}, {"name": "b", "bank": "b"}],
+     "spec.federateGroups[0].follows", "only a bank"),
+    ([{"name": "a", "bank": "a", "follows": {"group": "b"}}, {"name": "b", "federate": "b"}],
+     "spec.federateGroups[0].follows.group", "neither elastic"),
+    ([{"name": "a", "bank": "a", "follows": {"group": "c"}}, {"name": "b", "bank": "b"}],
+     "spec.federateGroups[0].follows.group", "neither elastic"),
+    ([{"name": "a", "bank": "a", "follows": {"group": "b"}},
+      {"name": "b", "bank": "b", "replicas": 2, "maxReplicas": 4, "maxParam": "max_b"}],
+     "spec.federateGroups[0].follows.group", "neither elastic"),
+    ([{"name": "a", "bank": "a", "follows": {"group": "b", "param": "n"}},
+      {"name": "b", "bank": "b", "widthParam": "n"}], "spec.federateGroups[1].widthParam", "already"),
+])  # fmt: skip
+def test_invalid_followers(groups: list[dict[str, Any]], field: str, fragment: str) -> None:
+    with pytest.raises(SpecError) as err:
+        parse_spec(minimal_spec(federateGroups=groups))
+    assert err.value.field == field and fragment in str(err.value), str(err.value)

@@ -82,18 +82,25 @@ def test_workers_with_their_samplers_in_one_federate_compute_the_same() -> None:
 
 
 def test_the_kubernetes_manifest_places_every_federate() -> None:
-    """examples/k8s/ppo-data-parallel-cartpole.yaml: the operator makes a pod per bank member
-    and one for its learner; those must be the program's federates, all of them."""
+    """examples/k8s/ppo-param-server-cartpole.yaml, 3 workers wide: the operator makes a pod
+    per worker and one for the server; those must be the program's federates, all of them."""
     import yaml
 
     from reactorfed.cli.loader import load_program
+    from reactorfed_operator.manifests import Federation, federation_pods
     from reactorfed_operator.spec import parse_spec
 
-    manifest = EXAMPLES.parent / "k8s" / "ppo-data-parallel-cartpole.yaml"
-    spec = parse_spec(yaml.safe_load(manifest.read_text())["spec"])
+    manifest = EXAMPLES.parent / "k8s" / "ppo-param-server-cartpole.yaml"
+    doc = yaml.safe_load(manifest.read_text())
+    doc["spec"]["samplers"]["replicas"] = 3
+    spec = parse_spec(doc["spec"])
+    pods = federation_pods(Federation("ps", "ns", "uid", spec), 1)[1:]
+    commands = [p["spec"]["containers"][0]["command"] for p in pods]
+    federates = [cmd[cmd.index("--federate") + 1] for cmd in commands]
+    params = dict(a.split("=", 1) for i, a in enumerate(commands[0]) if commands[0][i - 1] == "--param")
     entry = str(EXAMPLES / spec.program.entrypoint.split("/examples/rl/")[1])
-    main = load_program(entry, {**dict(spec.program.params), spec.sampler_param: "3", "checkpoint": ""})
-    assert [c.name for c in main._children] == [*spec.sampler_names(3), spec.learner.name]
+    main = load_program(entry, {**params, "checkpoint": ""})
+    assert sorted(c.name for c in main._children) == sorted(federates) == ["server", *(f"workers[{i}]" for i in range(3))]
 
 
 def test_resume_carries_on_where_the_checkpoint_stopped(tmp_path: Path) -> None:
