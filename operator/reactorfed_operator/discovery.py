@@ -156,7 +156,9 @@ def check_groups(groups: Sequence[FederateGroup], program: ProgramFederates, pat
                 f"the program has no bank {g.bank!r} (its federates: {_names(program)})"  # fmt: skip
             out.append(Finding(f"{where}.bank", g.bank or "", what))
             continue
-        if bank.width_param is not None and g.width_param != bank.width_param:
+        if g.follows is not None:
+            out += _check_follower(g, where, bank, next((x for x in groups if x.name == g.follows), None))
+        elif bank.width_param is not None and g.width_param != bank.width_param:
             out.append(Finding(f"{where}.widthParam", f"{bank.name}[*]",
                                f"the program's bank {bank.name!r} takes its width from parameter "
                                f"{bank.width_param!r}; the group sets {g.width_param or 'none'}"))  # fmt: skip
@@ -176,6 +178,26 @@ def check_groups(groups: Sequence[FederateGroup], program: ProgramFederates, pat
             out.append(Finding(path, f"{bank.name}[*]", f"no group places the program's bank {bank.name!r}: add a "
                                                         f"group with bank: {bank.name}"))  # fmt: skip
     return out
+
+
+def _check_follower(g: FederateGroup, where: str, bank: ProgramBank, leader: FederateGroup | None) -> list[Finding]:
+    """A bank group that follows another's width (``follows``): the program's bank width
+    must come from the followed group's width parameter or from ``follows.param``, or,
+    fixed by the program, equal the followed group's width times ``follows.perMember``."""
+    if leader is None:  # (the spec's own check names it)
+        return []
+    if bank.width_param is not None:
+        sets = [p for p in (leader.width_param, g.per_member_param) if p]
+        if bank.width_param in sets:
+            return []
+        return [Finding(f"{where}.follows.param", f"{bank.name}[*]",
+                        f"the program's bank {bank.name!r} takes its width from parameter {bank.width_param!r}; "
+                        f"the group follows {leader.name!r}, which sets {' and '.join(sets) or 'none'}")]  # fmt: skip
+    if leader.replicas * g.per_member != bank.width:
+        return [Finding(f"{where}.follows.perMember", f"{bank.name}[*]",
+                        f"the program's bank {bank.name!r} is {bank.width} wide (no width parameter); the group "
+                        f"follows {leader.name!r} with {leader.replicas} x {g.per_member}")]  # fmt: skip
+    return []
 
 
 def _names(program: ProgramFederates) -> str:

@@ -140,3 +140,26 @@ def test_discovery_command_passes_every_pods_params() -> None:
                    samplers={"replicas": 3, "maxReplicas": 5})  # fmt: skip
     assert discovery_command(fed.spec) == ["reactorfed", "federates", "m:Main", "--param", "max_samplers=5",
                                            "--param", "num_samplers=3", "--param", "seed=1", "--json"]  # fmt: skip
+
+
+def test_a_bank_that_follows_another_groups_width() -> None:
+    """The data-parallel shape: each learner has its samplers; the program's sampler bank
+    takes its width from the learners' width parameter (or from follows.param)."""
+    program = answer([{"name": "learners", "width": 2, "width_param": "num_learners", "elastic": None},
+                      {"name": "samplers", "width": 2, "width_param": "num_learners", "elastic": None}], ())  # fmt: skip
+    learners = {"name": "learners", "bank": "learners", "widthParam": "num_learners", "replicas": 2}
+    follower = {"name": "samplers", "bank": "samplers",
+                "follows": {"group": "learners", "perMember": 1, "param": "samplers_per_learner"}}  # fmt: skip
+    assert _check([learners, follower], program) == []
+    per_member = answer([{"name": "learners", "width": 2, "width_param": "num_learners", "elastic": None},
+                         {"name": "samplers", "width": 2, "width_param": "samplers_per_learner", "elastic": None}], ())  # fmt: skip
+    assert _check([learners, follower], per_member) == []
+    other = answer([{"name": "learners", "width": 2, "width_param": "num_learners", "elastic": None},
+                    {"name": "samplers", "width": 2, "width_param": "num_samplers", "elastic": None}], ())  # fmt: skip
+    (found,) = _check([learners, follower], other)
+    assert found[0] == "spec.federateGroups[1].follows.param" and found[1] == "samplers[*]"
+    assert "'num_samplers'" in found[2] and "num_learners and samplers_per_learner" in found[2]
+    fixed = answer([{"name": "learners", "width": 2, "width_param": "num_learners", "elastic": None},
+                    {"name": "samplers", "width": 3, "width_param": None, "elastic": None}], ())  # fmt: skip
+    (found,) = _check([learners, follower], fixed)
+    assert found[0] == "spec.federateGroups[1].follows.perMember" and "2 x 1" in found[2]
