@@ -252,8 +252,10 @@ class RtiMembership:
             self.slots.hold(m, None)
             out = self._agree_if_answered()
             return out + self._core.regrant((m,))
-        self.slots.failed(m)  # no grants for it, none waits on it
-        if m in self.slots.leave_at:  # its leave was agreed already
+        self.slots.failed(m, (self.start_time or 0, 0))  # no grants for it, none waits on it
+        if m in self.slots.leave_at:  # its leave was agreed already: it did nothing from its quiet tag
+            i = max(i for i, c in enumerate(self.record) if c.member == m)
+            self.record[i] = self.slots.change(self.record[i].tag, m, False)
             self.slots.left(m, None)
             # (it may have been the last one a later round waited for)
             return self._agree_if_answered() + self._core.regrant((m,))
@@ -333,8 +335,9 @@ class RtiMembership:
         else:
             out = []
             for m, joined in rnd.changes:
-                self.record.append(Change(tag, m, joined))
-                self.outbox.append(Change(tag, m, joined))
+                ch = self.slots.change(tag, m, joined)  # (a failed member's leave: quiet since)
+                self.record.append(ch)
+                self.outbox.append(ch)
             for m, joined in rnd.changes:
                 if joined:
                     out += self._admit(tag, m)
@@ -357,6 +360,7 @@ class RtiMembership:
                 self.slots.hold(m, None)
             if m in self._failed:  # gone: nobody to tell (not recorded: the run ends first)
                 self._failed.discard(m)
+                self.slots.quiet.pop(m, None)
             else:
                 self.outbox.append(Refused(m, joined, f"{self.layout.names[m]}: {why}"))
         return self._core.regrant(m for m, _j in changes)

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from ...time.tag import TagT
+from ...time.tag import TagT, succ
 from .layout import Layout
+from .membership import Change
 from .rti_flight import Flight
-from .rti_state import FederateState
+from .rti_state import NEVER_T, FederateState
 
 __all__ = ["Slots"]
 
@@ -55,12 +56,17 @@ class Slots:
         #: what a slot's last incarnation completed (its last LTC when it resigned or failed)
         self.last_ltc: dict[int, TagT] = {}
         self._left: dict[int, TagT] = {}  # the tag each absent slot's last incarnation left at
+        self._since: dict[int, TagT] = {}  # the tag each slot's last incarnation joined at (after the start)
+        #: failed members whose leave is not recorded yet: the tag after the last one each
+        #: completed (what their leave's :attr:`.membership.Change.quiet` says)
+        self.quiet: dict[int, TagT] = {}
         #: each slot's direct upstream federates (the senders a rejoin waits for: settled)
         self._direct = {f: layout.direct_upstream(f) for g in layout.elastic for f in g.slots}
 
     def admit(self, m: int, tag: TagT, leave: TagT | None = None) -> None:
         """Slot ``m``'s incarnation starts at ``tag`` (replayed: and leaves at ``leave``)."""
         self.floor.pop(m, None)
+        self._since[m] = tag
         if leave is not None:  # (its leave counts from the start)
             self.leave_at[m] = leave
         self.present[m] = True
@@ -98,10 +104,21 @@ class Slots:
         if m in self.leave_at:
             self.left(m, rejoin)
 
-    def failed(self, m: int) -> None:
-        """Member ``m``'s process is gone: it holds nothing back from now on."""
-        self.last_ltc[m] = self._core.feds[m].ltc
+    def failed(self, m: int, start: TagT) -> None:
+        """Member ``m``'s process is gone: it holds nothing back from now on. It did
+        nothing after the last tag it completed (the federation's ``start`` tag: none, if
+        it joined there), whatever tag its leave is agreed at (:meth:`change`)."""
+        ltc = self._core.feds[m].ltc
+        self.last_ltc[m] = ltc
+        self.quiet[m] = succ(ltc) if ltc != NEVER_T else self._since.get(m, start)
         self._core.fail(m)
+
+    def change(self, tag: TagT, m: int, joined: bool) -> Change:
+        """The record's change of ``m`` at ``tag``. A failed member's leave says from which
+        tag it did nothing (the others may have run tags before ``tag`` with it present and
+        silent: a replay repeats that)."""
+        quiet = None if joined else self.quiet.pop(m, None)
+        return Change(tag, m, joined, quiet if quiet is not None and quiet < tag else None)
 
     def left(self, m: int, rejoin: TagT | None) -> None:
         """``m`` resigned with its leave agreed: absent from now on (replayed: until it
