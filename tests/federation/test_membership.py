@@ -686,7 +686,12 @@ def test_a_failed_members_leave_records_from_which_tag_it_did_nothing() -> None:
     assert isinstance(q, Query) and q.to == {0, 1}
     answer_all(c, {0: at(20, 1), 1: at(20, 1)})  # both ran (20, 0) with it present
     assert c.members.record == [Change(at(20, 1), 2, False, quiet=at(10, 1))]
-    assert not c.members.present[2] and c.members.slots.quiet == {}
+    assert not c.members.present[2] and c.members.slots.quiet == {2: at(10, 1)}  # (LOST tells the learner)
+    c.members.request_join(2, physical_time=0)  # a new process for the slot
+    answer_all(c)
+    c.on_ltc(0, at(20, 1), at(30), {1: [2, *at(30)]}, {1: 2, 2: 1})  # (past the leave: settled)
+    assert c.members.present[2] and c.members.slots.quiet == {}  # (of the incarnation that failed)
+    assert c.members.record[-1].joined and c.members.record[-1].quiet is None
 
 
 def test_a_member_that_fails_before_its_agreed_leave_has_its_record_say_so() -> None:

@@ -174,7 +174,7 @@ TYPED: list[tuple[type[Any], tuple[st.SearchStrategy[Any], ...], Any]] = [
     (P.RoundEnd, (U64,), lambda r: [P.ROUND_END, r.round]),
     (P.Release, (), lambda _: [P.RELEASE]),
     (P.Peer, (TAG, U64, TEXT), lambda p: [P.PEER, p.tag[0], p.tag[1], p.member, p.endpoint]),
-    (P.Lost, (U64,), lambda lo: [P.LOST, lo.member]),
+    (P.Lost, (U64, TAG), lambda lo: [P.LOST, lo.member, lo.quiet[0], lo.quiet[1]]),
     (P.Progress, (FIELD["u?"], FIELD["u?"], FIELD["figures"]), lambda p: [P.PROGRESS, p.done, p.total, p.figures]),
 ]
 _ITEMS = (P.ShmOpen, P.Promise, P.StopMark)  # batch items
@@ -452,8 +452,8 @@ def test_membership_messages_carry_what_the_rti_core_emits() -> None:
      ([P.PEER, 5, 0, 3, b"tcp://h:1"], "PEER: field 4"),  # an address is text
      ([P.PEER, 5, 0, -3, "tcp://h:1"], "PEER: field 3"),
      ([P.PEER, 3, "tcp://h:1"], "PEER has 2 fields, expected 4"),
-     ([P.LOST, 2**64 - 1], "LOST: field 1"),
-     ([P.LOST], "LOST has 0 fields, expected 1"),
+     ([P.LOST, 2**64 - 1, 0, 0], "LOST: field 1"),
+     ([P.LOST, 2], "LOST has 1 fields, expected 3"),  # version 5's
      ([P.START, 5, {}, b"s" * 16, 1], "START has 4 fields, expected 6"),  # version 3's
      ([P.START, 5, {}, b"s" * 16, 1, [-1], False], "START: field 5"),
      ([P.START, 5, {}, b"s" * 16, 1, [2], 1], "START: field 6")],

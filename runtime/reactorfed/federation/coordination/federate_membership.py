@@ -22,7 +22,10 @@ and what is granted, and asks it to hold its grants back (:class:`Progress`).
   a joiner starts at its tag, from the counts its slot had.
 * **A peer that failed** (:meth:`.federate_core.FederateCore.on_peer_failed`; the driver
   calls it on the RTI's LOST): the grants no longer wait for what it sent and this federate
-  has not received; what comes for a tag already completed is dropped.
+  has not received; what comes for a tag already completed is dropped, and so is what it
+  sent at or after its *quiet* tag (the one after its last completed tag, which the RTI's
+  record has: a replay has it do nothing from there), over a link without a delay in time
+  (over one with, the arrival's tag does not tell the sending one).
 
 Dropped messages are counted (:attr:`~FederateMembership.dropped`, per sender), never lost
 silently; they count as received too (they arrived), so the RTI's counts stay exact.
@@ -33,9 +36,10 @@ from __future__ import annotations
 import heapq
 from typing import Protocol
 
-from ...time.tag import NEVER, NEVER_T, TagT, pred, succ
+from ...time.tag import FOREVER_T, NEVER, NEVER_T, TagT, pred, succ
 from ..wire.protocol import Ltc, Promise, QueryReply, Resign, StopMark, StopReply, StopReq
 from .federate_promises import PeerPromises
+from .layout import add_delay
 from .presence import Presence
 
 __all__ = ["FederateMembership", "Message", "Progress"]
@@ -96,6 +100,8 @@ class FederateMembership:
         self._over: set[int] = set()
         #: upstream slots whose present incarnation failed (the driver: on the RTI's LOST)
         self.failed_peers: set[int] = set()
+        #: of those, the earliest arrival here of what they sent at their quiet tag or later
+        self.quiet: dict[int, TagT] = {}
         #: set by the driver before the core's ``begin``: this process asks to join (the RTI
         #: said so in its START), so it is not present from the start even if its slot is
         self.joining = False
@@ -206,15 +212,19 @@ class FederateMembership:
         if tag > self.last_on.get(peer, NEVER_T):
             self.last_on[peer] = tag
 
-    def peer_failed(self, u: int) -> None:
+    def peer_failed(self, u: int, quiet: TagT = FOREVER_T) -> None:
         """Upstream ``u`` failed (see :meth:`.federate_core.FederateCore.on_peer_failed`)."""
         self.failed_peers.add(u)
+        ds = self._promises.links.get(u, [])
+        if quiet != FOREVER_T and ds and all(d[0] == 0 for d in ds):  # (same time: the microsteps tell)
+            self.quiet[u] = min(add_delay(quiet, d) for d in ds)
         self.incarnation_done(u)
 
     def peer_connected(self, u: int) -> None:
         """A new process for upstream slot ``u`` opened its data connection (its next
         incarnation's): what is known of the last one's failure is about that one."""
         self.failed_peers.discard(u)
+        self.quiet.pop(u, None)
 
     def incarnation_done(self, u: int) -> None:
         """The incarnation of upstream slot ``u`` whose promises arrived sends nothing
@@ -232,9 +242,11 @@ class FederateMembership:
     def arrived(self, peer: int, tag: TagT) -> bool:
         """A data message from ``peer`` for ``tag`` arrived (and counts as received):
         whether it is delivered (elastic federations only)."""
-        if tag <= self._core.done or tag < self.joined or (self.leaves is not None and tag >= self.leaves):
+        if tag <= self._core.done or tag < self.joined or (self.leaves is not None and tag >= self.leaves) or (
+                self.quiet and tag >= self.quiet.get(peer, FOREVER_T)):
             # for a tag already processed (its sender failed: no grant waited for it), or
-            # outside this incarnation's tags
+            # outside this incarnation's tags, or sent by a failed peer after its last
+            # completed tag
             self.dropped[peer] = self.dropped.get(peer, 0) + 1
             return False
         if self.member:

@@ -226,7 +226,8 @@ class RtiMembership:
 
     def on_failed(self, m: int) -> list[Grant]:
         """Member ``m``'s process is gone: it holds nothing back from now on, and leaves at
-        a tag agreed in a round (it is not asked). Raises :class:`MembershipError`, changing
+        a tag agreed in a round (it is not asked); the record's leave says from which tag
+        it did nothing (:meth:`.Slots.change`). Raises :class:`MembershipError`, changing
         nothing, when the federate is not an elastic member or its bank would fall below
         its minimum width (the federation cannot go on: the driver ends it)."""
         g = self._slot(m)

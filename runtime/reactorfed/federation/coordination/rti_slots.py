@@ -57,7 +57,7 @@ class Slots:
         self.last_ltc: dict[int, TagT] = {}
         self._left: dict[int, TagT] = {}  # the tag each absent slot's last incarnation left at
         self._since: dict[int, TagT] = {}  # the tag each slot's last incarnation joined at (after the start)
-        #: failed members whose leave is not recorded yet: the tag after the last one each
+        #: failed members (their last incarnations): the tag after the last one each
         #: completed (what their leave's :attr:`.membership.Change.quiet` says)
         self.quiet: dict[int, TagT] = {}
         #: each slot's direct upstream federates (the senders a rejoin waits for: settled)
@@ -66,6 +66,7 @@ class Slots:
     def admit(self, m: int, tag: TagT, leave: TagT | None = None) -> None:
         """Slot ``m``'s incarnation starts at ``tag`` (replayed: and leaves at ``leave``)."""
         self.floor.pop(m, None)
+        self.quiet.pop(m, None)  # (of its last incarnation)
         self._since[m] = tag
         if leave is not None:  # (its leave counts from the start)
             self.leave_at[m] = leave
@@ -117,7 +118,7 @@ class Slots:
         """The record's change of ``m`` at ``tag``. A failed member's leave says from which
         tag it did nothing (the others may have run tags before ``tag`` with it present and
         silent: a replay repeats that)."""
-        quiet = None if joined else self.quiet.pop(m, None)
+        quiet = None if joined else self.quiet.get(m)
         return Change(tag, m, joined, quiet if quiet is not None and quiet < tag else None)
 
     def left(self, m: int, rejoin: TagT | None) -> None:

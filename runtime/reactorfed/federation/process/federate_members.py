@@ -168,7 +168,7 @@ class FederateMembers:
             if msg.member in self._upstream:
                 log.warning("%s: the RTI says %s failed: nothing more it sent is waited for", self.name,
                             self.names[msg.member])
-                core.on_peer_failed(msg.member)
+                core.on_peer_failed(msg.member, msg.quiet)
         elif isinstance(msg, P.Refused):
             if msg.joined:
                 raise FederationError(f"the RTI refused {self.name}'s request to join: {msg.reason}")

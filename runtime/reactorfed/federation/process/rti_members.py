@@ -49,6 +49,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, Protocol, TypeAlias
 
 from ...model.elastic import MemberChange
 from ...observe.trace.records import JOIN, LEAVE
+from ...time.tag import FOREVER_T
 from ..coordination.admission import Admission
 from ..coordination.layout import Layout
 from ..coordination.membership import (
@@ -394,7 +395,7 @@ class RtiMembers:
         # Its downstream peers stop waiting for what it sent (FederateCore.on_peer_failed):
         # told after every grant computed before its failure, and before the grants after
         # (their counts no longer hold what it may have lost).
-        lost = P.Lost(f).pack()
+        lost = P.Lost(f, self.core.members.slots.quiet.get(f, FOREVER_T)).pack()
         feds, joiners = self.core.feds, self.joiners
         for d in sorted(self.layout.downstream(f)):
             if d in self.admission.control_of and (not feds[d].resigned or d in joiners):

@@ -18,8 +18,9 @@ import msgpack
 
 __all__ = ["FROM_RTI", "NAMES", "PROTOCOL_VERSION", "RTI_MAX_MESSAGE", "SCHEMA", "ProtocolError", "pack", "packb", "unpackb", "validated"]
 
-PROTOCOL_VERSION = 5  # 2: a resigned federate waits for RELEASE before closing its links; 3: CHANGE carries an
-#   endpoint; 4: START says which elastic slots are absent and whether to ask to join; PEER, LOST; 5: PROGRESS
+PROTOCOL_VERSION = 6  # 2: a resigned federate waits for RELEASE before closing its links; 3: CHANGE carries an
+#   endpoint; 4: START says which elastic slots are absent and whether to ask to join; PEER, LOST; 5: PROGRESS;
+#   6: LOST carries the failed member's quiet tag
 #: the largest control message (RTI connections refuse bigger frames)
 RTI_MAX_MESSAGE = 64 * 1024
 
@@ -134,7 +135,7 @@ SCHEMA: dict[int, tuple[str, ...]] = {
     ROUND_END: ("u",),
     RELEASE: (),
     PEER: ("i", "u", "u", "s"),
-    LOST: ("u",),
+    LOST: ("u", "i", "u"),
     PROGRESS: ("u?", "u?", "figures"),
 }
 

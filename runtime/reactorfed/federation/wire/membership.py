@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from ...time.tag import TagT
+from ...time.tag import FOREVER_T, TagT
 from .kinds import (
     ADMIT,
     CHANGE,
@@ -175,13 +175,16 @@ class Peer(NamedTuple):
 class Lost(NamedTuple):
     """RTI -> the federates downstream of ``member``: its process failed (the RTI's
     verdict, after every grant it computed before). Nothing more it sent is waited for;
-    its leave is agreed in a round, as any."""
+    its leave is agreed in a round, as any. ``quiet``: the tag after the last one it
+    completed (the record's, :class:`..coordination.membership.Change`): what it sent at
+    or after it is not taken (a replay has none of it)."""
 
     member: int
+    quiet: TagT = FOREVER_T
 
     def pack(self) -> bytes:
-        return packb([LOST, self.member])
+        return packb([LOST, self.member, *self.quiet])
 
     @classmethod
     def _of(cls, m: list[Any]) -> Lost:
-        return _new(cls, (m[1],))
+        return _new(cls, (m[1], (m[2], m[3])))
