@@ -137,6 +137,7 @@ def test_a_killed_sampler_leaves_and_a_new_process_takes_its_slot(processes: lis
     (quiet,) = [r.quiet for r in summary.membership if r.quiet is not None] or [None]
     assert quiet is None or quiet < leave
     replay = replayed([r.change() for r in summary.membership], RUN)
+    print(f"\nrecord {summary.membership}; dropped at the learner {learner.core.membership.dropped}")
     if not learner.core.membership.dropped:
         assert replay.learner.trace == trace
     # The RTI's LOST let the learner go on on its peers' promises at once. Without it the run
