@@ -718,3 +718,23 @@ def test_a_member_that_fails_before_completing_a_tag_is_quiet_from_its_join() ->
     answer_all(c)
     leave = c.members.record[-1]
     assert not leave.joined and leave.quiet == join.tag < leave.tag
+
+
+def test_a_failed_members_quiet_tag_is_after_what_a_federate_took_from_it() -> None:
+    """A member runs ahead of its reports (its downstream federates take its messages on
+    its promises): the answers to its leave's round say the last tag each took a message
+    of it at, and its quiet tag is after that (it did that tag's work)."""
+    c = hub(2, initial=2, lo=1)
+    c.on_ltc(2, at(3), at(4), {}, {})  # what the RTI knows it completed: (3, 0)
+    c.members.on_failed(2)
+    (q,) = c.members.take_outbox()
+    assert c.members.slots.quiet == {2: at(3, 1)}
+    c.members.on_membership_reply(0, q.round, at(9, 1), {2: at(9)})  # the learner took its (9, 0)
+    c.members.on_membership_reply(1, q.round, at(9, 1), {})
+    assert c.members.record == [Change(at(9, 1), 2, False)]  # (its quiet tag is its leave's: it did every tag before)
+    c = hub(2, initial=2, lo=1)
+    c.members.on_failed(2)
+    (q,) = c.members.take_outbox()
+    c.members.on_membership_reply(0, q.round, at(20, 1), {2: at(9)})
+    c.members.on_membership_reply(1, q.round, at(20, 1))
+    assert c.members.record == [Change(at(20, 1), 2, False, quiet=at(9, 1))]

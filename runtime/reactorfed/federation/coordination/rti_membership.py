@@ -21,7 +21,7 @@ agreed leaves, floors, incarnations) is its part :class:`.rti_slots.Slots`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Protocol
 
 from ...time.tag import TagT, succ
@@ -279,12 +279,15 @@ class RtiMembership:
         assert self.round is not None
         self.round.gone(f, last)
 
-    def on_membership_reply(self, f: int, round: int, tag: TagT) -> list[Grant]:
+    def on_membership_reply(self, f: int, round: int, tag: TagT, took: Mapping[int, TagT] | None = None) -> list[Grant]:
         """Federate ``f``'s answer to :class:`Query` ``round``: the earliest tag it can
-        apply the round's changes at (it goes no further until it has them)."""
+        apply the round's changes at (it goes no further until it has them); ``took``: the
+        last tag it took a message of each failed member at (:meth:`.Slots.heard`)."""
         rnd = self.round
         if rnd is None or rnd.id != round or f not in rnd.waiting:
             return []
+        for m, t in (took or {}).items():
+            self.slots.heard(m, t)
         rnd.answer(f, tag)
         return self._agree_if_answered()
 

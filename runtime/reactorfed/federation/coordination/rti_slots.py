@@ -114,6 +114,14 @@ class Slots:
         self.quiet[m] = succ(ltc) if ltc != NEVER_T else self._since.get(m, start)
         self._core.fail(m)
 
+    def heard(self, m: int, tag: TagT) -> None:
+        """A federate took a message failed member ``m`` sent at ``tag``: it did that tag's
+        work, though it had not reported so (it runs ahead on its promises, its reports
+        batched): its quiet tag is after it."""
+        q = self.quiet.get(m)
+        if q is not None and tag >= q:
+            self.quiet[m] = succ(tag)
+
     def change(self, tag: TagT, m: int, joined: bool) -> Change:
         """The record's change of ``m`` at ``tag``. A failed member's leave says from which
         tag it did nothing (the others may have run tags before ``tag`` with it present and

@@ -256,7 +256,7 @@ class RtiMembers:
     def on_message(self, f: int, msg: P.Message) -> None:
         """A membership message from federate ``f`` (the server's other messages are its own)."""
         if isinstance(msg, P.QueryReply):
-            self._send_out(self.core.members.on_membership_reply(f, msg.round, msg.tag))
+            self._send_out(self.core.members.on_membership_reply(f, msg.round, msg.tag, msg.took))
         elif isinstance(msg, P.JoinReq):
             self._request(f, True, msg.physical_time)
         elif isinstance(msg, P.LeaveReq):
