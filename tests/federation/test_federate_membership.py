@@ -276,9 +276,45 @@ def test_a_failed_upstream_member_holds_back_neither_grants_nor_promises() -> No
     assert c.acquire(at(3), FOREVER_T, START) == at(3)
     c.promises.on_promise(1, FOREVER_T)
     assert c.promises.bound() == FOREVER_T
+    assert c.membership.lost == {2: 1}  # the one missing: lost with it, unless it comes
     c.completed(at(3), None, FOREVER_T, START)
     assert not c.on_data(2, 2, at(2, 1))  # for a tag already processed: dropped, counted
-    assert c.membership.dropped == {2: 1}
+    assert c.membership.dropped == {2: 1} and c.membership.lost == {2: 0}  # (it came)
+
+
+def test_what_a_failed_member_sent_after_its_last_completed_tag_is_dropped_and_counted() -> None:
+    """The RTI's LOST says from which tag the failed member did nothing (the record's quiet
+    tag: a replay has nothing of it from there). What it sent before arrives and is taken;
+    what it sent from there (before the RTI knew of that tag) is dropped and counted, over
+    a link without a delay, or after 0 (a microstep: the tags tell); over a delay in time
+    the arrival's tag does not tell the sending one: taken."""
+    for back, sent, arrives in ((None, at(5), at(5)), (0, at(5), at(5, 1))):
+        c = core(hub(2, initial=2, out=5, back=back), 0)
+        c.on_tag(at(3), {1: 0, 2: 0})
+        c.on_peer_failed(2, at(5))  # it completed (4, 0)... and sent at (5, 0) before it died
+        assert c.on_data(2, 2, at(4) if back is None else at(4, 1)), back  # (sent before: taken)
+        assert not c.on_data(2, 2, arrives), (back, sent)
+        assert c.membership.dropped == {2: 1} and c.received[2] == 2
+        c.membership.peer_connected(2)  # a new process for the slot: its own messages are taken
+        assert c.on_data(2, 2, at(30))
+    c = core(hub(2, initial=2, out=5, back=5), 0)
+    c.on_tag(at(3), {1: 0, 2: 0})
+    c.on_peer_failed(2, at(5))
+    assert c.on_data(2, 2, at(10)) and c.membership.dropped == {}  # (sent at (5, 0), or at (5, 3)?)
+
+
+def test_the_answer_to_a_failed_members_leave_says_the_last_tag_taken_from_it() -> None:
+    """What a failed member sent before the RTI knew it completed that tag (this federate
+    took it on its promises) moves its quiet tag: the answer says so, is after it, and
+    what it sent later is dropped (counted)."""
+    c = core(hub(2, initial=2, out=5, back=None), 0)
+    c.on_tag(at(3), {1: 0, 2: 0})
+    assert c.on_data(2, 2, at(7))  # taken: it ran (7, 0)
+    c.on_peer_failed(2, at(4, 1))  # the RTI knew it completed (4, 0)
+    assert c.membership.heard == {2: at(7)} and c.membership.quiet == {2: at(7, 1)}
+    assert not c.on_data(2, 2, at(8)) and c.membership.dropped == {2: 1}
+    assert c.membership.on_query(1, at(5), ((2, False),), at(3)) == at(7, 1)
+    assert replies(take(c)) == [QueryReply(1, at(7, 1), {2: at(7)})]
 
 
 def test_a_member_whose_end_came_before_its_leave_is_waited_for_again_from_its_next_join() -> None:

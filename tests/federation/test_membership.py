@@ -218,7 +218,8 @@ def test_join_when_a_message_is_already_addressed_to_it() -> None:
     assert isinstance(q, Query) and q.tag == at(40, 1) and q.to == {0, 1}
     assert c.in_flight.get((0, 2), []) == []  # what was in flight to it is for nobody now
     answer_all(c)
-    assert c.members.take_outbox()[-2:] == [Change(at(40, 1), 2, False), RoundEnd(1, frozenset({0, 1}))]
+    # (it completed (3, 0): from (3, 1) it did nothing, present until its leave)
+    assert c.members.take_outbox()[-2:] == [Change(at(40, 1), 2, False, at(3, 1)), RoundEnd(1, frozenset({0, 1}))]
     assert not c.members.present[2]
     c.members.request_join(2, physical_time=0)
     (q,) = c.members.take_outbox()
@@ -667,3 +668,73 @@ def test_random_joins_and_leaves_keep_grants_safe_and_replay_gives_the_same_run(
         for f in range(len(lay.names)):
             if lay.elastic_of(f) is None:
                 assert live.trace[f] == replay.trace[f], f
+
+
+def test_a_failed_members_leave_records_from_which_tag_it_did_nothing() -> None:
+    """A member whose process dies is present until its leave is agreed (every federate
+    ran those tags with it present), but did nothing after the last tag it completed: the
+    record's leave says so (``quiet``), so that a replay has it present and silent there."""
+    c = hub(2, initial=2, out=10, back=None, lo=1)  # weights after 10 ns, fragments back at the tag
+    c.on_ltc(1, at(10), at(20), {0: [1, *at(10)]}, {})
+    c.on_ltc(2, at(10), at(20), {0: [1, *at(10)]}, {})
+    c.on_ltc(0, at(10), at(20), {1: [1, *at(20)], 2: [1, *at(20)]}, {1: 1, 2: 1})  # weights for (20, 0)
+    c.on_ltc(1, at(20), at(30), {0: [2, *at(20)]}, {0: 1})  # sampler 1 answered round (20, 0)
+    assert c.feds[0].granted < at(20)  # the learner waits for sampler 2's fragment at (20, 0)
+    grants = c.members.on_failed(2)  # sampler 2 dies at (20, 0), before it sent anything there
+    assert any(g.federate == 0 and g.tag >= at(20) for g in grants)  # the learner goes on at once
+    (q,) = c.members.take_outbox()
+    assert isinstance(q, Query) and q.to == {0, 1}
+    answer_all(c, {0: at(20, 1), 1: at(20, 1)})  # both ran (20, 0) with it present
+    assert c.members.record == [Change(at(20, 1), 2, False, quiet=at(10, 1))]
+    assert not c.members.present[2] and c.members.slots.quiet == {2: at(10, 1)}  # (LOST tells the learner)
+    c.members.request_join(2, physical_time=0)  # a new process for the slot
+    answer_all(c)
+    c.on_ltc(0, at(20, 1), at(30), {1: [2, *at(30)]}, {1: 2, 2: 1})  # (past the leave: settled)
+    assert c.members.present[2] and c.members.slots.quiet == {}  # (of the incarnation that failed)
+    assert c.members.record[-1].joined and c.members.record[-1].quiet is None
+
+
+def test_a_member_that_fails_before_its_agreed_leave_has_its_record_say_so() -> None:
+    """A leave agreed before the member's process died: the record's entry gets the tag
+    from which it did nothing, unless it had completed every tag before its leave."""
+    for last, quiet in ((at(5), at(5, 1)), (at(39), at(39, 1)), (at(40), None)):
+        c = hub(2, initial=2, lo=1)
+        c.on_ltc(2, at(3), at(4), {}, {})
+        c.members.request_leave(2)
+        answer_all(c, {0: at(40, 1)})
+        assert c.members.record == [Change(at(40, 1), 2, False)]
+        c.on_ltc(2, last, at(41), {}, {})
+        c.members.on_failed(2)
+        assert c.members.record == [Change(at(40, 1), 2, False, quiet)], last
+        assert not c.members.present[2]
+
+
+def test_a_member_that_fails_before_completing_a_tag_is_quiet_from_its_join() -> None:
+    c = hub(2, initial=1, lo=1)
+    c.members.request_join(2, physical_time=0)
+    answer_all(c)
+    ((join,),) = [[o for o in c.members.take_outbox() if isinstance(o, Change)]]
+    c.members.on_failed(2)  # it completed nothing
+    answer_all(c)
+    leave = c.members.record[-1]
+    assert not leave.joined and leave.quiet == join.tag < leave.tag
+
+
+def test_a_failed_members_quiet_tag_is_after_what_a_federate_took_from_it() -> None:
+    """A member runs ahead of its reports (its downstream federates take its messages on
+    its promises): the answers to its leave's round say the last tag each took a message
+    of it at, and its quiet tag is after that (it did that tag's work)."""
+    c = hub(2, initial=2, lo=1)
+    c.on_ltc(2, at(3), at(4), {}, {})  # what the RTI knows it completed: (3, 0)
+    c.members.on_failed(2)
+    (q,) = c.members.take_outbox()
+    assert c.members.slots.quiet == {2: at(3, 1)}
+    c.members.on_membership_reply(0, q.round, at(9, 1), {2: at(9)})  # the learner took its (9, 0)
+    c.members.on_membership_reply(1, q.round, at(9, 1), {})
+    assert c.members.record == [Change(at(9, 1), 2, False)]  # (its quiet tag is its leave's: it did every tag before)
+    c = hub(2, initial=2, lo=1)
+    c.members.on_failed(2)
+    (q,) = c.members.take_outbox()
+    c.members.on_membership_reply(0, q.round, at(20, 1), {2: at(9)})
+    c.members.on_membership_reply(1, q.round, at(20, 1))
+    assert c.members.record == [Change(at(20, 1), 2, False, quiet=at(9, 1))]

@@ -32,6 +32,7 @@ FIELD: dict[str, st.SearchStrategy[Any]] = {
     "bool": st.booleans(),
     "changes": st.lists(st.tuples(U64, st.booleans()).map(list), min_size=1, max_size=5),
     "ints": st.lists(U64, max_size=5),
+    "tags": st.dictionaries(U64, st.tuples(I64, U64).map(list), max_size=3),
     "u?": st.none() | U64,
     "figures": st.dictionaries(st.text(min_size=1, max_size=K.MAX_NAME),
                                I64 | st.floats(allow_nan=False, allow_infinity=False), max_size=K.MAX_FIGURES),
@@ -55,6 +56,7 @@ WRONG: dict[str, list[Any]] = {
     "changes": [[], {}, None, [[1]], [[1, True, 0]], [[-1, True]], [[True, True]], [[1, 1]], [[1, None]],
                 [(1, "yes")], [[2**63, False]], [[1, True], 5], [["1", True]]],
     "ints": [None, {}, 3, [-1], [2**63], [1.0], ["1"], [True], [[1]], "12"],
+    "tags": [None, [], {1: [1]}, {1: [1, -1]}, {-1: [1, 0]}, {"a": [1, 0]}, {1: [1, 0, 0]}, {1: (1, "0")}, {1: 5}],
     "u?": [-1, 2**63, False, 0.5, "0", []],
     "figures": [None, [], {"": 1}, {"x" * 33: 1}, {1: 1}, {"a": True}, {"a": "1"}, {"a": None}, {"a": float("nan")},
                 {"a": float("inf")}, {"a": 2**63}, {f"f{i}": i for i in range(9)}],
@@ -64,7 +66,7 @@ WRONG: dict[str, list[Any]] = {
 def sample(kind: int) -> list[Any]:
     return [{"i": -5, "u": 7, "s": "x", "b16": b"a" * 16, "b32": b"b" * 32, "counts": {1: 2}, "sent": {0: [1, 2, 3]},
              "peers": {0: "tcp://h:1"}, "any": [1, "a"], "bin": b"\x00\x01", "items": [[43, 1, 2]], "bool": True,
-             "changes": [[3, True], [4, False]], "ints": [2, 3], "u?": None,
+             "changes": [[3, True], [4, False]], "ints": [2, 3], "u?": None, "tags": {2: [5, 0]},
              "figures": {"mean_return": 21.5, "env_steps": 1200}}[f] for f in K.SCHEMA[kind]]
 
 
@@ -162,7 +164,8 @@ TYPED: list[tuple[type[Any], tuple[st.SearchStrategy[Any], ...], Any]] = [
     (P.ShmOpen, (TEXT,), lambda o: [P.SHM_OPEN, o.name]),
     (P.Promise, (TAG,), lambda p: [P.PROMISE, p.tag[0], p.tag[1]]),
     (P.StopMark, (TAG,), lambda p: [P.STOP_MARK, p.tag[0], p.tag[1]]),
-    (P.QueryReply, (U64, TAG), lambda r: [P.QUERY_REPLY, r.round, r.tag[0], r.tag[1]]),
+    (P.QueryReply, (U64, TAG, st.dictionaries(U64, TAG, max_size=3)),
+     lambda r: [P.QUERY_REPLY, r.round, r.tag[0], r.tag[1], {m: list(t) for m, t in r.took.items()}]),
     (P.JoinReq, (I64,), lambda r: [P.JOIN_REQ, r.physical_time]),
     (P.LeaveReq, (), lambda _: [P.LEAVE_REQ]),
     (P.Query, (U64, TAG, st.lists(st.tuples(U64, st.booleans()), min_size=1, max_size=5).map(tuple)),
@@ -174,7 +177,7 @@ TYPED: list[tuple[type[Any], tuple[st.SearchStrategy[Any], ...], Any]] = [
     (P.RoundEnd, (U64,), lambda r: [P.ROUND_END, r.round]),
     (P.Release, (), lambda _: [P.RELEASE]),
     (P.Peer, (TAG, U64, TEXT), lambda p: [P.PEER, p.tag[0], p.tag[1], p.member, p.endpoint]),
-    (P.Lost, (U64,), lambda lo: [P.LOST, lo.member]),
+    (P.Lost, (U64, TAG), lambda lo: [P.LOST, lo.member, lo.quiet[0], lo.quiet[1]]),
     (P.Progress, (FIELD["u?"], FIELD["u?"], FIELD["figures"]), lambda p: [P.PROGRESS, p.done, p.total, p.figures]),
 ]
 _ITEMS = (P.ShmOpen, P.Promise, P.StopMark)  # batch items
@@ -443,7 +446,9 @@ def test_membership_messages_carry_what_the_rti_core_emits() -> None:
      ([P.CHANGE, 5, 0, 2, True], "CHANGE has 4 fields, expected 5"),  # version 2's
      ([P.ADMIT, 5, 0, {0: -1}, {}], "ADMIT: field 3"),
      ([P.ADMIT, 5, 0, {}], "ADMIT has 3 fields, expected 4"),
-     ([P.QUERY_REPLY, 1, 2**63, 0], "undecodable|QUERY_REPLY: field 2"),
+     ([P.QUERY_REPLY, 1, 2**63, 0, {}], "undecodable|QUERY_REPLY: field 2"),
+     ([P.QUERY_REPLY, 1, 2, 0, {1: [2, -1]}], "QUERY_REPLY: field 4"),
+     ([P.QUERY_REPLY, 1, 2, 0], "QUERY_REPLY has 3 fields, expected 4"),  # version 5's
      ([P.JOIN_REQ, 1.5], "JOIN_REQ: field 1"),
      ([P.LEAVE_REQ, 1], "LEAVE_REQ has 1 fields, expected 0"),
      ([P.REFUSED, 1, "x"], "REFUSED: field 1"),
@@ -452,8 +457,8 @@ def test_membership_messages_carry_what_the_rti_core_emits() -> None:
      ([P.PEER, 5, 0, 3, b"tcp://h:1"], "PEER: field 4"),  # an address is text
      ([P.PEER, 5, 0, -3, "tcp://h:1"], "PEER: field 3"),
      ([P.PEER, 3, "tcp://h:1"], "PEER has 2 fields, expected 4"),
-     ([P.LOST, 2**64 - 1], "LOST: field 1"),
-     ([P.LOST], "LOST has 0 fields, expected 1"),
+     ([P.LOST, 2**64 - 1, 0, 0], "LOST: field 1"),
+     ([P.LOST, 2], "LOST has 1 fields, expected 3"),  # version 5's
      ([P.START, 5, {}, b"s" * 16, 1], "START has 4 fields, expected 6"),  # version 3's
      ([P.START, 5, {}, b"s" * 16, 1, [-1], False], "START: field 5"),
      ([P.START, 5, {}, b"s" * 16, 1, [2], 1], "START: field 6")],

@@ -123,6 +123,20 @@ def test_a_leave_drops_what_was_sent_to_it_and_narrows_the_bank() -> None:
     assert by_time[ms(21)][2] == [(0, 3), (2, 2003)]  # channel 1 absent
 
 
+def test_a_member_whose_process_failed_does_nothing_from_its_quiet_tag_and_stays_present_until_its_leave() -> None:
+    """The leave of a member whose process failed (the RTI's record): quiet from 13 ms
+    (its reactions do nothing, what is sent to it is not taken), present until 23 ms."""
+    m = run(Main(initial=3), [MemberChange(ms(23), 0, "samplers", 1, False, quiet=(ms(13), 0))])
+    s1 = m.samplers[1]
+    assert s1.n == 2 and [s[0] for s in s1.seen] == [ms(4)]  # ticks at 1 and 11 ms; nothing from 13 ms
+    by_time = {r[0]: r for r in m.learner.rounds}
+    assert by_time[ms(21)][2] == [(0, 3), (2, 2003)] and by_time[ms(21)][4] == (0, 1, 2)  # present, silent
+    assert by_time[ms(31)][4] == (0, 2)
+    sched = Environment(fast=True, clock=VirtualClock(), timeout=ms(5)).assemble(Main(initial=2))
+    with pytest.raises(ValidationError, match="quiet tag is of a leave"):  # (not before it)
+        sched.set_membership([MemberChange(ms(13), 0, "samplers", 1, False, quiet=(ms(13), 0))])
+
+
 def test_a_rejoin_starts_from_the_state_as_constructed() -> None:
     sched = [MemberChange(ms(13), 0, "samplers", 1, False), MemberChange(ms(25), 0, "samplers", 1, True)]
     m = run(Main(initial=2), sched)

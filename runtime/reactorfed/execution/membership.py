@@ -9,7 +9,9 @@ sent to an incarnation that left, or while it was absent; in a federation the se
 and the core see to that, and what is queued at a join is the joiner's own:
 ``senders_filter``), its state as constructed if it was present before, its startup
 reactions run, and its timers restarted from the tag. Messages dropped are counted
-(``messages_dropped``). Every
+(``messages_dropped``). A leave with a ``quiet`` tag (a member whose process failed: the
+RTI's record) turns the member's reactions into no-ops from that tag, as a leave does,
+while it stays present until its leave (every federate saw it so). Every
 change puts an event on the queue, so its tag is processed (in every federate of a
 federated run alike, which all get the changes).
 
@@ -102,6 +104,8 @@ class Membership:
             self._initial[name] = elastic_width(b).start
         #: changes to come: (tag, bank, index, joined), earliest first
         self._todo: list[tuple[TagT, str, int, bool]] = []
+        #: members that fall quiet (their process failed) to come: (tag, bank, index)
+        self._quiet: list[tuple[TagT, str, int]] = []
         self._schedule: list[MemberChange] = []
         #: every change applied: (tag, bank, index, joined), in order
         self.applied: list[tuple[TagT, str, int, bool]] = []
@@ -169,6 +173,9 @@ class Membership:
                 raise ValidationError(f"{where}: member {ch.index} is {'already' if ch.joined else 'not'} present")
             if last.get((ch.bank, ch.index)) == (ch.time, ch.microstep):
                 raise ValidationError(f"{where}: a member changes twice at one tag")
+            if ch.quiet is not None and (ch.joined or not last.get((ch.bank, ch.index), (0, 0)) <= ch.quiet
+                                         < (ch.time, ch.microstep)):
+                raise ValidationError(f"{where}: a quiet tag is of a leave, from the member's join to the leave")
             last[(ch.bank, ch.index)] = (ch.time, ch.microstep)
             (present[ch.bank].add if ch.joined else present[ch.bank].discard)(ch.index)
             if i + 1 == len(todo) or (todo[i + 1].time, todo[i + 1].microstep) != (ch.time, ch.microstep):
@@ -212,13 +219,18 @@ class Membership:
                     m.state = self._snapshot(m)
         for ch in self._schedule:
             self.post(sched, (start + ch.time, ch.microstep), ch.bank, ch.index, ch.joined)
+            if ch.quiet is not None:
+                q = (start + ch.quiet[0], ch.quiet[1])
+                heapq.heappush(self._quiet, (q, ch.bank, ch.index))
+                self.due = min(self.due, q)
+                self._mark(sched, q)
 
     def post(self, sched: Scheduler, tag: TagT, bank: str, index: int, joined: bool) -> None:
         """Member ``index`` of ``bank`` joins (or leaves) at ``tag``, a tag not processed
         yet (a federated run: the RTI's Change, given before the tag is reached)."""
         assert tag > sched.current_tag, f"a membership change at {tag}, after {sched.current_tag}"
         heapq.heappush(self._todo, (tag, bank, index, joined))
-        self.due = self._todo[0][0]
+        self.due = min(self.due, tag)
         first = self.first
         self._mark(sched, tag if first is None or tag > first else first)
 
@@ -236,7 +248,6 @@ class Membership:
         due: list[tuple[TagT, str, int, bool]] = []
         while self._todo and self._todo[0][0] <= tag:
             due.append(heapq.heappop(self._todo))
-        self.due = self._todo[0][0] if self._todo else FOREVER_T
         events.pop(self._marker, None)
         for at, bank, index, joined in sorted(due, key=lambda c: (c[0], c[3])):
             m = self.banks[bank][index]
@@ -246,13 +257,25 @@ class Membership:
                 self._join(sched, m, tag, events)
             else:
                 self._leave(sched, m, tag, events)
+        while self._quiet and self._quiet[0][0] <= tag:  # (after a join at the tag: its process failed there)
+            _at, bank, index = heapq.heappop(self._quiet)
+            m = self.banks[bank][index]
+            self._mute(m)
+            self._drop(sched, m, tag, events)
+        self.due = min(self._todo[0][0] if self._todo else FOREVER_T, self._quiet[0][0] if self._quiet else FOREVER_T)
 
     def _leave(self, sched: Scheduler, m: _Member, tag: TagT, events: dict[Slot, Any] | None = None) -> None:
         m.present = False
-        for rx in m.reactions:
-            m.calls[rx] = rx.call
-            rx.call = _absent
+        self._mute(m)
         self._drop(sched, m, tag, events)
+
+    @staticmethod
+    def _mute(m: _Member) -> None:
+        """``m``'s reactions do nothing (until it joins again; once, if it fell quiet before)."""
+        if not m.calls:
+            for rx in m.reactions:
+                m.calls[rx] = rx.call
+                rx.call = _absent
 
     def _join(self, sched: Scheduler, m: _Member, tag: TagT, events: dict[Slot, Any]) -> None:
         if not self.senders_filter:

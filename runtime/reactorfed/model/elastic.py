@@ -112,6 +112,9 @@ class MemberChange:
     bank: str
     index: int
     joined: bool
+    #: of a leave: the member did nothing from this tag (ns after the start, microstep) to
+    #: the leave, present all the while (its process failed: the RTI's record says so)
+    quiet: tuple[int, int] | None = None
 
 
 def _view(reactor: Reactor, bank: str) -> Any:

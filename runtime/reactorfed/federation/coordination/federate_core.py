@@ -342,15 +342,17 @@ class FederateCore:
         self._counts_met = True
         self.membership.admitted(tag)
 
-    def on_peer_failed(self, u: int) -> None:
+    def on_peer_failed(self, u: int, quiet: TagT = FOREVER_T) -> None:
         """Upstream ``u`` failed (the RTI's verdict, LOST: after every grant it computed
         before; its data link may have closed without its last promise, or not). What it
-        sent and this federate has not received may be lost: no grant waits for it."""
+        sent and this federate has not received may be lost: no grant waits for it. What it
+        sent at or after ``quiet`` (the tag after its last completed one) is dropped."""
         got = self.received.get(u, 0)
-        if self.required.get(u, 0) > got:
+        owed = self.required.get(u, 0) - got
+        if owed > 0:
             self.required[u] = got
             self._counts_met = False  # (look again: they may be met now)
-        self.membership.peer_failed(u)
+        self.membership.peer_failed(u, quiet, max(owed, 0))
 
     def peer_connected(self, u: int) -> None:
         """A new process for upstream slot ``u`` opened its data connection (its next

@@ -22,7 +22,12 @@ and what is granted, and asks it to hold its grants back (:class:`Progress`).
   a joiner starts at its tag, from the counts its slot had.
 * **A peer that failed** (:meth:`.federate_core.FederateCore.on_peer_failed`; the driver
   calls it on the RTI's LOST): the grants no longer wait for what it sent and this federate
-  has not received; what comes for a tag already completed is dropped.
+  has not received; what comes for a tag already completed is dropped, and so is what it
+  sent at or after its *quiet* tag: the one after the last tag the RTI knew it completed,
+  or after the last tag taken from it here (this federate runs ahead of its reports on its
+  promises), which the answer to its leave's round tells the RTI (``heard``): the record
+  has the latest, and a replay has it do nothing from there. Over a link without a delay
+  in time only (over one with, the arrival's tag does not tell the sending one).
 
 Dropped messages are counted (:attr:`~FederateMembership.dropped`, per sender), never lost
 silently; they count as received too (they arrived), so the RTI's counts stay exact.
@@ -33,9 +38,10 @@ from __future__ import annotations
 import heapq
 from typing import Protocol
 
-from ...time.tag import NEVER, NEVER_T, TagT, pred, succ
+from ...time.tag import FOREVER_T, NEVER, NEVER_T, TagT, pred, succ
 from ..wire.protocol import Ltc, Promise, QueryReply, Resign, StopMark, StopReply, StopReq
 from .federate_promises import PeerPromises
+from .layout import add_delay
 from .presence import Presence
 
 __all__ = ["FederateMembership", "Message", "Progress"]
@@ -96,6 +102,17 @@ class FederateMembership:
         self._over: set[int] = set()
         #: upstream slots whose present incarnation failed (the driver: on the RTI's LOST)
         self.failed_peers: set[int] = set()
+        #: of those, the earliest arrival here of what they sent at their quiet tag or later
+        self.quiet: dict[int, TagT] = {}
+        #: of those, the tag each sent the last message taken here at (told in the answer
+        #: to the round of its leave: the record's quiet tag is after it)
+        self.heard: dict[int, TagT] = {}
+        #: upstream peer -> the arrival tag of the last message taken from it
+        self._took: dict[int, TagT] = {}
+        #: failed upstream peer -> messages the grants counted that have not come (yet):
+        #: lost with its process, unless they still come (the record does not say so: a
+        #: replay has them)
+        self.lost: dict[int, int] = {}
         #: set by the driver before the core's ``begin``: this process asks to join (the RTI
         #: said so in its START), so it is not present from the start even if its slot is
         self.joining = False
@@ -129,14 +146,17 @@ class FederateMembership:
         this federate is at ``current``. Queues the answer and returns it; the federate
         goes no further than it until :meth:`on_round_end`."""
         answer = max(tag, succ(current) if current[0] != NEVER else (self._start, 0))
-        last_on = self.last_on
+        last_on, heard = self.last_on, self.heard
+        took = {m: heard[m] for m, joined in changes if not joined and m in heard and m in self.failed_peers}
         for m, _joined in changes:
             t = last_on.get(m)
             if t is not None and succ(t) > answer:
                 answer = succ(t)
+        for t in took.values():  # (its leave after what it did here)
+            answer = max(answer, succ(t))
         self.round = round
         self.limit = answer
-        self._outbox.append(QueryReply(round, answer))
+        self._outbox.append(QueryReply(round, answer, took))
         return answer
 
     def on_round_end(self, round: int) -> None:
@@ -206,15 +226,27 @@ class FederateMembership:
         if tag > self.last_on.get(peer, NEVER_T):
             self.last_on[peer] = tag
 
-    def peer_failed(self, u: int) -> None:
-        """Upstream ``u`` failed (see :meth:`.federate_core.FederateCore.on_peer_failed`)."""
+    def peer_failed(self, u: int, quiet: TagT = FOREVER_T, owed: int = 0) -> None:
+        """Upstream ``u`` failed (see :meth:`.federate_core.FederateCore.on_peer_failed`);
+        ``owed``: messages the grants counted that have not come."""
         self.failed_peers.add(u)
+        if owed:
+            self.lost[u] = self.lost.get(u, 0) + owed
+        ds = self._promises.links.get(u, [])
+        if quiet != FOREVER_T and ds and all(d[0] == 0 for d in ds):  # (same time: the microsteps tell)
+            last = self._took.get(u)
+            if last is not None:  # it did the work of the tag it sent that at (not reported yet)
+                self.heard[u] = sent = (last[0], last[1] - min(d[1] for d in ds))
+                quiet = max(quiet, succ(sent))
+            self.quiet[u] = min(add_delay(quiet, d) for d in ds)
         self.incarnation_done(u)
 
     def peer_connected(self, u: int) -> None:
         """A new process for upstream slot ``u`` opened its data connection (its next
         incarnation's): what is known of the last one's failure is about that one."""
         self.failed_peers.discard(u)
+        for d in (self.quiet, self.heard, self._took):
+            d.pop(u, None)
 
     def incarnation_done(self, u: int) -> None:
         """The incarnation of upstream slot ``u`` whose promises arrived sends nothing
@@ -232,11 +264,17 @@ class FederateMembership:
     def arrived(self, peer: int, tag: TagT) -> bool:
         """A data message from ``peer`` for ``tag`` arrived (and counts as received):
         whether it is delivered (elastic federations only)."""
-        if tag <= self._core.done or tag < self.joined or (self.leaves is not None and tag >= self.leaves):
+        if self.lost and self.lost.get(peer) and peer in self.failed_peers:  # (counted by the grants, late: not lost)
+            self.lost[peer] -= 1
+        if tag <= self._core.done or tag < self.joined or (self.leaves is not None and tag >= self.leaves) or (
+                self.quiet and tag >= self.quiet.get(peer, FOREVER_T)):
             # for a tag already processed (its sender failed: no grant waited for it), or
-            # outside this incarnation's tags
+            # outside this incarnation's tags, or sent by a failed peer after its last
+            # completed tag
             self.dropped[peer] = self.dropped.get(peer, 0) + 1
             return False
+        if tag > self._took.get(peer, NEVER_T):
+            self._took[peer] = tag
         if self.member:
             heapq.heappush(self.ahead, (tag, peer))
         return True

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...model.elastic import MemberChange
-from ...time.tag import TagT
+from ...time.tag import NEVER_T, TagT
 from ..errors import FederationError
 from .layout import Layout
 
@@ -32,11 +32,18 @@ class MembershipError(FederationError):
 @dataclass(frozen=True, order=True)
 class Change:
     """From ``tag`` on, ``member`` is present (``joined``) or absent. Sent to every
-    federate; the run's record is the list of them, in order."""
+    federate; the run's record is the list of them, in order.
+
+    ``quiet``, of the leave of a member whose process failed: the tag after the last one
+    it completed. From there to ``tag`` it is present (every federate saw it so) and does
+    nothing: it sends nothing, and what is sent to it is dropped. A replay repeats that
+    (the record says what happened: the rounds it was asked in and did not answer stay
+    incomplete)."""
 
     tag: TagT
     member: int
     joined: bool
+    quiet: TagT | None = None
 
 
 @dataclass(frozen=True)
@@ -108,6 +115,9 @@ def check_schedule(layout: Layout, changes: list[Change]) -> None:
             raise MembershipError(
                 f"membership schedule: {name} {'joins' if ch.joined else 'leaves'} at {ch.tag} but is "
                 f"{'already present' if ch.joined else 'absent'}")
+        if ch.quiet is not None and (ch.joined or ch.quiet >= ch.tag or ch.quiet < last.get(ch.member, NEVER_T)):
+            raise MembershipError(f"membership schedule: {name}'s quiet tag {ch.quiet} is not between its join "
+                                  f"and a leave after it")
         (present.add if ch.joined else present.discard)(ch.member)
         last[ch.member] = ch.tag
         if i + 1 == len(changes) or changes[i + 1].tag != ch.tag:
@@ -127,7 +137,8 @@ def bank_schedule(layout: Layout, record: list[Change], start: int) -> list[Memb
         g = layout.elastic_of(ch.member)
         if g is None:
             raise MembershipError(f"membership record: federate {ch.member} is not a member of an elastic bank")
-        out.append(MemberChange(ch.tag[0] - start, ch.tag[1], g.name, g.slots.index(ch.member), ch.joined))
+        quiet = None if ch.quiet is None else (ch.quiet[0] - start, ch.quiet[1])
+        out.append(MemberChange(ch.tag[0] - start, ch.tag[1], g.name, g.slots.index(ch.member), ch.joined, quiet))
     return out
 
 
@@ -140,5 +151,6 @@ def record_of(layout: Layout, schedule: list[MemberChange], start: int) -> list[
         g = banks.get(ch.bank)
         if g is None or not 0 <= ch.index < len(g.slots):
             raise MembershipError(f"membership schedule: no member {ch.index} of an elastic bank {ch.bank!r}")
-        out.append(Change((start + ch.time, ch.microstep), g.slots[ch.index], ch.joined))
+        quiet = None if ch.quiet is None else (start + ch.quiet[0], ch.quiet[1])
+        out.append(Change((start + ch.time, ch.microstep), g.slots[ch.index], ch.joined, quiet))
     return out

@@ -39,7 +39,8 @@ earliest tag by Lingua Franca's rule for transient federates (reactor-c's
 (:class:`.membership.Query`), and agrees on the latest of the proposal and the answers; it
 then sends every federate the :class:`.membership.Change` s. While a round is under way a
 joining slot counts as having its next event at the proposal, so no grant passes it. A
-failed member stops holding grants back at once and leaves at a tag agreed the same way.
+failed member stops holding grants back at once and leaves at a tag agreed the same way
+(the record's leave says from which tag it did nothing: ``Change.quiet``).
 Replayed (:meth:`.RtiMembership.load_schedule`), the tags are given: a slot that joins at ``J``
 counts as having its next event at ``J`` until it connects. Nothing changes for a
 federation whose membership does not: no slot, no round, the same grants.

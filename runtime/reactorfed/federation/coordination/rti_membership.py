@@ -21,7 +21,7 @@ agreed leaves, floors, incarnations) is its part :class:`.rti_slots.Slots`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Protocol
 
 from ...time.tag import TagT, succ
@@ -226,7 +226,8 @@ class RtiMembership:
 
     def on_failed(self, m: int) -> list[Grant]:
         """Member ``m``'s process is gone: it holds nothing back from now on, and leaves at
-        a tag agreed in a round (it is not asked). Raises :class:`MembershipError`, changing
+        a tag agreed in a round (it is not asked); the record's leave says from which tag
+        it did nothing (:meth:`.Slots.change`). Raises :class:`MembershipError`, changing
         nothing, when the federate is not an elastic member or its bank would fall below
         its minimum width (the federation cannot go on: the driver ends it)."""
         g = self._slot(m)
@@ -252,8 +253,10 @@ class RtiMembership:
             self.slots.hold(m, None)
             out = self._agree_if_answered()
             return out + self._core.regrant((m,))
-        self.slots.failed(m)  # no grants for it, none waits on it
-        if m in self.slots.leave_at:  # its leave was agreed already
+        self.slots.failed(m, (self.start_time or 0, 0))  # no grants for it, none waits on it
+        if m in self.slots.leave_at:  # its leave was agreed already: it did nothing from its quiet tag
+            i = max(i for i, c in enumerate(self.record) if c.member == m)
+            self.record[i] = self.slots.change(self.record[i].tag, m, False)
             self.slots.left(m, None)
             # (it may have been the last one a later round waited for)
             return self._agree_if_answered() + self._core.regrant((m,))
@@ -276,12 +279,15 @@ class RtiMembership:
         assert self.round is not None
         self.round.gone(f, last)
 
-    def on_membership_reply(self, f: int, round: int, tag: TagT) -> list[Grant]:
+    def on_membership_reply(self, f: int, round: int, tag: TagT, took: Mapping[int, TagT] | None = None) -> list[Grant]:
         """Federate ``f``'s answer to :class:`Query` ``round``: the earliest tag it can
-        apply the round's changes at (it goes no further until it has them)."""
+        apply the round's changes at (it goes no further until it has them); ``took``: the
+        last tag it took a message of each failed member at (:meth:`.Slots.heard`)."""
         rnd = self.round
         if rnd is None or rnd.id != round or f not in rnd.waiting:
             return []
+        for m, t in (took or {}).items():
+            self.slots.heard(m, t)
         rnd.answer(f, tag)
         return self._agree_if_answered()
 
@@ -333,8 +339,9 @@ class RtiMembership:
         else:
             out = []
             for m, joined in rnd.changes:
-                self.record.append(Change(tag, m, joined))
-                self.outbox.append(Change(tag, m, joined))
+                ch = self.slots.change(tag, m, joined)  # (a failed member's leave: quiet since)
+                self.record.append(ch)
+                self.outbox.append(ch)
             for m, joined in rnd.changes:
                 if joined:
                     out += self._admit(tag, m)
@@ -357,6 +364,7 @@ class RtiMembership:
                 self.slots.hold(m, None)
             if m in self._failed:  # gone: nobody to tell (not recorded: the run ends first)
                 self._failed.discard(m)
+                self.slots.quiet.pop(m, None)
             else:
                 self.outbox.append(Refused(m, joined, f"{self.layout.names[m]}: {why}"))
         return self._core.regrant(m for m, _j in changes)

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from ...time.tag import TagT
+from ...time.tag import TagT, succ
 from .layout import Layout
+from .membership import Change
 from .rti_flight import Flight
-from .rti_state import FederateState
+from .rti_state import NEVER_T, FederateState
 
 __all__ = ["Slots"]
 
@@ -55,12 +56,18 @@ class Slots:
         #: what a slot's last incarnation completed (its last LTC when it resigned or failed)
         self.last_ltc: dict[int, TagT] = {}
         self._left: dict[int, TagT] = {}  # the tag each absent slot's last incarnation left at
+        self._since: dict[int, TagT] = {}  # the tag each slot's last incarnation joined at (after the start)
+        #: failed members (their last incarnations): the tag after the last one each
+        #: completed (what their leave's :attr:`.membership.Change.quiet` says)
+        self.quiet: dict[int, TagT] = {}
         #: each slot's direct upstream federates (the senders a rejoin waits for: settled)
         self._direct = {f: layout.direct_upstream(f) for g in layout.elastic for f in g.slots}
 
     def admit(self, m: int, tag: TagT, leave: TagT | None = None) -> None:
         """Slot ``m``'s incarnation starts at ``tag`` (replayed: and leaves at ``leave``)."""
         self.floor.pop(m, None)
+        self.quiet.pop(m, None)  # (of its last incarnation)
+        self._since[m] = tag
         if leave is not None:  # (its leave counts from the start)
             self.leave_at[m] = leave
         self.present[m] = True
@@ -98,10 +105,29 @@ class Slots:
         if m in self.leave_at:
             self.left(m, rejoin)
 
-    def failed(self, m: int) -> None:
-        """Member ``m``'s process is gone: it holds nothing back from now on."""
-        self.last_ltc[m] = self._core.feds[m].ltc
+    def failed(self, m: int, start: TagT) -> None:
+        """Member ``m``'s process is gone: it holds nothing back from now on. It did
+        nothing after the last tag it completed (the federation's ``start`` tag: none, if
+        it joined there), whatever tag its leave is agreed at (:meth:`change`)."""
+        ltc = self._core.feds[m].ltc
+        self.last_ltc[m] = ltc
+        self.quiet[m] = succ(ltc) if ltc != NEVER_T else self._since.get(m, start)
         self._core.fail(m)
+
+    def heard(self, m: int, tag: TagT) -> None:
+        """A federate took a message failed member ``m`` sent at ``tag``: it did that tag's
+        work, though it had not reported so (it runs ahead on its promises, its reports
+        batched): its quiet tag is after it."""
+        q = self.quiet.get(m)
+        if q is not None and tag >= q:
+            self.quiet[m] = succ(tag)
+
+    def change(self, tag: TagT, m: int, joined: bool) -> Change:
+        """The record's change of ``m`` at ``tag``. A failed member's leave says from which
+        tag it did nothing (the others may have run tags before ``tag`` with it present and
+        silent: a replay repeats that)."""
+        quiet = None if joined else self.quiet.get(m)
+        return Change(tag, m, joined, quiet if quiet is not None and quiet < tag else None)
 
     def left(self, m: int, rejoin: TagT | None) -> None:
         """``m`` resigned with its leave agreed: absent from now on (replayed: until it

@@ -168,7 +168,11 @@ class FederateMembers:
             if msg.member in self._upstream:
                 log.warning("%s: the RTI says %s failed: nothing more it sent is waited for", self.name,
                             self.names[msg.member])
-                core.on_peer_failed(msg.member)
+                core.on_peer_failed(msg.member, msg.quiet)
+                owed = core.membership.lost.get(msg.member, 0)
+                if owed:  # (not in the record: a replay of it gets them)
+                    log.warning("%s: %d messages %s was counted as sending have not come: lost with it, unless "
+                                "they still come", self.name, owed, self.names[msg.member])
         elif isinstance(msg, P.Refused):
             if msg.joined:
                 raise FederationError(f"the RTI refused {self.name}'s request to join: {msg.reason}")

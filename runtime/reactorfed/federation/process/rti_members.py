@@ -49,6 +49,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, Protocol, TypeAlias
 
 from ...model.elastic import MemberChange
 from ...observe.trace.records import JOIN, LEAVE
+from ...time.tag import FOREVER_T
 from ..coordination.admission import Admission
 from ..coordination.layout import Layout
 from ..coordination.membership import (
@@ -78,21 +79,27 @@ Schedule: TypeAlias = Sequence[MemberChange] | str | os.PathLike[str]
 @dataclass(frozen=True)
 class MemberRecord:
     """One change of the record: from ``tag`` (ns after the start, microstep) on,
-    ``member`` (slot ``index`` of elastic bank ``bank``) is present (``joined``) or absent."""
+    ``member`` (slot ``index`` of elastic bank ``bank``) is present (``joined``) or absent.
+    ``quiet``: the leave of a member whose process failed, which did nothing from that tag
+    on (:class:`..coordination.membership.Change`); in the JSON only then."""
 
     tag: tuple[int, int]
     member: str
     bank: str
     index: int
     joined: bool
+    quiet: tuple[int, int] | None = None
 
     def json(self) -> dict[str, Any]:
-        return {"tag": list(self.tag), "member": self.member, "bank": self.bank, "index": self.index,
-                "joined": self.joined}
+        out = {"tag": list(self.tag), "member": self.member, "bank": self.bank, "index": self.index,
+               "joined": self.joined}
+        if self.quiet is not None:
+            out["quiet"] = list(self.quiet)
+        return out
 
     def change(self) -> MemberChange:
         """As a schedule's entry (for ``RtiConfig.membership``, or one process's scheduler)."""
-        return MemberChange(self.tag[0], self.tag[1], self.bank, self.index, self.joined)
+        return MemberChange(self.tag[0], self.tag[1], self.bank, self.index, self.joined, self.quiet)
 
     @classmethod
     def of_json(cls, layout: Layout, e: Any, where: str) -> MemberRecord:
@@ -104,18 +111,22 @@ class MemberRecord:
             raise MembershipError(f"{where}: 'tag' must be [ns after the start, microstep], got {tag!r}")
         if type(joined) is not bool:
             raise MembershipError(f"{where}: 'joined' must be true or false, got {joined!r}")
+        q = e.get("quiet")
+        if q is not None and not (isinstance(q, list) and len(q) == 2 and all(type(v) is int and v >= 0 for v in q)):
+            raise MembershipError(f"{where}: 'quiet' must be [ns after the start, microstep], got {q!r}")
+        quiet = None if q is None else (q[0], q[1])
         name = e.get("member")
         if isinstance(name, str):
             f = layout.index(name) if name in layout.names else -1
             g = layout.elastic_of(f) if f >= 0 else None
             if g is None:
                 raise MembershipError(f"{where}: {name!r} is not a member of an elastic bank")
-            return cls((tag[0], tag[1]), name, g.name, g.slots.index(f), joined)
+            return cls((tag[0], tag[1]), name, g.name, g.slots.index(f), joined, quiet)
         bank, index = e.get("bank"), e.get("index")
         slots = {g.name: g.slots for g in layout.elastic}.get(bank) if isinstance(bank, str) else None
         if slots is None or type(index) is not int or not 0 <= index < len(slots):
             raise MembershipError(f"{where}: no 'member', and no slot {index!r} of an elastic bank {bank!r}")
-        return cls((tag[0], tag[1]), layout.names[slots[index]], str(bank), index, joined)
+        return cls((tag[0], tag[1]), layout.names[slots[index]], str(bank), index, joined, quiet)
 
 
 def load_schedule(layout: Layout, spec: Schedule | None) -> list[MemberChange] | None:
@@ -141,6 +152,10 @@ def load_schedule(layout: Layout, spec: Schedule | None) -> list[MemberChange] |
             if c.time < 0 or c.microstep < 0:
                 raise MembershipError(f"membership schedule: {c} is before the start (tags count from it)")
     check_schedule(layout, record_of(layout, changes, 0))
+    quiet = [c for c in changes if c.quiet is not None]
+    if quiet:  # (its process would have to do nothing from there: none is made to)
+        raise MembershipError(f"membership schedule: {quiet[0]} is the leave of a member whose process failed "
+                              "(its 'quiet' tag): such a record replays in one process, not federated")
     return changes
 
 
@@ -241,7 +256,7 @@ class RtiMembers:
     def on_message(self, f: int, msg: P.Message) -> None:
         """A membership message from federate ``f`` (the server's other messages are its own)."""
         if isinstance(msg, P.QueryReply):
-            self._send_out(self.core.members.on_membership_reply(f, msg.round, msg.tag))
+            self._send_out(self.core.members.on_membership_reply(f, msg.round, msg.tag, msg.took))
         elif isinstance(msg, P.JoinReq):
             self._request(f, True, msg.physical_time)
         elif isinstance(msg, P.LeaveReq):
@@ -380,7 +395,7 @@ class RtiMembers:
         # Its downstream peers stop waiting for what it sent (FederateCore.on_peer_failed):
         # told after every grant computed before its failure, and before the grants after
         # (their counts no longer hold what it may have lost).
-        lost = P.Lost(f).pack()
+        lost = P.Lost(f, self.core.members.slots.quiet.get(f, FOREVER_T)).pack()
         feds, joiners = self.core.feds, self.joiners
         for d in sorted(self.layout.downstream(f)):
             if d in self.admission.control_of and (not feds[d].resigned or d in joiners):
@@ -431,6 +446,7 @@ class RtiMembers:
         for ch in list(self.core.members.record):  # (a copy: /status reads it from another thread)
             g = self.layout.elastic_of(ch.member)
             assert g is not None
+            quiet = None if ch.quiet is None else (ch.quiet[0] - start, ch.quiet[1])
             out.append(MemberRecord((ch.tag[0] - start, ch.tag[1]), self.layout.names[ch.member], g.name,
-                                    g.slots.index(ch.member), ch.joined))
+                                    g.slots.index(ch.member), ch.joined, quiet))
         return tuple(out)

@@ -18,8 +18,9 @@ import msgpack
 
 __all__ = ["FROM_RTI", "NAMES", "PROTOCOL_VERSION", "RTI_MAX_MESSAGE", "SCHEMA", "ProtocolError", "pack", "packb", "unpackb", "validated"]
 
-PROTOCOL_VERSION = 5  # 2: a resigned federate waits for RELEASE before closing its links; 3: CHANGE carries an
-#   endpoint; 4: START says which elastic slots are absent and whether to ask to join; PEER, LOST; 5: PROGRESS
+PROTOCOL_VERSION = 6  # 2: a resigned federate waits for RELEASE before closing its links; 3: CHANGE carries an
+#   endpoint; 4: START says which elastic slots are absent and whether to ask to join; PEER, LOST; 5: PROGRESS;
+#   6: LOST carries the failed member's quiet tag, QUERY_REPLY the last tags taken from failed members
 #: the largest control message (RTI connections refuse bigger frames)
 RTI_MAX_MESSAGE = 64 * 1024
 
@@ -95,7 +96,8 @@ MAX_NAME = 32
 # Field kinds: "i" int64, "u" int >= 0, "s" short str, "b16" 16 bytes, "b32" 32 bytes,
 # "counts" {int >= 0: int >= 0}, "sent" {int >= 0: [count, t, m]}, "peers" {int: str},
 # "bin" bytes, "items" a non-empty list of lists (each checked by check_item), "bool",
-# "changes" a non-empty list of [member (int >= 0), joined (bool)], "ints" a list of ints >= 0, "u?" an int
+# "changes" a non-empty list of [member (int >= 0), joined (bool)], "tags" {int >= 0: [t, m >= 0]},
+# "ints" a list of ints >= 0, "u?" an int
 # >= 0 or None, "figures" at most MAX_FIGURES {short str: finite int or float}, "any".
 SCHEMA: dict[int, tuple[str, ...]] = {
     HELLO: ("u", "s", "s", "s", "s", "b16"),
@@ -124,7 +126,7 @@ SCHEMA: dict[int, tuple[str, ...]] = {
     BATCH: ("items",),
     DATA_INLINE: ("u", "i", "u", "u", "any", "bin"),
     STOP_MARK: ("i", "u"),
-    QUERY_REPLY: ("u", "i", "u"),
+    QUERY_REPLY: ("u", "i", "u", "tags"),
     JOIN_REQ: ("i",),
     LEAVE_REQ: (),
     QUERY: ("u", "i", "u", "changes"),
@@ -134,7 +136,7 @@ SCHEMA: dict[int, tuple[str, ...]] = {
     ROUND_END: ("u",),
     RELEASE: (),
     PEER: ("i", "u", "u", "s"),
-    LOST: ("u",),
+    LOST: ("u", "i", "u"),
     PROGRESS: ("u?", "u?", "figures"),
 }
 
@@ -208,6 +210,11 @@ def _is_changes(v: Any) -> bool:
         isinstance(c, list) and len(c) == 2 and _is_uint(c[0]) and type(c[1]) is bool for c in v)
 
 
+def _is_tags(v: Any) -> bool:
+    return isinstance(v, dict) and all(
+        _is_uint(k) and isinstance(t, list) and len(t) == 2 and _is_int(t[0]) and _is_uint(t[1]) for k, t in v.items())
+
+
 def _is_ints(v: Any) -> bool:
     return isinstance(v, list) and all(_is_uint(i) for i in v)
 
@@ -235,6 +242,7 @@ _FIELD_CHECKS: dict[str, Callable[[Any], bool]] = {
     "peers": _is_peers,
     "bool": lambda v: type(v) is bool,
     "changes": _is_changes,
+    "tags": _is_tags,
     "ints": _is_ints,
     "u?": lambda v: v is None or _is_uint(v),
     "figures": _is_figures,

@@ -11,9 +11,10 @@ upstream federates; Lost tells the downstream ones that a member's process faile
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from ...time.tag import TagT
+from ...time.tag import FOREVER_T, TagT
 from .kinds import (
     ADMIT,
     CHANGE,
@@ -35,17 +36,20 @@ _new = tuple.__new__  # see messages.py
 
 class QueryReply(NamedTuple):
     """federate -> RTI: the earliest tag this federate can apply round ``round``'s changes
-    at (it goes no further than ``tag`` until they come)."""
+    at (it goes no further than ``tag`` until they come). ``took``: for each failed member
+    the round has leave that this federate heard from, the tag of the last message it took
+    from it (it did that tag's work: the record's quiet tag is after it)."""
 
     round: int
     tag: TagT
+    took: Mapping[int, TagT] = {}
 
     def pack(self) -> bytes:
-        return packb([QUERY_REPLY, self.round, *self.tag])
+        return packb([QUERY_REPLY, self.round, *self.tag, {m: list(t) for m, t in self.took.items()}])
 
     @classmethod
     def _of(cls, m: list[Any]) -> QueryReply:
-        return _new(cls, (m[1], (m[2], m[3])))
+        return _new(cls, (m[1], (m[2], m[3]), {k: (t[0], t[1]) for k, t in m[4].items()}))
 
 
 class JoinReq(NamedTuple):
@@ -175,13 +179,17 @@ class Peer(NamedTuple):
 class Lost(NamedTuple):
     """RTI -> the federates downstream of ``member``: its process failed (the RTI's
     verdict, after every grant it computed before). Nothing more it sent is waited for;
-    its leave is agreed in a round, as any."""
+    its leave is agreed in a round, as any. ``quiet``: the tag after the last one the RTI
+    knew it completed: what it sent at or after it, or after the last tag taken from it
+    if later (told in :class:`QueryReply`), is not taken (the record's quiet tag,
+    :class:`..coordination.membership.Change`: a replay has none of it)."""
 
     member: int
+    quiet: TagT = FOREVER_T
 
     def pack(self) -> bytes:
-        return packb([LOST, self.member])
+        return packb([LOST, self.member, *self.quiet])
 
     @classmethod
     def _of(cls, m: list[Any]) -> Lost:
-        return _new(cls, (m[1],))
+        return _new(cls, (m[1], (m[2], m[3])))
