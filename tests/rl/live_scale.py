@@ -10,7 +10,7 @@ import json
 import re
 import signal
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -172,3 +172,23 @@ def assert_every_process_took_part(r: Mapping[str, Any], record_widths: list[int
     if record_widths is not None:
         rest = iter(record_widths)
         assert all(w in rest for w in seen[1:]), (seen, record_widths)
+
+
+def scale_a_plan_with_rounds(tmp: Path, program: str, params: dict[str, Any], tag: str, *, round_ms: int,
+                             iterations: int, replay: Callable[[list[MemberChange]], Mapping[str, Any]]) -> Scaled:
+    """:func:`scale_2_4_1_3` for a plan whose learner runs in rounds every ``round_ms``
+    (Q-learning's, synchronous PPO's; its result ``Main.learner``): some rounds with four
+    before the leaves, the second joins before the last ten rounds. Every round complete,
+    every sample taken once (the learner's counts per incarnation are the samplers' own),
+    the widths the learner saw a subsequence of the record's (it sees the width at its
+    rounds' tags: changes between two rounds at once), and the record replayed in one
+    process (``replay``: the learner's result) gives the same result but for the times."""
+    run = scale_2_4_1_3(tmp, program, params, tag, learner_fqn="Main.learner", iterations=iterations,
+                        settle_ns=10 * round_ms * 1_000_000, settle_what="rounds of four",
+                        rejoin_before_ns=(iterations - 10) * round_ms * 1_000_000)
+    r = run.result
+    assert r["incomplete_iterations"] == 0, r
+    assert r["samples_by_member"] == counts(run.fed.procs), (r, run.fed.tails())
+    assert_every_process_took_part(r, run.widths)
+    assert timeless(replay(replayed(run.record))) == timeless(r)
+    return run
