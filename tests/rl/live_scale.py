@@ -40,6 +40,18 @@ def one_process(example: str, params: Mapping[str, Any], changes: list[MemberCha
     return main, env.run().results
 
 
+def schedule(*tags: tuple[int, int]) -> list[MemberChange]:
+    """The one-process tests' membership schedule of the bank ``samplers`` (2 slots of 4
+    present at the start), its changes at the four ``tags`` (time, microstep): 2 -> 4 -> 1
+    -> 3, then every member leaves as a fresh one joins (slot 1 again)."""
+    t1, t2, t3, t4 = tags
+    s = "samplers"
+    return [MemberChange(*t1, s, 2, True), MemberChange(*t1, s, 3, True),
+            *(MemberChange(*t2, s, i, False) for i in (1, 2, 3)),
+            MemberChange(*t3, s, 2, True), MemberChange(*t3, s, 3, True),
+            *(MemberChange(*t4, s, i, False) for i in (0, 2, 3)), MemberChange(*t4, s, 1, True)]
+
+
 def timeless(r: Mapping[str, Any], *also: str) -> dict[str, Any]:
     """A learner's result but for :data:`TIMING` (and the keys ``also``)."""
     return {k: v for k, v in r.items() if k not in TIMING and k not in also}

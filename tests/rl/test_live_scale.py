@@ -36,11 +36,7 @@ def test_each_round_takes_exactly_the_fragments_of_the_members_present() -> None
     joins: nobody answers that round, and the learner asks again instead of waiting."""
     params = {"num_samplers": 2, "max_samplers": 4, "iterations": 40, "fragment_len": FRAGMENT,
               "updates_per_iteration": 1, "seed": 2}
-    s = "samplers"
-    changes = [MemberChange(0, 5, s, 2, True), MemberChange(0, 5, s, 3, True),
-               *(MemberChange(0, 12, s, i, False) for i in (1, 2, 3)),
-               MemberChange(0, 20, s, 2, True), MemberChange(0, 20, s, 3, True),
-               *(MemberChange(0, 25, s, i, False) for i in (0, 2, 3)), MemberChange(0, 25, s, 1, True)]
+    changes = live_scale.schedule((0, 5), (0, 12), (0, 20), (0, 25))
     main, results = _one_process(params, changes)
     r = results["Main.learner"]
     assert r["iterations"] == 40 and r["incomplete_iterations"] == 0

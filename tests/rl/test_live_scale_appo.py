@@ -40,11 +40,7 @@ def test_the_learner_counts_each_member_incarnation_and_weights_reach_joiners() 
     """One process, a fragment every 10 ms from each member: 2 -> 4 -> 1 -> 3, then every
     member leaves as a fresh one joins (it holds no weights: the learner sends them again)."""
     params = _params(165, max_samplers=4, seed=2)
-    s = "samplers"
-    changes = [MemberChange(ms(100), 0, s, 2, True), MemberChange(ms(100), 0, s, 3, True),
-               *(MemberChange(ms(250), 0, s, i, False) for i in (1, 2, 3)),
-               MemberChange(ms(400), 0, s, 2, True), MemberChange(ms(400), 0, s, 3, True),
-               *(MemberChange(ms(500), 0, s, i, False) for i in (0, 2, 3)), MemberChange(ms(500), 0, s, 1, True)]
+    changes = live_scale.schedule((ms(100), 0), (ms(250), 0), (ms(400), 0), (ms(500), 0))
     main, results = _one_process(params, changes)
     r = results["Main.learner"]
     assert r["iterations"] == 165

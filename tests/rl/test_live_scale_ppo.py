@@ -46,11 +46,7 @@ def test_each_round_learns_from_exactly_the_fragments_of_the_members_present() -
     fragment in round ``k``. At microstep 25 every member asked leaves as another joins:
     nobody answers that round, and the learner asks again instead of waiting."""
     params = _params(40, max_samplers=4, seed=2)
-    s = "samplers"
-    changes = [MemberChange(0, 5, s, 2, True), MemberChange(0, 5, s, 3, True),
-               *(MemberChange(0, 12, s, i, False) for i in (1, 2, 3)),
-               MemberChange(0, 20, s, 2, True), MemberChange(0, 20, s, 3, True),
-               *(MemberChange(0, 25, s, i, False) for i in (0, 2, 3)), MemberChange(0, 25, s, 1, True)]
+    changes = live_scale.schedule((0, 5), (0, 12), (0, 20), (0, 25))
     main, results = _one_process(params, changes)
     r = results["Main.learner"]
     assert r["iterations"] == 40 and r["incomplete_iterations"] == 0
