@@ -38,7 +38,15 @@ from .discovery import (
     parse_federates,
 )
 from .discovery import condition as match_condition
-from .manifests import PROGRAM_DIR, RUN_AS, Federation, labels, owner_reference
+from .manifests import (
+    PROGRAM_DIR,
+    Federation,
+    container_security,
+    labels,
+    owner_reference,
+    pod_security,
+    program_volumes,
+)
 from .observed import Event
 from .phase import Phase, PodPhase
 from .spec import FederationSpec, program_params
@@ -101,13 +109,10 @@ def discovery_params(spec: FederationSpec) -> list[tuple[str, str]]:
 def discovery_pod(fed: Federation, key: str) -> dict[str, Any]:
     """The pod that runs ``reactorfed federates`` once for the inputs ``key``."""
     s = fed.spec
-    volumes: list[dict[str, Any]] = [{"name": "tmp", "emptyDir": {}}]
-    mounts: list[dict[str, Any]] = [{"name": "tmp", "mountPath": "/tmp"}]
+    volumes, mounts = program_volumes(s)
     env = [{"name": k, "value": v} for k, v in s.program.env]
     names = {k for k, _ in s.program.env}
     if s.program.config_map:
-        volumes.append({"name": "program", "configMap": {"name": s.program.config_map}})
-        mounts.append({"name": "program", "mountPath": PROGRAM_DIR, "readOnly": True})
         env.append({"name": "PYTHONPATH", "value": PROGRAM_DIR})
     env += [{"name": k, "value": v} for k, v in (("OMP_NUM_THREADS", "1"), ("PYTHONUNBUFFERED", "1")) if k not in names]
     limits = {k: str(v) for k, v in (s.rti.resources.get("limits") or {}).items()}  # what builds the program in the RTI
@@ -124,19 +129,13 @@ def discovery_pod(fed: Federation, key: str) -> dict[str, Any]:
         "volumeMounts": mounts,
         "terminationMessagePath": TERMINATION_LOG,
         "terminationMessagePolicy": "FallbackToLogsOnError",
-        "securityContext": {
-            "allowPrivilegeEscalation": False,
-            "readOnlyRootFilesystem": True,
-            "capabilities": {"drop": ["ALL"]},
-        },
+        "securityContext": container_security(),
     }
     spec: dict[str, Any] = {
         "restartPolicy": "Never",
         "activeDeadlineSeconds": DEADLINE_SECONDS,
         "terminationGracePeriodSeconds": 0,
-        "automountServiceAccountToken": False,
-        "enableServiceLinks": False,
-        "securityContext": {"runAsNonRoot": True, "fsGroup": RUN_AS, "seccompProfile": {"type": "RuntimeDefault"}},
+        **pod_security(),
         "containers": [container],
         "volumes": volumes,
     }

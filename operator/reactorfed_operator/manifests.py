@@ -34,6 +34,7 @@ __all__ = [
     "PROGRAM_DIR",
     "Federation",
     "checkpoint_pvc",
+    "container_security",
     "cpu_threads",
     "federation_id",
     "federation_pods",
@@ -41,6 +42,8 @@ __all__ = [
     "labels",
     "owner_reference",
     "pod_name",
+    "pod_security",
+    "program_volumes",
     "rti_host",
     "rti_pod",
     "rti_service",
@@ -224,6 +227,39 @@ def _env(fed: Federation, resources: Mapping[str, Any], extra: tuple[tuple[str, 
     return env
 
 
+def program_volumes(s: FederationSpec) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The volumes, and their mounts, of every pod that runs the program: ``/tmp`` (an
+    emptyDir: the root filesystem is read-only) and the program's ConfigMap, if any, at
+    :data:`PROGRAM_DIR`."""
+    volumes: list[dict[str, Any]] = [{"name": "tmp", "emptyDir": {}}]
+    mounts: list[dict[str, Any]] = [{"name": "tmp", "mountPath": "/tmp"}]
+    if s.program.config_map:
+        volumes.append({"name": "program", "configMap": {"name": s.program.config_map}})
+        mounts.append({"name": "program", "mountPath": PROGRAM_DIR, "readOnly": True})
+    return volumes, mounts
+
+
+def container_security() -> dict[str, Any]:
+    """The ``securityContext`` of every container of ours: no privilege escalation, a
+    read-only root filesystem, no capabilities."""
+    return {"allowPrivilegeEscalation": False, "readOnlyRootFilesystem": True, "capabilities": {"drop": ["ALL"]}}
+
+
+def pod_security() -> dict[str, Any]:
+    """The hardening of every pod of ours (fields of its spec): no service-account token,
+    no service links, a non-root user (files in the group :data:`RUN_AS`), the runtime's
+    default seccomp profile."""
+    return {
+        "automountServiceAccountToken": False,
+        "enableServiceLinks": False,
+        "securityContext": {
+            "runAsNonRoot": True,
+            "fsGroup": RUN_AS,
+            "seccompProfile": {"type": "RuntimeDefault"},
+        },
+    }
+
+
 def _avoid_gpu_nodes() -> dict[str, Any]:
     """Prefer nodes without the GPU label: CPU work should not occupy GPU machines."""
     term = {"matchExpressions": [{"key": GPU_NODE_LABEL, "operator": "DoesNotExist"}]}
@@ -247,11 +283,7 @@ def _pod(
     env: tuple[tuple[str, str], ...] = (),
 ) -> dict[str, Any]:
     s = fed.spec
-    volumes: list[dict[str, Any]] = [{"name": "tmp", "emptyDir": {}}]
-    mounts: list[dict[str, Any]] = [{"name": "tmp", "mountPath": "/tmp"}]
-    if s.program.config_map:
-        volumes.append({"name": "program", "configMap": {"name": s.program.config_map}})
-        mounts.append({"name": "program", "mountPath": PROGRAM_DIR, "readOnly": True})
+    volumes, mounts = program_volumes(s)
     for vol, mount in extra_volumes or []:
         volumes.append(vol)
         mounts.append(mount)
@@ -277,22 +309,12 @@ def _pod(
         "ports": ports,
         "resources": {k: {name: str(q) for name, q in v.items()} for k, v in resources.items()},
         "volumeMounts": mounts,
-        "securityContext": {
-            "allowPrivilegeEscalation": False,
-            "readOnlyRootFilesystem": True,
-            "capabilities": {"drop": ["ALL"]},
-        },
+        "securityContext": container_security(),
     }
     pod_spec: dict[str, Any] = {
         "restartPolicy": "Never",
         "terminationGracePeriodSeconds": s.grace_seconds,
-        "automountServiceAccountToken": False,
-        "enableServiceLinks": False,
-        "securityContext": {
-            "runAsNonRoot": True,
-            "fsGroup": RUN_AS,
-            "seccompProfile": {"type": "RuntimeDefault"},
-        },
+        **pod_security(),
         "containers": [container],
         "volumes": volumes,
         **placement,

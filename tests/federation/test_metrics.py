@@ -4,33 +4,17 @@ while a federation of real processes runs."""
 from __future__ import annotations
 
 import json
-import os
 import re
-import socket
-import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
-from typing import Any
 
 import pytest
 
+from .processes import free_port, get, processes
 from .test_faults import PROGRAM
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(90)]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def get(port: int, path: str) -> str:
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as r:
-        assert r.status == 200
-        return str(r.read().decode())
 
 
 def sample(text: str, name: str, **labels: str) -> float:
@@ -46,36 +30,17 @@ def sample(text: str, name: str, **labels: str) -> float:
 
 
 def test_metrics_and_status_during_a_run(tmp_path: Path) -> None:
-    env = {**os.environ, "REACTORFED_SECRET": "metrics-test-secret", "PYTHONUNBUFFERED": "1"}
-    common = ["--federation-id", "metrics-test", "--timeout", "20s"]
-    ready = tmp_path / "rti.json"
-    procs: list[subprocess.Popen[str]] = []
-
-    def start(*args: str) -> subprocess.Popen[str]:
-        p = subprocess.Popen([sys.executable, "-m", "reactorfed", *args], env=env, text=True,
-                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-        procs.append(p)
-        return p
-
-    try:
-        rti = start("rti", PROGRAM, *common, "--port", "0", "--metrics-port", "0", "--ready-file", str(ready))
-        deadline = time.monotonic() + 30
-        while not ready.exists():
-            assert rti.poll() is None and time.monotonic() < deadline, "the RTI did not start"
-            time.sleep(0.02)
-        info: dict[str, Any] = json.loads(ready.read_text())
-        rti_port = info["status_port"]
+    deadline = time.monotonic() + 30
+    with processes(tmp_path, PROGRAM, "metrics-test", "20s", deadline) as fed:
+        rti_port = fed.status_port
         fed_ports = {"src": free_port(), "sink": free_port()}
         for name, port in fed_ports.items():
-            start("federate", PROGRAM, *common, "--federate", name, "--rti", info["endpoint"], "--metrics-port", str(port))
+            fed.federate(name, "--metrics-port", str(port))
 
         # wait until logical time has advanced a while (half a second at least)
         while True:
-            assert time.monotonic() < deadline and all(p.poll() is None for p in procs), "the federation did not run"
-            try:
-                status = json.loads(get(rti_port, "/status"))
-            except OSError:
-                status = {}
+            assert time.monotonic() < deadline and fed.running(), "the federation did not run"
+            status = fed.rti_status()
             if status.get("phase") == "running" and (status.get("elapsed_ns") or 0) >= 500_000_000:
                 break
             time.sleep(0.05)
@@ -110,10 +75,3 @@ def test_metrics_and_status_during_a_run(tmp_path: Path) -> None:
         st = json.loads(get(fed_ports["sink"], "/status"))
         assert st["federate"] == "sink" and st["tags"] >= 10 and st["reactions"] >= 10
         assert get(rti_port, "/healthz").strip() == "ok"
-    finally:
-        for p in procs:
-            if p.poll() is None:
-                p.kill()
-            out = p.communicate(timeout=10)[0]
-            if p.returncode not in (0, -9):
-                print(out)

@@ -5,16 +5,13 @@ RTI's ``/status``: a federation of real processes, the RTI's and each federate's
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from .test_metrics import free_port, get
+from .processes import free_port, get, processes
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(90)]
 
@@ -22,39 +19,18 @@ PROGRAM = f"{Path(__file__).with_name('progress_programs.py')}:Main"
 
 
 def test_the_learners_progress_reaches_the_rtis_status(tmp_path: Path) -> None:
-    env = {**os.environ, "REACTORFED_SECRET": "progress-test-secret", "PYTHONUNBUFFERED": "1"}
-    common = ["--federation-id", "progress-test", "--timeout", "20s"]
-    ready = tmp_path / "rti.json"
-    procs: list[subprocess.Popen[str]] = []
-
-    def start(*args: str) -> subprocess.Popen[str]:
-        p = subprocess.Popen([sys.executable, "-m", "reactorfed", *args], env=env, text=True,
-                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-        procs.append(p)
-        return p
-
-    try:
-        rti = start("rti", PROGRAM, *common, "--port", "0", "--metrics-port", "0", "--ready-file", str(ready))
-        deadline = time.monotonic() + 40
-        while not ready.exists():
-            assert rti.poll() is None and time.monotonic() < deadline, "the RTI did not start"
-            time.sleep(0.02)
-        info: dict[str, Any] = json.loads(ready.read_text())
-        rti_port = info["status_port"]
+    deadline = time.monotonic() + 40
+    with processes(tmp_path, PROGRAM, "progress-test", "20s", deadline) as fed:
         fed_ports = {"src": free_port(), "learner": free_port()}
         for name, port in fed_ports.items():
-            start("federate", PROGRAM, *common, "--federate", name, "--rti", info["endpoint"],
-                  "--metrics-port", str(port))
+            fed.federate(name, "--metrics-port", str(port))
 
         # the learner reports at every value; the RTI hears of it at most once a second
         seen: list[dict[str, Any]] = []
         last: dict[str, Any] = {}
         while len(seen) < 2:
-            assert time.monotonic() < deadline and all(p.poll() is None for p in procs), "the federation did not run"
-            try:
-                status = json.loads(get(rti_port, "/status"))
-            except OSError:
-                status = {}
+            assert time.monotonic() < deadline and fed.running(), "the federation did not run"
+            status = fed.rti_status()
             progress = status.get("progress")
             if progress and (not seen or progress["done"] > seen[-1]["done"]):
                 seen.append(progress)
@@ -75,13 +51,6 @@ def test_the_learners_progress_reaches_the_rtis_status(tmp_path: Path) -> None:
         own = json.loads(get(fed_ports["learner"], "/status"))["progress"]
         assert own["total"] == 1000 and own["done"] >= seen[-1]["done"]
         assert "progress" not in json.loads(get(fed_ports["src"], "/status"))
-    finally:
-        for p in procs:
-            if p.poll() is None:
-                p.kill()
-            out = p.communicate(timeout=10)[0]
-            if p.returncode not in (0, -9):
-                print(out)
 
 
 def test_the_launchers_line_shows_the_programs_progress_first() -> None:

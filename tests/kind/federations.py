@@ -91,6 +91,23 @@ def describe(k: Kind, name: str) -> str:
             f"{json.dumps(status(k, name), indent=1)[-2000:]}\n" + "\n".join(logs))  # fmt: skip
 
 
+def status_once_ended(k: Kind, name: str) -> dict[str, Any] | None:
+    """The federation's status once it has ended (Succeeded or Failed), else None."""
+    st = status(k, name)
+    return st if st.get("phase") in ("Succeeded", "Failed") else None
+
+
+def run_to_success(k: Kind, name: str, timeout: float) -> dict[str, Any]:
+    """Wait (up to ``timeout`` s, polling every 2 s) for the federation to end; it must
+    have succeeded. Its status; on a timeout or a failure, the federation described."""
+    try:
+        st = wait_for(f"{name} to end", lambda: status_once_ended(k, name), timeout, interval=2)
+    except AssertionError as e:
+        raise AssertionError(f"{e}\n{describe(k, name)}") from None
+    assert st["phase"] == "Succeeded", describe(k, name)
+    return st
+
+
 def clean_slate(k: Kind, name: str) -> None:
     """No federation of that name, nor any pod or PVC of one, left from an earlier run."""
     k.kubectl(

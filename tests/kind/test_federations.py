@@ -30,8 +30,10 @@ from .federations import (
     load_example,
     pods,
     rfed,
+    run_to_success,
     small_requests,
     status,
+    status_once_ended,
 )
 
 pytestmark = [pytest.mark.kind, pytest.mark.timeout(3600)]
@@ -258,8 +260,7 @@ def test_suspend_and_resume(operator: Kind) -> None:
 def test_run_ends_succeeded_and_delete_leaves_nothing(operator: Kind) -> None:
     k = operator
     k.kubectl("scale", f"rfed/{QL}", "-n", NAMESPACE, "--replicas=4")
-    st = wait_for("Succeeded", lambda: status(k, QL) if status(k, QL).get("phase") in ("Succeeded", "Failed") else None,
-                  3000, interval=2)  # fmt: skip
+    st = wait_for("Succeeded", lambda: status_once_ended(k, QL), 3000, interval=2)
     assert st["phase"] == "Succeeded", describe(k, QL)
     # the last learner carried on from the checkpoint and finished the whole run
     done = [
@@ -309,13 +310,7 @@ def test_other_examples_run_to_their_end(operator: Kind, example: str) -> None:
     apply(k, docs)
     try:
         # each example ends in well under a minute here; 600 s is a hang, shown with its logs
-        try:
-            st = wait_for(f"{name} to end",
-                          lambda: status(k, name) if status(k, name).get("phase") in ("Succeeded", "Failed") else None,
-                          600, interval=2)  # fmt: skip
-        except AssertionError as e:
-            raise AssertionError(f"{e}\n{describe(k, name)}") from None
-        assert st["phase"] == "Succeeded", describe(k, name)
+        run_to_success(k, name, 600)
         record(f"example_{Path(example).stem}_apply_to_succeeded_s", time.monotonic() - t0, "s",
                f"kubectl apply examples/k8s/{example} -> Succeeded ({fed['spec']['samplers'].get('replicas')} samplers)")  # fmt: skip
     finally:

@@ -25,8 +25,8 @@ from bench.rf_runner import results_by_reactor
 from reactorfed_operator.manifests import Federation, federation_pods
 from reactorfed_operator.spec import parse_spec
 
-from .conftest import NAMESPACE, Kind, record, wait_for
-from .federations import apply, clean_slate, describe, pods, small_requests, status
+from .conftest import NAMESPACE, Kind, record
+from .federations import apply, clean_slate, pods, run_to_success, small_requests
 from .plans import PLANS, Plan, comparable, federation, load, pod_params, start_local
 
 pytestmark = [pytest.mark.kind, pytest.mark.timeout(1200)]
@@ -51,13 +51,7 @@ def test_plan_runs_in_pods_as_launched_here(operator: Kind, plan: Plan) -> None:
     t0 = time.monotonic()
     apply(k, docs)
     try:
-        try:
-            st = wait_for(f"{name} to end",
-                          lambda: status(k, name) if status(k, name).get("phase") in ("Succeeded", "Failed") else None,
-                          900, interval=2)  # fmt: skip
-        except AssertionError as e:
-            raise AssertionError(f"{e}\n{describe(k, name)}") from None
-        assert st["phase"] == "Succeeded", describe(k, name)
+        run_to_success(k, name, 900)
         seconds = time.monotonic() - t0
         ran = pods(k, name)
         assert {p["metadata"]["name"] for p in planned} == set(ran), sorted(ran)

@@ -10,21 +10,17 @@ weights again to members that joined since its last broadcast, and the RTI's rec
 
 from __future__ import annotations
 
-import json
-import re
-import signal
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
-from bench.processes import Federation, Proc
 
-from reactorfed import Environment, ms
+from reactorfed import ms
 from reactorfed.model.elastic import MemberChange, elastic_banks
 
+from . import live_scale
 from .conftest import EXAMPLES, load_example, make_args
-from .test_live_scale import _widths
 
 #: a short run: 2 samplers of 2 copies x 8 rows every period, a learner update every
 #: learn_period from 16-transition batches once the shards hold 64
@@ -46,29 +42,15 @@ def _params(iterations: int, **kw: Any) -> dict[str, Any]:
 
 def _one_process(params: dict[str, Any], changes: list[MemberChange] | None, cls: str = "Main"
                  ) -> tuple[Any, Mapping[str, Any]]:
-    p = load_example("apex_dqn_cartpole")
-    main = getattr(p, cls)(make_args(p.Args, params))
-    env = Environment(fast=True)
-    sched = env.assemble(main)
-    if changes is not None:
-        sched.set_membership(changes)
-    results = env.run().results
+    main, results = live_scale.one_process("apex_dqn_cartpole", params, changes, cls)
     return main, results["Main.learner" if cls == "Main" else f"{cls}.learner.learner"]
-
-
-def _timeless(r: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in r.items() if k not in ("seconds", "change_gaps_ms", "reached")}
 
 
 def test_the_learner_counts_each_member_incarnation_and_weights_reach_joiners() -> None:
     """One process: 2 -> 4 -> 1 -> 3, then every member leaves as a fresh one joins. The
     colocated plan (the shards in the learner's reactor) gives the same weights."""
     params = _params(600, max_samplers=4, seed=2)
-    s = "samplers"
-    changes = [MemberChange(ms(100), 0, s, 2, True), MemberChange(ms(100), 0, s, 3, True),
-               *(MemberChange(ms(250), 0, s, i, False) for i in (1, 2, 3)),
-               MemberChange(ms(400), 0, s, 2, True), MemberChange(ms(400), 0, s, 3, True),
-               *(MemberChange(ms(500), 0, s, i, False) for i in (0, 2, 3)), MemberChange(ms(500), 0, s, 1, True)]
+    changes = live_scale.schedule((ms(100), 0), (ms(250), 0), (ms(400), 0), (ms(500), 0))
     main, r = _one_process(params, changes)
     assert r["iterations"] == 600
     assert [w for _, _, w in r["membership"]] == [2, 4, 1, 3, 1], r["membership"]
@@ -82,7 +64,7 @@ def test_the_learner_counts_each_member_incarnation_and_weights_reach_joiners() 
         by_member[str(i)][-1] + late.get(str(i), 0) for i in range(4)], (by_member, late)
     assert r["weights_resent"] >= 1, r
     _, again = _one_process(params, changes)
-    assert _timeless(again) == _timeless(r)
+    assert live_scale.timeless(again) == live_scale.timeless(r)
     _, colocated = _one_process(params, changes, "OnePod")
     assert colocated["weights_sha256"] == r["weights_sha256"] and colocated["samples_by_member"] == by_member
 
@@ -110,60 +92,18 @@ LIVE = _params(ITERATIONS, max_samplers=4, learn_period_ms=LEARN_MS, period_ms=8
 PROGRAM = f"{EXAMPLES / 'apex_dqn_cartpole.py'}:OnePod"
 
 
-def _changes(st: dict[str, Any]) -> list[dict[str, Any]]:
-    return list(st.get("membership") or [])
-
-
-def _counts(procs: list[Proc]) -> dict[str, list[int]]:
-    """Each slot's samples, one count per process (incarnation), from its result line."""
-    counts: dict[str, list[int]] = {}
-    for p in procs:
-        m = re.fullmatch(r"samplers\[(\d+)\]", p.name)
-        if m:
-            res = p.result(f"OnePod.{p.name}")
-            counts.setdefault(m.group(1), []).append(res["samples"] if res else 0)
-    return counts
-
-
 @pytest.mark.slow
 @pytest.mark.timeout(420)
 def test_apex_scaled_2_4_1_3_while_it_runs_and_replayed(tmp_path: Path) -> None:
-    record_file = tmp_path / "membership.json"
     cli = {**LIVE, "dqn.hidden": ",".join(map(str, LIVE["dqn.hidden"]))}  # (a tuple on the command line)
-    fed = Federation(tmp_path, PROGRAM, cli, ["--membership-out", str(record_file)], "apex")
-    try:
-        learner = fed.start("learner")
-        s = {i: fed.start(f"samplers[{i}]") for i in (0, 1)}
-        fed.await_status(lambda st: st["phase"] == "running" and st["elapsed_ns"] > 0, "the start")
-        s[2], s[3] = fed.start("samplers[2]"), fed.start("samplers[3]")  # 2 -> 4
-        st = fed.await_status(lambda st: len(_changes(st)) == 2, "the joins")
-        assert st["phase"] == "running" and all(c["joined"] for c in _changes(st)), st
-        joined = max(c["tag"][0] for c in _changes(st))
-        fed.await_status(lambda st: st["elapsed_ns"] > joined + ms(400), "fragments of four")
-        for i in (1, 2, 3):  # 4 -> 1: SIGTERM, as Kubernetes deletes a pod
-            s[i].popen.send_signal(signal.SIGTERM)
-        fed.await_status(lambda st: len(_changes(st)) == 5, "the leaves")
-        for i in (1, 2, 3):
-            assert s[i].popen.wait(60) == 0, s[i].tail()
-        fed.start("samplers[2]"), fed.start("samplers[3]")  # 1 -> 3: new processes for the slots
-        st = fed.await_status(lambda st: len(_changes(st)) == 7, "the second joins")
-        assert st["phase"] == "running", st
-        fed.wait(300)
-    finally:
-        fed.kill()
-    record = json.loads(record_file.read_text())["membership"]
-    widths = _widths(record, 2)
-    assert widths[-1] == 3 and 4 in widths and 1 in widths, widths
-    assert widths.index(4) < widths.index(1) < len(widths) - 1, widths
-
-    # The learner ran once, from start to end, and counted every report once.
-    assert learner.popen.returncode == 0 and sum(p.name == "learner" for p in fed.procs) == 1
-    r = learner.result("OnePod.learner.learner")
-    assert r is not None, learner.tail()
-    assert r["iterations"] == ITERATIONS, r
+    run = live_scale.scale_2_4_1_3(tmp_path, PROGRAM, cli, "apex", learner_fqn="OnePod.learner.learner",
+                                   iterations=ITERATIONS, settle_ns=ms(400), settle_what="fragments of four",
+                                   wait_s=300)
+    # The learner counted every report once.
+    r = run.result
     seen = [w for _, _, w in r["membership"]]
-    assert seen[-1] == 3, f"rejoined too late to take part (a slow machine): {seen}, {record}"
-    sent = _counts(fed.procs)
+    assert seen[-1] == 3, f"rejoined too late to take part (a slow machine): {seen}, {run.record}"
+    sent = live_scale.counts(run.fed.procs, "OnePod")
     for i, n in r["samples_after_stop"].items():  # (reported after the learner asked to stop)
         sent[i][-1] -= n
     by_member = r["samples_by_member"]
@@ -174,18 +114,13 @@ def test_apex_scaled_2_4_1_3_while_it_runs_and_replayed(tmp_path: Path) -> None:
         # (prefetch learner ticks, < a sampler's period) before the last tag: it arrives after
         assert counts[:-1] == sent[i][:-1], (i, counts, sent[i])
         assert 0 <= sent[i][-1] - counts[-1] <= ROWS, (i, counts, sent[i])
-    assert all(n > 0 for counts in by_member.values() for n in counts), "every process took part"
-    assert sum(map(sum, by_member.values())) == r["env_steps"]
-    assert seen[0] == 2 and seen[-1] == 3 and 4 in seen and seen.index(4) < seen.index(1), seen
-    assert [p.popen.returncode for p in fed.procs] == [0] * len(fed.procs)
+    live_scale.assert_every_process_took_part(r)
     print(f"\nApe-X: learner's ticks at the changes {r['change_gaps_ms']} ms apart (a tick every {LEARN_MS} ms); "
-          f"weights sent again {r['weights_resent']} times; record {record}")
+          f"weights sent again {r['weights_resent']} times; record {run.record}")
 
     # The record replayed in one process: the same weights, the same counts.
     # (but for what arrived after the learner asked to stop: federated, the stop's tag is
     # agreed with samplers ahead of it; in one process it is the next microstep)
-    _, single = _one_process(LIVE, [MemberChange(c["tag"][0], c["tag"][1], c["bank"], c["index"], c["joined"])
-                                    for c in record], "OnePod")
+    _, single = _one_process(LIVE, live_scale.replayed(run.record), "OnePod")
     late = "samples_after_stop"
-    assert {k: v for k, v in _timeless(single).items() if k != late} == {
-        k: v for k, v in _timeless(r).items() if k != late}
+    assert live_scale.timeless(single, late) == live_scale.timeless(r, late)

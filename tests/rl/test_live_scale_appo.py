@@ -9,20 +9,17 @@ bit-identical weights."""
 
 from __future__ import annotations
 
-import json
-import signal
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
-from bench.processes import Federation
 
-from reactorfed import Environment, ms
+from reactorfed import ms
 from reactorfed.model.elastic import MemberChange, elastic_banks
 
+from . import live_scale
 from .conftest import EXAMPLES, load_example, make_args
-from .test_live_scale import _counts, _widths
 
 PROGRAM = f"{EXAMPLES / 'appo_cartpole.py'}:Main"
 NUM_ENVS, STEPS = 2, 8
@@ -36,32 +33,14 @@ def _params(iterations: int, **kw: Any) -> dict[str, Any]:
 
 
 def _one_process(params: dict[str, Any], changes: list[MemberChange] | None) -> tuple[Any, Mapping[str, Any]]:
-    p = load_example("appo_cartpole")
-    main = p.Main(make_args(p.Args, params))
-    env = Environment(fast=True)
-    sched = env.assemble(main)
-    if changes is not None:
-        sched.set_membership(changes)
-    return main, env.run().results
-
-
-def _timeless(r: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in r.items() if k not in ("seconds", "change_gaps_ms", "reached")}
-
-
-def _replayed(record: list[dict[str, Any]]) -> list[MemberChange]:
-    return [MemberChange(c["tag"][0], c["tag"][1], c["bank"], c["index"], c["joined"]) for c in record]
+    return live_scale.one_process("appo_cartpole", params, changes)
 
 
 def test_the_learner_counts_each_member_incarnation_and_weights_reach_joiners() -> None:
     """One process, a fragment every 10 ms from each member: 2 -> 4 -> 1 -> 3, then every
     member leaves as a fresh one joins (it holds no weights: the learner sends them again)."""
     params = _params(165, max_samplers=4, seed=2)
-    s = "samplers"
-    changes = [MemberChange(ms(100), 0, s, 2, True), MemberChange(ms(100), 0, s, 3, True),
-               *(MemberChange(ms(250), 0, s, i, False) for i in (1, 2, 3)),
-               MemberChange(ms(400), 0, s, 2, True), MemberChange(ms(400), 0, s, 3, True),
-               *(MemberChange(ms(500), 0, s, i, False) for i in (0, 2, 3)), MemberChange(ms(500), 0, s, 1, True)]
+    changes = live_scale.schedule((ms(100), 0), (ms(250), 0), (ms(400), 0), (ms(500), 0))
     main, results = _one_process(params, changes)
     r = results["Main.learner"]
     assert r["iterations"] == 165
@@ -76,7 +55,7 @@ def test_the_learner_counts_each_member_incarnation_and_weights_reach_joiners() 
     # fragment came at that tag); the one at 500 ms, alone, only by the learner's look
     assert r["weights_resent"] == 1, r
     _, again = _one_process(params, changes)
-    assert _timeless(again["Main.learner"]) == _timeless(r)
+    assert live_scale.timeless(again["Main.learner"]) == live_scale.timeless(r)
 
 
 def test_an_elastic_bank_that_never_changes_trains_as_the_fixed_one() -> None:
@@ -100,63 +79,26 @@ ITERATIONS = 3000
 LIVE = _params(ITERATIONS, max_samplers=4, period_ms=PERIOD_MS, weights_delay_ms=PERIOD_MS, seed=4)
 
 
-def _changes(st: dict[str, Any]) -> list[dict[str, Any]]:
-    return list(st.get("membership") or [])
-
-
 @pytest.mark.slow
 @pytest.mark.timeout(420)
 def test_appo_scaled_2_4_1_3_while_it_runs_and_replayed(tmp_path: Path) -> None:
-    record_file = tmp_path / "membership.json"
-    fed = Federation(tmp_path, PROGRAM, LIVE, ["--membership-out", str(record_file)], "appo")
-    try:
-        learner = fed.start("learner")
-        s = {i: fed.start(f"samplers[{i}]") for i in (0, 1)}
-        fed.await_status(lambda st: st["phase"] == "running" and st["elapsed_ns"] > 0, "the start")
-        s[2], s[3] = fed.start("samplers[2]"), fed.start("samplers[3]")  # 2 -> 4
-        st = fed.await_status(lambda st: len(_changes(st)) == 2, "the joins")
-        assert st["phase"] == "running" and all(c["joined"] for c in _changes(st)), st
-        joined = max(c["tag"][0] for c in _changes(st))
-        fed.await_status(lambda st: st["elapsed_ns"] > joined + 10 * PERIOD_MS * 1_000_000, "fragments of four")
-        for i in (1, 2, 3):  # 4 -> 1: SIGTERM, as Kubernetes deletes a pod
-            s[i].popen.send_signal(signal.SIGTERM)
-        fed.await_status(lambda st: len(_changes(st)) == 5, "the leaves")
-        for i in (1, 2, 3):
-            assert s[i].popen.wait(60) == 0, s[i].tail()
-        fed.start("samplers[2]"), fed.start("samplers[3]")  # 1 -> 3: new processes for the slots
-        st = fed.await_status(lambda st: len(_changes(st)) == 7, "the second joins")
-        assert st["phase"] == "running", st
-        fed.wait()
-    finally:
-        fed.kill()
-    record = json.loads(record_file.read_text())["membership"]
-    widths = _widths(record, 2)
-    assert widths[-1] == 3 and 4 in widths and 1 in widths, widths
-    assert widths.index(4) < widths.index(1) < len(widths) - 1, widths
-
-    # The learner ran once, from start to end, and took every sample once.
-    assert learner.popen.returncode == 0 and sum(p.name == "learner" for p in fed.procs) == 1
-    r = learner.result("Main.learner")
-    assert r is not None, learner.tail()
-    assert r["iterations"] == ITERATIONS, r
-    # (what the last incarnations sent while the learner stopped it did not learn from)
-    sent = _counts(fed.procs)
+    run = live_scale.scale_2_4_1_3(tmp_path, PROGRAM, LIVE, "appo", learner_fqn="Main.learner", iterations=ITERATIONS,
+                                   settle_ns=10 * PERIOD_MS * 1_000_000, settle_what="fragments of four")
+    # The learner took every sample once
+    # (but what the last incarnations sent while the learner stopped it did not learn from).
+    r = run.result
+    sent = live_scale.counts(run.fed.procs)
     for i, n in r["samples_after_stop"].items():
         sent[i][-1] -= n
-    assert r["samples_by_member"] == sent, (r, fed.tails())
-    assert all(n > 0 for counts in r["samples_by_member"].values() for n in counts), "every process took part"
-    assert sum(map(sum, r["samples_by_member"].values())) == r["env_steps"]
-    seen = [w for _, _, w in r["membership"]]
-    assert seen[0] == 2 and seen[-1] == 3 and 4 in seen and seen.index(4) < seen.index(1), seen
-    assert [p.popen.returncode for p in fed.procs] == [0] * len(fed.procs)
+    assert r["samples_by_member"] == sent, (r, run.fed.tails())
+    live_scale.assert_every_process_took_part(r)
     print(f"\nAPPO: learner's reactions at the changes {r['change_gaps_ms']} ms apart (a fragment every "
-          f"{PERIOD_MS} ms from each member); weights sent again {r['weights_resent']} times; record {record}")
+          f"{PERIOD_MS} ms from each member); weights sent again {r['weights_resent']} times; record {run.record}")
 
     # The record replayed in one process: the same weights, the same counts.
     # (but for what arrived after the learner asked to stop, not learned from: federated, the
     # stop's tag is agreed with samplers up to weights_delay ahead; in one process it is
     # the next microstep)
-    _, single = _one_process(LIVE, _replayed(record))
+    _, single = _one_process(LIVE, live_scale.replayed(run.record))
     late = "samples_after_stop"
-    assert {k: v for k, v in _timeless(single["Main.learner"]).items() if k != late} == {
-        k: v for k, v in _timeless(r).items() if k != late}
+    assert live_scale.timeless(single["Main.learner"], late) == live_scale.timeless(r, late)

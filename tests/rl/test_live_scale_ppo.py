@@ -10,7 +10,6 @@ each sampler's own), a round's batch is as wide as the round, and the RTI's reco
 from __future__ import annotations
 
 import json
-import signal
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -18,11 +17,10 @@ from typing import Any
 import pytest
 from bench.processes import Federation
 
-from reactorfed import Environment
 from reactorfed.model.elastic import MemberChange, elastic_banks
 
+from . import live_scale
 from .conftest import EXAMPLES, load_example, make_args
-from .test_live_scale import _counts, _widths
 
 PROGRAM = f"{EXAMPLES / 'ppo_cartpole.py'}:Main"
 NUM_ENVS, STEPS = 2, 8  # a fragment: 16 rows
@@ -39,17 +37,7 @@ def _params(iterations: int, **kw: Any) -> dict[str, Any]:
 
 
 def _one_process(params: dict[str, Any], changes: list[MemberChange] | None) -> tuple[Any, Mapping[str, Any]]:
-    p = load_example("ppo_cartpole")
-    main = p.Main(make_args(p.Args, params))
-    env = Environment(fast=True)
-    sched = env.assemble(main)
-    if changes is not None:
-        sched.set_membership(changes)
-    return main, env.run().results
-
-
-def _timeless(r: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in r.items() if k not in ("seconds", "change_gaps_ms", "reached")}
+    return live_scale.one_process("ppo_cartpole", params, changes)
 
 
 def test_each_round_learns_from_exactly_the_fragments_of_the_members_present() -> None:
@@ -58,11 +46,7 @@ def test_each_round_learns_from_exactly_the_fragments_of_the_members_present() -
     fragment in round ``k``. At microstep 25 every member asked leaves as another joins:
     nobody answers that round, and the learner asks again instead of waiting."""
     params = _params(40, max_samplers=4, seed=2)
-    s = "samplers"
-    changes = [MemberChange(0, 5, s, 2, True), MemberChange(0, 5, s, 3, True),
-               *(MemberChange(0, 12, s, i, False) for i in (1, 2, 3)),
-               MemberChange(0, 20, s, 2, True), MemberChange(0, 20, s, 3, True),
-               *(MemberChange(0, 25, s, i, False) for i in (0, 2, 3)), MemberChange(0, 25, s, 1, True)]
+    changes = live_scale.schedule((0, 5), (0, 12), (0, 20), (0, 25))
     main, results = _one_process(params, changes)
     r = results["Main.learner"]
     assert r["iterations"] == 40 and r["incomplete_iterations"] == 0
@@ -82,7 +66,7 @@ def test_each_round_learns_from_exactly_the_fragments_of_the_members_present() -
     assert [main.samplers[i].transitions for i in range(4)] == [c[-1] for _, c in sorted(by_member.items())]
     # the same schedule again: the same weights (and all but the times)
     _, again = _one_process(params, changes)
-    assert _timeless(again["Main.learner"]) == _timeless(r)
+    assert live_scale.timeless(again["Main.learner"]) == live_scale.timeless(r)
 
 
 def test_an_elastic_bank_that_never_changes_trains_as_the_fixed_one() -> None:
@@ -107,68 +91,15 @@ ITERATIONS = 1250
 LIVE = _params(ITERATIONS, max_samplers=4, round_ms=ROUND_MS, seed=4)
 
 
-def _changes(st: dict[str, Any]) -> list[dict[str, Any]]:
-    return list(st.get("membership") or [])
-
-
-def _replayed(record: list[dict[str, Any]]) -> list[MemberChange]:
-    """The record's changes as one process's schedule (a failed member's leave with the tag
-    from which it did nothing)."""
-    return [MemberChange(c["tag"][0], c["tag"][1], c["bank"], c["index"], c["joined"],
-                         tuple(c["quiet"]) if "quiet" in c else None) for c in record]
-
-
 @pytest.mark.slow
 @pytest.mark.timeout(420)
 def test_ppo_scaled_2_4_1_3_while_it_runs_and_replayed(tmp_path: Path) -> None:
-    record_file = tmp_path / "membership.json"
-    fed = Federation(tmp_path, PROGRAM, LIVE, ["--membership-out", str(record_file)], "ppo")
-    try:
-        learner = fed.start("learner")
-        s = {i: fed.start(f"samplers[{i}]") for i in (0, 1)}
-        fed.await_status(lambda st: st["phase"] == "running" and st["elapsed_ns"] > 0, "the start")
-        s[2], s[3] = fed.start("samplers[2]"), fed.start("samplers[3]")  # 2 -> 4
-        st = fed.await_status(lambda st: len(_changes(st)) == 2, "the joins")
-        assert st["phase"] == "running" and all(c["joined"] for c in _changes(st)), st
-        joined = max(c["tag"][0] for c in _changes(st))
-        fed.await_status(lambda st: st["elapsed_ns"] > joined + 10 * ROUND_MS * 1_000_000, "rounds of four")
-        for i in (1, 2, 3):  # 4 -> 1: SIGTERM, as Kubernetes deletes a pod
-            s[i].popen.send_signal(signal.SIGTERM)
-        fed.await_status(lambda st: len(_changes(st)) == 5, "the leaves")
-        for i in (1, 2, 3):
-            assert s[i].popen.wait(60) == 0, s[i].tail()
-        fed.start("samplers[2]"), fed.start("samplers[3]")  # 1 -> 3: new processes for the slots
-        st = fed.await_status(lambda st: len(_changes(st)) == 7, "the second joins")
-        assert st["phase"] == "running", st
-        rejoined = max(c["tag"][0] for c in _changes(st))
-        assert rejoined < (ITERATIONS - 10) * ROUND_MS * 1_000_000, "rejoined too late to take part: a slow machine"
-        fed.wait()
-    finally:
-        fed.kill()
-    record = json.loads(record_file.read_text())["membership"]
-    widths = _widths(record, 2)
-    assert widths[-1] == 3 and 4 in widths and 1 in widths, widths
-    assert widths.index(4) < widths.index(1) < len(widths) - 1, widths
-
-    # The learner ran once, from start to end, and took every sample once.
-    assert learner.popen.returncode == 0 and sum(p.name == "learner" for p in fed.procs) == 1
-    r = learner.result("Main.learner")
-    assert r is not None, learner.tail()
-    assert r["iterations"] == ITERATIONS and r["incomplete_iterations"] == 0, r
-    assert r["samples_by_member"] == _counts(fed.procs), (r, fed.tails())
-    assert all(n > 0 for counts in r["samples_by_member"].values() for n in counts), "every process took part"
-    assert sum(map(sum, r["samples_by_member"].values())) == r["env_steps"]
-    seen = [w for _, _, w in r["membership"]]
-    assert seen[0] == 2 and seen[-1] == 3 and 4 in seen and seen.index(4) < seen.index(1), seen
-    rest = iter(widths)
-    assert all(w in rest for w in seen[1:]), (seen, widths)  # (a subsequence of the record's)
-    assert [p.popen.returncode for p in fed.procs] == [0] * len(fed.procs)
-    print(f"\nPPO: learner's rounds at the changes {r['change_gaps_ms']} ms apart (rounds every {ROUND_MS} ms); "
-          f"record {record}")
-
-    # The record replayed in one process: the same weights, the same counts.
-    _, single = _one_process(LIVE, _replayed(record))
-    assert _timeless(single["Main.learner"]) == _timeless(r)
+    # the learner took every sample once; the record replayed in one process: the same
+    # weights, the same counts
+    run = live_scale.scale_a_plan_with_rounds(tmp_path, PROGRAM, LIVE, "ppo", round_ms=ROUND_MS, iterations=ITERATIONS,
+                                              replay=lambda changes: _one_process(LIVE, changes)[1]["Main.learner"])
+    print(f"\nPPO: learner's rounds at the changes {run.result['change_gaps_ms']} ms apart (rounds every {ROUND_MS} "
+          f"ms); record {run.record}")
 
 
 @pytest.mark.slow
@@ -196,11 +127,11 @@ def test_a_sigkilled_ppo_sampler_leaves_and_a_new_process_takes_its_slot(tmp_pat
         first.popen.kill()  # SIGKILL
         first.popen.wait(10)
         fed.procs.remove(first)  # (its exit, -9, is this test's doing, not a failure to report)
-        st = fed.await_status(lambda st: len(_changes(st)) == 1, "the killed member's leave", 60)
-        assert not _changes(st)[0]["joined"] and _changes(st)[0]["member"] == "samplers[1]", st
+        st = fed.await_status(lambda st: len(live_scale.changes(st)) == 1, "the killed member's leave", 60)
+        assert not live_scale.changes(st)[0]["joined"] and live_scale.changes(st)[0]["member"] == "samplers[1]", st
         again = fed.start("samplers[1]")
-        st = fed.await_status(lambda st: len(_changes(st)) == 2, "the new process's join", 120)
-        assert _changes(st)[1]["joined"], st
+        st = fed.await_status(lambda st: len(live_scale.changes(st)) == 2, "the new process's join", 120)
+        assert live_scale.changes(st)[1]["joined"], st
         fed.wait()
     finally:
         fed.kill()
@@ -216,7 +147,7 @@ def test_a_sigkilled_ppo_sampler_leaves_and_a_new_process_takes_its_slot(tmp_pat
     assert sum(map(sum, r["samples_by_member"].values())) == r["env_steps"]
     # at most the round under way when the member died misses its fragment (see above)
     assert r["incomplete_iterations"] <= 1, r
-    _, single = _one_process(params, _replayed(record))
+    _, single = _one_process(params, live_scale.replayed(record))
     print(f"\nSIGKILL: record {record}; learner's incomplete rounds {r['incomplete_iterations']}")
     assert "quiet" in record[0] or r["incomplete_iterations"] == 0, record  # (quiet: when it left a round unanswered)
-    assert _timeless(single["Main.learner"]) == _timeless(r)
+    assert live_scale.timeless(single["Main.learner"]) == live_scale.timeless(r)

@@ -8,9 +8,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
-import subprocess
-import sys
 import time
 import xml.etree.ElementTree as ET
 from collections.abc import Callable, Iterator
@@ -22,7 +19,7 @@ import pytest
 from reactorfed.observe.page import live_pages
 from reactorfed.observe.status import StatusServer
 
-from ...federation.test_metrics import get
+from ...federation.processes import get, processes, status
 from ..browser import chromium, watch_console
 
 PROGRAM = f"{Path(__file__).with_name('live_programs.py')}:Main"
@@ -58,36 +55,14 @@ def browser() -> Iterator[Any]:
 @pytest.fixture
 def federation(tmp_path: Path) -> Iterator[tuple[int, Callable[[str], None]]]:
     """The RTI's status port, and a function that starts one more federate."""
-    env = {**os.environ, "REACTORFED_SECRET": "live-page-test-secret", "PYTHONUNBUFFERED": "1"}
-    common = ["--federation-id", "live-page", "--timeout", "60s"]
-    ready = tmp_path / "rti.json"
-    procs: list[subprocess.Popen[str]] = []
-
-    def start(*args: str) -> None:
-        procs.append(subprocess.Popen([sys.executable, "-m", "reactorfed", *args], env=env, text=True,
-                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT))
-
-    try:
-        start("rti", PROGRAM, *common, "--port", "0", "--metrics-port", "0", "--ready-file", str(ready))
-        deadline = time.monotonic() + 40
-        while not ready.exists():
-            assert procs[0].poll() is None and time.monotonic() < deadline, "the RTI did not start"
-            time.sleep(0.02)
-        info: dict[str, Any] = json.loads(ready.read_text())
+    with processes(tmp_path, PROGRAM, "live-page", "60s", time.monotonic() + 40) as fed:
 
         def federate(name: str) -> None:
-            start("federate", PROGRAM, *common, "--federate", name, "--rti", info["endpoint"])
+            fed.federate(name)
 
         for name in ("learner", "samplers[0]", "samplers[1]"):
             federate(name)
-        yield info["status_port"], federate
-    finally:
-        for p in procs:
-            if p.poll() is None:
-                p.kill()
-            out = p.communicate(timeout=10)[0]
-            if p.returncode not in (0, -9):
-                print(out)
+        yield fed.status_port, federate
 
 
 def _wait(what: str, cond: Callable[[], Any], timeout: float = 40) -> Any:
@@ -98,10 +73,6 @@ def _wait(what: str, cond: Callable[[], Any], timeout: float = 40) -> Any:
             return v
         assert time.monotonic() < deadline, f"timed out waiting for {what}"
         time.sleep(0.05)
-
-
-def _status(port: int) -> dict[str, Any]:
-    return dict(json.loads(get(port, "/status")))
 
 
 def _seconds(ns: int) -> str:
@@ -134,15 +105,15 @@ def test_the_live_page_follows_a_running_federation(browser: Any, federation: tu
     assert page.eval_on_selector_all("#diagram g.federate", "gs => gs.map(g => g.dataset.fqn)") == [
         "Main.learner", "Main.samplers[0]"]
     # the learner has reported and the page has read it
-    _wait("the learner's progress on /status", lambda: _status(port).get("progress", {}).get("done", 0) > 5)
+    _wait("the learner's progress on /status", lambda: status(port).get("progress", {}).get("done", 0) > 5)
 
     # the page's numbers are /status's: each between what /status said before and after
     first_elapsed = None
     for _ in range(2):
-        before = _status(port)
+        before = status(port)
         after_next_polls()
         shown, elapsed = cells(), int(page.get_attribute("#elapsed", "data-value") or 0)
-        after = _status(port)
+        after = status(port)
         assert before["elapsed_ns"] <= elapsed <= after["elapsed_ns"]
         assert page.inner_text("#elapsed") == _seconds(elapsed)
         for name in ("learner", "samplers[0]", "samplers[1]"):

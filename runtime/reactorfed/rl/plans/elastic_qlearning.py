@@ -66,14 +66,11 @@ class ElasticDQNTrainer(DQNTrainer):
     @reaction(triggers=[DQNTrainer.fragments, round_end], effects=[DQNTrainer.weights, round_end])
     def learn(self, fragments: MultiReader[np.ndarray], weights: PortWriter[np.ndarray],
               round_end: ActionHandle) -> None:
-        now = self.rounds.look(self)
         present = fragments.present()
-        if not self.rounds.complete(present, now):
+        now, complete = self.rounds.end(self, present, round_end, lambda: weights.set(self.learner.payload()))
+        if not complete:
             self.incomplete_iterations += 1  # (a fragment missing, or one not asked for)
-        if not present:
-            # Every member asked left before the weights arrived: ask those present now.
-            weights.set(self.learner.payload())
-            self.rounds.asked_again(now, round_end)
+        if not present:  # every member asked left before the weights arrived: asked again
             return
         if self.train_iteration(present):
             self._ask(now, weights, round_end)

@@ -21,8 +21,9 @@ the change to the one at it). Given the same membership at the same tags (the RT
 replayed) everything but the times is the same.
 
 The learner declares the action (a reactor's own) and calls, from its reactions:
-:meth:`~ElasticRound.look` first, :meth:`~ElasticRound.complete` on the fragments of the
-tag, :meth:`~ElasticRound.took` for each fragment it learns from and
+:meth:`~ElasticRound.look` first (at a round's end :meth:`~ElasticRound.end`, which looks,
+tells whether the fragments of the tag are complete and asks again when none came),
+:meth:`~ElasticRound.took` for each fragment it learns from and
 :meth:`~ElasticRound.ask` as it sends its weights (see
 :class:`~reactorfed.rl.plans.elastic_qlearning.ElasticDQNTrainer` and
 :class:`~reactorfed.rl.plans.sync.ElasticSyncTrainer`). A plan without rounds, whose
@@ -36,7 +37,7 @@ the members: :meth:`~ElasticRound.look`, :meth:`~ElasticRound.took`, the timelin
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from reactorfed import ActionHandle, Reactor
@@ -101,6 +102,19 @@ class ElasticRound:
         learner asks those present ``now`` (and sends its weights)."""
         self.rounds_asked_again += 1
         self.ask(now, round_end)
+
+    def end(self, learner: Reactor, present: Sequence[tuple[int, Any]], round_end: ActionHandle,
+            send: Callable[[], None]) -> tuple[tuple[int, ...], bool]:
+        """From ``learner``'s reaction at a round's end (the fragments ``present`` arrived, or
+        its ``round_end``): :meth:`look`, and whether the round is :meth:`complete`. When no
+        fragment came, :meth:`asked_again`: ``send`` sends the learner's weights to those
+        present now. The members present now, and whether the round was complete."""
+        now = self.look(learner)
+        complete = self.complete(present, now)
+        if not present:
+            send()
+            self.asked_again(now, round_end)
+        return now, complete
 
     def took(self, index: int, steps: int, *, late: bool = False) -> None:
         """The learner takes ``steps`` env steps from the fragment of channel ``index``.

@@ -129,14 +129,11 @@ class ElasticSyncTrainer(PlanTrainer):
     @reaction(triggers=[PlanTrainer.fragments, round_end], effects=[PlanTrainer.weights, round_end])
     def learn(self, fragments: MultiReader[np.ndarray], weights: PortWriter[np.ndarray],
               round_end: ActionHandle) -> None:
-        now = self.rounds.look(self)
         present = fragments.present()
-        if not self.rounds.complete(present, now):
+        now, complete = self.rounds.end(self, present, round_end, lambda: self.send(weights))
+        if not complete:
             self.incomplete_iterations += 1  # (a fragment missing, or one not asked for)
-        if not present:
-            # every member asked left before the weights arrived: ask those present now
-            self.send(weights)
-            self.rounds.asked_again(now, round_end)
+        if not present:  # every member asked left before the weights arrived: asked again
             return
         self.rounds.row(self, [i for i, _ in present])
         if self.update(present):
