@@ -135,7 +135,7 @@ def test_a_sigkilled_sampler_leaves_its_slot_to_a_new_process_and_the_record_rep
     (``quiet``): replayed in one process, the same result, its incomplete round included."""
     record_file = tmp_path / "membership.json"
     params = {**LIVE, "max_samplers": 3, "iterations": 600, "seed": 6}
-    fed = _federation(tmp_path, params, ["--membership-out", str(record_file)], "qkill")
+    fed = Federation(tmp_path, PROGRAM, params, ["--membership-out", str(record_file)], "qkill")
     try:
         learner = fed.start("learner")
         first = fed.start("samplers[1]")
