@@ -206,3 +206,41 @@ def scale_a_plan_with_rounds(tmp: Path, program: str, params: dict[str, Any], ta
     assert_every_process_took_part(r, run.widths)
     assert timeless(replay(replayed(run.record))) == timeless(r)
     return run
+
+
+@dataclass
+class KilledAndReplaced:
+    """What :func:`kill_a_sampler_and_replace_it` leaves to a plan's own checks."""
+
+    learner: Proc
+    again: Proc  # the new process for the killed sampler's slot
+    record: list[dict[str, Any]]  # the RTI's membership record
+
+
+def kill_a_sampler_and_replace_it(tmp: Path, program: str, params: dict[str, Any], tag: str, *,
+                                  round_ms: int) -> KilledAndReplaced:  # fmt: skip
+    """The learner and samplers 0 and 1 started; after 20 rounds samplers[1] SIGKILLed (no
+    resignation), its leave awaited, a new process started for its slot and its join
+    awaited; the run to its end. The record holds exactly that leave and that join."""
+    record_file = tmp / "membership.json"
+    fed = Federation(tmp, program, params, ["--membership-out", str(record_file)], tag)
+    try:
+        learner = fed.start("learner")
+        first = fed.start("samplers[1]")
+        fed.start("samplers[0]")
+        fed.await_status(lambda st: st["phase"] == "running" and st["elapsed_ns"] > 20 * round_ms * 1_000_000,
+                         "some rounds")  # fmt: skip
+        first.popen.kill()  # SIGKILL
+        first.popen.wait(10)
+        fed.procs.remove(first)  # (its exit, -9, is this test's doing, not a failure to report)
+        st = fed.await_status(lambda st: len(changes(st)) == 1, "the killed member's leave", 60)
+        assert not changes(st)[0]["joined"] and changes(st)[0]["member"] == "samplers[1]", st
+        again = fed.start("samplers[1]")
+        st = fed.await_status(lambda st: len(changes(st)) == 2, "the new process's join", 120)
+        assert changes(st)[1]["joined"], st
+        fed.wait()
+    finally:
+        fed.kill()
+    record = json.loads(record_file.read_text())["membership"]
+    assert [(c["member"], c["joined"]) for c in record] == [("samplers[1]", False), ("samplers[1]", True)]
+    return KilledAndReplaced(learner, again, record)

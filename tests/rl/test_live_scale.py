@@ -133,26 +133,9 @@ def test_a_sigkilled_sampler_leaves_its_slot_to_a_new_process_and_the_record_rep
     """SIGKILL to a sampler (no resignation): its leave is agreed after the tags the others
     ran with it present and silent, and the record says from which tag it did nothing
     (``quiet``): replayed in one process, the same result, its incomplete round included."""
-    record_file = tmp_path / "membership.json"
     params = {**LIVE, "max_samplers": 3, "iterations": 600, "seed": 6}
-    fed = Federation(tmp_path, PROGRAM, params, ["--membership-out", str(record_file)], "qkill")
-    try:
-        learner = fed.start("learner")
-        first = fed.start("samplers[1]")
-        fed.start("samplers[0]")
-        fed.await_status(lambda st: st["phase"] == "running" and st["elapsed_ns"] > 20 * ROUND_MS * 1_000_000,
-                         "some rounds")
-        first.popen.kill()  # SIGKILL
-        first.popen.wait(10)
-        fed.procs.remove(first)  # (its exit, -9, is this test's doing, not a failure to report)
-        fed.await_status(lambda st: len(st.get("membership") or []) == 1, "the killed member's leave", 60)
-        fed.start("samplers[1]")
-        fed.await_status(lambda st: len(st.get("membership") or []) == 2, "the new process's join", 120)
-        fed.wait()
-    finally:
-        fed.kill()
-    record = json.loads(record_file.read_text())["membership"]
-    assert [(c["member"], c["joined"]) for c in record] == [("samplers[1]", False), ("samplers[1]", True)]
+    run = live_scale.kill_a_sampler_and_replace_it(tmp_path, PROGRAM, params, "qkill", round_ms=ROUND_MS)
+    learner, record = run.learner, run.record
     r = learner.result("Main.learner")
     assert r is not None, learner.tail()
     assert r["iterations"] == 600 and r["incomplete_iterations"] <= 1, r

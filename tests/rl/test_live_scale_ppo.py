@@ -9,13 +9,11 @@ each sampler's own), a round's batch is as wide as the round, and the RTI's reco
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
-from bench.processes import Federation
 
 from reactorfed.model.elastic import MemberChange, elastic_banks
 
@@ -115,28 +113,9 @@ def test_a_sigkilled_ppo_sampler_leaves_and_a_new_process_takes_its_slot(tmp_pat
     which tag the member did nothing (``quiet``: the one after the last it completed), so a
     replay in one process has it present and silent there too: the same incomplete round,
     the same weights."""
-    record_file = tmp_path / "membership.json"
     params = _params(600, max_samplers=3, round_ms=ROUND_MS, seed=6)
-    fed = Federation(tmp_path, PROGRAM, params, ["--membership-out", str(record_file)], "ppokill")
-    try:
-        learner = fed.start("learner")
-        first = fed.start("samplers[1]")
-        fed.start("samplers[0]")
-        fed.await_status(lambda st: st["phase"] == "running" and st["elapsed_ns"] > 20 * ROUND_MS * 1_000_000,
-                         "some rounds")
-        first.popen.kill()  # SIGKILL
-        first.popen.wait(10)
-        fed.procs.remove(first)  # (its exit, -9, is this test's doing, not a failure to report)
-        st = fed.await_status(lambda st: len(live_scale.changes(st)) == 1, "the killed member's leave", 60)
-        assert not live_scale.changes(st)[0]["joined"] and live_scale.changes(st)[0]["member"] == "samplers[1]", st
-        again = fed.start("samplers[1]")
-        st = fed.await_status(lambda st: len(live_scale.changes(st)) == 2, "the new process's join", 120)
-        assert live_scale.changes(st)[1]["joined"], st
-        fed.wait()
-    finally:
-        fed.kill()
-    record = json.loads(record_file.read_text())["membership"]
-    assert [(c["member"], c["joined"]) for c in record] == [("samplers[1]", False), ("samplers[1]", True)]
+    run = live_scale.kill_a_sampler_and_replace_it(tmp_path, PROGRAM, params, "ppokill", round_ms=ROUND_MS)
+    learner, again, record = run.learner, run.again, run.record
     r = learner.result("Main.learner")
     assert r is not None, learner.tail()
     assert r["iterations"] == 600, r
