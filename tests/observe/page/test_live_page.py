@@ -142,6 +142,10 @@ def test_the_live_page_follows_a_running_federation(browser: Any, federation: tu
 
     # the curves: the learner's figures, as many points as /history has (or one more: newer)
     _wait("the curves", lambda: page.locator("#curves .chart[data-federate='learner']").count() == 2)
+    # a report reaches the RTI at most once a second: wait for a second point, and for the page to draw it
+    _wait("a second point", lambda: len(json.loads(get(port, "/history"))["learner"]["done"]) >= 2)
+    _wait("a second point drawn", lambda: int(page.get_attribute(
+        "#curves .chart[data-figure='learner: mean_return']", "data-points") or 0) >= 2)
     history = json.loads(get(port, "/history"))["learner"]
     assert set(history["figures"]) == {"env_steps", "mean_return"}
     charts = {c["f"]: int(c["n"]) for c in page.eval_on_selector_all(
