@@ -2,7 +2,8 @@
 (bench/federation_programs.py:TagChain) with the source on one CPU worker and the sink on
 the other (the RTI on the first), over TCP through the pod network; beside raw ZeroMQ
 between two pods on the same two nodes (REQ/REP round trip, PUSH/PULL of the same 100 KB
-frames), in the same run, alternating. Figures go to conftest.record."""
+frames), in the same run, alternating. Figures go to conftest.record. A measurement, not a
+check: marker ``bench``, run by ``scripts/kind-test.sh -m bench`` and left out of CI."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ import pytest
 
 from .conftest import REPO, Kind, record, wait_for
 
-pytestmark = [pytest.mark.kind, pytest.mark.timeout(1800)]
+pytestmark = [pytest.mark.kind, pytest.mark.bench, pytest.mark.timeout(1800)]
 
 NS = "kind-bench"
 TAGS = 3000
