@@ -49,8 +49,9 @@ from typing import IO, Any
 
 from bench.common import Results, base_parser, progress, wait_quiet
 from bench.federation import FRAME, _pair
+from bench.ports import free_port
 from bench.rf_runner import results_by_reactor
-from bench.toxiproxy import Toxiproxy, free_port
+from bench.toxiproxy import Toxiproxy
 
 ROOT = Path(__file__).resolve().parent.parent
 PY = sys.executable

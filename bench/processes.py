@@ -12,7 +12,6 @@ import json
 import os
 import re
 import secrets
-import socket
 import subprocess
 import sys
 import time
@@ -45,14 +44,6 @@ class Proc:
 
     def tail(self) -> str:
         return f"--- {self.name} (exit {self.popen.poll()}):\n" + "\n".join(self.out.read_text().splitlines()[-25:])
-
-
-def free_port() -> int:
-    """A TCP port nobody listens on now (for an RTI whose federates start beside it)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 class Federation:

@@ -107,7 +107,8 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import Results, base_parser, progress, wait_quiet
-from bench.processes import ROOT, Federation, FederationError, Proc, free_port
+from bench.ports import free_port
+from bench.processes import ROOT, Federation, FederationError, Proc
 from bench.rescale_report import plot, report, report_live
 from bench.rescale_timeline import (
     Row,

@@ -11,16 +11,16 @@ from __future__ import annotations
 
 import json
 import os
-import random
 import shutil
-import socket
 import subprocess
 import time
 import urllib.request
 from pathlib import Path
 from typing import Any
 
-__all__ = ["TOOLS_SCRIPT", "Toxiproxy", "free_port", "server_binary"]
+from bench.ports import free_port
+
+__all__ = ["TOOLS_SCRIPT", "Toxiproxy", "server_binary"]
 
 TOOLS_SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "tools.sh"
 
@@ -33,40 +33,6 @@ def server_binary() -> Path | None:
         return built
     found = shutil.which("toxiproxy-server")
     return Path(found) if found else None
-
-
-_GIVEN: set[int] = set()
-
-
-def free_port() -> int:
-    """A port free on 127.0.0.1 now, for a listener that binds it later.
-
-    Not from the kernel's ephemeral range: a port picked there and not yet bound can go
-    to any outgoing connection meanwhile (a proxy's, to its upstream), or be picked again
-    by the next call; then the listener's bind fails (seen: an RTI whose port a Toxiproxy
-    listener had taken). Below that range, and never twice in a process."""
-    low, _ = _ephemeral_range()
-    rng = random.Random()
-    for _ in range(1000):
-        port = rng.randrange(max(1024, low - 12_000), low)
-        if port in _GIVEN:
-            continue
-        with socket.socket() as s:
-            try:
-                s.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-        _GIVEN.add(port)
-        return port
-    raise OSError("no free port below the ephemeral range")
-
-
-def _ephemeral_range() -> tuple[int, int]:
-    try:
-        low, high = Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()
-        return int(low), int(high)
-    except (OSError, ValueError):
-        return 32768, 60999  # Linux's default
 
 
 class Toxiproxy:

@@ -16,9 +16,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from bench.ports import free_port
 
 from ..kind.prereq import missing
-from .controlplane import ControlPlane, ControlPlaneError, free_port, wait_for
+from .controlplane import ControlPlane, ControlPlaneError, wait_for
 
 REPO = Path(__file__).resolve().parents[2]
 TOOLS = REPO / "scripts" / "k8s-tools.sh"

@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import ssl
 import subprocess
 import time
@@ -23,7 +22,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-__all__ = ["CPU_NODES", "GPU_NODE", "ControlPlane", "ControlPlaneError", "free_port", "wait_for"]
+from bench.ports import free_port
+
+__all__ = ["CPU_NODES", "GPU_NODE", "ControlPlane", "ControlPlaneError", "wait_for"]
 
 CPU_NODES = ("cpu-0", "cpu-1", "cpu-2")
 GPU_NODE = "gpu-0"
@@ -33,12 +34,6 @@ T = TypeVar("T")
 
 class ControlPlaneError(RuntimeError):
     pass
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def wait_for(what: str, probe: Callable[[], T | None], timeout: float, interval: float = 0.25) -> T:

@@ -24,10 +24,11 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
+from bench.ports import free_port
 
 from ..kind.prereq import missing
 from .conftest import NAMESPACE, REPO, rfed
-from .controlplane import ControlPlane, free_port, wait_for
+from .controlplane import ControlPlane, wait_for
 from .test_local_run import _commands_missing, _local_process
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]

@@ -18,10 +18,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from bench.ports import free_port
 
 from ..kind.prereq import missing
 from .conftest import NAMESPACE
-from .controlplane import ControlPlane, free_port, wait_for
+from .controlplane import ControlPlane, wait_for
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from bench.ports import free_port
 from bench.rf_runner import results_by_reactor
 
 from ..kind.plans import (
@@ -32,7 +33,7 @@ from ..kind.plans import (
     start_local,
 )
 from .conftest import NAMESPACE
-from .controlplane import GPU_NODE, ControlPlane, free_port, wait_for
+from .controlplane import GPU_NODE, ControlPlane, wait_for
 from .test_local_run import _commands_missing, _local_process
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]

@@ -20,15 +20,11 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from bench.ports import free_port
+
 REPO = Path(__file__).resolve().parents[2]
 #: (connection number, offset of the chunk in that connection's stream, the chunk) -> what to forward
 Mangle = Callable[[int, int, bytes], bytes]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 class Tap:

@@ -23,7 +23,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from bench.toxiproxy import Toxiproxy, free_port
+from bench.ports import free_port
+from bench.toxiproxy import Toxiproxy
 
 REPO = Path(__file__).resolve().parents[2]
 

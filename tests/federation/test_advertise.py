@@ -9,6 +9,7 @@ import socket
 import threading
 
 import pytest
+from bench.ports import free_port
 
 from reactorfed import ms
 
@@ -56,15 +57,9 @@ class _Relay:
         self._lsock.close()
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def test_peers_reach_a_federate_at_its_advertised_port() -> None:
     fed = Federation(Pipeline)
-    sink_port = _free_port()
+    sink_port = free_port()
     relay = _Relay(sink_port)
     try:
         for name in fed.layout.names:

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 import zmq
+from bench.ports import free_port
 from zmq.utils import z85
 
 from reactorfed.federation.io import curve, transport
@@ -215,12 +216,6 @@ def test_a_curve_server_is_told_from_a_proxy_with_nothing_behind(server: tuple[S
     finally:
         t.join(5)
         plain.close()
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def test_the_zap_handler_ends_with_the_context(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -10,8 +10,9 @@ import time
 from pathlib import Path
 
 import pytest
+from bench.ports import free_port
 
-from .processes import free_port, get, processes
+from .processes import get, processes
 from .test_faults import PROGRAM
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(90)]

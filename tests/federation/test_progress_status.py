@@ -10,8 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from bench.ports import free_port
 
-from .processes import free_port, get, processes
+from .processes import get, processes
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(90)]
 

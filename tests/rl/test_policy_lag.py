@@ -125,7 +125,7 @@ def test_a_federated_learners_metrics_have_the_lag_histograms(tmp_path: Path) ->
     """APPO in processes (the RTI, two samplers, the learner with ``--metrics-port``), one
     sampler slowed so that the run lasts: the learner's ``/metrics`` while it trains, then
     its result."""
-    from ..federation.processes import free_port
+    from bench.ports import free_port
 
     root = Path(__file__).resolve().parents[2]
     program = "tests/rl/async_programs.py:SlowAPPO"

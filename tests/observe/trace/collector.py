@@ -7,12 +7,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
 import time
 import urllib.request
 from pathlib import Path
 from typing import Any
+
+from bench.ports import free_port
 
 _CONFIG = """
 service:
@@ -56,12 +57,6 @@ exporters:
   jaeger_storage_exporter:
     trace_storage: mem
 """
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def jaeger_binary() -> str | None:

@@ -11,13 +11,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from bench.ports import free_port
 
 from reactorfed import SystemClock, VirtualClock
 from reactorfed.observe.trace import Recorder, trace_path
 from reactorfed.observe.trace import records as R
 
 from ...kind.prereq import missing
-from .collector import Jaeger, free_port, jaeger_binary
+from .collector import Jaeger, jaeger_binary
 
 
 @pytest.fixture(autouse=True)
