@@ -34,7 +34,7 @@ from .planner import ELASTIC_KEYS, Plan, PriorStatus, plan
 from .progress import Progress, fetch_progress
 from .spec import FederationSpec, SpecError, parse_spec
 
-__all__ = ["STATUS_URL_ANNOTATION", "configure", "reconcile"]
+__all__ = ["STATUS_URL_ANNOTATION", "configure", "reconcile", "tracked"]
 
 INTERVAL = float(os.environ.get("REACTORFED_OPERATOR_INTERVAL", "5"))
 REACH = Reach.from_env()
@@ -45,6 +45,19 @@ _locks_guard = threading.Lock()
 def _lock(uid: str) -> threading.Lock:
     with _locks_guard:
         return _locks.setdefault(uid, threading.Lock())
+
+
+def _forget(uid: str) -> None:
+    """Drop what the operator keeps for a federation that is gone (a long-lived operator
+    sees thousands come and go)."""
+    with _locks_guard:
+        _locks.pop(uid, None)
+
+
+def tracked() -> int:
+    """How many federations the operator keeps state for."""
+    with _locks_guard:
+        return len(_locks)
 
 
 def _now() -> str:
@@ -136,12 +149,14 @@ def reconcile(namespace: str, name: str, uid: str, logger: logging.Logger | logg
     with _lock(uid):
         try:
             obj = cluster.federation(name)
-            if obj is None or obj["metadata"]["uid"] != uid or obj["metadata"].get("deletionTimestamp"):
-                return  # deleted: owner references let the garbage collector clean up
-            _reconcile(obj, cluster)
+            gone = obj is None or obj["metadata"]["uid"] != uid or bool(obj["metadata"].get("deletionTimestamp"))
+            if not gone:
+                _reconcile(cast(dict[str, Any], obj), cluster)
         except ApiException as exc:
             logger.warning("API error while reconciling: %s %s", exc.status, exc.reason)
             raise kopf.TemporaryError(f"API error {exc.status}: {exc.reason}", delay=5) from exc
+    if gone:  # deleted: owner references let the garbage collector clean up the rest
+        _forget(uid)
 
 
 def _reconcile(obj: dict[str, Any], cluster: Cluster) -> None:
@@ -290,6 +305,11 @@ def on_change(meta: kopf.Meta, logger: kopf.Logger, **_: Any) -> None:
 @kopf.timer(*_RESOURCE, interval=INTERVAL, initial_delay=INTERVAL)
 def on_timer(meta: kopf.Meta, logger: kopf.Logger, **_: Any) -> None:
     reconcile(str(meta["namespace"]), str(meta["name"]), str(meta["uid"]), logger)
+
+
+@kopf.on.delete(*_RESOURCE, optional=True)
+def on_delete(meta: kopf.Meta, **_: Any) -> None:
+    _forget(str(meta["uid"]))
 
 
 def _pod_finished(event: kopf.RawEvent, status: kopf.Status, **_: Any) -> bool:
