@@ -148,6 +148,7 @@ def test_every_panels_query_returns_the_federates_series(federation: tuple[Proce
     # needs two scrapes in its interval, the return an episode's end, the policy lag an update)
     todo = {p["title"]: p for p in panels()}
     why: dict[str, str] = {}
+    answered: dict[str, float] = {}
     deadline = started + 150
     while todo and time.monotonic() < deadline:
         assert fed.running(), "a process of the federation ended"
@@ -156,10 +157,13 @@ def test_every_panels_query_returns_the_federates_series(federation: tuple[Proce
             reason = _check(panel, results)
             if reason is None:
                 del todo[title]
+                answered[title] = time.monotonic() - started
             else:
                 why[title] = reason
         time.sleep(0.5)
-    print(f"every panel answered {time.monotonic() - started:.1f} s after the federates started")
+    first = min(answered.values(), default=0.0)
+    print(f"the panels answered {first:.1f} to {max(answered.values(), default=0.0):.1f} s after the federates "
+          f"started; the last: {sorted(answered, key=answered.__getitem__)[-3:]}")
     assert not todo, {t: why[t] for t in todo}
 
     # what a scrape costs the learner (a note on scraping too often, not a bound: a loaded machine's)
