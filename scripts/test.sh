@@ -14,6 +14,13 @@ if [ -x scripts/tools.sh ] && command -v go >/dev/null 2>&1; then
 else
   echo "warning: Go is not installed; Toxiproxy cannot be built, the proxy tests will skip (and fail under CI=true)" >&2
 fi
+# Prometheus for the test that sends the chart's dashboard queries to a real one (cached outside
+# the repo; from empty caches ~170 MB of modules and ~4.6 CPU-minutes: scripts/prometheus.sh).
+if [ -x scripts/prometheus.sh ] && command -v go >/dev/null 2>&1; then
+  scripts/prometheus.sh >/dev/null || echo "warning: building Prometheus failed; the dashboard test will skip (and fail under CI=true)" >&2
+else
+  echo "warning: Go is not installed; Prometheus cannot be built, the dashboard test will skip (and fail under CI=true)" >&2
+fi
 # Headless Chromium for the browser tests (the live page, the diagrams rendered).
 scripts/chromium.sh >/dev/null || echo "warning: no chromium; the browser tests will skip (and fail under CI=true)" >&2
 .venv/bin/ruff check .

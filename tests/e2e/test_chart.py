@@ -89,3 +89,25 @@ def test_network_policy_values_reach_the_operator(k8s_tools: tuple[Path, Path]) 
     env = {e["name"]: e for e in next(d for d in off if d["kind"] == "Deployment")
            ["spec"]["template"]["spec"]["containers"][0]["env"]}  # fmt: skip
     assert env["REACTORFED_NETWORK_POLICY"]["value"] == "false"
+
+
+def test_the_dashboard_and_the_podmonitor_are_off_by_default_and_render_when_asked(k8s_tools: tuple[Path, Path]) -> None:
+    import json
+
+    assert not [d for d in _render(k8s_tools[0]) if d["kind"] == "PodMonitor" or
+                d["metadata"].get("labels", {}).get("grafana_dashboard")]  # fmt: skip
+    docs = _render(k8s_tools[0], "--set", "grafana.dashboard.enabled=true", "--set", "monitoring.podMonitor.enabled=true",
+                   "--set", "watchNamespaces={team-a,team-b}", "--set", "monitoring.podMonitor.labels.release=kps")
+    cm = next(d for d in docs if d["kind"] == "ConfigMap" and d["metadata"]["labels"].get("grafana_dashboard") == "1")
+    # the chart's file, whole: the one copy the Prometheus test (tests/observe/test_dashboard.py) checks
+    assert json.loads(cm["data"]["reactorfed.json"]) == json.loads((CHART / "dashboards" / "reactorfed.json").read_text())
+    pm = next(d for d in docs if d["kind"] == "PodMonitor")
+    assert pm["metadata"]["labels"]["release"] == "kps"
+    assert pm["spec"]["namespaceSelector"] == {"matchNames": ["team-a", "team-b"]}
+    assert pm["spec"]["selector"]["matchLabels"]["app.kubernetes.io/managed-by"] == "reactorfed-operator"
+    (ep,) = pm["spec"]["podMetricsEndpoints"]
+    assert ep["port"] == "metrics" and ep["interval"] == "15s"  # the container port the operator names
+    assert {r["targetLabel"] for r in ep["relabelings"]} == {"federation", "role"}
+    cluster = next(d for d in _render(k8s_tools[0], "--set", "scope=cluster", "--set", "monitoring.podMonitor.enabled=true")
+                   if d["kind"] == "PodMonitor")  # fmt: skip
+    assert cluster["spec"]["namespaceSelector"] == {"any": True}

@@ -71,13 +71,15 @@ class Processes:
 
 
 @contextmanager
-def processes(tmp: Path, program: str, federation_id: str, timeout: str, deadline: float) -> Iterator[Processes]:
-    """The RTI of a federation of ``program`` (``--timeout`` ``timeout``), started and
-    listening (by ``deadline``, a ``time.monotonic()``): start its federates with
-    :meth:`Processes.federate`. At the end every process still running is killed, and
+def processes(tmp: Path, program: str, federation_id: str, timeout: str, deadline: float,
+              args: tuple[str, ...] = (), env: dict[str, str] | None = None) -> Iterator[Processes]:
+    """The RTI of a federation of ``program`` (``--timeout`` ``timeout``, and ``args`` for
+    every process: ``--fast``, ``-p`` parameters), started and listening (by ``deadline``, a
+    ``time.monotonic()``): start its federates with :meth:`Processes.federate`. ``env``: more
+    environment for every process. At the end every process still running is killed, and
     the output of one that failed printed."""
-    env = {**os.environ, "REACTORFED_SECRET": f"{federation_id}-secret", "PYTHONUNBUFFERED": "1"}
-    fed = Processes(program, ["--federation-id", federation_id, "--timeout", timeout], env)
+    env = {**os.environ, "REACTORFED_SECRET": f"{federation_id}-secret", "PYTHONUNBUFFERED": "1", **(env or {})}
+    fed = Processes(program, ["--federation-id", federation_id, "--timeout", timeout, *args], env)
     ready = tmp / "rti.json"
     try:
         rti = fed.start("rti", program, *fed.common, "--port", "0", "--metrics-port", "0", "--ready-file", str(ready))

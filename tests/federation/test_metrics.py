@@ -60,6 +60,8 @@ def test_metrics_and_status_during_a_run(tmp_path: Path) -> None:
         for name in ("src", "sink"):
             assert sample(text, "reactorfed_rti_federate_logical_time_seconds", federate=name) >= 0.4
             assert 0 <= sample(text, "reactorfed_rti_federate_lag_seconds", federate=name) < 5
+            assert sample(text, "reactorfed_rti_federate_joins_total", federate=name) == 1  # its process, at the start
+            assert sample(text, "reactorfed_rti_federate_leaves_total", federate=name) == 0  # running
 
         src = get(fed_ports["src"], "/metrics")
         assert sample(src, "reactorfed_federate_messages_sent_total", federate="src") >= 10

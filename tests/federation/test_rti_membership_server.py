@@ -256,6 +256,16 @@ def test_a_joiner_that_goes_away_before_its_admit_is_dropped_and_the_round_goes_
     assert again.next(P.Start).federate == 3
 
 
+def joins_and_leaves(server: RtiServer) -> dict[str, tuple[float, float]]:
+    """Each federate's (joins, leaves) as the RTI's metrics count them."""
+    got: dict[str, dict[str, float]] = {}
+    for fam in server.collect():
+        for smp in fam.samples:
+            if smp.name in ("reactorfed_rti_federate_joins_total", "reactorfed_rti_federate_leaves_total"):
+                got.setdefault(smp.labels["federate"], {})[smp.name.split("_")[-2]] = smp.value
+    return {f: (c["joins"], c["leaves"]) for f, c in got.items()}
+
+
 # -- leaving -----------------------------------------------------------------------------
 def test_a_member_leaves_on_request_and_its_slot_is_free_again(rtis: list[Rti]) -> None:
     rti = _rti(rtis, Main(initial=3, hi=4))
@@ -282,6 +292,9 @@ def test_a_member_leaves_on_request_and_its_slot_is_free_again(rtis: list[Rti]) 
     back = rti.connect("samplers[1]", start=False)
     back.next(P.Start)
     assert back.next(P.Change) == ch, "the record so far"
+    # the metrics: its first process joined and left (resigned), the second joined
+    assert joins_and_leaves(server) == {"learner": (1, 0), "samplers[0]": (1, 0), "samplers[1]": (2, 1),
+                                        "samplers[2]": (1, 0), "samplers[3]": (0, 0)}
     assert rti.error is None and server.phase is RtiPhase.RUNNING
 
 
@@ -385,6 +398,8 @@ def test_a_new_process_for_a_slot_whose_process_died_waits_for_the_leave_then_jo
     assert [(r["member"], r["joined"]) for r in server.status()["membership"]] == [
         ("samplers[1]", False), ("samplers[1]", True)]
     assert rti.error is None and server.phase is RtiPhase.RUNNING
+    # the metrics: the dead process's leave (it failed, no RESIGN), and both processes' joins
+    assert joins_and_leaves(server)["samplers[1]"] == (2, 1)
 
 
 def test_a_silent_elastic_member_fails_and_the_federation_goes_on(rtis: list[Rti]) -> None:

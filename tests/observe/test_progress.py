@@ -1,5 +1,5 @@
 """A program's progress for a person (``Reactor.report_progress``): the report's checks,
-the run's board, and the ``/status`` of ``reactorfed run`` (``serve_metrics``)."""
+the run's board, and the ``/status`` and ``/metrics`` of ``reactorfed run`` (``serve_metrics``)."""
 
 from __future__ import annotations
 
@@ -133,10 +133,16 @@ def test_the_status_of_a_run_shows_its_progress_or_none(report: bool) -> None:
             deadline -= 1
             threading.Event().wait(0.05)
         st = _status(server.port)
+        with urllib.request.urlopen(f"http://127.0.0.1:{server.port}/metrics", timeout=5) as r:
+            metrics = [line for line in r.read().decode().splitlines() if line.startswith("reactorfed_progress")]
         if report:
             assert st["progress"] == {"done": 3, "total": 4, "figures": {"env_steps": 30}}
+            # the same report as gauges, a figure by its label (the dashboard's env steps per second)
+            assert metrics == ["reactorfed_progress_done 3.0", "reactorfed_progress_total 4.0",
+                               'reactorfed_progress_figure{figure="env_steps"} 30.0']
         else:
             assert "progress" not in st and "tag" in st  # logical time only, as before
+            assert metrics == []
     finally:
         read.set()
         run.join(10)

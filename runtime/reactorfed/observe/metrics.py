@@ -4,7 +4,8 @@ The scheduler already keeps plain counters (tags processed, reactions executed,
 deadline misses) and the current tag; a custom collector reads them when Prometheus
 scrapes, so the hot path pays nothing; the histograms a program's reactors fill (its
 :class:`~reactorfed.observe.histograms.HistogramBoard`: the learners' policy lag) are read
-the same way::
+the same way, and so is the program's latest progress report (iterations done, the
+figures it reports: env steps, the training return)::
 
     env = Environment(...)
     env.assemble(main)
@@ -71,6 +72,7 @@ class SchedulerCollector:
             "reactorfed_deadline_misses", "Reactions whose deadline was missed (the handler ran)", sched.deadline_misses
         )
         yield from _histograms(sched, names, values)
+        yield from _progress(sched, names, values)
         t, m = sched.current_tag
         if t == NEVER:
             return  # not started yet: no logical time
@@ -101,6 +103,31 @@ def _histograms(sched: Scheduler, names: list[str], values: list[str]) -> Iterat
             buckets.append(("+Inf" if bound is None else _le(bound / h.unit), cumulative))
         fam.add_metric([*values, *labels.values()], buckets, snap.sum / h.unit)
     yield from families.values()
+
+
+def _progress(sched: Scheduler, names: list[str], values: list[str]) -> Iterator[Any]:
+    """The program's latest progress report (:mod:`.progress`) as gauges: ``done``, ``total``,
+    and each figure under one name with a ``figure`` label (the RL learners' ``env_steps``
+    and ``mean_return``), so that a dashboard needs no name per figure. Gauges, not
+    counters: a figure is whatever the program says (a return goes down too); a rate of
+    ``env_steps`` is ``deriv()``'s. Nothing reported yet: no series."""
+    from prometheus_client.core import GaugeMetricFamily
+
+    report = sched.progress.latest()[1]
+    if report is None:
+        return
+    for field, doc, v in (("done", "Progress reported: how far (e.g. iterations done)", report.done),
+                          ("total", "Progress reported: of how many", report.total)):
+        if v is not None:
+            g = GaugeMetricFamily(f"reactorfed_progress_{field}", doc, labels=names)
+            g.add_metric(values, v)
+            yield g
+    if report.figures:
+        g = GaugeMetricFamily("reactorfed_progress_figure", "A figure of the program's progress report (label figure: "
+                              "its name, e.g. env_steps, mean_return)", labels=[*names, "figure"])
+        for name, figure in report.figures.items():
+            g.add_metric([*values, name], figure)
+        yield g
 
 
 def _le(x: float) -> str:

@@ -207,6 +207,8 @@ class RtiMembers:
         #: joins asked by a new process while its slot's last incarnation is still on its way
         #: out (failed or leaving, not yet left): member -> physical time; asked once it left
         self._held: dict[int, int | None] = {}
+        #: each slot's processes that failed (left without a RESIGN): leaves, for the metrics
+        self.failures = [0] * len(self.layout.names)
         #: the elastic slots absent at the start (what every START says)
         self._absent = tuple(f for g in self.layout.elastic for f in g.slots[g.initial:])
 
@@ -391,6 +393,7 @@ class RtiMembers:
         """Member ``f``'s connection died without its RESIGN: it leaves at a tag the core
         agrees on, or the federation ends (its bank would fall below its minimum width)."""
         grants = self._fail_in_core(f, why)
+        self.failures[f] += 1
         log.warning("elastic member %s %s: it leaves the federation", self.layout.names[f], why)
         # Its downstream peers stop waiting for what it sent (FederateCore.on_peer_failed):
         # told after every grant computed before its failure, and before the grants after

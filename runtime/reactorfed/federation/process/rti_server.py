@@ -73,6 +73,10 @@ class RtiServer:
         self.departures = Departures(cfg.liveness_ns)
         self._drained = True  # the last receive loop read everything that had arrived
         self.messages = 0
+        #: per federate, its processes admitted (at the start, and an elastic member's every
+        #: later join) and those that resigned: the metrics' joins and leaves
+        self.joins = [0] * len(layout.names)
+        self.resigns = [0] * len(layout.names)
         self._rejected = 0  # see the rejected property
         self.error: str | None = None
         self._warn = Throttle(log)
@@ -315,6 +319,7 @@ class RtiServer:
             return self._answer(peer, joined)
         fd = self._server_fd()
         self._fed_of_fd[fd] = joined
+        self.joins[joined] += 1
         self.last_seen[joined] = self.clock.now()
         log.info("federate %s joined (%d/%d)", self.layout.names[joined], len(self.admission.control_of),
                  len(self.layout.names))
@@ -355,6 +360,7 @@ class RtiServer:
             self._dirty.add(f)
         elif isinstance(msg, P.Resign):
             self._final[f] = msg.tag
+            self.resigns[f] += 1
             agreed = core.on_resign(f, msg.sent, msg.received, regrant=False)
             self._dirty.add(f)
             log.info("federate %s resigned", self.layout.names[f])

@@ -109,3 +109,16 @@ def metrics_of(srv: RtiServer) -> Iterator[Any]:
             lag.add_metric([name], (now - ltc[0]) / 1e9)
     yield lt
     yield lag
+    # Joins and leaves of processes, a series per federate from the start (at 0 before its
+    # first join), so that a rate sees the first join too. A leave: a RESIGN (the run's end,
+    # or an elastic member's leave), or an elastic member's process that failed.
+    joins = CounterMetricFamily("reactorfed_rti_federate_joins", "Processes admitted for the federate (an elastic "
+                                "member's each join)", labels=["federate"])
+    leaves = CounterMetricFamily("reactorfed_rti_federate_leaves", "Processes of the federate that resigned, or "
+                                 "failed (an elastic member)", labels=["federate"])
+    failures = srv.members.failures if srv.members is not None else None
+    for i, name in enumerate(srv.layout.names):
+        joins.add_metric([name], srv.joins[i])
+        leaves.add_metric([name], srv.resigns[i] + (failures[i] if failures is not None else 0))
+    yield joins
+    yield leaves
