@@ -11,7 +11,6 @@ from reactorfed import (
     Input,
     Output,
     Reactor,
-    ValidationError,
     VirtualClock,
     ms,
     reaction,
@@ -93,8 +92,17 @@ def test_a_physical_connection_breaks_a_cycle():
     assert {rx.fqn: rx.level for rx in prog.reactions} == {"Main.b.relay": 0, "Main.a.relay": 1}
 
 
-def test_a_physical_connection_between_federates_is_refused():
-    clock = VirtualClock()
-    with pytest.raises(ValidationError, match=r"Main: the physical connection Main\.source\.out ~> "
-                                              r"Main\.destination\.inp joins two federates"):
-        assemble(_main(clock, 0, None), federate="source")
+def test_a_physical_connection_between_federates_is_a_link_outside_coordination():
+    """Between federates, a physical connection is a network link that time coordination
+    does not see: no upstream, no path delay, no message count; data only."""
+    from reactorfed.federation.coordination.layout import Layout
+
+    part = assemble(_main(VirtualClock(), 0, ms(4)), federate="source").partition
+    assert part is not None
+    (lk,) = part.links
+    assert lk.physical and lk.delay == ms(4) and "~>" in repr(lk)
+    lay = Layout.of(part)
+    src, dst = lay.index("source"), lay.index("destination")
+    assert lay.links == [] and [(p.src, p.dst, p.delay) for p in lay.physical] == [(src, dst, ms(4))]
+    assert lay.upstream(dst) == {} and lay.direct_upstream(dst) == set() and lay.downstream(src) == set()
+    assert lay.data_upstream(dst) == {src} and lay.data_downstream(src) == {dst}

@@ -61,8 +61,12 @@ class Inbound:
         self._ring_token = ring_token  # (src, dst) -> the ring's token; the coordinator's, for one definition
         part = program.partition
         assert part is not None
-        self._in: dict[int, Slot] = {lk.id: program.slot_of(part.links[lk.id].dst) for lk in layout.links if lk.dst == me}
-        self._in_links = {lk.id: lk for lk in layout.links if lk.dst == me}
+        ins = [lk for lk in [*layout.links, *layout.physical] if lk.dst == me]
+        self._in: dict[int, Slot] = {lk.id: program.slot_of(part.links[lk.id].dst) for lk in ins}
+        self._in_links = {lk.id: lk for lk in ins}
+        #: physical links in (LF's ``~>``): link id -> its delay (ns); what arrives on one is
+        #: stamped here, at arrival, and not counted (no grant waits for it)
+        self._physical = {lk.id: lk.delay or 0 for lk in ins if lk.physical}
         #: links on a zero-delay cycle into an input no reaction here reads: this federate
         #: does not wait for them within a tag, so their values may come after it
         self._unread = frozenset(lk.id for lk in layout.links if lk.dst == me and layout.cyclic(lk)
@@ -74,7 +78,7 @@ class Inbound:
         self.newly_authed: int | None = None
         self._warn = Throttle(log)  # for what strangers send to the data port
         self._shm_in: dict[int, ShmReader] = {}
-        self._upstream = frozenset(layout.direct_upstream(me))  # the peers that may connect
+        self._upstream = frozenset(layout.data_upstream(me))  # the peers that may connect
         #: upstream elastic slots: each new process of one connects anew (its next incarnation)
         self._elastic = frozenset(f for g in layout.elastic for f in g.slots) & self._upstream
         self._peer_connected = core.peer_connected
@@ -257,6 +261,11 @@ class Inbound:
         With elastic banks, a value the core drops (this incarnation is not present at
         ``tag``, or it is for a tag done, from a sender that failed) is counted, not posted;
         without, the core says deliver (one branch, no call more per message)."""
+        if lk.physical:
+            if self.tracer is not None:
+                self.tracer.record(RECV, tag, lk.id, self._names[sender], getattr(value, "nbytes", 0))
+            sched.post_arrival(self._in[lk.id], value, sched.clock.now() + self._physical[lk.id])
+            return
         if not self._counted(sender, lk.id, tag):
             return
         if self.tracer is not None:

@@ -68,6 +68,7 @@ class Outputs:
         self._max_value = cfg.max_message - _HEADER_ROOM if cfg.max_message > 0 else 1 << 62
         self._outs: list[_Out] = []  # links to peers outside zero-delay cycles: sent at the end of a tag
         self._cyclic_outs: dict[int, _Out] = {}  # link id -> a link on a zero-delay cycle (see send_cyclic)
+        self._physical_outs: list[_Out] = []  # physical links (LF's ~>): sent at the end of a tag, uncounted
         self.messages_sent = 0
         self.bytes_sent = 0
 
@@ -86,12 +87,15 @@ class Outputs:
                     cyclic.append((writers.get(out.slot, -1) + 1, lk.id))
                 else:
                     self._outs.append(out)
+        for lk in layout.physical:
+            if lk.src == me:
+                self._physical_outs.append(_Out(lk, program.slot_of(part.links[lk.id].src)))
         return cyclic
 
     @property
     def at_tag_end(self) -> bool:
         """Some links send at the end of a tag (:meth:`send_at_tag_end` is needed)."""
-        return bool(self._outs)
+        return bool(self._outs or self._physical_outs)
 
     def send_at_tag_end(self, tag: TagT, _set: list[Slot]) -> None:
         """The scheduler's tag hook: send what the links outside cycles carry at ``tag``."""
@@ -110,6 +114,17 @@ class Outputs:
                     sent = succ(last)
                 out.last = sent
                 self._send(out, sent, out.slot.value)
+        if self._physical_outs:
+            self._send_physical(tag, None)
+
+    def _send_physical(self, tag: TagT, present: Any) -> None:
+        """The physical links' values at ``tag`` (``present``: with elastic banks, whether
+        the receiver is present at ``tag``). The tag travels for the record only: the
+        receiver stamps the value with its own clock at arrival. Not counted in the
+        reports: no grant waits for a physical link."""
+        for out in self._physical_outs:
+            if out.slot.present and (present is None or present(out.link.dst, tag)):
+                self._send(out, tag, out.slot.value, counted=False)
 
     def send_present(self, tag: TagT, _set: list[Slot]) -> None:
         """:meth:`send_at_tag_end` in a federation with elastic banks: to the peers present
@@ -124,6 +139,8 @@ class Outputs:
                     sent = succ(out.last)  # (a burst: see send_at_tag_end)
                 out.last = sent
                 self._send(out, sent, out.slot.value)
+        if self._physical_outs:
+            self._send_physical(tag, send_to)
 
     def send_cyclic(self, tag: TagT, due: list[int]) -> None:
         """Send the links on zero-delay cycles that ``due`` names, at ``tag``: the value or
@@ -138,7 +155,7 @@ class Outputs:
         if cyclic:
             self._out.flush()  # peers in the cycle wait for these within this tag
 
-    def _send(self, out: _Out, tag: TagT, value: Any) -> None:
+    def _send(self, out: _Out, tag: TagT, value: Any, counted: bool = True) -> None:
         try:
             codec, meta, frames = encode(value, self._trusted_pickle)
         except CodecError as e:
@@ -154,6 +171,7 @@ class Outputs:
             tracer, names = self.trace
             tracer.record(SEND, tag, out.link.id, names[out.link.dst], size)
         self._out.post_value(out.link.dst, out.link.id, tag, codec, meta, frames, size)
-        self._core.reports.sent_message(out.link.dst, tag)
+        if counted:
+            self._core.reports.sent_message(out.link.dst, tag)
         self.messages_sent += 1
         self.bytes_sent += size
