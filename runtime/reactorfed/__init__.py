@@ -10,6 +10,7 @@ from .model.mode import Mode, ResetState, history, reset
 from .model.port import Input, MultiReader, MultiWriter, Output, PortReader, PortWriter
 from .model.reaction import reaction
 from .model.reactor import Reactor
+from .model.serializer import Serializer
 from .model.timer import RESET, SHUTDOWN, STARTUP, Timer
 from .time.clock import Clock, SystemClock, VirtualClock
 from .time.duration import (
@@ -58,6 +59,7 @@ __all__ = [
     "ReactorError",
     "ResetState",
     "RunSummary",
+    "Serializer",
     "SystemClock",
     "Tag",
     "Timer",

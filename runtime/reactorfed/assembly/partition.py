@@ -24,12 +24,14 @@ class NetLink:
     (LF's ``~>``) is stamped by the receiver with its own physical time at arrival (plus
     the delay), and takes no part in time coordination."""
 
-    __slots__ = ("delay", "dst", "dst_fed", "id", "physical", "src", "src_fed")
+    __slots__ = ("delay", "dst", "dst_fed", "id", "physical", "serializer", "src", "src_fed")
 
     def __init__(self, id: int, src: Port[Any], dst: Port[Any], delay: int | None, src_fed: str, dst_fed: str,
-                 physical: bool = False) -> None:
+                 physical: bool = False, serializer: Any = None) -> None:
         self.id = id
         self.physical = physical
+        #: the connection's own serializer (None: values go by their type; model.serializer)
+        self.serializer = serializer
         self.src = src
         self.dst = dst
         #: None: same tag; 0: next microstep; d: d ns later

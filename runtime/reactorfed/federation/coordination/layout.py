@@ -93,6 +93,9 @@ class Layout:
         if lay.elastic:  # (only then: the digests of other programs stay as they were)
             # min and max, not the initial width: one program, one digest, whatever the width
             shape["elastic"] = [[g.name, g.min, g.max] for g in lay.elastic]
+        if any(lk.serializer is not None for lk in part.links):  # (the same: only then)
+            shape["serializers"] = [[lk.id, type(lk.serializer).__qualname__] for lk in part.links
+                                    if lk.serializer is not None]
         if physical:  # (the same: only then)
             shape["physical"] = [[lk.src_port, lk.dst_port, lk.delay] for lk in physical]
         desc = json.dumps(shape, sort_keys=True)

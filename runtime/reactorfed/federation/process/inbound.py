@@ -31,7 +31,7 @@ from ..coordination.layout import Layout
 from ..errors import FederationError
 from ..io.shm import ShmError, ShmReader
 from ..wire import protocol as P
-from ..wire.codec import NUMPY, CodecError, decode, flat_array
+from ..wire.codec import CUSTOM, NUMPY, CodecError, decode, decode_custom, flat_array
 from .throttle import Throttle
 
 __all__ = ["Inbound"]
@@ -67,6 +67,8 @@ class Inbound:
         #: physical links in (LF's ``~>``): link id -> its delay (ns); what arrives on one is
         #: stamped here, at arrival, and not counted (no grant waits for it)
         self._physical = {lk.id: lk.delay or 0 for lk in ins if lk.physical}
+        #: links with their own serializer (connect(..., serializer=...)): link id -> it
+        self._serializers = {lk.id: s for lk in ins if (s := part.links[lk.id].serializer) is not None}
         #: links on a zero-delay cycle into an input no reaction here reads: this federate
         #: does not wait for them within a tag, so their values may come after it
         self._unread = frozenset(lk.id for lk in layout.links if lk.dst == me and layout.cyclic(lk)
@@ -246,6 +248,18 @@ class Inbound:
         """Decode a value for link ``lk`` at ``tag`` and post it to the scheduler. With
         ``realign``, an array over ``frame`` at an odd offset (of a ring, of a frame ZeroMQ
         placed) is copied: numpy math on it may round differently."""
+        ser = self._serializers.get(lk.id)
+        if ser is not None or codec == CUSTOM:
+            # The program's own serializer: a value it cannot read ends the run, naming the
+            # link (dropped, it would leave this federate waiting for its count).
+            if ser is None or codec != CUSTOM:
+                raise FederationError(f"{lk.src_port} -> {lk.dst_port}: the two ends disagree on the link's serializer")
+            try:
+                value = decode_custom(ser, frame)
+            except CodecError as e:
+                raise FederationError(f"{lk.src_port} -> {lk.dst_port}: {e}") from e
+            self._accept(sched, sender, lk, tag, value)
+            return
         try:
             value = decode(codec, meta, [frame], self._trusted_pickle)
         except CodecError as e:

@@ -23,7 +23,7 @@ from ..coordination.federate_core import FederateCore
 from ..coordination.layout import Layout, Link, link_delay
 from ..errors import SendError
 from ..wire import protocol as P
-from ..wire.codec import CodecError, encode
+from ..wire.codec import CodecError, encode, encode_custom
 from .federate_config import FederateConfig
 from .outbound import Outbound
 
@@ -34,11 +34,12 @@ _HEADER_ROOM = 64 << 10
 
 
 class _Out:
-    __slots__ = ("delay", "last", "link", "slot")
+    __slots__ = ("delay", "last", "link", "serializer", "slot")
 
-    def __init__(self, link: Link, slot: Slot) -> None:
+    def __init__(self, link: Link, slot: Slot, serializer: Any = None) -> None:
         self.link = link
         self.slot = slot
+        self.serializer = serializer  # the connection's own (None: by the value's type)
         self.delay = link_delay(link.delay)
         #: the tag of the last message sent on the link (see Outputs.send_at_tag_end)
         self.last: TagT = (NEVER, 0)
@@ -81,7 +82,7 @@ class Outputs:
         cyclic: list[tuple[int, int]] = []
         for lk in layout.links:
             if lk.src == me:
-                out = _Out(lk, program.slot_of(part.links[lk.id].src))
+                out = _Out(lk, program.slot_of(part.links[lk.id].src), part.links[lk.id].serializer)
                 if layout.cyclic(lk):
                     self._cyclic_outs[lk.id] = out
                     cyclic.append((writers.get(out.slot, -1) + 1, lk.id))
@@ -89,7 +90,7 @@ class Outputs:
                     self._outs.append(out)
         for lk in layout.physical:
             if lk.src == me:
-                self._physical_outs.append(_Out(lk, program.slot_of(part.links[lk.id].src)))
+                self._physical_outs.append(_Out(lk, program.slot_of(part.links[lk.id].src), part.links[lk.id].serializer))
         return cyclic
 
     @property
@@ -157,7 +158,10 @@ class Outputs:
 
     def _send(self, out: _Out, tag: TagT, value: Any, counted: bool = True) -> None:
         try:
-            codec, meta, frames = encode(value, self._trusted_pickle)
+            if out.serializer is None:
+                codec, meta, frames = encode(value, self._trusted_pickle)
+            else:
+                codec, meta, frames = encode_custom(out.serializer, value)
         except CodecError as e:
             raise SendError(f"{out.link.src_port} -> {out.link.dst_port}: {e}") from e
         size = memoryview(frames[0]).nbytes if len(frames) == 1 else sum(memoryview(f).nbytes for f in frames)
