@@ -5,7 +5,14 @@ from .execution.environment import Environment, RunSummary
 from .execution.scheduler import ReactionFailed
 from .model.action import ActionHandle, ActionReader, LogicalAction, PhysicalAction, Policy
 from .model.bank import Bank, bank, each
-from .model.elastic import Elastic, ElasticBank, MemberChange, elastic_bank, members
+from .model.elastic import (
+    Elastic,
+    ElasticBank,
+    MemberChange,
+    elastic_bank,
+    members,
+    tag_start_effective,
+)
 from .model.mode import Mode, ResetState, history, reset
 from .model.port import Input, MultiReader, MultiWriter, Output, PortReader, PortWriter
 from .model.reaction import reaction
@@ -81,5 +88,6 @@ __all__ = [
     "reaction",
     "reset",
     "sec",
+    "tag_start_effective",
     "us",
 ]

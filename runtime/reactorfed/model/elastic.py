@@ -36,12 +36,13 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from ..errors import ValidationError
+from ..time.tag import Tag
 from .attachment import running_scheduler
 from .bank import Bank, bank
 from .reactor import Reactor
 
 __all__ = ["Elastic", "ElasticBank", "MemberChange", "changed", "elastic_bank", "elastic_banks", "elastic_width",
-           "members", "width"]
+           "members", "tag_start_effective", "width"]
 
 R = TypeVar("R", bound=Reactor)
 
@@ -135,6 +136,19 @@ def members(reactor: Reactor, bank: str) -> tuple[int, ...]:
 def width(reactor: Reactor, bank: str) -> int:
     """From a reaction: how many members of elastic bank ``bank`` are present now."""
     return len(members(reactor, bank))
+
+
+def tag_start_effective(reactor: Reactor) -> Tag:
+    """From a reaction: the tag ``reactor``'s federate started at (LF's
+    ``lf.tag_start_effective()``). For a member of an elastic bank (reactorfed's transient
+    federates), the tag its present incarnation joined at: the RTI's effective start tag
+    for a joiner (LF's rule: see :mod:`reactorfed.federation.coordination.rti_core`), the
+    schedule's join tag in one process; for every other reactor, and a member present
+    from the start, the start tag. Absolute, as :meth:`Reactor.tag`."""
+    env = running_scheduler(reactor)
+    mem = env.membership
+    joined = mem.joined_at(reactor) if mem is not None else None
+    return Tag(*joined) if joined is not None else Tag(env.start_time, 0)
 
 
 def changed(reactor: Reactor, bank: str) -> bool:
