@@ -25,7 +25,7 @@ from ...execution.scheduler import Scheduler
 from ...execution.tracing import Tracer
 from ...model.trigger import Slot
 from ...observe.trace.records import RECV
-from ...time.tag import TagT
+from ...time.tag import FOREVER_T, TagT
 from ..coordination.federate_core import FederateCore
 from ..coordination.layout import Layout
 from ..errors import FederationError
@@ -81,6 +81,9 @@ class Inbound:
         self._warn = Throttle(log)  # for what strangers send to the data port
         self._shm_in: dict[int, ShmReader] = {}
         self._upstream = frozenset(layout.data_upstream(me))  # the peers that may connect
+        self._coordinated_up = frozenset(layout.direct_upstream(me))
+        self._physical_up = frozenset(lk.src for lk in ins if lk.physical)
+        self._physical_ended: set[int] = set()  # physical upstream peers whose last Mark came
         #: upstream elastic slots: each new process of one connects anew (its next incarnation)
         self._elastic = frozenset(f for g in layout.elastic for f in g.slots) & self._upstream
         self._peer_connected = core.peer_connected
@@ -145,9 +148,20 @@ class Inbound:
             elif isinstance(item, P.Promise):
                 self._promised(sender, item.tag)
             elif isinstance(item, P.StopMark):
-                self._marked(sender, item.tag)
+                self._on_mark(sched, sender, item.tag)
             elif isinstance(item, P.ShmOpen):
                 self._on_shm_open(sender, item.name)
+
+    def _on_mark(self, sched: Scheduler, sender: int, tag: TagT) -> None:
+        """A Mark: to the core from a coordinated upstream peer. A peer's last Mark (its end)
+        also counts for the physical links: once every physical upstream peer has ended,
+        this federate stops waiting for arrivals (Scheduler.awaits_arrivals)."""
+        if sender in self._coordinated_up:
+            self._marked(sender, tag)
+        if tag >= FOREVER_T and sender in self._physical_up:
+            self._physical_ended.add(sender)
+            if self._physical_ended >= self._physical_up:
+                sched.awaits_arrivals = False
 
     def _on_auth(self, peer: bytes, frame: memoryview) -> None:
         """The first message on a connection: the upstream peer's proof of who it is."""

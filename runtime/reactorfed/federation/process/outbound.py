@@ -56,6 +56,7 @@ class Outbound:
         self._batch: dict[int, list[list[Any]]] = {d: [] for d in [*downstream, *data_only]}
         self._payloads: dict[int, list[Any]] = {d: [] for d in self._batch}
         self._coordinated = list(downstream)  # the peers post_all reaches
+        self._data_only = [d for d in data_only if d not in self._coordinated]
         self._posted = False  # something posted since the last flush
         self.colocated: set[int] = set()  # peers on this host
         self.ring_token: Callable[[int], bytes] = lambda d: b""  # the ring's token for peer d
@@ -79,6 +80,12 @@ class Outbound:
 
     def post_all(self, item: list[Any]) -> None:
         for d in self._coordinated:
+            self.post(d, item)
+
+    def post_data_only(self, item: list[Any]) -> None:
+        """To the peers linked only physically: this federate's last Mark (its end), so that
+        one waiting for its arrivals stops waiting."""
+        for d in self._data_only:
             self.post(d, item)
 
     def holds_payloads(self) -> bool:
