@@ -12,6 +12,7 @@ from .model.elastic import (
     elastic_bank,
     members,
     tag_start_effective,
+    transient,
 )
 from .model.mode import Mode, ResetState, history, reset
 from .model.port import Input, MultiReader, MultiWriter, Output, PortReader, PortWriter
@@ -89,5 +90,6 @@ __all__ = [
     "reset",
     "sec",
     "tag_start_effective",
+    "transient",
     "us",
 ]

@@ -3,7 +3,7 @@ docs/conformance.md). reactorfed's federations are coordinated centrally: progra
 test what only decentralized coordination has (STP offsets and their violations, tardy
 and STAA handlers, ``maxwait`` changes at run time) are left out, as are transient
 federates (``@transient``: a federate that leaves and rejoins a running federation by
-itself; reactorfed has that for elastic bank members only, see ``_TRANSIENT``)."""
+itself, by its own stop request; see ``_TRANSIENT``)."""
 
 from __future__ import annotations
 
@@ -14,10 +14,11 @@ _STP = (
 _TRANSIENT = (
     "tests a transient federate (`@transient`: it leaves the running federation by its own stop "
     "request, `lf.stop()`, and another federate launches it again, which joins at its effective start "
-    "tag, `lf.tag_start_effective()`); reactorfed's transient federates are elastic bank members (they "
-    "join and leave at agreed tags, LF's rule for the tag, and `tag_start_effective` exists), but not "
-    "yet a transient federate outside a bank, nor a member's stop request taken as its leave (here it "
-    "stops the federation; only a signal to the member's process, or its driver's request_leave, is a leave)"
+    "tag, `lf.tag_start_effective()`); reactorfed has transient federates (`transient(...)`, elastic "
+    "slots: they join and leave at agreed tags by LF's rule, and `tag_start_effective` exists), but "
+    "not yet a transient federate's stop request taken as its leave (here it stops the federation; "
+    "only a signal to its process, or its driver's request_leave, is a leave), which every one of "
+    "these programs relies on"
 )
 _TRANSIENT_DECENTRALIZED = _TRANSIENT + ", and runs under decentralized coordination, which reactorfed does not have"
 _REALTIME_THREAD = (

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from ...assembly.partition import Partition
 from ...errors import ValidationError
-from ...model.elastic import ElasticBank, elastic_width
+from ...model.elastic import as_elastic, elastic_width
 from ...model.reactor import Reactor
 from ...time.tag import TagT, add_delay
 from ..wire.protocol import PROTOCOL_VERSION
@@ -199,8 +199,9 @@ def _elastic_groups(main: Reactor, index: dict[str, int]) -> list[ElasticGroup]:
     while todo:
         r = todo.pop()
         todo.extend(r.children)
-        for attr, v in vars(r).items():
-            if not isinstance(v, ElasticBank):
+        for attr, value in vars(r).items():
+            v = as_elastic(value)
+            if v is None:
                 continue
             if r is not main or not all(m.parent is main for m in v):
                 raise ValidationError(
