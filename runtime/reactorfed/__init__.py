@@ -5,11 +5,20 @@ from .execution.environment import Environment, RunSummary
 from .execution.scheduler import ReactionFailed
 from .model.action import ActionHandle, ActionReader, LogicalAction, PhysicalAction, Policy
 from .model.bank import Bank, bank, each
-from .model.elastic import Elastic, ElasticBank, MemberChange, elastic_bank, members
+from .model.elastic import (
+    Elastic,
+    ElasticBank,
+    MemberChange,
+    elastic_bank,
+    members,
+    tag_start_effective,
+    transient,
+)
 from .model.mode import Mode, ResetState, history, reset
 from .model.port import Input, MultiReader, MultiWriter, Output, PortReader, PortWriter
 from .model.reaction import reaction
 from .model.reactor import Reactor
+from .model.serializer import Serializer
 from .model.timer import RESET, SHUTDOWN, STARTUP, Timer
 from .time.clock import Clock, SystemClock, VirtualClock
 from .time.duration import (
@@ -58,6 +67,7 @@ __all__ = [
     "ReactorError",
     "ResetState",
     "RunSummary",
+    "Serializer",
     "SystemClock",
     "Tag",
     "Timer",
@@ -79,5 +89,7 @@ __all__ = [
     "reaction",
     "reset",
     "sec",
+    "tag_start_effective",
+    "transient",
     "us",
 ]

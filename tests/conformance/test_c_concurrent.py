@@ -1102,6 +1102,21 @@ class _AsyncCallbackReplace(_AsyncCallbackPolicy):
         self.check(a)
 
 
+class _AsyncCallbackUpdate(_AsyncCallbackPolicy):
+    a = PhysicalAction(int, min_delay=ms(100), min_spacing=ms(100), policy="update")
+
+    def __init__(self) -> None:
+        super().__init__(expect=1)  # the second event cancels the first, at its own (later) time
+
+    @reaction(triggers=[_AsyncCallbackPolicy.t], effects=[a])
+    def tick(self, a: Any) -> None:
+        self.start_thread(a)
+
+    @reaction(triggers=[a])
+    def fired(self, a: Any) -> None:
+        self.check(a)
+
+
 def _run_async(main: _AsyncCallbackPolicy) -> None:
     try:
         run(main, timeout=sec(2), keepalive=True, clock=_ScaledClock(), workers=WORKERS)
@@ -1123,3 +1138,10 @@ def test_async_callback_drop() -> None:
 def test_async_callback_replace() -> None:
     """The same with ``replace``: the second's value replaces the first's."""
     _run_async(_AsyncCallbackReplace())
+
+
+@lf_test("concurrent/AsyncCallbackUpdate.lf", suite="C")
+def test_async_callback_update() -> None:
+    """The same with ``update``: the second schedule cancels the first, still pending, and
+    its event (value 1) comes at its own physical time, one event per callback."""
+    _run_async(_AsyncCallbackUpdate())

@@ -652,3 +652,41 @@ def test_reactor_name() -> None:
     main = ReactorName()
     run(main)
     assert main.checked and all(b.checked and b.a.checked for b in main.b)
+
+
+# ------------------------------------------------------------------------- LastTimeUpdate.lf
+
+
+class _LastTimeUpdate(Reactor):
+    t = Timer(0, ms(100))
+    # An offset of 101 ms ensures that two a's are scheduled and trigger the "update"
+    # policy before the reaction to a is invoked.
+    a = LogicalAction(int, min_delay=ms(101), min_spacing=ms(300), policy="update")
+
+    def __init__(self) -> None:
+        self.c = 0
+        self.fired: list[tuple[int, int, int]] = []
+
+    @reaction(triggers=[t], effects=[a])
+    def tick(self, a: Any) -> None:
+        # Only schedule a three times: the "update" policy drops the first two events.
+        if self.c < 3:
+            a.schedule(delay=0, value=self.c)
+            self.c += 1
+
+    @reaction(triggers=[a])
+    def got(self, a: Any) -> None:
+        now = self.elapsed_tag()
+        self.fired.append((now.time, now.microstep, a.get()))
+        assert now.time == ms(301), "Expected elapsed logical time of 301ms was violated."
+        assert a.get() == self.c - 1, f"Expected value {self.c - 1}"
+
+
+@lf_test("LastTimeUpdate.lf", suite="C")
+def test_last_time_update() -> None:
+    """Schedules at 0, 100 and 200 ms for 101 ms later, 300 ms apart at least: each new
+    event finds the previous one still pending and cancels it (``update``), so only the
+    third happens, at its own time, 301 ms, with its value."""
+    main = _LastTimeUpdate()
+    run(main, timeout=ms(600))
+    assert main.fired == [(ms(301), 0, 2)]

@@ -1,26 +1,24 @@
 """LF's ``federated/`` programs that are not ported, each with its reason (rendered into
 docs/conformance.md). reactorfed's federations are coordinated centrally: programs that
 test what only decentralized coordination has (STP offsets and their violations, tardy
-and STAA handlers, ``maxwait`` changes at run time) are left out, as are physical
-connections between federates (``~>``: reactorfed has them within one process or federate
-only) and transient federates (``@transient``: a federate that leaves and
-rejoins a running federation, which reactorfed's RTI does not admit)."""
+and STAA handlers, ``maxwait`` changes at run time) are left out, as are transient
+federates (``@transient``: a federate that leaves and rejoins a running federation by
+itself, by its own stop request; see ``_TRANSIENT``)."""
 
 from __future__ import annotations
 
-_PHYSICAL = (
-    "uses a physical connection between federates (`~>`: the receiving federate stamps a message with its "
-    "physical arrival time); reactorfed has physical connections within one process or federate only "
-    "(`connect(..., physical=True)`), and refuses one between federates"
-)
 _STP = (
     "tests the detection of STP violations under decentralized coordination (an STAA/tardy handler "
     "counts the late messages); reactorfed's coordination is centralized, where no message is ever late"
 )
 _TRANSIENT = (
-    "tests a transient federate (`@transient`: launched by another federate from LF's generated "
-    "binaries, leaving and rejoining the running federation); reactorfed's RTI admits exactly the "
-    "federates the program declares, for the whole run"
+    "tests a transient federate (`@transient`: it leaves the running federation by its own stop "
+    "request, `lf.stop()`, and another federate launches it again, which joins at its effective start "
+    "tag, `lf.tag_start_effective()`); reactorfed has transient federates (`transient(...)`, elastic "
+    "slots: they join and leave at agreed tags by LF's rule, and `tag_start_effective` exists), but "
+    "not yet a transient federate's stop request taken as its leave (here it stops the federation; "
+    "only a signal to its process, or its driver's request_leave, is a leave), which every one of "
+    "these programs relies on"
 )
 _TRANSIENT_DECENTRALIZED = _TRANSIENT + ", and runs under decentralized coordination, which reactorfed does not have"
 _REALTIME_THREAD = (
@@ -30,11 +28,6 @@ _REALTIME_THREAD = (
 )
 
 LEFT_OUT: dict[str, str] = {
-    "federated/DecentralizedP2PUnbalancedTimeoutPhysical.lf": _PHYSICAL,
-    "federated/DistributedCountPhysical.lf": _PHYSICAL,
-    "federated/DistributedCountPhysicalAfterDelay.lf": _PHYSICAL + " (here with `after 400 msec`)",
-    "federated/DistributedCountPhysicalDecentralized.lf": _PHYSICAL + ", under decentralized coordination",
-    "federated/PingPongDistributed.lf": _PHYSICAL + " in both directions",
     "federated/DistributedCountDecentralizedLate.lf": _STP,
     "federated/DistributedCountDecentralizedLateDownstream.lf": _STP + " (in a contained reactor)",
     "federated/DistributedCountDecentralizedLateHierarchy.lf": _STP + " (passed down the hierarchy)",
@@ -57,14 +50,14 @@ LEFT_OUT: dict[str, str] = {
     "federated/TransientHotSwap.lf": _TRANSIENT + " (a second instance replacing the first: hot swap)",
     "federated/TransientStatePersistence.lf": _TRANSIENT + " (its state kept by another federate across joins)",
     "federated/TransientStatePersistenceWithPhysicalConnection.lf": (
-        _TRANSIENT + " (its state kept across joins), over physical connections (`~>`) between federates, which reactorfed does not have"
+        _TRANSIENT + " (its state kept across joins), over physical connections (`~>`) between federates"
     ),
     "federated/TransientDecentralizedDownstreamWithTimer.lf": _TRANSIENT_DECENTRALIZED,
     "federated/TransientDecentralizedDownstreamWithTwoUpstream.lf": _TRANSIENT_DECENTRALIZED,
     "federated/TransientDecentralizedHotSwap.lf": _TRANSIENT_DECENTRALIZED,
     "federated/TransientDecentralizedStatePersistence.lf": _TRANSIENT_DECENTRALIZED,
     "federated/TransientDecentralizedWithPhysicalConnection.lf": (
-        _TRANSIENT_DECENTRALIZED + "; its connection between federates is physical (`~>`), which reactorfed does not have either"
+        _TRANSIENT_DECENTRALIZED + "; its connection between federates is physical (`~>`)"
     ),
     "federated/failing/ClockSync.lf": (
         "tests LF's runtime clock synchronization between federates (`clock-sync: on`, artificial clock "

@@ -293,3 +293,50 @@ def test_cached_structured_headers_never_stand_for_another() -> None:
             codec, meta, frames = C.encode(a)
             got = C.decode(codec, msgpack.unpackb(msgpack.packb(meta), raw=False), [bytes(frames[0])])
             assert got.dtype == dt, (got.dtype, dt)
+
+
+def test_a_connections_own_serializer_carries_any_value_as_bytes() -> None:
+    import pickle
+
+    from reactorfed.federation.wire.codec import CUSTOM, decode_custom, encode_custom
+
+    class Pickler:
+        def serialize(self, v: object) -> bytes:
+            return pickle.dumps(v)
+
+        def deserialize(self, b: bytes) -> object:
+            return pickle.loads(b)
+
+    codec, meta, frames = encode_custom(Pickler(), {1: "x"})
+    assert codec == CUSTOM and meta is None and decode_custom(Pickler(), memoryview(frames[0])) == {1: "x"}
+
+    class Bad:
+        def serialize(self, v: object) -> str:
+            return "not bytes"
+
+        def deserialize(self, b: bytes) -> object:
+            raise ValueError("unreadable")
+
+    with pytest.raises(CodecError, match="returned a str, not bytes"):
+        encode_custom(Bad(), 1)
+    with pytest.raises(CodecError, match="failed to deserialize 3 bytes"):
+        decode_custom(Bad(), b"abc")
+
+
+def test_a_serializer_without_its_methods_is_refused_naming_the_connection() -> None:
+    from reactorfed import Input, Output, Reactor, ValidationError
+
+    class A(Reactor):
+        out = Output(int)
+
+    class B(Reactor):
+        inp = Input(int)
+
+    class Main(Reactor):
+        def __init__(self) -> None:
+            self.a = A()
+            self.b = B()
+            self.connect(self.a.out, self.b.inp, serializer=object())
+
+    with pytest.raises(ValidationError, match=r"Main: a connection: the serializer .* has no serialize\(\) or deserialize\(\)"):
+        Main()

@@ -166,7 +166,7 @@ def test_min_spacing_applies_across_tags():
 
 
 def test_bad_action_declarations_are_refused():
-    with pytest.raises(ValidationError, match="policy must be one of defer, drop, replace"):
+    with pytest.raises(ValidationError, match="policy must be one of defer, drop, replace, update"):
         LogicalAction(policy="sometimes")
     with pytest.raises(ValidationError, match="min_delay must be a whole number of ns"):
         LogicalAction(min_delay=0.5)

@@ -84,11 +84,43 @@ def test_declared_0_replace_gives_the_pending_event_the_last_value() -> None:
         (Tag(ms(1), 0), 3)]
 
 
+def test_update_cancels_the_pending_event_and_keeps_the_new_one_at_its_own_tag() -> None:
+    """reactor-c's ``update``: an early event whose predecessor is still pending cancels it
+    and takes its own tag (the 15 ms event cancels the 10 ms one; the 20 ms one, early
+    after 15 ms, cancels that in turn). Once the predecessor has happened: deferred."""
+    assert log_of(LogicalAction(int, min_spacing=ms(10), policy="update"), [(ms(10), 1), (ms(15), 2), (ms(20), 3)]) == [
+        (Tag(ms(20), 0), 3)]
+    # at spacing 0: the 5 ms event cancels the 10 ms one (early: not after it); the last
+    # 10 ms event is after 5 ms, not early, and is kept
+    assert log_of(LogicalAction(int, min_spacing=0, policy="update"), SHUFFLED) == [
+        (Tag(ms(5), 0), 2), (Tag(ms(10), 0), 3)]
+
+    class Late(Reactor):
+        act = LogicalAction(int, min_spacing=ms(10), policy="update")
+
+        def __init__(self) -> None:
+            self.log: list[tuple[Tag, Any]] = []
+
+        @reaction(triggers=[STARTUP], effects=[act])
+        def start(self, act: Any) -> None:
+            act.schedule(value=1, delay=ms(1))
+
+        @reaction(triggers=[act], effects=[act])
+        def again(self, act: Any) -> None:
+            self.log.append((self.elapsed_tag(), act.get()))
+            if act.get() == 1:
+                act.schedule(value=2, delay=ms(2))  # early (3 ms < 1 + 10), nothing pending: deferred
+
+    late = Late()
+    run(late)
+    assert late.log == [(Tag(ms(1), 0), 1), (Tag(ms(11), 0), 2)]
+
+
 def test_declared_0_does_not_hold_back_a_later_microstep_of_the_same_time() -> None:
     """Spacing 0 asks for growing tags, not growing times: an action that reschedules
     itself with delay 0 fires at every microstep, with every policy. (reactor-c's code
     compares times only and would treat these as early.)"""
-    for policy in ("defer", "drop", "replace"):
+    for policy in ("defer", "drop", "replace", "update"):
 
         class Chain(Reactor):
             act = LogicalAction(int, min_spacing=0, policy=policy)

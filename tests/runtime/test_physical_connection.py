@@ -11,7 +11,6 @@ from reactorfed import (
     Input,
     Output,
     Reactor,
-    ValidationError,
     VirtualClock,
     ms,
     reaction,
@@ -93,8 +92,72 @@ def test_a_physical_connection_breaks_a_cycle():
     assert {rx.fqn: rx.level for rx in prog.reactions} == {"Main.b.relay": 0, "Main.a.relay": 1}
 
 
-def test_a_physical_connection_between_federates_is_refused():
-    clock = VirtualClock()
-    with pytest.raises(ValidationError, match=r"Main: the physical connection Main\.source\.out ~> "
-                                              r"Main\.destination\.inp joins two federates"):
-        assemble(_main(clock, 0, None), federate="source")
+def test_a_physical_connection_between_federates_is_a_link_outside_coordination():
+    """Between federates, a physical connection is a network link that time coordination
+    does not see: no upstream, no path delay, no message count; data only."""
+    from reactorfed.federation.coordination.layout import Layout
+
+    part = assemble(_main(VirtualClock(), 0, ms(4)), federate="source").partition
+    assert part is not None
+    (lk,) = part.links
+    assert lk.physical and lk.delay == ms(4) and "~>" in repr(lk)
+    lay = Layout.of(part)
+    src, dst = lay.index("source"), lay.index("destination")
+    assert lay.links == [] and [(p.src, p.dst, p.delay) for p in lay.physical] == [(src, dst, ms(4))]
+    assert lay.upstream(dst) == {} and lay.direct_upstream(dst) == set() and lay.downstream(src) == set()
+    assert lay.data_upstream(dst) == {src} and lay.data_downstream(src) == {dst}
+
+
+class _Once(Reactor):
+    out = Output(int)
+
+    @reaction(triggers=[STARTUP], effects=[out])
+    def start(self, out):
+        out.set(7)
+
+
+class _Got(Reactor):
+    inp = Input(int)
+
+    def __init__(self):
+        self.got = []
+
+    @reaction(triggers=[inp])
+    def receive(self, inp):
+        self.got.append((self.elapsed(), inp.get()))
+
+
+class _OnceMain(Reactor):
+    def __init__(self):
+        self.src = _Once()
+        self.dst = _Got()
+        self.connect(self.src.out, self.dst.inp, physical=True)
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("fast", [False, True])
+def test_a_receiver_of_physical_links_waits_for_arrivals_and_ends_when_its_senders_end(fast):
+    """No timeout, no stop request: the receiver has nothing of its own, so it waits for what
+    its physical input brings (it does not starve at once), and once the sender ended (its
+    last Mark reaches physical-only peers too) it ends by starvation: no hang."""
+    from reactorfed.federation import run_threads
+
+    run = run_threads(_OnceMain, fast=fast, join_timeout_s=20)
+    assert not run.errors, run.errors
+    got = run.programs["dst"].dst.got
+    assert [v for _, v in got] == [7] and got[0][0] >= 0
+
+
+def test_a_physical_connection_to_an_elastic_member_is_refused():
+    from reactorfed import Elastic, ValidationError, elastic_bank
+    from reactorfed.federation.coordination.layout import Layout
+
+    class Main(Reactor):
+        def __init__(self):
+            self.src = _Once()
+            self.dst = elastic_bank(_Got, Elastic(0, 2, initial=1))
+            self.connect(self.src.out, self.dst[0].inp, physical=True)
+
+    part = assemble(Main(), federate="src").partition
+    with pytest.raises(ValidationError, match=r"~> Main\.dst\[0\]\.inp joins a member of an elastic bank"):
+        Layout.of(part)

@@ -21,7 +21,15 @@ from reactorfed import (
     reaction,
 )
 from reactorfed.errors import ValidationError
-from reactorfed.model.elastic import Elastic, MemberChange, changed, elastic_bank, members, width
+from reactorfed.model.elastic import (
+    Elastic,
+    MemberChange,
+    changed,
+    elastic_bank,
+    members,
+    tag_start_effective,
+    width,
+)
 
 
 class Sampler(Reactor):
@@ -234,3 +242,40 @@ def test_a_run_that_begins_at_a_later_tag_processes_nothing_before_it() -> None:
     # 20 (the start of this run: changes, startup), 21, 24 (the weights), 31, 34, 41, 44, 50
     # (the timeout's): none before 20, not 5 or 8 for the changes
     assert sched.tags_processed == 8
+
+
+class _Started(Sampler):
+    """A sampler that records its effective start tag at each startup (LF's
+    ``lf.tag_start_effective()`` in a transient federate's startup reaction)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.effective: list[tuple[int, int]] = []
+
+    @reaction(triggers=[STARTUP])
+    def effective_start(self) -> None:
+        t = tag_start_effective(self)
+        start = self.tag().time - self.elapsed()
+        self.effective.append((t.time - start, t.microstep))
+
+
+class _MainStarted(Reactor):
+    def __init__(self) -> None:
+        self.learner = Trainer()
+        self.samplers = elastic_bank(_Started, Elastic(1, 3, initial=2))
+        self.connect(self.samplers.out, self.learner.ins)
+
+
+def test_the_effective_start_tag_is_the_join_of_the_present_incarnation() -> None:
+    """A member present from the start started at the start tag; one that joins at J, and
+    again at J' after a leave, started at J' in its present incarnation (the first one's
+    record went with its state)."""
+    main = _MainStarted()
+    env = Environment(fast=True, clock=VirtualClock(), timeout=ms(50))
+    sched = env.assemble(main)
+    sched.set_membership([MemberChange(ms(12), 0, "samplers", 2, True), MemberChange(ms(20), 0, "samplers", 2, False),
+                          MemberChange(ms(31), 0, "samplers", 2, True)])
+    env.run()
+    assert main.samplers[0].effective == [(0, 0)]
+    assert main.samplers[2].effective == [(ms(31), 0)]  # (a rejoin starts from the constructed state)
+    assert main.samplers[2].started == [ms(31)]

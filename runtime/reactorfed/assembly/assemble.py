@@ -318,12 +318,7 @@ def _partition(main: Reactor, federate: str, channels: list[Port[Any]], wires: d
         up = w.src
         src_fed, dst_fed = fed_of(up.reactor), fed_of(ch.reactor)
         if src_fed != dst_fed:
-            if w.physical:
-                raise ValidationError(
-                    f"{main.fqn}: the physical connection {up.fqn} ~> {ch.fqn} joins two federates; "
-                    "physical connections are supported within one process or federate only"
-                )
-            part.links.append(NetLink(len(part.links), up, ch, w.delay, src_fed, dst_fed))
+            part.links.append(NetLink(len(part.links), up, ch, w.delay, src_fed, dst_fed, w.physical, w.serializer))
     return part
 
 

@@ -20,12 +20,18 @@ __all__ = ["NetLink", "Partition"]
 
 
 class NetLink:
-    """A connection between two federates: carried over the network."""
+    """A connection between two federates: carried over the network. A physical one
+    (LF's ``~>``) is stamped by the receiver with its own physical time at arrival (plus
+    the delay), and takes no part in time coordination."""
 
-    __slots__ = ("delay", "dst", "dst_fed", "id", "src", "src_fed")
+    __slots__ = ("delay", "dst", "dst_fed", "id", "physical", "serializer", "src", "src_fed")
 
-    def __init__(self, id: int, src: Port[Any], dst: Port[Any], delay: int | None, src_fed: str, dst_fed: str) -> None:
+    def __init__(self, id: int, src: Port[Any], dst: Port[Any], delay: int | None, src_fed: str, dst_fed: str,
+                 physical: bool = False, serializer: Any = None) -> None:
         self.id = id
+        self.physical = physical
+        #: the connection's own serializer (None: values go by their type; model.serializer)
+        self.serializer = serializer
         self.src = src
         self.dst = dst
         #: None: same tag; 0: next microstep; d: d ns later
@@ -35,7 +41,8 @@ class NetLink:
 
     def __repr__(self) -> str:
         after = "" if self.delay is None else f" after {self.delay} ns"
-        return f"<link {self.id}: {self.src.fqn} -> {self.dst.fqn}{after}>"
+        arrow = "~>" if self.physical else "->"
+        return f"<link {self.id}: {self.src.fqn} {arrow} {self.dst.fqn}{after}>"
 
 
 class Partition:

@@ -31,6 +31,8 @@ class Wire(NamedTuple):
     physical: bool
     #: the mode of its reactor the connection was made in (None: none)
     mode: ModeElement | None = None
+    #: how its values cross between federates (None: by their type; model.serializer)
+    serializer: Any = None
 
 
 class Program:

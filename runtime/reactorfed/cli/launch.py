@@ -360,10 +360,11 @@ def cmd_federate(args: argparse.Namespace) -> int:
 
 
 def _elastic_member(main: Any, federate: str) -> bool:
-    """Whether ``federate`` (a name such as ``samplers[2]``) is a slot of an elastic bank."""
+    """Whether ``federate`` (a name such as ``samplers[2]``) is a slot of an elastic bank
+    (``mid``: a transient federate, its bank's only slot)."""
     from ..model.elastic import elastic_banks
 
-    return any(federate.startswith(f"{attr}[") for attr in elastic_banks(main))
+    return any(federate.startswith(f"{attr}[") or federate == attr for attr in elastic_banks(main))
 
 
 def add_launch(sub: Any) -> None:

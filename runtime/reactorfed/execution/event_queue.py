@@ -109,7 +109,8 @@ class EventQueue:
         """Queue an event of an action with a declared min_spacing (0 included) at ``tag``,
         or where its policy puts it (see :mod:`reactorfed.model.action`; reactor-c's
         ``lf_schedule_trigger``, lib/schedule.c); ``stop``: the stop tag. Tags of such an
-        action strictly grow, so it never collides with itself."""
+        action strictly grow, so it never collides with itself (but with ``update``, whose
+        event may come before the one it cancels: a collision then piles up, as ever)."""
         spacing = action.min_spacing
         assert spacing is not None
         last = action.last_tag
@@ -117,17 +118,28 @@ class EventQueue:
             policy = action.decl.policy
             if policy is Policy.DROP:
                 return
-            if policy is Policy.REPLACE:
-                pending = self.events.get(last)
-                if pending is not None and action in pending:
-                    pending[action] = value  # the previous event is still queued: it takes the value
-                    return
-            # defer (and replace once the previous event has happened): the earliest tag allowed
-            tag = delay_tag(last, spacing)
+            pending = self.events.get(last) if policy is not Policy.DEFER else None
+            if pending is not None and action in pending and policy is Policy.REPLACE:
+                pending[action] = value  # the previous event is still queued: it takes the value
+                return
+            if pending is not None and action in pending and policy is Policy.UPDATE:
+                self._cancel(last, action)  # the previous event is still queued: this one replaces it, at its own tag
+            else:
+                # defer (and replace or update once the previous event has happened): the earliest tag allowed
+                tag = delay_tag(last, spacing)
         if tag > stop:
             return  # past the last tag: dropped, and not the previous event for the spacing
         action.last_tag = tag
         self.post(tag, action, value)
+
+    def _cancel(self, tag: TagT, slot: Slot) -> None:
+        """Remove ``slot``'s event at ``tag`` (the tag goes too when nothing else is there)."""
+        evs = self.events[tag]
+        del evs[slot]
+        if not evs:
+            del self.events[tag]
+            self.heap.remove(tag)
+            heapq.heapify(self.heap)
 
     def pop_at(self, tag: TagT) -> dict[Slot, Any]:
         """The events at ``tag`` (none: an empty dict), taken out of the queue wherever

@@ -76,6 +76,9 @@ class Inbox:
                 head = coord.acquire(sched, head)
                 if self.items or self.stop_asked:
                     continue
+                if head is None and sched.awaits_arrivals and sched.stop_tag == FOREVER_TAG:
+                    coord.wait_until(sched, FOREVER, wakeup)  # an arrival, a stop, a wakeup
+                    continue
             if head is None:
                 return None
             if not sched.fast and head[0] > clock.now() and not (

@@ -88,6 +88,8 @@ class _Member:
         self.state: list[tuple[Reactor, dict[str, Any]]] | None = None  # as constructed (a rejoin)
         self.present = True
         self.was_present = False
+        #: the tag its present incarnation joined at (None: present from the start)
+        self.joined_at: TagT | None = None
 
 
 class Membership:
@@ -153,6 +155,19 @@ class Membership:
 
     def changed(self, bank: str, tag: TagT) -> bool:
         return self._last_change.get(bank) == tag
+
+    def joined_at(self, reactor: Reactor) -> TagT | None:
+        """The tag the incarnation of the elastic member ``reactor`` is in (or is inside)
+        joined at: its effective start tag (None: present from the start, or not in an
+        elastic member)."""
+        r: Reactor | None = reactor
+        while r is not None:
+            for members in self.banks.values():
+                for m in members:
+                    if m.reactor is r:
+                        return m.joined_at
+            r = r.parent
+        return None
 
     # -- the schedule -------------------------------------------------------------------
     def load(self, changes: Iterable[MemberChange]) -> None:
@@ -287,6 +302,7 @@ class Membership:
                     del d[k]
                 d.update(copy.deepcopy(state, self._memo(m)))
         m.present = m.was_present = True
+        m.joined_at = tag
         for rx in m.reactions:
             rx.call = m.calls.pop(rx, rx.call)
         if m.startup.reactions:

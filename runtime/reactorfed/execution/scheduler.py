@@ -68,6 +68,10 @@ class Scheduler:
         self.workers = workers
         self.check_types = check_types
         self.coordinator = coordinator
+        #: set by a coordinator whose inputs are stamped at arrival (physical connections
+        #: between federates): with nothing queued, nothing granted and no stop tag, the
+        #: scheduler waits for them (or a stop) rather than ending by starvation
+        self.awaits_arrivals = False
         self.current_tag: TagT = (NEVER, 0)
         self.start_time = 0
         self.stop_tag: TagT = FOREVER_TAG
@@ -202,6 +206,17 @@ class Scheduler:
             self.queue.place(action, value, tag, self.stop_tag)
         elif tag <= self.stop_tag:
             self._post(tag, action, value)
+
+    def post_arrival(self, slot: Slot, value: Any, t: int) -> None:
+        """On the scheduler's thread: a value that arrived over a physical connection
+        between federates (LF's ``~>``), stamped ``t`` by this side's clock (physical time
+        at arrival plus the connection's delay), as a physical connection in one process
+        stamps it (:meth:`_process`): at or before the current tag, its next microstep;
+        past the stop tag, dropped. Two arrivals at one tag pile up in superdense time."""
+        cur = self.current_tag
+        tag = (t, 0) if (t, 0) > cur else succ(cur)
+        if tag <= self.stop_tag:
+            self._post(tag, slot, value)
 
     def request_stop(self) -> None:
         """From a reaction: stop at the next microstep. From another thread: stop soon."""

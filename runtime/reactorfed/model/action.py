@@ -21,15 +21,17 @@ close two successive events of the action may be: each event's tag must be at le
   min_spacing, 0)``, or at 0 the microstep after the previous event;
 * ``drop``: discarded;
 * ``replace``: the previous event, if still pending, takes the new value (no new event);
-  if it has already happened, deferred as above.
+  if it has already happened, deferred as above;
+* ``update``: the previous event, if still pending, is cancelled and the new one is placed
+  at its own tag, early or not (reactor-c's ``update``: the latest schedule wins, at the
+  time it asked for); if it has already happened, deferred as above.
 
 "Previous" is the event placed by the most recent ``schedule`` of this action (dropped
 ones do not count). Events past the stop tag are dropped. Differences from reactor-c's
 code, where it has defects (its documentation says what is done here): it compares only
 times, so at ``min_spacing`` 0 an event at a later microstep of the previous event's time
 counts as early, and ``defer`` then puts it at microstep 0 of that time, which may be the
-previous event's own tag (one value lost) or a tag already past. reactor-c's ``update``
-policy is not offered.
+previous event's own tag (one value lost) or a tag already past.
 """
 
 from __future__ import annotations
@@ -58,6 +60,7 @@ class Policy(StrEnum):
     DEFER = "defer"
     DROP = "drop"
     REPLACE = "replace"
+    UPDATE = "update"
 
 
 class ActionDecl(Generic[T]):
@@ -88,7 +91,7 @@ class ActionDecl(Generic[T]):
         try:
             self.policy = Policy(policy if policy is not None else Policy.DEFER)
         except ValueError:
-            raise ValidationError(f"action policy must be one of defer, drop, replace; got {policy!r}") from None
+            raise ValidationError(f"action policy must be one of defer, drop, replace, update; got {policy!r}") from None
         self.policy_given = policy is not None
         if policy is not None and min_spacing is None:
             raise ValidationError(

@@ -15,6 +15,12 @@ same whatever the width: only ``min`` and ``max`` are part of it.
 
 Only the main reactor's banks may be elastic (a member must be a federate).
 
+A single federate may be transient too (LF's ``@transient``): ``self.mid =
+transient(Middle())`` in the main reactor makes it the one slot of an elastic bank of its
+own, named after its attribute (``Elastic(min=0, max=1, initial=1)``: present at the
+start, and it may leave and join again), with everything above; its federate keeps its
+name (``mid``), and a membership schedule names it as bank ``mid``, index 0.
+
 In a run, a member that is absent runs nothing: its reactions do not run, its timers do
 not fire, what is sent to it is dropped, so a reaction reading the bank's outputs sees
 their channels absent (``present()``). A member that joins at ``J`` starts there: its
@@ -31,17 +37,19 @@ the reference a federated run with the same schedule must equal; without one, th
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from ..errors import ValidationError
+from ..time.tag import Tag
 from .attachment import running_scheduler
 from .bank import Bank, bank
 from .reactor import Reactor
 
-__all__ = ["Elastic", "ElasticBank", "MemberChange", "changed", "elastic_bank", "elastic_banks", "elastic_width",
-           "members", "width"]
+__all__ = ["Elastic", "ElasticBank", "MemberChange", "as_elastic", "changed", "elastic_bank", "elastic_banks",
+           "elastic_width", "members", "tag_start_effective", "transient", "width"]
 
 R = TypeVar("R", bound=Reactor)
 
@@ -92,13 +100,37 @@ def elastic_bank(cls: Callable[..., R], width: Elastic, /, *args: Any, **kwargs:
     return ElasticBank(list(bank(cls, width.max, *args, **kwargs)), width)
 
 
+#: transient federates (transient()): each reactor -> the one-slot elastic bank it is
+_TRANSIENT: weakref.WeakKeyDictionary[Reactor, ElasticBank[Any]] = weakref.WeakKeyDictionary()
+
+
+def transient(reactor: R) -> R:
+    """Make ``reactor`` (a federate: a child of the main reactor, assigned to one of its
+    attributes) a transient federate, LF's ``@transient``: the one slot of an elastic bank
+    of its own (see the module). Returns it."""
+    if not isinstance(reactor, Reactor):
+        raise ValidationError(f"transient: expected a reactor, got {reactor!r}")
+    _TRANSIENT[reactor] = ElasticBank([reactor], Elastic(0, 1, initial=1))
+    return reactor
+
+
+def as_elastic(v: Any) -> ElasticBank[Any] | None:
+    """``v`` as an elastic bank: itself, a transient federate's own bank, or None."""
+    if isinstance(v, ElasticBank):
+        return v
+    if isinstance(v, Reactor):
+        return _TRANSIENT.get(v)
+    return None
+
+
 def elastic_width(b: ElasticBank[Any]) -> Elastic:
     return b._elastic
 
 
 def elastic_banks(main: Reactor) -> dict[str, ElasticBank[Any]]:
-    """The main reactor's elastic banks, by attribute name, in declaration order."""
-    return {attr: v for attr, v in vars(main).items() if isinstance(v, ElasticBank)}
+    """The main reactor's elastic banks (transient federates' included), by attribute
+    name, in declaration order."""
+    return {attr: b for attr, v in vars(main).items() if (b := as_elastic(v)) is not None}
 
 
 @dataclass(frozen=True, order=True)
@@ -135,6 +167,19 @@ def members(reactor: Reactor, bank: str) -> tuple[int, ...]:
 def width(reactor: Reactor, bank: str) -> int:
     """From a reaction: how many members of elastic bank ``bank`` are present now."""
     return len(members(reactor, bank))
+
+
+def tag_start_effective(reactor: Reactor) -> Tag:
+    """From a reaction: the tag ``reactor``'s federate started at (LF's
+    ``lf.tag_start_effective()``). For a member of an elastic bank (reactorfed's transient
+    federates), the tag its present incarnation joined at: the RTI's effective start tag
+    for a joiner (LF's rule: see :mod:`reactorfed.federation.coordination.rti_core`), the
+    schedule's join tag in one process; for every other reactor, and a member present
+    from the start, the start tag. Absolute, as :meth:`Reactor.tag`."""
+    env = running_scheduler(reactor)
+    mem = env.membership
+    joined = mem.joined_at(reactor) if mem is not None else None
+    return Tag(*joined) if joined is not None else Tag(env.start_time, 0)
 
 
 def changed(reactor: Reactor, bank: str) -> bool:

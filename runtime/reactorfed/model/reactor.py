@@ -30,6 +30,7 @@ from .declarations import check_declared, collect
 from .mode import Mode, ModeElement, ResetState, open_mode_of, place_in_mode
 from .port import MultiPort, Port, PortDecl
 from .reaction import ReactionDecl
+from .serializer import check_serializer
 from .timer import Timer, TimerElement
 
 __all__ = [
@@ -58,13 +59,15 @@ class Connection:
     """A connection as written in a reactor's ``__init__``; checked at assembly."""
 
     def __init__(self, owner: Reactor, src: Any, dst: Any, after: int | None, broadcast: bool,
-                 physical: bool = False) -> None:
+                 physical: bool = False, serializer: Any = None) -> None:
         self.owner = owner
         self.src = src
         self.dst = dst
         self.after = after
         self.broadcast = broadcast
         self.physical = physical
+        #: how its values cross between federates (None: by their type; see .serializer)
+        self.serializer = serializer
         #: the mode of ``owner`` whose ``with`` block made it (None: none)
         self.mode = open_mode_of(owner)
 
@@ -213,7 +216,7 @@ class Reactor(metaclass=_ReactorMeta):
         return [self.__dict__[a] for a in self._decl_timers]
 
     def connect(self, src: Any, dst: Any, *, after: int | None = None, broadcast: bool = False,
-                physical: bool = False) -> None:
+                physical: bool = False, serializer: Any = None) -> None:
         """Connect ``src`` to ``dst``: ports, multiports, a bank's ports (``bank.out``) or
         lists of them, flattened into channels and joined pairwise.
 
@@ -225,12 +228,18 @@ class Reactor(metaclass=_ReactorMeta):
         ``physical=True`` is LF's physical connection (``~>``): the value arrives at the
         physical time it is delivered (at the end of the sender's tag) + ``after`` (0 when
         None), microstep 0, and never at or before the sender's tag (then its next
-        microstep). Like a delay, it breaks a cycle. Within one process or one federate
-        only: between federates it is refused at assembly.
+        microstep). Like a delay, it breaks a cycle. Between federates, the receiver stamps
+        the value with its own clock at arrival + ``after``.
+
+        ``serializer``: an object with ``serialize(value) -> bytes`` and
+        ``deserialize(bytes) -> value`` that carries this connection's values between
+        federates (LF's ``serializer "name"``; :mod:`.serializer`). Within one process it
+        is not used.
         """
         if after is not None:
             check_duration(after, f"{self.fqn}: connection delay")
-        self._connections.append(Connection(self, src, dst, after, broadcast, physical))
+        check_serializer(serializer, f"{self.fqn}: a connection")
+        self._connections.append(Connection(self, src, dst, after, broadcast, physical, serializer))
 
     # -- logical time, for use inside reactions ---------------------------------------
     def tag(self) -> Tag:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from ...assembly.partition import Partition
 from ...errors import ValidationError
-from ...model.elastic import ElasticBank, elastic_width
+from ...model.elastic import as_elastic, elastic_width
 from ...model.reactor import Reactor
 from ...time.tag import TagT, add_delay
 from ..wire.protocol import PROTOCOL_VERSION
@@ -42,6 +42,9 @@ class Link:
     delay: int | None
     src_port: str
     dst_port: str
+    #: LF's ``~>``: the receiver stamps what arrives with its own physical time (plus the
+    #: delay); no part of time coordination (see Layout.physical)
+    physical: bool = False
 
 
 @dataclass(frozen=True)
@@ -58,6 +61,7 @@ class ElasticGroup:
 @dataclass
 class Layout:
     names: list[str]
+    #: the links time coordination orders (every one but the physical ones)
     links: list[Link]
     #: path[u][f]: the smallest delay of any path of links from u to f (absent: no path)
     path: list[dict[int, Delay]] = field(default_factory=list)
@@ -66,17 +70,22 @@ class Layout:
     digest: str = ""
     #: the elastic banks; every other federate is present from start to end
     elastic: list[ElasticGroup] = field(default_factory=list)
+    #: the physical links (LF's ``~>``): data only, no grant waits for them, no message on
+    #: them is counted (the receiver stamps it at arrival)
+    physical: list[Link] = field(default_factory=list)
     _elastic_of: dict[int, ElasticGroup] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @classmethod
     def of(cls, part: Partition) -> Layout:
         """The layout of a program's partition (``assemble(main, federate).partition``)."""
         index = {n: i for i, n in enumerate(part.federates)}
-        links = [
-            Link(lk.id, index[lk.src_fed], index[lk.dst_fed], lk.delay, lk.src.fqn, lk.dst.fqn)
+        every = [
+            Link(lk.id, index[lk.src_fed], index[lk.dst_fed], lk.delay, lk.src.fqn, lk.dst.fqn, lk.physical)
             for lk in part.links
         ]
-        lay = cls(list(part.federates), links, elastic=_elastic_groups(part.main, index))
+        links = [lk for lk in every if not lk.physical]
+        physical = [lk for lk in every if lk.physical]
+        lay = cls(list(part.federates), links, physical=physical, elastic=_elastic_groups(part.main, index))
         lay._closure()
         classes = [type(c).__qualname__ for c in part.main.children]
         shape: dict[str, object] = {"v": PROTOCOL_VERSION, "federates": lay.names, "classes": classes,
@@ -84,6 +93,11 @@ class Layout:
         if lay.elastic:  # (only then: the digests of other programs stay as they were)
             # min and max, not the initial width: one program, one digest, whatever the width
             shape["elastic"] = [[g.name, g.min, g.max] for g in lay.elastic]
+        if any(lk.serializer is not None for lk in part.links):  # (the same: only then)
+            shape["serializers"] = [[lk.id, type(lk.serializer).__qualname__] for lk in part.links
+                                    if lk.serializer is not None]
+        if physical:  # (the same: only then)
+            shape["physical"] = [[lk.src_port, lk.dst_port, lk.delay] for lk in physical]
         desc = json.dumps(shape, sort_keys=True)
         lay.digest = hashlib.sha256(desc.encode()).hexdigest()[:32]
         return lay
@@ -120,6 +134,11 @@ class Layout:
         reach = [self._reach(i, zero) for i in range(n)]
         self.scc = [frozenset(j for j in range(n) if j == i or (j in reach[i] and i in reach[j])) for i in range(n)]
         self._elastic_of = {f: eg for eg in self.elastic for f in eg.slots}
+        for lk in self.physical:
+            if lk.src in self._elastic_of or lk.dst in self._elastic_of:
+                raise ValidationError(
+                    f"the physical connection {lk.src_port} ~> {lk.dst_port} joins a member of an elastic bank; "
+                    "physical connections between federates are supported between federates present for the whole run")
         for eg in self.elastic:
             for f in eg.slots:
                 if len(self.scc[f]) > 1:
@@ -160,6 +179,14 @@ class Layout:
     def downstream(self, f: int) -> set[int]:
         return {lk.dst for lk in self.links if lk.src == f and lk.dst != f}
 
+    def data_upstream(self, f: int) -> set[int]:
+        """The federates that send ``f`` data: over coordinated links or physical ones."""
+        return self.direct_upstream(f) | {lk.src for lk in self.physical if lk.dst == f and lk.src != f}
+
+    def data_downstream(self, f: int) -> set[int]:
+        """The federates ``f`` sends data: over coordinated links or physical ones."""
+        return self.downstream(f) | {lk.dst for lk in self.physical if lk.src == f and lk.dst != f}
+
     def cyclic(self, lk: Link) -> bool:
         """A zero-delay link inside a zero-delay cycle: its absence is announced each tag."""
         return lk.delay is None and lk.src != lk.dst and lk.dst in self.scc[lk.src]
@@ -172,8 +199,9 @@ def _elastic_groups(main: Reactor, index: dict[str, int]) -> list[ElasticGroup]:
     while todo:
         r = todo.pop()
         todo.extend(r.children)
-        for attr, v in vars(r).items():
-            if not isinstance(v, ElasticBank):
+        for attr, value in vars(r).items():
+            v = as_elastic(value)
+            if v is None:
                 continue
             if r is not main or not all(m.parent is main for m in v):
                 raise ValidationError(

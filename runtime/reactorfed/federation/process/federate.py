@@ -78,8 +78,9 @@ class FederateCoordinator:
         self._downstream = sorted(layout.downstream(self.me))
         clients: dict[int, DataLink] = {}
         tx: OutboxSender  # (the Outbound's wait calls it: made just below)
+        data_only = sorted(layout.data_downstream(self.me) - set(self._downstream))  # (physical links only)
         self._out = Outbound(clients, self._downstream, layout.names, clock, shm_bytes=cfg.shm_bytes,
-                             shm_min=cfg.shm_min, before_wait=lambda: tx.report_held())
+                             shm_min=cfg.shm_min, before_wait=lambda: tx.report_held(), data_only=data_only)
         self._outputs = Outputs(self.core, self._out, cfg)
         #: elastic banks only (issue 19): the membership messages, and what parses the RTI's
         self._members = FederateMembers(self.core, layout, self.name) if self.core.membership.presence.slots else None
@@ -167,6 +168,8 @@ class FederateCoordinator:
                 if readers:
                     cyclic_ins.append((min(rx.level for rx in readers), lk.id))
         self.core.fast = sched.fast
+        # A federate with physical inputs (LF's ~>) waits for them, as LF's federates keep alive
+        sched.awaits_arrivals = any(lk.dst == self.me for lk in layout.physical)
         sched.checkpoints = self.core.checkpoints(cyclic_outs, cyclic_ins)
         if outputs.at_tag_end:
             # with elastic banks, only to the peers present at the tag (a second loop: the

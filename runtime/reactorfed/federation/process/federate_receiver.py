@@ -82,6 +82,7 @@ class Receiver:
         core = self.core
         clock = self.clock
         head, stop, limit = sched.next_event_tag(), sched.stop_tag, core.stop.limit
+        awaits = sched.awaits_arrivals  # (its physical upstream peers all ended: see Inbound)
         barrier = core.membership.limit  # (a membership round that begins meanwhile holds the tag back)
         self._woken = False
         while True:
@@ -94,7 +95,7 @@ class Receiver:
                 return t <= now or clock.wait_until(t, wakeup)
             self.pump(sched, ms if ms < 100 else 100, now)  # 100 ms: the liveness check's pace
             if (sched.next_event_tag() != head or sched.stop_tag != stop or core.stop.limit != limit
-                    or core.membership.limit != barrier):
+                    or core.membership.limit != barrier or sched.awaits_arrivals != awaits):
                 return False
             if core.outbox:
                 self.send(core.outbox)

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from ...execution.tracing import Tracer
 from ...observe.trace.records import PROMISE
 from ...time.clock import Clock
+from ...time.tag import FOREVER_T
 from ..coordination.federate_core import FederateCore, Message
 from ..errors import FederationError
 from ..io.transport import Client, TransportError
@@ -50,6 +51,8 @@ class OutboxSender:
                         self.tracer.record(PROMISE, m.tag, self.names[d])
                 if members is None:
                     self.out.post_all(m.item())
+                    if isinstance(m, P.StopMark) and m.tag >= FOREVER_T:
+                        self.out.post_data_only(m.item())  # (its end, to physical-only peers too)
                 else:  # only to the peers present (an absent slot may have no link at all)
                     item = m.item()
                     for d in members.promise_peers(self.downstream, m.tag):

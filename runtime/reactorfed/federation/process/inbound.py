@@ -25,13 +25,13 @@ from ...execution.scheduler import Scheduler
 from ...execution.tracing import Tracer
 from ...model.trigger import Slot
 from ...observe.trace.records import RECV
-from ...time.tag import TagT
+from ...time.tag import FOREVER_T, TagT
 from ..coordination.federate_core import FederateCore
 from ..coordination.layout import Layout
 from ..errors import FederationError
 from ..io.shm import ShmError, ShmReader
 from ..wire import protocol as P
-from ..wire.codec import NUMPY, CodecError, decode, flat_array
+from ..wire.codec import CUSTOM, NUMPY, CodecError, decode, decode_custom, flat_array
 from .throttle import Throttle
 
 __all__ = ["Inbound"]
@@ -61,8 +61,14 @@ class Inbound:
         self._ring_token = ring_token  # (src, dst) -> the ring's token; the coordinator's, for one definition
         part = program.partition
         assert part is not None
-        self._in: dict[int, Slot] = {lk.id: program.slot_of(part.links[lk.id].dst) for lk in layout.links if lk.dst == me}
-        self._in_links = {lk.id: lk for lk in layout.links if lk.dst == me}
+        ins = [lk for lk in [*layout.links, *layout.physical] if lk.dst == me]
+        self._in: dict[int, Slot] = {lk.id: program.slot_of(part.links[lk.id].dst) for lk in ins}
+        self._in_links = {lk.id: lk for lk in ins}
+        #: physical links in (LF's ``~>``): link id -> its delay (ns); what arrives on one is
+        #: stamped here, at arrival, and not counted (no grant waits for it)
+        self._physical = {lk.id: lk.delay or 0 for lk in ins if lk.physical}
+        #: links with their own serializer (connect(..., serializer=...)): link id -> it
+        self._serializers = {lk.id: s for lk in ins if (s := part.links[lk.id].serializer) is not None}
         #: links on a zero-delay cycle into an input no reaction here reads: this federate
         #: does not wait for them within a tag, so their values may come after it
         self._unread = frozenset(lk.id for lk in layout.links if lk.dst == me and layout.cyclic(lk)
@@ -74,7 +80,10 @@ class Inbound:
         self.newly_authed: int | None = None
         self._warn = Throttle(log)  # for what strangers send to the data port
         self._shm_in: dict[int, ShmReader] = {}
-        self._upstream = frozenset(layout.direct_upstream(me))  # the peers that may connect
+        self._upstream = frozenset(layout.data_upstream(me))  # the peers that may connect
+        self._coordinated_up = frozenset(layout.direct_upstream(me))
+        self._physical_up = frozenset(lk.src for lk in ins if lk.physical)
+        self._physical_ended: set[int] = set()  # physical upstream peers whose last Mark came
         #: upstream elastic slots: each new process of one connects anew (its next incarnation)
         self._elastic = frozenset(f for g in layout.elastic for f in g.slots) & self._upstream
         self._peer_connected = core.peer_connected
@@ -139,9 +148,20 @@ class Inbound:
             elif isinstance(item, P.Promise):
                 self._promised(sender, item.tag)
             elif isinstance(item, P.StopMark):
-                self._marked(sender, item.tag)
+                self._on_mark(sched, sender, item.tag)
             elif isinstance(item, P.ShmOpen):
                 self._on_shm_open(sender, item.name)
+
+    def _on_mark(self, sched: Scheduler, sender: int, tag: TagT) -> None:
+        """A Mark: to the core from a coordinated upstream peer. A peer's last Mark (its end)
+        also counts for the physical links: once every physical upstream peer has ended,
+        this federate stops waiting for arrivals (Scheduler.awaits_arrivals)."""
+        if sender in self._coordinated_up:
+            self._marked(sender, tag)
+        if tag >= FOREVER_T and sender in self._physical_up:
+            self._physical_ended.add(sender)
+            if self._physical_ended >= self._physical_up:
+                sched.awaits_arrivals = False
 
     def _on_auth(self, peer: bytes, frame: memoryview) -> None:
         """The first message on a connection: the upstream peer's proof of who it is."""
@@ -242,6 +262,18 @@ class Inbound:
         """Decode a value for link ``lk`` at ``tag`` and post it to the scheduler. With
         ``realign``, an array over ``frame`` at an odd offset (of a ring, of a frame ZeroMQ
         placed) is copied: numpy math on it may round differently."""
+        ser = self._serializers.get(lk.id)
+        if ser is not None or codec == CUSTOM:
+            # The program's own serializer: a value it cannot read ends the run, naming the
+            # link (dropped, it would leave this federate waiting for its count).
+            if ser is None or codec != CUSTOM:
+                raise FederationError(f"{lk.src_port} -> {lk.dst_port}: the two ends disagree on the link's serializer")
+            try:
+                value = decode_custom(ser, frame)
+            except CodecError as e:
+                raise FederationError(f"{lk.src_port} -> {lk.dst_port}: {e}") from e
+            self._accept(sched, sender, lk, tag, value)
+            return
         try:
             value = decode(codec, meta, [frame], self._trusted_pickle)
         except CodecError as e:
@@ -257,6 +289,11 @@ class Inbound:
         With elastic banks, a value the core drops (this incarnation is not present at
         ``tag``, or it is for a tag done, from a sender that failed) is counted, not posted;
         without, the core says deliver (one branch, no call more per message)."""
+        if lk.physical:
+            if self.tracer is not None:
+                self.tracer.record(RECV, tag, lk.id, self._names[sender], getattr(value, "nbytes", 0))
+            sched.post_arrival(self._in[lk.id], value, sched.clock.now() + self._physical[lk.id])
+            return
         if not self._counted(sender, lk.id, tag):
             return
         if self.tracer is not None:

@@ -87,6 +87,9 @@ class DataPort:
         self.opening: dict[int, Client] = {}
         self._refusals: dict[int, Refusals] = {}
         self._elastic = frozenset(f for g in layout.elastic for f in g.slots)  # (see judge)
+        #: the upstream peers over coordinated links: a peer only physically linked here
+        #: (LF's ``~>``) sends no Mark of its end, and its link's close is not judged
+        self._coordinated = frozenset(layout.direct_upstream(me))
 
     def addresses(self) -> tuple[str, str]:
         """The TCP endpoint and the address to advertise (with the Unix socket's path when
@@ -94,7 +97,7 @@ class DataPort:
         cfg = self.cfg
         port = cfg.advertise_port or self.tcp.endpoint.rsplit(":", 1)[1]
         endpoint = f"tcp://{cfg.advertise_host or cfg.bind_host}:{port}"
-        if cfg.unix_sockets and self.layout.upstream(self.me):
+        if cfg.unix_sockets and self.layout.data_upstream(self.me):
             try:
                 self.local = LocalServer(max_message=cfg.max_message)
             except OSError as e:
@@ -126,7 +129,7 @@ class DataPort:
             self._warn.warning("refused a connection to the data port: %s", reason, kind=reason)
         for fd in self.monitor.disconnected():
             peer = self._fds.pop(fd, None)
-            if peer is not None and peer not in finished:
+            if peer is not None and peer not in finished and peer in self._coordinated:
                 self.down.setdefault(peer, now)
 
     def watch(self, links: dict[int, DataLink]) -> None:
@@ -195,7 +198,7 @@ def connect_downstream(cfg: FederateConfig, layout: Layout, me: int, session: by
     here), else TCP."""
     links: dict[int, DataLink] = {}
     elastic = {f for g in layout.elastic for f in g.slots}
-    for d in (layout.downstream(me) if only is None else only):
+    for d in (sorted(layout.data_downstream(me)) if only is None else only):
         if d not in peers and d in elastic:
             # an elastic slot whose process is not connected: its CHANGE or PEER will say where
             # it is (what is sent meanwhile waits: a replayed join's tag may come first)

@@ -43,7 +43,7 @@ class Sender(Protocol):
 
 class Outbound:
     def __init__(self, clients: Mapping[int, Sender], downstream: Sequence[int], names: Sequence[str], clock: Clock, *,
-                 shm_bytes: int, shm_min: int, before_wait: Callable[[], None]) -> None:
+                 shm_bytes: int, shm_min: int, before_wait: Callable[[], None], data_only: Sequence[int] = ()) -> None:
         self._clients = clients  # filled in when the federation starts
         self._names = names
         self._clock = clock
@@ -52,8 +52,11 @@ class Outbound:
         # Before waiting for a receiver to free ring space: it may need this federate's
         # held-back report (and what is batched for it) to process, and so free, what it holds.
         self._before_wait = before_wait
-        self._batch: dict[int, list[list[Any]]] = {d: [] for d in downstream}
-        self._payloads: dict[int, list[Any]] = {d: [] for d in downstream}
+        # (``data_only``: peers linked only physically: values, never promises or marks)
+        self._batch: dict[int, list[list[Any]]] = {d: [] for d in [*downstream, *data_only]}
+        self._payloads: dict[int, list[Any]] = {d: [] for d in self._batch}
+        self._coordinated = list(downstream)  # the peers post_all reaches
+        self._data_only = [d for d in data_only if d not in self._coordinated]
         self._posted = False  # something posted since the last flush
         self.colocated: set[int] = set()  # peers on this host
         self.ring_token: Callable[[int], bytes] = lambda d: b""  # the ring's token for peer d
@@ -76,7 +79,13 @@ class Outbound:
             self._payloads[d].extend(payload)
 
     def post_all(self, item: list[Any]) -> None:
-        for d in self._batch:
+        for d in self._coordinated:
+            self.post(d, item)
+
+    def post_data_only(self, item: list[Any]) -> None:
+        """To the peers linked only physically: this federate's last Mark (its end), so that
+        one waiting for its arrivals stops waiting."""
+        for d in self._data_only:
             self.post(d, item)
 
     def holds_payloads(self) -> bool:

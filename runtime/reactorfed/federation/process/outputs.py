@@ -23,7 +23,7 @@ from ..coordination.federate_core import FederateCore
 from ..coordination.layout import Layout, Link, link_delay
 from ..errors import SendError
 from ..wire import protocol as P
-from ..wire.codec import CodecError, encode
+from ..wire.codec import CodecError, encode, encode_custom
 from .federate_config import FederateConfig
 from .outbound import Outbound
 
@@ -34,11 +34,12 @@ _HEADER_ROOM = 64 << 10
 
 
 class _Out:
-    __slots__ = ("delay", "last", "link", "slot")
+    __slots__ = ("delay", "last", "link", "serializer", "slot")
 
-    def __init__(self, link: Link, slot: Slot) -> None:
+    def __init__(self, link: Link, slot: Slot, serializer: Any = None) -> None:
         self.link = link
         self.slot = slot
+        self.serializer = serializer  # the connection's own (None: by the value's type)
         self.delay = link_delay(link.delay)
         #: the tag of the last message sent on the link (see Outputs.send_at_tag_end)
         self.last: TagT = (NEVER, 0)
@@ -68,6 +69,7 @@ class Outputs:
         self._max_value = cfg.max_message - _HEADER_ROOM if cfg.max_message > 0 else 1 << 62
         self._outs: list[_Out] = []  # links to peers outside zero-delay cycles: sent at the end of a tag
         self._cyclic_outs: dict[int, _Out] = {}  # link id -> a link on a zero-delay cycle (see send_cyclic)
+        self._physical_outs: list[_Out] = []  # physical links (LF's ~>): sent at the end of a tag, uncounted
         self.messages_sent = 0
         self.bytes_sent = 0
 
@@ -80,18 +82,21 @@ class Outputs:
         cyclic: list[tuple[int, int]] = []
         for lk in layout.links:
             if lk.src == me:
-                out = _Out(lk, program.slot_of(part.links[lk.id].src))
+                out = _Out(lk, program.slot_of(part.links[lk.id].src), part.links[lk.id].serializer)
                 if layout.cyclic(lk):
                     self._cyclic_outs[lk.id] = out
                     cyclic.append((writers.get(out.slot, -1) + 1, lk.id))
                 else:
                     self._outs.append(out)
+        for lk in layout.physical:
+            if lk.src == me:
+                self._physical_outs.append(_Out(lk, program.slot_of(part.links[lk.id].src), part.links[lk.id].serializer))
         return cyclic
 
     @property
     def at_tag_end(self) -> bool:
         """Some links send at the end of a tag (:meth:`send_at_tag_end` is needed)."""
-        return bool(self._outs)
+        return bool(self._outs or self._physical_outs)
 
     def send_at_tag_end(self, tag: TagT, _set: list[Slot]) -> None:
         """The scheduler's tag hook: send what the links outside cycles carry at ``tag``."""
@@ -110,6 +115,17 @@ class Outputs:
                     sent = succ(last)
                 out.last = sent
                 self._send(out, sent, out.slot.value)
+        if self._physical_outs:
+            self._send_physical(tag, None)
+
+    def _send_physical(self, tag: TagT, present: Any) -> None:
+        """The physical links' values at ``tag`` (``present``: with elastic banks, whether
+        the receiver is present at ``tag``). The tag travels for the record only: the
+        receiver stamps the value with its own clock at arrival. Not counted in the
+        reports: no grant waits for a physical link."""
+        for out in self._physical_outs:
+            if out.slot.present and (present is None or present(out.link.dst, tag)):
+                self._send(out, tag, out.slot.value, counted=False)
 
     def send_present(self, tag: TagT, _set: list[Slot]) -> None:
         """:meth:`send_at_tag_end` in a federation with elastic banks: to the peers present
@@ -124,6 +140,8 @@ class Outputs:
                     sent = succ(out.last)  # (a burst: see send_at_tag_end)
                 out.last = sent
                 self._send(out, sent, out.slot.value)
+        if self._physical_outs:
+            self._send_physical(tag, send_to)
 
     def send_cyclic(self, tag: TagT, due: list[int]) -> None:
         """Send the links on zero-delay cycles that ``due`` names, at ``tag``: the value or
@@ -138,9 +156,12 @@ class Outputs:
         if cyclic:
             self._out.flush()  # peers in the cycle wait for these within this tag
 
-    def _send(self, out: _Out, tag: TagT, value: Any) -> None:
+    def _send(self, out: _Out, tag: TagT, value: Any, counted: bool = True) -> None:
         try:
-            codec, meta, frames = encode(value, self._trusted_pickle)
+            if out.serializer is None:
+                codec, meta, frames = encode(value, self._trusted_pickle)
+            else:
+                codec, meta, frames = encode_custom(out.serializer, value)
         except CodecError as e:
             raise SendError(f"{out.link.src_port} -> {out.link.dst_port}: {e}") from e
         size = memoryview(frames[0]).nbytes if len(frames) == 1 else sum(memoryview(f).nbytes for f in frames)
@@ -154,6 +175,7 @@ class Outputs:
             tracer, names = self.trace
             tracer.record(SEND, tag, out.link.id, names[out.link.dst], size)
         self._out.post_value(out.link.dst, out.link.id, tag, codec, meta, frames, size)
-        self._core.reports.sent_message(out.link.dst, tag)
+        if counted:
+            self._core.reports.sent_message(out.link.dst, tag)
         self.messages_sent += 1
         self.bytes_sent += size

@@ -8,6 +8,8 @@
 * anything else needs ``trusted_pickle=True`` on both sides: pickle runs code while
   loading, so only turn it on where every federate is trusted. Without it, such a value
   is refused when sent, and a pickled payload is refused when received.
+* a connection with its own serializer (``connect(..., serializer=...)``,
+  :mod:`reactorfed.model.serializer`) sends its bytes whatever the value (CUSTOM).
 """
 
 from __future__ import annotations
@@ -19,12 +21,14 @@ from typing import Any
 import msgpack
 import numpy as np
 
-__all__ = ["CodecError", "decode", "encode", "flat_array"]
+__all__ = ["CUSTOM", "CodecError", "decode", "decode_custom", "encode", "encode_custom", "flat_array"]
 
 MSGPACK = 0
 NUMPY = 1
 PICKLE = 2
 TORCH = 3
+#: the bytes of a connection's own serializer
+CUSTOM = 4
 
 _SCALARS = frozenset({int, float, bool, str, bytes, type(None)})
 
@@ -60,6 +64,25 @@ def encode(value: Any, trusted_pickle: bool = False) -> tuple[int, Any, list[Any
                 "(send numpy arrays, tensors or plain data, or opt in with trusted_pickle for trusted federations)"
             ) from e
         return PICKLE, None, [pickle.dumps(value, protocol=5)]
+
+
+def encode_custom(serializer: Any, value: Any) -> tuple[int, Any, list[Any]]:
+    """(codec, meta, frames) of ``value`` through a connection's own serializer."""
+    try:
+        data = serializer.serialize(value)
+    except Exception as e:
+        raise CodecError(f"its serializer failed on a {type(value).__name__}: {e!r}") from e
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise CodecError(f"its serializer returned a {type(data).__name__}, not bytes")
+    return CUSTOM, None, [bytes(data)]
+
+
+def decode_custom(serializer: Any, frame: Any) -> Any:
+    """Inverse of :func:`encode_custom`."""
+    try:
+        return serializer.deserialize(bytes(frame))
+    except Exception as e:
+        raise CodecError(f"its serializer failed to deserialize {memoryview(frame).nbytes} bytes: {e!r}") from e
 
 
 def decode(codec: int, meta: Any, frames: list[Any], trusted_pickle: bool = False) -> Any:
