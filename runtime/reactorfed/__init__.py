@@ -6,6 +6,7 @@ from .execution.scheduler import ReactionFailed
 from .model.action import ActionHandle, ActionReader, LogicalAction, PhysicalAction, Policy
 from .model.bank import Bank, bank, each
 from .model.elastic import Elastic, ElasticBank, MemberChange, elastic_bank, members
+from .model.maxwait import maxwait
 from .model.mode import Mode, ResetState, history, reset
 from .model.port import Input, MultiReader, MultiWriter, Output, PortReader, PortWriter
 from .model.reaction import reaction
@@ -71,6 +72,7 @@ __all__ = [
     "format_duration",
     "history",
     "hours",
+    "maxwait",
     "members",
     "minutes",
     "ms",

@@ -323,7 +323,7 @@ def _partition(main: Reactor, federate: str, channels: list[Port[Any]], wires: d
                     f"{main.fqn}: the physical connection {up.fqn} ~> {ch.fqn} joins two federates; "
                     "physical connections are supported within one process or federate only"
                 )
-            part.links.append(NetLink(len(part.links), up, ch, w.delay, src_fed, dst_fed))
+            part.links.append(NetLink(len(part.links), up, ch, w.delay, src_fed, dst_fed, w.absent_after))
     return part
 
 

@@ -22,9 +22,10 @@ __all__ = ["NetLink", "Partition"]
 class NetLink:
     """A connection between two federates: carried over the network."""
 
-    __slots__ = ("delay", "dst", "dst_fed", "id", "src", "src_fed")
+    __slots__ = ("absent_after", "delay", "dst", "dst_fed", "id", "src", "src_fed")
 
-    def __init__(self, id: int, src: Port[Any], dst: Port[Any], delay: int | None, src_fed: str, dst_fed: str) -> None:
+    def __init__(self, id: int, src: Port[Any], dst: Port[Any], delay: int | None, src_fed: str, dst_fed: str,
+                 absent_after: int = 0) -> None:
         self.id = id
         self.src = src
         self.dst = dst
@@ -32,6 +33,8 @@ class NetLink:
         self.delay = delay
         self.src_fed = src_fed
         self.dst_fed = dst_fed
+        #: LF's ``@absent_after`` (ns): decentralized coordination's wait for it, after maxwait
+        self.absent_after = absent_after
 
     def __repr__(self) -> str:
         after = "" if self.delay is None else f" after {self.delay} ns"

@@ -31,6 +31,8 @@ class Wire(NamedTuple):
     physical: bool
     #: the mode of its reactor the connection was made in (None: none)
     mode: ModeElement | None = None
+    #: LF's ``@absent_after`` (ns; decentralized coordination between federates)
+    absent_after: int = 0
 
 
 class Program:

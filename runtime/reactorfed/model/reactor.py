@@ -58,13 +58,15 @@ class Connection:
     """A connection as written in a reactor's ``__init__``; checked at assembly."""
 
     def __init__(self, owner: Reactor, src: Any, dst: Any, after: int | None, broadcast: bool,
-                 physical: bool = False) -> None:
+                 physical: bool = False, absent_after: int = 0) -> None:
         self.owner = owner
         self.src = src
         self.dst = dst
         self.after = after
         self.broadcast = broadcast
         self.physical = physical
+        #: LF's ``@absent_after``: see Reactor.connect
+        self.absent_after = absent_after
         #: the mode of ``owner`` whose ``with`` block made it (None: none)
         self.mode = open_mode_of(owner)
 
@@ -213,7 +215,7 @@ class Reactor(metaclass=_ReactorMeta):
         return [self.__dict__[a] for a in self._decl_timers]
 
     def connect(self, src: Any, dst: Any, *, after: int | None = None, broadcast: bool = False,
-                physical: bool = False) -> None:
+                physical: bool = False, absent_after: int = 0) -> None:
         """Connect ``src`` to ``dst``: ports, multiports, a bank's ports (``bank.out``) or
         lists of them, flattened into channels and joined pairwise.
 
@@ -227,10 +229,16 @@ class Reactor(metaclass=_ReactorMeta):
         None), microstep 0, and never at or before the sender's tag (then its next
         microstep). Like a delay, it breaks a cycle. Within one process or one federate
         only: between federates it is refused at assembly.
+
+        ``absent_after`` (ns; LF's ``@absent_after``) matters between federates under
+        decentralized coordination only: once physical time passes a tag's time + the
+        receiving federate's maxwait + this, a message on this connection that has not
+        arrived is taken to be absent at that tag (one that comes later is tardy).
         """
         if after is not None:
             check_duration(after, f"{self.fqn}: connection delay")
-        self._connections.append(Connection(self, src, dst, after, broadcast, physical))
+        check_duration(absent_after, f"{self.fqn}: absent_after")
+        self._connections.append(Connection(self, src, dst, after, broadcast, physical, absent_after))
 
     # -- logical time, for use inside reactions ---------------------------------------
     def tag(self) -> Tag:
@@ -276,6 +284,19 @@ class Reactor(metaclass=_ReactorMeta):
         from ..execution.deadlines import update_deadline
 
         update_deadline(running_scheduler(self), self, deadline)
+
+    def fed_maxwait(self) -> int:
+        """This federate's maxwait (ns; FOREVER: none), under decentralized coordination:
+        LF's ``lf.get_fed_maxwait()`` (see :mod:`reactorfed.model.maxwait`)."""
+        from .maxwait import running_maxwait
+
+        return running_maxwait(running_scheduler(self), self.fqn).maxwait
+
+    def set_fed_maxwait(self, d: int) -> None:
+        """Change this federate's maxwait from now on: LF's ``lf.set_fed_maxwait(d)``."""
+        from .maxwait import running_maxwait
+
+        running_maxwait(running_scheduler(self), self.fqn).set(check_duration(d, f"{self.fqn}: maxwait"))
 
     def request_stop(self) -> None:
         """Stop at the next microstep: shutdown reactions run there, later events are dropped."""

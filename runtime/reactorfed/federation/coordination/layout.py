@@ -13,8 +13,9 @@ from dataclasses import dataclass, field
 from ...assembly.partition import Partition
 from ...errors import ValidationError
 from ...model.elastic import ElasticBank, elastic_width
+from ...model.maxwait import maxwait_of
 from ...model.reactor import Reactor
-from ...time.tag import TagT, add_delay
+from ...time.tag import FOREVER, TagT, add_delay
 from ..wire.protocol import PROTOCOL_VERSION
 
 __all__ = ["Delay", "ElasticGroup", "Layout", "Link", "add_delay", "compose"]
@@ -42,6 +43,8 @@ class Link:
     delay: int | None
     src_port: str
     dst_port: str
+    #: LF's ``@absent_after`` (ns): see :mod:`.federate_maxwait`
+    absent_after: int = 0
 
 
 @dataclass(frozen=True)
@@ -66,6 +69,8 @@ class Layout:
     digest: str = ""
     #: the elastic banks; every other federate is present from start to end
     elastic: list[ElasticGroup] = field(default_factory=list)
+    #: each federate's declared maxwait (ns; FOREVER: none declared), by index
+    maxwait: list[int] = field(default_factory=list)
     _elastic_of: dict[int, ElasticGroup] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @classmethod
@@ -73,10 +78,12 @@ class Layout:
         """The layout of a program's partition (``assemble(main, federate).partition``)."""
         index = {n: i for i, n in enumerate(part.federates)}
         links = [
-            Link(lk.id, index[lk.src_fed], index[lk.dst_fed], lk.delay, lk.src.fqn, lk.dst.fqn)
+            Link(lk.id, index[lk.src_fed], index[lk.dst_fed], lk.delay, lk.src.fqn, lk.dst.fqn, lk.absent_after)
             for lk in part.links
         ]
-        lay = cls(list(part.federates), links, elastic=_elastic_groups(part.main, index))
+        by_name = {c.name: c for c in part.main.children}
+        lay = cls(list(part.federates), links, elastic=_elastic_groups(part.main, index),
+                  maxwait=[maxwait_of(by_name[n]) for n in part.federates])
         lay._closure()
         classes = [type(c).__qualname__ for c in part.main.children]
         shape: dict[str, object] = {"v": PROTOCOL_VERSION, "federates": lay.names, "classes": classes,
@@ -84,6 +91,9 @@ class Layout:
         if lay.elastic:  # (only then: the digests of other programs stay as they were)
             # min and max, not the initial width: one program, one digest, whatever the width
             shape["elastic"] = [[g.name, g.min, g.max] for g in lay.elastic]
+        if any(lk.absent_after for lk in links) or any(w != FOREVER for w in lay.maxwait):
+            # (only then, as above) what decentralized coordination waits for
+            shape["maxwait"] = [lay.maxwait, [lk.absent_after for lk in links]]
         desc = json.dumps(shape, sort_keys=True)
         lay.digest = hashlib.sha256(desc.encode()).hexdigest()[:32]
         return lay

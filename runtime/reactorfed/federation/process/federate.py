@@ -114,6 +114,12 @@ class FederateCoordinator:
             assert self._sched is not None
             self._members.begin(self._sched, joined.start, joined.absent, joined.join)
         self.core.begin(joined.start)
+        if joined.decentralized:
+            assert self._sched is not None
+            self.core.decentralize()
+            self._inbound.decentralized = True
+            self._sched.enable_tardy()
+            self._sched.fed_maxwait = self.core.maxwait
         self._inbound.begin(self.session)
         self._out.ring_token = lambda d: self._ring_token(self.me, d)
         self._links.connect(endpoint, self.session, joined.peers, port)
@@ -166,6 +172,7 @@ class FederateCoordinator:
                 readers = program.readers_of(part.links[lk.id].dst)  # (sources too)
                 if readers:
                     cyclic_ins.append((min(rx.level for rx in readers), lk.id))
+                    self._inbound.read_level[lk.id] = cyclic_ins[-1][0]
         self.core.fast = sched.fast
         sched.checkpoints = self.core.checkpoints(cyclic_outs, cyclic_ins)
         if outputs.at_tag_end:
@@ -213,9 +220,11 @@ class FederateCoordinator:
             return  # a full grant: every input of this tag is already here
         inb = self._inbound
         inb.mid_tag = True
+        inb.mid_level = level
+        mw = core.maxwait
         try:
-            while not core.inputs_ready(tag, level):
-                self._pump(sched, 100, self.clock.now())
+            while not core.inputs_ready(tag, level, now := self.clock.now()):
+                self._pump(sched, 100 if mw is None else mw.wait_ms(tag, now), now)
         finally:
             inb.mid_tag = False
 

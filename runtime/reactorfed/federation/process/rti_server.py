@@ -12,6 +12,7 @@ import time
 from collections.abc import Iterator
 from typing import Any, NoReturn
 
+from ...errors import ValidationError
 from ...execution.tracing import Tracer
 from ...observe.progress import ProgressHistory, ProgressReport
 from ...time.clock import Clock
@@ -61,6 +62,10 @@ class RtiServer:
         self.admission = Admission(layout, cfg.federation_id, cfg.secret)
         #: what the RTI sends besides the handshake's answers: grants, RELEASE, stop agreements
         self._out = RtiGrants(self.core, layout, self.admission)
+        self._out.decentralized = cfg.coordination == "decentralized"
+        if self._out.decentralized and layout.elastic:
+            raise ValidationError("elastic banks join and leave at tags the RTI agrees on: they need centralized "
+                                  f"coordination (this program has {', '.join(g.name for g in layout.elastic)})")
         self._dirty = self._out.dirty  # (its set: every report adds to it)
         self._final: dict[int, tuple[int, int]] = {}  # the tag each federate resigned at
         #: when each federate's program last said something (physical time)
@@ -338,7 +343,8 @@ class RtiServer:
         assert self._server is not None
         members = self.members
         for f, peer in self.admission.control_of.items():
-            start_msg = P.Start(start, self.admission.endpoints, self.session, f) if members is None else members.start_of(f)
+            start_msg = (P.Start(start, self.admission.endpoints, self.session, f, decentralized=self._out.decentralized)
+                         if members is None else members.start_of(f))
             self._server.send(peer, [start_msg.pack()])
         log.info("all %d federates joined; the federation starts", len(self.admission.control_of))
         if members is not None:
