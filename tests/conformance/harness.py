@@ -117,7 +117,7 @@ def run_federated(factory: Callable[[], Reactor], *, timeout: int | None = None,
     fed.start_all(fast=fast, timeout=timeout, trusted_pickle=trusted_pickle)
     fed.wait(wait_s)
     if fed.rti_error is not None:
-        raise AssertionError(f"the RTI failed: {fed.rti_error!r}") from fed.rti_error
+        raise AssertionError(f"the RTI failed: {fed.rti_error!r}; federates: {fed.errors!r}") from fed.rti_error
     if fed.errors:
         name, err = next(iter(fed.errors.items()))
         raise AssertionError(f"federate {name} failed: {err!r}") from err

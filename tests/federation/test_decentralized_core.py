@@ -96,3 +96,15 @@ def test_passed_is_exactly_the_physical_time_rule(mw: int, aa: int, t: int, now:
     assert w.passed((t, 0), now) == (now >= t + mw + aa)
     assert w.passed((t, 3), now, 0) == (now >= t + mw + aa)
     assert not MaxWait(replace(layout, maxwait=[FOREVER, FOREVER]), 1, fast=True).passed((t, 0), now)
+
+
+def test_a_delayed_link_grants_the_tags_before_its_delay_from_the_start() -> None:
+    # No RTI grant comes: before any promise, the upstream may send at the start tag, so
+    # everything before start + 100 ms is already safe here (a cycle through this link
+    # would otherwise wait for ever at the start).
+    layout = lay(2, (0, 1, 100 * MS))
+    c = FederateCore(layout, 1)
+    c.begin(START)
+    c.decentralize()
+    assert c.acquire(at(0), (FOREVER, 0), START) == at(0)
+    assert c.acquire(at(100 * MS), (FOREVER, 0), START) is WAIT

@@ -244,11 +244,12 @@ class Scheduler:
 
     def post_tardy(self, slot: Slot, value: Any, intended: TagT) -> TagT | None:
         """A message for ``slot`` meant for ``intended`` arrived after that tag was
-        processed (or began): post it at the next microstep after the current tag that
-        ``slot`` has no event at (reactor-c's handle_tagged_message). Returns that tag;
-        None when it is past the stop tag (the message is dropped)."""
+        processed (or began), or finds ``slot`` taken at ``intended`` by an earlier tardy
+        one: post it at the first microstep after both the current tag and ``intended``
+        that ``slot`` has no event at (reactor-c's handle_tagged_message). Returns that
+        tag; None when it is past the stop tag (the message is dropped)."""
         tardy = self.enable_tardy()
-        tag = succ(self.current_tag)
+        tag = succ(max(self.current_tag, intended))
         while tag <= self.stop_tag:
             if self.queue.post_exact(tag, slot, value):
                 tardy.post(tag, slot, intended)
@@ -388,7 +389,7 @@ class Scheduler:
         # unread (ActionReader gates on presence) until its next event replaces it.
         setl.clear()
         if tardy is not None:
-            tardy.end()
+            tardy.end(tag)
         if self.coordinator is not None:
             self.coordinator.completed(self, tag, eq[0] if (eq := self._eq) else None)
 

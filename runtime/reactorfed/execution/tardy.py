@@ -46,6 +46,8 @@ class Tardiness:
         self.violations = 0
         #: of which, without a handler (their bodies ran, with a warning)
         self.unhandled = 0
+        #: (tag, slot) -> the physical time its message arrived (``port.physical_time_of_arrival``)
+        self.arrivals: dict[tuple[TagT, Slot], int] = {}
 
     def install(self, program: Program) -> None:
         """Wrap every reaction triggered by a port in the tardy check."""
@@ -64,11 +66,19 @@ class Tardiness:
         for slot, intended in self.due.pop(tag, ()):
             self._mark(slot, intended)
 
-    def end(self) -> None:
-        """The tag is over: every value is on time again."""
+    def arrived(self, tag: TagT, slot: Slot, t: int) -> None:
+        """The message for ``slot`` at ``tag`` arrived at physical time ``t``."""
+        self.arrivals[(tag, slot)] = t
+
+    def end(self, tag: TagT) -> None:
+        """Tag ``tag`` is over: every value is on time again."""
         for slot in self._marked:
             slot.intended = None
         self._marked.clear()
+        arrivals = self.arrivals
+        if arrivals:
+            for key in [k for k in arrivals if k[0] <= tag]:
+                del arrivals[key]
 
     def _mark(self, slot: Slot, intended: TagT) -> None:
         if slot.intended is None:

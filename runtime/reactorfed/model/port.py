@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
 from ..errors import UndeclaredAccessError, ValidationError
-from ..time.tag import Tag
+from ..time.tag import NEVER, Tag
 from .attachment import running_scheduler
 from .trigger import Slot, undeclared
 
@@ -206,6 +206,16 @@ class PortReader(Generic[T]):
         after this federate had passed that tag, and is processed later)."""
         it = self._slot.intended
         return Tag(*it) if it is not None else Tag(*running_scheduler(self.port.reactor).current_tag)
+
+    @property
+    def physical_time_of_arrival(self) -> int:
+        """When the message at this tag arrived from another federate (physical time, ns;
+        LF's ``port.physical_time_of_arrival``), under decentralized coordination; NEVER
+        for a value that did not come over the network."""
+        sched = running_scheduler(self.port.reactor)
+        tardy = sched.tardy
+        t = tardy.arrivals.get((sched.current_tag, self._slot)) if tardy is not None else None
+        return t if t is not None else NEVER
 
     def __repr__(self) -> str:
         return f"<reader {self.port.fqn}>"

@@ -133,6 +133,8 @@ class FederateCore:
         promises, or once maxwait has passed (see :mod:`.federate_maxwait`)."""
         self.maxwait = MaxWait(self._layout, self.me, fast=self.fast)
         self.reports.decentralized = True
+        if self.has_upstream:  # (no RTI grant will come: what the start bound allows already)
+            self.grant_from_promises()
 
     def begin(self, start: int) -> None:
         """The federation started at ``start``: before its first promise, a peer might send

@@ -274,6 +274,9 @@ class Inbound:
             self.tracer.record(RECV, tag, lk.id, self._names[sender], getattr(value, "nbytes", 0))
         cur = sched.current_tag
         slot = self._in[lk.id]
+        if self.decentralized:
+            self._decentralized(sched, sender, lk, slot, tag, value)
+            return
         if tag > cur:
             if not sched.post_remote(tag, slot, value):
                 # Senders pile a burst up themselves (one tag per message on a link), so
@@ -282,19 +285,36 @@ class Inbound:
                     f"two messages for {lk.dst_port} at {tag} from {self._names[sender]}: a link "
                     "carries one message per tag; refusing to drop either"
                 )
-        elif tag == cur and self.mid_tag and (not self.decentralized or self.read_level.get(lk.id, -1) >= self.mid_level):
+        elif tag == cur and self.mid_tag:
             sched.fire_now(slot, value)
         elif lk.id in self._unread:
             return  # for a tag done, to an input nobody reads: counted, nothing to deliver
-        elif self.decentralized:
-            self._tardy(sched, sender, lk, slot, tag, value)
         else:
             raise FederationError(
                 f"a message for {lk.dst_port} at {tag} from {self._names[sender]} arrived after that tag "
                 f"was processed (now {cur}): the coordination was violated"
             )
 
-    def _tardy(self, sched: Scheduler, sender: int, lk: Any, slot: Slot, tag: TagT, value: Any) -> None:
+    def _decentralized(self, sched: Scheduler, sender: int, lk: Any, slot: Slot, tag: TagT, value: Any) -> None:
+        """Decentralized coordination: a value on time is posted at its tag (or set now,
+        mid-tag, if its readers have not run); a tardy one at a later tag. Its physical
+        time of arrival is kept for the readers."""
+        cur = sched.current_tag
+        tardy = sched.tardy
+        assert tardy is not None
+        if tag > cur and sched.post_remote(tag, slot, value):
+            at: TagT | None = tag
+        elif tag == cur and self.mid_tag and self.read_level.get(lk.id, -1) >= self.mid_level:
+            sched.fire_now(slot, value)
+            at = tag
+        elif lk.id in self._unread:
+            return
+        else:  # late, or its place taken by an earlier tardy message: after it
+            at = self._tardy(sched, sender, lk, slot, tag, value)
+        if at is not None:
+            tardy.arrived(at, slot, sched.clock.now())
+
+    def _tardy(self, sched: Scheduler, sender: int, lk: Any, slot: Slot, tag: TagT, value: Any) -> TagT | None:
         """Decentralized coordination: a message for ``tag``, which this federate has
         passed, is processed at a later tag with ``tag`` as its intended tag (see
         :mod:`...execution.tardy`); after the stop tag it is dropped, as in reactor-c."""
@@ -307,6 +327,7 @@ class Inbound:
         else:
             log.info("a tardy message for %s meant for %s from %s is processed at %s", lk.dst_port, tag,
                      self._names[sender], at)
+        return at
 
     def _on_shm_open(self, sender: int, name: str) -> None:
         if sender in self._shm_in:
