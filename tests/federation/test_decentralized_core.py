@@ -108,3 +108,23 @@ def test_a_delayed_link_grants_the_tags_before_its_delay_from_the_start() -> Non
     c.decentralize()
     assert c.acquire(at(0), (FOREVER, 0), START) == at(0)
     assert c.acquire(at(100 * MS), (FOREVER, 0), START) is WAIT
+
+
+def test_a_zero_delay_cycle_without_a_finite_maxwait_is_refused_not_left_to_hang() -> None:
+    import pytest
+
+    from reactorfed.errors import ValidationError
+
+    cyc = lay(2, (0, 1, None), (1, 0, None))
+    cyc.maxwait = [0, FOREVER]
+    c = FederateCore(cyc, 0)
+    c.begin(START)
+    with pytest.raises(ValidationError, match="f1 has no maxwait"):
+        c.decentralize()
+    cyc.maxwait = [0, 5 * MS]
+    c.decentralize()  # finite everywhere: fine
+    delayed = lay(2, (0, 1, None), (1, 0, 0))  # a microstep on the cycle: promises go round
+    delayed.maxwait = [FOREVER, FOREVER]
+    d = FederateCore(delayed, 0)
+    d.begin(START)
+    d.decentralize()

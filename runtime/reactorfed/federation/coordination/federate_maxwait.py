@@ -20,10 +20,26 @@ coordination that wait also ends at the tag's time + maxwait + that link's absen
 
 from __future__ import annotations
 
+from ...errors import ValidationError
 from ...time.tag import FOREVER, TagT
 from .layout import Layout
 
-__all__ = ["MaxWait"]
+__all__ = ["MaxWait", "check_decentralized"]
+
+
+def check_decentralized(layout: Layout) -> None:
+    """Refuse what decentralized coordination cannot run without hanging: a zero-delay
+    cycle between federates of which one waits for ever (maxwait forever, the default).
+    Promises cannot go round a cycle without delay (the RTI's provisional grants do that
+    under centralized coordination); a finite maxwait, or a delay on the cycle, can."""
+    for f, scc in enumerate(layout.scc):
+        if len(scc) > 1 and (not layout.maxwait or layout.maxwait[f] >= FOREVER):
+            names = ", ".join(layout.names[g] for g in sorted(scc))
+            raise ValidationError(
+                f"decentralized coordination: federates {names} form a cycle of connections without delay, "
+                f"and {layout.names[f]} has no maxwait (forever): it would wait for ever for the others' word. "
+                "Give it a finite maxwait (maxwait(federate, d), LF's @maxwait), put a delay on the cycle, "
+                "or run it centralized")
 
 
 def _plus(t: int, d: int) -> int:

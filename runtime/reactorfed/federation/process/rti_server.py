@@ -17,6 +17,7 @@ from ...execution.tracing import Tracer
 from ...observe.progress import ProgressHistory, ProgressReport
 from ...time.clock import Clock
 from ..coordination.admission import Admission, Departures, PeerKind
+from ..coordination.federate_maxwait import check_decentralized
 from ..coordination.layout import Layout
 from ..coordination.rti_core import RtiCore
 from ..errors import FederationError
@@ -63,6 +64,8 @@ class RtiServer:
         #: what the RTI sends besides the handshake's answers: grants, RELEASE, stop agreements
         self._out = RtiGrants(self.core, layout, self.admission)
         self._out.decentralized = cfg.coordination == "decentralized"
+        if self._out.decentralized:
+            check_decentralized(layout)
         if self._out.decentralized and layout.elastic:
             raise ValidationError("elastic banks join and leave at tags the RTI agrees on: they need centralized "
                                   f"coordination (this program has {', '.join(g.name for g in layout.elastic)})")
