@@ -32,7 +32,7 @@ def decentral(maxwait: int = FOREVER, absent_after: int = 0, *, fast: bool = Fal
     layout.maxwait = [FOREVER, maxwait]
     c = FederateCore(layout, 1, fast=fast)
     c.begin(START)
-    c.decentralize()
+    c.decentralize(layout)
     return c
 
 
@@ -72,7 +72,7 @@ def test_a_federate_past_its_upstream_promises_still_promises_the_tag_after_its_
     layout.maxwait = [FOREVER, 0, FOREVER]
     c = FederateCore(layout, 1)
     c.begin(START)
-    c.decentralize()
+    c.decentralize(layout)
     assert c.acquire(at(10 * MS), (FOREVER, 0), START + 10 * MS) == at(10 * MS)
     c.completed(at(10 * MS), at(20 * MS), (FOREVER, 0), START + 200 * MS)
     sent = [m.tag for m in c.outbox if isinstance(m, Promise)]
@@ -105,7 +105,7 @@ def test_a_delayed_link_grants_the_tags_before_its_delay_from_the_start() -> Non
     layout = lay(2, (0, 1, 100 * MS))
     c = FederateCore(layout, 1)
     c.begin(START)
-    c.decentralize()
+    c.decentralize(layout)
     assert c.acquire(at(0), (FOREVER, 0), START) == at(0)
     assert c.acquire(at(100 * MS), (FOREVER, 0), START) is WAIT
 
@@ -120,11 +120,11 @@ def test_a_zero_delay_cycle_without_a_finite_maxwait_is_refused_not_left_to_hang
     c = FederateCore(cyc, 0)
     c.begin(START)
     with pytest.raises(ValidationError, match="f1 has no maxwait"):
-        c.decentralize()
+        c.decentralize(cyc)
     cyc.maxwait = [0, 5 * MS]
-    c.decentralize()  # finite everywhere: fine
+    c.decentralize(cyc)  # finite everywhere: fine
     delayed = lay(2, (0, 1, None), (1, 0, 0))  # a microstep on the cycle: promises go round
     delayed.maxwait = [FOREVER, FOREVER]
     d = FederateCore(delayed, 0)
     d.begin(START)
-    d.decentralize()
+    d.decentralize(delayed)

@@ -56,7 +56,7 @@ from __future__ import annotations
 from ...time.tag import NEVER, TagT, pred
 from ..wire.protocol import StopReply, StopReq
 from .federate_cycles import CycleLinks
-from .federate_maxwait import MaxWait, check_decentralized
+from .federate_maxwait import MaxWait
 from .federate_membership import FederateMembership, Message
 from .federate_promises import PeerPromises
 from .federate_reports import Reports
@@ -124,15 +124,12 @@ class FederateCore:
         #: what this federate reports and promises, and what it sent
         self.reports = Reports(layout, me, self.outbox, self, self.promises, self.stop, self.membership,
                                peer_grants=peer_grants)
-        self._layout = layout
         #: decentralized coordination's maxwait (None: centralized, the RTI grants)
         self.maxwait: MaxWait | None = None
 
-    def decentralize(self) -> None:
-        """The federation is decentralized (the RTI sends no grant): advance on the peers'
-        promises, or once maxwait has passed (see :mod:`.federate_maxwait`)."""
-        check_decentralized(self._layout)
-        self.maxwait = MaxWait(self._layout, self.me, fast=self.fast)
+    def decentralize(self, layout: Layout) -> None:
+        """The federation (``layout``) is decentralized: no RTI grant; see :mod:`.federate_maxwait`."""
+        self.maxwait = MaxWait(layout, self.me, fast=self.fast)
         self.reports.decentralized = True
         if self.has_upstream:  # (no RTI grant will come: what the start bound allows already)
             self.grant_from_promises()

@@ -31,7 +31,11 @@ def check_decentralized(layout: Layout) -> None:
     """Refuse what decentralized coordination cannot run without hanging: a zero-delay
     cycle between federates of which one waits for ever (maxwait forever, the default).
     Promises cannot go round a cycle without delay (the RTI's provisional grants do that
-    under centralized coordination); a finite maxwait, or a delay on the cycle, can."""
+    under centralized coordination); a finite maxwait, or a delay on the cycle, can. And
+    elastic banks, whose members join and leave at tags the RTI agrees on."""
+    if layout.elastic:
+        raise ValidationError("elastic banks join and leave at tags the RTI agrees on: they need centralized "
+                              f"coordination (this program has {', '.join(g.name for g in layout.elastic)})")
     for f, scc in enumerate(layout.scc):
         if len(scc) > 1 and (not layout.maxwait or layout.maxwait[f] >= FOREVER):
             names = ", ".join(layout.names[g] for g in sorted(scc))
@@ -51,6 +55,7 @@ class MaxWait:
     """Federate ``me``'s maxwait and its input links' absent_after (see the module)."""
 
     def __init__(self, layout: Layout, me: int, *, fast: bool) -> None:
+        check_decentralized(layout)
         #: ns past a tag's time (FOREVER: wait for the upstream's word, however long)
         self.maxwait = layout.maxwait[me] if layout.maxwait else FOREVER
         self.fast = fast

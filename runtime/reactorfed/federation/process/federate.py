@@ -116,7 +116,7 @@ class FederateCoordinator:
         self.core.begin(joined.start)
         if joined.decentralized:
             assert self._sched is not None
-            self.core.decentralize()
+            self.core.decentralize(self.layout)
             self._inbound.decentralized = True
             self._sched.enable_tardy()
             self._sched.fed_maxwait = self.core.maxwait

@@ -12,7 +12,6 @@ import time
 from collections.abc import Iterator
 from typing import Any, NoReturn
 
-from ...errors import ValidationError
 from ...execution.tracing import Tracer
 from ...observe.progress import ProgressHistory, ProgressReport
 from ...time.clock import Clock
@@ -63,12 +62,9 @@ class RtiServer:
         self.admission = Admission(layout, cfg.federation_id, cfg.secret)
         #: what the RTI sends besides the handshake's answers: grants, RELEASE, stop agreements
         self._out = RtiGrants(self.core, layout, self.admission)
-        self._out.decentralized = cfg.coordination == "decentralized"
-        if self._out.decentralized:
+        if cfg.coordination == "decentralized":  # (no grant is sent: see RtiGrants)
             check_decentralized(layout)
-        if self._out.decentralized and layout.elastic:
-            raise ValidationError("elastic banks join and leave at tags the RTI agrees on: they need centralized "
-                                  f"coordination (this program has {', '.join(g.name for g in layout.elastic)})")
+            self._out.decentralized = True
         self._dirty = self._out.dirty  # (its set: every report adds to it)
         self._final: dict[int, tuple[int, int]] = {}  # the tag each federate resigned at
         #: when each federate's program last said something (physical time)
