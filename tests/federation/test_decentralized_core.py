@@ -128,3 +128,15 @@ def test_a_zero_delay_cycle_without_a_finite_maxwait_is_refused_not_left_to_hang
     d = FederateCore(delayed, 0)
     d.begin(START)
     d.decentralize(delayed)
+
+
+def test_decentralized_coordination_needs_the_peers_promises() -> None:
+    import pytest
+
+    from reactorfed.errors import ValidationError
+
+    layout = lay(2, (0, 1, None))
+    c = FederateCore(layout, 1, peer_grants=False)
+    c.begin(START)
+    with pytest.raises(ValidationError, match="no-peer-grants"):
+        c.decentralize(layout)

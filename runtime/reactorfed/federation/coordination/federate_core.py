@@ -53,6 +53,7 @@ for that part's work (a report, a promise):
 
 from __future__ import annotations
 
+from ...errors import ValidationError
 from ...time.tag import NEVER, TagT, pred
 from ..wire.protocol import StopReply, StopReq
 from .federate_cycles import CycleLinks
@@ -129,6 +130,8 @@ class FederateCore:
 
     def decentralize(self, layout: Layout) -> None:
         """The federation (``layout``) is decentralized: no RTI grant; see :mod:`.federate_maxwait`."""
+        if not self.peer_grants:  # (nothing else would tell a federate its inputs are complete)
+            raise ValidationError("decentralized coordination advances on the peers' promises: not with --no-peer-grants")
         self.maxwait = MaxWait(layout, self.me, fast=self.fast)
         self.reports.decentralized = True
         if self.has_upstream:  # (no RTI grant will come: what the start bound allows already)
