@@ -191,6 +191,8 @@ def _common_args(fed: Federation, width: int, max_width: int) -> list[str]:
         args += ["--timeout", s.timeout]
     if s.join_timeout is not None:
         args += ["--join-timeout", s.join_timeout]
+    if s.coordination != "centralized":  # (the RTI's choice; a federate's flag agrees)
+        args += ["--coordination", s.coordination]
     if s.observability.otlp_endpoint is not None:
         args += ["--otlp-endpoint", s.observability.otlp_endpoint]
     return args

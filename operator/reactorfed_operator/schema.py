@@ -42,6 +42,7 @@ DEFAULTS: dict[str, Any] = {
     "learner.name": "learner",
     "learner.gpus": 1,
     "coordination.fast": False,
+    "coordination.mode": "centralized",
     "secretRef.key": "secret",
     "checkpoint.mountPath": "/checkpoints",
     "observability.trace.mountPath": "/traces",
@@ -184,6 +185,11 @@ def _rest() -> dict[str, Any]:
                                            "whose pods take long to be scheduled or to start."},
             "fast": _d("coordination.fast", type="boolean",
                        description="Run as fast as possible instead of tracking physical time."),
+            "mode": _d("coordination.mode", type="string", enum=["centralized", "decentralized"],
+                       description="centralized: the RTI grants tags; decentralized (Lingua Franca's "
+                                   "coordination: decentralized): no grant, each federate advances on its "
+                                   "upstream peers' word or once its maxwait has passed (the runtime's "
+                                   "--coordination)."),
         }},
         "secretRef": {
             "type": "object",

@@ -108,6 +108,8 @@ class FederationSpec:
     timeout: str | None = None
     join_timeout: str | None = None
     fast: bool = DEFAULTS["coordination.fast"]
+    #: "centralized" or "decentralized" (spec.coordination.mode: the runtime's --coordination)
+    coordination: str = DEFAULTS["coordination.mode"]
     secret_name: str | None = None
     secret_key: str = DEFAULTS["secretRef.key"]
     checkpoint: CheckpointSpec | None = None
@@ -324,6 +326,9 @@ def parse_spec(spec: Mapping[str, Any]) -> FederationSpec:
     fast = coord.get("fast", D["coordination.fast"])
     if not isinstance(fast, bool):
         raise SpecError("spec.coordination.fast", f"must be a boolean, got {fast!r}")
+    mode = coord.get("mode", D["coordination.mode"])
+    if mode not in ("centralized", "decentralized"):
+        raise SpecError("spec.coordination.mode", f"must be 'centralized' or 'decentralized', got {mode!r}")
     secret_name = _str(secret.get("name"), "spec.secretRef.name")
     if secret and not secret_name:
         raise SpecError("spec.secretRef.name", "is required")
@@ -347,6 +352,7 @@ def parse_spec(spec: Mapping[str, Any]) -> FederationSpec:
         timeout=timeout,
         join_timeout=join_timeout,
         fast=fast,
+        coordination=mode,
         secret_name=secret_name,
         secret_key=_str(secret.get("key"), "spec.secretRef.key", D["secretRef.key"]) or D["secretRef.key"],
         checkpoint=_checkpoint(_obj(spec.get("checkpoint"), "spec.checkpoint")),

@@ -14,6 +14,7 @@ from .model.elastic import (
     tag_start_effective,
     transient,
 )
+from .model.maxwait import maxwait
 from .model.mode import Mode, ResetState, history, reset
 from .model.port import Input, MultiReader, MultiWriter, Output, PortReader, PortWriter
 from .model.reaction import reaction
@@ -81,6 +82,7 @@ __all__ = [
     "format_duration",
     "history",
     "hours",
+    "maxwait",
     "members",
     "minutes",
     "ms",

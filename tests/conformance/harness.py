@@ -97,7 +97,8 @@ def run_local(main: Reactor, *, timeout: int | None = None, fast: bool = False) 
 
 def run_federated(factory: Callable[[], Reactor], *, timeout: int | None = None, fast: bool = True,
                   trusted_pickle: bool = False, wait_s: float = 30.0,
-                  summaries: dict[str, RunSummary] | None = None) -> dict[str, Reactor]:
+                  summaries: dict[str, RunSummary] | None = None,
+                  coordination: str = "centralized") -> dict[str, Reactor]:
     """Run ``factory()``'s program federated: an RTI and one federate per top-level child
     (bank members each on their own), in threads of this process over real sockets.
     Returns each federate's copy of the program (its own reactor is the one that ran) and
@@ -106,14 +107,17 @@ def run_federated(factory: Callable[[], Reactor], *, timeout: int | None = None,
 
     ``trusted_pickle=True`` lets federates send arbitrary Python objects: LF's Python
     target pickles every value it sends between federates; reactorfed sends plain data
-    and arrays without pickle, and pickles only where the federation opts in."""
+    and arrays without pickle, and pickles only where the federation opts in.
+
+    ``coordination="decentralized"``: LF's ``coordination: decentralized`` (no grant from
+    the RTI; each federate's maxwait, see :mod:`reactorfed.model.maxwait`)."""
     from tests.federation.harness import Federation
 
-    fed = Federation(factory)
+    fed = Federation(factory, coordination=coordination)
     fed.start_all(fast=fast, timeout=timeout, trusted_pickle=trusted_pickle)
     fed.wait(wait_s)
     if fed.rti_error is not None:
-        raise AssertionError(f"the RTI failed: {fed.rti_error!r}") from fed.rti_error
+        raise AssertionError(f"the RTI failed: {fed.rti_error!r}; federates: {fed.errors!r}") from fed.rti_error
     if fed.errors:
         name, err = next(iter(fed.errors.items()))
         raise AssertionError(f"federate {name} failed: {err!r}") from err

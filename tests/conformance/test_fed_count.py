@@ -8,10 +8,10 @@ federated (:func:`run_fed`: an RTI and one federate per top-level reactor, over 
 sockets, in fast mode: LF's timeouts are logical). LF runs every federate with
 ``keepalive`` (its federated code generator forces it: no starvation analysis across a
 federation), so the one-process runs keep alive too: they end at the timeout or at a
-stop request, never by starvation. reactorfed coordinates federations centrally; a program that LF
-runs under ``coordination: decentralized`` is ported here when its checks concern
-logical behaviour that centralized coordination must give as well (its docstring says
-so).
+stop request, never by starvation. A program that LF runs under ``coordination:
+decentralized`` runs decentralized here too (``run_federated(..., coordination=
+"decentralized")``); where LF's semantics promise the same result under centralized
+coordination (maxwait forever, LF's default: no message is ever tardy), it runs both ways.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from reactorfed import (
     Output,
     Reactor,
     Timer,
+    maxwait,
     ms,
     reaction,
     sec,
@@ -189,12 +190,13 @@ def _check_count(main: Reactor) -> None:
     assert p.c == 6 and p.done
 
 
-def _run_count(factory: Callable[[], Reactor]) -> None:
+def _run_count(factory: Callable[[], Reactor], *, decentralized: bool = False) -> None:
     main = factory()
     run_local(main, timeout=sec(5))
     _check_count(main)
-    progs = run_federated(factory, timeout=sec(5))
-    _check_count(progs["p"])
+    for coordination in ("centralized", "decentralized") if decentralized else ("centralized",):
+        progs = run_federated(factory, timeout=sec(5), coordination=coordination)
+        _check_count(progs["p"])
 
 
 @lf_test("federated/DistributedCount.lf", federated=True)
@@ -226,7 +228,7 @@ def test_distributed_count_containerized() -> None:
 
 class _PrintDecentralized(Reactor):
     """DistributedCountDecentralized.lf's Print (it also prints each message's intended
-    tag; under centralized coordination that is the tag it is processed at)."""
+    tag: with maxwait forever, LF's default, it is the tag it is processed at)."""
 
     inp = Input(int)
 
@@ -236,6 +238,7 @@ class _PrintDecentralized(Reactor):
 
     @reaction(triggers=[inp])
     def got(self, inp: Any) -> None:
+        assert inp.intended_tag == self.tag(), f"{inp.intended_tag} is not the current tag {self.tag()}"
         assert inp.get() == self.c, f"Expected to receive {self.c}."
         assert self.elapsed() == ms(200) + sec(1) * (self.c - 1), f"Expected received time to be {ms(200) * self.c}."
         self.c += 1
@@ -255,10 +258,10 @@ class _DistributedCountDecentralized(Reactor):
 
 @lf_test("federated/DistributedCountDecentralized.lf", federated=True)
 def test_distributed_count_decentralized() -> None:
-    """LF runs it under decentralized coordination; its checks (each value at 200 ms +
-    (c - 1) s, five of them) are logical and hold under centralized coordination, which
-    is what reactorfed has."""
-    _run_count(_DistributedCountDecentralized)
+    """Decentralized, as LF runs it (maxwait forever, LF's default: every message on
+    time); its checks (each value at 200 ms + (c - 1) s, five of them) hold under
+    centralized coordination as well, also checked."""
+    _run_count(_DistributedCountDecentralized, decentralized=True)
 
 
 # -- ChainWithDelay.lf ----------------------------------------------------------------------
@@ -410,16 +413,19 @@ class _UnbalancedTimeout(Reactor):
 
 @lf_test("federated/DecentralizedP2PUnbalancedTimeout.lf", federated=True)
 def test_decentralized_p2p_unbalanced_timeout() -> None:
-    """A 10 us source for 1 ms; the federation must exit. Under LF's decentralized
-    coordination the destination may stop before the source's last messages arrive (they
-    are lost, with warnings); under centralized coordination (reactorfed's) every one of
-    the 101 messages (0 to 1 ms inclusive) arrives in order, and both federates exit."""
+    """A 10 us source for 1 ms; the federation must exit. LF's version dates from when
+    decentralized coordination's maxwait defaulted to 0, where the destination may stop
+    before the source's last messages arrive (lost, with warnings); with maxwait forever,
+    LF's default since, the destination waits for the source's word at every tag, and
+    every one of the 101 messages (0 to 1 ms inclusive) arrives in order, decentralized as
+    centralized, and both federates exit."""
     main = _UnbalancedTimeout()
     run_local(main, timeout=ms(1))
     assert main.d.s == 102 and main.d.shut and main.c.exited
-    progs = run_federated(_UnbalancedTimeout, timeout=ms(1))
-    d = progs["d"].d  # type: ignore[attr-defined]
-    assert d.s == 102 and d.shut and progs["c"].c.exited  # type: ignore[attr-defined]
+    for coordination in ("decentralized", "centralized"):
+        progs = run_federated(_UnbalancedTimeout, timeout=ms(1), coordination=coordination)
+        d = progs["d"].d  # type: ignore[attr-defined]
+        assert d.s == 102 and d.shut and progs["c"].c.exited  # type: ignore[attr-defined]
 
 
 # -- DecentralizedP2PComm.lf -------------------------------------------------------------------
@@ -435,6 +441,7 @@ class _Platform(Reactor):
         self.count = start
         self.expected = expected_start
         self.shut = False
+        self.tardy = 0
 
     @reaction(triggers=[t], effects=[out])
     def send(self, out: Any) -> None:
@@ -446,6 +453,14 @@ class _Platform(Reactor):
         assert inp.get() == self.expected, f"Expected {self.expected_start} but got {inp.get()}."
         self.expected += 1
 
+    @got.tardy_handler
+    def got_late(self, inp: Any) -> None:
+        # "Received {} late." / "STP offset was violated by ...": printed, not an error
+        t, it = self.tag(), inp.intended_tag
+        assert (t.time, t.microstep) > (it.time, it.microstep)
+        self.expected += 1
+        self.tardy += 1
+
     @reaction(triggers=[SHUTDOWN])
     def bye(self) -> None:
         assert self.expected != self.expected_start, "Did not receive anything."
@@ -455,24 +470,32 @@ class _Platform(Reactor):
 class _P2PComm(Reactor):
     def __init__(self) -> None:
         self.a = _Platform(expected_start=100)
+        maxwait(self.a, 0)
         self.b = _Platform(start=100)
-        self.connect(self.a.out, self.b.inp)
-        self.connect(self.b.out, self.a.inp)
+        maxwait(self.b, 0)
+        self.connect(self.a.out, self.b.inp, absent_after=ms(10))
+        self.connect(self.b.out, self.a.inp, absent_after=ms(10))
 
 
 @lf_test("federated/DecentralizedP2PComm.lf", federated=True)
 def test_decentralized_p2p_comm() -> None:
     """Two platforms send each other a count every 100 ms over zero-delay connections (a
-    zero-delay cycle between federates, acyclic at the level of reactions). LF runs it
-    decentralized (``@maxwait(0)``, ``@absent_after(10 ms)``, a tardy handler that only
-    prints); its checks, every value in order, are logical and hold under centralized
-    coordination, reactorfed's, where no message is ever tardy."""
+    zero-delay cycle between federates, acyclic at the level of reactions), decentralized
+    as in LF (``@maxwait(0)``, ``@absent_after(10 ms)``, a tardy handler that only prints),
+    in real time as LF runs it: each waits for the other's value at most 10 ms past the
+    tag's time. A value that comes later is tardy, handled at a later microstep, and
+    counted; one after the 1 s stop tag is dropped (LF's checks: every value in order,
+    something received). In one process and under centralized coordination, every value
+    is on time."""
     main = _P2PComm()
     run_local(main, timeout=sec(1))
     assert (main.a.expected, main.b.expected) == (111, 11) and main.a.shut and main.b.shut
+    progs = run_federated(_P2PComm, timeout=sec(1), coordination="decentralized", fast=False)
+    a, b = progs["a"].a, progs["b"].b  # type: ignore[attr-defined]
+    assert 100 < a.expected <= 111 and 0 < b.expected <= 11 and a.shut and b.shut
     progs = run_federated(_P2PComm, timeout=sec(1))
     a, b = progs["a"].a, progs["b"].b  # type: ignore[attr-defined]
-    assert (a.expected, b.expected) == (111, 11) and a.shut and b.shut
+    assert (a.expected, b.expected) == (111, 11) and (a.tardy, b.tardy) == (0, 0) and a.shut and b.shut
 
 
 # -- LingoFederatedImport.lf ----------------------------------------------------------------------

@@ -105,15 +105,18 @@ def _check_compose(server: _Server, client: _Client) -> None:
 def test_docker_compose_config() -> None:
     """LF's test of a docker-compose override file (shared memory sizes, volumes) for its
     federates' containers. The program, a client and a server counting up in turn (100 ms
-    from server to client) until the server reaches 48 and stops, is ported; LF runs it
-    decentralized (``STP_offset`` of 2 s, used by no handler), logically the same as
-    centralized coordination here. LF's program only prints; the test checks the values
-    and the stop tag."""
+    from server to client) until the server reaches 48 and stops, is ported, and runs
+    decentralized as in LF. Its reactors' parameters named ``STP_offset`` (2 s, used by
+    no handler) were LF's old way of setting a safe-to-advance offset; LF now reads
+    ``@maxwait``, so its federates have the default, forever: each waits for the other's
+    word, and the result is centralized coordination's (also checked). LF's program only
+    prints; the test checks the values and the stop tag."""
     main = _DockerComposeConfig()
     run_local(main)
     _check_compose(main.server, main.client)
-    progs = run_federated(_DockerComposeConfig)
-    _check_compose(progs["server"].server, progs["client"].client)  # type: ignore[attr-defined]
+    for coordination in ("decentralized", "centralized"):
+        progs = run_federated(_DockerComposeConfig, coordination=coordination)
+        _check_compose(progs["server"].server, progs["client"].client)  # type: ignore[attr-defined]
 
 
 # -- FilesPropertyContainerized.lf -----------------------------------------------------------------

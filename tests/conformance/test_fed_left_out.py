@@ -1,16 +1,10 @@
 """LF's ``federated/`` programs that are not ported, each with its reason (rendered into
-docs/conformance.md). reactorfed's federations are coordinated centrally: programs that
-test what only decentralized coordination has (STP offsets and their violations, tardy
-and STAA handlers, ``maxwait`` changes at run time) are left out, as are transient
-federates (``@transient``: a federate that leaves and rejoins a running federation by
-itself, by its own stop request; see ``_TRANSIENT``)."""
+docs/conformance.md): transient federates (``@transient``: a federate that leaves and
+rejoins a running federation by itself, by its own stop request; see ``_TRANSIENT``), and
+programs whose subject is C code or a C-internal API."""
 
 from __future__ import annotations
 
-_STP = (
-    "tests the detection of STP violations under decentralized coordination (an STAA/tardy handler "
-    "counts the late messages); reactorfed's coordination is centralized, where no message is ever late"
-)
 _TRANSIENT = (
     "tests a transient federate (`@transient`: it leaves the running federation by its own stop "
     "request, `lf.stop()`, and another federate launches it again, which joins at its effective start "
@@ -20,7 +14,7 @@ _TRANSIENT = (
     "only a signal to its process, or its driver's request_leave, is a leave), which every one of "
     "these programs relies on"
 )
-_TRANSIENT_DECENTRALIZED = _TRANSIENT + ", and runs under decentralized coordination, which reactorfed does not have"
+_TRANSIENT_DECENTRALIZED = _TRANSIENT + " (under decentralized coordination)"
 _REALTIME_THREAD = (
     "its reactions are C code in a Python-target file (LF lists it as failing); its logic is a thread "
     "that schedules a physical action every second of real time, checked for a count after a 5 s timeout: "
@@ -28,23 +22,6 @@ _REALTIME_THREAD = (
 )
 
 LEFT_OUT: dict[str, str] = {
-    "federated/DistributedCountDecentralizedLate.lf": _STP,
-    "federated/DistributedCountDecentralizedLateDownstream.lf": _STP + " (in a contained reactor)",
-    "federated/DistributedCountDecentralizedLateHierarchy.lf": _STP + " (passed down the hierarchy)",
-    "federated/PhysicalSTP.lf": (
-        "tests STP violations judged by a message's physical time of arrival (`inp.physical_time_of_arrival`, "
-        "an STAA handler) under decentralized coordination; reactorfed is centrally coordinated and "
-        "does not expose arrival times"
-    ),
-    "federated/DistributedLoopedActionDecentralized.lf": (
-        "tests raising a federate's `maxwait` at run time (`lf.set_fed_maxwait`) from a tardy handler "
-        "under decentralized coordination, which reactorfed does not have"
-    ),
-    "federated/DistributedLoopedActionDecentralizedMW.lf": (
-        "tests raising a federate's `maxwait` at run time (`lf.set_fed_maxwait`) from an STAA handler, "
-        "and that STP violations are handled by the enclosing reactor, under decentralized coordination, "
-        "which reactorfed does not have"
-    ),
     "federated/TransientDownstreamWithTimer.lf": _TRANSIENT,
     "federated/TransientDownstreamWithTwoUpstream.lf": _TRANSIENT,
     "federated/TransientHotSwap.lf": _TRANSIENT + " (a second instance replacing the first: hot swap)",
@@ -72,7 +49,7 @@ LEFT_OUT: dict[str, str] = {
     "federated/failing/LoopDistributedCentralized.lf": _REALTIME_THREAD,
     "federated/failing/LoopDistributedDouble.lf": _REALTIME_THREAD + " (with two connections each way)",
     "federated/failing/LoopDistributedDecentralized.lf": (
-        _REALTIME_THREAD + "; it also relies on decentralized coordination (an STP handler and STP offsets)"
+        _REALTIME_THREAD + " (under decentralized coordination, with an STP handler and STP offsets)"
     ),
     "federated/failing/TopLevelArtifacts.lf": (
         "puts reactions, ports, an action and state in the federated (top-level) reactor, which LF "

@@ -184,9 +184,9 @@ def _check_dataflow(server: _Server, c1: _Client, c2: _Client) -> None:
 @lf_test("federated/Dataflow.lf", federated=True)
 def test_dataflow() -> None:
     """A server and two clients pass a count around (server to clients at the same tag,
-    back after 0) until the server reaches 48: all in superdense time at t = 0. LF runs
-    it decentralized with STA/STAA of ``forever`` (the STAA handlers, which exit, can
-    never run); its checks are logical and hold under centralized coordination. Each
+    back after 0) until the server reaches 48: all in superdense time at t = 0. It runs
+    decentralized, as in LF, with maxwait forever (LF's STA/STAA of ``forever``: the STAA
+    handlers, which exit, can never run), and centralized: the same result. Each
     reaction sleeps 0.1 s to simulate work: in one process the virtual clock advances
     100 ms (no wall time); federated, the sleep is 2 ms of real time: physical time has
     no bearing on any logical outcome here, and 96 sleeps of 0.1 s would be 10 s."""
@@ -194,11 +194,12 @@ def test_dataflow() -> None:
     main = _Dataflow(lambda: clock.advance(ms(100)))
     run(main, keepalive=True, clock=clock)
     _check_dataflow(main.server, main.client1, main.client2)
-    progs = run_federated(lambda: _Dataflow(lambda: time.sleep(0.002)))
-    server, c1, c2 = progs["server"].server, progs["client1"].client1, progs["client2"].client2  # type: ignore[attr-defined]
-    # Until d190a2b about one federated run in five ended at 48: a federate waiting for a
-    # stop agreement inside its tag promised its peers past that tag's unsent outputs.
-    _check_dataflow(server, c1, c2)
+    for coordination in ("decentralized", "centralized"):
+        progs = run_federated(lambda: _Dataflow(lambda: time.sleep(0.002)), coordination=coordination)
+        server, c1, c2 = progs["server"].server, progs["client1"].client1, progs["client2"].client2  # type: ignore[attr-defined]
+        # Until d190a2b about one federated run in five ended at 48: a federate waiting for a
+        # stop agreement inside its tag promised its peers past that tag's unsent outputs.
+        _check_dataflow(server, c1, c2)
 
 
 
@@ -582,13 +583,13 @@ class _DistributedLoopedPhysicalAction(Reactor):
         self.connect(self.sender.out, self.receiver.inp)
 
 
-def _run_looped_physical() -> None:
+def _run_looped_physical(coordination: str = "centralized") -> None:
     main = _DistributedLoopedPhysicalAction()
     run_local(main, timeout=sec(1))
     assert main.receiver.checked
     # Not fast, as LF runs it: a physical action takes physical time, so in fast mode
     # logical time would run ahead of it and the 550 ms breaks would shrink to microsteps.
-    progs = run_federated(_DistributedLoopedPhysicalAction, timeout=sec(1), fast=False)
+    progs = run_federated(_DistributedLoopedPhysicalAction, timeout=sec(1), fast=False, coordination=coordination)
     assert progs["receiver"].receiver.checked  # type: ignore[attr-defined]
 
 
@@ -601,10 +602,10 @@ def test_distributed_looped_physical_action() -> None:
 
 @lf_test("federated/DistributedLoopedPhysicalActionDecentralized.lf", federated=True)
 def test_distributed_looped_physical_action_decentralized() -> None:
-    """DistributedLoopedPhysicalAction's Sender and Receiver under LF's decentralized
-    coordination; the checks (order, 2 breaks, 20 messages) are logical and hold under
-    centralized coordination, reactorfed's."""
-    _run_looped_physical()
+    """DistributedLoopedPhysicalAction's Sender and Receiver, decentralized as in LF
+    (maxwait forever: the receiver's 50 ms timer waits for the sender's word); the checks
+    (order, 2 breaks, 20 messages) are those of the centralized program."""
+    _run_looped_physical("decentralized")
 
 
 # -- FederatedFeedback.lf ---------------------------------------------------------------------------

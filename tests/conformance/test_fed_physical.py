@@ -6,10 +6,9 @@ link (the RTI does not make the receiver wait for the sender).
 Each runs in one process on a clock that moves 1 us at every read (physical time must
 pass for a physical connection's tag to move past the sender's), and federated in real
 time (``fast=False``: the receiver's stamps are its physical clock's, so logical time
-must follow physical time, as LF's federates do). LF runs two of them under
-``coordination: decentralized``; their checks concern what a physical connection gives
-whatever the coordination (reactorfed's federations here are centrally coordinated, and
-a physical link takes no part in that coordination anyway).
+must follow physical time, as LF's federates do). The two that LF runs under
+``coordination: decentralized`` run decentralized here too, and centralized as well: a
+physical link takes no part in either, so their checks hold under both.
 """
 
 from __future__ import annotations
@@ -102,17 +101,18 @@ def _count_physical(after: int | None) -> Callable[[], Reactor]:
     return _DistributedCountPhysical
 
 
-def _run_count_physical(after: int | None) -> None:
+def _run_count_physical(after: int | None, coordinations: tuple[str, ...] = ("centralized",)) -> None:
     factory = _count_physical(after)
     main = factory()
     _run_local(main, timeout=sec(1))
     p = main.p  # type: ignore[attr-defined]
     assert p.done and p.c == 1
-    progs = run_federated(factory, timeout=sec(1), fast=False)
-    p = progs["p"].p  # type: ignore[attr-defined]
-    assert p.done and p.c == 1
-    # stamped on arrival: after the send at 200 ms (plus the delay), well before the timeout
-    assert ms(200) + (after or 0) < p.at[0] < sec(1)
+    for coordination in coordinations:
+        progs = run_federated(factory, timeout=sec(1), fast=False, coordination=coordination)
+        p = progs["p"].p  # type: ignore[attr-defined]
+        assert p.done and p.c == 1
+        # stamped on arrival: after the send at 200 ms (plus the delay), well before the timeout
+        assert ms(200) + (after or 0) < p.at[0] < sec(1)
 
 
 @lf_test("federated/DistributedCountPhysical.lf", federated=True)
@@ -128,9 +128,9 @@ def test_distributed_count_physical_after_delay() -> None:
 
 @lf_test("federated/DistributedCountPhysicalDecentralized.lf", federated=True)
 def test_distributed_count_physical_decentralized() -> None:
-    """LF runs it under decentralized coordination; a physical connection takes no part in
-    coordination, so its checks (one value, stamped after its send) hold here as they are."""
-    _run_count_physical(None)
+    """LF runs it under decentralized coordination: here both ways (a physical connection
+    takes no part in coordination, so its checks hold under both)."""
+    _run_count_physical(None, ("decentralized", "centralized"))
 
 
 # -- PingPongDistributed.lf ---------------------------------------------------------------
@@ -249,10 +249,11 @@ def test_decentralized_p2p_unbalanced_timeout_physical() -> None:
     """A source ticking every 10 us for 1 ms, physically connected to a destination that
     may reach its timeout first and stop listening: the federation must still exit
     cleanly, and what arrives arrives in order. LF runs it under decentralized
-    coordination; nothing in it depends on that (the link is physical)."""
+    coordination, as it runs here (and centralized too: the link is physical)."""
     main = _UnbalancedTimeoutPhysical()
     _run_local(main, timeout=ms(1))
     assert main.c.done and main.d.done and main.c.count == 101
-    progs = run_federated(_UnbalancedTimeoutPhysical, timeout=ms(1), fast=False)
-    c, d = progs["c"].c, progs["d"].d  # type: ignore[attr-defined]
-    assert c.done and d.done and c.count == 101 and d.s <= 102
+    for coordination in ("decentralized", "centralized"):
+        progs = run_federated(_UnbalancedTimeoutPhysical, timeout=ms(1), fast=False, coordination=coordination)
+        c, d = progs["c"].c, progs["d"].d  # type: ignore[attr-defined]
+        assert c.done and d.done and c.count == 101 and d.s <= 102

@@ -78,6 +78,7 @@ def test_crd_defaults_match_the_operators(crd: dict[str, Any]) -> None:
         "learner.name": s.learner.name,
         "learner.gpus": s.gpus,
         "coordination.fast": s.fast,
+        "coordination.mode": s.coordination,
         "secretRef.key": s.secret_key,
         "checkpoint.mountPath": "/checkpoints",
         "observability.trace.mountPath": s.observability.trace_mount,

@@ -74,6 +74,10 @@ def test_rti_command() -> None:
     for pod in federation_pods(fed, 2):  # the RTI and every federate wait as long
         cmd = pod["spec"]["containers"][0]["command"]
         assert cmd[cmd.index("--join-timeout") + 1] == "5 min"
+        assert "--coordination" not in cmd  # centralized, the default
+    for pod in federation_pods(make_fed(coordination={"mode": "decentralized"}), 2):
+        cmd = pod["spec"]["containers"][0]["command"]
+        assert cmd[cmd.index("--coordination") + 1] == "decentralized"
 
 
 def test_federate_command_and_placement() -> None:

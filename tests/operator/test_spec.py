@@ -63,6 +63,7 @@ def test_full_spec() -> None:
         ({"learner": {"gpus": 17}}, "spec.learner.gpus", "between 0 and 16"),
         ({"rti": {"port": 9100}}, "spec.rti.metricsPort", "differ"),
         ({"coordination": {"timeout": "soon"}}, "spec.coordination.timeout", "10 s"),
+        ({"coordination": {"mode": "ptides"}}, "spec.coordination.mode", "decentralized"),
         ({"coordination": {"joinTimeout": "long"}}, "spec.coordination.joinTimeout", "120 s"),
         ({"coordination": {"joinTimeout": "500ms"}}, "spec.coordination.joinTimeout", "at least 1 s"),
         ({"checkpoint": {"size": "1Gi", "claimName": "x"}}, "spec.checkpoint", "exactly one"),

@@ -318,7 +318,8 @@ def _partition(main: Reactor, federate: str, channels: list[Port[Any]], wires: d
         up = w.src
         src_fed, dst_fed = fed_of(up.reactor), fed_of(ch.reactor)
         if src_fed != dst_fed:
-            part.links.append(NetLink(len(part.links), up, ch, w.delay, src_fed, dst_fed, w.physical, w.serializer))
+            part.links.append(NetLink(len(part.links), up, ch, w.delay, src_fed, dst_fed, w.physical, w.serializer,
+                                      w.absent_after))
     return part
 
 

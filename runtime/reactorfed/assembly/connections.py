@@ -86,7 +86,7 @@ def connect(c: Connection, wires: dict[Port[Any], Wire], alternatives: dict[Port
     for s, d in zip(srcs, dsts, strict=True):
         _check_types(owner, s, d)
         # A physical connection is never zero-delay: it shares no slot and makes no edge.
-        w = Wire(s, (c.after or 0) if c.physical else c.after, c.physical, c.mode, c.serializer)
+        w = Wire(s, (c.after or 0) if c.physical else c.after, c.physical, c.mode, c.serializer, c.absent_after)
         up = wires.get(d)
         if up is None:
             wires[d] = w

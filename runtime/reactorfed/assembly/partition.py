@@ -24,10 +24,10 @@ class NetLink:
     (LF's ``~>``) is stamped by the receiver with its own physical time at arrival (plus
     the delay), and takes no part in time coordination."""
 
-    __slots__ = ("delay", "dst", "dst_fed", "id", "physical", "serializer", "src", "src_fed")
+    __slots__ = ("absent_after", "delay", "dst", "dst_fed", "id", "physical", "serializer", "src", "src_fed")
 
     def __init__(self, id: int, src: Port[Any], dst: Port[Any], delay: int | None, src_fed: str, dst_fed: str,
-                 physical: bool = False, serializer: Any = None) -> None:
+                 physical: bool = False, serializer: Any = None, absent_after: int = 0) -> None:
         self.id = id
         self.physical = physical
         #: the connection's own serializer (None: values go by their type; model.serializer)
@@ -38,6 +38,8 @@ class NetLink:
         self.delay = delay
         self.src_fed = src_fed
         self.dst_fed = dst_fed
+        #: LF's ``@absent_after`` (ns): decentralized coordination's wait for it, after maxwait
+        self.absent_after = absent_after
 
     def __repr__(self) -> str:
         after = "" if self.delay is None else f" after {self.delay} ns"

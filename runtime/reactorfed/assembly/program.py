@@ -33,6 +33,8 @@ class Wire(NamedTuple):
     mode: ModeElement | None = None
     #: how its values cross between federates (None: by their type; model.serializer)
     serializer: Any = None
+    #: LF's ``@absent_after`` (ns; decentralized coordination between federates)
+    absent_after: int = 0
 
 
 class Program:

@@ -116,6 +116,11 @@ def _common(p: argparse.ArgumentParser, *, launch: bool = False) -> None:
                    help="how long the RTI waits, from its start, for every federate to join, and a federate for "
                    "the RTI to accept it (default: 60s). Raise it for wide federations on few cores, where each "
                    "federate's interpreter takes seconds to start and import its libraries")
+    g.add_argument("--coordination", choices=("centralized", "decentralized"), default="centralized",
+                   help="centralized (default): the RTI grants every tag a federate with upstream peers "
+                   "processes (besides their promises); decentralized (LF's coordination: decentralized): no "
+                   "grant, each federate advances on its upstream peers' promises or once its maxwait has "
+                   "passed, and late messages go to tardy handlers. The RTI's choice; it tells the federates")
     g.add_argument("--no-peer-grants", action="store_true",
                    help="federates wait for the RTI's grants only, instead of also computing them from the "
                    "reports their upstream peers relay (slower; for comparison; no effect on the RTI)")
@@ -218,7 +223,7 @@ def cmd_rti(args: argparse.Namespace) -> int:
     cfg = RtiConfig(args.federation_id, _secret(args), host=args.host, port=args.port,
                     liveness_ns=args.heartbeat_timeout, silence_ns=args.silence_timeout,
                     join_timeout_ns=args.join_timeout, membership=args.membership,
-                    insecure_plaintext_tcp=_plaintext(args))
+                    insecure_plaintext_tcp=_plaintext(args), coordination=args.coordination)
 
     def ready(endpoint: str, status_port: int | None) -> None:
         if args.ready_file is not None:  # for `launch`: where to find the RTI

@@ -59,6 +59,8 @@ def bind_reactions(prog: Program, *, mark: Callable[[Slot], None], schedule: Sch
         rx.args = tuple(handles[p] for p in decl.params)
         body = functools.partial(rx.body, rx.reactor, *rx.args)
         rx.handler = functools.partial(rx.late, rx.reactor, *rx.args) if rx.late is not None else None
+        tardy = decl.tardy_fn
+        rx.tardy = functools.partial(tardy, rx.reactor, *rx.args) if tardy is not None else None
         rx.call = deadline(rx, body) if rx.deadline is not None else body
 
 

@@ -44,6 +44,7 @@ from .inbox import Inbox
 from .membership import Membership
 from .modes import Modes
 from .strategies import Checkpointed, Parallel, ReadyQueue, Serial, Strategy
+from .tardy import Tardiness
 from .tracing import Tracer, UserEvents, trace_reactions, traced_schedule
 
 __all__ = ["Coordinator", "ReactionFailed", "Scheduler"]
@@ -102,6 +103,10 @@ class Scheduler:
         #: what the program's reactors last reported of their progress (Reactor.report_progress)
         self.progress = ProgressBoard()
         self.histograms = HistogramBoard()  # the reactors' (the learners' policy lag), for /metrics
+        #: tardy messages (decentralized coordination only: see enable_tardy)
+        self.tardy: Tardiness | None = None
+        #: a decentralized federate's maxwait (:class:`reactorfed.model.maxwait.MaxWaitControl`)
+        self.fed_maxwait: Any = None
 
     @property
     def reactions_executed(self) -> int:  # (counted by the strategy that runs them)
@@ -244,6 +249,29 @@ class Scheduler:
             self.stop_tag = tag
             self.stop_reason = reason
 
+    def enable_tardy(self) -> Tardiness:
+        """Decentralized coordination: messages may arrive after their tag (see
+        :mod:`.tardy`); every reaction a port triggers checks for them. After bind."""
+        if self.tardy is None:
+            self.tardy = Tardiness()
+            self.tardy.install(self.program)
+        return self.tardy
+
+    def post_tardy(self, slot: Slot, value: Any, intended: TagT) -> TagT | None:
+        """A message for ``slot`` meant for ``intended`` arrived after that tag was
+        processed (or began), or finds ``slot`` taken at ``intended`` by an earlier tardy
+        one: post it at the first microstep after both the current tag and ``intended``
+        that ``slot`` has no event at (reactor-c's handle_tagged_message). Returns that
+        tag; None when it is past the stop tag (the message is dropped)."""
+        tardy = self.enable_tardy()
+        tag = succ(max(self.current_tag, intended))
+        while tag <= self.stop_tag:
+            if self.queue.post_exact(tag, slot, value):
+                tardy.post(tag, slot, intended)
+                return tag
+            tag = succ(tag)
+        return None
+
     def fire_now(self, slot: Slot, value: Any) -> None:
         """Set ``slot`` at the tag being processed (a network input arrived mid-tag; its readers have not run yet)."""
         slot.value = value
@@ -330,6 +358,9 @@ class Scheduler:
         mem = self.membership
         if mem is not None and tag >= mem.due:
             mem.apply(self, tag, events)  # before any reaction runs at the tag
+        tardy = self.tardy
+        if tardy is not None and tardy.due:
+            tardy.begin(tag)
         for slot, value in events.items():
             slot.value = value
             if not slot.present:
@@ -372,6 +403,8 @@ class Scheduler:
         # ``port.value``; ``get()`` is None when absent), and an action's stays in its slot
         # unread (ActionReader gates on presence) until its next event replaces it.
         setl.clear()
+        if tardy is not None:
+            tardy.end(tag)
         if self.coordinator is not None:
             self.coordinator.completed(self, tag, eq[0] if (eq := self._eq) else None)
 

@@ -19,6 +19,8 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
 from ..errors import UndeclaredAccessError, ValidationError
+from ..time.tag import NEVER, Tag
+from .attachment import running_scheduler
 from .trigger import Slot, undeclared
 
 if TYPE_CHECKING:
@@ -196,6 +198,24 @@ class PortReader(Generic[T]):
         first): LF's Python target's persistent ``port.value``. Use :meth:`get` (None when
         absent) or :attr:`is_present` to tell a new value from an old one."""
         return self._slot.value
+
+    @property
+    def intended_tag(self) -> Tag:
+        """The tag the value at this tag was sent for (LF's ``port.intended_tag``): the
+        current tag, unless the message was tardy (decentralized coordination: it arrived
+        after this federate had passed that tag, and is processed later)."""
+        it = self._slot.intended
+        return Tag(*it) if it is not None else Tag(*running_scheduler(self.port.reactor).current_tag)
+
+    @property
+    def physical_time_of_arrival(self) -> int:
+        """When the message at this tag arrived from another federate (physical time, ns;
+        LF's ``port.physical_time_of_arrival``), under decentralized coordination; NEVER
+        for a value that did not come over the network."""
+        sched = running_scheduler(self.port.reactor)
+        tardy = sched.tardy
+        t = tardy.arrivals.get((sched.current_tag, self._slot)) if tardy is not None else None
+        return t if t is not None else NEVER
 
     def __repr__(self) -> str:
         return f"<reader {self.port.fqn}>"

@@ -55,6 +55,8 @@ class ReactionDecl:
         self.effects = list(effects)
         self.deadline = deadline
         self.deadline_fn: Callable[..., Any] | None = None
+        #: LF's ``tardy`` handler (formerly ``STAA``/``STP``): see :meth:`tardy_handler`
+        self.tardy_fn: Callable[..., Any] | None = None
         self.params = [p.name for p in list(inspect.signature(fn).parameters.values())[1:]]
         #: the mode whose ``with`` block declares it (None: none; :mod:`.mode`)
         self.mode = declaring_mode()
@@ -69,6 +71,15 @@ class ReactionDecl:
         if self.deadline is None:
             raise ValidationError(f"reaction {self.name} has a deadline handler but no deadline")
         self.deadline_fn = fn
+        return fn
+
+    def tardy_handler(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        """Decorate the function that runs instead of the body when a message that triggers
+        the reaction is tardy (LF's ``tardy`` handler, formerly ``STAA``/``STP``): under
+        decentralized coordination it arrived after this federate had passed its intended
+        tag, and is processed at a later tag (``port.intended_tag`` says which it was
+        meant for). It takes the same parameters as the reaction."""
+        self.tardy_fn = fn
         return fn
 
     def __set_name__(self, owner: type, name: str) -> None:
@@ -120,6 +131,7 @@ class Reaction:
         "reactor",
         "sources",
         "stamp",
+        "tardy",
         "triggers",
     )
 
@@ -131,6 +143,8 @@ class Reaction:
         self.fqn = f"{reactor.fqn}.{decl.name}"
         self.body = decl.fn
         self.late = decl.deadline_fn
+        #: its tardy handler with its arguments bound (None: none), set by the scheduler
+        self.tardy: Callable[[], Any] | None = None
         self.deadline: int | None = None
         if decl.deadline is not None:
             what = f"{self.fqn}: deadline"

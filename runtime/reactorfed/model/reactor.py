@@ -59,7 +59,7 @@ class Connection:
     """A connection as written in a reactor's ``__init__``; checked at assembly."""
 
     def __init__(self, owner: Reactor, src: Any, dst: Any, after: int | None, broadcast: bool,
-                 physical: bool = False, serializer: Any = None) -> None:
+                 physical: bool = False, serializer: Any = None, absent_after: int = 0) -> None:
         self.owner = owner
         self.src = src
         self.dst = dst
@@ -68,6 +68,8 @@ class Connection:
         self.physical = physical
         #: how its values cross between federates (None: by their type; see .serializer)
         self.serializer = serializer
+        #: LF's ``@absent_after``: see Reactor.connect
+        self.absent_after = absent_after
         #: the mode of ``owner`` whose ``with`` block made it (None: none)
         self.mode = open_mode_of(owner)
 
@@ -216,7 +218,7 @@ class Reactor(metaclass=_ReactorMeta):
         return [self.__dict__[a] for a in self._decl_timers]
 
     def connect(self, src: Any, dst: Any, *, after: int | None = None, broadcast: bool = False,
-                physical: bool = False, serializer: Any = None) -> None:
+                physical: bool = False, serializer: Any = None, absent_after: int = 0) -> None:
         """Connect ``src`` to ``dst``: ports, multiports, a bank's ports (``bank.out``) or
         lists of them, flattened into channels and joined pairwise.
 
@@ -235,11 +237,17 @@ class Reactor(metaclass=_ReactorMeta):
         ``deserialize(bytes) -> value`` that carries this connection's values between
         federates (LF's ``serializer "name"``; :mod:`.serializer`). Within one process it
         is not used.
+
+        ``absent_after`` (ns; LF's ``@absent_after``) matters between federates under
+        decentralized coordination only: once physical time passes a tag's time + the
+        receiving federate's maxwait + this, a message on this connection that has not
+        arrived is taken to be absent at that tag (one that comes later is tardy).
         """
         if after is not None:
             check_duration(after, f"{self.fqn}: connection delay")
         check_serializer(serializer, f"{self.fqn}: a connection")
-        self._connections.append(Connection(self, src, dst, after, broadcast, physical, serializer))
+        check_duration(absent_after, f"{self.fqn}: absent_after")
+        self._connections.append(Connection(self, src, dst, after, broadcast, physical, serializer, absent_after))
 
     # -- logical time, for use inside reactions ---------------------------------------
     def tag(self) -> Tag:
@@ -285,6 +293,19 @@ class Reactor(metaclass=_ReactorMeta):
         from ..execution.deadlines import update_deadline
 
         update_deadline(running_scheduler(self), self, deadline)
+
+    def fed_maxwait(self) -> int:
+        """This federate's maxwait (ns; FOREVER: none), under decentralized coordination:
+        LF's ``lf.get_fed_maxwait()`` (see :mod:`reactorfed.model.maxwait`)."""
+        from .maxwait import running_maxwait
+
+        return running_maxwait(running_scheduler(self), self.fqn).maxwait
+
+    def set_fed_maxwait(self, d: int) -> None:
+        """Change this federate's maxwait from now on: LF's ``lf.set_fed_maxwait(d)``."""
+        from .maxwait import running_maxwait
+
+        running_maxwait(running_scheduler(self), self.fqn).set(check_duration(d, f"{self.fqn}: maxwait"))
 
     def request_stop(self) -> None:
         """Stop at the next microstep: shutdown reactions run there, later events are dropped."""

@@ -25,7 +25,7 @@ __all__: list[str] = []
 
 
 class Slot:
-    __slots__ = ("delayed", "fqn", "present", "reactions", "value")
+    __slots__ = ("delayed", "fqn", "intended", "present", "reactions", "value")
 
     def __init__(self, fqn: str) -> None:
         self.fqn = fqn
@@ -36,6 +36,9 @@ class Slot:
         #: outgoing delayed connections: (destination slot, delay ns; 0 = next microstep;
         #: -1 - d: a physical connection with after d, see Scheduler._process)
         self.delayed: list[tuple[Slot, int]] = []
+        #: the tag a tardy message in it was meant for (decentralized coordination: it
+        #: arrived late and is processed now); None: its value is on time
+        self.intended: tuple[int, int] | None = None
 
     def __repr__(self) -> str:
         return f"<slot {self.fqn} present={self.present}>"

@@ -53,9 +53,11 @@ for that part's work (a report, a promise):
 
 from __future__ import annotations
 
+from ...errors import ValidationError
 from ...time.tag import NEVER, TagT, pred
 from ..wire.protocol import StopReply, StopReq
 from .federate_cycles import CycleLinks
+from .federate_maxwait import MaxWait
 from .federate_membership import FederateMembership, Message
 from .federate_promises import PeerPromises
 from .federate_reports import Reports
@@ -123,6 +125,17 @@ class FederateCore:
         #: what this federate reports and promises, and what it sent
         self.reports = Reports(layout, me, self.outbox, self, self.promises, self.stop, self.membership,
                                peer_grants=peer_grants)
+        #: decentralized coordination's maxwait (None: centralized, the RTI grants)
+        self.maxwait: MaxWait | None = None
+
+    def decentralize(self, layout: Layout) -> None:
+        """The federation (``layout``) is decentralized: no RTI grant; see :mod:`.federate_maxwait`."""
+        if not self.peer_grants:  # (nothing else would tell a federate its inputs are complete)
+            raise ValidationError("decentralized coordination advances on the peers' promises: not with --no-peer-grants")
+        self.maxwait = MaxWait(layout, self.me, fast=self.fast)
+        self.reports.decentralized = True
+        if self.has_upstream:  # (no RTI grant will come: what the start bound allows already)
+            self.grant_from_promises()
 
     def begin(self, start: int) -> None:
         """The federation started at ``start``: before its first promise, a peer might send
@@ -167,6 +180,8 @@ class FederateCore:
         elif head is not None:
             if (head <= self.grant or head == self.ptag) and (self._counts_met or self.counts_ok()):
                 return head
+            if self.maxwait is not None and self.maxwait.passed(head, now):
+                return head  # decentralized: what has not arrived for it by now is absent
         elif self.grant >= FOREVER_T and self.counts_ok():
             return None
         reports = self.reports
@@ -176,6 +191,8 @@ class FederateCore:
             reports.send_ltc(pending, head if head is not None else FOREVER_T, now)
         reports.report_net(head, now)
         self.wait_ms = reports.rti_report_wait(now)
+        if self.maxwait is not None and head is not None:
+            self.wait_ms = min(self.wait_ms, self.maxwait.wait_ms(head, now))
         return WAIT
 
     def completed(self, tag: TagT, next_tag: TagT | None, stop: TagT, now: int) -> None:
@@ -219,10 +236,13 @@ class FederateCore:
             self.ltc_pending = None
             self.reports.send_ltc(pending, pending, now)
 
-    def inputs_ready(self, tag: TagT, level: int) -> bool:
+    def inputs_ready(self, tag: TagT, level: int, now: int = 0) -> bool:
         """At a checkpoint before ``level`` of ``tag``: whether every input on a zero-delay
         cycle read from this level on is known at ``tag`` (its value or its absence
-        arrived, or ``tag`` is fully granted), and every message the grants require is here."""
+        arrived, or ``tag`` is fully granted), and every message the grants require is here;
+        under decentralized coordination, or ``now`` is past their maxwait."""
+        if self.maxwait is not None and self.cycles.passed(tag, level, self.maxwait, now):
+            return True
         return (tag <= self.grant or self.cycles.known(tag, level)) and self.counts_ok()
 
     # -- what arrives from upstream peers ------------------------------------------------

@@ -12,7 +12,12 @@ value or absence at the tag has arrived (:meth:`CycleLinks.known`; the core's
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ...time.tag import NEVER_T, TagT
+
+if TYPE_CHECKING:
+    from .federate_maxwait import MaxWait
 
 __all__ = ["CycleLinks"]
 
@@ -54,6 +59,16 @@ class CycleLinks:
         status = self.status
         for need, lid in self._ins:
             if need <= level and status.get(lid, NEVER_T) < tag:
+                return False
+        return True
+
+    def passed(self, tag: TagT, level: int, maxwait: MaxWait, now: int) -> bool:
+        """Decentralized coordination: whether every input on a zero-delay cycle read from
+        ``level`` on is known at ``tag`` or past its maxwait + absent_after (see
+        :mod:`.federate_maxwait`)."""
+        status = self.status
+        for need, lid in self._ins:
+            if need <= level and status.get(lid, NEVER_T) < tag and not maxwait.passed(tag, now, lid):
                 return False
         return True
 

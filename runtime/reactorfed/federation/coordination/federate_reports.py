@@ -78,6 +78,9 @@ class Reports:
         self._reported: tuple[TagT, int] = (NEVER_T, -1)
         self.dirty = False  # a report the RTI has not had yet
         self._last_rti_report = 0
+        #: decentralized coordination: a message that comes after this federate passed its
+        #: tag is processed later, never before the tag after the last completed (see promise)
+        self.decentralized = False
         #: when the latest LTC was reported (the core's batching reads it)
         self.last_progress = 0
 
@@ -175,6 +178,8 @@ class Reports:
         after = succ(self.ltc)
         nxt = net if net > after else after  # its next event: never before the tag after its last
         bound = self._promises.bound()
+        if self.decentralized and bound < after:
+            bound = after  # (a tardy input is processed after the last tag completed)
         base = nxt if nxt < bound else bound
         if base > self.promised:
             self.promised = base

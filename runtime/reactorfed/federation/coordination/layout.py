@@ -13,8 +13,9 @@ from dataclasses import dataclass, field
 from ...assembly.partition import Partition
 from ...errors import ValidationError
 from ...model.elastic import as_elastic, elastic_width
+from ...model.maxwait import maxwait_of
 from ...model.reactor import Reactor
-from ...time.tag import TagT, add_delay
+from ...time.tag import FOREVER, TagT, add_delay
 from ..wire.protocol import PROTOCOL_VERSION
 
 __all__ = ["Delay", "ElasticGroup", "Layout", "Link", "add_delay", "compose"]
@@ -45,6 +46,8 @@ class Link:
     #: LF's ``~>``: the receiver stamps what arrives with its own physical time (plus the
     #: delay); no part of time coordination (see Layout.physical)
     physical: bool = False
+    #: LF's ``@absent_after`` (ns): see :mod:`.federate_maxwait`
+    absent_after: int = 0
 
 
 @dataclass(frozen=True)
@@ -73,6 +76,8 @@ class Layout:
     #: the physical links (LF's ``~>``): data only, no grant waits for them, no message on
     #: them is counted (the receiver stamps it at arrival)
     physical: list[Link] = field(default_factory=list)
+    #: each federate's declared maxwait (ns; FOREVER: none declared), by index
+    maxwait: list[int] = field(default_factory=list)
     _elastic_of: dict[int, ElasticGroup] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @classmethod
@@ -80,12 +85,15 @@ class Layout:
         """The layout of a program's partition (``assemble(main, federate).partition``)."""
         index = {n: i for i, n in enumerate(part.federates)}
         every = [
-            Link(lk.id, index[lk.src_fed], index[lk.dst_fed], lk.delay, lk.src.fqn, lk.dst.fqn, lk.physical)
+            Link(lk.id, index[lk.src_fed], index[lk.dst_fed], lk.delay, lk.src.fqn, lk.dst.fqn, lk.physical,
+                 lk.absent_after)
             for lk in part.links
         ]
         links = [lk for lk in every if not lk.physical]
         physical = [lk for lk in every if lk.physical]
-        lay = cls(list(part.federates), links, physical=physical, elastic=_elastic_groups(part.main, index))
+        by_name = {c.name: c for c in part.main.children}
+        lay = cls(list(part.federates), links, physical=physical, elastic=_elastic_groups(part.main, index),
+                  maxwait=[maxwait_of(by_name[n]) for n in part.federates])
         lay._closure()
         classes = [type(c).__qualname__ for c in part.main.children]
         shape: dict[str, object] = {"v": PROTOCOL_VERSION, "federates": lay.names, "classes": classes,
@@ -98,6 +106,9 @@ class Layout:
                                     if lk.serializer is not None]
         if physical:  # (the same: only then)
             shape["physical"] = [[lk.src_port, lk.dst_port, lk.delay] for lk in physical]
+        if any(lk.absent_after for lk in links) or any(w != FOREVER for w in lay.maxwait):
+            # (only then, as above) what decentralized coordination waits for
+            shape["maxwait"] = [lay.maxwait, [lk.absent_after for lk in links]]
         desc = json.dumps(shape, sort_keys=True)
         lay.digest = hashlib.sha256(desc.encode()).hexdigest()[:32]
         return lay

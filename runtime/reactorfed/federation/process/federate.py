@@ -115,6 +115,12 @@ class FederateCoordinator:
             assert self._sched is not None
             self._members.begin(self._sched, joined.start, joined.absent, joined.join)
         self.core.begin(joined.start)
+        if joined.decentralized:
+            assert self._sched is not None
+            self.core.decentralize(self.layout)
+            self._inbound.decentralized = True
+            self._sched.enable_tardy()
+            self._sched.fed_maxwait = self.core.maxwait
         self._inbound.begin(self.session)
         self._out.ring_token = lambda d: self._ring_token(self.me, d)
         self._links.connect(endpoint, self.session, joined.peers, port)
@@ -167,6 +173,7 @@ class FederateCoordinator:
                 readers = program.readers_of(part.links[lk.id].dst)  # (sources too)
                 if readers:
                     cyclic_ins.append((min(rx.level for rx in readers), lk.id))
+                    self._inbound.read_level[lk.id] = cyclic_ins[-1][0]
         self.core.fast = sched.fast
         # A federate with physical inputs (LF's ~>) waits for them, as LF's federates keep alive
         sched.awaits_arrivals = any(lk.dst == self.me for lk in layout.physical)
@@ -216,9 +223,11 @@ class FederateCoordinator:
             return  # a full grant: every input of this tag is already here
         inb = self._inbound
         inb.mid_tag = True
+        inb.mid_level = level
+        mw = core.maxwait
         try:
-            while not core.inputs_ready(tag, level):
-                self._pump(sched, 100, self.clock.now())
+            while not core.inputs_ready(tag, level, now := self.clock.now()):
+                self._pump(sched, 100 if mw is None else mw.wait_ms(tag, now), now)
         finally:
             inb.mid_tag = False
 

@@ -93,6 +93,17 @@ class Inbound:
         self.mid_tag = False
         #: records each message received in a traced run
         self.tracer: Tracer | None = None
+        #: decentralized coordination: a message for a tag passed is tardy, not an error
+        self.decentralized = False
+        #: cyclic input link -> the level of its first reader; the level the driver waits
+        #: before (at_level): under decentralized coordination, a message for the current
+        #: tag is on time only if its readers have not run
+        self.read_level: dict[int, int] = {}
+        self.mid_level = 0
+        #: tardy messages received (decentralized coordination), and those dropped
+        #: because they came after the stop tag
+        self.tardy = 0
+        self.dropped_late = 0
 
     @property
     def authenticated(self) -> list[int]:
@@ -300,6 +311,9 @@ class Inbound:
             self.tracer.record(RECV, tag, lk.id, self._names[sender], getattr(value, "nbytes", 0))
         cur = sched.current_tag
         slot = self._in[lk.id]
+        if self.decentralized:
+            self._decentralized(sched, sender, lk, slot, tag, value)
+            return
         if tag > cur:
             if not sched.post_remote(tag, slot, value):
                 # Senders pile a burst up themselves (one tag per message on a link), so
@@ -317,6 +331,40 @@ class Inbound:
                 f"a message for {lk.dst_port} at {tag} from {self._names[sender]} arrived after that tag "
                 f"was processed (now {cur}): the coordination was violated"
             )
+
+    def _decentralized(self, sched: Scheduler, sender: int, lk: Any, slot: Slot, tag: TagT, value: Any) -> None:
+        """Decentralized coordination: a value on time is posted at its tag (or set now,
+        mid-tag, if its readers have not run); a tardy one at a later tag. Its physical
+        time of arrival is kept for the readers."""
+        cur = sched.current_tag
+        tardy = sched.tardy
+        assert tardy is not None
+        if tag > cur and sched.post_remote(tag, slot, value):
+            at: TagT | None = tag
+        elif tag == cur and self.mid_tag and self.read_level.get(lk.id, -1) >= self.mid_level:
+            sched.fire_now(slot, value)
+            at = tag
+        elif lk.id in self._unread:
+            return
+        else:  # late, or its place taken by an earlier tardy message: after it
+            at = self._tardy(sched, sender, lk, slot, tag, value)
+        if at is not None:
+            tardy.arrived(at, slot, sched.clock.now())
+
+    def _tardy(self, sched: Scheduler, sender: int, lk: Any, slot: Slot, tag: TagT, value: Any) -> TagT | None:
+        """Decentralized coordination: a message for ``tag``, which this federate has
+        passed, is processed at a later tag with ``tag`` as its intended tag (see
+        :mod:`...execution.tardy`); after the stop tag it is dropped, as in reactor-c."""
+        self.tardy += 1
+        at = sched.post_tardy(slot, value, tag)
+        if at is None:
+            self.dropped_late += 1
+            log.warning("a tardy message for %s at %s from %s came after the stop tag %s: dropped", lk.dst_port, tag,
+                        self._names[sender], sched.stop_tag)
+        else:
+            log.info("a tardy message for %s meant for %s from %s is processed at %s", lk.dst_port, tag,
+                     self._names[sender], at)
+        return at
 
     def _on_shm_open(self, sender: int, name: str) -> None:
         if sender in self._shm_in:

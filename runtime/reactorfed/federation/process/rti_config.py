@@ -50,6 +50,14 @@ class RtiConfig:
     #: elastic banks: replay these changes (tags after the start) instead of taking
     #: requests; or a JSON file of a run's record (:class:`.rti_members.MemberRecord`)
     membership: Schedule | None = None
+    #: "centralized" (the RTI grants tags) or "decentralized" (no grant: each federate
+    #: advances on its upstream peers' promises, or once its maxwait has passed; the RTI
+    #: still admits the federates, fixes the start and agrees on a stop)
+    coordination: str = "centralized"
+
+    def __post_init__(self) -> None:
+        if self.coordination not in ("centralized", "decentralized"):
+            raise ValueError(f"coordination must be 'centralized' or 'decentralized', got {self.coordination!r}")
 
     def curve(self) -> CurveKeys | None:
         """The federation's keys for its TCP links (None: plain text, opted out)."""

@@ -40,6 +40,9 @@ class RtiGrants:
         #: federates whose reports may make grants due (sent by :meth:`flush`)
         self.dirty: set[int] = set()
         self.sent = 0  # grants sent (TAG and PTAG)
+        #: decentralized coordination: grants are computed (the stop agreement and the
+        #: RELEASEs read the same state) but never sent
+        self.decentralized = False
 
     def flush(self) -> None:
         """Send the grants due after a batch of reports: one pass, so a backlog of reports
@@ -49,8 +52,9 @@ class RtiGrants:
             self.dirty.clear()
             if self.members is not None:  # what the regrant agreed goes before its grants
                 self.members.route()
-            for g in grants:
-                self.send_grant(g)
+            if not self.decentralized:
+                for g in grants:
+                    self.send_grant(g)
             released = self.core.take_released()
             if released:
                 assert self.socket is not None

@@ -16,6 +16,7 @@ from ...execution.tracing import Tracer
 from ...observe.progress import ProgressHistory, ProgressReport
 from ...time.clock import Clock
 from ..coordination.admission import Admission, Departures, PeerKind
+from ..coordination.federate_maxwait import check_decentralized
 from ..coordination.layout import Layout
 from ..coordination.rti_core import RtiCore
 from ..errors import FederationError
@@ -61,6 +62,9 @@ class RtiServer:
         self.admission = Admission(layout, cfg.federation_id, cfg.secret)
         #: what the RTI sends besides the handshake's answers: grants, RELEASE, stop agreements
         self._out = RtiGrants(self.core, layout, self.admission)
+        if cfg.coordination == "decentralized":  # (no grant is sent: see RtiGrants)
+            check_decentralized(layout)
+            self._out.decentralized = True
         self._dirty = self._out.dirty  # (its set: every report adds to it)
         self._final: dict[int, tuple[int, int]] = {}  # the tag each federate resigned at
         #: when each federate's program last said something (physical time)
@@ -343,7 +347,8 @@ class RtiServer:
         assert self._server is not None
         members = self.members
         for f, peer in self.admission.control_of.items():
-            start_msg = P.Start(start, self.admission.endpoints, self.session, f) if members is None else members.start_of(f)
+            start_msg = (P.Start(start, self.admission.endpoints, self.session, f, decentralized=self._out.decentralized)
+                         if members is None else members.start_of(f))
             self._server.send(peer, [start_msg.pack()])
         log.info("all %d federates joined; the federation starts", len(self.admission.control_of))
         if members is not None:

@@ -52,6 +52,7 @@ def run_threads(
     trusted_pickle: bool = False,
     peer_grants: bool = True,
     unix_sockets: bool = True,
+    coordination: str = "centralized",
 ) -> ThreadedRun:
     """Run ``factory()``'s program federated in threads; wait for the end."""
     secret = os.urandom(16)
@@ -67,7 +68,8 @@ def run_threads(
 
     def rti() -> None:
         try:
-            out.rti = run_rti(factory(), RtiConfig(fid, secret, port=0, liveness_ns=liveness_ns), on_bound=on_bound)
+            out.rti = run_rti(factory(), RtiConfig(fid, secret, port=0, liveness_ns=liveness_ns,
+                                                   coordination=coordination), on_bound=on_bound)
         except BaseException as e:
             out.errors["rti"] = e
             bound.set()

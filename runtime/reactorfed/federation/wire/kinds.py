@@ -18,9 +18,10 @@ import msgpack
 
 __all__ = ["FROM_RTI", "NAMES", "PROTOCOL_VERSION", "RTI_MAX_MESSAGE", "SCHEMA", "ProtocolError", "pack", "packb", "unpackb", "validated"]
 
-PROTOCOL_VERSION = 6  # 2: a resigned federate waits for RELEASE before closing its links; 3: CHANGE carries an
+PROTOCOL_VERSION = 7  # 2: a resigned federate waits for RELEASE before closing its links; 3: CHANGE carries an
 #   endpoint; 4: START says which elastic slots are absent and whether to ask to join; PEER, LOST; 5: PROGRESS;
-#   6: LOST carries the failed member's quiet tag, QUERY_REPLY the last tags taken from failed members
+#   6: LOST carries the failed member's quiet tag, QUERY_REPLY the last tags taken from failed members;
+#   7: START says whether the coordination is decentralized
 #: the largest control message (RTI connections refuse bigger frames)
 RTI_MAX_MESSAGE = 64 * 1024
 
@@ -111,7 +112,7 @@ SCHEMA: dict[int, tuple[str, ...]] = {
     HB_HELLO: ("s", "s", "b16", "b32"),
     CHALLENGE: ("b16", "b32"),
     REJECT: ("s",),
-    START: ("i", "peers", "b16", "u", "ints", "bool"),
+    START: ("i", "peers", "b16", "u", "ints", "bool", "bool"),
     TAG: ("i", "u", "counts"),
     PTAG: ("i", "u", "counts"),
     STOP_REQUEST: ("i", "u"),

@@ -270,13 +270,16 @@ class Start(NamedTuple):
     #: this process asks to join (JOIN_REQ) before it runs: its slot is absent at the start,
     #: or the federation runs already (a new process for a slot, present before or not)
     join: bool = False
+    #: the federation runs under decentralized coordination: no grants come from the RTI
+    decentralized: bool = False
 
     def pack(self) -> bytes:
-        return packb([START, self.start, self.peers, self.session, self.federate, list(self.absent), self.join])
+        return packb([START, self.start, self.peers, self.session, self.federate, list(self.absent), self.join,
+                      self.decentralized])
 
     @classmethod
     def _of(cls, m: list[Any]) -> Start:
-        return _new(cls, (m[1], m[2], m[3], m[4], tuple(m[5]), m[6]))
+        return _new(cls, (m[1], m[2], m[3], m[4], tuple(m[5]), m[6], m[7]))
 
 
 class Tag(NamedTuple):

@@ -1,0 +1,86 @@
+"""Decentralized coordination's rule for advancing without word from upstream, pure: the
+:class:`MaxWait` part of :class:`.federate_core.FederateCore` (only under decentralized
+coordination: the RTI then grants nothing).
+
+A federate processes tag ``g`` once it knows every message for ``g`` has arrived (its
+upstream peers' promises say so: :mod:`.federate_promises`), or once physical time
+reaches ``g``'s time + its **maxwait** + the largest **absent_after** of its input links
+(LF's ``@maxwait`` on the federate, formerly STA / STP_offset; LF's ``@absent_after`` on a
+connection, formerly the reactions' STAA): what has not arrived by then is taken to be
+absent. A message that comes after its tag was passed is *tardy*
+(:mod:`reactorfed.execution.tardy`). maxwait defaults to forever (LF since 2026): a federate
+then waits for its upstream's word and no message is ever tardy. In ``fast`` mode the
+scheduler never waits for physical time, and neither does a finite maxwait (reactor-c's
+``wait_until`` returns at once in fast mode but for a wait of forever).
+
+Within a tag, a federate on a zero-delay cycle stops before the reactions that read an
+input on the cycle until it arrives (:mod:`.federate_cycles`); under decentralized
+coordination that wait also ends at the tag's time + maxwait + that link's absent_after.
+"""
+
+from __future__ import annotations
+
+from ...errors import ValidationError
+from ...time.tag import FOREVER, TagT
+from .layout import Layout
+
+__all__ = ["MaxWait", "check_decentralized"]
+
+
+def check_decentralized(layout: Layout) -> None:
+    """Refuse what decentralized coordination cannot run without hanging: a zero-delay
+    cycle between federates of which one waits for ever (maxwait forever, the default).
+    Promises cannot go round a cycle without delay (the RTI's provisional grants do that
+    under centralized coordination); a finite maxwait, or a delay on the cycle, can. And
+    elastic banks, whose members join and leave at tags the RTI agrees on."""
+    if layout.elastic:
+        raise ValidationError("elastic banks join and leave at tags the RTI agrees on: they need centralized "
+                              f"coordination (this program has {', '.join(g.name for g in layout.elastic)})")
+    for f, scc in enumerate(layout.scc):
+        if len(scc) > 1 and (not layout.maxwait or layout.maxwait[f] >= FOREVER):
+            names = ", ".join(layout.names[g] for g in sorted(scc))
+            raise ValidationError(
+                f"decentralized coordination: federates {names} form a cycle of connections without delay, "
+                f"and {layout.names[f]} has no maxwait (forever): it would wait for ever for the others' word. "
+                "Give it a finite maxwait (maxwait(federate, d), LF's @maxwait), put a delay on the cycle, "
+                "or run it centralized")
+
+
+def _plus(t: int, d: int) -> int:
+    s = t + d
+    return s if s < FOREVER and d < FOREVER else FOREVER
+
+
+class MaxWait:
+    """Federate ``me``'s maxwait and its input links' absent_after (see the module)."""
+
+    def __init__(self, layout: Layout, me: int, *, fast: bool) -> None:
+        check_decentralized(layout)
+        #: ns past a tag's time (FOREVER: wait for the upstream's word, however long)
+        self.maxwait = layout.maxwait[me] if layout.maxwait else FOREVER
+        self.fast = fast
+        #: input link id -> its absent_after (ns)
+        self.absent_after = {lk.id: lk.absent_after for lk in layout.links if lk.dst == me}
+        self._longest = max(self.absent_after.values(), default=0)
+
+    def set(self, maxwait: int) -> None:
+        """A reaction changed this federate's maxwait (LF's ``lf.set_fed_maxwait``)."""
+        self.maxwait = maxwait
+
+    def deadline(self, tag: TagT, link: int | None = None) -> int:
+        """The physical time from which ``tag`` is processed without word from upstream
+        (FOREVER: never); ``link``: for that input link alone."""
+        extra = self._longest if link is None else self.absent_after.get(link, 0)
+        return _plus(_plus(tag[0], self.maxwait), extra)
+
+    def passed(self, tag: TagT, now: int, link: int | None = None) -> bool:
+        """Whether ``tag`` may be processed now without word from upstream (at ``link``)."""
+        d = self.deadline(tag, link)
+        return d < FOREVER and (self.fast or now >= d)
+
+    def wait_ms(self, tag: TagT, now: int) -> int:
+        """How long (ms, at least 1) to wait for messages before :meth:`passed` may change."""
+        d = self.deadline(tag)
+        if d >= FOREVER or self.fast:
+            return 100
+        return max(1, min(100, (d - now + 999_999) // 1_000_000))
