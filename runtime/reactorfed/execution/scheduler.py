@@ -258,19 +258,9 @@ class Scheduler:
         return self.tardy
 
     def post_tardy(self, slot: Slot, value: Any, intended: TagT) -> TagT | None:
-        """A message for ``slot`` meant for ``intended`` arrived after that tag was
-        processed (or began), or finds ``slot`` taken at ``intended`` by an earlier tardy
-        one: post it at the first microstep after both the current tag and ``intended``
-        that ``slot`` has no event at (reactor-c's handle_tagged_message). Returns that
-        tag; None when it is past the stop tag (the message is dropped)."""
-        tardy = self.enable_tardy()
-        tag = succ(max(self.current_tag, intended))
-        while tag <= self.stop_tag:
-            if self.queue.post_exact(tag, slot, value):
-                tardy.post(tag, slot, intended)
-                return tag
-            tag = succ(tag)
-        return None
+        """A message for ``slot`` meant for ``intended`` came too late: queued at a later
+        tag (:meth:`.Tardiness.place`), returned; None past the stop tag (dropped)."""
+        return self.enable_tardy().place(self.queue, self.current_tag, self.stop_tag, slot, value, intended)
 
     def fire_now(self, slot: Slot, value: Any) -> None:
         """Set ``slot`` at the tag being processed (a network input arrived mid-tag; its readers have not run yet)."""

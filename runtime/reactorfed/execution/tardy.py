@@ -24,11 +24,12 @@ from typing import TYPE_CHECKING, Any
 
 from ..model.port import Port
 from ..model.trigger import Slot
-from ..time.tag import TagT
+from ..time.tag import TagT, succ
 
 if TYPE_CHECKING:
     from ..assembly.program import Program
     from ..model.reaction import Reaction
+    from .event_queue import EventQueue
 
 __all__ = ["Tardiness"]
 
@@ -60,6 +61,21 @@ class Tardiness:
     def post(self, tag: TagT, slot: Slot, intended: TagT) -> None:
         """The event for ``slot`` at ``tag`` is a message meant for ``intended``."""
         self.due.setdefault(tag, []).append((slot, intended))
+
+    def place(self, queue: EventQueue, current: TagT, stop: TagT, slot: Slot, value: Any,
+              intended: TagT) -> TagT | None:
+        """A message for ``slot`` meant for ``intended`` arrived after that tag was
+        processed (or began), or finds ``slot`` taken at ``intended`` by an earlier tardy
+        one: queue it at the first microstep after both ``current`` and ``intended`` that
+        ``slot`` has no event at (reactor-c's handle_tagged_message). Returns that tag;
+        None when it is past ``stop`` (the message is dropped)."""
+        tag = succ(max(current, intended))
+        while tag <= stop:
+            if queue.post_exact(tag, slot, value):
+                self.post(tag, slot, intended)
+                return tag
+            tag = succ(tag)
+        return None
 
     def begin(self, tag: TagT) -> None:
         """Tag ``tag`` begins: its tardy messages' slots carry their intended tags."""

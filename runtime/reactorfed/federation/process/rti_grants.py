@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from ...execution.tracing import Tracer
 from ...observe.trace.records import GRANT, STOP
 from ..coordination.admission import Admission
+from ..coordination.federate_maxwait import check_decentralized
 from ..coordination.layout import Layout
 from ..coordination.rti_core import Grant, RtiCore
 from ..io.transport import Server
@@ -27,7 +28,9 @@ __all__ = ["RtiGrants"]
 class RtiGrants:
     """What the RTI sends its federates besides the handshake's answers (see the module)."""
 
-    def __init__(self, core: RtiCore, layout: Layout, admission: Admission) -> None:
+    def __init__(self, core: RtiCore, layout: Layout, admission: Admission, decentralized: bool = False) -> None:
+        if decentralized:
+            check_decentralized(layout)  # refused before anyone joins
         self.core = core
         self.layout = layout
         self.admission = admission
@@ -42,7 +45,7 @@ class RtiGrants:
         self.sent = 0  # grants sent (TAG and PTAG)
         #: decentralized coordination: grants are computed (the stop agreement and the
         #: RELEASEs read the same state) but never sent
-        self.decentralized = False
+        self.decentralized = decentralized
 
     def flush(self) -> None:
         """Send the grants due after a batch of reports: one pass, so a backlog of reports

@@ -16,7 +16,6 @@ from ...execution.tracing import Tracer
 from ...observe.progress import ProgressHistory, ProgressReport
 from ...time.clock import Clock
 from ..coordination.admission import Admission, Departures, PeerKind
-from ..coordination.federate_maxwait import check_decentralized
 from ..coordination.layout import Layout
 from ..coordination.rti_core import RtiCore
 from ..errors import FederationError
@@ -61,10 +60,7 @@ class RtiServer:
         self._refusal: tuple[int, str] | None = None
         self.admission = Admission(layout, cfg.federation_id, cfg.secret)
         #: what the RTI sends besides the handshake's answers: grants, RELEASE, stop agreements
-        self._out = RtiGrants(self.core, layout, self.admission)
-        if cfg.coordination == "decentralized":  # (no grant is sent: see RtiGrants)
-            check_decentralized(layout)
-            self._out.decentralized = True
+        self._out = RtiGrants(self.core, layout, self.admission, decentralized=cfg.coordination == "decentralized")
         self._dirty = self._out.dirty  # (its set: every report adds to it)
         self._final: dict[int, tuple[int, int]] = {}  # the tag each federate resigned at
         #: when each federate's program last said something (physical time)
