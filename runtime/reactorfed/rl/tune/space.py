@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from reactorfed import ValidationError
 
-__all__ = ["Choice", "Domain", "IntUniform", "LogUniform", "SearchSpace", "Uniform", "Value"]
+__all__ = ["Choice", "Domain", "IntUniform", "LogUniform", "SearchSpace", "Uniform", "Value", "space_of_ranges"]
 
 #: a hyperparameter's value (what crosses federates as plain data)
 Value = float | int | str
@@ -170,3 +170,20 @@ class SearchSpace:
             if not isinstance(fields[name], (int, float, str)) or isinstance(fields[name], bool):
                 raise ValidationError(f"{self.field}.{name}: {owner}.{name} is not a number or a string "
                                       f"({type(fields[name]).__name__}): it cannot be searched")
+
+
+def space_of_ranges(ranges: Mapping[str, Sequence[float]], log: Collection[str] = (),
+                    field: str = "space") -> SearchSpace:
+    """A space from ``(low, high)`` pairs (a recipe's settings: ``--param space.learning_rate=1e-4,1e-2``):
+    log-uniform for the names in ``log``, uniform for the others; an empty pair leaves the
+    name out of the search. A pair that is not two numbers is refused, naming the field."""
+    domains: dict[str, Domain] = {}
+    for name, bounds in ranges.items():
+        if len(bounds) == 0:
+            continue
+        if len(bounds) != 2:
+            raise ValidationError(f"{field}.{name}: a range is two numbers, low,high (none: not searched); "
+                                  f"got {tuple(bounds)}")
+        low, high = float(bounds[0]), float(bounds[1])
+        domains[name] = LogUniform(low, high) if name in log else Uniform(low, high)
+    return SearchSpace(domains, field)
