@@ -69,6 +69,7 @@ class Args:
     ppo: PPOConfig = field(default_factory=PPOConfig)
     checkpoint: str = "runs/pbt_cartpole"  # a folder ("": no checkpoints)
     resume: bool = False
+    pause_after: int = 0  # end this run after that many decisions on reports (0: never); resume=true carries on
     decisions: str = ""  # the record ("": DIR/decisions.jsonl, or none without a checkpoint folder)
     progress: bool = True
     max_trials: int = 16  # the most trials the bank may hold
@@ -87,7 +88,8 @@ class Main(TuneProgram):
                          iterations=args.pbt.iterations, max_trials=args.max_trials, num_samplers=args.num_samplers,
                          num_envs=args.num_envs, fragment_len=args.num_steps, seed=args.seed, backend=args.backend,
                          decisions=decisions, checkpoint_dir=args.checkpoint, resume=args.resume,
-                         progress=args.progress, slow_trial=args.slow_trial, slow_ms=args.slow_ms)
+                         progress=args.progress, pause_after=args.pause_after, slow_trial=args.slow_trial,
+                         slow_ms=args.slow_ms)
 
 
 if __name__ == "__main__":

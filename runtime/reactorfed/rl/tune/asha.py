@@ -8,12 +8,14 @@ takes the next configuration.
 "So far" is in logical time: the rungs' records hold the reports of earlier tags and, at
 one tag, of lower slots; a trial reaches a rung at the tag its iterations put it at,
 however long they took. Which trials are promoted is therefore the same in every run of a
-seed. The cutoff is a metric that was recorded (the lower-rank element at the quantile),
-never an interpolation between two.
+seed. The cutoff is Ray's: the ``1 - 1 / reduction_factor`` percentile of the metrics
+recorded at the rung (linear between two), trials without a metric yet (no episode
+finished) left out of it and stopped by it.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -71,8 +73,9 @@ class ASHA(Search):
         m = r.metrics[self.config.metric]
         recorded = self.rungs[r.iteration]
         recorded[r.trial] = score(m, self.config.mode)
+        finite = [v for v in recorded.values() if math.isfinite(v)]
         q = (1.0 - 1.0 / self.asha.reduction_factor) * 100.0
-        cutoff = float(np.percentile(np.array(list(recorded.values())), q, method="lower"))
+        cutoff = float(np.percentile(np.array(finite), q)) if finite else -math.inf
         kind = "promote" if recorded[r.trial] >= cutoff else "stop"
         decisions.append(Decision(kind, r.trial, r.slot, r.iteration, metric=m, rung=r.iteration))
         return kind == "promote"

@@ -29,14 +29,17 @@ __all__ = ["Controller"]
 class Controller(Reactor):
     """Decides for ``n`` slots with ``scheduler``. ``decisions``: the record's file ("":
     in memory); ``checkpoint_dir``: where it saves itself ("": nowhere); ``resume``: start
-    from that checkpoint when there is one; ``progress``: a line on stderr per decision."""
+    from that checkpoint when there is one; ``progress``: a line on stderr per decision;
+    ``pause_after``: end this run after deciding on reports that many times (0: never),
+    its checkpoint the place a resumed run carries on from (a budget of rounds per session)."""
 
     reports: Input[object] = Input(object, width="n")
     directives: Output[object] = Output(object, width="n")
 
     def __init__(self, n: int, scheduler: Scheduler, *, decisions: str = "", checkpoint_dir: str = "",
-                 resume: bool = False, progress: bool = False) -> None:
-        self.n, self.scheduler = n, scheduler
+                 resume: bool = False, progress: bool = False, pause_after: int = 0) -> None:
+        self.n, self.scheduler, self.pause_after = n, scheduler, pause_after
+        self.decided = 0  # decisions on reports in this run
         self.checkpoint_dir, self.resume, self.progress = checkpoint_dir, resume, progress
         self.log = DecisionLog(decisions)
         self.last: dict[int, dict[str, Any]] = {}  # the last directive sent to each slot (wire form)
@@ -70,6 +73,13 @@ class Controller(Reactor):
             self.waiting.add(slot)
         out, decisions = self.scheduler.decide(reps)
         self._send(out, decisions, directives)
+        if decisions:
+            self.decided += 1
+            if self.decided == self.pause_after:
+                if self.progress:
+                    print(f"tune: pausing after {self.decided} decisions (resume=true carries on)", file=sys.stderr,
+                          flush=True)
+                self.request_stop()
 
     def _send(self, out: list[tuple[int, Directive]], decisions: list[Decision],
               directives: MultiWriter[object]) -> None:
@@ -129,7 +139,8 @@ class Controller(Reactor):
     @reaction(triggers=[SHUTDOWN])
     def finish(self) -> None:
         self.result = {"decisions": len(self.log.lines), "decisions_sha256": self.log.digest(),
-                       "resumed": self.resumed, **self.scheduler.summary()}
+                       "resumed": self.resumed, "paused": 0 < self.pause_after == self.decided,
+                       **self.scheduler.summary()}
         if self.log.path:
             self.result["decisions_file"] = str(Path(self.log.path).resolve())
         if self.progress:

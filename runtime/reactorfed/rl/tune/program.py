@@ -43,7 +43,8 @@ class TuneProgram(Reactor):
     """``slots`` trials of ``algo`` on ``env`` under ``scheduler``, over ``space``.
     ``iterations``: a trial's budget (for its progress figures); ``max_trials``: the most
     slots the bank may have. ``slow_trial`` / ``slow_ms``: that slot sleeps so long in each
-    update (a trial slowed on purpose; -1: none). The rest as
+    update (a trial slowed on purpose; -1: none). ``pause_after``: end the run after that many
+    decisions on reports (resume carries on). The rest as
     :class:`~reactorfed.rl.plans.sync.SyncPlan` and :class:`Controller`.
 
     Subclass it for a program with its own settings (``super().__init__(...)``)."""
@@ -51,8 +52,8 @@ class TuneProgram(Reactor):
     def __init__(self, algo: Algorithm, env: str, scheduler: Scheduler, space: SearchSpace, *, slots: int,
                  iterations: int, max_trials: int = 16, num_samplers: int = 2, num_envs: int = 4,
                  fragment_len: int = 32, seed: int = 0, backend: str = "gymnasium", decisions: str = "",
-                 checkpoint_dir: str = "", resume: bool = False, progress: bool = False, slow_trial: int = -1,
-                 slow_ms: int = 0) -> None:
+                 checkpoint_dir: str = "", resume: bool = False, progress: bool = False, pause_after: int = 0,
+                 slow_trial: int = -1, slow_ms: int = 0) -> None:
         for name, value in (("num_samplers", num_samplers), ("num_envs", num_envs), ("fragment_len", fragment_len),
                             ("slots", slots), ("max_trials", max_trials)):
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
@@ -62,13 +63,16 @@ class TuneProgram(Reactor):
                                   f"(max_trials = {max_trials})")
         if backend not in BACKENDS:
             raise ValidationError(f"backend: must be one of {BACKENDS}, got {backend!r}")
-        if not isinstance(slow_ms, int) or slow_ms < 0:
-            raise ValidationError(f"slow_ms: must be an int >= 0, got {slow_ms!r}")
+        for name, value in (("slow_ms", slow_ms), ("pause_after", pause_after)):
+            if not isinstance(value, int) or value < 0:
+                raise ValidationError(f"{name}: must be an int >= 0, got {value!r}")
+        if pause_after and not checkpoint_dir:
+            raise ValidationError("pause_after: a paused run carries on from its checkpoint; give a checkpoint folder")
         check_space(space, algo)
         info = SpaceInfo.of_env(env)
         run = RunConfig(iterations=iterations)
         self.controller = Controller(slots, scheduler, decisions=decisions, checkpoint_dir=checkpoint_dir,
-                                     resume=resume, progress=progress)
+                                     resume=resume, progress=progress, pause_after=pause_after)
         slow = ms(slow_ms)
         self.trials = bank(SyncTrial, slots, slot=each(lambda i: i), algo=algo, env=env, space=info, run=run,
                            num_samplers=num_samplers, num_envs=num_envs, fragment_len=fragment_len, seed=seed,
