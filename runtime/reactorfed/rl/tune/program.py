@@ -69,6 +69,11 @@ class TuneProgram(Reactor):
         if pause_after and not checkpoint_dir:
             raise ValidationError("pause_after: a paused run carries on from its checkpoint; give a checkpoint folder")
         check_space(space, algo)
+        # every federate of a tuner builds a learner (the slots) or writes checkpoints (the
+        # controller): torch imported here, once in the process that builds the program (a
+        # launch's fork server), not again in each federate it forks
+        import torch  # noqa: F401
+
         info = SpaceInfo.of_env(env)
         run = RunConfig(iterations=iterations)
         self.controller = Controller(slots, scheduler, decisions=decisions, checkpoint_dir=checkpoint_dir,
