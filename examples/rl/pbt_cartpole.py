@@ -79,17 +79,15 @@ class Args:
 
 class Main(TuneProgram):
     def __init__(self, args: Args = Args()) -> None:
-        args.pbt.check("pbt", args.max_trials)
         space = space_of_ranges(args.space.ranges(), log={"learning_rate"}, field="space")
         per_round = args.num_samplers * args.num_envs * args.num_steps
-        ppo = dataclasses.replace(args.ppo, total_timesteps=args.pbt.iterations * per_round)
+        ppo = dataclasses.replace(args.ppo, total_timesteps=max(1, args.pbt.iterations * per_round))
         decisions = args.decisions or (f"{args.checkpoint}/decisions.jsonl" if args.checkpoint else "")
-        super().__init__(ppo, args.env, PBT(args.pbt, space, seed=args.seed), space, slots=args.pbt.population,
-                         iterations=args.pbt.iterations, max_trials=args.max_trials, num_samplers=args.num_samplers,
-                         num_envs=args.num_envs, fragment_len=args.num_steps, seed=args.seed, backend=args.backend,
-                         decisions=decisions, checkpoint_dir=args.checkpoint, resume=args.resume,
-                         progress=args.progress, pause_after=args.pause_after, slow_trial=args.slow_trial,
-                         slow_ms=args.slow_ms)
+        super().__init__(ppo, args.env, PBT(args.pbt, space, seed=args.seed), space, max_trials=args.max_trials,
+                         num_samplers=args.num_samplers, num_envs=args.num_envs, fragment_len=args.num_steps,
+                         seed=args.seed, backend=args.backend, decisions=decisions, checkpoint_dir=args.checkpoint,
+                         resume=args.resume, progress=args.progress, pause_after=args.pause_after,
+                         slow_trial=args.slow_trial, slow_ms=args.slow_ms)
 
 
 if __name__ == "__main__":

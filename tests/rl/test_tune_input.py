@@ -42,6 +42,7 @@ def asha_main(**params: Any) -> Any:
     ({"pbt.population": 1}, "pbt.population"),
     ({"pbt.quantile_fraction": 0.75}, "pbt.quantile_fraction"),
     ({"pbt.perturbation_interval": 0}, "pbt.perturbation_interval"),
+    ({"pbt.iterations": 0}, "pbt.iterations"),
     ({"slow_ms": -1}, "slow_ms"),
 ])
 def test_pbt_recipe_refuses(params: dict[str, Any], field: str) -> None:

@@ -62,7 +62,13 @@ class ASHA(Search):
         self.asha = asha
         self.rungs: dict[int, dict[int, float]] = {m: {} for m in self.milestones()}  # rung -> trial -> score
 
+    def check(self, max_trials: int) -> None:
+        super().check(max_trials)
+        self.asha.check("asha", self.config.iterations)
+
     def milestones(self) -> list[int]:
+        if not (self.asha.grace_period >= 1 and self.asha.reduction_factor >= 2):
+            return []  # (settings check() refuses)
         out, r = [], self.asha.grace_period
         while r < self.config.iterations:
             out.append(r)

@@ -98,6 +98,20 @@ class Scheduler(Protocol):
     #: the reports carry the trials' learner state (PBT's exploit needs it)
     wants_state: bool
 
+    @property
+    def slots(self) -> int:
+        """The trials trained at once: the width of the trials' bank."""
+        ...
+
+    @property
+    def iterations(self) -> int:
+        """A trial's budget, in learner iterations."""
+        ...
+
+    def check(self, max_trials: int) -> None:
+        """Refuse settings that cannot run (a ValidationError naming the field), ``max_trials``
+        the most slots the bank may have."""
+
     def begin(self, slots: int) -> tuple[list[tuple[int, Directive]], list[Decision]]: ...
 
     def decide(self, reports: Sequence[Report]) -> tuple[list[tuple[int, Directive]], list[Decision]]: ...

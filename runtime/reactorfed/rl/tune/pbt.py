@@ -98,6 +98,17 @@ class PBT:
         self.best: tuple[int, float, dict[str, Value]] | None = None  # (trial, metric, hparams) at the last round
         self.solved_at: int | None = None
 
+    @property
+    def slots(self) -> int:
+        return self.config.population
+
+    @property
+    def iterations(self) -> int:
+        return self.config.iterations
+
+    def check(self, max_trials: int) -> None:
+        self.config.check("pbt", max_trials)
+
     def _until(self, iteration: int) -> int:
         return min(iteration + self.config.perturbation_interval, self.config.iterations)
 

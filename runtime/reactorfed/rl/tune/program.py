@@ -40,27 +40,26 @@ def check_space(space: SearchSpace, algo: Algorithm) -> None:
 
 
 class TuneProgram(Reactor):
-    """``slots`` trials of ``algo`` on ``env`` under ``scheduler``, over ``space``.
-    ``iterations``: a trial's budget (for its progress figures); ``max_trials``: the most
-    slots the bank may have. ``slow_trial`` / ``slow_ms``: that slot sleeps so long in each
+    """Trials of ``algo`` on ``env`` under ``scheduler`` (which says how many at once, its
+    ``slots``, and each one's budget), over ``space``. ``max_trials``: the most slots the
+    bank may have. ``slow_trial`` / ``slow_ms``: that slot sleeps so long in each
     update (a trial slowed on purpose; -1: none). ``pause_after``: end the run after that many
     decisions on reports (resume carries on). The rest as
     :class:`~reactorfed.rl.plans.sync.SyncPlan` and :class:`Controller`.
 
     Subclass it for a program with its own settings (``super().__init__(...)``)."""
 
-    def __init__(self, algo: Algorithm, env: str, scheduler: Scheduler, space: SearchSpace, *, slots: int,
-                 iterations: int, max_trials: int = 16, num_samplers: int = 2, num_envs: int = 4,
+    def __init__(self, algo: Algorithm, env: str, scheduler: Scheduler, space: SearchSpace, *,
+                 max_trials: int = 16, num_samplers: int = 2, num_envs: int = 4,
                  fragment_len: int = 32, seed: int = 0, backend: str = "gymnasium", decisions: str = "",
                  checkpoint_dir: str = "", resume: bool = False, progress: bool = False, pause_after: int = 0,
                  slow_trial: int = -1, slow_ms: int = 0) -> None:
         for name, value in (("num_samplers", num_samplers), ("num_envs", num_envs), ("fragment_len", fragment_len),
-                            ("slots", slots), ("max_trials", max_trials)):
+                            ("max_trials", max_trials)):
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ValidationError(f"{name}: must be an int >= 1, got {value!r}")
-        if slots > max_trials:
-            raise ValidationError(f"slots: {slots} trials at once is more than the trials' bank holds "
-                                  f"(max_trials = {max_trials})")
+        scheduler.check(max_trials)
+        slots = scheduler.slots
         if backend not in BACKENDS:
             raise ValidationError(f"backend: must be one of {BACKENDS}, got {backend!r}")
         for name, value in (("slow_ms", slow_ms), ("pause_after", pause_after)):
@@ -75,7 +74,7 @@ class TuneProgram(Reactor):
         import torch  # noqa: F401
 
         info = SpaceInfo.of_env(env)
-        run = RunConfig(iterations=iterations)
+        run = RunConfig(iterations=scheduler.iterations)
         self.controller = Controller(slots, scheduler, decisions=decisions, checkpoint_dir=checkpoint_dir,
                                      resume=resume, progress=progress, pause_after=pause_after)
         slow = ms(slow_ms)

@@ -81,6 +81,17 @@ class Search:
         #: trial -> its last report: iteration, metric, hparams, and how it ended (running/stopped/complete)
         self.trials: dict[int, dict[str, Any]] = {}
 
+    @property
+    def slots(self) -> int:
+        return self.config.slots
+
+    @property
+    def iterations(self) -> int:
+        return self.config.iterations
+
+    def check(self, max_trials: int) -> None:
+        self.config.check("search", max_trials)
+
     # -- what a subclass changes -----------------------------------------------------------
     def milestones(self) -> list[int]:
         """The iterations below the budget at which a trial reports (none: only at the end)."""
