@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -79,3 +80,16 @@ def test_asha_launched_with_a_slow_slot_matches_one_process(tmp_path: Path) -> N
     assert found["Main.controller"]["decisions_sha256"] == single["Main.controller"]["decisions_sha256"]
     assert [t["weights_sha256"] for t in trials_of(found)] == [t["weights_sha256"] for t in trials_of(single)]
     assert (tmp_path / "fed" / "decisions.jsonl").read_text() == (tmp_path / "one" / "decisions.jsonl").read_text()
+
+
+def test_asha_paused_resumes_the_same_way_every_time(tmp_path: Path) -> None:
+    first = run_single(tmp_path / "run", pause_after=3)["Main.controller"]
+    assert first["paused"]
+    head = (tmp_path / "run" / "decisions.jsonl").read_text()
+    shutil.copytree(tmp_path / "run", tmp_path / "again")
+    a, b = run_single(tmp_path / "run", resume=True), run_single(tmp_path / "again", resume=True)
+    assert a["Main.controller"]["resumed"] and a["Main.controller"]["trials"] == 5
+    assert [t["trial"] for t in trials_of(a)] == [0, 1, 2, 3, 4]
+    assert (tmp_path / "run" / "decisions.jsonl").read_text().startswith(head)
+    assert (tmp_path / "run" / "decisions.jsonl").read_text() == (tmp_path / "again" / "decisions.jsonl").read_text()
+    assert [t["weights_sha256"] for t in trials_of(a)] == [t["weights_sha256"] for t in trials_of(b)]
