@@ -119,7 +119,7 @@ def test_asha_stops_below_the_cutoff_and_refills_the_slot() -> None:
     assert kinds == [("promote", 0), ("stop", 1), ("start", 2)], kinds
     assert dict(out)[0] == Directive("continue", trial=0, until=3, hparams=hp[0])
     assert dict(out)[1].kind == "start" and dict(out)[1].trial == 2
-    # trial 2 at rung 1, better than the 67th percentile of (20, 5, 30): promoted
+    # trial 2 at rung 1, better than the 67th percentile of the metrics before it (20, 5): promoted
     out, decisions = asha.decide([report(1, 1, 30.0, dict(out)[1].hparams, trial=2)])
     assert decisions[0].kind == "promote"
 

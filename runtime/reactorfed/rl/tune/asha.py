@@ -1,16 +1,16 @@
 """Asynchronous successive halving (ASHA: Li et al. 2020, "A system for massively parallel
 hyperparameter tuning"; Ray Tune's ``AsyncHyperBandScheduler``): rungs at
 ``grace_period * reduction_factor**k`` learner iterations below the budget; a trial that
-reaches a rung goes on if its metric is in the best ``1 / reduction_factor`` of the
-metrics recorded at that rung so far (itself included), else it stops there and its slot
-takes the next configuration.
+reaches a rung goes on unless its metric is below the ``1 - 1 / reduction_factor``
+percentile of the metrics recorded at that rung before it (the first to reach a rung goes
+on), else it stops there and its slot takes the next configuration.
 
 "So far" is in logical time: the rungs' records hold the reports of earlier tags and, at
 one tag, of lower slots; a trial reaches a rung at the tag its iterations put it at,
 however long they took. Which trials are promoted is therefore the same in every run of a
-seed. The cutoff is Ray's: the ``1 - 1 / reduction_factor`` percentile of the metrics
-recorded at the rung (linear between two), trials without a metric yet (no episode
-finished) left out of it and stopped by it.
+seed. The cutoff is Ray's (``_Bracket.on_result``): the percentile of the metrics recorded
+before (linear between two), trials without a metric yet (no episode finished) left out of
+it and stopped by it.
 """
 
 from __future__ import annotations
@@ -78,10 +78,10 @@ class ASHA(Search):
     def judge(self, r: Report, decisions: list[Decision]) -> bool:
         m = r.metrics[self.config.metric]
         recorded = self.rungs[r.iteration]
-        recorded[r.trial] = score(m, self.config.mode)
-        finite = [v for v in recorded.values() if math.isfinite(v)]
+        finite = [v for v in recorded.values() if math.isfinite(v)]  # (the earlier trials')
         q = (1.0 - 1.0 / self.asha.reduction_factor) * 100.0
         cutoff = float(np.percentile(np.array(finite), q)) if finite else -math.inf
+        recorded[r.trial] = score(m, self.config.mode)
         kind = "promote" if recorded[r.trial] >= cutoff else "stop"
         decisions.append(Decision(kind, r.trial, r.slot, r.iteration, metric=m, rung=r.iteration))
         return kind == "promote"
