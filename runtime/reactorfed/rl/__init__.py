@@ -2,8 +2,9 @@
 
 The rooms: :mod:`.envs` (environments and what steps them), :mod:`.algos` (the policy
 side of each algorithm: config, networks and actors, losses, the Learner, the torch update
-object), :mod:`.replay`, and :mod:`.plans` (the execution plans: reactor programs that run
-the actors in samplers and the Learner in a Trainer reactor). Here: the contract between
+object), :mod:`.replay`, :mod:`.plans` (the execution plans: reactor programs that run
+the actors in samplers and the Learner in a Trainer reactor) and :mod:`.tune` (hyperparameter
+search over trials of a plan: PBT, ASHA, random and grid). Here: the contract between
 algorithms and plans (:mod:`.contracts`), rollouts (:mod:`.rollout`), the run settings and
 training log every plan shares (:mod:`.training`), and the names a program needs.
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import math
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -322,12 +322,23 @@ class PPOLearner:
 
     def load_checkpoint(self, path: str | Path) -> dict[str, Any]:
         state: dict[str, Any] = torch.load(path, map_location=self.device, weights_only=False)
-        self.model.load_state_dict(state["model"])
-        self.optimizer.load_state_dict(state["optimizer"])
-        self.env_steps = int(state["env_steps"])
-        self.updates = int(state["updates"])
-        self.rng.bit_generator.state = state["rng"]
+        self.load_state(state)
         return state
+
+    def load_state(self, state: Mapping[str, Any]) -> None:
+        """Take what ``state`` (:meth:`state`'s, or part of it) holds of the network, the
+        optimizer, the counters and the generator; what it leaves out stays (a tuner's
+        exploit copies another learner's network and optimizer, not its generator)."""
+        if "model" in state:
+            self.model.load_state_dict(state["model"])
+        if "optimizer" in state:
+            self.optimizer.load_state_dict(state["optimizer"])
+        if "env_steps" in state:
+            self.env_steps = int(state["env_steps"])
+        if "updates" in state:
+            self.updates = int(state["updates"])
+        if "rng" in state:
+            self.rng.bit_generator.state = state["rng"]
 
     @classmethod
     def load(cls, path: str | Path, device: torch.device | None = None) -> PPOLearner:

@@ -1,0 +1,189 @@
+"""A search space: the hyperparameters a tuner varies, each with its domain, drawn and
+perturbed with generators the caller seeds (so a seed fixes every value).
+
+A hyperparameter is a field of the trials' algorithm config (``learning_rate`` of a
+:class:`~reactorfed.rl.PPOConfig`); its domain is one of :class:`Uniform`,
+:class:`LogUniform`, :class:`IntUniform` or :class:`Choice`. Mistakes are refused when the
+space is made, naming the field: an empty space, a low bound not below the high one, a
+log-uniform bound <= 0, a choice without values.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Collection, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from reactorfed import ValidationError
+
+__all__ = ["Choice", "Domain", "IntUniform", "LogUniform", "SearchSpace", "Uniform", "Value", "space_of_ranges"]
+
+#: a hyperparameter's value (what crosses federates as plain data)
+Value = float | int | str
+
+
+@dataclass(frozen=True)
+class Uniform:
+    """A float drawn uniformly from ``[low, high]``."""
+
+    low: float
+    high: float
+
+    def check(self, name: str) -> None:
+        if not (math.isfinite(self.low) and math.isfinite(self.high)) or self.low >= self.high:
+            raise ValidationError(f"{name}: a uniform range needs finite low < high, got [{self.low}, {self.high}]")
+
+    def sample(self, rng: np.random.Generator) -> Value:
+        return float(self.low + (self.high - self.low) * rng.random())
+
+    def clip(self, value: float) -> Value:
+        return float(min(max(value, self.low), self.high))
+
+    def grid(self, points: int) -> list[Value]:
+        return [float(v) for v in np.linspace(self.low, self.high, points)]
+
+
+@dataclass(frozen=True)
+class LogUniform(Uniform):
+    """A float whose logarithm is drawn uniformly from ``[log low, log high]`` (a learning rate)."""
+
+    def check(self, name: str) -> None:
+        super().check(name)
+        if self.low <= 0:
+            raise ValidationError(f"{name}: a log-uniform range needs low > 0, got {self.low}")
+
+    def sample(self, rng: np.random.Generator) -> Value:
+        lo, hi = math.log(self.low), math.log(self.high)
+        return float(math.exp(lo + (hi - lo) * rng.random()))
+
+    def grid(self, points: int) -> list[Value]:
+        return [float(v) for v in np.geomspace(self.low, self.high, points)]
+
+
+@dataclass(frozen=True)
+class IntUniform:
+    """An int drawn uniformly from ``low .. high`` (both included)."""
+
+    low: int
+    high: int
+
+    def check(self, name: str) -> None:
+        if not (isinstance(self.low, int) and isinstance(self.high, int)) or self.low >= self.high:
+            raise ValidationError(f"{name}: an int range needs ints low < high, got [{self.low}, {self.high}]")
+
+    def sample(self, rng: np.random.Generator) -> Value:
+        return int(rng.integers(self.low, self.high + 1))
+
+    def clip(self, value: float) -> Value:
+        return int(min(max(round(value), self.low), self.high))
+
+    def grid(self, points: int) -> list[Value]:
+        return sorted({int(np.rint(v)) for v in np.linspace(self.low, self.high, points)})
+
+
+@dataclass(frozen=True)
+class Choice:
+    """One of ``values`` (perturbed to a neighbour in their order)."""
+
+    values: tuple[Value, ...]
+
+    def check(self, name: str) -> None:
+        if not self.values:
+            raise ValidationError(f"{name}: a choice needs at least one value")
+
+    def sample(self, rng: np.random.Generator) -> Value:
+        return self.values[int(rng.integers(len(self.values)))]
+
+    def grid(self, points: int) -> list[Value]:
+        return list(self.values)
+
+
+Domain = Uniform | LogUniform | IntUniform | Choice
+
+
+class SearchSpace:
+    """Named domains, in a fixed order (the order given): drawing a configuration draws
+    its values in that order from one generator."""
+
+    def __init__(self, domains: Mapping[str, Domain], field: str = "space") -> None:
+        #: the name user mistakes are reported under (the settings' field)
+        self.field = field
+        if not domains:
+            raise ValidationError(f"{field}: the search space is empty; give at least one hyperparameter to search")
+        for name, domain in domains.items():
+            if not isinstance(domain, (Uniform, IntUniform, Choice)):
+                raise ValidationError(f"{field}.{name}: not a domain (Uniform, LogUniform, IntUniform, Choice): "
+                                      f"{domain!r}")
+            domain.check(f"{field}.{name}")
+        self.domains: dict[str, Domain] = dict(domains)
+
+    @property
+    def names(self) -> list[str]:
+        return list(self.domains)
+
+    def sample(self, rng: np.random.Generator) -> dict[str, Value]:
+        """A configuration drawn from ``rng``."""
+        return {name: d.sample(rng) for name, d in self.domains.items()}
+
+    def perturb(self, config: Mapping[str, Value], rng: np.random.Generator, factors: Sequence[float],
+                resample_probability: float) -> dict[str, Value]:
+        """PBT's explore step: each value is drawn afresh with ``resample_probability``, else
+        multiplied by one of ``factors`` (a choice moves to a neighbouring value), kept inside
+        its domain. Draws from ``rng`` in the space's order, the same draws whatever the values."""
+        out: dict[str, Value] = {}
+        for name, d in self.domains.items():
+            resample = rng.random() < resample_probability
+            fresh = d.sample(rng)
+            pick = int(rng.integers(len(factors)))
+            if resample:
+                out[name] = fresh
+            elif isinstance(d, Choice):
+                i = d.values.index(config[name]) if config[name] in d.values else 0
+                step = -1 if factors[pick] < 1 else 1
+                out[name] = d.values[min(max(i + step, 0), len(d.values) - 1)]
+            else:
+                value = config[name]
+                assert isinstance(value, (int, float))
+                out[name] = d.clip(value * factors[pick])
+        return out
+
+    def grid(self, points: int) -> Iterator[dict[str, Value]]:
+        """Every combination of ``points`` values per range (every value of a choice), the
+        last hyperparameter varying fastest."""
+        axes = [d.grid(points) for d in self.domains.values()]
+        for combo in itertools.product(*axes):
+            yield dict(zip(self.domains, combo, strict=True))
+
+    def grid_size(self, points: int) -> int:
+        return math.prod(len(d.grid(points)) for d in self.domains.values())
+
+    def check_fields(self, fields: Mapping[str, object], owner: str) -> None:
+        """Refuse a hyperparameter that is not a plain (number or string) field of ``owner``
+        (the trials' config class, ``fields`` its field values)."""
+        for name in self.domains:
+            if name not in fields:
+                raise ValidationError(f"{self.field}.{name}: {owner} has no field {name!r}; its fields: "
+                                      f"{', '.join(fields)}")
+            if not isinstance(fields[name], (int, float, str)) or isinstance(fields[name], bool):
+                raise ValidationError(f"{self.field}.{name}: {owner}.{name} is not a number or a string "
+                                      f"({type(fields[name]).__name__}): it cannot be searched")
+
+
+def space_of_ranges(ranges: Mapping[str, Sequence[float]], log: Collection[str] = (),
+                    field: str = "space") -> SearchSpace:
+    """A space from ``(low, high)`` pairs (a recipe's settings: ``--param space.learning_rate=1e-4,1e-2``):
+    log-uniform for the names in ``log``, uniform for the others; an empty pair leaves the
+    name out of the search. A pair that is not two numbers is refused, naming the field."""
+    domains: dict[str, Domain] = {}
+    for name, bounds in ranges.items():
+        if len(bounds) == 0:
+            continue
+        if len(bounds) != 2:
+            raise ValidationError(f"{field}.{name}: a range is two numbers, low,high (none: not searched); "
+                                  f"got {tuple(bounds)}")
+        low, high = float(bounds[0]), float(bounds[1])
+        domains[name] = LogUniform(low, high) if name in log else Uniform(low, high)
+    return SearchSpace(domains, field)
