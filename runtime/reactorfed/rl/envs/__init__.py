@@ -1,10 +1,11 @@
-"""Environments: one copy (:mod:`.runner`), vectors of copies (:mod:`.vector`), and what
-steps them (:mod:`.backends`: gymnasium's vector environments or EnvPool's C++ engine,
+"""Environments: one copy (:mod:`.runner`), vectors of copies (:mod:`.vector`), cooperative
+multi-agent tasks and their copies (:mod:`.multi_agent`), and what steps them (:mod:`.backends`: gymnasium's vector environments or EnvPool's C++ engine,
 :mod:`.envpool_env`). No torch here: a sampler process steps environments without it."""
 
 from __future__ import annotations
 
 from .backends import BACKENDS, Backend, make_vector_env, resolve_backend
+from .multi_agent import TASKS, MultiAgentRunner, MultiAgentSpec, make_task
 from .runner import (
     ATARI_GAMES,
     GYM_ENVS,
@@ -23,15 +24,19 @@ __all__ = [
     "ATARI_GAMES",
     "BACKENDS",
     "GYM_ENVS",
+    "TASKS",
     "Backend",
     "EnvRunner",
     "Fragment",
+    "MultiAgentRunner",
+    "MultiAgentSpec",
     "VectorEnvRunner",
     "VectorFragment",
     "env_id",
     "make_env",
     "make_mpe",
     "make_runner",
+    "make_task",
     "make_vector_env",
     "pack_fragment",
     "record_dtype",
