@@ -4,8 +4,10 @@ multi-agent tasks and their copies (:mod:`.multi_agent`), and what steps them (:
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from ..._lazy import lazy_attributes
 from .backends import BACKENDS, Backend, make_vector_env, resolve_backend
-from .multi_agent import TASKS, MultiAgentRunner, MultiAgentSpec, make_task
 from .runner import (
     ATARI_GAMES,
     GYM_ENVS,
@@ -19,6 +21,13 @@ from .runner import (
     unpack_fragment,
 )
 from .vector import VectorEnvRunner, VectorFragment, make_runner
+
+if TYPE_CHECKING:
+    from .multi_agent import TASKS, MultiAgentRunner, MultiAgentSpec, make_task
+
+# (on first use: the multi-agent tasks build SpaceInfo and Rollout, whose modules import this package)
+__getattr__ = lazy_attributes(__name__, globals(), dict.fromkeys(
+    ["TASKS", "MultiAgentRunner", "MultiAgentSpec", "make_task"], "multi_agent"))
 
 __all__ = [
     "ATARI_GAMES",

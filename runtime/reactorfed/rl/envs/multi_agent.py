@@ -9,10 +9,16 @@ copy is reset instead of stepped. Copy ``j`` is reset with ``seed + j`` the firs
 then draws its next episodes from its own generator: one seed, the same episodes.
 
 No torch here: the environment federate steps copies and acts with numpy actors.
+
+MPE builds a pygame font with each environment and its ``close()`` quits pygame for the
+whole process: federates in threads (and a probe closed while a copy is being built) would
+pull the font from under each other. So environments are built under one lock and dropped,
+never closed (nothing here renders).
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -33,6 +39,8 @@ TASKS: dict[str, str] = {
 }
 
 #: (observations per agent, ``(k, *obs_shape)``) -> (actions, log-probabilities) per agent, ``(k,)`` each
+_BUILDING = threading.Lock()
+
 ActFn = Callable[[Sequence[np.ndarray]], tuple[Sequence[np.ndarray], Sequence[np.ndarray]]]
 
 
@@ -45,7 +53,8 @@ def make_task(task: str, num_agents: int = 3, max_cycles: int = 25) -> Any:
 
     module = importlib.import_module(f"mpe2.{TASKS[task]}")
     kw: dict[str, Any] = {"N": num_agents} if task == "simple_spread" else {}
-    return module.parallel_env(max_cycles=max_cycles, continuous_actions=False, **kw)
+    with _BUILDING:
+        return module.parallel_env(max_cycles=max_cycles, continuous_actions=False, **kw)
 
 
 @dataclass(frozen=True)
@@ -57,13 +66,10 @@ class MultiAgentSpec:
 
     @classmethod
     def of_task(cls, task: str, num_agents: int = 3, max_cycles: int = 25) -> MultiAgentSpec:
-        env = make_task(task, num_agents, max_cycles)
-        try:
-            agents = tuple(env.possible_agents)
-            return cls(agents, tuple(SpaceInfo(tuple(env.observation_space(a).shape), int(env.action_space(a).n))
-                                     for a in agents))
-        finally:
-            env.close()
+        env = make_task(task, num_agents, max_cycles)  # (dropped, not closed: see the module)
+        agents = tuple(env.possible_agents)
+        return cls(agents, tuple(SpaceInfo(tuple(env.observation_space(a).shape), int(env.action_space(a).n))
+                                 for a in agents))
 
     @property
     def state_dim(self) -> int:
@@ -134,5 +140,5 @@ class MultiAgentRunner:
                         tuple(returns[a])) for a in range(A)]
 
     def close(self) -> None:
-        for env in self.envs:
-            env.close()
+        """Drop the copies (not closed: MPE's close quits pygame for the process, see the module)."""
+        self.envs = []
