@@ -129,8 +129,8 @@ class MultiAgentSampler(Reactor):
         runner = self.runner
         if runner is None:
             return
-        if self.show and self.run.progress:
-            self._show()
+        if self.show and self.run.progress and self.rounds % self.run.progress_every:
+            self._show()  # (the last round, unless its line is out already)
         self.result = {"rounds": self.rounds, "env_steps": runner.steps, "episodes": runner.episodes,
                        "team_return_100": self.team_return}
         runner.close()
