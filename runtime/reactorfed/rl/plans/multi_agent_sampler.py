@@ -32,7 +32,13 @@ from ..rollout import Rollout, pack_rollout
 from ..training import RunConfig
 from .sampler import actor_seed
 
-__all__ = ["MultiAgentSampler", "central_rows"]
+__all__ = ["MultiAgentSampler", "central_rows", "copy_seed"]
+
+
+def copy_seed(sampler_seed: int) -> int:
+    """The seed of the first copy of the sampler seeded ``sampler_seed`` (copy ``j``: ``+ j``,
+    for up to 1,000 copies a sampler)."""
+    return sampler_seed * 1000
 
 
 def central_rows(rollouts: Sequence[Rollout]) -> list[Rollout]:
@@ -74,7 +80,8 @@ class MultiAgentSampler(Reactor):
 
     @reaction(triggers=[STARTUP])
     def start(self) -> None:
-        self.runner = MultiAgentRunner(self.task, self.num_envs, seed=self.seed, num_agents=self.task_agents,
+        # copy j first reset with copy_seed(seed) + j: no two samplers' copies share a seed
+        self.runner = MultiAgentRunner(self.task, self.num_envs, seed=copy_seed(self.seed), num_agents=self.task_agents,
                                        max_cycles=self.max_cycles)
         # policy p's actor draws its actions from its own stream (one per sampler and policy)
         self.actors = [self.algo.make_actor(self.spaces[slot.agents[0]], actor_seed(self.seed) + 1000 * p)
