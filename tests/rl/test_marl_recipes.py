@@ -88,3 +88,31 @@ def test_ippo_recipe_launched_a_process_per_group_matches_one_process(tmp_path: 
     single = Environment(fast=True).run(_program("ippo_spread", {**params, "checkpoint": tmp_path / "one"})).results
     for name, r in fed.items():
         assert r["iterations"] == 2 and r["weights_sha256"] == single[f"Main.{name}"]["weights_sha256"]
+
+
+def test_the_environment_federate_never_imports_torch() -> None:
+    """Building the MAPPO program (every federate builds all of it) and the environment
+    federate's work (its copies, a numpy actor per policy, MAPPO's rows, packed rollouts)
+    leave torch unimported: only the learners need it."""
+    code = f"""
+import sys
+sys.path.insert(0, {str(EXAMPLES)!r})
+import numpy as np
+import mappo_spread
+from reactorfed.rl.envs import MultiAgentRunner
+from reactorfed.rl.plans import central_rows
+from reactorfed.rl.rollout import pack_rollout
+from reactorfed.rl import PolicyMapping
+main = mappo_spread.Main(mappo_spread.Args(checkpoint="", num_envs=2, mapping=PolicyMapping("per_agent")))
+s = main.samplers[0]
+s.runner = MultiAgentRunner(s.task, s.num_envs, seed=1)
+s.actors = [s.algo.make_actor(s.spaces[p], p) for p in range(3)]
+for actor in s.actors:
+    actor.load(np.zeros(actor.size, dtype=np.float32))
+packed = [pack_rollout(r) for r in central_rows(s.runner.rollout(4, s.act))]
+assert packed[0].shape == (5, 2), packed[0].shape
+print("torch" in sys.modules)
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == "False"
