@@ -4,9 +4,10 @@ The rooms: :mod:`.envs` (environments and what steps them), :mod:`.algos` (the p
 side of each algorithm: config, networks and actors, losses, the Learner, the torch update
 object), :mod:`.replay`, and :mod:`.plans` (the execution plans: reactor programs that run
 the actors in samplers and the Learner in a Trainer reactor). Here: the contract between
-algorithms and plans (:mod:`.contracts`), rollouts (:mod:`.rollout`), the run settings and
-training log every plan shares (:mod:`.training`), which policy acts for which agent
-(:mod:`.policy_mapping`), and the names a program needs.
+algorithms and plans (:mod:`.contracts`: its ``Actor`` and ``Algorithm`` protocols are
+imported from there), learning curves (:mod:`.curves`), rollouts (:mod:`.rollout`), the
+run settings and training log every plan shares (:mod:`.training`), which policy acts for
+which agent (:mod:`.policy_mapping`), and the names a program needs.
 
 torch is imported on first use of a torch-based name (Learners, the DQN and multi-agent
 reactors): a process that only steps environments (a sampler federate) starts without it,
@@ -23,8 +24,7 @@ from .algos.appo.config import APPOConfig
 from .algos.mappo.config import MAPPOConfig
 from .algos.ppo.config import PPOConfig
 from .algos.ppo.conv_config import ConvPPOConfig
-from .contracts import Actor, Algorithm, Learner, SpaceInfo
-from .curves import Curves
+from .contracts import Learner, SpaceInfo
 from .envs.backends import Backend
 from .envs.runner import EnvRunner, make_env, make_mpe
 from .envs.vector import VectorEnvRunner
@@ -64,10 +64,8 @@ __getattr__ = lazy_attributes(__name__, globals(), _LAZY)
 
 __all__ = [
     "APPOConfig",
-    "Actor",
     "AgentGroup",
     "AgentPolicy",
-    "Algorithm",
     "ApexDQNConfig",
     "ApexDQNLearner",
     "ApexPlan",
@@ -76,7 +74,6 @@ __all__ = [
     "Collector",
     "ColocatedApexPlan",
     "ConvPPOConfig",
-    "Curves",
     "DQNConfig",
     "DQNLearner",
     "DQNTrainer",
