@@ -162,3 +162,33 @@ def test_one_seed_same_weights_in_one_process_and_federated(algo: Any, mapping: 
             assert fed["env_steps"] == single[name]["env_steps"]
             assert fed["episodes"] == 4 and fed["team_return_100"] == single[name]["team_return_100"]
     assert _single(**{**kw, "seed": 5})["policies[0]"]["weights_sha256"] != single["policies[0]"]["weights_sha256"]
+
+
+def test_mappo_critic_reads_the_state_and_the_actor_the_observation() -> None:
+    """The critic's value depends on the state columns only, the policy on the observation
+    only, and the environment federate's numpy actor computes the torch actor's logits."""
+    import torch
+
+    from reactorfed.rl import SpaceInfo
+    from reactorfed.rl.algos import MLPActor
+
+    space = SpaceInfo((4,), 3, state_dim=6)
+    learner = MAPPOLearner(space, MAPPO, seed=2)
+    rows = torch.from_numpy(np.random.default_rng(0).standard_normal((5, 10)).astype(np.float32))
+    other_obs, other_state = rows.clone(), rows.clone()
+    other_obs[:, :4] += 1.0
+    other_state[:, 4:] += 1.0
+    model = learner.model
+    actions = torch.zeros(5, dtype=torch.int64)
+    with torch.no_grad():
+        logp, _, v = model.evaluate(rows, actions)
+        logp_o, _, v_o = model.evaluate(other_obs, actions)
+        logp_s, _, v_s = model.evaluate(other_state, actions)
+        assert torch.equal(v, v_o) and not torch.equal(v, v_s)
+        assert torch.equal(logp, logp_s) and not torch.equal(logp, logp_o)
+        logits = model.actor(rows[:, :4]).numpy()
+    actor = MLPActor(4, 3, MAPPO.hidden, seed=0)
+    actor.load(learner.payload())
+    assert np.allclose(actor.logits(rows[:, :4].numpy()), logits, atol=1e-6)
+    with pytest.raises(ValueError, match="MAPPO's learner needs the global state's size"):
+        MAPPOLearner(SpaceInfo((4,), 3), MAPPO)
