@@ -13,8 +13,7 @@ from pathlib import Path
 import pytest
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-from reactorfed.rl import Curves
-from reactorfed.rl.curves import LOGDIR_ENV, scalar_names
+from reactorfed.rl.curves import LOGDIR_ENV, Curves, scalar_names
 
 REPO = Path(__file__).resolve().parents[2]
 

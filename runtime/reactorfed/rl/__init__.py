@@ -5,8 +5,10 @@ side of each algorithm: config, networks and actors, losses, the Learner, the to
 object), :mod:`.replay`, :mod:`.plans` (the execution plans: reactor programs that run
 the actors in samplers and the Learner in a Trainer reactor) and :mod:`.tune` (hyperparameter
 search over trials of a plan: PBT, ASHA, random and grid). Here: the contract between
-algorithms and plans (:mod:`.contracts`), rollouts (:mod:`.rollout`), the run settings and
-training log every plan shares (:mod:`.training`), and the names a program needs.
+algorithms and plans (:mod:`.contracts`: its ``Actor`` and ``Algorithm`` protocols are
+imported from there), learning curves (:mod:`.curves`), rollouts (:mod:`.rollout`), the
+run settings and training log every plan shares (:mod:`.training`), which policy acts for
+which agent (:mod:`.policy_mapping`), and the names a program needs.
 
 torch is imported on first use of a torch-based name (Learners, the DQN and multi-agent
 reactors): a process that only steps environments (a sampler federate) starts without it,
@@ -20,10 +22,10 @@ from typing import TYPE_CHECKING
 from .._lazy import lazy_attributes
 from .algos.apex.config import ApexDQNConfig
 from .algos.appo.config import APPOConfig
+from .algos.mappo.config import MAPPOConfig
 from .algos.ppo.config import PPOConfig
 from .algos.ppo.conv_config import ConvPPOConfig
-from .contracts import Actor, Algorithm, Learner, SpaceInfo
-from .curves import Curves
+from .contracts import Learner, SpaceInfo
 from .envs.backends import Backend
 from .envs.runner import EnvRunner, make_env, make_mpe
 from .envs.vector import VectorEnvRunner
@@ -31,10 +33,12 @@ from .plans.apex import ApexPlan
 from .plans.apex_colocated import ColocatedApexPlan
 from .plans.async_ import AsyncPlan
 from .plans.data_parallel import DataParallelPlan
+from .plans.multi_agent import MultiAgentPlan
 from .plans.param_server import ParamServerPlan
 from .plans.sampling import Collector, EnvSampler
 from .plans.seed import SeedPlan
 from .plans.sync import SyncPlan
+from .policy_mapping import PolicyMapping
 from .replay.contracts import ReplayConfig
 from .rollout import PolicyRunner, Rollout
 from .training import RunConfig, TrainingLog
@@ -61,10 +65,8 @@ __getattr__ = lazy_attributes(__name__, globals(), _LAZY)
 
 __all__ = [
     "APPOConfig",
-    "Actor",
     "AgentGroup",
     "AgentPolicy",
-    "Algorithm",
     "ApexDQNConfig",
     "ApexDQNLearner",
     "ApexPlan",
@@ -73,7 +75,6 @@ __all__ = [
     "Collector",
     "ColocatedApexPlan",
     "ConvPPOConfig",
-    "Curves",
     "DQNConfig",
     "DQNLearner",
     "DQNTrainer",
@@ -82,10 +83,13 @@ __all__ = [
     "EnvRunner",
     "EnvSampler",
     "Learner",
+    "MAPPOConfig",
     "MultiAgentEnv",
+    "MultiAgentPlan",
     "PPOConfig",
     "PPOLearner",
     "ParamServerPlan",
+    "PolicyMapping",
     "PolicyRunner",
     "QSampler",
     "ReplayConfig",

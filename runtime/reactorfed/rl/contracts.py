@@ -31,10 +31,12 @@ __all__ = ["Actor", "Algorithm", "GradientLearner", "Learner", "SpaceInfo"]
 @dataclass(frozen=True)
 class SpaceInfo:
     """What a policy needs to know of an environment: one observation's shape, and the
-    number of (discrete) actions."""
+    number of (discrete) actions. ``state_dim``: the size of what a centralized critic sees
+    besides (MAPPO's global state, carried in each row after the observation; 0: none)."""
 
     obs_shape: tuple[int, ...]
     num_actions: int
+    state_dim: int = 0
 
     @property
     def obs_dim(self) -> int:

@@ -1,6 +1,6 @@
 """The policy side of each algorithm: its config (which builds both the actor and the
 Learner), networks and actors, losses, and the Learner (the torch update object):
-:mod:`.ppo`, :mod:`.appo`, :mod:`.dqn`, :mod:`.apex`. Shared: :mod:`.mlp_actor` (a numpy
+:mod:`.ppo`, :mod:`.mappo` (PPO with a centralized critic), :mod:`.appo`, :mod:`.dqn`, :mod:`.apex`. Shared: :mod:`.mlp_actor` (a numpy
 MLP that acts in a sampler without torch) and :mod:`.network` (torch helpers).
 
 The configs load without torch; the Learners load it on first use."""
@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from ..._lazy import lazy_attributes
 from .apex.config import ApexDQNConfig
 from .appo.config import APPOConfig
+from .mappo.config import MAPPOConfig
 from .mlp_actor import MLPActor
 from .ppo.config import PPOConfig
 from .ppo.conv_config import ConvPPOConfig
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
     from .apex.learner import ApexDQNLearner
     from .appo.learner import APPOLearner
     from .dqn.learner import DQNConfig, DQNLearner
+    from .mappo.learner import MAPPOLearner
     from .ppo.conv_learner import ConvPPOLearner
     from .ppo.learner import PPOLearner
 
@@ -29,6 +31,7 @@ __getattr__ = lazy_attributes(__name__, globals(), {
     "DQNConfig": "dqn.learner",
     "DQNLearner": "dqn.learner",
     "ConvPPOLearner": "ppo.conv_learner",
+    "MAPPOLearner": "mappo.learner",
     "PPOLearner": "ppo.learner",
 })
 
@@ -41,6 +44,8 @@ __all__ = [
     "ConvPPOLearner",
     "DQNConfig",
     "DQNLearner",
+    "MAPPOConfig",
+    "MAPPOLearner",
     "MLPActor",
     "PPOConfig",
     "PPOLearner",

@@ -2,7 +2,8 @@
 Learner (inside a *Trainer* reactor, named for its role in the plan). Synchronous
 (:mod:`.sync`), asynchronous (:mod:`.async_`), Ape-X (:mod:`.apex`, shards colocated:
 :mod:`.apex_colocated`), SEED (:mod:`.seed`), data-parallel (:mod:`.data_parallel`),
-parameter server (:mod:`.param_server`), multi-agent inference (:mod:`.marl`), DQN on
+parameter server (:mod:`.param_server`), multi-agent training (:mod:`.multi_agent`, its environment reactor
+:mod:`.multi_agent_sampler`), multi-agent inference (:mod:`.marl`), DQN on
 synchronized rounds (:mod:`.qlearning`, elastic: :mod:`.elastic_qlearning`) and sampling
 patterns (:mod:`.sampling`). A plan whose samplers are an elastic bank keeps its rounds
 with :mod:`.elastic_round` (the synchronous plan's, Q-learning's; the asynchronous and Ape-X
@@ -20,6 +21,8 @@ from .apex_trainer import ApexTrainer, ElasticApexTrainer
 from .async_ import AsyncPlan, AsyncSampler, AsyncTrainer, ElasticAsyncSampler, ElasticAsyncTrainer
 from .data_parallel import DataParallelPlan, DataParallelTrainer
 from .elastic_round import ElasticRound
+from .multi_agent import MultiAgentPlan, policy_seed
+from .multi_agent_sampler import MultiAgentSampler, central_rows
 from .param_server import GradientWorker, ParameterServer, ParamServerPlan
 from .sampler import PlanSampler
 from .sampling import Collector, EnvSampler
@@ -68,6 +71,8 @@ __all__ = [
     "EnvSampler",
     "GradientWorker",
     "MultiAgentEnv",
+    "MultiAgentPlan",
+    "MultiAgentSampler",
     "ParamServerPlan",
     "ParameterServer",
     "PlanSampler",
@@ -80,6 +85,8 @@ __all__ = [
     "SyncSampler",
     "SyncTrainer",
     "TrainConfig",
+    "central_rows",
+    "policy_seed",
     "priority_lag_bound",
     "step_dtype",
     "weights_digest",

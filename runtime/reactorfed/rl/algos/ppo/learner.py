@@ -344,7 +344,8 @@ class PPOLearner:
     def load(cls, path: str | Path, device: torch.device | None = None) -> PPOLearner:
         """Rebuild a learner from a checkpoint written by :meth:`save`."""
         state = torch.load(path, map_location=device or torch.device("cpu"), weights_only=False)
-        space = SpaceInfo(tuple(state["space"]["obs_shape"]), int(state["space"]["num_actions"]))
+        saved = state["space"]
+        space = SpaceInfo(tuple(saved["obs_shape"]), int(saved["num_actions"]), int(saved.get("state_dim", 0)))
         learner = cls(space, state["config_object"], seed=int(state["seed"]), device=device)
         learner.load_checkpoint(path)
         return learner
