@@ -108,13 +108,14 @@ class Watch:
               and samplers.get("replicas") == width and st.get("incarnation") == 1 and st.get("restarts") == 0)  # fmt: skip
         return st if ok else None
 
-    def at_work(self, slots: tuple[int, ...]) -> bool:
+    def at_work(self, slots: tuple[int, ...], joined: bool = True) -> bool:
         """Whether the federation (every member present) is ``at_work_ns`` of logical time
-        past the latest joins of ``slots``: each has taken part since."""
+        past the latest joins of ``slots`` (each has taken part since), or past their
+        latest leaves (``joined`` False: the narrower width has)."""
         progress = self.status.get("progress") or {}
         if progress.get("rtiPhase") != "running" or progress.get("tagNs") is None:
             return False
-        joins = [self.changes(f"{self.bank}[{i}]", True) for i in slots]
+        joins = [self.changes(f"{self.bank}[{i}]", joined) for i in slots]
         return all(j for j in joins) and progress["tagNs"] >= max(j[-1]["tagNs"] for j in joins) + self.at_work_ns
 
     def done(self) -> int:

@@ -65,8 +65,8 @@ def rescaled(w: Watch, width: int) -> None:
            "status.membership (the operator reads the RTI's /status every 2 s)")  # fmt: skip
     w.until(f"{w.name}: the RTI to count {width} samplers present",
             lambda st: (st.get("samplers") or {}).get("members") == width, 60)  # fmt: skip
-    w.until(f"{w.name}: samplers {joining} at work and the learner past iteration {done}",
-            lambda st: w.at_work(joining) and w.done() > done, CHANGE_S)  # fmt: skip
+    w.until(f"{w.name}: {width} samplers at work and the learner past iteration {done}", lambda st: (
+        w.at_work(joining) if joining else w.at_work(leaving, joined=False)) and w.done() > done, CHANGE_S)  # fmt: skip
 
 
 def test_elastic_plan_rescales_live(operator: Kind, plan: ElasticPlan, watch: Watch) -> None:
