@@ -18,17 +18,16 @@ real time, longer than a round takes, so a join lands at the next round."""
 from __future__ import annotations
 
 import json
-import re
-import subprocess
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Any, TypeVar
+from typing import Any
 
 import pytest
 
-from .conftest import NAMESPACE, Kind, record, wait_for
-from .federations import apply, clean_slate, describe, load_example, small_requests
+from .conftest import NAMESPACE, Kind, record
+from .federations import apply, describe, load_example, small_requests
+from .live import Watch, results, signal_container, watching
 
 pytestmark = [pytest.mark.kind, pytest.mark.timeout(1200)]
 
@@ -36,7 +35,6 @@ NAME = "qlearning-elastic"
 ROUND_MS = 100
 # ten rounds since its join: a member that ran them sent fragments
 AT_WORK_NS = 10 * ROUND_MS * 1_000_000
-T = TypeVar("T")
 
 
 def elastic_doc() -> dict[str, Any]:
@@ -52,150 +50,10 @@ def elastic_doc() -> dict[str, Any]:
     return doc
 
 
-class Watch:
-    """Looks at the federation (one kubectl call for its resource and pods) and keeps what
-    it saw: when each pod first ran and each membership change first showed, the RTI's and
-    the learner's pods (which must never change), and each sampler container's log,
-    followed from its start so that it outlives the pod."""
-
-    def __init__(self, k: Kind, logs: Path) -> None:
-        self.k = k
-        self.logs = logs
-        self.status: dict[str, Any] = {}
-        self.pods: dict[str, dict[str, Any]] = {}  # current pods by UID
-        self.running_at: dict[str, float] = {}  # pod UID -> when first seen Running
-        self.samplers: list[tuple[int, str]] = []  # (slot, pod UID) in the order they ran
-        #: sampler pod UID -> its container's exit code, where seen
-        self.exit_codes: dict[str, int] = {}
-        #: membership change (member, joined, tagNs, microstep) -> when first seen
-        self.shown_at: dict[tuple[str, bool, int, int], float] = {}
-        self.core: dict[str, str] = {}  # "rti"/"learner" -> pod UID
-        self.followers: dict[str, subprocess.Popen[bytes]] = {}
-
-    def look(self) -> dict[str, Any]:
-        items = self.k.get_json("rfed,pods", "-n", NAMESPACE)["items"]
-        now = time.monotonic()
-        feds = [
-            i for i in items if i["kind"] == "ReactorFederation" and i["metadata"]["name"] == NAME
-        ]
-        self.status = (feds[0].get("status") or {}) if feds else {}
-        self.pods = {p["metadata"]["uid"]: p for p in items if p["kind"] == "Pod"
-                     and p["metadata"].get("labels", {}).get("reactorfed.io/federation") == NAME}  # fmt: skip
-        for uid, pod in self.pods.items():
-            role = pod["metadata"]["labels"]["reactorfed.io/role"]
-            cs = (pod["status"].get("containerStatuses") or [{}])[0]
-            if role in ("rti", "learner") and self.core:
-                assert self.core[role] == uid, f"the {role}'s pod was replaced"
-                assert cs.get("restartCount", 0) == 0, f"the {role}'s container restarted: {cs}"
-            if "running" in cs.get("state", {}) and uid not in self.running_at:
-                self.running_at[uid] = now
-                if role == "sampler":
-                    slot = int(pod["metadata"]["name"].rsplit("-", 1)[1])
-                    self.samplers.append((slot, uid))
-                    self._follow(uid, pod["metadata"]["name"])
-            if role == "sampler" and "terminated" in cs.get("state", {}):
-                self.exit_codes[uid] = cs["state"]["terminated"]["exitCode"]
-        for c in self.status.get("membership") or []:
-            self.shown_at.setdefault((c["member"], c["joined"], c["tagNs"], c["microstep"]), now)
-        return self.status
-
-    def _follow(self, uid: str, name: str) -> None:
-        with (self.logs / f"{uid}.log").open("wb") as out:
-            self.followers[uid] = follow_log(self.k, name, out)
-
-    def pinned(self) -> None:
-        """From now on the RTI's and the learner's pods must stay the ones running now."""
-        for uid, pod in self.pods.items():
-            role = pod["metadata"]["labels"]["reactorfed.io/role"]
-            if role in ("rti", "learner"):
-                self.core[role] = uid
-        assert set(self.core) == {"rti", "learner"}, self.pods
-
-    def until(self, what: str, probe: Callable[[dict[str, Any]], T | None], timeout: float) -> T:
-        try:
-            return wait_for(what, lambda: probe(self.look()), timeout, interval=1.0)
-        except AssertionError as e:
-            raise AssertionError(f"{e}\n{describe(self.k, NAME)}") from None
-
-    def changes(self, member: str, joined: bool) -> list[dict[str, Any]]:
-        return [
-            c
-            for c in self.status.get("membership") or []
-            if c["member"] == member and c["joined"] is joined
-        ]
-
-    def at(self, width: int) -> dict[str, Any] | None:
-        """The status once the first incarnation runs ``width`` samplers, all ready."""
-        st, samplers = self.status, self.status.get("samplers") or {}
-        ok = (st.get("phase") == "Running" and samplers.get("readyText") == f"{width}/{width}"
-              and samplers.get("replicas") == width and st.get("incarnation") == 1 and st.get("restarts") == 0)  # fmt: skip
-        return st if ok else None
-
-    def at_work(self, slots: tuple[int, ...]) -> bool:
-        """Whether the federation (every member present) is AT_WORK_NS of logical time past
-        the latest joins of samplers ``slots``: each has taken part in rounds since."""
-        progress = self.status.get("progress") or {}
-        if progress.get("rtiPhase") != "running" or progress.get("tagNs") is None:
-            return False
-        joins = [self.changes(f"samplers[{i}]", True) for i in slots]
-        return (
-            all(j for j in joins)
-            and progress["tagNs"] >= max(j[-1]["tagNs"] for j in joins) + AT_WORK_NS
-        )
-
-    def shown(self, member: str, joined: bool) -> float:
-        """When the latest change of ``member`` to ``joined`` was first seen in the status."""
-        c = self.changes(member, joined)[-1]
-        return self.shown_at[(member, joined, c["tagNs"], c["microstep"])]
-
-    def slot_pod(self, slot: int) -> dict[str, Any]:
-        return next(p for p in self.pods.values() if p["metadata"]["name"] == f"{NAME}-samplers-{slot}"
-                    and not p["metadata"].get("deletionTimestamp"))  # fmt: skip
-
-    def stop(self) -> None:
-        for proc in self.followers.values():
-            if proc.poll() is None:
-                proc.terminate()
-                proc.wait(timeout=10)
-
-
-def follow_log(k: Kind, pod: str, out: IO[bytes]) -> subprocess.Popen[bytes]:
-    """``kubectl logs -f`` of ``pod`` into ``out``, until its container ends."""
-    return subprocess.Popen([str(k.bin / "kubectl"), "logs", "-f", "-n", NAMESPACE, pod], stdout=out,
-                            stderr=subprocess.STDOUT, env={**k.env, "KUBECONFIG": str(k.kubeconfig)})  # fmt: skip
-
-
-def signal_container(k: Kind, pod: dict[str, Any], sig: str) -> None:
-    """``sig`` to a pod's container from its node's containerd (kubectl exec cannot: a
-    container's PID 1 ignores SIGKILL sent from inside it)."""
-    cid = pod["status"]["containerStatuses"][0]["containerID"].split("://", 1)[1]
-    node = pod["spec"]["nodeName"]
-    proc = subprocess.run(["docker", "exec", node, "ctr", "-n", "k8s.io", "task", "kill", "-s", sig, cid],
-                          capture_output=True, text=True, timeout=60)  # fmt: skip
-    assert proc.returncode == 0, f"ctr task kill -s {sig} {cid} on {node}: {proc.stderr}"
-
-
-RESULT = re.compile(r"^reactorfed: result of Main\.(\S+): (\{.*\})$", re.MULTILINE)
-
-
-def results(log: str) -> dict[str, dict[str, Any]]:
-    """The result lines of a federate's log, by reactor (``reactorfed: result of FQN: {...}``)."""
-    return {m.group(1): json.loads(m.group(2)) for m in RESULT.finditer(log)}
-
-
 @pytest.fixture
 def watch(operator: Kind, tmp_path: Path) -> Iterator[Watch]:
-    clean_slate(operator, NAME)
-    w = Watch(operator, tmp_path)
-    try:
+    with watching(operator, NAME, tmp_path, at_work_ns=AT_WORK_NS) as w:
         yield w
-    finally:
-        w.stop()
-        clean_slate(operator, NAME)
-
-
-def _scale(k: Kind, width: int) -> subprocess.CompletedProcess[str]:
-    return k.kubectl("scale", f"rfed/{NAME}", "-n", NAMESPACE, f"--replicas={width}", check=False)
 
 
 def test_elastic_federation_rescales_live(operator: Kind, watch: Watch) -> None:
@@ -210,12 +68,12 @@ def test_elastic_federation_rescales_live(operator: Kind, watch: Watch) -> None:
     w.until("2 samplers and the learner training", lambda st: w.at(2) and training(3), 600)
     record("elastic_apply_to_training_s", time.monotonic() - t0, "s",
            "kubectl apply qlearning-elastic (2 samplers) -> Running 2/2, the RTI running with 3 federates")  # fmt: skip
-    w.pinned()
+    assert sorted(w.pinned().values()) == ["learner", "rti"]
 
     def scaled_up(width: int, slots: tuple[int, ...], joins: int) -> None:
         before = set(w.running_at)
         t = time.monotonic()
-        assert _scale(k, width).returncode == 0
+        assert w.scale(width).returncode == 0
         w.until(f"samplers {slots} to join", lambda st: w.at(width) if all(
             len(w.changes(f"samplers[{i}]", True)) >= joins for i in slots) else None, 300)  # fmt: skip
         new = [uid for slot, uid in w.samplers if slot in slots and uid not in before]
@@ -237,12 +95,12 @@ def test_elastic_federation_rescales_live(operator: Kind, watch: Watch) -> None:
     )
 
     # beyond maxReplicas: the API server refuses it, naming the bound
-    refused = _scale(k, 5)
+    refused = w.scale(5)
     assert refused.returncode != 0 and "spec.samplers.maxReplicas" in refused.stderr, refused.stderr
 
     # kubectl scale down: the highest slots leave at agreed tags, their pods go
     t = time.monotonic()
-    assert _scale(k, 1).returncode == 0
+    assert w.scale(1).returncode == 0
     w.until("samplers[1..3] to leave", lambda st: w.at(1) if all(
         w.changes(f"samplers[{i}]", False) for i in (1, 2, 3)) else None, 300)  # fmt: skip
     record("scale_to_1_left_s", max(w.shown(f"samplers[{i}]", False) for i in (1, 2, 3)) - t, "s",
@@ -300,9 +158,7 @@ def test_elastic_federation_rescales_live(operator: Kind, watch: Watch) -> None:
 
     # the end: SIGTERM to the learner (as when its pod is deleted) stops the federation at an
     # agreed tag; every pod ends Succeeded, and so does the resource
-    learner = next(
-        p for p in w.pods.values() if p["metadata"]["labels"]["reactorfed.io/role"] == "learner"
-    )
+    learner = w.pod_of("learner")
     signal_container(k, learner, "SIGTERM")
     w.until(
         "the federation to finish",
@@ -310,8 +166,8 @@ def test_elastic_federation_rescales_live(operator: Kind, watch: Watch) -> None:
         180,
     )
     assert w.status["phase"] == "Succeeded", describe(k, NAME)
-    failed = {u: c for u, c in w.exit_codes.items() if c != 0 and u != killed["metadata"]["uid"]}
-    assert not failed, f"sampler containers that did not exit 0 (leaving or at the end): {failed}"
+    unclean = {u: c for u, c in w.exit_codes.items() if c != 0 and u != killed["metadata"]["uid"]}
+    assert not unclean, f"sampler containers that did not exit 0 (leaving or at the end): {unclean}"
     learner_log = k.kubectl("logs", "-n", NAMESPACE, f"{NAME}-learner").stdout
     r = results(learner_log).get("learner")
     assert r is not None, learner_log[-3000:]

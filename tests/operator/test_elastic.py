@@ -228,3 +228,31 @@ def test_fixed_bank_has_no_elastic_status() -> None:
     assert "membership" not in c.status and "replaced" not in c.status["samplers"]
     c.set_phase("pong-samplers-0", "Failed")
     assert c.step().reason == "FederateFailed"  # a fixed bank restarts, as before
+
+
+def test_an_elastic_scale_group_beside_a_fixed_bank_scales_live() -> None:
+    """Federate groups (examples/k8s/apex-dqn-cartpole-elastic.yaml's shape): the scaled
+    group elastic, a fixed bank beside it. Its pods, like the RTI's and the learner's, stay
+    through scaling and a sampler's replacement; the fixed bank's width reaches every pod."""
+    groups = [{"name": "learner", "federate": "learner", "checkpoint": True},
+              {"name": "shards", "bank": "shards", "widthParam": "num_shards", "replicas": 2},
+              {"name": "samplers", "bank": "samplers", "widthParam": "num_samplers", "maxReplicas": 8,
+               "maxParam": "max_samplers", "scale": True}]  # fmt: skip
+    c = FakeCluster(make_fed(samplers={"replicas": 2}, federateGroups=groups))
+    c.settle()
+    c.step()
+    core = ("pong-rti", "pong-learner", "pong-shards-0", "pong-shards-1")
+    assert all(c.pods[n].phase == "Running" for n in core)
+    for width, made in ((4, ["pong-samplers-2", "pong-samplers-3"]), (1, []), (3, ["pong-samplers-1", "pong-samplers-2"])):
+        c.set_spec(samplers={"replicas": width}, federateGroups=groups)
+        p = c.step()
+        assert p.reason == "ScalingLive" and [m["metadata"]["name"] for m in p.create] == made, p
+        assert all(params(m) == {"num_samplers": "2", "max_samplers": "8", "num_shards": "2"} for m in p.create)
+        c.settle()
+        assert c.status["samplers"]["readyText"] == f"{width}/{width}"
+    c.set_phase("pong-samplers-1", "Failed", "exit code 137")
+    c.settle()
+    assert c.status["samplers"]["replaced"] == 1 and "pong-samplers-1" in c.pods
+    assert not set(core) & set(c.deleted), c.deleted
+    assert c.status["incarnation"] == 1 and c.status["restarts"] == 0
+    assert "FederateFailed" not in c.events and "Rescaling" not in c.events

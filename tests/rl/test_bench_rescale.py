@@ -132,3 +132,26 @@ def test_throughput_and_iteration_of_a_phase() -> None:
     assert median_gap_ms(between(JOIN, 85 * MS, 200 * MS)) == 20.0
     with pytest.raises(ValueError, match="too few"):
         throughput(JOIN[:1])
+
+
+def test_kind_rescale_reads_a_join_and_a_leave_off_the_timeline() -> None:
+    """bench/kind_rescale.py's figures (its runs need the kind cluster): 2 members every
+    100 ms; scaled to 4 at 1000 ms (the new ones in the rows from 1350 ms, after a 250 ms
+    gap), back to 2 at 2000 ms (a 180 ms gap)."""
+    from bench.kind_rescale import figures
+
+    two, three, four = [0, 1], [0, 1, 2], [0, 1, 2, 3]
+    spec = [(w, w // 100, two) for w in range(0, 1001, 100)] + [(1250, 13, two), (1350, 14, three)]
+    spec += [(w, w // 100, four) for w in range(1400, 2001, 100)] + [(2180, 22, two), (2280, 23, two)]
+    spec += [(w, w // 100, two) for w in range(2380, 3000, 100)]
+    rows = _timeline(spec)
+    t = {"t_apply": -5000 * MS, "t_tag": -1000 * MS, "t_join": 1000 * MS + 1, "t_admitted": 1300 * MS,
+         "t_leave": 2000 * MS + 1, "t_left": 2100 * MS, "t_connected": 1200 * MS + 1}
+    result = {"membership": [[0, 0, 2], [13, 0, 3], [14, 0, 4], [22, 0, 2]], "change_gaps_ms": [150.0, 100.0, 80.0]}
+    f = figures(rows, result, window=5, settle_s=0.5, **t)
+    assert f["joined"]["gap_ms"] == 100.0 and f["connected_s"] == pytest.approx(0.2)
+    assert f["first_update_s"] == 5.0 and f["first_tag_s"] == 4.0
+    assert f["new_width_s"] == pytest.approx(0.4) and f["admitted_s"] == pytest.approx(0.3)
+    assert f["join"]["gap_ms"] == 250.0 and f["join"]["update_ms"] == 100.0 and f["join"]["pause_ms"] == 150.0
+    assert f["leave"]["gap_ms"] == 180.0 and f["leave"]["pause_ms"] == 80.0
+    assert f["change_gaps_ms"] == {"join": [150.0, 100.0], "leave": [80.0]}
