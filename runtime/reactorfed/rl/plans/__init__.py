@@ -5,8 +5,8 @@ Learner (inside a *Trainer* reactor, named for its role in the plan). Synchronou
 parameter server (:mod:`.param_server`), multi-agent inference (:mod:`.marl`), DQN on
 synchronized rounds (:mod:`.qlearning`, elastic: :mod:`.elastic_qlearning`) and sampling
 patterns (:mod:`.sampling`). A plan whose samplers are an elastic bank keeps its rounds
-with :mod:`.elastic_round` (the synchronous plan's, Q-learning's; the asynchronous and Ape-X
-plans its account of the members). The DQN, multi-agent and SEED-inference reactors need torch,
+with :mod:`.elastic_round` (the synchronous plan's, Q-learning's, SEED's fragments; the
+asynchronous and Ape-X plans its account of the members). The DQN, multi-agent and SEED-inference reactors need torch,
 loaded on first use."""
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from .elastic_round import ElasticRound
 from .param_server import GradientWorker, ParameterServer, ParamServerPlan
 from .sampler import PlanSampler
 from .sampling import Collector, EnvSampler
-from .seed import SeedPlan, SeedSampler, step_dtype
-from .seed_trainer import SeedTrainer
+from .seed import ElasticSeedSampler, SeedPlan, SeedSampler, step_dtype
+from .seed_trainer import ElasticSeedTrainer, SeedTrainer
 from .sync import ElasticSyncSampler, ElasticSyncTrainer, SyncPlan, SyncSampler, SyncTrainer
 from .trainer import PlanTrainer
 
@@ -63,6 +63,8 @@ __all__ = [
     "ElasticAsyncTrainer",
     "ElasticDQNTrainer",
     "ElasticRound",
+    "ElasticSeedSampler",
+    "ElasticSeedTrainer",
     "ElasticSyncSampler",
     "ElasticSyncTrainer",
     "EnvSampler",
