@@ -5,8 +5,8 @@ Learner (inside a *Trainer* reactor, named for its role in the plan). Synchronou
 parameter server (:mod:`.param_server`), multi-agent inference (:mod:`.marl`), DQN on
 synchronized rounds (:mod:`.qlearning`, elastic: :mod:`.elastic_qlearning`) and sampling
 patterns (:mod:`.sampling`). A plan whose samplers are an elastic bank keeps its rounds
-with :mod:`.elastic_round` (the synchronous plan's, Q-learning's, SEED's fragments; the
-asynchronous and Ape-X plans its account of the members). The DQN, multi-agent and SEED-inference reactors need torch,
+with :mod:`.elastic_round` (the synchronous plan's, Q-learning's, SEED's fragments, each
+data-parallel learner's; the asynchronous and Ape-X plans its account of the members). The DQN, multi-agent and SEED-inference reactors need torch,
 loaded on first use."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from .apex import ApexPlan, ApexSampler, ElasticApexSampler, priority_lag_bound,
 from .apex_colocated import ColocatedApexPlan, ColocatedReplay
 from .apex_trainer import ApexTrainer, ElasticApexTrainer
 from .async_ import AsyncPlan, AsyncSampler, AsyncTrainer, ElasticAsyncSampler, ElasticAsyncTrainer
-from .data_parallel import DataParallelPlan, DataParallelTrainer
+from .data_parallel import DataParallelPlan, DataParallelTrainer, ElasticDataParallelTrainer
 from .elastic_round import ElasticRound
 from .param_server import GradientWorker, ParameterServer, ParamServerPlan
 from .sampler import PlanSampler
@@ -62,6 +62,7 @@ __all__ = [
     "ElasticAsyncSampler",
     "ElasticAsyncTrainer",
     "ElasticDQNTrainer",
+    "ElasticDataParallelTrainer",
     "ElasticRound",
     "ElasticSeedSampler",
     "ElasticSeedTrainer",
