@@ -43,10 +43,9 @@ included: the others only wait for it at each step. The learner stops after
 **Elastic samplers.** With ``max_samplers`` the samplers are an elastic bank of 1 to
 ``max_samplers`` members (``num_samplers`` at the start) that join and leave while it
 trains (:class:`~reactorfed.rl.plans.seed_trainer.ElasticSeedTrainer`). The unit that
-changes width is the fragment: each acts for the members present when it starts, and the
-next starts ``period`` after the learner learned from the last (0: the next microstep),
-so a fragment's steps run in microsteps of one logical time and fragments are ``period``
-apart (without ``--fast``, where a join lands at its request's physical time, that is
+changes width is the fragment: each acts for the members present when the learner learned
+from the last, its first actions reach them ``period`` later (0: the next microstep), and
+its steps run in microsteps of that logical time, so fragments are ``period`` apart (without ``--fast``, where a join lands at its request's physical time, that is
 what lets logical time follow physical time). A joiner's first record (its startup's)
 waits for the next fragment; a member that leaves during one is dropped from it, its rows
 unlearned. Which members each step acts for is the membership's at its tag, and the
@@ -147,14 +146,17 @@ class ElasticSeedSampler(SeedSampler):
     resets, as the learner counts what it learns from; a member that leaves runs no
     shutdown reaction)."""
 
+    #: a fragment's first actions (sent ahead by the learner: see ElasticSeedTrainer)
+    first: Input[np.ndarray] = Input(np.ndarray)
+
     def __init__(self, env: str, num_envs: int, seed: int, backend: str = "gymnasium") -> None:
         super().__init__(env, num_envs, seed, backend)
         self.transitions = 0
         self.resetting = np.zeros(num_envs, dtype=np.bool_)  # the copies the next step resets
 
-    @reaction(triggers=[SeedSampler.actions], effects=[SeedSampler.step])
-    def act(self, actions: PortReader[np.ndarray], step: PortWriter[np.ndarray]) -> None:
-        rec = self.step_copies(actions.get())
+    @reaction(triggers=[SeedSampler.actions, first], effects=[SeedSampler.step])
+    def act(self, actions: PortReader[np.ndarray], first: PortReader[np.ndarray], step: PortWriter[np.ndarray]) -> None:
+        rec = self.step_copies(actions.get() if actions.is_present else first.get())
         self.transitions += self.num_envs - int(np.count_nonzero(self.resetting))
         self.resetting = rec["terminated"] | rec["truncated"]
         step.set(rec)
@@ -218,7 +220,8 @@ class SeedPlan(Reactor):
         width = Elastic(min=1, max=max_samplers, initial=num_samplers)
         self.samplers = elastic_bank(self.ElasticSampler, width, env, num_envs,
                                      seed=each(lambda i: sampler_seed(seed, i)), backend=backend)
-        self.learner = ElasticSeedTrainer("samplers", max_samplers, num_envs, fragment_len, algo, space, run=run,
-                                          seed=seed, device=device, period=period)
-        self.connect(self.samplers.step, self.learner.steps)
-        self.connect(self.learner.actions, self.samplers.actions, after=0)
+        self.learner = learner = ElasticSeedTrainer("samplers", max_samplers, num_envs, fragment_len, algo, space,
+                                                    run=run, seed=seed, device=device, period=period)
+        self.connect(self.samplers.step, learner.steps)
+        self.connect(learner.actions, self.samplers.actions, after=0)
+        self.connect(learner.first, self.samplers.first, after=period)

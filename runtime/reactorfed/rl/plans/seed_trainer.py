@@ -143,59 +143,62 @@ class SeedTrainer(Reactor):
 class ElasticSeedTrainer(SeedTrainer):
     """SEED's learner when its samplers are the members of the main reactor's elastic bank
     ``bank`` (``n`` slots, its maximum width): a fragment is acted for the members present
-    when it starts, and the next one starts ``period`` after the last learned from (0: the
-    next microstep), with the members present then.
+    when it is decided, at the end of the fragment before, and its first actions reach them
+    ``period`` later (:attr:`first`; 0: the next microstep); its other steps follow a
+    microstep apart, as the fixed plan's.
 
     A new process's first step record (its startup's, at its join) waits for the next
     fragment; one that leaves during a fragment sends no more records: its rows of that
     fragment are not learned from (``steps_dropped``, by member and incarnation as
-    ``samples_by_member``), the others' are. A
-    fragment whose samplers all left is abandoned (``fragments_abandoned``); when a fragment
-    is due and nobody waits, the next first record starts one. Which members a fragment
-    takes is decided by the membership at its tags alone, so the RTI's record replayed
-    gives the same fragments, the same draws, the same weights. The result adds
+    ``samples_by_member``), the others' are. A fragment whose samplers all left is
+    abandoned (``fragments_abandoned``); when nobody waits for a fragment, the next first
+    record starts one. The learner's own logical action marks the tag each step's records
+    are due at, so it runs there even when none comes. Which members a fragment takes is
+    decided by the membership at its tags alone, so the RTI's record replayed gives the same
+    fragments, the same draws, the same weights. The result adds
     :class:`~reactorfed.rl.plans.elastic_round.ElasticRound`'s ``samples_by_member``,
     ``membership`` and ``change_gaps_ms``."""
 
-    next_fragment: LogicalAction[object] = LogicalAction(object)
+    #: a fragment's first actions, sent ``period`` ahead (the connection's delay: the samplers
+    #: learn of the next fragment from a message in flight, not from the learner's clock alone)
+    first: Output[np.ndarray] = Output(np.ndarray, width="n")
+    due: LogicalAction[object] = LogicalAction(object)
 
     def __init__(self, bank: str, n: int, num_envs: int, fragment_len: int, algo: Algorithm, space: SpaceInfo,
                  run: RunConfig | None = None, seed: int = 0, device: str = "auto", period: int = 0) -> None:
         super().__init__(n, num_envs, fragment_len, algo, space, run=run, seed=seed, device=device)
         self.period = period
         self.rounds = ElasticRound(bank, period, timeline=self.run.timeline)
-        self.running = False  # a fragment under way: its samplers' records come at every tag
-        self.idle = True  # no fragment under way nor due: the next first record starts one
+        self.idle = True  # no fragment under way: the next first record starts one
         self.ready: set[int] = set()  # members whose observations wait for the next fragment
         #: bank index -> env steps of rows not learned from, by incarnation (as samples_by_member)
         self.dropped: dict[str, list[int]] = {}
         self.abandoned = 0
 
-    @reaction(triggers=[SeedTrainer.steps, next_fragment], effects=[SeedTrainer.actions, next_fragment])
-    def serve(self, steps: MultiReader[np.ndarray], actions: MultiWriter[np.ndarray],
-              next_fragment: ActionHandle) -> None:
+    @reaction(triggers=[SeedTrainer.steps, due], effects=[SeedTrainer.actions, first, due])
+    def serve(self, steps: MultiReader[np.ndarray], actions: MultiWriter[np.ndarray], first: MultiWriter[np.ndarray],
+              due: ActionHandle) -> None:
         now = self.rounds.look(self)
         inference = self.inference
         if self.over or inference is None:
             return
         records = dict(steps.present())
-        if self.running:
-            self._step(inference, records, actions, next_fragment)
+        if due.is_present:  # the outcome of the last actions is due now
+            self._step(inference, records, actions, due)
         for i, rec in sorted(records.items()):  # first records: new processes' (their startup's)
             inference.arrive(i, rec)
             self.ready.add(i)
-        if not self.running and not self.over and (self.idle or next_fragment.is_present):
+        if self.idle and not self.over:
             self.ready &= set(now)  # (one that left waits no more: a new process will arrive anew)
             batch = [i for i in now if i in self.ready]
-            self.idle = not batch
             if batch:
+                self.idle = False
                 self.ready -= set(batch)
-                self.running = True
                 inference.start(batch)
-                self._act(inference, actions)
+                self._act(inference, first, due, self.period)
 
     def _step(self, inference: BatchedInference, records: dict[int, np.ndarray], actions: MultiWriter[np.ndarray],
-              next_fragment: ActionHandle) -> None:
+              due: ActionHandle) -> None:
         """The records of the step under way (taken out of ``records``): the fragment goes on,
         ends (learned from), or is abandoned."""
         for i in inference.batch:
@@ -206,26 +209,25 @@ class ElasticSeedTrainer(SeedTrainer):
         batch = inference.batch
         if not batch:
             self.abandoned += 1
-            self.running = False
-            next_fragment.schedule(delay=self.period)
+            self.idle = True
             return
         rollouts = inference.observe([records.pop(i) for i in batch])
         if rollouts is None:
-            self._act(inference, actions)
+            self._act(inference, actions, due, 0)
             return
-        self.running = False
+        self.idle = True
         self.rounds.row(self, batch)
         for i, ro in zip(batch, rollouts, strict=True):
             self.rounds.took(i, ro.transitions)
         self.learn(rollouts)
         self.ready.update(batch)
-        if not self.over:
-            next_fragment.schedule(delay=self.period)
 
     @staticmethod
-    def _act(inference: BatchedInference, actions: MultiWriter[np.ndarray]) -> None:
+    def _act(inference: BatchedInference, out: MultiWriter[np.ndarray], due: ActionHandle, delay: int) -> None:
+        """Act for the batch; the records are due ``delay`` later (the connection's)."""
         for i, a in zip(inference.batch, inference.act(), strict=True):
-            actions[i].set(a)
+            out[i].set(a)
+        due.schedule(delay=delay)
 
     def extra_result(self) -> dict[str, Any]:
         r = {k: v for k, v in self.rounds.result().items() if k != "rounds_asked_again"}
