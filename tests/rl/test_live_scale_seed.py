@@ -123,21 +123,25 @@ def test_seed_scaled_2_4_1_3_while_it_runs_and_replayed(tmp_path: Path) -> None:
     _, single = _one_process(LIVE, live_scale.replayed(run.record))
     assert live_scale.timeless(single["Main.learner"]) == live_scale.timeless(r)
 
+#: the SIGKILL test's training: long enough in logical time for the new process to join
+#: while it runs, when the start (the learner builds torch) left logical time behind
+KILL_ITERATIONS = 300
+
 
 @pytest.mark.slow
-@pytest.mark.timeout(300)
+@pytest.mark.timeout(400)
 def test_a_sigkilled_seed_sampler_leaves_and_a_new_process_takes_its_slot(tmp_path: Path) -> None:
     """SIGKILL to a sampler (no resignation): the RTI's liveness notices, the member leaves
     at an agreed tag, the fragment under way goes on without it (its rows there dropped),
     a new process for the slot joins at a later fragment, and training runs to its end.
     The record's leave says from which tag the member did nothing (``quiet``), so a replay
     in one process has it silent there too: the same fragments, the same weights."""
-    params = _params(160, max_samplers=3, round_ms=ROUND_MS, seed=6, num_steps=4,
-                     **{"ppo.total_timesteps": 160 * 2 * NUM_ENVS * 4})
+    params = _params(KILL_ITERATIONS, max_samplers=3, round_ms=ROUND_MS, seed=6, num_steps=4,
+                     **{"ppo.total_timesteps": KILL_ITERATIONS * 2 * NUM_ENVS * 4})
     run = live_scale.kill_a_sampler_and_replace_it(tmp_path, PROGRAM, params, "seedkill", round_ms=ROUND_MS)
     r = run.learner.result("Main.learner")
     assert r is not None, run.learner.tail()
-    assert r["iterations"] == 160, r
+    assert r["iterations"] == KILL_ITERATIONS, r
     assert [w for _, _, w in r["membership"]] == [2, 1, 2], r["membership"]
     killed, new = r["samples_by_member"]["1"]
     assert killed > 0 and new > 0, r["samples_by_member"]
