@@ -52,5 +52,5 @@ def plan_params(plan: str, seed: int, round_ms: int) -> dict[str, Any]:
 def widths(plan: str, before: int, wide: int) -> dict[str, Any]:
     """The live path's widths: ``before`` samplers at the start, at most ``wide``."""
     if plan == "data-parallel":  # (2 learners, sampler i feeding learner i mod 2)
-        return {"num_learners": 2, "samplers_per_learner": before // 2, "max_samplers": wide}
+        return {"num_learners": 2, "num_samplers": before, "max_samplers": wide}
     return {"num_samplers": before, "max_samplers": wide}

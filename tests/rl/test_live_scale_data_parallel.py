@@ -92,10 +92,24 @@ def test_elastic_layout_mistakes_are_named() -> None:
     from reactorfed import ValidationError
     from reactorfed.rl import DataParallelPlan, PPOConfig
 
-    with pytest.raises(ValidationError, match="max_samplers must be an int >= num_learners"):
+    with pytest.raises(ValidationError, match=r"max_samplers must be an int >= the samplers at the start \(4\)"):
         DataParallelPlan(PPOConfig(), "CartPole-v1", num_learners=2, samplers_per_learner=2, max_samplers=3)
+    with pytest.raises(ValidationError, match="initial_samplers must be an int >= 1"):
+        DataParallelPlan(PPOConfig(), "CartPole-v1", max_samplers=4, initial_samplers=-1)
     with pytest.raises(ValidationError, match="period must be an int >= 0"):
         DataParallelPlan(PPOConfig(), "CartPole-v1", max_samplers=4, period=-1)
+
+
+def test_fewer_samplers_than_learners_at_the_start() -> None:
+    """``num_samplers`` (the width a Kubernetes group writes): one sampler for two learners
+    at the start; learner 1 sits out until sampler 1 joins, and the learners agree."""
+    params = _params(20, max_samplers=4, num_samplers=1, round_ms=10, seed=3)
+    _, rs = _one_process(params, [MemberChange(ms(80), 0, "samplers", 1, True)])
+    r = merged(rs)
+    # (the rounds total_timesteps takes at the initial width: one fragment a round)
+    assert r["iterations"] == 40 and r["incomplete_iterations"] == 0
+    assert [w for _, _, w in r["membership"]] == [1, 2]
+    assert r["rounds_sat_out"][0] == 0 and r["rounds_sat_out"][1] > 0, r["rounds_sat_out"]
 
 
 # -- real processes ---------------------------------------------------------------------

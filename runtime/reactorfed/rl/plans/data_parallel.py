@@ -50,7 +50,8 @@ equal minibatches (the synchronous plan's last one may be short), in orders draw
 round rather than from the learner's own stream.
 
 **Elastic samplers.** With ``max_samplers`` the samplers are one elastic bank of 1 to
-``max_samplers`` members (``num_learners * samplers_per_learner`` at the start) that join
+``max_samplers`` members (``num_learners * samplers_per_learner`` at the start, or
+``initial_samplers``) that join
 and leave while it trains, each round as wide as the members present
 (:class:`ElasticDataParallelTrainer`). Slot ``i`` is dealt to learner ``i mod K``, on its
 channel ``i // K``: a fixed deal, by slot, not by arrival. Why one bank dealt by slot
@@ -279,12 +280,15 @@ class DataParallelPlan(Reactor):
     plan's sampler ``i``, and feeds learner ``i // samplers_per_learner``.
 
     With ``max_samplers`` (> 0) the samplers are one elastic bank of 1 to ``max_samplers``,
-    ``num_learners * samplers_per_learner`` at the start, sampler ``i`` feeding learner
-    ``i mod num_learners``, the weights reaching them ``period`` later (see the module)."""
+    ``initial_samplers`` at the start (0: ``num_learners * samplers_per_learner``; fewer than
+    ``num_learners`` leaves learners without samplers until some join), sampler ``i``
+    feeding learner ``i mod num_learners``, the weights reaching them ``period`` later (see
+    the module)."""
 
     def __init__(self, algo: Algorithm, env: str, *, num_learners: int = 2, samplers_per_learner: int = 1,
                  num_envs: int = 4, fragment_len: int = 32, run: RunConfig | None = None, seed: int = 0,
-                 backend: str = "gymnasium", trace: bool = False, max_samplers: int = 0, period: int = 0) -> None:
+                 backend: str = "gymnasium", trace: bool = False, max_samplers: int = 0, period: int = 0,
+                 initial_samplers: int = 0) -> None:
         check_widths(self.fqn, num_learners=num_learners, samplers_per_learner=samplers_per_learner,
                      num_envs=num_envs, fragment_len=fragment_len)
         if backend not in BACKENDS:
@@ -294,8 +298,8 @@ class DataParallelPlan(Reactor):
         self.samplers: Bank[SyncSampler]
         self.learners: Bank[DataParallelTrainer]
         if max_samplers:
-            self._elastic(algo, env, space, K, S, num_envs, fragment_len, run, seed, backend, trace, max_samplers,
-                          period)
+            self._elastic(algo, env, space, K, num_envs, fragment_len, run, seed, backend, trace, max_samplers,
+                          period, initial_samplers or K * S)
             return
         self.samplers = bank(SyncSampler, K * S, algo, env, space, num_envs, fragment_len,
                              seed=each(lambda i: sampler_seed(seed, i)), backend=backend)
@@ -309,15 +313,18 @@ class DataParallelPlan(Reactor):
                 self.connect(self.learners[j].header, self.learners[k].headers[j], after=0)
                 self.connect(self.learners[j].gradient, self.learners[k].gradients[j], after=0)
 
-    def _elastic(self, algo: Algorithm, env: str, space: SpaceInfo, K: int, S: int, num_envs: int, fragment_len: int,
-                 run: RunConfig | None, seed: int, backend: str, trace: bool, max_samplers: int, period: int) -> None:
-        """The samplers one elastic bank, slot ``i`` dealt to learner ``i mod K`` (see the module)."""
-        if not isinstance(max_samplers, int) or isinstance(max_samplers, bool) or max_samplers < K * S:
-            raise ValidationError(f"{self.fqn}: max_samplers must be an int >= num_learners * samplers_per_learner "
-                                  f"({K * S}), got {max_samplers!r}")
+    def _elastic(self, algo: Algorithm, env: str, space: SpaceInfo, K: int, num_envs: int, fragment_len: int,
+                 run: RunConfig | None, seed: int, backend: str, trace: bool, max_samplers: int, period: int,
+                 initial: int) -> None:
+        """The samplers one elastic bank of ``initial`` members at the start, slot ``i`` dealt to
+        learner ``i mod K`` (see the module)."""
+        check_widths(self.fqn, initial_samplers=initial)
+        if not isinstance(max_samplers, int) or isinstance(max_samplers, bool) or max_samplers < initial:
+            raise ValidationError(f"{self.fqn}: max_samplers must be an int >= the samplers at the start "
+                                  f"({initial}), got {max_samplers!r}")
         if not isinstance(period, int) or isinstance(period, bool) or period < 0:
             raise ValidationError(f"{self.fqn}: period must be an int >= 0 (ns), got {period!r}")
-        width = Elastic(min=1, max=max_samplers, initial=K * S)
+        width = Elastic(min=1, max=max_samplers, initial=initial)
         self.samplers = elastic_bank(ElasticSyncSampler, width, algo, env, space, num_envs, fragment_len,
                                      seed=each(lambda i: sampler_seed(seed, i)), backend=backend)
         self.learners = bank(ElasticDataParallelTrainer, K, "samplers", K, max_samplers, algo, space, run=run,
