@@ -116,8 +116,8 @@ def test_fewer_samplers_than_learners_at_the_start() -> None:
 #: a round every ROUND_MS of logical time, in real time (one gradient step a round: each
 #: step is an exchange between the learners, a microstep of the federation's coordination):
 #: ~ITERATIONS * ROUND_MS of training, long enough for the processes that join to start
-ROUND_MS = 300
-ITERATIONS = 250
+ROUND_MS = 500
+ITERATIONS = 200
 LIVE = _params(ITERATIONS, max_samplers=4, round_ms=ROUND_MS, seed=4, **{"ppo.update_epochs": 1,
                                                                         "ppo.minibatch_size": 64})
 
@@ -147,6 +147,7 @@ def test_data_parallel_scaled_2_4_1_3_while_it_runs_and_replayed(tmp_path: Path)
 #: the SIGKILL test's training: long enough in logical time for the new process to join
 #: while it runs, when the start (the learner builds torch) left logical time behind
 KILL_ITERATIONS = 250
+KILL_ROUND_MS = 300
 
 
 @pytest.mark.slow
@@ -155,9 +156,9 @@ def test_a_sigkilled_data_parallel_sampler_leaves_and_a_new_process_takes_its_sl
     """SIGKILL to sampler 1 (learner 1's only one): the member leaves at an agreed tag, learner
     1 sits rounds out (at most the round under way misses its fragment), a new process for
     the slot joins and takes part, and the replay of the record gives the same weights."""
-    params = _params(KILL_ITERATIONS, max_samplers=3, round_ms=ROUND_MS, seed=6, **{"ppo.update_epochs": 1,
+    params = _params(KILL_ITERATIONS, max_samplers=3, round_ms=KILL_ROUND_MS, seed=6, **{"ppo.update_epochs": 1,
                                                                        "ppo.minibatch_size": 64})
-    run = live_scale.kill_a_sampler_and_replace_it(tmp_path, PROGRAM, params, "dpkill", round_ms=ROUND_MS,
+    run = live_scale.kill_a_sampler_and_replace_it(tmp_path, PROGRAM, params, "dpkill", round_ms=KILL_ROUND_MS,
                                                    learners=LEARNERS)
     r = merged(_learners(run.fed))
     assert r["iterations"] == KILL_ITERATIONS, r

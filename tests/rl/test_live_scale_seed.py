@@ -94,16 +94,17 @@ def test_elastic_layout_mistakes_are_named() -> None:
 
 
 # -- real processes ---------------------------------------------------------------------
-#: a fragment (4 steps, each a round trip between every member and the learner) every
+#: a fragment (2 steps, each a round trip between every member and the learner) every
 #: ROUND_MS of logical time, in real time: ~ITERATIONS * ROUND_MS of training (long enough
 #: for the processes that join to start). A fragment must take less than ROUND_MS of wall
 #: time, on a loaded machine too: else logical time falls behind physical time, and a
 #: join, at its request's physical time, lands late. (Measured here, federated: a step at a
 #: tag after the start costs far more than one at the start's time, tens of ms on a loaded
 #: 2-core machine: hence short fragments far apart.)
-ROUND_MS = 250
-ITERATIONS = 300
-LIVE = _params(ITERATIONS, max_samplers=4, round_ms=ROUND_MS, seed=4, num_steps=4, **{"ppo.total_timesteps": ITERATIONS * 2 * NUM_ENVS * 4})
+ROUND_MS = 500
+ITERATIONS = 200
+LIVE = _params(ITERATIONS, max_samplers=4, round_ms=ROUND_MS, seed=4, num_steps=2,
+               **{"ppo.total_timesteps": ITERATIONS * 2 * NUM_ENVS * 2})
 
 
 @pytest.mark.slow
@@ -126,6 +127,7 @@ def test_seed_scaled_2_4_1_3_while_it_runs_and_replayed(tmp_path: Path) -> None:
 #: the SIGKILL test's training: long enough in logical time for the new process to join
 #: while it runs, when the start (the learner builds torch) left logical time behind
 KILL_ITERATIONS = 300
+KILL_ROUND_MS = 250
 
 
 @pytest.mark.slow
@@ -136,9 +138,9 @@ def test_a_sigkilled_seed_sampler_leaves_and_a_new_process_takes_its_slot(tmp_pa
     a new process for the slot joins at a later fragment, and training runs to its end.
     The record's leave says from which tag the member did nothing (``quiet``), so a replay
     in one process has it silent there too: the same fragments, the same weights."""
-    params = _params(KILL_ITERATIONS, max_samplers=3, round_ms=ROUND_MS, seed=6, num_steps=4,
+    params = _params(KILL_ITERATIONS, max_samplers=3, round_ms=KILL_ROUND_MS, seed=6, num_steps=4,
                      **{"ppo.total_timesteps": KILL_ITERATIONS * 2 * NUM_ENVS * 4})
-    run = live_scale.kill_a_sampler_and_replace_it(tmp_path, PROGRAM, params, "seedkill", round_ms=ROUND_MS)
+    run = live_scale.kill_a_sampler_and_replace_it(tmp_path, PROGRAM, params, "seedkill", round_ms=KILL_ROUND_MS)
     r = run.learner.result("Main.learner")
     assert r is not None, run.learner.tail()
     assert r["iterations"] == KILL_ITERATIONS, r
