@@ -80,7 +80,7 @@ federates lean on the RTI more after a change.
 JSON lines (``bench/results/rescale.jsonl``), medians of ``--runs`` runs of each path,
 every run's figure beside them; a plot (``rescale.png``).
 
-**The other plans** (``--plan ppo|appo|apex``): the live path only (a restart is the same
+**The other plans** (``--plan ppo|appo|apex|seed|data-parallel``): the live path only (a restart is the same
 for every plan), ``--before`` -> ``--wide`` -> ``--before`` samplers, the same processes
 and phases, and figures 2 and 3 (and 1 without a peer), in ``bench/results/rescale_PLAN.jsonl``.
 The programs: ``examples/rl/ppo_cartpole.py`` (synchronous PPO, 4 copies x 32 rows a
@@ -88,7 +88,12 @@ fragment, a round every ``--round-ms`` of logical time), ``appo_cartpole.py`` (A
 fragment every ``--round-ms`` from each member, the weights ``--round-ms`` later) and
 ``apex_dqn_cartpole.py:OnePod`` (Ape-X, the shards in the learner's process, as the
 operator runs it: a fragment every ``--round-ms`` from each member, a learner update every
-``--round-ms`` / 16). Each learner keeps a row per update (``timeline=true``: its
+``--round-ms`` / 16), ``seed_ppo_cartpole.py`` (SEED, central inference: a fragment of 32
+steps, each a round trip to the learner, every ``--round-ms``, each acting for the members
+present when it was decided) and ``ppo_data_parallel_cartpole.py`` (two data-parallel
+learners, sampler ``i`` feeding learner ``i mod 2``, so ``--before`` is even; a round every
+``--round-ms``; their timelines are merged by update tag, each learner keeping its own
+members' rows). Each learner keeps a row per update (``timeline=true``: its
 :class:`~reactorfed.rl.plans.elastic_round.ElasticRound`'s). For PPO a row's members are the
 fragments' senders, as Q-learning's; APPO and Ape-X learn from whatever arrives, so theirs
 are the members present (a change shows when the learner sees it, and "the first samples"
@@ -108,7 +113,16 @@ from typing import Any
 
 from bench.common import Results, base_parser, progress, wait_quiet
 from bench.ports import free_port
-from bench.processes import ROOT, Federation, FederationError, Proc
+from bench.processes import Federation, FederationError, Proc
+from bench.rescale_plans import (
+    LEARNERS,
+    PLANS,
+    PROGRAM,
+    ROUNDS,
+    plan_params,
+    qlearning_params,
+    widths,
+)
 from bench.rescale_report import plot, report, report_live
 from bench.rescale_timeline import (
     Row,
@@ -117,42 +131,13 @@ from bench.rescale_timeline import (
     longest_pause,
     median_gap_ms,
     rows_of,
+    rows_of_all,
     throughput,
     transition,
 )
 
-PROGRAM = f"{ROOT / 'examples' / 'rl' / 'qlearning.py'}:Main"
 BEFORE, WIDE = 4, 8
-FRAGMENT, UPDATES = 100, 4
-#: the training runs until the bench stops it (SIGTERM to the learner)
-ITERATIONS = 10**7
 START_TIMEOUT_S = 180.0  # ten fresh interpreters importing torch on 2 cores
-#: --plan: the program and its learner's result (the live path's)
-PLANS = {
-    "qlearning": (PROGRAM, "Main.learner"),
-    "ppo": (f"{ROOT / 'examples' / 'rl' / 'ppo_cartpole.py'}:Main", "Main.learner"),
-    "appo": (f"{ROOT / 'examples' / 'rl' / 'appo_cartpole.py'}:Main", "Main.learner"),
-    "apex": (f"{ROOT / 'examples' / 'rl' / 'apex_dqn_cartpole.py'}:OnePod", "OnePod.learner.learner"),
-}
-
-
-def _params(seed: int) -> dict[str, Any]:
-    return {"iterations": ITERATIONS, "fragment_len": FRAGMENT, "updates_per_iteration": UPDATES, "seed": seed,
-            "timeline": True}
-
-
-def _plan_params(plan: str, seed: int, round_ms: int) -> dict[str, Any]:
-    """The live path's parameters of ``plan`` (besides the widths)."""
-    if plan == "qlearning":
-        return {**_params(seed), "round_ms": round_ms}
-    common = {"seed": seed, "timeline": True, "checkpoint": "", "progress": False, "target_return": 1e9}
-    forever = 10**12  # env steps: until the bench stops it (PPO's budget is its config's)
-    if plan == "ppo":
-        return {**common, "ppo.total_timesteps": forever, "round_ms": round_ms}
-    if plan == "appo":
-        return {**common, "total_timesteps": forever, "period_ms": round_ms, "weights_delay_ms": round_ms}
-    return {**common, "total_timesteps": forever, "period_ms": round_ms, "weights_delay_ms": round_ms,
-            "learn_period_ms": max(1, round_ms // 16)}
 
 
 def _learner(proc: Proc, fqn: str = "Main.learner") -> dict[str, Any]:
@@ -182,10 +167,12 @@ def live_run(tmp: Path, args: Any, seed: int) -> dict[str, Any]:
     before, wide_n = args.before, args.wide
     new = range(before, wide_n)
     program, fqn = PLANS[args.plan]
-    params = {**_plan_params(args.plan, seed, args.round_ms), "num_samplers": before, "max_samplers": wide_n}
+    params = {**plan_params(args.plan, seed, args.round_ms), **widths(args.plan, before, wide_n)}
     fed = Federation(tmp, program, params, [], f"live{seed}", run_args=("--fast",))
+    names = LEARNERS.get(args.plan, ("learner",))
     try:
-        learner = fed.start("learner")
+        learners = [fed.start(name) for name in names]
+        learner = learners[0]
         for i in range(before):
             fed.start(f"samplers[{i}]")
         fed.await_status(_trained, "the start", START_TIMEOUT_S)
@@ -228,14 +215,16 @@ def live_run(tmp: Path, args: Any, seed: int) -> dict[str, Any]:
     finally:
         fed.kill()
     result = _learner(learner, fqn)
-    rows = rows_of(result)
+    # (data-parallel: each learner keeps the rows of its own members; together, every member's)
+    rows = rows_of_all([_learner(p, f"Main.{n}") for p, n in zip(learners, names, strict=True)]) if len(
+        names) > 1 else rows_of(result)
     firsts = [first_with(rows, i, t_join) for i in new]
     if any(f is None for f in firsts):
         raise FederationError(f"a new member's samples never reached the learner: {firsts}")
     last_first = max(f.wall_ns for f in firsts if f is not None)
     round_ns = args.round_ms * 1_000_000
     # (APPO's and Ape-X's updates are not rounds: their pause is told in ms only)
-    round_ns = round_ns if args.plan in ("qlearning", "ppo") else 0
+    round_ns = round_ns if args.plan in ROUNDS else 0
     wide, narrow = frozenset(range(wide_n)), frozenset(range(before))
     j0, j1 = transition(rows, t_join, wide)
     l0, l1 = transition(rows, t_leave, narrow)
@@ -307,7 +296,7 @@ def restart_run(tmp: Path, args: Any, seed: int) -> dict[str, Any]:
     (``--wide``)."""
     ckpt = tmp / f"learner-{seed}.pt"
     narrow_n, wide_n = args.before, args.wide
-    params = {**_params(seed), "num_samplers": narrow_n, "checkpoint": str(ckpt)}
+    params = {**qlearning_params(seed), "num_samplers": narrow_n, "checkpoint": str(ckpt)}
     fed = Federation(tmp, PROGRAM, params, [], f"restart{seed}a", run_args=("--fast",), port=free_port())
     try:
         learner = fed.start("learner")
@@ -382,6 +371,8 @@ def main(argv: list[str] | None = None) -> Results:
     args = p.parse_args(argv)
     if not 1 <= args.before < args.wide:
         p.error(f"--before and --wide: 1 <= before < wide, got {args.before}, {args.wide}")
+    if args.plan == "data-parallel" and args.before % 2:
+        p.error(f"--plan data-parallel: 2 learners, so --before must be even, got {args.before}")
     runs = 1 if args.quick else args.runs
     args.phase_s = args.phase_s if args.phase_s is not None else (3.0 if args.quick else 10.0)
     args.warm_s = args.warm_s if args.warm_s is not None else (1.0 if args.quick else 2.0)

@@ -31,6 +31,19 @@ def rows_of(result: dict[str, Any]) -> list[Row]:
     return [Row(int(w), int(t), int(m), int(s), frozenset(int(i) for i in ms)) for w, t, m, s, ms in result["timeline"]]
 
 
+def rows_of_all(results: Sequence[dict[str, Any]]) -> list[Row]:
+    """The timelines of learners that update together (the data-parallel plan's, each keeping
+    the fragments of its own members) as one: a row per update tag, with every learner's
+    members and env steps, at the latest wall time any of them took it."""
+    by_tag: dict[tuple[int, int], Row] = {}
+    for r in (row for result in results for row in rows_of(result)):
+        key = (r.tag_ns, r.microstep)
+        seen = by_tag.get(key)
+        by_tag[key] = r if seen is None else Row(max(seen.wall_ns, r.wall_ns), r.tag_ns, r.microstep,
+                                                 seen.steps + r.steps, seen.members | r.members)
+    return [by_tag[k] for k in sorted(by_tag)]
+
+
 def first_with(rows: Sequence[Row], member: int, since_ns: int) -> Row | None:
     """The first iteration at or after ``since_ns`` that took a fragment from ``member``."""
     return next((r for r in rows if r.wall_ns >= since_ns and member in r.members), None)

@@ -35,6 +35,17 @@ are its ``ppo`` field, a :class:`~reactorfed.rl.PPOConfig`, set by dotted names:
 ``--param ppo.minibatch_size=64`` (each learner's). One ``seed``
 gives the same weights in one process and federated (with one torch thread:
 ``OMP_NUM_THREADS=1``, or the same thread count everywhere).
+
+``Main`` with ``max_samplers``: the samplers are one elastic bank, ``num_learners *
+samplers_per_learner`` at the start, then between 1 and ``max_samplers`` as members join (a
+``reactorfed federate`` process for a free slot) and leave (SIGTERM) while it trains;
+sampler ``i`` feeds learner ``i mod num_learners``, and a learner whose samplers are all
+absent sits a round out (the others' gradients are averaged; see
+:mod:`reactorfed.rl.plans.data_parallel`). Training runs for the rounds ``total_timesteps``
+takes at the initial width (``num_samplers``, in all, when given). The RTI's record (``--membership-out``) replayed
+(``--membership``) gives the same weights::
+
+    reactorfed rti examples/rl/ppo_data_parallel_cartpole.py:Main --param max_samplers=8 --param round_ms=20 --membership-out run.json
 """
 
 from __future__ import annotations
@@ -42,6 +53,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from reactorfed import ms
 from reactorfed.rl import Backend, DataParallelPlan, ParamServerPlan, PPOConfig, RunConfig
 
 
@@ -66,11 +78,24 @@ class Args:
     # 256 a step); ppo.total_timesteps is the run's budget (the learning rate and the clip range
     # anneal to 0 over it)
     ppo: PPOConfig = field(default_factory=lambda: PPOConfig(minibatch_size=128))
+    # Main, > 0: the samplers are one elastic bank of 1 to max_samplers (num_learners *
+    # samplers_per_learner at the start), sampler i feeding learner i mod num_learners, that
+    # join and leave while it trains; the weights go back round_ms of logical time later
+    # (0: the next microstep). Without --fast, rounds a few ms apart keep logical time near
+    # physical time, where a join lands
+    max_samplers: int = 0
+    # elastic: the samplers at the start, in all (0: num_learners * samplers_per_learner); the
+    # parameter a Kubernetes group of the samplers writes its width to
+    num_samplers: int = 0
+    round_ms: int = 0
+    # elastic: each learner's result keeps a row per update (bench/rescale.py times rescaling with it)
+    timeline: bool = False
 
 
 def run_config(args: Args) -> RunConfig:
     """How the lead learner (or the server) runs training, from ``args``."""
-    per_round = args.num_learners * args.samplers_per_learner * args.num_envs * args.num_steps
+    width = args.num_samplers if args.max_samplers and args.num_samplers else args.num_learners * args.samplers_per_learner
+    per_round = width * args.num_envs * args.num_steps
     return RunConfig(
         iterations=math.ceil(args.ppo.total_timesteps / per_round),
         target_return=args.target_return,
@@ -79,6 +104,7 @@ def run_config(args: Args) -> RunConfig:
         resume=args.resume,
         progress=args.progress,
         progress_every=args.progress_every,
+        timeline=args.timeline,
     )
 
 class Main(DataParallelPlan):
@@ -86,7 +112,8 @@ class Main(DataParallelPlan):
         super().__init__(args.ppo, args.env, num_learners=args.num_learners,
                          samplers_per_learner=args.samplers_per_learner, num_envs=args.num_envs,
                          fragment_len=args.num_steps, run=run_config(args), seed=args.seed, backend=args.backend,
-                         trace=args.trace)
+                         trace=args.trace, max_samplers=args.max_samplers, period=ms(args.round_ms),
+                         initial_samplers=args.num_samplers)
 
 
 class ParamServer(ParamServerPlan):

@@ -27,6 +27,16 @@ deterministic: one ``seed`` gives the same weights either way, however slow a sa
 (with one torch thread: ``OMP_NUM_THREADS=1``, and on one device). A step costs a round
 trip between each sampler and the learner: SEED's plan pays off when the policy network is
 large and the learner has an accelerator (``python -m bench.seed`` measures it here).
+
+With ``max_samplers`` the samplers are an elastic bank: ``num_samplers`` at the start, then
+between 1 and ``max_samplers`` as members join (a ``reactorfed federate`` process for a
+free slot) and leave (SIGTERM) while it trains; each fragment acts for the members present
+when it starts, fragments ``round_ms`` of logical time apart (see
+:mod:`reactorfed.rl.plans.seed`). Training runs for the updates ``total_timesteps`` takes at
+``num_samplers``. The RTI's record (``--membership-out``) replayed (``--membership``) gives
+the same weights::
+
+    reactorfed rti examples/rl/seed_ppo_cartpole.py:Main --param max_samplers=8 --param round_ms=20 --membership-out run.json
 """
 
 from __future__ import annotations
@@ -34,6 +44,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from reactorfed import ms
 from reactorfed.rl import Backend, PPOConfig, RunConfig, SeedPlan
 
 
@@ -56,6 +67,14 @@ class Args:
     # PPO: its defaults are rl-zoo's CartPole-v1 settings; ppo.total_timesteps is the run's
     # budget (the learning rate and the clip range anneal to 0 over it)
     ppo: PPOConfig = field(default_factory=PPOConfig)
+    # > 0: the samplers are an elastic bank of 1 to max_samplers (num_samplers at the start)
+    # that join and leave while it trains; a fragment starts round_ms of logical time after
+    # the last update (0: the next microstep). Without --fast, fragments a few ms apart keep
+    # logical time near physical time, where a join lands
+    max_samplers: int = 0
+    round_ms: int = 0
+    # elastic: the learner's result keeps a row per update (bench/rescale.py times rescaling with it)
+    timeline: bool = False
 
 
 class Main(SeedPlan):
@@ -70,10 +89,11 @@ class Main(SeedPlan):
             progress=args.progress,
             progress_every=args.progress_every,
             curve=args.curve,
+            timeline=args.timeline,
         )
         super().__init__(args.ppo, args.env, num_samplers=args.num_samplers, num_envs=args.num_envs,
                          fragment_len=args.num_steps, run=run, seed=args.seed, backend=args.backend,
-                         device=args.device)
+                         device=args.device, max_samplers=args.max_samplers, period=ms(args.round_ms))
 
 
 if __name__ == "__main__":

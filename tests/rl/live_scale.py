@@ -10,7 +10,7 @@ import json
 import re
 import signal
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -113,7 +113,7 @@ class Scaled:
 
 def scale_2_4_1_3(tmp: Path, program: str, params: dict[str, Any], tag: str, *, learner_fqn: str,
                   iterations: int, settle_ns: int, settle_what: str, rejoin_before_ns: int | None = None,
-                  wait_s: float = 180.0) -> Scaled:
+                  wait_s: float = 180.0, learners: Sequence[str] = ("learner",)) -> Scaled:
     """Run ``program`` (``path/file.py:Main``, its samplers an elastic bank of up to 4, 2 at
     the start) as processes: two samplers join, once the learner has run ``settle_ns`` of
     logical time with four three leave (SIGTERM, as Kubernetes deletes a pod), and two new
@@ -123,11 +123,12 @@ def scale_2_4_1_3(tmp: Path, program: str, params: dict[str, Any], tag: str, *, 
     Checked here, for every plan: the record's joins and leaves in that order, the widths
     it gives (2, 4, 1, 3), that the learner ran once, start to end, with ``iterations``,
     and that every process ended with 0. The learner's result (``learner_fqn``) is
-    returned for the plan's own checks."""
+    returned for the plan's own checks. ``learners``: the federates that are not samplers,
+    started first (the first one's result is returned; the data-parallel plan has several)."""
     record_file = tmp / "membership.json"
     fed = Federation(tmp, program, params, ["--membership-out", str(record_file)], tag)
     try:
-        learner = fed.start("learner")
+        learner, *_ = (fed.start(name) for name in learners)  # (every one started)
         s = {i: fed.start(f"samplers[{i}]") for i in (0, 1)}
         fed.await_status(lambda st: st["phase"] == "running" and st["elapsed_ns"] > 0, "the start")
         t_join = time.monotonic()  # 2 -> 4: processes for slots absent at the start join
@@ -165,7 +166,7 @@ def scale_2_4_1_3(tmp: Path, program: str, params: dict[str, Any], tag: str, *, 
     assert ws.index(4) < ws.index(1) < len(ws) - 1, ws
 
     # The learner ran once, from start to end.
-    assert learner.popen.returncode == 0 and sum(p.name == "learner" for p in fed.procs) == 1
+    assert learner.popen.returncode == 0 and all(sum(p.name == n for p in fed.procs) == 1 for n in learners)
     r = learner.result(learner_fqn)
     assert r is not None, learner.tail()
     assert r["iterations"] == iterations, r
@@ -215,17 +216,19 @@ class KilledAndReplaced:
     learner: Proc
     again: Proc  # the new process for the killed sampler's slot
     record: list[dict[str, Any]]  # the RTI's membership record
+    fed: Federation  # its processes (every learner's, with ``learners``)
 
 
 def kill_a_sampler_and_replace_it(tmp: Path, program: str, params: dict[str, Any], tag: str, *,
-                                  round_ms: int) -> KilledAndReplaced:  # fmt: skip
+                                  round_ms: int, learners: Sequence[str] = ("learner",)) -> KilledAndReplaced:  # fmt: skip
     """The learner and samplers 0 and 1 started; after 20 rounds samplers[1] SIGKILLed (no
     resignation), its leave awaited, a new process started for its slot and its join
-    awaited; the run to its end. The record holds exactly that leave and that join."""
+    awaited; the run to its end. The record holds exactly that leave and that join.
+    ``learners``: as for :func:`scale_2_4_1_3`."""
     record_file = tmp / "membership.json"
     fed = Federation(tmp, program, params, ["--membership-out", str(record_file)], tag)
     try:
-        learner = fed.start("learner")
+        learner, *_ = (fed.start(name) for name in learners)  # (every one started)
         first = fed.start("samplers[1]")
         fed.start("samplers[0]")
         fed.await_status(lambda st: st["phase"] == "running" and st["elapsed_ns"] > 20 * round_ms * 1_000_000,
@@ -243,4 +246,4 @@ def kill_a_sampler_and_replace_it(tmp: Path, program: str, params: dict[str, Any
         fed.kill()
     record = json.loads(record_file.read_text())["membership"]
     assert [(c["member"], c["joined"]) for c in record] == [("samplers[1]", False), ("samplers[1]", True)]
-    return KilledAndReplaced(learner, again, record)
+    return KilledAndReplaced(learner, again, record, fed)

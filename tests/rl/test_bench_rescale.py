@@ -15,6 +15,7 @@ from bench.rescale_timeline import (
     longest_pause,
     median_gap_ms,
     rows_of,
+    rows_of_all,
     throughput,
     transition,
 )
@@ -69,10 +70,12 @@ def test_the_learner_keeps_a_row_per_iteration_with_its_members() -> None:
     ("appo_cartpole", {"total_timesteps": 30 * 16, "period_ms": 100, "weights_delay_ms": 100}),
     ("apex_dqn_cartpole", {"total_timesteps": 64 + 40 * 4, "replay.learning_starts": 64, "period_ms": 40,
                            "weights_delay_ms": 40, "learn_period_ms": 10, "dqn.hidden": (32, 32)}),
-], ids=["ppo", "appo", "apex"])
+    ("seed_ppo_cartpole", {"ppo.total_timesteps": 12 * 32, "round_ms": 100, "device": "cpu"}),
+], ids=["ppo", "appo", "apex", "seed"])
 def test_the_other_plans_learners_keep_a_row_per_update(example: str, params: dict[str, object]) -> None:
     """``bench/rescale.py --plan``: each elastic plan's learner with ``timeline=true`` keeps
-    a row per update (PPO: the senders of its fragments; APPO, Ape-X: the members present),
+    a row per update (PPO: the senders of its fragments; SEED: the members its fragment acted
+    for; APPO, Ape-X: the members present),
     a member joining at 300 ms; without it, none."""
     m = load_example(example)
     args = {"num_samplers": 2, "max_samplers": 3, "num_envs": 2, "num_steps": 8, "checkpoint": "", "progress": False,
@@ -88,6 +91,25 @@ def test_the_other_plans_learners_keep_a_row_per_update(example: str, params: di
     plain = Environment(fast=True)
     plain.assemble(m.Main(make_args(m.Args, {**args, "timeline": False})))
     assert set(plain.run().results["Main.learner"]) == set(res) - {"timeline"}
+
+
+def test_the_data_parallel_learners_rows_merge_into_every_members() -> None:
+    """``--plan data-parallel``: each learner keeps the rows of its own members (slot ``i``
+    feeds learner ``i mod 2``); merged by update tag they hold every member's, as one
+    learner's would. A member joining at 300 ms, dealt to learner 0."""
+    m = load_example("ppo_data_parallel_cartpole")
+    args = {"num_learners": 2, "samplers_per_learner": 1, "max_samplers": 3, "num_envs": 2, "num_steps": 8,
+            "ppo.total_timesteps": 12 * 32, "ppo.minibatch_size": 16, "round_ms": 100, "checkpoint": "",
+            "progress": False, "target_return": 1e9, "timeline": True}
+    env = Environment(fast=True)
+    env.assemble(m.Main(make_args(m.Args, args))).set_membership([MemberChange(300 * MS, 0, "samplers", 2, True)])
+    res = env.run().results
+    each = [dict(res[f"Main.learners[{k}]"]) for k in (0, 1)]
+    assert {r.members for r in rows_of(each[1])} == {frozenset({1})}
+    rows = rows_of_all(each)
+    assert len(rows) == res["Main.learners[0]"]["iterations"]
+    assert rows[0].members == frozenset({0, 1}) and rows[-1].members == frozenset({0, 1, 2})
+    assert sum(r.steps for r in rows) == res["Main.learners[0]"]["env_steps"]
 
 
 def test_rows_need_the_learners_timeline() -> None:

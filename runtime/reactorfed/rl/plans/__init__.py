@@ -6,8 +6,8 @@ parameter server (:mod:`.param_server`), multi-agent training (:mod:`.multi_agen
 :mod:`.multi_agent_sampler`), multi-agent inference (:mod:`.marl`), DQN on
 synchronized rounds (:mod:`.qlearning`, elastic: :mod:`.elastic_qlearning`) and sampling
 patterns (:mod:`.sampling`). A plan whose samplers are an elastic bank keeps its rounds
-with :mod:`.elastic_round` (the synchronous plan's, Q-learning's; the asynchronous and Ape-X
-plans its account of the members). The DQN, multi-agent and SEED-inference reactors need torch,
+with :mod:`.elastic_round` (the synchronous plan's, Q-learning's, SEED's fragments, each
+data-parallel learner's; the asynchronous and Ape-X plans its account of the members). The DQN, multi-agent and SEED-inference reactors need torch,
 loaded on first use."""
 
 from __future__ import annotations
@@ -19,15 +19,15 @@ from .apex import ApexPlan, ApexSampler, ElasticApexSampler, priority_lag_bound,
 from .apex_colocated import ColocatedApexPlan, ColocatedReplay
 from .apex_trainer import ApexTrainer, ElasticApexTrainer
 from .async_ import AsyncPlan, AsyncSampler, AsyncTrainer, ElasticAsyncSampler, ElasticAsyncTrainer
-from .data_parallel import DataParallelPlan, DataParallelTrainer
+from .data_parallel import DataParallelPlan, DataParallelTrainer, ElasticDataParallelTrainer
 from .elastic_round import ElasticRound
 from .multi_agent import MultiAgentPlan, policy_seed
 from .multi_agent_sampler import MultiAgentSampler, central_rows
 from .param_server import GradientWorker, ParameterServer, ParamServerPlan
 from .sampler import PlanSampler
 from .sampling import Collector, EnvSampler
-from .seed import SeedPlan, SeedSampler, step_dtype
-from .seed_trainer import SeedTrainer
+from .seed import ElasticSeedSampler, SeedPlan, SeedSampler, step_dtype
+from .seed_trainer import ElasticSeedTrainer, SeedTrainer
 from .sync import ElasticSyncSampler, ElasticSyncTrainer, SyncPlan, SyncSampler, SyncTrainer
 from .trainer import PlanTrainer
 
@@ -65,7 +65,10 @@ __all__ = [
     "ElasticAsyncSampler",
     "ElasticAsyncTrainer",
     "ElasticDQNTrainer",
+    "ElasticDataParallelTrainer",
     "ElasticRound",
+    "ElasticSeedSampler",
+    "ElasticSeedTrainer",
     "ElasticSyncSampler",
     "ElasticSyncTrainer",
     "EnvSampler",

@@ -188,4 +188,9 @@ class GradientRounds(Reactor):
         if self.trace:
             self.result["step_digests_sha256"] = self.trail.hexdigest()
         self.result.update(self.lag.result())
+        self.result.update(self.extra_result())
         self.report_result(self.result)
+
+    def extra_result(self) -> dict[str, Any]:
+        """More of the result (a subclass's)."""
+        return {}

@@ -39,6 +39,19 @@ steps. So a seed gives bit-identical weights in one process and federated, a slo
 included: the others only wait for it at each step. The learner stops after
 ``run.iterations`` updates, or once the last 100 training episodes average
 ``run.target_return``, by sending no more actions.
+
+**Elastic samplers.** With ``max_samplers`` the samplers are an elastic bank of 1 to
+``max_samplers`` members (``num_samplers`` at the start) that join and leave while it
+trains (:class:`~reactorfed.rl.plans.seed_trainer.ElasticSeedTrainer`). The unit that
+changes width is the fragment: each acts for the members present when the learner learned
+from the last, its first actions reach them ``period`` later (0: the next microstep), and
+its steps run in microsteps of that logical time, so fragments are ``period`` apart (without ``--fast``, where a join lands at its request's physical time, that is
+what lets logical time follow physical time). A joiner's first record (its startup's)
+waits for the next fragment; a member that leaves during one is dropped from it, its rows
+unlearned. Which members each step acts for is the membership's at its tag, and the
+actions are drawn for them in bank order from the one generator: the RTI's record replayed
+gives the same weights. Without changes it trains as the fixed bank does (the same
+draws, the same updates; only the fragments' tags differ).
 """
 
 from __future__ import annotations
@@ -50,6 +63,8 @@ import numpy as np
 
 from reactorfed import (
     STARTUP,
+    Bank,
+    Elastic,
     Input,
     Output,
     PortReader,
@@ -58,6 +73,7 @@ from reactorfed import (
     ValidationError,
     bank,
     each,
+    elastic_bank,
     reaction,
 )
 
@@ -66,9 +82,9 @@ from ..envs.backends import BACKENDS, resolve_backend
 from ..rollout import PolicyRunner
 from ..training import RunConfig
 from .sampler import sampler_seed
-from .seed_trainer import SeedTrainer
+from .seed_trainer import ElasticSeedTrainer, SeedTrainer
 
-__all__ = ["SeedPlan", "SeedSampler", "step_dtype"]
+__all__ = ["ElasticSeedSampler", "SeedPlan", "SeedSampler", "step_dtype"]
 
 _DEVICE = re.compile(r"^(auto|cpu|cuda(:[0-9]+)?)$")
 
@@ -107,9 +123,13 @@ class SeedSampler(Reactor):
 
     @reaction(triggers=[actions], effects=[step])
     def act(self, actions: PortReader[np.ndarray], step: PortWriter[np.ndarray]) -> None:
+        step.set(self.step_copies(actions.get()))
+
+    def step_copies(self, actions: np.ndarray | None) -> np.ndarray:
+        """Step the copies with ``actions``: the step record they give."""
         runner = self.runner
-        assert runner is not None and self.dtype is not None
-        a = np.array(actions.get(), dtype=np.int64)  # (a received buffer may be read-only)
+        assert runner is not None and self.dtype is not None and actions is not None
+        a = np.array(actions, dtype=np.int64)  # (a received buffer may be read-only)
         obs, reward, terminated, truncated, _ = runner.env.step(a)
         rec = np.empty(self.num_envs, dtype=self.dtype)
         rec["obs"] = obs
@@ -117,7 +137,30 @@ class SeedSampler(Reactor):
         rec["terminated"] = terminated
         rec["truncated"] = truncated
         self.steps += self.num_envs
+        return rec
+
+
+class ElasticSeedSampler(SeedSampler):
+    """A :class:`SeedSampler` that is a member of an elastic bank: after each step it
+    reports the transitions it has sent (``samples``: its steps less its copies' automatic
+    resets, as the learner counts what it learns from; a member that leaves runs no
+    shutdown reaction)."""
+
+    #: a fragment's first actions (sent ahead by the learner: see ElasticSeedTrainer)
+    first: Input[np.ndarray] = Input(np.ndarray)
+
+    def __init__(self, env: str, num_envs: int, seed: int, backend: str = "gymnasium") -> None:
+        super().__init__(env, num_envs, seed, backend)
+        self.transitions = 0
+        self.resetting = np.zeros(num_envs, dtype=np.bool_)  # the copies the next step resets
+
+    @reaction(triggers=[SeedSampler.actions, first], effects=[SeedSampler.step])
+    def act(self, actions: PortReader[np.ndarray], first: PortReader[np.ndarray], step: PortWriter[np.ndarray]) -> None:
+        rec = self.step_copies(actions.get() if actions.is_present else first.get())
+        self.transitions += self.num_envs - int(np.count_nonzero(self.resetting))
+        self.resetting = rec["terminated"] | rec["truncated"]
         step.set(rec)
+        self.report_result({"samples": self.transitions})
 
 
 class SeedPlan(Reactor):
@@ -131,14 +174,19 @@ class SeedPlan(Reactor):
 
     Subclass it for a program with its own settings (``super().__init__(...)``); set
     :attr:`Sampler` or :attr:`Learner` for reactors of your own (subclasses of
-    :class:`SeedSampler`, :class:`~reactorfed.rl.plans.seed_trainer.SeedTrainer`)."""
+    :class:`SeedSampler`, :class:`~reactorfed.rl.plans.seed_trainer.SeedTrainer`).
+
+    With ``max_samplers`` (> 0) the samplers are an elastic bank of 1 to ``max_samplers``
+    (:attr:`ElasticSampler` s), ``num_samplers`` at the start, fragments ``period`` ns apart
+    (see the module)."""
 
     Sampler: type[SeedSampler] = SeedSampler
     Learner: type[SeedTrainer] = SeedTrainer
+    ElasticSampler: type[SeedSampler] = ElasticSeedSampler
 
     def __init__(self, algo: Algorithm, env: str, *, num_samplers: int = 2, num_envs: int = 4,
                  fragment_len: int = 32, run: RunConfig | None = None, seed: int = 0,
-                 backend: str = "gymnasium", device: str = "auto") -> None:
+                 backend: str = "gymnasium", device: str = "auto", max_samplers: int = 0, period: int = 0) -> None:
         for name, value in (("num_samplers", num_samplers), ("num_envs", num_envs), ("fragment_len", fragment_len)):
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ValidationError(f"{self.fqn}: {name} must be an int >= 1, got {value!r}")
@@ -147,9 +195,33 @@ class SeedPlan(Reactor):
         if not isinstance(device, str) or not _DEVICE.match(device):
             raise ValidationError(f"{self.fqn}: device must be 'auto', 'cpu', 'cuda' or 'cuda:N', got {device!r}")
         space = SpaceInfo.of_env(env)
+        self.samplers: Bank[SeedSampler]
+        self.learner: SeedTrainer
+        if max_samplers:
+            self._elastic(algo, env, space, num_samplers, num_envs, fragment_len, run, seed, backend, device,
+                          max_samplers, period)
+            return
         self.samplers = bank(self.Sampler, num_samplers, env, num_envs, seed=each(lambda i: sampler_seed(seed, i)),
                              backend=backend)
         self.learner = self.Learner(num_samplers, num_envs, fragment_len, algo, space, run=run, seed=seed,
                                     device=device)
         self.connect(self.samplers.step, self.learner.steps)
         self.connect(self.learner.actions, self.samplers.actions, after=0)
+
+    def _elastic(self, algo: Algorithm, env: str, space: SpaceInfo, num_samplers: int, num_envs: int,
+                 fragment_len: int, run: RunConfig | None, seed: int, backend: str, device: str, max_samplers: int,
+                 period: int) -> None:
+        """The samplers an elastic bank (see the module)."""
+        if not isinstance(max_samplers, int) or isinstance(max_samplers, bool) or max_samplers < num_samplers:
+            raise ValidationError(
+                f"{self.fqn}: max_samplers must be an int >= num_samplers ({num_samplers}), got {max_samplers!r}")
+        if not isinstance(period, int) or isinstance(period, bool) or period < 0:
+            raise ValidationError(f"{self.fqn}: period must be an int >= 0 (ns), got {period!r}")
+        width = Elastic(min=1, max=max_samplers, initial=num_samplers)
+        self.samplers = elastic_bank(self.ElasticSampler, width, env, num_envs,
+                                     seed=each(lambda i: sampler_seed(seed, i)), backend=backend)
+        self.learner = learner = ElasticSeedTrainer("samplers", max_samplers, num_envs, fragment_len, algo, space,
+                                                    run=run, seed=seed, device=device, period=period)
+        self.connect(self.samplers.step, learner.steps)
+        self.connect(learner.actions, self.samplers.actions, after=0)
+        self.connect(learner.first, self.samplers.first, after=period)

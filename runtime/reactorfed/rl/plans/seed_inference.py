@@ -95,7 +95,13 @@ class BatchedInference:
 
     Each step: :meth:`observe` the samplers' step records (in sampler order), which returns
     every sampler's :class:`~reactorfed.rl.rollout.Rollout` when they complete a fragment;
-    then :meth:`act`, which returns each sampler's actions."""
+    then :meth:`act`, which returns each sampler's actions.
+
+    Under an elastic bank the samplers acted for change between fragments: a new one's
+    first record :meth:`arrive` s, each fragment :meth:`start` s with the samplers chosen
+    (:attr:`batch`), and one that left is :meth:`drop` ped from the fragment under way. The
+    buffers and each sampler's episode state are kept by bank index (``num_samplers``: the
+    bank's slots), so a fragment of fewer samplers draws fewer actions, in bank order."""
 
     def __init__(self, policy: nn.Module, device: torch.device, num_samplers: int, num_envs: int,
                  fragment_len: int, seed: int) -> None:
@@ -107,56 +113,89 @@ class BatchedInference:
         self.resetting = np.zeros((self.n, self.k), dtype=np.bool_)
         self.episode_return = np.zeros((self.n, self.k), dtype=np.float64)
         self.fragment: _Fragment | None = None
+        #: the samplers acted for, in order (every one, unless an elastic plan says otherwise)
+        self.batch: tuple[int, ...] = tuple(range(num_samplers))
         #: forward passes taken: one per step, for every sampler at once
         self.forward_passes = 0
 
     def observe(self, records: Sequence[np.ndarray]) -> list[Rollout] | None:
-        """Take one step record of each sampler (the outcome of the actions last sent, and
-        the observations to act on next); every sampler's fragment when this completes it."""
-        if len(records) != self.n:
-            raise ValueError(f"{len(records)} step records, {self.n} samplers")
-        for i, rec in enumerate(records):
+        """Take one step record of each sampler of :attr:`batch` (in its order: the outcome
+        of the actions last sent, and the observations to act on next); their fragments
+        when this completes them."""
+        batch = list(self.batch)
+        if len(records) != len(batch):
+            raise ValueError(f"{len(records)} step records, {len(batch)} samplers")
+        for i, rec in zip(batch, records, strict=True):
             if rec.shape != (self.k,):
                 raise ValueError(f"sampler {i} sent {rec.shape[0] if rec.ndim else 0} copies' steps, {self.k} expected")
-        obs = np.stack([rec["obs"] for rec in records])  # (n, k, *obs_shape): a fresh, aligned copy
-        if self.fragment is None:
-            self.fragment = _Fragment(self.T, self.n, self.k, obs.shape[2:], obs.dtype)
-        f = self.fragment
+        obs = np.stack([rec["obs"] for rec in records])  # (batch, k, *obs_shape): a fresh, aligned copy
+        f = self._buffers(obs)
         if self.acted:
             r = self.row - 1
             reward = np.stack([rec["reward"] for rec in records])
-            f.rewards[r] = reward
-            f.terminated[r] = terminated = np.stack([rec["terminated"] for rec in records])
-            f.truncated[r] = truncated = np.stack([rec["truncated"] for rec in records])
-            self.episode_return += reward
+            f.rewards[r, batch] = reward
+            terminated = np.stack([rec["terminated"] for rec in records])
+            truncated = np.stack([rec["truncated"] for rec in records])
+            f.terminated[r, batch], f.truncated[r, batch] = terminated, truncated
+            self.episode_return[batch] += reward
             done = terminated | truncated
-            for i, j in zip(*np.nonzero(done), strict=True):  # sampler, then copy: by row, then copy for each
-                f.returns[i].append(float(self.episode_return[i, j]))
-            self.episode_return[done] = 0.0
-            self.resetting = done
-        f.obs[self.row] = obs
+            for b, j in zip(*np.nonzero(done), strict=True):  # sampler, then copy: by row, then copy for each
+                f.returns[batch[b]].append(float(self.episode_return[batch[b], j]))
+            self.episode_return[batch] = np.where(done, 0.0, self.episode_return[batch])
+            self.resetting[batch] = done
+        f.obs[self.row, batch] = obs
         if self.row < self.T:
             return None
-        rollouts = [f.rollout(i) for i in range(self.n)]
+        rollouts = [f.rollout(i) for i in batch]
         # the observation a fragment ends in is the next one's first
-        f.obs[0] = obs
-        f.returns = [[] for _ in range(self.n)]
+        f.obs[0, batch] = obs
+        for i in batch:
+            f.returns[i] = []
         self.row = 0
         return rollouts
 
+    def _buffers(self, obs: np.ndarray) -> _Fragment:
+        if self.fragment is None:
+            self.fragment = _Fragment(self.T, self.n, self.k, obs.shape[2:], obs.dtype)
+        return self.fragment
+
+    # -- a batch whose samplers change (an elastic bank's members: the SEED plan's ElasticSeedTrainer)
+    def arrive(self, i: int, record: np.ndarray) -> None:
+        """Sampler ``i``'s first step record (a new process's: its copies just reset): its
+        observations wait for the next fragment (:meth:`start`)."""
+        f = self._buffers(np.stack([record["obs"]]))
+        f.obs[0, i] = record["obs"]
+        f.returns[i] = []
+        self.episode_return[i] = 0.0
+        self.resetting[i] = False
+
+    def start(self, batch: Sequence[int]) -> None:
+        """A fragment of the samplers ``batch`` (in order) begins: each has arrived, or
+        ended the fragment before (its observations wait in the fragment's first row)."""
+        self.batch = tuple(batch)
+        self.row, self.acted = 0, False
+
+    def drop(self, i: int) -> int:
+        """Sampler ``i`` of :attr:`batch` sends no more (it left): its rows of the fragment
+        under way are not learned from. The transitions it sampled in them."""
+        assert self.fragment is not None
+        self.batch = tuple(b for b in self.batch if b != i)
+        stepped = max(self.row - 1, 0)  # (the outcome of the last actions sent never came)
+        return int(stepped * self.k - np.count_nonzero(self.fragment.resets[:stepped, i]))
+
     def act(self) -> list[np.ndarray]:
-        """One forward pass over every sampler's observations of this step; the actions
-        drawn, ``num_envs`` for each sampler, in sampler order."""
-        f, r = self.fragment, self.row
+        """One forward pass over the observations of this step of every sampler of
+        :attr:`batch`; the actions drawn, ``num_envs`` for each, in its order."""
+        f, r, batch = self.fragment, self.row, list(self.batch)
         assert f is not None and r < self.T, "act after observe, once a step"
-        f.resets[r] = self.resetting
-        x = torch.from_numpy(f.obs[r].reshape(self.n * self.k, -1).astype(np.float32)).to(self.device)
+        f.resets[r, batch] = self.resetting[batch]
+        x = torch.from_numpy(f.obs[r, batch].reshape(len(batch) * self.k, -1).astype(np.float32)).to(self.device)
         with torch.no_grad():
             logp_all = torch.log_softmax(self.policy(x), dim=-1).cpu().numpy()
         self.forward_passes += 1
         actions, logp = sample_actions(logp_all, self.rng)
-        f.actions[r] = actions.reshape(self.n, self.k)
-        f.logp[r] = logp.reshape(self.n, self.k)
+        f.actions[r, batch] = actions.reshape(len(batch), self.k)
+        f.logp[r, batch] = logp.reshape(len(batch), self.k)
         self.row += 1
         self.acted = True
-        return [f.actions[r, i].copy() for i in range(self.n)]
+        return [f.actions[r, i].copy() for i in batch]

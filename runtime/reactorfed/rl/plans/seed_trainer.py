@@ -20,7 +20,9 @@ import numpy as np
 from reactorfed import (
     SHUTDOWN,
     STARTUP,
+    ActionHandle,
     Input,
+    LogicalAction,
     MultiReader,
     MultiWriter,
     Output,
@@ -38,12 +40,13 @@ from ..training import (
     resume_from_checkpoint,
     save_progress,
 )
+from .elastic_round import ElasticRound
 from .sampler import actor_seed
 
 if TYPE_CHECKING:
     from .seed_inference import BatchedInference
 
-__all__ = ["SeedTrainer"]
+__all__ = ["ElasticSeedTrainer", "SeedTrainer"]
 
 
 class SeedTrainer(Reactor):
@@ -129,5 +132,105 @@ class SeedTrainer(Reactor):
             return  # the startup failed (and said why): nothing was trained
         result = end_of_training(self.learner, self.log, self.run, self.iteration, self.resumed_from, self.stats)
         self.result = {**result, "device": str(self.inference.device),
-                       "forward_passes": self.inference.forward_passes}
+                       "forward_passes": self.inference.forward_passes, **self.extra_result()}
         self.report_result(self.result)
+
+    def extra_result(self) -> dict[str, Any]:
+        """More of the result (a subclass's)."""
+        return {}
+
+
+class ElasticSeedTrainer(SeedTrainer):
+    """SEED's learner when its samplers are the members of the main reactor's elastic bank
+    ``bank`` (``n`` slots, its maximum width): a fragment is acted for the members present
+    when it is decided, at the end of the fragment before, and its first actions reach them
+    ``period`` later (:attr:`first`; 0: the next microstep); its other steps follow a
+    microstep apart, as the fixed plan's.
+
+    A new process's first step record (its startup's, at its join) waits for the next
+    fragment; one that leaves during a fragment sends no more records: its rows of that
+    fragment are not learned from (``steps_dropped``, by member and incarnation as
+    ``samples_by_member``), the others' are. A fragment whose samplers all left is
+    abandoned (``fragments_abandoned``); when nobody waits for a fragment, the next first
+    record starts one. The learner's own logical action marks the tag each step's records
+    are due at, so it runs there even when none comes. Which members a fragment takes is
+    decided by the membership at its tags alone, so the RTI's record replayed gives the same
+    fragments, the same draws, the same weights. The result adds
+    :class:`~reactorfed.rl.plans.elastic_round.ElasticRound`'s ``samples_by_member``,
+    ``membership`` and ``change_gaps_ms``."""
+
+    #: a fragment's first actions, sent ``period`` ahead (the connection's delay: the samplers
+    #: learn of the next fragment from a message in flight, not from the learner's clock alone)
+    first: Output[np.ndarray] = Output(np.ndarray, width="n")
+    due: LogicalAction[object] = LogicalAction(object)
+
+    def __init__(self, bank: str, n: int, num_envs: int, fragment_len: int, algo: Algorithm, space: SpaceInfo,
+                 run: RunConfig | None = None, seed: int = 0, device: str = "auto", period: int = 0) -> None:
+        super().__init__(n, num_envs, fragment_len, algo, space, run=run, seed=seed, device=device)
+        self.period = period
+        self.rounds = ElasticRound(bank, period, timeline=self.run.timeline)
+        self.idle = True  # no fragment under way: the next first record starts one
+        self.ready: set[int] = set()  # members whose observations wait for the next fragment
+        #: bank index -> env steps of rows not learned from, by incarnation (as samples_by_member)
+        self.dropped: dict[str, list[int]] = {}
+        self.abandoned = 0
+
+    @reaction(triggers=[SeedTrainer.steps, due], effects=[SeedTrainer.actions, first, due])
+    def serve(self, steps: MultiReader[np.ndarray], actions: MultiWriter[np.ndarray], first: MultiWriter[np.ndarray],
+              due: ActionHandle) -> None:
+        now = self.rounds.look(self)
+        inference = self.inference
+        if self.over or inference is None:
+            return
+        records = dict(steps.present())
+        if due.is_present:  # the outcome of the last actions is due now
+            self._step(inference, records, actions, due)
+        for i, rec in sorted(records.items()):  # first records: new processes' (their startup's)
+            inference.arrive(i, rec)
+            self.ready.add(i)
+        if self.idle and not self.over:
+            self.ready &= set(now)  # (one that left waits no more: a new process will arrive anew)
+            batch = [i for i in now if i in self.ready]
+            if batch:
+                self.idle = False
+                self.ready -= set(batch)
+                inference.start(batch)
+                self._act(inference, first, due, self.period)
+
+    def _step(self, inference: BatchedInference, records: dict[int, np.ndarray], actions: MultiWriter[np.ndarray],
+              due: ActionHandle) -> None:
+        """The records of the step under way (taken out of ``records``): the fragment goes on,
+        ends (learned from), or is abandoned."""
+        for i in inference.batch:
+            if i not in records:  # it left (or its process died) before the step's outcome came
+                counts = self.dropped.setdefault(str(i), [])
+                counts += [0] * (len(self.rounds.samples[i]) - len(counts))  # (one count per incarnation)
+                counts[-1] += inference.drop(i)
+        batch = inference.batch
+        if not batch:
+            self.abandoned += 1
+            self.idle = True
+            return
+        rollouts = inference.observe([records.pop(i) for i in batch])
+        if rollouts is None:
+            self._act(inference, actions, due, 0)
+            return
+        self.idle = True
+        self.rounds.row(self, batch)
+        for i, ro in zip(batch, rollouts, strict=True):
+            self.rounds.took(i, ro.transitions)
+        self.learn(rollouts)
+        self.ready.update(batch)
+
+    @staticmethod
+    def _act(inference: BatchedInference, out: MultiWriter[np.ndarray], due: ActionHandle, delay: int) -> None:
+        """Act for the batch; the records are due ``delay`` later (the connection's)."""
+        for i, a in zip(inference.batch, inference.act(), strict=True):
+            out[i].set(a)
+        due.schedule(delay=delay)
+
+    def extra_result(self) -> dict[str, Any]:
+        r = {k: v for k, v in self.rounds.result().items() if k != "rounds_asked_again"}
+        by_member = r["samples_by_member"]
+        dropped = {i: c + [0] * (len(by_member[i]) - len(c)) for i, c in sorted(self.dropped.items())}
+        return {**r, "steps_dropped": dropped, "fragments_abandoned": self.abandoned}
