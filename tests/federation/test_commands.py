@@ -159,16 +159,16 @@ def test_join_timeout_bounds_the_rtis_wait_and_is_validated() -> None:
     assert r.returncode == 2 and "--join-timeout: must be at least 1s" in r.stderr
 
 
-def test_launch_gives_each_process_its_share_of_the_cores_unless_told() -> None:
-    """Numeric libraries start a thread per core in every process unless told: launch
-    tells them each process's share (2 federates here), and keeps the user's setting."""
-    share = str(max(1, (os.cpu_count() or 1) // 2))
-    for env, expect in (({k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"}, share),
-                        ({**os.environ, "OMP_NUM_THREADS": "3"}, "3")):
-        proc = subprocess.run([sys.executable, "-m", "reactorfed", "launch", PROGRAM, "--timeout", "10ms", "--no-progress"],
-                              capture_output=True, text=True, timeout=60, env=env)
+def test_launch_gives_every_process_the_runs_thread_count() -> None:
+    """Every process gets the run's --threads (default 1) in OMP_NUM_THREADS, whatever the
+    machine's cores and the user's environment: the count changes torch's float sums."""
+    for extra, expect in (([], "1"), (["--threads", "2"], "2")):
+        proc = subprocess.run([sys.executable, "-m", "reactorfed", "launch", PROGRAM, "--timeout", "10ms", "--no-progress",
+                               *extra], capture_output=True, text=True, timeout=60,
+                              env={**os.environ, "OMP_NUM_THREADS": "3"})
         assert proc.returncode == 0, proc.stdout + proc.stderr
         assert re.findall(r"\[[ab]\] THREADS (\S+)", proc.stdout) == [expect, expect], proc.stdout
+        assert "OMP_NUM_THREADS=3 ignored" in proc.stderr
 
 
 # -- elastic banks: --membership, --membership-out, a member's SIGTERM ----------------------
