@@ -33,6 +33,8 @@ __all__ = ["DEFAULTS", "DURATION", "ENTRYPOINT", "GROUP_NAME", "IDENT", "MEMBER"
 DEFAULTS: dict[str, Any] = {
     "program.imagePullPolicy": "IfNotPresent",
     "program.configMap.key": "program.py",
+    #: the runtime's default (reactorfed.threads.DEFAULT_THREADS; a test keeps them equal)
+    "program.threads": 1,
     "rti.port": 15045,
     "rti.metricsPort": 9100,
     "samplers.replicas": 2,
@@ -96,6 +98,12 @@ def _program() -> dict[str, Any]:
                                                   "of them (a nested field: ppo.learning_rate)")],
                 "additionalProperties": {"type": "string", "maxLength": 1024},
             },
+            "threads": _d("program.threads", type="integer", minimum=1, maximum=256,
+                          description="torch's threads (the runtime's --threads) and OMP_NUM_THREADS in every pod, "
+                                      "whatever its CPU resources or its node's size: the thread count changes "
+                                      "torch's float sums, so a seed gives the same weights only with the same "
+                                      "count. The learner's checkpoint records it and refuses to resume with "
+                                      "another. CPU requests and limits only place the pods."),
             "env": {
                 "type": "array",
                 "description": "Extra plain environment variables for every container.",
