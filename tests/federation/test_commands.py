@@ -99,14 +99,16 @@ def test_launch_forwards_every_execution_and_federation_flag_it_was_given() -> N
     launch = _subparser("launch")
     given = ["prog.py:Main", "--fast", "--timeout", "1500ms", "--workers", "3", "--keepalive", "--check-types",
              "--heartbeat-timeout", "7s", "--join-timeout", "2min", "--no-peer-grants", "--no-shm", "--reaction-sched", "idle",
-             "--no-unix-sockets", "--reaction-nice", "4", "--insecure-plaintext-tcp", "--log-level", "debug"]
+             "--no-unix-sockets", "--reaction-nice", "4", "--insecure-plaintext-tcp", "--log-level", "debug",
+             "--threads", "3", "--allow-thread-change"]
     args = launch.parse_args(given)
     out = forwarded(launch, args)
     federate = _subparser("federate")
     child = federate.parse_args(["prog.py:Main", "--federate", "a", "--rti", "h:1", *out])
     for dest in ("fast", "timeout", "workers", "keepalive", "check_types", "heartbeat_timeout", "join_timeout",
                  "no_peer_grants",
-                 "no_shm", "reaction_sched", "no_unix_sockets", "reaction_nice", "insecure_plaintext_tcp", "log_level"):
+                 "no_shm", "reaction_sched", "no_unix_sockets", "reaction_nice", "insecure_plaintext_tcp", "log_level",
+                 "threads", "allow_thread_change"):
         assert getattr(child, dest) == getattr(args, dest), dest
     assert child.timeout == 1_500_000_000 and child.heartbeat_timeout == 7_000_000_000
     assert child.join_timeout == 120_000_000_000
