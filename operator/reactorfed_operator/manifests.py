@@ -192,7 +192,8 @@ def _common_args(fed: Federation, width: int, max_width: int) -> list[str]:
         args += ["--join-timeout", s.join_timeout]
     if s.observability.otlp_endpoint is not None:
         args += ["--otlp-endpoint", s.observability.otlp_endpoint]
-    return [*args, "--threads", str(s.program.threads)]
+    args += ["--threads", str(s.program.threads)]
+    return [*args, "--allow-thread-change"] if s.program.allow_thread_change else args
 
 
 def thread_env(s: FederationSpec) -> list[dict[str, Any]]:

@@ -35,6 +35,7 @@ DEFAULTS: dict[str, Any] = {
     "program.configMap.key": "program.py",
     #: the runtime's default (reactorfed.threads.DEFAULT_THREADS; a test keeps them equal)
     "program.threads": 1,
+    "program.allowThreadChange": False,
     "rti.port": 15045,
     "rti.metricsPort": 9100,
     "samplers.replicas": 2,
@@ -104,6 +105,10 @@ def _program() -> dict[str, Any]:
                                       "torch's float sums, so a seed gives the same weights only with the same "
                                       "count. The learner's checkpoint records it and refuses to resume with "
                                       "another. CPU requests and limits only place the pods."),
+            "allowThreadChange": _d("program.allowThreadChange", type="boolean",
+                                    description="Let the learner resume from a checkpoint written with another "
+                                                "threads (the runtime's --allow-thread-change): the run then does "
+                                                "not end with the weights of an uninterrupted one."),
             "env": {
                 "type": "array",
                 "description": "Extra plain environment variables for every container.",

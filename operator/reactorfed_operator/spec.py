@@ -58,6 +58,8 @@ class ProgramSpec:
     env: tuple[tuple[str, str], ...] = ()
     #: torch's threads in every pod (the runtime's --threads)
     threads: int = DEFAULTS["program.threads"]
+    #: a resume may change them (the runtime's --allow-thread-change)
+    allow_thread_change: bool = DEFAULTS["program.allowThreadChange"]
 
 
 @dataclass(frozen=True)
@@ -216,6 +218,9 @@ def _program(raw: Mapping[str, Any]) -> ProgramSpec:
         str(_obj(s, "spec.program.imagePullSecrets").get("name", ""))
         for s in raw.get("imagePullSecrets") or []
     )
+    allow = raw.get("allowThreadChange", D["program.allowThreadChange"])
+    if not isinstance(allow, bool):
+        raise SpecError("spec.program.allowThreadChange", f"must be a boolean, got {allow!r}")
     policy = _str(raw.get("imagePullPolicy"), "spec.program.imagePullPolicy", D["program.imagePullPolicy"])
     if policy not in ("Always", "IfNotPresent", "Never"):
         raise SpecError("spec.program.imagePullPolicy", f"must be Always, IfNotPresent or Never, got {policy!r}")
@@ -229,6 +234,7 @@ def _program(raw: Mapping[str, Any]) -> ProgramSpec:
         params=tuple(sorted((str(k), str(v)) for k, v in params.items())),
         env=tuple(pairs),
         threads=_int(raw.get("threads"), "spec.program.threads", D["program.threads"], 1, 256),
+        allow_thread_change=allow,
     )
 
 

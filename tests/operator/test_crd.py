@@ -71,6 +71,7 @@ def test_crd_defaults_match_the_operators(crd: dict[str, Any]) -> None:
         "program.imagePullPolicy": s.program.image_pull_policy,
         "program.configMap.key": s.program.config_map_key,
         "program.threads": s.program.threads,
+        "program.allowThreadChange": s.program.allow_thread_change,
         "rti.port": s.rti_port,
         "rti.metricsPort": s.metrics_port,
         "samplers.replicas": s.replicas,

@@ -165,6 +165,9 @@ def test_every_pod_gets_the_runs_thread_count_never_its_cpu() -> None:
             names = [e["name"] for e in pod["spec"]["containers"][0]["env"]]
             assert names.count("OMP_NUM_THREADS") == 1
         assert pods[-1]["spec"]["containers"][0]["resources"]["limits"]["cpu"] == "3"  # (kept for scheduling)
+        assert not any("--allow-thread-change" in p["spec"]["containers"][0]["command"] for p in pods)
+    allowed = make_fed(program={"image": "i", "entrypoint": "prog:Main", "allowThreadChange": True})
+    assert all("--allow-thread-change" in p["spec"]["containers"][0]["command"] for p in federation_pods(allowed, 1))
 
 
 def test_the_thread_variables_are_the_operators_and_threads_is_validated() -> None:
@@ -177,6 +180,8 @@ def test_the_thread_variables_are_the_operators_and_threads_is_validated() -> No
     for bad in (0, "2", 1000):
         with pytest.raises(SpecError, match=r"spec\.program\.threads"):
             make_fed(program={"image": "i", "entrypoint": "prog:Main", "threads": bad})
+    with pytest.raises(SpecError, match=r"spec\.program\.allowThreadChange: must be a boolean"):
+        make_fed(program={"image": "i", "entrypoint": "prog:Main", "allowThreadChange": "yes"})
 
 
 def test_observability_sends_every_pod_s_records_to_a_collector_and_a_volume() -> None:
