@@ -186,7 +186,7 @@ def launch(
 
 
 def _start_fork_server(py: str, program: str, params: Sequence[str], env: dict[str, str], out: IO[str],
-                       lock: threading.Lock, threads: int) -> tuple[ForkServer, _Child] | None:
+                       lock: threading.Lock, threads: int = DEFAULT_THREADS) -> tuple[ForkServer, _Child] | None:
     """A fork server that has imported the program, or None (then federates are spawned)."""
     if not (sys.platform.startswith("linux") and hasattr(socket, "SCM_RIGHTS")):
         return None
