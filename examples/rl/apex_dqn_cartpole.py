@@ -37,7 +37,7 @@ settings are its ``dqn`` field (a :class:`~reactorfed.rl.ApexDQNConfig`) and the
 prioritized replay's its ``replay`` field (a :class:`~reactorfed.rl.ReplayConfig`), set by
 dotted names (``--param replay.batch_size=32``). Asynchronous, and still deterministic:
 one ``seed`` gives the same weights in one process and federated, however fast each
-process runs (with one torch thread: ``OMP_NUM_THREADS=1``). The replay ratio is fixed
+process runs (with the same ``--threads``, 1 by default). The replay ratio is fixed
 by logical time: ``replay.batch_size`` draws every ``learn_period_ms``
 against ``num_samplers * num_envs * num_steps`` steps every ``period_ms``.
 ``backend=envpool`` steps the samplers' copies with EnvPool's C++ engine (``auto``: EnvPool

@@ -21,7 +21,7 @@ Every field of :class:`Args` is a parameter (``--param num_samplers=4``); APPO's
 are its ``appo`` field, a :class:`~reactorfed.rl.APPOConfig`, set by dotted names
 (``--param appo.learning_rate=1e-3``). Asynchronous,
 and still deterministic: one ``seed`` gives the same weights in one process and
-federated, however fast each process runs (with one torch thread: ``OMP_NUM_THREADS=1``).
+federated, however fast each process runs (with the same ``--threads``, 1 by default).
 ``backend=envpool`` steps the samplers' copies with EnvPool's C++ engine (``auto``: EnvPool
 where it has the environment): as deterministic, other episodes than gymnasium's.
 """

@@ -20,8 +20,8 @@ In one process::
 Every field of :class:`Args` is a parameter: ``--param num_samplers=4``; PPO's settings
 are its ``ppo`` field, a :class:`~reactorfed.rl.PPOConfig` (rl-zoo's CartPole-v1 settings),
 set by dotted names: ``--param ppo.learning_rate=3e-4``. The run is
-deterministic: one ``seed`` gives the same weights either way (with one torch thread:
-``OMP_NUM_THREADS=1``, or the same thread count everywhere). ``backend=envpool`` steps the
+deterministic: one ``seed`` gives the same weights either way, on any machine (with
+the same ``--threads``, 1 by default). ``backend=envpool`` steps the
 samplers' copies with EnvPool's C++ engine (``pip install 'reactorfed[envpool]'``; ``auto``:
 EnvPool where it has the environment): as deterministic, but other episodes than
 gymnasium's for the same seed.

@@ -33,8 +33,8 @@ In one process::
 Every field of :class:`Args` is a parameter: ``--param num_learners=4``; PPO's settings
 are its ``ppo`` field, a :class:`~reactorfed.rl.PPOConfig`, set by dotted names:
 ``--param ppo.minibatch_size=64`` (each learner's). One ``seed``
-gives the same weights in one process and federated (with one torch thread:
-``OMP_NUM_THREADS=1``, or the same thread count everywhere).
+gives the same weights in one process and federated (with the same ``--threads``,
+1 by default).
 
 ``Main`` with ``max_samplers``: the samplers are one elastic bank, ``num_learners *
 samplers_per_learner`` at the start, then between 1 and ``max_samplers`` as members join (a

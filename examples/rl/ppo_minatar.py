@@ -35,8 +35,8 @@ random policy averages 0.39 (1,000 episodes).
 Every field of :class:`Args` is a parameter: ``--param num_samplers=4``; PPO's settings
 and the network's are its ``ppo`` field, a :class:`~reactorfed.rl.ConvPPOConfig`, set by
 dotted names: ``--param ppo.channels=32``. The run is deterministic: one ``seed`` gives
-the same weights in one process and federated (with one
-torch thread: ``OMP_NUM_THREADS=1``, or the same thread count everywhere).
+the same weights in one process and federated (with the same ``--threads``, 1 by
+default).
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ Every field of :class:`Args` is a parameter: ``--param num_samplers=4``; PPO's s
 are its ``ppo`` field, a :class:`~reactorfed.rl.PPOConfig` (rl-zoo's CartPole-v1 settings),
 set by dotted names: ``--param ppo.update_epochs=10``. The run is
 deterministic: one ``seed`` gives the same weights either way, however slow a sampler is
-(with one torch thread: ``OMP_NUM_THREADS=1``, and on one device). A step costs a round
+(with the same ``--threads``, 1 by default, and on one device). A step costs a round
 trip between each sampler and the learner: SEED's plan pays off when the policy network is
 large and the learner has an accelerator (``python -m bench.seed`` measures it here).
 

@@ -46,6 +46,7 @@ from .manifests import (
     owner_reference,
     pod_security,
     program_volumes,
+    thread_env,
 )
 from .observed import Event
 from .phase import Phase, PodPhase
@@ -114,7 +115,7 @@ def discovery_pod(fed: Federation, key: str) -> dict[str, Any]:
     names = {k for k, _ in s.program.env}
     if s.program.config_map:
         env.append({"name": "PYTHONPATH", "value": PROGRAM_DIR})
-    env += [{"name": k, "value": v} for k, v in (("OMP_NUM_THREADS", "1"), ("PYTHONUNBUFFERED", "1")) if k not in names]
+    env += [*thread_env(s), *([] if "PYTHONUNBUFFERED" in names else [{"name": "PYTHONUNBUFFERED", "value": "1"}])]
     limits = {k: str(v) for k, v in (s.rti.resources.get("limits") or {}).items()}  # what builds the program in the RTI
     resources: dict[str, Any] = {"requests": {"cpu": "100m", "memory": "128Mi"}}
     if limits:

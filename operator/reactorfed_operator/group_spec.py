@@ -12,6 +12,7 @@ from .errors import SpecError
 from .fields import int_, obj, placement, str_
 from .groups import FederateGroup, is_cpu_runtime_image
 from .schema import GROUP_NAME, IDENT, MEMBER
+from .schema_parts import THREAD_ENV_VARS
 
 __all__ = ["ROLE_LEARNER", "ROLE_SAMPLER", "group_width", "parse_groups", "shorthand_groups"]
 
@@ -72,6 +73,8 @@ def _env(raw: Any, path: str) -> tuple[tuple[str, str], ...]:
         name = str_(item.get("name"), f"{path}[{i}].name")
         if not name or not _IDENT.match(name) or name in _RESERVED_ENV:
             raise SpecError(f"{path}[{i}].name", f"invalid or reserved name {name!r}")
+        if name in THREAD_ENV_VARS:
+            raise SpecError(f"{path}[{i}].name", f"{name} is set by the operator from spec.program.threads")
         out.append((name, str_(item.get("value"), f"{path}[{i}].value", "") or ""))
     return tuple(out)
 

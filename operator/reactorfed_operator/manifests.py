@@ -6,7 +6,6 @@ namespace, uid) and its parsed spec and returns plain dicts ready for the API se
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -14,12 +13,12 @@ from typing import Any
 
 from . import API_VERSION, KIND
 from .groups import FederateGroup
+from .schema_parts import THREAD_ENV_VARS
 from .spec import (
     GPU_NODE_LABEL,
     GPU_NODE_VALUE,
     GPU_RESOURCE,
     FederationSpec,
-    cpu_cores,
     program_params,
 )
 
@@ -35,7 +34,6 @@ __all__ = [
     "Federation",
     "checkpoint_pvc",
     "container_security",
-    "cpu_threads",
     "federation_id",
     "federation_pods",
     "group_pod",
@@ -51,6 +49,7 @@ __all__ = [
     "sampler_selector",
     "secret",
     "secret_name",
+    "thread_env",
 ]
 
 LABEL_FEDERATION = "reactorfed.io/federation"
@@ -195,27 +194,22 @@ def _common_args(fed: Federation, width: int, max_width: int) -> list[str]:
         args += ["--coordination", s.coordination]
     if s.observability.otlp_endpoint is not None:
         args += ["--otlp-endpoint", s.observability.otlp_endpoint]
-    return args
+    args += ["--threads", str(s.program.threads)]
+    return [*args, "--allow-thread-change"] if s.program.allow_thread_change else args
 
 
-def cpu_threads(resources: Mapping[str, Any]) -> int:
-    """The numeric libraries' thread count for a container: its CPU limit, else its CPU
-    request, rounded down, at least 1 (1 when neither is set)."""
-    for kind in ("limits", "requests"):
-        q = (resources.get(kind) or {}).get("cpu")
-        if q is not None:
-            return max(1, math.floor(cpu_cores(q)))
-    return 1
+def thread_env(s: FederationSpec) -> list[dict[str, Any]]:
+    """The thread variables of every container that runs the program: spec.program.threads."""
+    return [{"name": k, "value": str(s.program.threads)} for k in THREAD_ENV_VARS]
 
 
-def _env(fed: Federation, resources: Mapping[str, Any], extra: tuple[tuple[str, str], ...] = ()) -> list[dict[str, Any]]:
+def _env(fed: Federation, extra: tuple[tuple[str, str], ...] = ()) -> list[dict[str, Any]]:
     s = fed.spec
     pairs = [*s.program.env, *extra]
     env: list[dict[str, Any]] = [{"name": k, "value": v} for k, v in pairs]
-    if not any(k == "OMP_NUM_THREADS" for k, _ in pairs):
-        # torch's thread count changes how its sums are split, so the weights a seed gives:
-        # fixed by the pod's CPU resources, never by the size of the node it lands on
-        env.append({"name": "OMP_NUM_THREADS", "value": str(cpu_threads(resources))})
+    # The run's thread count (also --threads), never the pod's CPU or its node's size: it
+    # changes torch's float sums, so the weights a seed gives.
+    env += thread_env(s)
     if s.program.config_map:
         env.append({"name": "PYTHONPATH", "value": PROGRAM_DIR})
     env += [
@@ -307,7 +301,7 @@ def _pod(
         "image": image or s.program.image,
         "imagePullPolicy": s.program.image_pull_policy,
         "command": command,
-        "env": _env(fed, resources, env),
+        "env": _env(fed, env),
         "ports": ports,
         "resources": {k: {name: str(q) for name, q in v.items()} for k, v in resources.items()},
         "volumeMounts": mounts,

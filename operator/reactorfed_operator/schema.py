@@ -33,6 +33,9 @@ __all__ = ["DEFAULTS", "DURATION", "ENTRYPOINT", "GROUP_NAME", "IDENT", "MEMBER"
 DEFAULTS: dict[str, Any] = {
     "program.imagePullPolicy": "IfNotPresent",
     "program.configMap.key": "program.py",
+    #: the runtime's default (reactorfed.threads.DEFAULT_THREADS; a test keeps them equal)
+    "program.threads": 1,
+    "program.allowThreadChange": False,
     "rti.port": 15045,
     "rti.metricsPort": 9100,
     "samplers.replicas": 2,
@@ -97,6 +100,16 @@ def _program() -> dict[str, Any]:
                                                   "of them (a nested field: ppo.learning_rate)")],
                 "additionalProperties": {"type": "string", "maxLength": 1024},
             },
+            "threads": _d("program.threads", type="integer", minimum=1, maximum=256,
+                          description="torch's threads (the runtime's --threads) and OMP_NUM_THREADS in every pod, "
+                                      "whatever its CPU resources or its node's size: the thread count changes "
+                                      "torch's float sums, so a seed gives the same weights only with the same "
+                                      "count. The learner's checkpoint records it and refuses to resume with "
+                                      "another. CPU requests and limits only place the pods."),
+            "allowThreadChange": _d("program.allowThreadChange", type="boolean",
+                                    description="Let the learner resume from a checkpoint written with another "
+                                                "threads (the runtime's --allow-thread-change): the run then does "
+                                                "not end with the weights of an uninterrupted one."),
             "env": {
                 "type": "array",
                 "description": "Extra plain environment variables for every container.",

@@ -75,7 +75,13 @@ def tolerations() -> dict[str, Any]:
     }
 
 
+#: the variables numeric libraries read their thread count from: set in every pod from
+#: spec.program.threads (the runtime's ``reactorfed.threads.ENV_VARS``; a test keeps them equal)
+THREAD_ENV_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+
+
 def env_var() -> dict[str, Any]:
+    listed = ", ".join(f"'{v}'" for v in THREAD_ENV_VARS)
     return {
         "type": "object",
         "required": ["name"],
@@ -83,8 +89,12 @@ def env_var() -> dict[str, Any]:
             "name": {
                 "type": "string",
                 "pattern": IDENT,
-                "x-kubernetes-validations": [rule("self != 'REACTORFED_SECRET'",
-                                                  "REACTORFED_SECRET is set by the operator from the federation's Secret")],
+                "x-kubernetes-validations": [
+                    rule("self != 'REACTORFED_SECRET'",
+                         "REACTORFED_SECRET is set by the operator from the federation's Secret"),
+                    rule(f"!(self in [{listed}])",
+                         "the thread count is spec.program.threads: the operator sets it in every pod"),
+                ],
             },
             "value": {"type": "string"},
         },

@@ -21,6 +21,7 @@ from .fields import str_ as _str
 from .group_spec import group_width, parse_groups, shorthand_groups
 from .groups import FederateGroup
 from .schema import DEFAULTS, DURATION, ENTRYPOINT, IDENT, MEMBER, PARAM
+from .schema_parts import THREAD_ENV_VARS
 
 __all__ = [
     "CheckpointSpec",
@@ -55,6 +56,10 @@ class ProgramSpec:
     config_map_key: str = DEFAULTS["program.configMap.key"]
     params: tuple[tuple[str, str], ...] = ()
     env: tuple[tuple[str, str], ...] = ()
+    #: torch's threads in every pod (the runtime's --threads)
+    threads: int = DEFAULTS["program.threads"]
+    #: a resume may change them (the runtime's --allow-thread-change)
+    allow_thread_change: bool = DEFAULTS["program.allowThreadChange"]
 
 
 @dataclass(frozen=True)
@@ -208,11 +213,16 @@ def _program(raw: Mapping[str, Any]) -> ProgramSpec:
         name = _str(item.get("name"), f"spec.program.env[{i}].name")
         if not name or name == "REACTORFED_SECRET":
             raise SpecError(f"spec.program.env[{i}].name", f"invalid or reserved name {name!r}")
+        if name in THREAD_ENV_VARS:
+            raise SpecError(f"spec.program.env[{i}].name", f"{name} is set by the operator from spec.program.threads")
         pairs.append((name, _str(item.get("value"), f"spec.program.env[{i}].value", "") or ""))
     pull_secrets = tuple(
         str(_obj(s, "spec.program.imagePullSecrets").get("name", ""))
         for s in raw.get("imagePullSecrets") or []
     )
+    allow = raw.get("allowThreadChange", D["program.allowThreadChange"])
+    if not isinstance(allow, bool):
+        raise SpecError("spec.program.allowThreadChange", f"must be a boolean, got {allow!r}")
     policy = _str(raw.get("imagePullPolicy"), "spec.program.imagePullPolicy", D["program.imagePullPolicy"])
     if policy not in ("Always", "IfNotPresent", "Never"):
         raise SpecError("spec.program.imagePullPolicy", f"must be Always, IfNotPresent or Never, got {policy!r}")
@@ -225,6 +235,8 @@ def _program(raw: Mapping[str, Any]) -> ProgramSpec:
         config_map_key=cm_key,
         params=tuple(sorted((str(k), str(v)) for k, v in params.items())),
         env=tuple(pairs),
+        threads=_int(raw.get("threads"), "spec.program.threads", D["program.threads"], 1, 256),
+        allow_thread_change=allow,
     )
 
 

@@ -99,14 +99,16 @@ def test_launch_forwards_every_execution_and_federation_flag_it_was_given() -> N
     launch = _subparser("launch")
     given = ["prog.py:Main", "--fast", "--timeout", "1500ms", "--workers", "3", "--keepalive", "--check-types",
              "--heartbeat-timeout", "7s", "--join-timeout", "2min", "--no-peer-grants", "--no-shm", "--reaction-sched", "idle",
-             "--no-unix-sockets", "--reaction-nice", "4", "--insecure-plaintext-tcp", "--log-level", "debug"]
+             "--no-unix-sockets", "--reaction-nice", "4", "--insecure-plaintext-tcp", "--log-level", "debug",
+             "--threads", "3", "--allow-thread-change"]
     args = launch.parse_args(given)
     out = forwarded(launch, args)
     federate = _subparser("federate")
     child = federate.parse_args(["prog.py:Main", "--federate", "a", "--rti", "h:1", *out])
     for dest in ("fast", "timeout", "workers", "keepalive", "check_types", "heartbeat_timeout", "join_timeout",
                  "no_peer_grants",
-                 "no_shm", "reaction_sched", "no_unix_sockets", "reaction_nice", "insecure_plaintext_tcp", "log_level"):
+                 "no_shm", "reaction_sched", "no_unix_sockets", "reaction_nice", "insecure_plaintext_tcp", "log_level",
+                 "threads", "allow_thread_change"):
         assert getattr(child, dest) == getattr(args, dest), dest
     assert child.timeout == 1_500_000_000 and child.heartbeat_timeout == 7_000_000_000
     assert child.join_timeout == 120_000_000_000
@@ -159,16 +161,16 @@ def test_join_timeout_bounds_the_rtis_wait_and_is_validated() -> None:
     assert r.returncode == 2 and "--join-timeout: must be at least 1s" in r.stderr
 
 
-def test_launch_gives_each_process_its_share_of_the_cores_unless_told() -> None:
-    """Numeric libraries start a thread per core in every process unless told: launch
-    tells them each process's share (2 federates here), and keeps the user's setting."""
-    share = str(max(1, (os.cpu_count() or 1) // 2))
-    for env, expect in (({k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"}, share),
-                        ({**os.environ, "OMP_NUM_THREADS": "3"}, "3")):
-        proc = subprocess.run([sys.executable, "-m", "reactorfed", "launch", PROGRAM, "--timeout", "10ms", "--no-progress"],
-                              capture_output=True, text=True, timeout=60, env=env)
+def test_launch_gives_every_process_the_runs_thread_count() -> None:
+    """Every process gets the run's --threads (default 1) in OMP_NUM_THREADS, whatever the
+    machine's cores and the user's environment: the count changes torch's float sums."""
+    for extra, expect in (([], "1"), (["--threads", "2"], "2")):
+        proc = subprocess.run([sys.executable, "-m", "reactorfed", "launch", PROGRAM, "--timeout", "10ms", "--no-progress",
+                               *extra], capture_output=True, text=True, timeout=60,
+                              env={**os.environ, "OMP_NUM_THREADS": "3"})
         assert proc.returncode == 0, proc.stdout + proc.stderr
         assert re.findall(r"\[[ab]\] THREADS (\S+)", proc.stdout) == [expect, expect], proc.stdout
+        assert "OMP_NUM_THREADS=3 ignored" in proc.stderr
 
 
 # -- elastic banks: --membership, --membership-out, a member's SIGTERM ----------------------

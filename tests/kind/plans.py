@@ -7,7 +7,7 @@ A plan's run is cut to a few iterations by its own parameters (the manifest's bu
 lowered, no target to stop early at, no checkpoint); the cluster's and the local run's
 results, by reactor, must then be equal in everything but wall-clock figures: the
 learners' weights digests bit for bit (every process, in pods and here, runs torch with
-one thread: a pod's OMP_NUM_THREADS comes from its CPU request, here lowered under a core).
+the run's thread count, spec.program.threads and --threads, both 1 by default).
 """
 
 from __future__ import annotations

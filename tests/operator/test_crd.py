@@ -13,6 +13,7 @@ import yaml
 
 from reactorfed_operator import GROUP, KIND, PLURAL, VERSION, crdgen
 from reactorfed_operator.schema import DEFAULTS
+from reactorfed_operator.schema_parts import THREAD_ENV_VARS
 from reactorfed_operator.spec import parse_spec
 
 REPO = Path(__file__).resolve().parents[2]
@@ -69,6 +70,8 @@ def test_crd_defaults_match_the_operators(crd: dict[str, Any]) -> None:
     ours = {
         "program.imagePullPolicy": s.program.image_pull_policy,
         "program.configMap.key": s.program.config_map_key,
+        "program.threads": s.program.threads,
+        "program.allowThreadChange": s.program.allow_thread_change,
         "rti.port": s.rti_port,
         "rti.metricsPort": s.metrics_port,
         "samplers.replicas": s.replicas,
@@ -96,6 +99,20 @@ def test_checked_in_crds_are_what_the_generator_writes(crd: dict[str, Any]) -> N
 
 def test_schema_defaults_are_the_one_list(crd: dict[str, Any]) -> None:
     assert _defaults(_version(crd)["schema"]["openAPIV3Schema"]["properties"]["spec"]) == DEFAULTS
+
+
+def test_the_thread_count_is_the_runtimes_and_its_variables_are_reserved(crd: dict[str, Any]) -> None:
+    """spec.program.threads defaults to the runtime's default (the operator's image carries
+    no runtime, so the value is written twice and kept equal here); the variables it sets
+    cannot be set by hand, in spec.program.env or a group's env."""
+    from reactorfed.threads import DEFAULT_THREADS, ENV_VARS
+
+    assert DEFAULTS["program.threads"] == DEFAULT_THREADS and THREAD_ENV_VARS == ENV_VARS
+    program = _version(crd)["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["program"]
+    assert program["properties"]["threads"] == {**program["properties"]["threads"], "type": "integer", "minimum": 1,
+                                                "default": DEFAULT_THREADS}
+    rules = program["properties"]["env"]["items"]["properties"]["name"]["x-kubernetes-validations"]
+    assert any("OMP_NUM_THREADS" in r["rule"] and "spec.program.threads" in r["message"] for r in rules)
 
 
 def test_every_cel_rule_has_a_message(crd: dict[str, Any]) -> None:

@@ -1,5 +1,8 @@
 from __future__ import annotations
 
+import pytest
+
+from reactorfed_operator.errors import SpecError
 from reactorfed_operator.manifests import (
     checkpoint_pvc,
     federation_pods,
@@ -69,6 +72,7 @@ def test_rti_command() -> None:
     assert rti["spec"]["containers"][0]["command"] == [
         "reactorfed", "rti", "m:Main", "--host", "0.0.0.0", "--port", "15045", "--metrics-port", "9100",
         "--federation-id", "rl.pong", "--param", "num_samplers=2", "--param", "seed=7", "--fast", "--timeout", "5 s",
+        "--threads", "1",
     ]  # fmt: skip
     fed = make_fed(coordination={"joinTimeout": "5 min"})
     for pod in federation_pods(fed, 2):  # the RTI and every federate wait as long
@@ -142,26 +146,46 @@ def test_user_secret_is_referenced() -> None:
     assert env["REACTORFED_SECRET"]["valueFrom"]["secretKeyRef"] == {"name": "mine", "key": "k"}
 
 
-def _threads(pod: dict) -> str | None:
-    env = {e["name"]: e.get("value") for e in pod["spec"]["containers"][0]["env"]}
-    return env.get("OMP_NUM_THREADS")
+def _threads(pod: dict) -> tuple[str | None, ...]:
+    """A pod's thread count: its --threads, and the thread variables of its environment."""
+    container = pod["spec"]["containers"][0]
+    env = {e["name"]: e.get("value") for e in container["env"]}
+    cmd = container["command"]
+    return (cmd[cmd.index("--threads") + 1], *(env.get(k) for k in ("OMP_NUM_THREADS", "MKL_NUM_THREADS")))
 
 
-def test_torch_threads_follow_the_pods_cpu_never_the_node() -> None:
-    """A seed's weights depend on torch's thread count (how its sums are split): each pod
-    gets it from its own CPU limit or request, so any node size gives the same weights."""
-    fed = make_fed(samplers={"replicas": 2, "resources": {"requests": {"cpu": "500m"}}},
-                   learner={"resources": {"requests": {"cpu": "2500m"}, "limits": {"cpu": "3"}}})
-    pods = _by_name(federation_pods(fed, 1))
-    assert _threads(pods["pong-samplers-0"]) == "1"  # half a core: one thread
-    assert _threads(pods["pong-learner"]) == "3"  # the limit, when there is one
-    assert _threads(pods["pong-rti"]) == "1"  # nothing asked for: one
-    # the user's own setting wins, in every pod
-    mine = make_fed(program={"image": "i", "entrypoint": "prog:Main", "env": [{"name": "OMP_NUM_THREADS", "value": "4"}]},
-                    learner={"resources": {"requests": {"cpu": "2"}}})
-    for pod in federation_pods(mine, 1):
-        names = [e["name"] for e in pod["spec"]["containers"][0]["env"]]
-        assert names.count("OMP_NUM_THREADS") == 1 and _threads(pod) == "4"
+def test_every_pod_gets_the_runs_thread_count_never_its_cpu() -> None:
+    """A seed's weights depend on torch's thread count (how its sums are split): every pod
+    gets spec.program.threads (default 1), whatever CPU it asks for, so any node and any
+    resources give the same weights; the CPU resources only place the pods."""
+    resources = {"samplers": {"replicas": 2, "resources": {"requests": {"cpu": "500m"}}},
+                 "learner": {"resources": {"requests": {"cpu": "2500m"}, "limits": {"cpu": "3"}}}}
+    for threads, expect in ((None, "1"), (4, "4")):
+        program = {"image": "i", "entrypoint": "prog:Main", **({} if threads is None else {"threads": threads})}
+        pods = federation_pods(make_fed(program=program, **resources), 1)
+        assert len(pods) == 4
+        for pod in pods:  # the RTI, the samplers and the learner alike
+            assert _threads(pod) == (expect, expect, expect), pod["metadata"]["name"]
+            names = [e["name"] for e in pod["spec"]["containers"][0]["env"]]
+            assert names.count("OMP_NUM_THREADS") == 1
+        assert pods[-1]["spec"]["containers"][0]["resources"]["limits"]["cpu"] == "3"  # (kept for scheduling)
+        assert not any("--allow-thread-change" in p["spec"]["containers"][0]["command"] for p in pods)
+    allowed = make_fed(program={"image": "i", "entrypoint": "prog:Main", "allowThreadChange": True})
+    assert all("--allow-thread-change" in p["spec"]["containers"][0]["command"] for p in federation_pods(allowed, 1))
+
+
+def test_the_thread_variables_are_the_operators_and_threads_is_validated() -> None:
+    for env in ([{"name": "OMP_NUM_THREADS", "value": "4"}], [{"name": "MKL_NUM_THREADS", "value": "2"}]):
+        with pytest.raises(SpecError, match=r"spec\.program\.env\[0\]\.name: .* spec\.program\.threads"):
+            make_fed(program={"image": "i", "entrypoint": "prog:Main", "env": env})
+    with pytest.raises(SpecError, match=r"spec\.federateGroups\[0\]\.env\[0\]\.name: .* spec\.program\.threads"):
+        make_fed(federateGroups=[{"name": "learner", "federate": "learner",
+                                  "env": [{"name": "OPENBLAS_NUM_THREADS", "value": "2"}]}])
+    for bad in (0, "2", 1000):
+        with pytest.raises(SpecError, match=r"spec\.program\.threads"):
+            make_fed(program={"image": "i", "entrypoint": "prog:Main", "threads": bad})
+    with pytest.raises(SpecError, match=r"spec\.program\.allowThreadChange: must be a boolean"):
+        make_fed(program={"image": "i", "entrypoint": "prog:Main", "allowThreadChange": "yes"})
 
 
 def test_observability_sends_every_pod_s_records_to_a_collector_and_a_volume() -> None:

@@ -29,7 +29,7 @@ def test_full_spec() -> None:
                 "entrypoint": "my_prog:Main",
                 "configMap": {"name": "prog", "key": "my_prog.py"},
                 "params": {"lr": "0.001", "env_id": "ALE/Pong-v5"},
-                "env": [{"name": "OMP_NUM_THREADS", "value": "1"}],
+                "env": [{"name": "RENDER", "value": "0"}],
             },
             samplers={"replicas": 8, "resources": {"requests": {"cpu": "1"}}, "nodeSelector": {"pool": "cpu"}},
             learner={"gpus": 2, "tolerations": [{"key": "x", "operator": "Exists"}]},

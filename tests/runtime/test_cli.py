@@ -54,7 +54,7 @@ def test_run_the_example_and_print_a_summary():
     out, summary = r.stdout.rsplit("reactorfed: ", 1)
     assert out == HELLO_FAST_1S
     assert re.fullmatch(
-        r"21 tags, 56 reactions in \d+\.\d{3} s wall, \d+\.\d{3} s CPU \([\d,]+ reactions/s\); stopped at 1 s \+0 microsteps \(timeout\)\n",
+        r"21 tags, 56 reactions in \d+\.\d{3} s wall, \d+\.\d{3} s CPU \([\d,]+ reactions/s\); stopped at 1 s \+0 microsteps \(timeout\); torch threads 1\n",
         summary,
     ), summary
     assert re.search(r"\d\d:\d\d:\d\d\.\d{3} INFO    reactorfed\.cli: running examples/hello\.py:Main \(fast, timeout 1 s\)", r.stderr)

@@ -63,11 +63,15 @@ class Prepared:
         return program == self.program and tuple(params) == self.params
 
 
-def serve(fd: int, program: str, params: list[str]) -> int:
+def serve(fd: int, threads: int, program: str, params: list[str]) -> int:
     """Import ``program`` (building it once, so that what it imports lazily is loaded
-    too), then fork a federate for each request on the socket ``fd`` until it closes."""
+    too), with the run's ``threads``, then fork a federate for each request on the socket
+    ``fd`` until it closes."""
     from ..federation.process import federate  # noqa: F401  (imported once, here, for every child)
+    from ..threads import apply_threads
     from .main import build_parser
+
+    apply_threads(threads)  # (before the program loads torch; each child sets its own again)
 
     _die_with_parent()
     sock = socket.socket(fileno=fd)
@@ -176,5 +180,5 @@ def _die_with_parent() -> None:
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
-if __name__ == "__main__":  # python -m reactorfed.cli.forkserver FD PROGRAM [PARAM ...]
-    sys.exit(serve(int(sys.argv[1]), sys.argv[2], sys.argv[3:]))
+if __name__ == "__main__":  # python -m reactorfed.cli.forkserver FD THREADS PROGRAM [PARAM ...]
+    sys.exit(serve(int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4:]))

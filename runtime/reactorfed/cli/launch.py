@@ -26,6 +26,7 @@ from .options import (
     port,
     print_summary,
     stop_on_interrupt,
+    threads_from_args,
     tracer_from_args,
 )
 
@@ -59,6 +60,8 @@ Run a program federated on this machine: start an RTI and one process per
 federate (the main reactor's children; each bank member on its own), print
 their output prefixed with their name and a progress line, and exit non-zero
 naming the process that failed if any does. A fresh secret is generated.
+Every process gets --threads torch threads (default 1), however many cores
+the machine has: a seed gives the same weights on any machine.
 """
 
 EXAMPLES = """\
@@ -215,6 +218,7 @@ def cmd_rti(args: argparse.Namespace) -> int:
     from ..federation.process.rti_server import RtiConfig
     from ..federation.process.runner import layout_of, run_rti
 
+    threads_from_args(args)
     main = load_program(args.program, parse_params(args.params))
     layout = layout_of(main) if args.membership is not None or args.membership_out is not None else None
     if args.membership is not None:
@@ -293,6 +297,7 @@ def add_federate(sub: Any) -> None:
 
 
 def cmd_federate(args: argparse.Namespace) -> int:
+    threads_from_args(args)
     from ..federation.io.transport import shutdown
 
     logdir_from_args(args, args.program)
@@ -389,6 +394,7 @@ def cmd_launch(args: argparse.Namespace) -> int:
     from ..federation.process.launch import launch
     from ..federation.process.runner import layout_of
 
+    threads_from_args(args)
     layout = layout_of(load_program(args.program, parse_params(args.params)))
     logdir_from_args(args, args.program, SystemClock())  # (the federates inherit it)
     names, again = _launched(layout, args.membership)
@@ -396,7 +402,7 @@ def cmd_launch(args: argparse.Namespace) -> int:
     result = launch(args.program, names, params=args.params, run_args=forwarded(args.parser, args),
                     rti_args=forwarded(args.parser, args, (MEMBERSHIP, "observability")), relaunch=again,
                     progress=False if args.no_progress else None, timeout_ns=args.timeout,
-                    fork_server=not args.no_fork_server)
+                    fork_server=not args.no_fork_server, threads=args.threads)
     if result.code == 0:
         log.info("federation finished in %.2f s", result.wall_s)
     else:

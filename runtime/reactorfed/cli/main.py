@@ -24,7 +24,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import __version__
-from ..errors import ReactorError
+from ..errors import ReactorError, ValidationError
 from ..time.duration import format_duration
 from .loader import ProgramError, add_program_args, load_program, parse_params
 from .options import (
@@ -38,6 +38,7 @@ from .options import (
     print_summary,
     setup_logging,
     stop_on_interrupt,
+    threads_from_args,
     tracer_from_args,
 )
 
@@ -94,6 +95,9 @@ examples:
       a factory function; 4 threads per level; Prometheus metrics on :9464/metrics
   reactorfed run examples/hello.py:Main --fast --timeout 1s --json
       the summary as one JSON line (for scripts)
+  reactorfed run examples/rl/ppo_cartpole.py:Main --fast --threads 2 -p resume=true
+      two torch threads; a checkpoint written with another count is refused
+      (--allow-thread-change resumes anyway)
 
 exit codes: 0 ran to its end (timeout, starvation, stop request, Ctrl-C);
             1 a reaction failed or the program was refused (e.g. a causality loop);
@@ -121,6 +125,7 @@ def _add_run(sub: Any) -> None:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    threads_from_args(args)
     main = load_program(args.program, parse_params(args.params))
     env = environment_from_args(args)
     logdir_from_args(args, args.program, env.clock)
@@ -215,9 +220,10 @@ def run_parsed(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int
     except ProgramError as e:
         parser.exit(EXIT_USAGE, f"reactorfed {args.command}: error: {e}\n")
     except ReactorError as e:
-        # A reaction failed (its traceback is the cause) or assembly refused the program.
+        # A reaction failed (its traceback is the cause, unless it refused a user's mistake
+        # with a message of its own) or assembly refused the program.
         cause = e.__cause__
-        if cause is not None:
+        if cause is not None and not isinstance(cause, ValidationError):
             traceback.print_exception(cause, file=sys.stderr)
         log.error("%s", e)
         return EXIT_FAILED

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..observe import LOGDIR_ENV
+from ..threads import ALLOW_FLAG, DEFAULT_THREADS, FLAG, apply_threads, current_threads
 from ..time.duration import parse_duration
 
 if TYPE_CHECKING:
@@ -46,6 +47,7 @@ __all__ = [
     "print_summary",
     "setup_logging",
     "stop_on_interrupt",
+    "threads_from_args",
     "tracer_from_args",
 ]
 
@@ -195,6 +197,22 @@ def add_execution_args(parser: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--check-types", action="store_true", help="check every value written to a port against the port's type"
     )
+    g.add_argument(
+        FLAG,
+        type=positive_int,
+        default=DEFAULT_THREADS,
+        metavar="N",
+        help="torch's threads (intra-op and inter-op) and OMP_NUM_THREADS in every process of the run, "
+        "whatever the machine's cores: the thread count changes torch's float sums, so one seed gives the "
+        f"same weights only with the same N. Recorded in the summary and in learners' checkpoints (default: "
+        f"{DEFAULT_THREADS}, the fastest for small models on shared cores; OMP_NUM_THREADS is overridden)",
+    )
+    g.add_argument(
+        ALLOW_FLAG,
+        action="store_true",
+        help=f"let a learner resume from a checkpoint written with another {FLAG} (refused by default: the "
+        "resumed run would not end with the weights of an uninterrupted one)",
+    )
 
 
 def forwarded(parser: argparse.ArgumentParser, args: argparse.Namespace,
@@ -222,6 +240,11 @@ def forwarded(parser: argparse.ArgumentParser, args: argparse.Namespace,
 
 
 # -- what the flags become ---------------------------------------------------------------
+def threads_from_args(args: argparse.Namespace) -> None:
+    """The run's thread count in this process (before the program is imported)."""
+    apply_threads(args.threads, allow_change=args.allow_thread_change)
+
+
 def environment_from_args(args: argparse.Namespace) -> Environment:
     from ..execution.environment import Environment
 
@@ -308,6 +331,7 @@ def print_summary(summary: RunSummary, as_json: bool) -> None:
                     "last_microstep": summary.last_tag.microstep,
                     "stop_reason": summary.stop_reason,
                     "deadline_misses": summary.deadline_misses,
+                    "threads": current_threads(),
                     "results": summary.results,
                 },
                 default=_jsonable,
@@ -315,7 +339,8 @@ def print_summary(summary: RunSummary, as_json: bool) -> None:
             flush=True,
         )
         return
-    print(f"reactorfed: {summary}", flush=True)
+    threads = current_threads()
+    print(f"reactorfed: {summary}" + ("" if threads is None else f"; torch threads {threads}"), flush=True)
     for fqn, values in summary.results.items():
         print(f"reactorfed: result of {fqn}: {json.dumps(values, default=_jsonable)}", flush=True)
 

@@ -25,6 +25,7 @@ import numpy as np
 
 from ..model.attachment import running_scheduler
 from ..observe.trace.records import COUNTER
+from ..threads import check_resume, current_threads, record
 from .curves import LOGDIR_ENV, Curves, due, scalar_names
 
 if TYPE_CHECKING:
@@ -296,7 +297,7 @@ class TrainingLog:
 def learner_result(learner: Trained, log: TrainingLog, run: RunConfig, iteration: int,
                    resumed_from: int) -> dict[str, Any]:
     """What a plan's learner reports at the end: iterations, env steps, returns, when the
-    target was reached, the weights' digest, the checkpoint."""
+    target was reached, the weights' digest (and the torch threads they were made with), the checkpoint."""
     return {
         "iterations": iteration,
         "env_steps": learner.env_steps,
@@ -304,6 +305,7 @@ def learner_result(learner: Trained, log: TrainingLog, run: RunConfig, iteration
         "resumed_from_iteration": resumed_from,
         **log.result(),
         "weights_sha256": learner.digest(),
+        "torch_threads": current_threads(),
         "checkpoint": str(Path(run.checkpoint).resolve()) if run.checkpoint else "",
     }
 
@@ -323,23 +325,27 @@ def verdict(result: Mapping[str, Any], run: RunConfig) -> str:
 
 def write_checkpoint(path: str | Path, state: dict[str, Any]) -> Path:
     """Write a learner's checkpoint atomically (a temporary file, then a rename): a run
-    stopped mid-write leaves the previous checkpoint whole."""
+    stopped mid-write leaves the previous checkpoint whole. It records the torch threads
+    the learner ran with (a resume with another count is refused: :func:`resume_from_checkpoint`)."""
     import torch  # (only learners write checkpoints: a sampler process never imports torch)
 
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(path.suffix + ".tmp")
-    torch.save(state, tmp)
+    torch.save(record(dict(state)), tmp)
     tmp.replace(path)
     return path
 
 
 def resume_from_checkpoint(learner: Trained, run: RunConfig, log: TrainingLog) -> int:
     """The iteration a plan learner carries on from: its checkpoint's, with the learner and
-    ``log`` restored from it, when ``run.resume`` asks and the checkpoint exists; else 0."""
+    ``log`` restored from it, when ``run.resume`` asks and the checkpoint exists; else 0.
+    A checkpoint written with another thread count is refused (:class:`~reactorfed.threads.ThreadsChanged`)
+    unless the run allows it."""
     if not (run.resume and run.checkpoint and Path(run.checkpoint).exists()):
         return 0
     state = learner.load_checkpoint(run.checkpoint)
+    check_resume(state, run.checkpoint)
     iteration = int(state.get("iteration", 0))
     log.restore(state)
     if run.progress:

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from ...threads import DEFAULT_THREADS, thread_env
 from .forkclient import ForkServer
 
 __all__ = ["LaunchResult", "launch", "progress_line"]
@@ -120,10 +121,13 @@ def launch(
     python: str | None = None,
     fork_server: bool = True,
     relaunch: Mapping[str, int] | None = None,
+    threads: int = DEFAULT_THREADS,
 ) -> LaunchResult:
     """Start the RTI and ``federates`` of ``program`` locally; wait for all of them.
     ``relaunch``: federates started again (a new interpreter) this many more times, each
     time their process ends with 0 (an elastic bank's slot replayed leaving and joining).
+    ``threads``: the numeric libraries' threads in every process (the run's ``--threads``,
+    which ``run_args`` carries to the federates when it is not the default).
 
     With ``fork_server`` (on Linux), the federates are forked from one process that has
     imported the program (:mod:`reactorfed.cli.forkserver`; the launcher side is :mod:`.forkclient`), instead of each starting an interpreter
@@ -135,10 +139,9 @@ def launch(
     env = dict(os.environ)
     env["REACTORFED_SECRET"] = secrets.token_hex(32)
     env.setdefault("PYTHONUNBUFFERED", "1")
-    # Every federate shares this machine's cores: numeric libraries (torch, BLAS) that
-    # start a thread per core in every process would oversubscribe them. Unless the user
-    # says otherwise, each process gets its share (at least one thread).
-    env.setdefault("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // max(1, len(federates)))))
+    # The run's thread count, never this machine's share of cores: it changes torch's
+    # float sums, so the weights a seed gives (each process also sets torch's own).
+    env.update(thread_env(threads))
     plist = [a for p in params for a in ("--param", p)]
     t0 = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="reactorfed-launch-") as tmp:
@@ -149,7 +152,7 @@ def launch(
                                    "--host", "127.0.0.1", "--port", "0", "--ready-file", str(ready), "--metrics-port",
                                    "0", *rti_args, *run_args], env, out, lock)
         children = [rti]
-        server = _start_fork_server(py, program, params, env, out, lock) if fork_server else None
+        server = _start_fork_server(py, program, params, env, out, lock, threads) if fork_server else None
         info = _await_ready(ready, rti, 60.0)
         if info is None:
             _stop(children, grace_s)
@@ -183,14 +186,14 @@ def launch(
 
 
 def _start_fork_server(py: str, program: str, params: Sequence[str], env: dict[str, str], out: IO[str],
-                       lock: threading.Lock) -> tuple[ForkServer, _Child] | None:
+                       lock: threading.Lock, threads: int = DEFAULT_THREADS) -> tuple[ForkServer, _Child] | None:
     """A fork server that has imported the program, or None (then federates are spawned)."""
     if not (sys.platform.startswith("linux") and hasattr(socket, "SCM_RIGHTS")):
         return None
     mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
-        proc = _Child.spawn("forkserver", [py, "-m", "reactorfed.cli.forkserver", str(theirs.fileno()), program,
-                                           *params], env, out, lock, pass_fds=[theirs.fileno()],
+        proc = _Child.spawn("forkserver", [py, "-m", "reactorfed.cli.forkserver", str(theirs.fileno()),
+                                           str(threads), program, *params], env, out, lock, pass_fds=[theirs.fileno()],
                             nice=FEDERATE_NICE)
     finally:
         theirs.close()

@@ -35,6 +35,7 @@ from reactorfed import (
     reaction,
 )
 
+from ...threads import check_resume
 from ..algos.dqn.learner import DQNConfig, DQNLearner, EpsilonGreedy
 from ..algos.network import greedy_action
 from ..curves import LOGDIR_ENV, Curves, due
@@ -191,6 +192,7 @@ class DQNTrainer(Reactor):
         self.curves: Curves | None = None  # TensorBoard, from the start (see begin_training)
         if train.resume and train.checkpoint and Path(train.checkpoint).exists():
             state = torch.load(train.checkpoint, map_location="cpu", weights_only=False)
+            check_resume(state, train.checkpoint)
             self.learner.load_state(state)
             self.iteration = self.resumed_from = int(state.get("iteration", 0))
             self.episodes = int(state.get("episodes", 0))
