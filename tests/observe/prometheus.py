@@ -16,7 +16,8 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from ..federation.processes import free_port
+from bench.ports import free_port
+
 from ..kind.prereq import missing
 
 __all__ = ["SCRIPT", "Prometheus", "prometheus_binary", "require_prometheus"]

@@ -28,8 +28,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from bench.ports import free_port
 
-from ..federation.processes import Processes, free_port, get, processes
+from ..federation.processes import Processes, get, processes
 from .prometheus import Prometheus, require_prometheus
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
