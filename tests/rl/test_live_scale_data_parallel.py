@@ -130,6 +130,7 @@ def _learners(fed: Any) -> list[Mapping[str, Any]]:
 
 
 @pytest.mark.slow
+@pytest.mark.plans  # paced in real time, about 80-100 s each: beyond CI's budget (see pyproject)
 @pytest.mark.timeout(420)
 def test_data_parallel_scaled_2_4_1_3_while_it_runs_and_replayed(tmp_path: Path) -> None:
     run = live_scale.scale_2_4_1_3(tmp_path, PROGRAM, LIVE, "dp", learner_fqn="Main.learners[0]",
@@ -151,6 +152,7 @@ KILL_ROUND_MS = 300
 
 
 @pytest.mark.slow
+@pytest.mark.plans  # paced in real time, about 80-100 s each: beyond CI's budget (see pyproject)
 @pytest.mark.timeout(400)
 def test_a_sigkilled_data_parallel_sampler_leaves_and_a_new_process_takes_its_slot(tmp_path: Path) -> None:
     """SIGKILL to sampler 1 (learner 1's only one): the member leaves at an agreed tag, learner

@@ -108,6 +108,7 @@ LIVE = _params(ITERATIONS, max_samplers=4, round_ms=ROUND_MS, seed=4, num_steps=
 
 
 @pytest.mark.slow
+@pytest.mark.plans  # paced in real time, about 80-100 s each: beyond CI's budget (see pyproject)
 @pytest.mark.timeout(420)
 def test_seed_scaled_2_4_1_3_while_it_runs_and_replayed(tmp_path: Path) -> None:
     run = live_scale.scale_2_4_1_3(tmp_path, PROGRAM, LIVE, "seed", learner_fqn="Main.learner", iterations=ITERATIONS,
@@ -131,6 +132,7 @@ KILL_ROUND_MS = 250
 
 
 @pytest.mark.slow
+@pytest.mark.plans  # paced in real time, about 80-100 s each: beyond CI's budget (see pyproject)
 @pytest.mark.timeout(400)
 def test_a_sigkilled_seed_sampler_leaves_and_a_new_process_takes_its_slot(tmp_path: Path) -> None:
     """SIGKILL to a sampler (no resignation): the RTI's liveness notices, the member leaves
