@@ -35,22 +35,7 @@ import dataclasses
 from dataclasses import dataclass, field
 
 from reactorfed.rl import Backend, PPOConfig
-from reactorfed.rl.tune import PBT, PBTConfig, TuneProgram, space_of_ranges
-
-
-@dataclass(frozen=True)
-class PPOSpace:
-    """The hyperparameters searched: a (low, high) range each (empty: not searched); the
-    learning rate is log-uniform, the others uniform."""
-
-    learning_rate: tuple[float, ...] = (1e-4, 3e-3)
-    clip_coef: tuple[float, ...] = (0.1, 0.3)
-    gae_lambda: tuple[float, ...] = (0.8, 0.99)
-    ent_coef: tuple[float, ...] = ()
-    vf_coef: tuple[float, ...] = ()
-
-    def ranges(self) -> dict[str, tuple[float, ...]]:
-        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+from reactorfed.rl.tune import PBT, PBTConfig, PPOSpace, TuneProgram
 
 
 @dataclass(frozen=True)
@@ -79,7 +64,7 @@ class Args:
 
 class Main(TuneProgram):
     def __init__(self, args: Args = Args()) -> None:
-        space = space_of_ranges(args.space.ranges(), log={"learning_rate"}, field="space")
+        space = args.space.search_space()
         per_round = args.num_samplers * args.num_envs * args.num_steps
         ppo = dataclasses.replace(args.ppo, total_timesteps=max(1, args.pbt.iterations * per_round))
         decisions = args.decisions or (f"{args.checkpoint}/decisions.jsonl" if args.checkpoint else "")

@@ -10,6 +10,7 @@ log-uniform bound <= 0, a choice without values.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 from collections.abc import Collection, Iterator, Mapping, Sequence
@@ -19,7 +20,7 @@ import numpy as np
 
 from reactorfed import ValidationError
 
-__all__ = ["Choice", "Domain", "IntUniform", "LogUniform", "SearchSpace", "Uniform", "Value", "space_of_ranges"]
+__all__ = ["Choice", "Domain", "IntUniform", "LogUniform", "PPOSpace", "SearchSpace", "Uniform", "Value", "space_of_ranges"]
 
 #: a hyperparameter's value (what crosses federates as plain data)
 Value = float | int | str
@@ -187,3 +188,20 @@ def space_of_ranges(ranges: Mapping[str, Sequence[float]], log: Collection[str] 
         low, high = float(bounds[0]), float(bounds[1])
         domains[name] = LogUniform(low, high) if name in log else Uniform(low, high)
     return SearchSpace(domains, field)
+
+
+@dataclass(frozen=True)
+class PPOSpace:
+    """PPO's hyperparameters as a recipe searches them (its ``space`` setting,
+    ``--param space.learning_rate=1e-4,1e-2``): a (low, high) range each, empty: not
+    searched; the learning rate log-uniform, the others uniform."""
+
+    learning_rate: tuple[float, ...] = (1e-4, 3e-3)
+    clip_coef: tuple[float, ...] = (0.1, 0.3)
+    gae_lambda: tuple[float, ...] = (0.8, 0.99)
+    ent_coef: tuple[float, ...] = ()
+    vf_coef: tuple[float, ...] = ()
+
+    def search_space(self, field: str = "space") -> SearchSpace:
+        ranges = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        return space_of_ranges(ranges, log={"learning_rate"}, field=field)
