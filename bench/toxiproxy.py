@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.ports import free_port
+from bench.servers import stop
 
 __all__ = ["TOOLS_SCRIPT", "Toxiproxy", "server_binary"]
 
@@ -121,10 +122,4 @@ class Toxiproxy:
             self._call("DELETE", f"/proxies/{name}")
 
     def close(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        stop(self.proc)

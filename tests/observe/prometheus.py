@@ -10,13 +10,13 @@ import json
 import os
 import shutil
 import subprocess
-import time
 import urllib.parse
 import urllib.request
 from pathlib import Path
 from typing import Any
 
 from bench.ports import free_port
+from bench.servers import stop, wait_ready
 
 from ..kind.prereq import missing
 
@@ -63,18 +63,7 @@ class Prometheus:
                                       f"--web.listen-address=127.0.0.1:{self.port}", "--log.level=warn"],
                                      stdout=self._log, stderr=subprocess.STDOUT, cwd=workdir,
                                      env={**os.environ, "GOMAXPROCS": "1"})  # (a small load beside the federation)
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(f"{self.url}/-/ready", timeout=1) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            if self.proc.poll() is not None or time.monotonic() > deadline:
-                self.stop()
-                raise RuntimeError(f"prometheus did not start: {self.log_path.read_text()[-2000:]}")
-            time.sleep(0.1)
+        wait_ready(self.proc, f"{self.url}/-/ready", "prometheus", self.log_path)
 
     def _get(self, path: str, **params: str) -> Any:
         url = f"{self.url}{path}?{urllib.parse.urlencode(params)}"
@@ -94,11 +83,5 @@ class Prometheus:
         return list(self._get(f"/api/v1/label/{label}/values", **{"match[]": match}))
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(10)
+        stop(self.proc)
         self._log.close()

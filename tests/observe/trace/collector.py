@@ -8,12 +8,12 @@ import json
 import os
 import shutil
 import subprocess
-import time
 import urllib.request
 from pathlib import Path
 from typing import Any
 
 from bench.ports import free_port
+from bench.servers import stop, wait_ready
 
 _CONFIG = """
 service:
@@ -79,19 +79,8 @@ class Jaeger:
         self.log = open(workdir / "jaeger.log", "wb")  # noqa: SIM115 (closed in stop)
         self.proc = subprocess.Popen([binary, "--config", str(cfg)], stdout=self.log, stderr=subprocess.STDOUT,
                                      env={**os.environ, "JAEGER_LISTEN_HOST": "127.0.0.1"})
-        deadline = time.monotonic() + 60
-        health = f"http://127.0.0.1:{ports['health']}/status"
-        while True:
-            try:
-                with urllib.request.urlopen(health, timeout=1) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            if self.proc.poll() is not None or time.monotonic() > deadline:
-                self.stop()
-                raise RuntimeError(f"jaeger did not start: {(workdir / 'jaeger.log').read_text()[-2000:]}")
-            time.sleep(0.2)
+        wait_ready(self.proc, f"http://127.0.0.1:{ports['health']}/status", "jaeger", workdir / "jaeger.log",
+                   interval=0.2)
 
     def traces(self, service: str) -> list[dict[str, Any]]:
         """What the collector holds for ``service`` (Jaeger's query API)."""
@@ -100,9 +89,5 @@ class Jaeger:
             return list(json.load(r).get("data") or [])
 
     def stop(self) -> None:
-        self.proc.terminate()
-        try:
-            self.proc.wait(2)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
+        stop(self.proc)
         self.log.close()
