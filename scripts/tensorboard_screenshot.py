@@ -95,7 +95,8 @@ def screenshot(parent: Path, runs: list[str], out: Path) -> None:
     from playwright.sync_api import sync_playwright
 
     port = free_port()
-    tb = subprocess.Popen([sys.executable, "-m", "tensorboard.main", "--logdir", str(parent), "--host", "127.0.0.1",
+    shown = os.path.relpath(parent, ROOT) if parent.is_relative_to(ROOT) else str(parent)  # (the page names it)
+    tb = subprocess.Popen([sys.executable, "-m", "tensorboard.main", "--logdir", shown, "--host", "127.0.0.1",
                            "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=ROOT)
     try:
         base = f"http://127.0.0.1:{port}"
