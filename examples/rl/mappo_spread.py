@@ -13,7 +13,9 @@ and one critic serve every agent (the paper's parameter sharing)::
     python examples/rl/mappo_spread.py
 
 MAPPO's settings are the ``mappo`` field (a :class:`~reactorfed.rl.MAPPOConfig`, PPO's
-fields: ``--param mappo.learning_rate=5e-4``), the MAPPO paper's for MPE by default;
+fields: ``--param mappo.learning_rate=5e-4``), the MAPPO paper's for MPE by default, with
+its value normalization and Huber value loss (``mappo.value``: ``--param
+mappo.value.norm=false``, ``--param mappo.value.huber_delta=0`` for the squared error);
 ``mappo.total_timesteps`` is the budget in env steps. One ``seed`` gives the same weights in
 one process and federated.
 """

@@ -11,7 +11,7 @@ from typing import Any
 from .errors import SpecError
 from .fields import int_, obj, placement, str_
 from .groups import FederateGroup, is_cpu_runtime_image
-from .schema import GROUP_NAME, IDENT, MEMBER
+from .schema import GROUP_NAME, IDENT, MEMBER, PARAM
 from .schema_parts import THREAD_ENV_VARS
 
 __all__ = ["ROLE_LEARNER", "ROLE_SAMPLER", "group_width", "parse_groups", "shorthand_groups"]
@@ -21,6 +21,7 @@ ROLE_LEARNER = "learner"
 _GROUP = re.compile(GROUP_NAME)
 _IDENT = re.compile(IDENT)
 _MEMBER = re.compile(MEMBER)
+_PARAM = re.compile(PARAM)
 _RESERVED_ENV = ("REACTORFED_SECRET", "POD_IP")
 
 
@@ -55,10 +56,11 @@ def shorthand_groups(
     )  # fmt: skip
 
 
-def _ident(value: Any, path: str) -> str | None:
+def _param(value: Any, path: str) -> str | None:
+    """A program parameter's name: an identifier or a dotted path to a nested field (pbt.population)."""
     text = str_(value, path)
-    if text is not None and not _IDENT.match(text):
-        raise SpecError(path, f"must be an identifier, got {text!r}")
+    if text is not None and not _PARAM.match(text):
+        raise SpecError(path, f"must be a parameter name (an identifier or a dotted path), got {text!r}")
     return text
 
 
@@ -121,7 +123,7 @@ def _one(raw: Mapping[str, Any], path: str, scale_width: int, program_image: str
                                f"for an elastic bank, got {replicas}")  # fmt: skip
     if "minReplicas" in raw and not most:
         raise SpecError(f"{path}.minReplicas", "needs maxReplicas (an elastic bank's bounds)")
-    max_param = _ident(raw.get("maxParam"), f"{path}.maxParam")
+    max_param = _param(raw.get("maxParam"), f"{path}.maxParam")
     if bool(most) != (max_param is not None):
         raise SpecError(f"{path}.maxParam", "is set exactly when maxReplicas is (the parameter that receives it)")
     resources, selector, tolerations = placement(raw, path)
@@ -147,10 +149,10 @@ def _one(raw: Mapping[str, Any], path: str, scale_width: int, program_image: str
         if not follows or follows == name:
             raise SpecError(f"{path}.follows.group", f"must name another group, got {follows!r}")
         per_member = int_(f.get("perMember"), f"{path}.follows.perMember", 1, 1, 64)
-        per_param = _ident(f.get("param"), f"{path}.follows.param")
+        per_param = _param(f.get("param"), f"{path}.follows.param")
     return FederateGroup(
         name=name, role=name, federate=federate, bank=bank,
-        width_param=_ident(raw.get("widthParam"), f"{path}.widthParam"), replicas=1 if federate else replicas,
+        width_param=_param(raw.get("widthParam"), f"{path}.widthParam"), replicas=1 if federate else replicas,
         min_replicas=least, max_replicas=most, max_param=max_param, scale=scale, image=image, gpus=gpus,
         resources=resources, node_selector=selector, tolerations=tolerations,
         affinity=dict(obj(affinity, f"{path}.affinity")) if affinity else None,

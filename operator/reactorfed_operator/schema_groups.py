@@ -6,8 +6,8 @@ from typing import Any
 
 from .schema_parts import (
     GROUP_NAME,
-    IDENT,
     MEMBER,
+    PARAM,
     env_var,
     node_selector,
     resources,
@@ -53,7 +53,7 @@ def _group() -> dict[str, Any]:
             "federate": {"type": "string", "pattern": MEMBER, "maxLength": 16, "description": "One federate of the program (one pod)."},
             "bank": {"type": "string", "pattern": MEMBER, "maxLength": 16,
                      "description": "A bank of the program: a pod per member, NAME[0] ... NAME[replicas-1]."},
-            "widthParam": {"type": "string", "pattern": IDENT, "maxLength": 64,
+            "widthParam": {"type": "string", "pattern": PARAM, "maxLength": 64,
                            "description": "The program parameter that receives the bank's width (every process gets it)."},
             "replicas": {"type": "integer", "minimum": 1, "maximum": 512,
                          "description": "The bank's width (default 1); the scale group's is spec.samplers.replicas."},
@@ -61,7 +61,7 @@ def _group() -> dict[str, Any]:
                             "description": "An elastic bank's least width (default 1)."},
             "maxReplicas": {"type": "integer", "minimum": 1, "maximum": 512,
                             "description": "Makes the bank elastic, at most this wide (maxParam receives it)."},
-            "maxParam": {"type": "string", "pattern": IDENT, "maxLength": 64,
+            "maxParam": {"type": "string", "pattern": PARAM, "maxLength": 64,
                          "description": "The program parameter that receives maxReplicas."},
             "scale": {"type": "boolean", "description": "The group kubectl scale, an HPA and the scale subresource act "
                                                         "on (at most one; its width is spec.samplers.replicas)."},
@@ -92,7 +92,7 @@ def _group() -> dict[str, Any]:
                                       "description": "The bank group followed (not elastic, not itself a follower)."},
                             "perMember": {"type": "integer", "minimum": 1, "maximum": 64,
                                           "description": "Members of this bank per member of the group followed (default 1)."},
-                            "param": {"type": "string", "pattern": IDENT, "maxLength": 64,
+                            "param": {"type": "string", "pattern": PARAM, "maxLength": 64,
                                       "description": "The program parameter that receives perMember."}}},
             "checkpoint": {"type": "boolean", "description": "The group holds state: its pods mount spec.checkpoint's "
                                                             "volume (--checkpoint-dir) and are stopped first."},

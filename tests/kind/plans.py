@@ -59,6 +59,15 @@ PLANS = [
     Plan("marl-inference.yaml", {"steps": "200"}, replicas=3, in_ci=True),
     Plan("qlearning.yaml", {"iterations": "20", "checkpoint": "", "resume": "false"}, replicas=2),
     Plan("sensor-fusion.yaml", {"ticks": "300"}, in_ci=True),
+    # tuners: two trial slots, a round every 2 iterations (PBT exploits at least once), no target
+    Plan("pbt-cartpole.yaml", {"pbt.iterations": "6", "pbt.perturbation_interval": "2", "pbt.target": "1000",
+                               **_NO_CHECKPOINT}, replicas=2),
+    Plan("asha-cartpole.yaml", {"search.num_samples": "3", "search.iterations": "6", "asha.grace_period": "2",
+                                "asha.reduction_factor": "2", **_NO_CHECKPOINT}, replicas=2),
+    # multi-agent PPO: two rounds of 200 env steps per environment pod
+    Plan("ippo-spread.yaml", {"ppo.total_timesteps": "400", "ppo.minibatch_size": "100", **_NO_CHECKPOINT},
+         replicas=1),
+    Plan("mappo-spread.yaml", {"mappo.total_timesteps": "800", "mappo.minibatch_size": "100", **_NO_CHECKPOINT}),
 ]
 
 

@@ -14,7 +14,7 @@ from reactorfed_operator.manifests import (
     sampler_pod,
     sampler_selector,
 )
-from reactorfed_operator.spec import SpecError, parse_spec
+from reactorfed_operator.spec import SpecError, parse_spec, program_params
 
 from .helpers import FakeCluster, make_fed, minimal_spec
 
@@ -127,6 +127,10 @@ def test_gpu_group_and_volumes() -> None:
         ([{"name": "a", "bank": "a", "widthParam": "n"}], {"program": {"image": "i", "entrypoint": "m:M",
                                                                         "params": {"n": "3"}}},
          "spec.program.params", "must not set 'n'"),
+        ([{"name": "a", "bank": "a", "widthParam": "pbt..population"}], {}, "spec.federateGroups[0].widthParam",
+         "a parameter name"),
+        ([{"name": "a", "bank": "a", "widthParam": "n", "scale": True, "maxReplicas": 4, "maxParam": "max-n"}], {},
+         "spec.federateGroups[0].maxParam", "a parameter name"),
         ([{"name": "rti", "federate": "x"}], {}, "spec.federateGroups[0].name", "not be 'rti'"),
         ([{"name": "l", "federate": "l", "volumeMounts": [{"name": "nope", "mountPath": "/x"}]}], {},
          "spec.federateGroups[0].volumeMounts[0].name", "names no volume"),
@@ -141,6 +145,15 @@ def test_invalid_groups(groups: list[dict[str, Any]], overrides: dict[str, Any],
         parse_spec(groups_spec(groups, **overrides))
     assert err.value.field == field, str(err.value)
     assert fragment in err.value.message, str(err.value)
+
+
+def test_a_width_parameter_may_be_a_nested_field() -> None:
+    """A tuner's trials take their width from its scheduler's config (pbt.population)."""
+    s = parse_spec(groups_spec([{"name": "controller", "federate": "controller"},
+                                {"name": "trials", "bank": "trials", "widthParam": "pbt.population", "scale": True}],
+                               samplers={"replicas": 3}))  # fmt: skip
+    assert s.sampler_param == "pbt.population"
+    assert ("pbt.population", "3") in program_params(s, 3, 0)
 
 
 def test_defaults_written_by_the_api_server_are_accepted() -> None:

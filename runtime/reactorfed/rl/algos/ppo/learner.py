@@ -119,9 +119,24 @@ class PPOLearner:
             v = self.model.value(torch.from_numpy(np.concatenate(flat).astype(np.float32)).to(self.device))
         out, at = [], 0
         for r, f in zip(rollouts, flat, strict=True):
-            out.append(v[at : at + len(f)].cpu().numpy().reshape(r.obs.shape[:2]))
+            out.append(self.critic_values(v[at : at + len(f)].cpu().numpy().reshape(r.obs.shape[:2])))
             at += len(f)
         return out
+
+    def critic_values(self, out: np.ndarray) -> np.ndarray:
+        """The critic's outputs as values in the returns' units (PPO's are; a learner
+        whose critic learns normalized values denormalizes them here)."""
+        return out
+
+    def critic_targets(self, batch: Batch) -> tuple[np.ndarray, np.ndarray]:
+        """The value targets and the old values in the critic's units, for the loss (PPO:
+        the returns and the values as they are; a normalizing learner updates its
+        statistics with the batch's returns and normalizes both)."""
+        return batch.returns, batch.values
+
+    def critic_loss(self, values: torch.Tensor, returns: torch.Tensor, old_values: torch.Tensor) -> torch.Tensor:
+        """The value loss of a minibatch (PPO's: :func:`value_loss`)."""
+        return value_loss(values, returns, old_values, self.config.clip_vloss)
 
     def schedule(self) -> tuple[float, float]:
         """(learning rate, clip range) now: annealed by the share of ``total_timesteps`` left."""
@@ -161,7 +176,7 @@ class PPOLearner:
         logp, entropy, values = self.model.evaluate(obs[idx], actions[idx])
         adv = self.normalized_advantages(adv_all[idx])
         pg = clipped_surrogate_loss(logp, old_logp[idx], adv, clip)
-        vl = value_loss(values, ret_all[idx], old_v[idx], c.clip_vloss)
+        vl = self.critic_loss(values, ret_all[idx], old_v[idx])
         ent = entropy.mean()
         with torch.no_grad():
             log_ratio = logp - old_logp[idx]
@@ -186,8 +201,9 @@ class PPOLearner:
         actions = torch.from_numpy(batch.actions).to(dev)
         old_logp = torch.from_numpy(batch.logp).to(dev)
         adv_all = torch.from_numpy(batch.advantages).to(dev)
-        ret_all = torch.from_numpy(batch.returns).to(dev)
-        old_v = torch.from_numpy(batch.values).to(dev)
+        targets, critic_old = self.critic_targets(batch)
+        ret_all = torch.from_numpy(targets).to(dev)
+        old_v = torch.from_numpy(critic_old).to(dev)
         n, mb = len(batch), c.minibatch_size
         tensors = (obs, actions, old_logp, adv_all, ret_all, old_v)
         sums = np.zeros(5)
@@ -215,7 +231,7 @@ class PPOLearner:
         c = self.config
         self.model.train()
         batch = make_batch(rollouts, self.rollout_values(rollouts), c.gamma, c.gae_lambda)
-        cols = (batch.obs, batch.actions, batch.logp, batch.advantages, batch.returns, batch.values)
+        cols = (batch.obs, batch.actions, batch.logp, batch.advantages, *self.critic_targets(batch))
         self._tensors = tuple(torch.from_numpy(a).to(self.device) for a in cols)
         return len(batch)
 
