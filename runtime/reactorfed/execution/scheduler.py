@@ -30,6 +30,7 @@ from ..model.attachment import attach_scheduler, scheduler_of
 from ..model.elastic import MemberChange, elastic_banks
 from ..model.port import CheckedWriter, PortWriter, SerialWriter
 from ..model.reaction import Reaction
+from ..model.reactor import Reactor
 from ..model.timer import TimerSlot
 from ..model.trigger import Slot
 from ..observe.histograms import HistogramBoard
@@ -223,8 +224,11 @@ class Scheduler:
         if tag <= self.stop_tag:
             self._post(tag, slot, value)
 
-    def request_stop(self) -> None:
-        """From a reaction: stop at the next microstep. From another thread: stop soon."""
+    def request_stop(self, by: Reactor | None = None) -> None:
+        """From a reaction: stop at the next microstep (in a transient federate, ``by``'s
+        own: its leave). From another thread: stop soon."""
+        if by is not None and self.membership is not None and self.membership.leave_requested(self, by):
+            return
         if threading.current_thread() is self._thread or self._strategy.in_worker():
             self.stop_at(succ(self.current_tag), "stop requested")
         else:
