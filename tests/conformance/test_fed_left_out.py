@@ -23,8 +23,6 @@ _REALTIME_THREAD = (
 
 LEFT_OUT: dict[str, str] = {
     "federated/TransientHotSwap.lf": _HOT_SWAP,
-    "federated/TransientDecentralizedDownstreamWithTimer.lf": _TRANSIENT_DECENTRALIZED,
-    "federated/TransientDecentralizedDownstreamWithTwoUpstream.lf": _TRANSIENT_DECENTRALIZED,
     "federated/TransientDecentralizedHotSwap.lf": _HOT_SWAP + " (under decentralized coordination)",
     "federated/TransientDecentralizedStatePersistence.lf": _TRANSIENT_DECENTRALIZED,
     "federated/TransientDecentralizedWithPhysicalConnection.lf": _TRANSIENT_DECENTRALIZED,

@@ -29,6 +29,7 @@ from reactorfed import (
     Reactor,
     Timer,
     VirtualClock,
+    maxwait,
     ms,
     reaction,
     sec,
@@ -188,12 +189,12 @@ class WithTwoUpstream(Reactor):
         self.connect(self.up2.out, self.down.in_up)
 
 
-def _run(cls: type[Reactor], timeout: int, **cfg: Any) -> tuple[Reactor, Any]:
+def _run(cls: type[Reactor], timeout: int, coordination: str = "centralized", **cfg: Any) -> tuple[Reactor, Any]:
     """Run ``cls`` federated, in real time, launching ``mid`` again when midExec asks;
     then in one process with the RTI's record as its schedule. Returns the federated
     ``down``'s program and the record."""
     asked = threading.Event()
-    fed = Federation(lambda: cls(asked.set))
+    fed = Federation(lambda: cls(asked.set), coordination=coordination)
     for name in fed.layout.names:
         fed.start(name, fast=False, timeout=timeout, **cfg)
     wait_until(asked.is_set, timeout=20, what="midExec's launch")
@@ -381,3 +382,110 @@ def test_transient_state_persistence_with_physical_connection() -> None:
     down, record = _run(StatePersistencePhysical, ms(2900), trusted_pickle=True)
     assert [c.joined for c in record] == [False, True]
     assert down.down.values == [2, 4, 6, 8, 10]  # type: ignore[attr-defined]
+
+
+# -- the decentralized variants ------------------------------------------------------------
+
+
+class DecMiddle(Middle):
+    """TransientDecentralizedDownstreamWithTimer.lf's Middle: a tardy input is fatal."""
+
+    @reaction(triggers=[Middle.inp], effects=[Middle.out])
+    def forward(self, inp: Any, out: Any) -> None:
+        self.count += 1
+        out.set(inp.get())
+        if self.count == 2:
+            self.request_stop()
+
+    @forward.tardy_handler
+    def forward_tardy(self, inp: Any, out: Any) -> None:
+        raise AssertionError("federate Middle received a tardy inp event")
+
+
+class DecDown(Down):
+    """Its Down: a tardy join or input is fatal."""
+
+    @reaction(triggers=[Down.join])
+    def joined(self) -> None:
+        self.count_join += 1
+        self._note("join")
+
+    @joined.tardy_handler
+    def joined_tardy(self) -> None:
+        raise AssertionError("federate Down received a tardy join event")
+
+    @reaction(triggers=[Down.inp])
+    def got(self) -> None:
+        self.count_in_mid_reactions += 1
+        self._note("in")
+
+    @got.tardy_handler
+    def got_tardy(self) -> None:
+        raise AssertionError("federate Down received a tardy inp event")
+
+
+class DecWithTimer(Reactor):
+    """TransientDecentralizedDownstreamWithTimer.lf's federated reactor (decentralized)."""
+
+    def __init__(self, launch: Callable[[], None] = _nothing) -> None:
+        self.midExec = TransientExec(sec(3), launch)
+        self.up = Up()
+        self.down = DecDown()
+        maxwait(self.down, ms(800))
+        self.mid = transient(DecMiddle())
+        maxwait(self.mid, ms(500))
+        self.connect(self.up.out, self.mid.inp)
+        self.connect(self.mid.join, self.down.join)
+        self.connect(self.mid.out, self.down.inp)
+
+
+@lf_test("federated/TransientDecentralizedDownstreamWithTimer.lf", federated=True)
+def test_transient_decentralized_downstream_with_timer() -> None:
+    _down, record = _run(DecWithTimer, sec(9), coordination="decentralized")
+    assert [c.joined for c in record] == [False, True, False]
+
+
+class DecDownTwo(DecDown):
+    """TransientDecentralizedDownstreamWithTwoUpstream.lf's Down: also an input from a
+    persistent Up; a tardy one is fatal too."""
+
+    in_up = Input(int)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.count_in_up_reactions = 0
+
+    @reaction(triggers=[in_up])
+    def got_up(self) -> None:
+        self.count_in_up_reactions += 1
+
+    @got_up.tardy_handler
+    def got_up_tardy(self) -> None:
+        raise AssertionError("federate Down received a tardy in_up event")
+
+    @reaction(triggers=[SHUTDOWN])
+    def done_up(self) -> None:
+        assert self.count_in_up_reactions >= 7, f"Up2 reached Down {self.count_in_up_reactions} times, expected >= 7"
+
+
+class DecWithTwoUpstream(Reactor):
+    """TransientDecentralizedDownstreamWithTwoUpstream.lf's federated reactor."""
+
+    def __init__(self, launch: Callable[[], None] = _nothing) -> None:
+        self.midExec = TransientExec(sec(1), launch)
+        self.up1 = Up()
+        self.up2 = Up(period=ms(300))
+        self.down = DecDownTwo()
+        maxwait(self.down, ms(300))
+        self.mid = transient(DecMiddle())
+        maxwait(self.mid, ms(150))
+        self.connect(self.up1.out, self.mid.inp)
+        self.connect(self.mid.join, self.down.join)
+        self.connect(self.mid.out, self.down.inp)
+        self.connect(self.up2.out, self.down.in_up)
+
+
+@lf_test("federated/TransientDecentralizedDownstreamWithTwoUpstream.lf", federated=True)
+def test_transient_decentralized_downstream_with_two_upstream() -> None:
+    _down, record = _run(DecWithTwoUpstream, sec(6), coordination="decentralized")
+    assert [c.joined for c in record] == [False, True, False]
