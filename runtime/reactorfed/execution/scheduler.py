@@ -218,9 +218,10 @@ class Scheduler:
         between federates (LF's ``~>``), stamped ``t`` by this side's clock (physical time
         at arrival plus the connection's delay), as a physical connection in one process
         stamps it (:meth:`_process`): at or before the current tag, its next microstep;
-        past the stop tag, dropped. Two arrivals at one tag pile up in superdense time."""
-        cur = self.current_tag
-        tag = (t, 0) if (t, 0) > cur else succ(cur)
+        past the stop tag, dropped. Two arrivals at one tag pile up in superdense time. A
+        joiner's arrivals before its join tag come at its join tag (it runs no tag before)."""
+        mem, cur = self.membership, self.current_tag
+        tag = max((t, 0) if (t, 0) > cur else succ(cur), mem.first if mem is not None and mem.first else cur)
         if tag <= self.stop_tag:
             self._post(tag, slot, value)
 
