@@ -25,7 +25,6 @@ LEFT_OUT: dict[str, str] = {
     "federated/TransientHotSwap.lf": _HOT_SWAP,
     "federated/TransientDecentralizedHotSwap.lf": _HOT_SWAP + " (under decentralized coordination)",
     "federated/TransientDecentralizedStatePersistence.lf": _TRANSIENT_DECENTRALIZED,
-    "federated/TransientDecentralizedWithPhysicalConnection.lf": _TRANSIENT_DECENTRALIZED,
     "federated/failing/ClockSync.lf": (
         "tests LF's runtime clock synchronization between federates (`clock-sync: on`, artificial clock "
         "offsets, C code reading `_lf_clock_sync_offset`; LF lists it as failing); reactorfed has no clock "

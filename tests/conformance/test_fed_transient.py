@@ -210,6 +210,8 @@ def _run(cls: type[Reactor], timeout: int, coordination: str = "centralized", **
     record = [r.change() for r in summary.membership]
     assert [(c.bank, c.index, c.joined) for c in record][:2] == [("mid", 0, False), ("mid", 0, True)]
     down = fed.programs["down"]
+    if hasattr(fed.programs["mid2"].mid, "physical"):  # (Up's values reach each incarnation over ~>)
+        assert fed.programs["mid"].mid.physical and fed.programs["mid2"].mid.physical  # type: ignore[attr-defined]
 
     replay = cls()
     env = Environment(fast=True, clock=VirtualClock(), timeout=timeout)
@@ -488,4 +490,60 @@ class DecWithTwoUpstream(Reactor):
 @lf_test("federated/TransientDecentralizedDownstreamWithTwoUpstream.lf", federated=True)
 def test_transient_decentralized_downstream_with_two_upstream() -> None:
     _down, record = _run(DecWithTwoUpstream, sec(6), coordination="decentralized")
+    assert [c.joined for c in record] == [False, True, False]
+
+
+class PhysicalInMiddle(Reactor):
+    """TransientDecentralizedWithPhysicalConnection.lf's Middle: forwards ``inp_val``, stops
+    after two; also gets Up's value over a physical connection (``inp``) and prints it."""
+
+    inp_val = Input(int)
+    inp = Input(int)
+    out = Output(int)
+    join = Output(int)
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.physical: list[int] = []
+
+    @reaction(triggers=[STARTUP], effects=[join])
+    def start(self, join: Any) -> None:
+        _check_start(self)
+        join.set(0)
+
+    @reaction(triggers=[inp_val], effects=[out])
+    def forward(self, inp_val: Any, out: Any) -> None:
+        self.count += 1
+        out.set(inp_val.get())
+        if self.count == 2:
+            self.request_stop()
+
+    @forward.tardy_handler
+    def forward_tardy(self, inp_val: Any, out: Any) -> None:
+        raise AssertionError("federate Middle received a tardy inp_val event")
+
+    @reaction(triggers=[inp])
+    def show(self, inp: Any) -> None:
+        self.physical.append(inp.get())
+
+
+class DecWithPhysicalConnection(Reactor):
+    """TransientDecentralizedWithPhysicalConnection.lf's federated reactor."""
+
+    def __init__(self, launch: Callable[[], None] = _nothing) -> None:
+        self.midExec = TransientExec(sec(3), launch)
+        self.up = Up(period=ms(1500))
+        self.down = Down(period=ms(1500))
+        maxwait(self.down, ms(800))
+        self.mid = transient(PhysicalInMiddle())
+        maxwait(self.mid, ms(500))
+        self.connect(self.up.out, self.mid.inp_val)
+        self.connect(self.mid.join, self.down.join)
+        self.connect(self.mid.out, self.down.inp)
+        self.connect(self.up.out, self.mid.inp, physical=True)
+
+
+@lf_test("federated/TransientDecentralizedWithPhysicalConnection.lf", federated=True)
+def test_transient_decentralized_with_physical_connection() -> None:
+    _down, record = _run(DecWithPhysicalConnection, sec(9), coordination="decentralized")
     assert [c.joined for c in record] == [False, True, False]
