@@ -10,10 +10,12 @@ _HOT_SWAP = (
     "process for a slot whose process is present (a duplicate); a transient federate's leave by its own "
     "stop request and its relaunch are ported (`TransientDownstreamWithTimer.lf` and the others)"
 )
-_TRANSIENT_DECENTRALIZED = (
-    "a transient federate (`@transient`) under decentralized coordination; reactorfed refuses elastic "
-    "banks and transient federates under decentralized coordination (their joins and leaves are agreed "
-    "in RTI rounds, checked so far only under centralized coordination); the centralized variant is ported"
+_TRANSIENT_LOOP_DECENTRALIZED = (
+    "its subject is the timing of a zero-delay cycle between a transient federate and a persistent one "
+    "under decentralized coordination (mid <-> persistence, with per-connection `absent_after` and maxwait 0; "
+    "LF calls it intrinsically flaky); reactorfed refuses a transient federate (an elastic member) on a "
+    "zero-delay cycle between federates (an absent member could not take part in the cycle's rounds); the "
+    "centralized `TransientStatePersistence.lf` is ported with `after 0` on Persistence's reply"
 )
 _REALTIME_THREAD = (
     "its reactions are C code in a Python-target file (LF lists it as failing); its logic is a thread "
@@ -24,7 +26,7 @@ _REALTIME_THREAD = (
 LEFT_OUT: dict[str, str] = {
     "federated/TransientHotSwap.lf": _HOT_SWAP,
     "federated/TransientDecentralizedHotSwap.lf": _HOT_SWAP + " (under decentralized coordination)",
-    "federated/TransientDecentralizedStatePersistence.lf": _TRANSIENT_DECENTRALIZED,
+    "federated/TransientDecentralizedStatePersistence.lf": _TRANSIENT_LOOP_DECENTRALIZED,
     "federated/failing/ClockSync.lf": (
         "tests LF's runtime clock synchronization between federates (`clock-sync: on`, artificial clock "
         "offsets, C code reading `_lf_clock_sync_offset`; LF lists it as failing); reactorfed has no clock "

@@ -9,7 +9,9 @@ in for LF's launcher) starts the transient federate again once its first process
 resigned. Each program runs federated, in real time (the transient leaves and is launched
 again while the others run), then in one process with the RTI's membership record as its
 schedule: the replay must give the same results (every self-check holds in both, and the
-downstream federate's trace is the same).
+downstream federate's trace is the same). The three that LF runs under ``coordination:
+decentralized`` run decentralized here, with their maxwaits and tardy handlers (a tardy
+message is fatal in each).
 """
 
 from __future__ import annotations
