@@ -1,20 +1,22 @@
 """LF's ``federated/`` programs that are not ported, each with its reason (rendered into
-docs/conformance.md): transient federates (``@transient``: a federate that leaves and
-rejoins a running federation by itself, by its own stop request; see ``_TRANSIENT``), and
+docs/conformance.md): transient federates' hot swap and their decentralized variants, and
 programs whose subject is C code or a C-internal API."""
 
 from __future__ import annotations
 
-_TRANSIENT = (
-    "tests a transient federate (`@transient`: it leaves the running federation by its own stop "
-    "request, `lf.stop()`, and another federate launches it again, which joins at its effective start "
-    "tag, `lf.tag_start_effective()`); reactorfed has transient federates (`transient(...)`, elastic "
-    "slots: they join and leave at agreed tags by LF's rule, and `tag_start_effective` exists), but "
-    "not yet a transient federate's stop request taken as its leave (here it stops the federation; "
-    "only a signal to its process, or its driver's request_leave, is a leave), which every one of "
-    "these programs relies on"
+_HOT_SWAP = (
+    "tests hot swap: a second process of the transient federate `mid`, launched while the first is still "
+    "present (it does not leave by itself here), takes over from it; reactorfed's RTI refuses a second "
+    "process for a slot whose process is present (a duplicate); a transient federate's leave by its own "
+    "stop request and its relaunch are ported (`TransientDownstreamWithTimer.lf` and the others)"
 )
-_TRANSIENT_DECENTRALIZED = _TRANSIENT + " (under decentralized coordination)"
+_TRANSIENT_LOOP_DECENTRALIZED = (
+    "its subject is the timing of a zero-delay cycle between a transient federate and a persistent one "
+    "under decentralized coordination (mid <-> persistence, with per-connection `absent_after` and maxwait 0; "
+    "LF calls it intrinsically flaky); reactorfed refuses a transient federate (an elastic member) on a "
+    "zero-delay cycle between federates (an absent member could not take part in the cycle's rounds); the "
+    "centralized `TransientStatePersistence.lf` is ported with `after 0` on Persistence's reply"
+)
 _REALTIME_THREAD = (
     "its reactions are C code in a Python-target file (LF lists it as failing); its logic is a thread "
     "that schedules a physical action every second of real time, checked for a count after a 5 s timeout: "
@@ -22,20 +24,9 @@ _REALTIME_THREAD = (
 )
 
 LEFT_OUT: dict[str, str] = {
-    "federated/TransientDownstreamWithTimer.lf": _TRANSIENT,
-    "federated/TransientDownstreamWithTwoUpstream.lf": _TRANSIENT,
-    "federated/TransientHotSwap.lf": _TRANSIENT + " (a second instance replacing the first: hot swap)",
-    "federated/TransientStatePersistence.lf": _TRANSIENT + " (its state kept by another federate across joins)",
-    "federated/TransientStatePersistenceWithPhysicalConnection.lf": (
-        _TRANSIENT + " (its state kept across joins), over physical connections (`~>`) between federates"
-    ),
-    "federated/TransientDecentralizedDownstreamWithTimer.lf": _TRANSIENT_DECENTRALIZED,
-    "federated/TransientDecentralizedDownstreamWithTwoUpstream.lf": _TRANSIENT_DECENTRALIZED,
-    "federated/TransientDecentralizedHotSwap.lf": _TRANSIENT_DECENTRALIZED,
-    "federated/TransientDecentralizedStatePersistence.lf": _TRANSIENT_DECENTRALIZED,
-    "federated/TransientDecentralizedWithPhysicalConnection.lf": (
-        _TRANSIENT_DECENTRALIZED + "; its connection between federates is physical (`~>`)"
-    ),
+    "federated/TransientHotSwap.lf": _HOT_SWAP,
+    "federated/TransientDecentralizedHotSwap.lf": _HOT_SWAP + " (under decentralized coordination)",
+    "federated/TransientDecentralizedStatePersistence.lf": _TRANSIENT_LOOP_DECENTRALIZED,
     "federated/failing/ClockSync.lf": (
         "tests LF's runtime clock synchronization between federates (`clock-sync: on`, artificial clock "
         "offsets, C code reading `_lf_clock_sync_offset`; LF lists it as failing); reactorfed has no clock "

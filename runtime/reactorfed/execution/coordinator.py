@@ -40,6 +40,11 @@ class Coordinator(Protocol):
         """A local request to stop at ``tag``; returns the agreed stop tag."""
         ...
 
+    def leave_requested(self, scheduler: Scheduler) -> None:
+        """A transient federate's own stop request: it asks to leave the federation (it
+        runs the tags before the leave's agreed tag, then resigns)."""
+        ...
+
     def wait_until(self, scheduler: Scheduler, t: int, wakeup: Wakeup) -> bool:
         """Wait for physical time ``t`` before the tag :meth:`acquire` returned, as
         :meth:`Clock.wait_until` does, and also for the network: returns False early when

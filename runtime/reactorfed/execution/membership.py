@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ValidationError
 from ..model.bank import Bank
-from ..model.elastic import MemberChange, elastic_banks, elastic_width
+from ..model.elastic import MemberChange, elastic_banks, elastic_width, is_transient
 from ..model.port import MultiPort, Port
 from ..model.reaction import Reaction
 from ..model.reactor import Reactor
@@ -169,7 +169,47 @@ class Membership:
             r = r.parent
         return None
 
+    def transient_member(self, reactor: Reactor) -> tuple[str, int] | None:
+        """The (bank, index) of the transient federate (``transient(...)``) that
+        ``reactor`` is or is inside (None: it is in none)."""
+        r: Reactor | None = reactor
+        while r is not None:
+            for name, members in self.banks.items():
+                for i, m in enumerate(members):
+                    if m.reactor is r:
+                        return (name, i) if is_transient(r) else None
+            r = r.parent
+        return None
+
     # -- the schedule -------------------------------------------------------------------
+    def leave_requested(self, sched: Scheduler, reactor: Reactor) -> bool:
+        """From a reaction of ``reactor``, its stop request: if ``reactor`` is (or is inside)
+        a transient federate, that federate leaves (LF: ``lf.stop()`` in a ``@transient``
+        federate ends its own participation, not the federation's) and this returns True;
+        otherwise False (the request stops the run). Federated, the federate asks the RTI to
+        leave (agreed at a tag in a round, as any leave); in one process it leaves at the
+        next microstep (:meth:`request_leave`)."""
+        who = self.transient_member(reactor)
+        if who is None:
+            return False
+        if sched.coordinator is not None:
+            sched.coordinator.leave_requested(sched)
+        else:
+            self.request_leave(sched, *who)
+        return True
+
+    def request_leave(self, sched: Scheduler, bank: str, index: int) -> None:
+        """In one process, from a reaction: member ``index`` of ``bank`` leaves at the next
+        microstep, unless it is absent or has a leave to come already (the schedule's: a
+        federated run's record, replayed, whose leave was agreed at a later tag; or a
+        request earlier at this tag)."""
+        if not self.banks[bank][index].present:
+            return
+        if any((b, i, j) == (bank, index, False) for _t, b, i, j in self._todo):
+            return
+        t, m = sched.current_tag
+        self.post(sched, (t, m + 1), bank, index, False)
+
     def load(self, changes: Iterable[MemberChange]) -> None:
         """A membership schedule to apply (before the run starts): checked against the
         banks' widths."""

@@ -30,6 +30,7 @@ from ..model.attachment import attach_scheduler, scheduler_of
 from ..model.elastic import MemberChange, elastic_banks
 from ..model.port import CheckedWriter, PortWriter, SerialWriter
 from ..model.reaction import Reaction
+from ..model.reactor import Reactor
 from ..model.timer import TimerSlot
 from ..model.trigger import Slot
 from ..observe.histograms import HistogramBoard
@@ -217,14 +218,18 @@ class Scheduler:
         between federates (LF's ``~>``), stamped ``t`` by this side's clock (physical time
         at arrival plus the connection's delay), as a physical connection in one process
         stamps it (:meth:`_process`): at or before the current tag, its next microstep;
-        past the stop tag, dropped. Two arrivals at one tag pile up in superdense time."""
-        cur = self.current_tag
-        tag = (t, 0) if (t, 0) > cur else succ(cur)
+        past the stop tag, dropped. Two arrivals at one tag pile up in superdense time. A
+        joiner's arrivals before its join tag come at its join tag (it runs no tag before)."""
+        mem, cur = self.membership, self.current_tag
+        tag = max((t, 0) if (t, 0) > cur else succ(cur), mem.first if mem is not None and mem.first else cur)
         if tag <= self.stop_tag:
             self._post(tag, slot, value)
 
-    def request_stop(self) -> None:
-        """From a reaction: stop at the next microstep. From another thread: stop soon."""
+    def request_stop(self, by: Reactor | None = None) -> None:
+        """From a reaction: stop at the next microstep (in a transient federate, ``by``'s
+        own: its leave). From another thread: stop soon."""
+        if by is not None and self.membership is not None and self.membership.leave_requested(self, by):
+            return
         if threading.current_thread() is self._thread or self._strategy.in_worker():
             self.stop_at(succ(self.current_tag), "stop requested")
         else:

@@ -49,7 +49,8 @@ from .bank import Bank, bank
 from .reactor import Reactor
 
 __all__ = ["Elastic", "ElasticBank", "MemberChange", "as_elastic", "changed", "elastic_bank", "elastic_banks",
-           "elastic_width", "members", "tag_start_effective", "transient", "width"]
+           "elastic_width", "is_transient", "members", "tag_start_effective", "transient",
+           "width"]
 
 R = TypeVar("R", bound=Reactor)
 
@@ -112,6 +113,11 @@ def transient(reactor: R) -> R:
         raise ValidationError(f"transient: expected a reactor, got {reactor!r}")
     _TRANSIENT[reactor] = ElasticBank([reactor], Elastic(0, 1, initial=1))
     return reactor
+
+
+def is_transient(reactor: Reactor) -> bool:
+    """Whether ``reactor`` was made a transient federate by :func:`transient`."""
+    return reactor in _TRANSIENT
 
 
 def as_elastic(v: Any) -> ElasticBank[Any] | None:

@@ -308,8 +308,11 @@ class Reactor(metaclass=_ReactorMeta):
         running_maxwait(running_scheduler(self), self.fqn).set(check_duration(d, f"{self.fqn}: maxwait"))
 
     def request_stop(self) -> None:
-        """Stop at the next microstep: shutdown reactions run there, later events are dropped."""
-        running_scheduler(self).request_stop()
+        """Stop at the next microstep: shutdown reactions run there, later events are dropped.
+        In a transient federate (``transient(...)``, LF's ``@transient``) it is that
+        federate's leave instead: the federation goes on (see
+        :meth:`reactorfed.execution.membership.Membership.leave_requested`)."""
+        running_scheduler(self).request_stop(self)
 
     # -- LF's tracing API (recorded when the run is traced: --trace, --otlp-endpoint) ------
     def register_user_trace_event(self, description: str) -> int:

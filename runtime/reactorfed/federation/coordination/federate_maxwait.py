@@ -31,11 +31,10 @@ def check_decentralized(layout: Layout) -> None:
     """Refuse what decentralized coordination cannot run without hanging: a zero-delay
     cycle between federates of which one waits for ever (maxwait forever, the default).
     Promises cannot go round a cycle without delay (the RTI's provisional grants do that
-    under centralized coordination); a finite maxwait, or a delay on the cycle, can. And
-    elastic banks, whose members join and leave at tags the RTI agrees on."""
-    if layout.elastic:
-        raise ValidationError("elastic banks join and leave at tags the RTI agrees on: they need centralized "
-                              f"coordination (this program has {', '.join(g.name for g in layout.elastic)})")
+    under centralized coordination); a finite maxwait, or a delay on the cycle, can.
+    Elastic banks and transient federates are not refused: their joins and leaves are
+    agreed in the RTI's rounds (every present federate asked, none processing a tag past
+    its answer until the round ends), which need no grant."""
     for f, scc in enumerate(layout.scc):
         if len(scc) > 1 and (not layout.maxwait or layout.maxwait[f] >= FOREVER):
             names = ", ".join(layout.names[g] for g in sorted(scc))

@@ -145,11 +145,6 @@ class Layout:
         reach = [self._reach(i, zero) for i in range(n)]
         self.scc = [frozenset(j for j in range(n) if j == i or (j in reach[i] and i in reach[j])) for i in range(n)]
         self._elastic_of = {f: eg for eg in self.elastic for f in eg.slots}
-        for lk in self.physical:
-            if lk.src in self._elastic_of or lk.dst in self._elastic_of:
-                raise ValidationError(
-                    f"the physical connection {lk.src_port} ~> {lk.dst_port} joins a member of an elastic bank; "
-                    "physical connections between federates are supported between federates present for the whole run")
         for eg in self.elastic:
             for f in eg.slots:
                 if len(self.scc[f]) > 1:

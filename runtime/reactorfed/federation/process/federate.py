@@ -256,6 +256,9 @@ class FederateCoordinator:
             self._pump(sched, 100, self.clock.now())
         return core.stop.granted
 
+    def leave_requested(self, sched: Scheduler) -> None:
+        self.request_leave()
+
     def finish(self, sched: Scheduler, error: BaseException | None) -> None:
         """Resign (or report the failure) and close every socket."""
         try:
