@@ -33,7 +33,7 @@ __all__ = ["DEFAULTS", "DURATION", "ENTRYPOINT", "GROUP_NAME", "IDENT", "MEMBER"
 DEFAULTS: dict[str, Any] = {
     "program.imagePullPolicy": "IfNotPresent",
     "program.configMap.key": "program.py",
-    #: the runtime's default (reactorfed.threads.DEFAULT_THREADS; a test keeps them equal)
+    #: the runtime's default (reactorfed.execution.threads.DEFAULT_THREADS; a test keeps them equal)
     "program.threads": 1,
     "program.allowThreadChange": False,
     "rti.port": 15045,

@@ -76,7 +76,7 @@ def tolerations() -> dict[str, Any]:
 
 
 #: the variables numeric libraries read their thread count from: set in every pod from
-#: spec.program.threads (the runtime's ``reactorfed.threads.ENV_VARS``; a test keeps them equal)
+#: spec.program.threads (the runtime's ``reactorfed.execution.threads.ENV_VARS``; a test keeps them equal)
 THREAD_ENV_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 
 

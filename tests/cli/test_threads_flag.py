@@ -8,7 +8,7 @@ import argparse
 import pytest
 
 from reactorfed.cli.main import build_parser
-from reactorfed.threads import DEFAULT_THREADS
+from reactorfed.execution.threads import DEFAULT_THREADS
 
 
 def _sub(command: str) -> argparse.ArgumentParser:

@@ -105,7 +105,7 @@ def test_the_thread_count_is_the_runtimes_and_its_variables_are_reserved(crd: di
     """spec.program.threads defaults to the runtime's default (the operator's image carries
     no runtime, so the value is written twice and kept equal here); the variables it sets
     cannot be set by hand, in spec.program.env or a group's env."""
-    from reactorfed.threads import DEFAULT_THREADS, ENV_VARS
+    from reactorfed.execution.threads import DEFAULT_THREADS, ENV_VARS
 
     assert DEFAULTS["program.threads"] == DEFAULT_THREADS and THREAD_ENV_VARS == ENV_VARS
     program = _version(crd)["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["program"]

@@ -18,8 +18,7 @@ import torch
 
 from reactorfed import Environment
 from reactorfed.errors import ReactorError
-from reactorfed.rl import PPOConfig
-from reactorfed.threads import (
+from reactorfed.execution.threads import (
     ALLOW_FLAG,
     CHECKPOINT_KEY,
     DEFAULT_THREADS,
@@ -27,6 +26,7 @@ from reactorfed.threads import (
     ThreadsChanged,
     apply_threads,
 )
+from reactorfed.rl import PPOConfig
 
 from .conftest import EXAMPLES, load_example
 

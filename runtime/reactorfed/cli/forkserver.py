@@ -67,8 +67,8 @@ def serve(fd: int, threads: int, program: str, params: list[str]) -> int:
     """Import ``program`` (building it once, so that what it imports lazily is loaded
     too), with the run's ``threads``, then fork a federate for each request on the socket
     ``fd`` until it closes."""
+    from ..execution.threads import apply_threads
     from ..federation.process import federate  # noqa: F401  (imported once, here, for every child)
-    from ..threads import apply_threads
     from .main import build_parser
 
     apply_threads(threads)  # (before the program loads torch; each child sets its own again)

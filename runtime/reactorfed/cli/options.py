@@ -21,8 +21,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..execution.threads import ALLOW_FLAG, DEFAULT_THREADS, FLAG, apply_threads, current_threads
 from ..observe import LOGDIR_ENV
-from ..threads import ALLOW_FLAG, DEFAULT_THREADS, FLAG, apply_threads, current_threads
 from ..time.duration import parse_duration
 
 if TYPE_CHECKING:

@@ -23,9 +23,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
+from ..execution.threads import check_resume, current_threads, record
 from ..model.attachment import running_scheduler
 from ..observe.trace.records import COUNTER
-from ..threads import check_resume, current_threads, record
 from .curves import LOGDIR_ENV, Curves, due, scalar_names
 
 if TYPE_CHECKING:
@@ -340,7 +340,7 @@ def write_checkpoint(path: str | Path, state: dict[str, Any]) -> Path:
 def resume_from_checkpoint(learner: Trained, run: RunConfig, log: TrainingLog) -> int:
     """The iteration a plan learner carries on from: its checkpoint's, with the learner and
     ``log`` restored from it, when ``run.resume`` asks and the checkpoint exists; else 0.
-    A checkpoint written with another thread count is refused (:class:`~reactorfed.threads.ThreadsChanged`)
+    A checkpoint written with another thread count is refused (:class:`~reactorfed.execution.threads.ThreadsChanged`)
     unless the run allows it."""
     if not (run.resume and run.checkpoint and Path(run.checkpoint).exists()):
         return 0

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from ...threads import DEFAULT_THREADS, thread_env
+from ...execution.threads import DEFAULT_THREADS, thread_env
 from .forkclient import ForkServer
 
 __all__ = ["LaunchResult", "launch", "progress_line"]

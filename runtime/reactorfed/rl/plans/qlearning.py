@@ -35,7 +35,7 @@ from reactorfed import (
     reaction,
 )
 
-from ...threads import check_resume
+from ...execution.threads import check_resume
 from ..algos.dqn.learner import DQNConfig, DQNLearner, EpsilonGreedy
 from ..algos.network import greedy_action
 from ..curves import LOGDIR_ENV, Curves, due

@@ -30,7 +30,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from .errors import ValidationError
+from ..errors import ValidationError
 
 __all__ = [
     "ALLOW_FLAG",
@@ -46,7 +46,7 @@ __all__ = [
     "thread_env",
 ]
 
-log = logging.getLogger("reactorfed.threads")
+log = logging.getLogger("reactorfed.execution.threads")
 
 #: the thread count of every process unless the run says otherwise: one. The models here
 #: are small (a few layers of 64-256 units): a matrix product of one minibatch is far below
