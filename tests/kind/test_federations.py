@@ -327,9 +327,9 @@ def _learner_result(text: str) -> dict[str, Any]:
 def test_a_seed_gives_the_same_weights_in_pods_as_on_this_machine(operator: Kind) -> None:
     """examples/k8s/ppo-cartpole.yaml, 10 PPO rounds, in pods on nodes of 2 CPUs: the
     learner's weights are bit-identical to those of the same program, parameters and seed
-    launched here. torch's thread count is part of what fixes them; the operator derives it
-    from each pod's CPU request (here 100m: one thread, as ``reactorfed launch`` gives each
-    of its processes on 2 cores), not from the node's size (2 threads before, other weights)."""
+    launched here. torch's thread count is part of what fixes them: a setting of the run
+    (``spec.program.threads``, ``--threads``; 1 by default in pods and here alike), not the
+    node's size or the pod's CPU request."""
     k = operator
     docs = load_example("ppo-cartpole.yaml")
     fed = next(d for d in docs if d["kind"] == "ReactorFederation")
