@@ -61,10 +61,12 @@ def median_of(runs: int, fn: Callable[[], float]) -> tuple[float, list[float]]:
     return statistics.median(samples), samples
 
 
-def ratio(ours: float, peer: float, better: Better) -> float:
+def ratio(ours: float, peer: float, better: Better) -> float | None:
+    """ours against the peer (> 1: reactorfed wins); None where there is no ratio (a
+    figure of 0: no peer, or nothing measured), which JSON writes as null."""
     if better == "higher":
-        return ours / peer if peer else float("inf")
-    return peer / ours if ours else float("inf")
+        return ours / peer if peer else None
+    return peer / ours if ours else None
 
 
 def classify(bench: str, case: str, peer: str) -> tuple[bool, str]:
@@ -169,7 +171,7 @@ class Results:
             "reactorfed": round(ours, 3),
             "peer": peer,
             "peer_value": round(peer_value, 3),
-            "ratio": round(ratio(ours, peer_value, better), 3),
+            "ratio": None if (r := ratio(ours, peer_value, better)) is None else round(r, 3),
             "runs": runs,
             "better": better,
         }

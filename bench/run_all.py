@@ -111,9 +111,9 @@ def write_summary(rows: list[dict[str, Any]], out: Path, how: str) -> str:
             lines += [f"## {title}", "", summarize_with_why(part), ""]
     tail = ["## Where reactorfed loses (ratio < 1)", ""]
     tail += [f"- {r['bench']} / {r['case']} ({'judged' if is_judged(r) else 'context'}): {r['ratio']}x"
-             for r in rows if r["ratio"] < 1] or ["- nowhere"]
+             for r in rows if r["ratio"] is not None and r["ratio"] < 1] or ["- nowhere"]
     tail += ["", "## Bars missed (judged rows; the fragments' federated rows against the raw ceiling)", ""]
-    misses = [(r, b) for r in rows if (b := bar(r)) is not None and r["ratio"] < b[0]]
+    misses = [(r, b) for r in rows if (b := bar(r)) is not None and r["ratio"] is not None and r["ratio"] < b[0]]
     tail += [f"- {r['bench']} / {r['case']}: {r['ratio']}x, bar {b[1]}" for r, b in misses] or ["- none"]
     out.mkdir(parents=True, exist_ok=True)
     (out / "SUMMARY.md").write_text("\n".join(lines + tail) + "\n")
