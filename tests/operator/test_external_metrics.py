@@ -3,9 +3,19 @@ quantities) and the figures it serves (:mod:`reactorfed_operator.external_metric
 
 from __future__ import annotations
 
-import pytest
+from pathlib import Path
 
-from reactorfed_operator.external_metrics import MetricStore, parse_selector, quantity, respond
+import pytest
+import yaml
+
+from reactorfed_operator import GROUP, KIND, VERSION
+from reactorfed_operator.external_metrics import (
+    METRICS,
+    MetricStore,
+    parse_selector,
+    quantity,
+    respond,
+)
 
 BASE = "/apis/external.metrics.k8s.io/v1beta1"
 T = "2026-11-28T21:00:00Z"
@@ -72,3 +82,19 @@ def test_a_federation_without_the_figure_serves_none() -> None:
     s.drop("rl", "b")
     assert respond(s, f"{BASE}/namespaces/rl/learner_wait")[1]["items"] == []
     assert len(respond(s, f"{BASE}/namespaces/other/learner_wait")[1]["items"]) == 1
+
+
+def test_the_hpa_example_reads_the_served_metric_of_its_federation() -> None:
+    """examples/k8s/autoscaling/qlearning-elastic-hpa.yaml: a Value target (a share, not a
+    per-pod amount) on the metric served, selecting the federation it scales, within its
+    elastic bounds."""
+    examples = Path(__file__).resolve().parents[2] / "examples" / "k8s"
+    hpa = yaml.safe_load((examples / "autoscaling" / "qlearning-elastic-hpa.yaml").read_text())
+    fed = yaml.safe_load((examples / "qlearning-elastic.yaml").read_text())
+    spec = hpa["spec"]
+    assert spec["scaleTargetRef"] == {"apiVersion": f"{GROUP}/{VERSION}", "kind": KIND, "name": fed["metadata"]["name"]}
+    [m] = spec["metrics"]
+    assert m["type"] == "External" and m["external"]["metric"]["name"] in METRICS
+    assert m["external"]["metric"]["selector"] == {"matchLabels": {"federation": fed["metadata"]["name"]}}
+    assert m["external"]["target"]["type"] == "Value"
+    assert 1 <= spec["minReplicas"] <= spec["maxReplicas"] <= fed["spec"]["samplers"]["maxReplicas"]

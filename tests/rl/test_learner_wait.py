@@ -44,6 +44,24 @@ def test_the_share_is_the_waits_part_of_wait_and_work() -> None:
     assert len(w.spans) == 2
 
 
+def test_a_timed_round_counts_only_the_wait_past_its_time() -> None:
+    clock = FakeClock()
+    w = LearnerWait(clock=clock)
+    w.working()
+    clock.t += 1.0
+    w.idle()
+    clock.t += 4.0  # 4 s until the reaction, which starts 1 s after its tag's time
+    w.working(late_by=1.0)
+    clock.t += 1.0
+    w.idle()
+    assert w.share() == pytest.approx(1 / 3)
+    clock.t += 2.0  # the fragments came before the round's time: no wait
+    w.working(late_by=-0.001)
+    clock.t += 1.0
+    w.idle()
+    assert w.share() == pytest.approx(1 / 4)
+
+
 def test_the_window_forgets_old_updates_but_keeps_the_last() -> None:
     clock = FakeClock()
     w = LearnerWait(window=10.0, clock=clock)

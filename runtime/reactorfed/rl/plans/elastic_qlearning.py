@@ -22,7 +22,7 @@ from reactorfed import STARTUP, ActionHandle, LogicalAction, MultiReader, PortWr
 from ..algos.dqn.learner import DQNConfig
 from ..envs.runner import Fragment
 from .elastic_round import ElasticRound
-from .learner_wait import LearnerWait
+from .learner_wait import LearnerWait, late_by
 from .qlearning import DQNTrainer, TrainConfig
 
 __all__ = ["ElasticDQNTrainer"]
@@ -69,8 +69,8 @@ class ElasticDQNTrainer(DQNTrainer):
     def learn(self, fragments: MultiReader[np.ndarray], weights: PortWriter[np.ndarray],
               round_end: ActionHandle) -> None:
         present = fragments.present()
-        if present:
-            self.wait.working()
+        if present:  # (rounds timed by ``period``: waiting for the clock is not waiting for samples)
+            self.wait.working(late_by(self) if self.period else None)
         now, complete = self.rounds.end(self, present, round_end, lambda: weights.set(self.learner.payload()))
         if not complete:
             self.incomplete_iterations += 1  # (a fragment missing, or one not asked for)

@@ -8,6 +8,12 @@ calls :meth:`~LearnerWait.working` when fragments arrive (its reaction starts) a
 when the samplers cannot keep the learner busy (more samplers would help), near 0 when
 the learner never waits (more samplers would only queue fragments or lengthen its rounds).
 
+A learner whose rounds are timed (a round every ``period`` of logical time, which tracks
+physical time unless the run is ``fast``) cannot start a round before its tag's physical
+time: waiting for the clock is not waiting for samples. It passes ``late_by``, how long
+after its tag's physical time the reaction starts (:func:`late_by`), and only that much of
+the gap counts as waiting: fragments that arrive before the round's time cost no wait.
+
 The learner reports it as the progress figure ``learner_wait``
 (:meth:`~reactorfed.Reactor.report_progress`); the RTI's ``/status`` carries it and the
 Kubernetes operator serves it as an external metric for a HorizontalPodAutoscaler
@@ -22,7 +28,11 @@ import time
 from collections import deque
 from collections.abc import Callable
 
-__all__ = ["FIGURE", "LearnerWait"]
+from reactorfed import Reactor
+
+from ...model.attachment import running_scheduler
+
+__all__ = ["FIGURE", "LearnerWait", "late_by"]
 
 #: the progress figure's name
 FIGURE = "learner_wait"
@@ -40,14 +50,17 @@ class LearnerWait:
         self._idle_since: float | None = None
         self._waited = 0.0
 
-    def working(self) -> None:
+    def working(self, late_by: float | None = None) -> None:
         """Fragments arrived: the wait (since the last :meth:`idle`) is over. Again before
-        :meth:`idle`: nothing (the learner is still at the same update)."""
+        :meth:`idle`: nothing (the learner is still at the same update). ``late_by``:
+        seconds the reaction starts after its tag's physical time (None: its start is not
+        bound to the clock); the wait counts only that much of the gap."""
         if self._busy_since is not None:
             return
         now = self.clock()
         self._busy_since = now
-        self._waited = now - self._idle_since if self._idle_since is not None else 0.0
+        gap = now - self._idle_since if self._idle_since is not None else 0.0
+        self._waited = gap if late_by is None else min(gap, max(late_by, 0.0))
 
     def idle(self) -> None:
         """The update is done: the learner waits from now. Without :meth:`working` before
@@ -73,3 +86,11 @@ class LearnerWait:
         self.idle()
         share = self.share()
         return {} if math.isnan(share) else {FIGURE: round(share, 4)}
+
+
+def late_by(reactor: Reactor) -> float | None:
+    """From a reaction of ``reactor``: seconds since its tag's physical time (None when the
+    run is ``fast``: a reaction there never waits for the clock)."""
+    if running_scheduler(reactor).fast:
+        return None
+    return (reactor.physical_time() - reactor.logical_time()) / 1e9

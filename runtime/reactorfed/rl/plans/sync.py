@@ -61,7 +61,7 @@ from ..envs.backends import BACKENDS
 from ..rollout import Rollout
 from ..training import RunConfig
 from .elastic_round import ElasticRound
-from .learner_wait import LearnerWait
+from .learner_wait import LearnerWait, late_by
 from .sampler import PlanSampler, sampler_seed
 from .trainer import PlanTrainer
 
@@ -132,8 +132,8 @@ class ElasticSyncTrainer(PlanTrainer):
     def learn(self, fragments: MultiReader[np.ndarray], weights: PortWriter[np.ndarray],
               round_end: ActionHandle) -> None:
         present = fragments.present()
-        if present:
-            self.wait.working()
+        if present:  # (rounds timed by ``period``: waiting for the clock is not waiting for samples)
+            self.wait.working(late_by(self) if self.rounds.period else None)
         now, complete = self.rounds.end(self, present, round_end, lambda: self.send(weights))
         if not complete:
             self.incomplete_iterations += 1  # (a fragment missing, or one not asked for)
