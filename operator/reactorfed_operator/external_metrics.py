@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import re
 import threading
+import time
 import urllib.parse
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,11 +44,16 @@ class Sample:
 
 class MetricStore:
     """The latest figures of each federation, by (namespace, name): written by the
-    reconciler, read by the server's threads."""
+    reconciler, read by the server's threads. A figure not renewed for ``max_age`` seconds
+    (``clock``) is not served: an operator that paused (peering) or stopped polling gives
+    an HPA no stale value."""
 
-    def __init__(self) -> None:
+    def __init__(self, max_age: float = 60.0, clock: Callable[[], float] = time.monotonic) -> None:
         self._lock = threading.Lock()
         self._data: dict[tuple[str, str], dict[str, Sample]] = {}
+        self._written: dict[tuple[str, str], float] = {}
+        self.max_age = max_age
+        self.clock = clock
 
     def put(self, namespace: str, name: str, figures: Mapping[str, int | float], timestamp: str) -> None:
         """The figures the federation reports now; a metric whose figure is missing is dropped
@@ -56,6 +62,7 @@ class MetricStore:
         with self._lock:
             if served:
                 self._data[(namespace, name)] = served
+                self._written[(namespace, name)] = self.clock()
             else:
                 self._data.pop((namespace, name), None)
 
@@ -65,8 +72,10 @@ class MetricStore:
 
     def samples(self, namespace: str, metric: str) -> dict[str, Sample]:
         """Federation name -> its sample of ``metric`` in ``namespace``."""
+        oldest = self.clock() - self.max_age
         with self._lock:
-            return {n: s[metric] for (ns, n), s in self._data.items() if ns == namespace and metric in s}
+            return {n: s[metric] for (ns, n), s in self._data.items()
+                    if ns == namespace and metric in s and self._written[(ns, n)] >= oldest}  # fmt: skip
 
 
 def quantity(value: float) -> str:

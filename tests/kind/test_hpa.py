@@ -33,10 +33,15 @@ APISERVICE = "v1beta1.external.metrics.k8s.io"
 METRIC = f"/apis/external.metrics.k8s.io/v1beta1/namespaces/{NAMESPACE}/learner_wait?labelSelector=federation%3D{NAME}"
 
 
-def federation() -> dict[str, Any]:
+def federation(runtime_image: str) -> dict[str, Any]:
+    """The example, 2 of at most 2 samplers, the live-scaling test's small rounds; the
+    learner on the CPU image without a GPU (the metric does not care where it runs, and the
+    CPU image is the one every worker holds)."""
     doc = small_requests(load_example("qlearning-elastic.yaml")[0])
     doc["metadata"]["name"] = NAME
     spec = doc["spec"]
+    spec["program"]["image"] = runtime_image
+    spec["learner"].update(image=runtime_image, gpus=0)
     spec["samplers"].update(replicas=2, maxReplicas=2)
     spec["program"]["params"].update(fragment_len="10", updates_per_iteration="1", round_ms=str(ROUND_MS),
                                      iterations="1000000")  # fmt: skip
@@ -83,14 +88,14 @@ def metric(k: Kind) -> list[dict[str, Any]]:
     return json.loads(proc.stdout)["items"] if proc.returncode == 0 else []
 
 
-def test_an_hpa_narrows_a_running_federation_from_learner_wait(operator: Kind) -> None:
+def test_an_hpa_narrows_a_running_federation_from_learner_wait(operator: Kind, images: dict[str, str]) -> None:
     k = operator
     t_start = time.monotonic()
     serving(k)
     clean_slate(k, NAME)
     k.kubectl("delete", "hpa", NAME, "-n", NAMESPACE, "--ignore-not-found")
     try:
-        apply(k, [federation(), hpa()])
+        apply(k, [federation(images["runtime"]), hpa()])
         t_applied = time.monotonic()
         core: dict[str, str] = {}
         seen: dict[str, Any] = {}

@@ -98,3 +98,15 @@ def test_the_hpa_example_reads_the_served_metric_of_its_federation() -> None:
     assert m["external"]["metric"]["selector"] == {"matchLabels": {"federation": fed["metadata"]["name"]}}
     assert m["external"]["target"]["type"] == "Value"
     assert 1 <= spec["minReplicas"] <= spec["maxReplicas"] <= fed["spec"]["samplers"]["maxReplicas"]
+
+
+def test_a_figure_not_renewed_is_not_served() -> None:
+    now = [100.0]
+    s = MetricStore(max_age=60.0, clock=lambda: now[0])
+    s.put("rl", "a", {"learner_wait": 0.3}, T)
+    now[0] += 59.0
+    assert list(s.samples("rl", "learner_wait")) == ["a"]
+    now[0] += 2.0
+    assert s.samples("rl", "learner_wait") == {}
+    s.put("rl", "a", {"learner_wait": 0.4}, T)
+    assert s.samples("rl", "learner_wait")["a"].value == 0.4
