@@ -3,14 +3,16 @@ width of a running elastic Q-learning federation from learner_wait, the external
 operator serves (the chart with externalMetrics.enabled: an APIService the kube-apiserver's
 aggregator forwards to, with its front-proxy client certificate).
 
-The federation starts 2 samplers wide. Its rounds are timed (100 ms of logical time apart,
-tracking physical time) and each is quick on any machine, so the learner hardly waits for
-samples (learner_wait near 0); with the target at 1 (it waits all its time), the HPA wants
-ceil(2 x learner_wait) = 1 sampler and removes one, live: the RTI's and the learner's pods
-keep their UID and restartCount 0, incarnation 1, no restart. The HPA's windows are 0 s.
+The federation starts 1 sampler wide. Its rounds are timed (100 ms of logical time apart,
+tracking physical time); a sampler collects a round's fragment only once the round's time
+has come, so the learner waits a little in every round, for the collection and the
+transport (learner_wait a few hundredths on a quiet machine, more on a loaded one). With the
+target at 1m (0.001), the HPA wants ceil(1 x learner_wait / 0.001) samplers, at most 2, and
+adds one, live: the RTI's and the learner's pods keep their UID and restartCount 0,
+incarnation 1, no restart. The HPA's windows are 0 s.
 
 Measured (conftest.record): from the metric's first value served through the API server to
-the federation training at the new width (the leave in status.membership and ten rounds of
+the federation training at the new width (the join in status.membership and ten rounds of
 logical time since), and the part of it the HPA took (to its write of the scale)."""
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ METRIC = f"/apis/external.metrics.k8s.io/v1beta1/namespaces/{NAMESPACE}/learner_
 
 
 def federation(runtime_image: str) -> dict[str, Any]:
-    """The example, 2 of at most 2 samplers, the live-scaling test's small rounds; the
+    """The example, 1 of at most 2 samplers, the live-scaling test's small rounds; the
     learner on the CPU image without a GPU (the metric does not care where it runs, and the
     CPU image is the one every worker holds)."""
     doc = small_requests(load_example("qlearning-elastic.yaml")[0])
@@ -42,7 +44,7 @@ def federation(runtime_image: str) -> dict[str, Any]:
     spec = doc["spec"]
     spec["program"]["image"] = runtime_image
     spec["learner"].update(image=runtime_image, gpus=0)
-    spec["samplers"].update(replicas=2, maxReplicas=2)
+    spec["samplers"].update(replicas=1, maxReplicas=2)
     spec["program"]["params"].update(fragment_len="10", updates_per_iteration="1", round_ms=str(ROUND_MS),
                                      iterations="1000000")  # fmt: skip
     spec["coordination"]["joinTimeout"] = "120 s"
@@ -51,7 +53,7 @@ def federation(runtime_image: str) -> dict[str, Any]:
 
 
 def hpa() -> dict[str, Any]:
-    """The example's HPA, for this federation: 1 to 2 samplers, target 1, no windows."""
+    """The example's HPA, for this federation: 1 to 2 samplers, target 1m, no windows."""
     doc = load_example("autoscaling/qlearning-elastic-hpa.yaml")[0]
     doc["metadata"]["name"] = NAME
     spec = doc["spec"]
@@ -59,7 +61,7 @@ def hpa() -> dict[str, Any]:
     spec.update(minReplicas=1, maxReplicas=2)
     external = spec["metrics"][0]["external"]
     external["metric"]["selector"]["matchLabels"]["federation"] = NAME
-    external["target"]["value"] = "1"
+    external["target"]["value"] = "1m"
     spec["behavior"] = {"scaleUp": {"stabilizationWindowSeconds": 0},
                         "scaleDown": {"stabilizationWindowSeconds": 0,
                                       "policies": [{"type": "Pods", "value": 1, "periodSeconds": 15}]}}  # fmt: skip
@@ -88,7 +90,7 @@ def metric(k: Kind) -> list[dict[str, Any]]:
     return json.loads(proc.stdout)["items"] if proc.returncode == 0 else []
 
 
-def test_an_hpa_narrows_a_running_federation_from_learner_wait(operator: Kind, images: dict[str, str]) -> None:
+def test_an_hpa_widens_a_running_federation_from_learner_wait(operator: Kind, images: dict[str, str]) -> None:
     k = operator
     t_start = time.monotonic()
     serving(k)
@@ -102,7 +104,7 @@ def test_an_hpa_narrows_a_running_federation_from_learner_wait(operator: Kind, i
 
         def look() -> dict[str, Any] | None:
             """One look: the metric, the federation, its pods; the status once it trains at
-            width 1, ten rounds past the leave of samplers[1]."""
+            width 2, ten rounds past the join of samplers[1]."""
             now = time.monotonic()
             if "metric" not in seen:
                 items = metric(k)
@@ -111,7 +113,7 @@ def test_an_hpa_narrows_a_running_federation_from_learner_wait(operator: Kind, i
             items = k.get_json("rfed,pods", "-n", NAMESPACE)["items"]
             fed = next((i for i in items if i["kind"] == "ReactorFederation" and i["metadata"]["name"] == NAME), {})
             st = fed.get("status") or {}
-            if "scaled" not in seen and (fed.get("spec") or {}).get("samplers", {}).get("replicas") == 1:
+            if "scaled" not in seen and (fed.get("spec") or {}).get("samplers", {}).get("replicas") == 2:
                 seen["scaled"] = now
             for p in items:
                 labels = p["metadata"].get("labels", {})
@@ -121,17 +123,17 @@ def test_an_hpa_narrows_a_running_federation_from_learner_wait(operator: Kind, i
                 if role in ("rti", "learner") and "running" in cs.get("state", {}):
                     assert core.setdefault(role, p["metadata"]["uid"]) == p["metadata"]["uid"], f"{role} replaced"
                     assert cs.get("restartCount", 0) == 0, f"the {role}'s container restarted: {cs}"
-            left = [c for c in st.get("membership") or [] if c["member"] == "samplers[1]" and not c["joined"]]
-            if left and "left" not in seen:
-                seen["left"] = now
+            joined = [c for c in st.get("membership") or [] if c["member"] == "samplers[1]" and c["joined"]]
+            if joined and "joined" not in seen:
+                seen["joined"] = now
             progress = st.get("progress") or {}
-            trains = (left and progress.get("tagNs") is not None
-                      and progress["tagNs"] >= left[-1]["tagNs"] + AT_WORK_NS)  # fmt: skip
-            ready = (st.get("samplers") or {}).get("readyText") == "1/1"
+            trains = (joined and progress.get("tagNs") is not None
+                      and progress["tagNs"] >= joined[-1]["tagNs"] + AT_WORK_NS)  # fmt: skip
+            ready = (st.get("samplers") or {}).get("readyText") == "2/2"
             return st if trains and ready and "metric" in seen else None
 
         try:
-            st = wait_for("the HPA to narrow the federation to 1 sampler, training", look, 240, interval=1)
+            st = wait_for("the HPA to widen the federation to 2 samplers, training", look, 240, interval=1)
         except AssertionError as e:
             hpa_state = k.kubectl("describe", "hpa", NAME, "-n", NAMESPACE, check=False).stdout
             raise AssertionError(f"{e}\nseen: {seen}\n{hpa_state}\n{describe(k, NAME)}") from None
@@ -147,7 +149,7 @@ def test_an_hpa_narrows_a_running_federation_from_learner_wait(operator: Kind, i
               f"apply->metric {seen['metric'] - t_applied:.1f} s")  # fmt: skip
         record("hpa_metric_to_new_width_s", t_done - seen["metric"], "s",
                "learner_wait first served by the API server -> the federation trains at the HPA's width "
-               "(the leave in status.membership, ten rounds of logical time since)")  # fmt: skip
+               "(the join in status.membership, ten rounds of logical time since)")  # fmt: skip
         record("hpa_metric_to_scale_s", seen["scaled"] - seen["metric"], "s",
                "learner_wait first served -> the HPA writes spec.samplers.replicas (its 15 s sync period)")
         record("hpa_test_s", time.monotonic() - t_start, "s", "tests/kind/test_hpa.py, apply to the end")
