@@ -110,3 +110,10 @@ def test_a_figure_not_renewed_is_not_served() -> None:
     assert s.samples("rl", "learner_wait") == {}
     s.put("rl", "a", {"learner_wait": 0.4}, T)
     assert s.samples("rl", "learner_wait")["a"].value == 0.4
+
+
+def test_the_served_figure_is_the_one_learners_report() -> None:
+    """The operator does not import the runtime: the figure's name is written twice."""
+    from reactorfed.rl.plans.learner_wait import FIGURE
+
+    assert METRICS == {FIGURE: FIGURE}
