@@ -27,7 +27,9 @@ from .cluster import Cluster, load_config
 from .discovery import CONDITION
 from .discovery_pod import REFUSALS, DiscoveryStep, Known, hold, inputs_key, needs_log
 from .discovery_pod import step as discovery_step
+from .external_metrics import MetricStore
 from .manifests import Federation, checkpoint_pvc, rti_service, secret, secret_name
+from .metrics_api import start_from_env
 from .netpol import Reach, network_policy, policy_name
 from .phase import TERMINAL, Phase, PodPhase, Role
 from .planner import ELASTIC_KEYS, Plan, PriorStatus, plan
@@ -38,6 +40,8 @@ __all__ = ["STATUS_URL_ANNOTATION", "configure", "reconcile", "tracked"]
 
 INTERVAL = float(os.environ.get("REACTORFED_OPERATOR_INTERVAL", "5"))
 REACH = Reach.from_env()
+#: each federation's figures, for the external metrics API (served when the chart enables it)
+METRICS = MetricStore()
 _locks: dict[str, threading.Lock] = {}
 _locks_guard = threading.Lock()
 
@@ -80,6 +84,7 @@ def configure(settings: kopf.OperatorSettings, **_: Any) -> None:
     settings.watching.server_timeout = 300
     settings.networking.request_timeout = 30
     load_config()
+    start_from_env(METRICS)
 
 
 def _post(body: kopf.Body, type_: str, reason: str, message: str) -> None:
@@ -206,6 +211,7 @@ def _reconcile(obj: dict[str, Any], cluster: Cluster) -> None:
         _post(body, event.type, event.reason, event.message)
     progress = _progress(fed, pods, (meta.get("annotations") or {}).get(STATUS_URL_ANNOTATION))
     status = step.status(fed, pods, generation, prior, _now(), progress)
+    METRICS.put(fed.namespace, fed.name, dict(progress.figures) if progress and progress.reachable else {}, _now())
     status.setdefault("progress", None)  # null removes stale progress (merge patch)
     status.setdefault("rtiAddress", None)
     status.setdefault("placement", None)
@@ -310,6 +316,7 @@ def on_timer(meta: kopf.Meta, logger: kopf.Logger, **_: Any) -> None:
 @kopf.on.delete(*_RESOURCE, optional=True)
 def on_delete(meta: kopf.Meta, **_: Any) -> None:
     _forget(str(meta["uid"]))
+    METRICS.drop(str(meta.get("namespace")), str(meta.get("name")))
 
 
 def _pod_finished(event: kopf.RawEvent, status: kopf.Status, **_: Any) -> bool:

@@ -3,7 +3,11 @@
 
 from __future__ import annotations
 
+import base64
+import socket
+import ssl
 import subprocess
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -111,3 +115,49 @@ def test_the_dashboard_and_the_podmonitor_are_off_by_default_and_render_when_ask
     cluster = next(d for d in _render(k8s_tools[0], "--set", "scope=cluster", "--set", "monitoring.podMonitor.enabled=true")
                    if d["kind"] == "PodMonitor")  # fmt: skip
     assert cluster["spec"]["namespaceSelector"] == {"any": True}
+
+
+def test_the_external_metrics_api_is_off_by_default_and_complete_when_asked(k8s_tools: tuple[Path, Path],
+                                                                           tmp_path: Path) -> None:
+    """``externalMetrics.enabled``: the APIService, its Service, the serving certificate (the
+    APIService's caBundle verifies it for the Service's DNS name), the RBAC of an aggregated
+    API server, and the operator's port, environment and mounted certificate."""
+    assert not [d for d in _render(k8s_tools[0]) if d["kind"] == "APIService"]
+    docs = _render(k8s_tools[0], "--set", "externalMetrics.enabled=true", "--set", "externalMetrics.port=7443")
+    by_kind = {(d["kind"], d["metadata"]["name"]): d for d in docs}
+    api = by_kind[("APIService", "v1beta1.external.metrics.k8s.io")]["spec"]
+    assert (api["group"], api["version"], api["service"]) == (
+        "external.metrics.k8s.io", "v1beta1", {"name": "rf-reactorfed-operator-metrics-api", "namespace": "ops",
+                                               "port": 443})  # fmt: skip
+    assert "insecureSkipTLSVerify" not in api
+    svc = by_kind[("Service", "rf-reactorfed-operator-metrics-api")]["spec"]
+    assert svc["ports"] == [{"name": "https", "port": 443, "targetPort": "metrics-api"}]
+    delegator = by_kind[("ClusterRoleBinding", "rf-reactorfed-operator-auth-delegator")]
+    assert delegator["roleRef"]["name"] == "system:auth-delegator"
+    reader = by_kind[("RoleBinding", "rf-reactorfed-operator-auth-reader")]
+    assert (reader["metadata"]["namespace"], reader["roleRef"]["name"]) == (
+        "kube-system", "extension-apiserver-authentication-reader")
+    container = by_kind[("Deployment", "rf-reactorfed-operator")]["spec"]["template"]["spec"]["containers"][0]
+    assert {"name": "metrics-api", "containerPort": 7443} in container["ports"]
+    env = {e["name"]: e.get("value") for e in container["env"]}
+    assert env["REACTORFED_METRICS_API_PORT"] == "7443"
+    assert {"name": "metrics-api-tls", "mountPath": "/etc/reactorfed/metrics-api", "readOnly": True} in container[
+        "volumeMounts"]
+    # the caBundle verifies the serving certificate for the Service's name: a TLS handshake
+    data = by_kind[("Secret", "rf-reactorfed-operator-metrics-api-tls")]["data"]
+    for key in ("tls.crt", "tls.key"):
+        (tmp_path / key).write_bytes(base64.b64decode(data[key]))
+    assert base64.b64decode(data["ca.crt"]) == base64.b64decode(api["caBundle"])
+    server_ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    server_ctx.load_cert_chain(tmp_path / "tls.crt", tmp_path / "tls.key")
+    client_ctx = ssl.create_default_context(cadata=base64.b64decode(api["caBundle"]).decode())
+    a, b = socket.socketpair()
+    with a, b:
+        server = server_ctx.wrap_socket(a, server_side=True, do_handshake_on_connect=False)
+        client = client_ctx.wrap_socket(b, server_hostname="rf-reactorfed-operator-metrics-api.ops.svc",
+                                        do_handshake_on_connect=False)  # fmt: skip
+        done = threading.Thread(target=server.do_handshake)
+        done.start()
+        client.do_handshake()
+        done.join(10)
+        assert client.getpeercert()["subject"] == ((("commonName", "rf-reactorfed-operator-metrics-api.ops.svc"),),)

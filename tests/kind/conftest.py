@@ -202,6 +202,7 @@ def operator(kind_cluster: Kind, images: dict[str, str]) -> Kind:
         k.helm("install", RELEASE, str(CHART), "--namespace", OPERATOR_NS, "--create-namespace",
                "--set", f"watchNamespaces={{{NAMESPACE}}}", "--set", f"image.repository={repo}",
                "--set", f"image.tag={tag}", "--set", "image.pullPolicy=Never", "--set", "reconcileInterval=2",
+               "--set", "externalMetrics.enabled=true",
                "--wait", "--timeout", "5m", timeout=360)  # fmt: skip
         record(
             "helm_install_to_ready_s",

@@ -70,6 +70,7 @@ from ..envs.backends import BACKENDS
 from ..rollout import Rollout, unpack_rollout
 from ..training import RunConfig
 from .elastic_round import ElasticRound
+from .learner_wait import LearnerWait
 from .sampler import PlanSampler, sampler_seed
 from .trainer import PlanTrainer
 
@@ -151,6 +152,7 @@ class ElasticAsyncTrainer(AsyncTrainer):
         super().__init__(n, algo, space, run=run, seed=seed, weights_delay=weights_delay)
         self.period = period
         self.rounds = ElasticRound(bank, weights_delay, timeline=self.run.timeline)
+        self.wait = LearnerWait()  # (measured for autoscaling; training never reads it)
         self.sent_to: tuple[int, ...] = ()  # the members present when the weights went out last
         self.resent = 0  # weights sent again for members that had none
         #: bank index -> env steps in fragments that came after the learner asked to stop
@@ -170,6 +172,7 @@ class ElasticAsyncTrainer(AsyncTrainer):
 
     @reaction(triggers=[PlanTrainer.fragments], effects=[PlanTrainer.weights])
     def learn(self, fragments: MultiReader[np.ndarray], weights: PortWriter[np.ndarray]) -> None:
+        self.wait.working()
         now = self.rounds.look(self)
         present = fragments.present()
         if not self.take(present):
@@ -189,6 +192,9 @@ class ElasticAsyncTrainer(AsyncTrainer):
         if not self.done and any(i not in self.sent_to for i in now):
             self.resent += 1
             self._send_to(now, weights)
+
+    def progress_figures(self, env_steps: int) -> dict[str, float]:
+        return {**super().progress_figures(env_steps), **self.wait.figures()}
 
     def took(self, index: int, rollout: Rollout) -> None:
         self.rounds.took(index, rollout.transitions)

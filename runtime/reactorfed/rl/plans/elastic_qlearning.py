@@ -22,6 +22,7 @@ from reactorfed import STARTUP, ActionHandle, LogicalAction, MultiReader, PortWr
 from ..algos.dqn.learner import DQNConfig
 from ..envs.runner import Fragment
 from .elastic_round import ElasticRound
+from .learner_wait import LearnerWait, late_by
 from .qlearning import DQNTrainer, TrainConfig
 
 __all__ = ["ElasticDQNTrainer"]
@@ -51,6 +52,7 @@ class ElasticDQNTrainer(DQNTrainer):
         self.bank = bank
         self.period = period
         self.rounds = ElasticRound(bank, period)
+        self.wait = LearnerWait()  # (measured for autoscaling; training never reads it)
 
     def _ask(self, now: tuple[int, ...], weights: PortWriter[np.ndarray], round_end: ActionHandle) -> None:
         weights.set(self.learner.payload())
@@ -67,6 +69,8 @@ class ElasticDQNTrainer(DQNTrainer):
     def learn(self, fragments: MultiReader[np.ndarray], weights: PortWriter[np.ndarray],
               round_end: ActionHandle) -> None:
         present = fragments.present()
+        if present:  # (rounds timed by ``period``: waiting for the clock is not waiting for samples)
+            self.wait.working(late_by(self) if self.period else None)
         now, complete = self.rounds.end(self, present, round_end, lambda: weights.set(self.learner.payload()))
         if not complete:
             self.incomplete_iterations += 1  # (a fragment missing, or one not asked for)
@@ -74,6 +78,9 @@ class ElasticDQNTrainer(DQNTrainer):
             return
         if self.train_iteration(present):
             self._ask(now, weights, round_end)
+
+    def progress_figures(self) -> dict[str, float]:
+        return {**super().progress_figures(), **self.wait.figures()}
 
     def _took(self, index: int, frag: Fragment) -> None:
         self.rounds.took(index, len(frag))

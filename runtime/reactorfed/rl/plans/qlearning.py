@@ -210,8 +210,11 @@ class DQNTrainer(Reactor):
 
     def _report(self) -> None:
         """This run's progress for a person (:meth:`~reactorfed.Reactor.report_progress`)."""
-        self.report_progress(self.iteration, self.iterations, env_steps=self.learner.env_steps,
-                             mean_return=self.mean_return)
+        self.report_progress(self.iteration, self.iterations, **self.progress_figures())
+
+    def progress_figures(self) -> dict[str, float]:
+        """The figures of :meth:`_report` (a subclass may add some)."""
+        return {"env_steps": self.learner.env_steps, "mean_return": self.mean_return}
 
     def _save(self) -> None:
         self.learner.save(self.checkpoint, extra={"iteration": self.iteration, "episodes": self.episodes})

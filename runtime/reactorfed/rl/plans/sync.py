@@ -61,6 +61,7 @@ from ..envs.backends import BACKENDS
 from ..rollout import Rollout
 from ..training import RunConfig
 from .elastic_round import ElasticRound
+from .learner_wait import LearnerWait, late_by
 from .sampler import PlanSampler, sampler_seed
 from .trainer import PlanTrainer
 
@@ -112,6 +113,7 @@ class ElasticSyncTrainer(PlanTrainer):
                  seed: int = 0, period: int = 0) -> None:
         super().__init__(n, algo, space, run=run, seed=seed, weights_delay=period)
         self.rounds = ElasticRound(bank, period, timeline=self.run.timeline)
+        self.wait = LearnerWait()  # (measured for autoscaling; training never reads it)
         self.incomplete_iterations = 0
 
     def _ask(self, now: tuple[int, ...], weights: PortWriter[np.ndarray], round_end: ActionHandle) -> None:
@@ -130,6 +132,8 @@ class ElasticSyncTrainer(PlanTrainer):
     def learn(self, fragments: MultiReader[np.ndarray], weights: PortWriter[np.ndarray],
               round_end: ActionHandle) -> None:
         present = fragments.present()
+        if present:  # (rounds timed by ``period``: waiting for the clock is not waiting for samples)
+            self.wait.working(late_by(self) if self.rounds.period else None)
         now, complete = self.rounds.end(self, present, round_end, lambda: self.send(weights))
         if not complete:
             self.incomplete_iterations += 1  # (a fragment missing, or one not asked for)
@@ -140,6 +144,9 @@ class ElasticSyncTrainer(PlanTrainer):
             self._ask(now, weights, round_end)
         else:
             self.training_over()
+
+    def progress_figures(self, env_steps: int) -> dict[str, float]:
+        return {**super().progress_figures(env_steps), **self.wait.figures()}
 
     def took(self, index: int, rollout: Rollout) -> None:
         self.rounds.took(index, rollout.transitions)

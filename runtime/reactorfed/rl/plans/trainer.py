@@ -84,8 +84,13 @@ class PlanTrainer(Reactor):
         self.learner = learner = self.algo.make_learner(self.space, self.seed)
         self.iteration = self.resumed_from = resume_from_checkpoint(learner, self.run, self.log)
         self.log.start(self.fqn)
-        self.report_progress(self.iteration, self.run.iterations, **self.log.figures(learner.env_steps))
+        self.report_progress(self.iteration, self.run.iterations, **self.progress_figures(learner.env_steps))
         return self.iteration < self.run.iterations
+
+    def progress_figures(self, env_steps: int) -> dict[str, float]:
+        """What the learner reports of its progress besides its iteration (a subclass may
+        add figures)."""
+        return self.log.figures(env_steps)
 
     def send(self, weights: PortWriter[np.ndarray]) -> None:
         """Send the learner's payload (noting when, for the fragments' policy lag)."""
@@ -121,7 +126,7 @@ class PlanTrainer(Reactor):
         extra = {"reactorfed/policy_lag_iterations": sum(known) / len(known)} if known else None
         self.log.write(self.iteration, learner.env_steps, self.stats, self.elapsed(), extra)
         run = self.run
-        self.report_progress(self.iteration, run.iterations, **self.log.figures(learner.env_steps))
+        self.report_progress(self.iteration, run.iterations, **self.progress_figures(learner.env_steps))
         if run.progress and self.iteration % run.progress_every == 0:
             self.log.show(self.iteration, learner.env_steps, self.stats)
         if run.checkpoint and run.checkpoint_every and self.iteration % run.checkpoint_every == 0:
