@@ -7,7 +7,7 @@ import pytest
 
 from reactorfed.errors import ValidationError
 from reactorfed.rl import PolicyMapping
-from reactorfed.rl.policy_mapping import PolicySlot
+from reactorfed.rl.plans.policy_mapping import PolicySlot
 
 AGENTS = ("agent_0", "agent_1", "agent_2")
 

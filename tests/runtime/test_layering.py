@@ -178,6 +178,13 @@ def test_the_root_holds_only_entry_points_and_private_helpers() -> None:
     assert {"time", "model", "assembly", "execution", "cli", "federation"} <= set(rooms), rooms
 
 
+def test_the_rl_root_holds_at_most_five_files() -> None:
+    """rl/'s own modules are the contract, the curves, rollouts and training log; the rest
+    lives in its rooms (envs/, algos/, replay/, plans/, tune/)."""
+    root = sorted(p.name for p in (PKG / "rl").glob("*.py"))
+    assert len(root) <= 5, root
+
+
 def test_the_walk_sees_a_cycle_through_a_lazy_import() -> None:
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
     assert _cycles(graph) == [["a", "b", "c"]]

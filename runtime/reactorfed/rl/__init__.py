@@ -7,8 +7,8 @@ the actors in samplers and the Learner in a Trainer reactor) and :mod:`.tune` (h
 search over trials of a plan: PBT, ASHA, random and grid). Here: the contract between
 algorithms and plans (:mod:`.contracts`: its ``Actor`` and ``Algorithm`` protocols are
 imported from there), learning curves (:mod:`.curves`), rollouts (:mod:`.rollout`), the
-run settings and training log every plan shares (:mod:`.training`), which policy acts for
-which agent (:mod:`.policy_mapping`), and the names a program needs.
+run settings and training log every plan shares (:mod:`.training`), and the names a
+program needs (which policy acts for which agent: :mod:`.plans.policy_mapping`).
 
 torch is imported on first use of a torch-based name (Learners, the DQN and multi-agent
 reactors): a process that only steps environments (a sampler federate) starts without it,
@@ -35,10 +35,10 @@ from .plans.async_ import AsyncPlan
 from .plans.data_parallel import DataParallelPlan
 from .plans.multi_agent import MultiAgentPlan
 from .plans.param_server import ParamServerPlan
+from .plans.policy_mapping import PolicyMapping
 from .plans.sampling import Collector, EnvSampler
 from .plans.seed import SeedPlan
 from .plans.sync import SyncPlan
-from .policy_mapping import PolicyMapping
 from .replay.contracts import ReplayConfig
 from .rollout import PolicyRunner, Rollout
 from .training import RunConfig, TrainingLog

@@ -1,6 +1,6 @@
 """Multi-agent training, as a reactor program: independent PPO (IPPO) or MAPPO on a
 cooperative MPE task, the agents' policies placed by a
-:class:`~reactorfed.rl.policy_mapping.PolicyMapping` (one shared policy, a policy per agent,
+:class:`~reactorfed.rl.plans.policy_mapping.PolicyMapping` (one shared policy, a policy per agent,
 or groups).
 
 ::
@@ -38,9 +38,9 @@ from reactorfed import Reactor, ValidationError, bank, each
 
 from ..contracts import Algorithm
 from ..envs.multi_agent import TASKS, MultiAgentSpec
-from ..policy_mapping import PolicyMapping, PolicySlot
 from ..training import RunConfig
 from .multi_agent_sampler import MultiAgentSampler
+from .policy_mapping import PolicyMapping, PolicySlot
 from .sampler import sampler_seed
 from .sync import SyncTrainer
 

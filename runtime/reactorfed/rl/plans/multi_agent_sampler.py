@@ -27,9 +27,9 @@ from reactorfed import SHUTDOWN, STARTUP, Input, MultiReader, MultiWriter, Outpu
 
 from ..contracts import Actor, Algorithm, SpaceInfo
 from ..envs.multi_agent import MultiAgentRunner
-from ..policy_mapping import PolicySlot
 from ..rollout import Rollout, pack_rollout
 from ..training import RunConfig
+from .policy_mapping import PolicySlot
 from .sampler import actor_seed
 
 __all__ = ["MultiAgentSampler", "central_rows", "copy_seed"]

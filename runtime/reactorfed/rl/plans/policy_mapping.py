@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from ..errors import ValidationError
+from ...errors import ValidationError
 
 __all__ = ["MappingKind", "PolicyMapping", "PolicySlot"]
 
