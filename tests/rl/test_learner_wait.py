@@ -18,27 +18,29 @@ from reactorfed.rl.plans.learner_wait import FIGURE, LearnerWait
 
 from .conftest import load_example
 
+S = 1_000_000_000  # ns
+
 
 class FakeClock:
     def __init__(self) -> None:
-        self.t = 100.0
+        self.t = 100 * S
 
-    def __call__(self) -> float:
+    def __call__(self) -> int:
         return self.t
 
 
 def test_the_share_is_the_waits_part_of_wait_and_work() -> None:
     clock = FakeClock()
-    w = LearnerWait(window=10.0, clock=clock)
+    w = LearnerWait(clock, window_ns=10 * S)
     assert w.figures() == {}  # nothing measured yet: no figure
     w.working()  # the first update: no wait before it is known
-    clock.t += 1.0
+    clock.t += 1 * S
     w.idle()
     assert w.share() == 0.0
-    clock.t += 3.0  # waits 3 s
+    clock.t += 3 * S  # waits 3 s
     w.working()
     w.working()  # (again, at the same update: nothing)
-    clock.t += 1.0
+    clock.t += 1 * S
     assert w.figures() == {FIGURE: round(3 / 5, 4)}  # (figures() ends the update)
     w.idle()  # (again: nothing)
     assert len(w.spans) == 2
@@ -46,34 +48,34 @@ def test_the_share_is_the_waits_part_of_wait_and_work() -> None:
 
 def test_a_timed_round_counts_only_the_wait_past_its_time() -> None:
     clock = FakeClock()
-    w = LearnerWait(clock=clock)
+    w = LearnerWait(clock)
     w.working()
-    clock.t += 1.0
+    clock.t += 1 * S
     w.idle()
-    clock.t += 4.0  # 4 s until the reaction, which starts 1 s after its tag's time
-    w.working(late_by=1.0)
-    clock.t += 1.0
+    clock.t += 4 * S  # 4 s until the reaction, which starts 1 s after its tag's time
+    w.working(late_by=1 * S)
+    clock.t += 1 * S
     w.idle()
     assert w.share() == pytest.approx(1 / 3)
-    clock.t += 2.0  # the fragments came before the round's time: no wait
-    w.working(late_by=-0.001)
-    clock.t += 1.0
+    clock.t += 2 * S  # the fragments came before the round's time: no wait
+    w.working(late_by=-S // 1000)
+    clock.t += 1 * S
     w.idle()
     assert w.share() == pytest.approx(1 / 4)
 
 
 def test_the_window_forgets_old_updates_but_keeps_the_last() -> None:
     clock = FakeClock()
-    w = LearnerWait(window=10.0, clock=clock)
-    for wait, work in ((0.0, 1.0), (9.0, 1.0), (0.5, 0.5), (0.5, 0.5)):
+    w = LearnerWait(clock, window_ns=10 * S)
+    for wait, work in ((0, S), (9 * S, S), (S // 2, S // 2), (S // 2, S // 2)):
         clock.t += wait
         w.working()
         clock.t += work
         w.idle()
     assert w.share() == pytest.approx(10 / 12)  # the first has left the window
-    clock.t += 100.0
+    clock.t += 100 * S
     w.working()
-    clock.t += 1.0
+    clock.t += 1 * S
     w.idle()
     assert w.share() == pytest.approx(100 / 101)  # only the last remains
 

@@ -152,7 +152,7 @@ class ElasticAsyncTrainer(AsyncTrainer):
         super().__init__(n, algo, space, run=run, seed=seed, weights_delay=weights_delay)
         self.period = period
         self.rounds = ElasticRound(bank, weights_delay, timeline=self.run.timeline)
-        self.wait = LearnerWait()  # (measured for autoscaling; training never reads it)
+        self.wait = LearnerWait(self.physical_time)  # (measured for autoscaling; training never reads it)
         self.sent_to: tuple[int, ...] = ()  # the members present when the weights went out last
         self.resent = 0  # weights sent again for members that had none
         #: bank index -> env steps in fragments that came after the learner asked to stop

@@ -52,7 +52,7 @@ class ElasticDQNTrainer(DQNTrainer):
         self.bank = bank
         self.period = period
         self.rounds = ElasticRound(bank, period)
-        self.wait = LearnerWait()  # (measured for autoscaling; training never reads it)
+        self.wait = LearnerWait(self.physical_time)  # (measured for autoscaling; training never reads it)
 
     def _ask(self, now: tuple[int, ...], weights: PortWriter[np.ndarray], round_end: ActionHandle) -> None:
         weights.set(self.learner.payload())

@@ -1,7 +1,8 @@
 """How much of its time a learner waits for samples: the figure to scale samplers on.
 
 A learner fed by samplers alternates between waiting (no fragment has arrived) and working
-(it learns from what arrived). :class:`LearnerWait` measures both in wall time: the learner
+(it learns from what arrived). :class:`LearnerWait` measures both in physical time (ns, as
+the run's clock gives it: the learner passes its ``physical_time``): the learner
 calls :meth:`~LearnerWait.working` when fragments arrive (its reaction starts) and
 :meth:`~LearnerWait.idle` when its update is done (as it reports its progress). Its
 :meth:`~LearnerWait.share` is the part of the last ``window`` seconds spent waiting: near 1
@@ -10,7 +11,7 @@ the learner never waits (more samplers would only queue fragments or lengthen it
 
 A learner whose rounds are timed (a round every ``period`` of logical time, which tracks
 physical time unless the run is ``fast``) cannot start a round before its tag's physical
-time: waiting for the clock is not waiting for samples. It passes ``late_by``, how long
+time: waiting for the clock is not waiting for samples. It passes ``late_by``, how long (ns)
 after its tag's physical time the reaction starts (:func:`late_by`), and only that much of
 the gap counts as waiting: fragments that arrive before the round's time cost no wait.
 
@@ -24,7 +25,6 @@ training, and a replay of it, are the same with or without it.
 from __future__ import annotations
 
 import math
-import time
 from collections import deque
 from collections.abc import Callable
 
@@ -36,31 +36,34 @@ __all__ = ["FIGURE", "LearnerWait", "late_by"]
 
 #: the progress figure's name
 FIGURE = "learner_wait"
+#: the span of recent updates the share is taken over
+WINDOW_NS = 10 * 1_000_000_000
 
 
 class LearnerWait:
-    """The share of the last ``window`` seconds (wall time, ``clock``) a learner waited."""
+    """The share of the last ``window_ns`` of physical time (``clock``, ns: the learner's
+    ``physical_time``, read only in its reactions) a learner waited."""
 
-    def __init__(self, window: float = 10.0, clock: Callable[[], float] = time.monotonic) -> None:
-        self.window = window
+    def __init__(self, clock: Callable[[], int], window_ns: int = WINDOW_NS) -> None:
+        self.window_ns = window_ns
         self.clock = clock
-        #: one entry per update: (its end, the wait before it, its work), oldest first
-        self.spans: deque[tuple[float, float, float]] = deque()
-        self._busy_since: float | None = None
-        self._idle_since: float | None = None
-        self._waited = 0.0
+        #: one entry per update: (its end, the wait before it, its work), ns, oldest first
+        self.spans: deque[tuple[int, int, int]] = deque()
+        self._busy_since: int | None = None
+        self._idle_since: int | None = None
+        self._waited = 0
 
-    def working(self, late_by: float | None = None) -> None:
+    def working(self, late_by: int | None = None) -> None:
         """Fragments arrived: the wait (since the last :meth:`idle`) is over. Again before
-        :meth:`idle`: nothing (the learner is still at the same update). ``late_by``:
-        seconds the reaction starts after its tag's physical time (None: its start is not
-        bound to the clock); the wait counts only that much of the gap."""
+        :meth:`idle`: nothing (the learner is still at the same update). ``late_by``: ns the
+        reaction starts after its tag's physical time (None: its start is not bound to the
+        clock); the wait counts only that much of the gap."""
         if self._busy_since is not None:
             return
         now = self.clock()
         self._busy_since = now
-        gap = now - self._idle_since if self._idle_since is not None else 0.0
-        self._waited = gap if late_by is None else min(gap, max(late_by, 0.0))
+        gap = now - self._idle_since if self._idle_since is not None else 0
+        self._waited = gap if late_by is None else min(gap, max(late_by, 0))
 
     def idle(self) -> None:
         """The update is done: the learner waits from now. Without :meth:`working` before
@@ -71,7 +74,7 @@ class LearnerWait:
         self.spans.append((now, self._waited, now - self._busy_since))
         self._busy_since = None
         self._idle_since = now
-        while len(self.spans) > 1 and self.spans[0][0] < now - self.window:
+        while len(self.spans) > 1 and self.spans[0][0] < now - self.window_ns:
             self.spans.popleft()
 
     def share(self) -> float:
@@ -88,9 +91,9 @@ class LearnerWait:
         return {} if math.isnan(share) else {FIGURE: round(share, 4)}
 
 
-def late_by(reactor: Reactor) -> float | None:
-    """From a reaction of ``reactor``: seconds since its tag's physical time (None when the
-    run is ``fast``: a reaction there never waits for the clock)."""
+def late_by(reactor: Reactor) -> int | None:
+    """From a reaction of ``reactor``: ns since its tag's physical time (None when the run
+    is ``fast``: a reaction there never waits for the clock)."""
     if running_scheduler(reactor).fast:
         return None
-    return (reactor.physical_time() - reactor.logical_time()) / 1e9
+    return reactor.physical_time() - reactor.logical_time()

@@ -113,7 +113,7 @@ class ElasticSyncTrainer(PlanTrainer):
                  seed: int = 0, period: int = 0) -> None:
         super().__init__(n, algo, space, run=run, seed=seed, weights_delay=period)
         self.rounds = ElasticRound(bank, period, timeline=self.run.timeline)
-        self.wait = LearnerWait()  # (measured for autoscaling; training never reads it)
+        self.wait = LearnerWait(self.physical_time)  # (measured for autoscaling; training never reads it)
         self.incomplete_iterations = 0
 
     def _ask(self, now: tuple[int, ...], weights: PortWriter[np.ndarray], round_end: ActionHandle) -> None:
