@@ -98,3 +98,16 @@ def test_points_thin_out_as_iterations_grow_and_the_same_every_run() -> None:
     points = [i for i in range(1, 30_001) if due(i)]
     assert points[:3] == [1, 2, 3] and 199 in points and 201 not in points and 210 in points
     assert len(points) == 199 + 180 + 180 + 11  # 20,000 to 30,000 by 1,000s
+
+
+def test_a_curve_ends_at_the_last_iteration_even_when_it_was_not_due(tmp_path: Path) -> None:
+    from reactorfed.rl.training import RunConfig, TrainingLog
+
+    log = TrainingLog(RunConfig(logdir=str(tmp_path)))
+    log.start("Main.learner")
+    for i in range(1, 206):  # points every iteration to 199, then every 10th: 205 is not due
+        log.write(i, 10 * i, {"loss": float(i)})
+    log.close()
+    got = scalars(tmp_path / "Main.learner")["time/iterations"]
+    assert got[-2:] == [(2000, 200.0), (2050, 205.0)]
+    assert len(got) == 201

@@ -209,6 +209,9 @@ class TrainingLog:
         self.reached: tuple[int, int, float] | None = None
         self.curve: list[tuple[float, int, float]] = []
         self.curves: Curves | None = None  # TensorBoard (see start)
+        #: the last iteration's point when it was not due: written at close, so a curve
+        #: ends where training did
+        self._last_point: tuple[int, dict[str, float]] | None = None
 
     def start(self, name: str = "learner") -> None:
         """Training starts; ``name`` (the learner reactor's) names its curves' folder."""
@@ -221,17 +224,24 @@ class TrainingLog:
               logical_ns: int | None = None, extra: Mapping[str, float] | None = None) -> None:
         """The iteration's scalars to the curves (with SB3's names), if there are curves."""
         curves = self.curves
-        if curves is None or not due(iteration):
+        if curves is None:
             return
         scalars = {"rollout/ep_rew_mean": self.mean_return, "time/fps": env_steps / max(self.seconds, 1e-9),
                    "time/iterations": iteration, "rollout/episodes": self.episodes, **scalar_names(stats)}
         if logical_ns is not None:
             scalars["reactorfed/logical_time_s"] = logical_ns / 1e9
         scalars.update(extra or {})
-        curves.write(env_steps, scalars)
+        if due(iteration):
+            self._last_point = None
+            curves.write(env_steps, scalars)
+        else:
+            self._last_point = (env_steps, scalars)
 
     def close(self) -> None:
         if self.curves is not None:
+            if self._last_point is not None:
+                self.curves.write(*self._last_point)
+                self._last_point = None
             self.curves.close()
 
     def figures(self, env_steps: int) -> dict[str, float]:
