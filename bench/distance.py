@@ -29,6 +29,11 @@ Measured at each distance, each beside raw ZeroMQ over the same proxy in the sam
 
 Every row also carries ``at_proxy_alone``: the same figure at +0 ms, when measured.
 
+Each federated figure is taken under both coordinations, run by run interleaved
+(``--coordination``): centralized (the RTI grants each tag a federate with upstream peers
+may process) and decentralized (LF's ``coordination: decentralized``: no grant, a federate
+advances on its peers' promises). The decentralized rows' cases end in ", decentralized".
+
 Results in ``bench/results/distance.jsonl`` and ``distance.png``.
 """
 
@@ -56,6 +61,8 @@ from bench.toxiproxy import Toxiproxy
 ROOT = Path(__file__).resolve().parent.parent
 PY = sys.executable
 _free_port = free_port
+#: the RTI's ``--coordination`` choices, as the CLI names them
+COORDINATIONS = ("centralized", "decentralized")
 
 
 @contextmanager
@@ -71,9 +78,9 @@ def _processes() -> Iterator[list[subprocess.Popen[str]]]:
 
 
 def federation(tp: Toxiproxy, program: str, names: list[str], params: dict[str, Any], rtt_ms: int,
-               timeout_s: float = 600) -> tuple[str, float]:
-    """Run ``program``'s RTI and federates as processes, every link through a proxy;
-    (everything they printed, wall seconds)."""
+               coordination: str = "centralized", timeout_s: float = 600) -> tuple[str, float]:
+    """Run ``program``'s RTI and federates as processes, every link through a proxy, under
+    ``coordination`` (the RTI's ``--coordination``); (everything they printed, wall seconds)."""
     fid = f"distance-{secrets.token_hex(4)}"
     env = {**os.environ, "REACTORFED_SECRET": secrets.token_hex(16), "OMP_NUM_THREADS": "1",
            "PYTHONPATH": str(ROOT / "examples" / "rl")}
@@ -88,7 +95,7 @@ def federation(tp: Toxiproxy, program: str, names: list[str], params: dict[str, 
             return files.enter_context(open(Path(tmp) / f"{name}.out", "w"))
 
         procs.append(subprocess.Popen([PY, "-m", "reactorfed", "rti", program, *plist, "--federation-id", fid,
-                                       "--host", "127.0.0.1", "--port", str(rti_port)], env=env, cwd=ROOT, text=True,
+                                       "--host", "127.0.0.1", "--port", str(rti_port), "--coordination", coordination], env=env, cwd=ROOT, text=True,
                                       stdout=log("rti"), stderr=subprocess.STDOUT))
         for name in names:
             data = _free_port()
@@ -119,25 +126,26 @@ def _one(out: str, reactor: str | None = None) -> dict[str, Any]:
 
 
 # -- the measurements at one distance --------------------------------------------------------
-def pipeline_us_per_tag(tp: Toxiproxy, rtt: int, tags: int) -> float:
-    r = _one(federation(tp, "bench/scale_programs.py:Chain", ["source", "sink"], {"federates": 2, "tags": tags}, rtt)[0])
+def pipeline_us_per_tag(tp: Toxiproxy, rtt: int, tags: int, coordination: str) -> float:
+    r = _one(federation(tp, "bench/scale_programs.py:Chain", ["source", "sink"], {"federates": 2, "tags": tags}, rtt,
+                        coordination)[0])
     return float(r["seconds"]) * 1e6 / tags
 
 
-def loop_rounds_per_s(tp: Toxiproxy, rtt: int, rounds: int) -> float:
+def loop_rounds_per_s(tp: Toxiproxy, rtt: int, rounds: int, coordination: str) -> float:
     r = _one(federation(tp, "bench/scale_programs.py:Loop", ["driver", "workers[0]"], {"federates": 2, "tags": rounds},
-                        rtt)[0])
+                        rtt, coordination)[0])
     return rounds / float(r["seconds"])
 
 
-def payload_frames_per_s(tp: Toxiproxy, rtt: int, frames: int) -> float:
-    r = _one(federation(tp, "bench/distance_programs.py:Frames", ["src", "sink"], {"n": frames}, rtt)[0])
+def payload_frames_per_s(tp: Toxiproxy, rtt: int, frames: int, coordination: str) -> float:
+    r = _one(federation(tp, "bench/distance_programs.py:Frames", ["src", "sink"], {"n": frames}, rtt, coordination)[0])
     return frames / float(r["seconds"])
 
 
-def qlearning_wall_s(tp: Toxiproxy, rtt: int, iterations: int) -> float:
+def qlearning_wall_s(tp: Toxiproxy, rtt: int, iterations: int, coordination: str) -> float:
     r = _one(federation(tp, "examples/rl/qlearning.py:Main", ["samplers[0]", "samplers[1]", "learner"],
-                        {"num_samplers": 2, "iterations": iterations}, rtt)[0], ".learner")
+                        {"num_samplers": 2, "iterations": iterations}, rtt, coordination)[0], ".learner")
     return float(r["seconds"])
 
 
@@ -209,10 +217,16 @@ def main(argv: list[str] | None = None) -> Results:
     p = base_parser(__doc__ or "")
     p.add_argument("--rtts", default="0,2,10",
                    help="added round trips in even ms (whole ms each way), comma-separated (default 0,2,10)")
+    p.add_argument("--coordination", default="centralized,decentralized",
+                   help="the coordinations measured, comma-separated, each run interleaved "
+                   "(default centralized,decentralized; a decentralized row's case ends in ', decentralized')")
     args = p.parse_args(argv)
     rtts = sorted(int(x) for x in args.rtts.split(","))  # +0 first: the other rows refer to it
     if any(r < 0 or r % 2 for r in rtts):
         p.error(f"--rtts: each added round trip must be even (Toxiproxy adds whole ms each way): {args.rtts}")
+    modes = [m.strip() for m in args.coordination.split(",") if m.strip()]
+    if not modes or any(m not in COORDINATIONS for m in modes):
+        p.error(f"--coordination: each must be one of {', '.join(COORDINATIONS)}: {args.coordination}")
     runs = 1 if args.quick else args.runs
     tags, rounds, frames, iters = (300, 100, 200, 5) if args.quick else (3000, 500, 1000, 20)
     res = Results("distance", args.out)
@@ -221,31 +235,38 @@ def main(argv: list[str] | None = None) -> Results:
     except FileNotFoundError as e:
         raise SystemExit(str(e)) from None
     try:
-        alone: dict[str, float] = {}
+        alone: dict[str, dict[str, float]] = {}
         for rtt in rtts:
             got: dict[str, list[float]] = {}
             for i in range(runs):
                 wait_quiet()
-                for key, value in (("raw_rt", raw_round_trips_per_s(tp, rtt, max(20, rounds))),
-                                   ("raw_frames", raw_frames_per_s(tp, rtt, frames)),
-                                   ("pipeline", pipeline_us_per_tag(tp, rtt, tags)),
-                                   ("loop", loop_rounds_per_s(tp, rtt, rounds)),
-                                   ("frames", payload_frames_per_s(tp, rtt, frames)),
-                                   ("qlearning", qlearning_wall_s(tp, rtt, iters))):
-                    got.setdefault(key, []).append(value)
+                got.setdefault("raw_rt", []).append(raw_round_trips_per_s(tp, rtt, max(20, rounds)))
+                got.setdefault("raw_frames", []).append(raw_frames_per_s(tp, rtt, frames))
+                for mode in modes:  # (interleaved: the machine's load hits every coordination alike)
+                    for key, value in (("pipeline", pipeline_us_per_tag(tp, rtt, tags, mode)),
+                                       ("loop", loop_rounds_per_s(tp, rtt, rounds, mode)),
+                                       ("frames", payload_frames_per_s(tp, rtt, frames, mode)),
+                                       ("qlearning", qlearning_wall_s(tp, rtt, iters, mode))):
+                        got.setdefault(f"{mode}:{key}", []).append(value)
                 progress(f"+{rtt} ms run {i + 1}: " + ", ".join(f"{k} {v[-1]:,.1f}" for k, v in got.items()))
             med = {k: statistics.median(v) for k, v in got.items()}
-            if rtt == 0:
-                alone = med
-
-            res.add(f"+{rtt} ms closed loop", "rounds_per_s", med["loop"], "raw-zmq-req-rep", med["raw_rt"],
-                    "higher", runs, **_extra(rtt, med, alone, "loop"))
-            res.add(f"+{rtt} ms 100 KB payloads", "frames_per_s", med["frames"], "raw-zmq-push-pull",
-                    med["raw_frames"], "higher", runs, **_extra(rtt, med, alone, "frames"))
-            res.add(f"+{rtt} ms pipeline tag advance", "us_per_tag", med["pipeline"], "raw-zmq-req-rep",
-                    1e6 / med["raw_rt"], "lower", runs, **_extra(rtt, med, alone, "pipeline"))
-            res.add(f"+{rtt} ms Q-learning ({iters} iterations, 2 samplers)", "wall_s", med["qlearning"],
-                    "raw-zmq-req-rep", iters / med["raw_rt"], "lower", runs, **_extra(rtt, med, alone, "qlearning"))
+            for mode in modes:
+                m = {**{k.split(":", 1)[1]: v for k, v in med.items() if k.startswith(f"{mode}:")},
+                     "raw_rt": med["raw_rt"], "raw_frames": med["raw_frames"]}
+                if rtt == 0:
+                    alone[mode] = m
+                a = alone.get(mode, {})
+                suffix = "" if mode == "centralized" else f", {mode}"
+                extra = {"coordination": mode}
+                res.add(f"+{rtt} ms closed loop{suffix}", "rounds_per_s", m["loop"], "raw-zmq-req-rep",
+                        m["raw_rt"], "higher", runs, **_extra(rtt, m, a, "loop"), **extra)
+                res.add(f"+{rtt} ms 100 KB payloads{suffix}", "frames_per_s", m["frames"], "raw-zmq-push-pull",
+                        m["raw_frames"], "higher", runs, **_extra(rtt, m, a, "frames"), **extra)
+                res.add(f"+{rtt} ms pipeline tag advance{suffix}", "us_per_tag", m["pipeline"], "raw-zmq-req-rep",
+                        1e6 / m["raw_rt"], "lower", runs, **_extra(rtt, m, a, "pipeline"), **extra)
+                res.add(f"+{rtt} ms Q-learning ({iters} iterations, 2 samplers){suffix}", "wall_s", m["qlearning"],
+                        "raw-zmq-req-rep", iters / m["raw_rt"], "lower", runs, **_extra(rtt, m, a, "qlearning"),
+                        **extra)
     finally:
         tp.close()
     path = res.write()

@@ -14,6 +14,12 @@ interleaved, so the machine's load hits both alike.
 4. **PPO CartPole to 475** (``examples/rl/ppo_cartpole.py``, launched): seconds of training
    to the threshold, as the learner measures them. Target: at most 10% slower traced.
 
+Beside them, one record's cost in this interpreter (:func:`record_floor_ns`): the least a
+recorder written in Python can spend (a clock read through the clock object and a tuple
+appended to a list) and what the project's recorder spends. The tag-advance rows give the
+10% budget per tag against that floor times the records a tag writes: when the floor alone
+is over the budget, no Python recorder meets the bar on that benchmark.
+
 Each row's peer is the untraced run (ratio > 1: tracing costs nothing); ``overhead_pct`` is
 the traced run's cost in percent, and ``per_record_ns`` the extra time per record written
 where the run counts its records (the trace files' own count).
@@ -59,6 +65,32 @@ def ppo_seconds(traced: bool) -> tuple[float, int]:
         return float(r["reached_seconds"]), _records(Path(tmp)) if traced else 0
 
 
+def record_floor_ns(n: int = 200_000) -> dict[str, float]:
+    """What one record costs in this interpreter, in this process, best of 5: ``floor``, the
+    least a recorder written in Python can do (read the clock through its object and append
+    a tuple of the record's fields to a list), and ``recorder``, the project's
+    :meth:`Recorder.record <reactorfed.observe.trace.recorder.Recorder.record>` (its writer
+    thread stopped: packing and writing are not in it)."""
+    import threading
+    import timeit
+
+    from reactorfed.observe.trace.recorder import Recorder
+    from reactorfed.time.clock import SystemClock
+
+    clock = SystemClock()
+    buf: list[tuple[Any, ...]] = []
+    rec = Recorder(None, "floor", clock, capacity=1 << 30)
+    rec.close()  # (the writer gone: only the recording is timed)
+    env = {"ap": buf.append, "now": clock.now, "tag": (1_000, 0), "ident": threading.get_ident(), "rec": rec.record}
+    out = {}
+    for key, stmt in (("floor", "ap((2, now(), tag[0], tag[1], ident, 'Main.sink.take', 1))"),
+                      ("recorder", "rec(2, tag, 'Main.sink.take', 1)")):
+        best = min(timeit.repeat(stmt, globals=env, number=n, repeat=5))
+        buf.clear()
+        out[key] = best / n * 1e9
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     p = base_parser(__doc__.split("\n\n")[0])
     p.add_argument("--tags", type=int, default=None, help="tags per tag-chain run (default 20000; 3000 with --quick)")
@@ -88,6 +120,9 @@ def main(argv: list[str] | None = None) -> int:
                     progress(f"{case} ({'traced' if traced else 'untraced'}) failed: {exc}")
             got = samples[case]
             progress(f"run {i + 1}: {case}: traced {got[True][-1:]} untraced {got[False][-1:]} {metric}")
+    floor = record_floor_ns()
+    progress(f"one record: {floor['floor']:.0f} ns at the least (a clock read and an append), "
+             f"{floor['recorder']:.0f} ns in the recorder")
     res = Results("tracing", args.out)
     common: dict[str, Any] = {"load_avg_start": load0, "load_avg_end": [round(x, 2) for x in os.getloadavg()],
                               "cores": os.cpu_count(), "judged": False,
@@ -104,6 +139,11 @@ def main(argv: list[str] | None = None) -> int:
         if metric == "per_tag_us" and records:
             per_tag_records = records / n
             extra["per_record_ns"] = round((t - u) * 1000 / per_tag_records, 1)
+            # the 10% budget against the least a Python recorder can spend on this tag's records
+            extra["records_per_tag"] = round(per_tag_records, 2)
+            extra["budget_per_tag_us"] = round(0.10 * u, 3)
+            extra["floor_per_tag_us"] = round(per_tag_records * floor["floor"] / 1000, 3)
+            extra["recorder_per_tag_us"] = round(per_tag_records * floor["recorder"] / 1000, 3)
         limit = 0.10 if target else None
         res.add(case, metric, t, "untraced", u, better, len(on), overhead_pct=round(overhead * 100, 1),
                 samples=[round(x, 3) for x in on], peer_samples=[round(x, 3) for x in off], **extra,

@@ -9,7 +9,8 @@ has come, so the learner waits a little in every round, for the collection and t
 transport (learner_wait a few hundredths on a quiet machine, more on a loaded one). With the
 target at 1m (0.001), the HPA wants ceil(1 x learner_wait / 0.001) samplers, at most 2, and
 adds one, live: the RTI's and the learner's pods keep their UID and restartCount 0,
-incarnation 1, no restart. The HPA's windows are 0 s.
+incarnation 1, no restart. The HPA's windows are 0 s. Then the target is raised out of
+reach and the HPA takes the sampler away again, live, the same pods staying.
 
 Measured (conftest.record): from the metric's first value served through the API server to
 the federation training at the new width (the join in status.membership and ten rounds of
@@ -26,7 +27,7 @@ import pytest
 from .conftest import CHART, NAMESPACE, OPERATOR_NS, RELEASE, Kind, record, wait_for
 from .federations import apply, clean_slate, describe, load_example, small_requests
 
-pytestmark = [pytest.mark.kind, pytest.mark.timeout(400)]
+pytestmark = [pytest.mark.kind, pytest.mark.timeout(520)]
 
 NAME = "qlearning-hpa"
 ROUND_MS = 100
@@ -90,6 +91,43 @@ def metric(k: Kind) -> list[dict[str, Any]]:
     return json.loads(proc.stdout)["items"] if proc.returncode == 0 else []
 
 
+def narrow(k: Kind, core: dict[str, str]) -> None:
+    """The target raised far above any share (100: the learner would have to wait 100 times
+    its time): the HPA wants ceil(2 x learner_wait / 100) = 1 sampler and takes one away,
+    live (samplers[1] leaves at an agreed tag; the RTI and the learner stay)."""
+    t0 = time.monotonic()
+    k.kubectl("patch", "hpa", NAME, "-n", NAMESPACE, "--type", "json", "-p",
+              json.dumps([{"op": "replace", "path": "/spec/metrics/0/external/target/value", "value": "100"}]))
+    seen: dict[str, float] = {}
+
+    def look() -> dict[str, Any] | None:
+        now = time.monotonic()
+        items = k.get_json("rfed,pods", "-n", NAMESPACE)["items"]
+        fed: dict[str, Any] = next((i for i in items if i["kind"] == "ReactorFederation" and i["metadata"]["name"] == NAME), {})
+        if "scaled" not in seen and (fed.get("spec") or {}).get("samplers", {}).get("replicas") == 1:
+            seen["scaled"] = now
+        for p in items:
+            labels = p["metadata"].get("labels", {})
+            if p["kind"] == "Pod" and labels.get("reactorfed.io/role") in core:
+                assert p["metadata"]["uid"] == core[labels["reactorfed.io/role"]], "a core pod was replaced"
+        st = fed.get("status") or {}
+        changes = [c for c in st.get("membership") or [] if c["member"] == "samplers[1]"]
+        left = bool(changes) and not changes[-1]["joined"]
+        ready = (st.get("samplers") or {}).get("readyText") == "1/1"
+        return st if left and ready else None
+
+    try:
+        st = wait_for("the HPA to narrow the federation to 1 sampler", look, 120, interval=1)
+    except AssertionError as e:
+        hpa_state = k.kubectl("describe", "hpa", NAME, "-n", NAMESPACE, check=False).stdout
+        raise AssertionError(f"{e}\nseen: {seen}\n{hpa_state}\n{describe(k, NAME)}") from None
+    assert (st["incarnation"], st["restarts"], st["phase"]) == (1, 0, "Running"), st
+    record("hpa_target_to_narrower_s", time.monotonic() - t0, "s",
+           "the HPA's target raised -> samplers[1]'s leave in status.membership and 1/1 ready (its 15 s sync period)")
+    record("hpa_target_to_scale_down_s", seen["scaled"] - t0, "s",
+           "the HPA's target raised -> the HPA writes spec.samplers.replicas = 1")
+
+
 def test_an_hpa_widens_a_running_federation_from_learner_wait(operator: Kind, images: dict[str, str]) -> None:
     k = operator
     t_start = time.monotonic()
@@ -111,7 +149,7 @@ def test_an_hpa_widens_a_running_federation_from_learner_wait(operator: Kind, im
                 if items:
                     seen["metric"], seen["value"] = now, items[0]["value"]
             items = k.get_json("rfed,pods", "-n", NAMESPACE)["items"]
-            fed = next((i for i in items if i["kind"] == "ReactorFederation" and i["metadata"]["name"] == NAME), {})
+            fed: dict[str, Any] = next((i for i in items if i["kind"] == "ReactorFederation" and i["metadata"]["name"] == NAME), {})
             st = fed.get("status") or {}
             if "scaled" not in seen and (fed.get("spec") or {}).get("samplers", {}).get("replicas") == 2:
                 seen["scaled"] = now
@@ -152,6 +190,7 @@ def test_an_hpa_widens_a_running_federation_from_learner_wait(operator: Kind, im
                "(the join in status.membership, ten rounds of logical time since)")  # fmt: skip
         record("hpa_metric_to_scale_s", seen["scaled"] - seen["metric"], "s",
                "learner_wait first served -> the HPA writes spec.samplers.replicas (its 15 s sync period)")
+        narrow(k, core)
         record("hpa_test_s", time.monotonic() - t_start, "s", "tests/kind/test_hpa.py, apply to the end")
     finally:
         k.kubectl("delete", "hpa", NAME, "-n", NAMESPACE, "--ignore-not-found", check=False)

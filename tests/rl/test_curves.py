@@ -104,7 +104,7 @@ def test_a_curve_ends_at_the_last_iteration_even_when_it_was_not_due(tmp_path: P
     from reactorfed.rl.training import RunConfig, TrainingLog
 
     log = TrainingLog(RunConfig(logdir=str(tmp_path)))
-    log.start("Main.learner")
+    log.start("Main.learner", iter(range(0, 10**12, 10**6)).__next__)
     for i in range(1, 206):  # points every iteration to 199, then every 10th: 205 is not due
         log.write(i, 10 * i, {"loss": float(i)})
     log.close()

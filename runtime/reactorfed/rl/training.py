@@ -14,9 +14,8 @@ import json
 import math
 import os
 import sys
-import time
 from collections import deque
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -204,7 +203,9 @@ class TrainingLog:
         self.run = run
         self.recent: deque[float] = deque(maxlen=window)
         self.episodes = 0
-        self.t0 = self.t_last = 0.0
+        #: the learner's physical time (ns, its clock's) at the start and at the last iteration
+        self.t0 = self.t_last = 0
+        self._clock: Callable[[], int] | None = None
         #: (iteration, env steps, seconds) when the target was first reached
         self.reached: tuple[int, int, float] | None = None
         self.curve: list[tuple[float, int, float]] = []
@@ -213,12 +214,14 @@ class TrainingLog:
         #: ends where training did
         self._last_point: tuple[int, dict[str, float]] | None = None
 
-    def start(self, name: str = "learner") -> None:
-        """Training starts; ``name`` (the learner reactor's) names its curves' folder."""
+    def start(self, name: str, clock: Callable[[], int]) -> None:
+        """Training starts; ``name`` (the learner reactor's) names its curves' folder and
+        ``clock`` (the learner's ``physical_time``) times the run."""
         logdir = self.run.logdir or os.environ.get(LOGDIR_ENV, "")
         if logdir and self.curves is None:
             self.curves = Curves(logdir, name)  # (before the clock starts: it imports TensorBoard's writer)
-        self.t0 = self.t_last = time.perf_counter()
+        self._clock = clock
+        self.t0 = self.t_last = clock()
 
     def write(self, iteration: int, env_steps: int, stats: Mapping[str, float],
               logical_ns: int | None = None, extra: Mapping[str, float] | None = None) -> None:
@@ -252,7 +255,8 @@ class TrainingLog:
 
     @property
     def seconds(self) -> float:
-        return self.t_last - self.t0
+        """Seconds of training so far (a figure for people and results; kept in ns)."""
+        return (self.t_last - self.t0) / 1e9
 
     @property
     def mean_return(self) -> float:
@@ -267,7 +271,8 @@ class TrainingLog:
         for r in returns:
             self.recent.append(r)
             self.episodes += 1
-        self.t_last = time.perf_counter()
+        assert self._clock is not None, "TrainingLog.start comes first"
+        self.t_last = self._clock()
         target = self.run.target_return
         if (self.reached is None and target is not None and len(self.recent) == self.recent.maxlen
                 and self.mean_return >= target):

@@ -1,7 +1,7 @@
 """A process's trace recorder: a bounded buffer the program's threads append records to,
 and a writer thread that flushes it to the trace file off the reaction thread.
 
-Recording costs a clock read and a list append. A full buffer drops records and counts
+Recording costs a clock read and a list append (:meth:`Recorder._recording`). A full buffer drops records and counts
 them (the trailer says how many): the program never waits for the disk. A directory that
 cannot be written, or a disk that fills up, is said once in the log; the program runs on,
 and every record from then on is counted as dropped.
@@ -13,7 +13,7 @@ import logging
 import os
 import socket
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -71,20 +71,28 @@ class Recorder:
                 self._fail(f"cannot write the trace file {self.path}: {e}")
         self._otlp: OtlpSink | None = OtlpSink(otlp_endpoint, process, clock, role) if otlp_endpoint else None
         self._buf.append([R.HEADER, self._now(), 0, 0, 0, R.VERSION, process, role, os.getpid(), socket.gethostname()])
+        #: record an event of ``kind`` at ``tag`` now, with its fields (:data:`records.FIELDS`);
+        #: from any thread
+        self.record: Callable[..., None] = self._recording()
         self._writer = threading.Thread(target=self._run, name="reactorfed-trace", daemon=True)
         self._writer.start()
 
     # -- recording (any thread) ---------------------------------------------------------
-    def record(self, kind: int, tag: TagT, *fields: Any) -> None:
-        """Record an event of ``kind`` at ``tag`` now, with its fields (:data:`records.FIELDS`)."""
-        buf = self._buf
-        if len(buf) >= self.capacity:
-            self.dropped += 1
-            return
-        ident = _get_ident()
-        if ident not in self._names:
-            self._names[ident] = threading.current_thread().name  # (named while it runs)
-        buf.append((kind, self._now(), tag[0], tag[1], ident, *fields))
+    def _recording(self) -> Callable[..., None]:
+        """:attr:`record`: a closure over the buffer and the clock, without attribute
+        lookups, because it runs twice for every reaction of a traced run."""
+        buf, cap, now, names, get_ident = self._buf, self.capacity, self._now, self._names, _get_ident
+
+        def record(kind: int, tag: TagT, *fields: Any) -> None:
+            if len(buf) >= cap:
+                self.dropped += 1
+                return
+            ident = get_ident()
+            if ident not in names:
+                names[ident] = threading.current_thread().name  # (named while it runs)
+            buf.append((kind, now(), tag[0], tag[1], ident, *fields))
+
+        return record
 
     # -- writing (the writer thread) ------------------------------------------------------
     def _run(self) -> None:
@@ -93,8 +101,17 @@ class Recorder:
             self._wake.clear()
             self._flush()
 
+    def _take(self) -> list[Sequence[Any]]:
+        """The records buffered so far, off the buffer's front (the recording threads only
+        append, so the first ``n`` are the ones copied)."""
+        buf = self._buf
+        n = len(buf)
+        batch = buf[:n]
+        del buf[:n]
+        return batch
+
     def _flush(self) -> None:
-        buf, self._buf = self._buf, []
+        buf = self._take()
         if not buf:
             return
         if self._otlp is not None:

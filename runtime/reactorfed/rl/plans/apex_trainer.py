@@ -111,7 +111,7 @@ class ApexTrainer(Reactor):
         self.learner = learner = self.algo.make_learner(self.space, self.seed)
         run = self.run
         self.iteration = self.resumed_from = resume_from_checkpoint(learner, run, self.log)
-        self.log.start(self.fqn)
+        self.log.start(self.fqn, self.physical_time)
         self.report_progress(self.iteration, run.iterations, **self.log.figures(learner.env_steps))
         if self.iteration < run.iterations:
             self._send(weights)

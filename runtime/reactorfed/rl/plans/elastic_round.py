@@ -36,7 +36,6 @@ the members: :meth:`~ElasticRound.look`, :meth:`~ElasticRound.took`, the timelin
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -67,7 +66,7 @@ class ElasticRound:
         #: wall ms from the learner's reaction before each change it saw to the one at it
         #: (how long the change held training up; not part of what a replay reproduces)
         self.change_gaps_ms: list[float] = []
-        self.wall = 0.0
+        self.wall = 0  # the learner's physical time at its last look (ns)
 
     def look(self, learner: Reactor) -> tuple[int, ...]:
         """From a reaction of ``learner``: the members present now; a new count for each that
@@ -80,9 +79,9 @@ class ElasticRound:
             t = learner.elapsed_tag()
             self.widths.append((t.time, t.microstep, len(now)))
             if self.seen:
-                self.change_gaps_ms.append(round((time.perf_counter() - self.wall) * 1000, 1))
+                self.change_gaps_ms.append(round((learner.physical_time() - self.wall) / 1e6, 1))
             self.seen = now
-        self.wall = time.perf_counter()
+        self.wall = learner.physical_time()
         return now
 
     def ask(self, now: tuple[int, ...], round_end: ActionHandle) -> None:

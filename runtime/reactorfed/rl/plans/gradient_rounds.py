@@ -131,7 +131,7 @@ class GradientRounds(Reactor):
         """Build the learner (resumed from the checkpoint when asked); whether training goes on."""
         self.learner = gradient_learner(self.algo, self.space, self.seed, self.fqn)
         self.iteration = self.resumed_from = resume_from_checkpoint(self.learner, self._shown(), self.log)
-        self.log.start(self.fqn)
+        self.log.start(self.fqn, self.physical_time)
         self._report()
         return self.iteration < self.run.iterations
 

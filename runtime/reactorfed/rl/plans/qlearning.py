@@ -14,7 +14,6 @@ import hashlib
 import json
 import os
 import sys
-import time
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
@@ -184,7 +183,7 @@ class DQNTrainer(Reactor):
         self.incomplete_iterations = 0
         self.recent: deque[float] = deque(maxlen=100)
         self.episodes = 0
-        self.t0 = self.t_last = 0.0
+        self.t0 = self.t_last = 0  # physical time, ns (the clock's)
         self.result: dict[str, Any] = {}
         self.resumed_from = 0
         #: with ``train.timeline``: [wall ns, tag ns, microstep, env steps, [channels]] per iteration
@@ -206,7 +205,7 @@ class DQNTrainer(Reactor):
         subclass's too)."""
         logdir = self.train.logdir or os.environ.get(LOGDIR_ENV, "")
         self.curves = Curves(logdir, self.fqn) if logdir else None  # (before the clock starts)
-        self.t0 = self.t_last = time.perf_counter()
+        self.t0 = self.t_last = self.physical_time()
         self._report()
 
     def _report(self) -> None:
@@ -261,13 +260,13 @@ class DQNTrainer(Reactor):
             row[3] = self.learner.env_steps - row[3]  # (the steps these fragments held)
         self.learner.update(self.updates_per_iteration)
         self.iteration += 1
-        self.t_last = time.perf_counter()
+        self.t_last = self.physical_time()
         self._report()
         if self.curves is not None:
             steps = self.learner.env_steps
             point = (steps, {
                 "rollout/ep_rew_mean": self.mean_return, "rollout/exploration_rate": self.learner.epsilon,
-                "train/loss": self.learner.last_loss, "time/fps": steps / max(self.t_last - self.t0, 1e-9),
+                "train/loss": self.learner.last_loss, "time/fps": steps / max((self.t_last - self.t0) / 1e9, 1e-9),
                 "time/iterations": self.iteration, "reactorfed/logical_time_s": self.elapsed() / 1e9})
             # a point not due now is kept for shutdown, so the curve ends where training did
             self._last_point = None if due(self.iteration) else point
@@ -297,7 +296,7 @@ class DQNTrainer(Reactor):
         return self.iteration < self.iterations and not solved
 
     def _show(self) -> None:
-        dt = max(self.t_last - self.t0, 1e-9)
+        dt = max((self.t_last - self.t0) / 1e9, 1e-9)
         print(
             f"iter {self.iteration:5d}/{self.iterations}  steps {self.learner.env_steps:7d}  "
             f"episodes {self.episodes:5d}  return(100) {self.mean_return:6.1f}  "
@@ -334,7 +333,7 @@ class DQNTrainer(Reactor):
             if self._last_point is not None:
                 self.curves.write(*self._last_point)
             self.curves.close()
-        seconds = self.t_last - self.t0
+        seconds = (self.t_last - self.t0) / 1e9
         self.result = {
             "iterations": self.iteration,
             "env_steps": self.learner.env_steps,

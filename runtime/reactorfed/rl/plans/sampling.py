@@ -29,7 +29,6 @@ received. Building the environments is not timed, as Ray's actors' construction 
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import numpy as np
@@ -123,14 +122,13 @@ class Collector(Reactor):
         self.rounds = rounds
         self.steps = 0
         self.rounds_done = 0
-        self.t0 = 0.0
-        self.t_last = 0.0
+        self.t0 = self.t_last = 0  # physical time, ns (the clock's)
         self.checksum = 0.0
         self.result: dict[str, Any] = {}
 
     @reaction(triggers=[STARTUP], effects=[go])
     def start(self, go: PortWriter[object]) -> None:
-        self.t0 = self.t_last = time.perf_counter()
+        self.t0 = self.t_last = self.physical_time()
         if self.rounds:
             go.set(True)
 
@@ -138,20 +136,20 @@ class Collector(Reactor):
     def samplers_ready(self) -> None:
         # every sampler's startup (building its environments) is over: the timed part starts
         # (their first step is one microstep later)
-        self.t0 = self.t_last = time.perf_counter()
+        self.t0 = self.t_last = self.physical_time()
 
     @reaction(triggers=[fragments], effects=[go])
     def gather(self, fragments: MultiReader[np.ndarray], go: PortWriter[object]) -> None:
         for _, value in fragments.present():
             self.steps += value.size  # rows times copies: every environment step
-        self.t_last = time.perf_counter()
+        self.t_last = self.physical_time()
         self.rounds_done += 1
         if self.rounds and self.rounds_done < self.rounds:
             go.set(True)
 
     @reaction(triggers=[SHUTDOWN])
     def finish(self) -> None:
-        seconds = self.t_last - self.t0
+        seconds = (self.t_last - self.t0) / 1e9
         self.result = {
             "steps": self.steps,
             "rounds": self.rounds_done,

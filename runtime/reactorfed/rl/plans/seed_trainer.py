@@ -87,7 +87,7 @@ class SeedTrainer(Reactor):
         self.inference = BatchedInference(policy, device, self.n, self.num_envs, self.fragment_len,
                                           seed=actor_seed(self.seed))
         self.iteration = self.resumed_from = resume_from_checkpoint(learner, self.run, self.log)
-        self.log.start(self.fqn)
+        self.log.start(self.fqn, self.physical_time)
         self.report_progress(self.iteration, self.run.iterations, **self.log.figures(learner.env_steps))
         # a run resumed after it had finished has nothing left to do: no actions
         self.over = self.iteration >= self.run.iterations

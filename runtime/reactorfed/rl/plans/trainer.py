@@ -83,7 +83,7 @@ class PlanTrainer(Reactor):
         whether there is training to do (a run resumed after it had finished has none)."""
         self.learner = learner = self.algo.make_learner(self.space, self.seed)
         self.iteration = self.resumed_from = resume_from_checkpoint(learner, self.run, self.log)
-        self.log.start(self.fqn)
+        self.log.start(self.fqn, self.physical_time)
         self.report_progress(self.iteration, self.run.iterations, **self.progress_figures(learner.env_steps))
         return self.iteration < self.run.iterations
 

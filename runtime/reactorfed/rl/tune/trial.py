@@ -147,7 +147,7 @@ class TrialTrainer(PlanTrainer):
         self.learner = algo.make_learner(self.space, d.seed)
         self.iteration = self.resumed_from = 0
         self.log = TrainingLog(self.run)
-        self.log.start(f"{self.fqn}.trial{d.trial}")
+        self.log.start(f"{self.fqn}.trial{d.trial}", self.physical_time)
 
     def _carry_on(self, d: Directive) -> None:
         learner = self.tunable
