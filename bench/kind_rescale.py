@@ -7,7 +7,8 @@ width training, and the learner's longest pause around a join and around a leave
 
 It needs the kind suite's cluster with the operator installed, kept:
 ``REACTORFED_KIND_KEEP=1 scripts/kind-test.sh -k live_scaling_plans`` leaves it
-(``REACTORFED_KIND_CLUSTER`` names it; ``scripts/kind.sh delete`` removes it).
+(``REACTORFED_KIND_CLUSTER`` names it, ``rf-kind-test`` by default;
+``KIND_CLUSTER=rf-kind-test scripts/kind.sh delete`` removes it).
 
 Each run applies a plan's elastic example (examples/k8s/*-elastic.yaml as the kind suite
 runs it, tests/kind/live.py: small requests, no target, no checkpoint) at 2 of at most 4

@@ -5,7 +5,7 @@
 # `pytest -m kind tests/kind`, which creates the cluster from kind-config.yaml and deletes
 # it at the end. Extra arguments go to pytest (e.g. -k images, -x).
 #   scripts/kind-test.sh
-# REACTORFED_KIND_KEEP=1 keeps the cluster after the run (delete it: scripts/kind.sh delete).
+# REACTORFED_KIND_KEEP=1 keeps the cluster after the run (delete it: KIND_CLUSTER=rf-kind-test scripts/kind.sh delete).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ -x .venv/bin/python ] || scripts/setup.sh

@@ -114,7 +114,7 @@ def narrow(k: Kind, core: dict[str, str]) -> None:
         changes = [c for c in st.get("membership") or [] if c["member"] == "samplers[1]"]
         left = bool(changes) and not changes[-1]["joined"]
         ready = (st.get("samplers") or {}).get("readyText") == "1/1"
-        return st if left and ready else None
+        return st if left and ready and st.get("phase") == "Running" else None  # (the scale finished)
 
     try:
         st = wait_for("the HPA to narrow the federation to 1 sampler", look, 120, interval=1)
