@@ -126,26 +126,28 @@ def _one(out: str, reactor: str | None = None) -> dict[str, Any]:
 
 
 # -- the measurements at one distance --------------------------------------------------------
-def pipeline_us_per_tag(tp: Toxiproxy, rtt: int, tags: int, coordination: str) -> float:
+def pipeline_us_per_tag(tp: Toxiproxy, rtt: int, tags: int, coordination: str, timeout_s: float) -> float:
     r = _one(federation(tp, "bench/scale_programs.py:Chain", ["source", "sink"], {"federates": 2, "tags": tags}, rtt,
-                        coordination)[0])
+                        coordination, timeout_s)[0])
     return float(r["seconds"]) * 1e6 / tags
 
 
-def loop_rounds_per_s(tp: Toxiproxy, rtt: int, rounds: int, coordination: str) -> float:
+def loop_rounds_per_s(tp: Toxiproxy, rtt: int, rounds: int, coordination: str, timeout_s: float) -> float:
     r = _one(federation(tp, "bench/scale_programs.py:Loop", ["driver", "workers[0]"], {"federates": 2, "tags": rounds},
-                        rtt, coordination)[0])
+                        rtt, coordination, timeout_s)[0])
     return rounds / float(r["seconds"])
 
 
-def payload_frames_per_s(tp: Toxiproxy, rtt: int, frames: int, coordination: str) -> float:
-    r = _one(federation(tp, "bench/distance_programs.py:Frames", ["src", "sink"], {"n": frames}, rtt, coordination)[0])
+def payload_frames_per_s(tp: Toxiproxy, rtt: int, frames: int, coordination: str, timeout_s: float) -> float:
+    r = _one(federation(tp, "bench/distance_programs.py:Frames", ["src", "sink"], {"n": frames}, rtt, coordination,
+                        timeout_s)[0])
     return frames / float(r["seconds"])
 
 
-def qlearning_wall_s(tp: Toxiproxy, rtt: int, iterations: int, coordination: str) -> float:
+def qlearning_wall_s(tp: Toxiproxy, rtt: int, iterations: int, coordination: str, timeout_s: float) -> float:
     r = _one(federation(tp, "examples/rl/qlearning.py:Main", ["samplers[0]", "samplers[1]", "learner"],
-                        {"num_samplers": 2, "iterations": iterations}, rtt, coordination)[0], ".learner")
+                        {"num_samplers": 2, "iterations": iterations}, rtt, coordination, timeout_s)[0],
+             ".learner")
     return float(r["seconds"])
 
 
@@ -220,6 +222,8 @@ def main(argv: list[str] | None = None) -> Results:
     p.add_argument("--coordination", default="centralized,decentralized",
                    help="the coordinations measured, comma-separated, each run interleaved "
                    "(default centralized,decentralized; a decentralized row's case ends in ', decentralized')")
+    p.add_argument("--timeout", type=float, default=300,
+                   help="seconds a federated run may take before it counts as not ending (default 300)")
     args = p.parse_args(argv)
     rtts = sorted(int(x) for x in args.rtts.split(","))  # +0 first: the other rows refer to it
     if any(r < 0 or r % 2 for r in rtts):
@@ -236,6 +240,7 @@ def main(argv: list[str] | None = None) -> Results:
         raise SystemExit(str(e)) from None
     try:
         alone: dict[str, dict[str, float]] = {}
+        failed: dict[str, list[str]] = {}
         for rtt in rtts:
             got: dict[str, list[float]] = {}
             for i in range(runs):
@@ -243,13 +248,19 @@ def main(argv: list[str] | None = None) -> Results:
                 got.setdefault("raw_rt", []).append(raw_round_trips_per_s(tp, rtt, max(20, rounds)))
                 got.setdefault("raw_frames", []).append(raw_frames_per_s(tp, rtt, frames))
                 for mode in modes:  # (interleaved: the machine's load hits every coordination alike)
-                    for key, value in (("pipeline", pipeline_us_per_tag(tp, rtt, tags, mode)),
-                                       ("loop", loop_rounds_per_s(tp, rtt, rounds, mode)),
-                                       ("frames", payload_frames_per_s(tp, rtt, frames, mode)),
-                                       ("qlearning", qlearning_wall_s(tp, rtt, iters, mode))):
-                        got.setdefault(f"{mode}:{key}", []).append(value)
+                    for key, measure, size in (("pipeline", pipeline_us_per_tag, tags),
+                                               ("loop", loop_rounds_per_s, rounds),
+                                               ("frames", payload_frames_per_s, frames),
+                                               ("qlearning", qlearning_wall_s, iters)):
+                        try:
+                            got.setdefault(f"{mode}:{key}", []).append(measure(tp, rtt, size, mode, args.timeout))
+                        except (RuntimeError, subprocess.TimeoutExpired) as e:
+                            # (said, and no row: a run that did not end has no figure)
+                            failed.setdefault(f"+{rtt} ms {key}, {mode}", []).append(str(e).splitlines()[0][:200])
+                            progress(f"+{rtt} ms {key}, {mode}: did not end: {str(e).splitlines()[0][:200]}")
+                            tp.reset()
                 progress(f"+{rtt} ms run {i + 1}: " + ", ".join(f"{k} {v[-1]:,.1f}" for k, v in got.items()))
-            med = {k: statistics.median(v) for k, v in got.items()}
+            med = {k: statistics.median(v) for k, v in got.items() if v}
             for mode in modes:
                 m = {**{k.split(":", 1)[1]: v for k, v in med.items() if k.startswith(f"{mode}:")},
                      "raw_rt": med["raw_rt"], "raw_frames": med["raw_frames"]}
@@ -258,17 +269,23 @@ def main(argv: list[str] | None = None) -> Results:
                 a = alone.get(mode, {})
                 suffix = "" if mode == "centralized" else f", {mode}"
                 extra = {"coordination": mode}
-                res.add(f"+{rtt} ms closed loop{suffix}", "rounds_per_s", m["loop"], "raw-zmq-req-rep",
-                        m["raw_rt"], "higher", runs, **_extra(rtt, m, a, "loop"), **extra)
-                res.add(f"+{rtt} ms 100 KB payloads{suffix}", "frames_per_s", m["frames"], "raw-zmq-push-pull",
-                        m["raw_frames"], "higher", runs, **_extra(rtt, m, a, "frames"), **extra)
-                res.add(f"+{rtt} ms pipeline tag advance{suffix}", "us_per_tag", m["pipeline"], "raw-zmq-req-rep",
-                        1e6 / m["raw_rt"], "lower", runs, **_extra(rtt, m, a, "pipeline"), **extra)
-                res.add(f"+{rtt} ms Q-learning ({iters} iterations, 2 samplers){suffix}", "wall_s", m["qlearning"],
-                        "raw-zmq-req-rep", iters / m["raw_rt"], "lower", runs, **_extra(rtt, m, a, "qlearning"),
-                        **extra)
+                if "loop" in m:
+                    res.add(f"+{rtt} ms closed loop{suffix}", "rounds_per_s", m["loop"], "raw-zmq-req-rep",
+                            m["raw_rt"], "higher", runs, **_extra(rtt, m, a, "loop"), **extra)
+                if "frames" in m:
+                    res.add(f"+{rtt} ms 100 KB payloads{suffix}", "frames_per_s", m["frames"], "raw-zmq-push-pull",
+                            m["raw_frames"], "higher", runs, **_extra(rtt, m, a, "frames"), **extra)
+                if "pipeline" in m:
+                    res.add(f"+{rtt} ms pipeline tag advance{suffix}", "us_per_tag", m["pipeline"], "raw-zmq-req-rep",
+                            1e6 / m["raw_rt"], "lower", runs, **_extra(rtt, m, a, "pipeline"), **extra)
+                if "qlearning" in m:
+                    res.add(f"+{rtt} ms Q-learning ({iters} iterations, 2 samplers){suffix}", "wall_s", m["qlearning"],
+                            "raw-zmq-req-rep", iters / m["raw_rt"], "lower", runs, **_extra(rtt, m, a, "qlearning"),
+                            **extra)
     finally:
         tp.close()
+    for case, why in failed.items():
+        progress(f"{case}: {len(why)} of {runs} runs did not end ({why[0]})")
     path = res.write()
     pic = res.plot("federation across distance (Toxiproxy on every link), vs raw ZeroMQ over the same proxy")
     progress(f"wrote {path}" + (f" and {pic}" if pic else ""))

@@ -37,7 +37,8 @@ program, against raw ZeroMQ and Ray measured in the same run.
    and ``/history`` every other time), against the same run with nobody reading; RTI
    and federates spawned directly (``reactorfed rti --metrics-port``), interleaved.
    Bar: the clients cost at most 5% of the tag rate. N defaults to 10x the tag
-   advance's, so that a run lasts some seconds of polling.
+   advance's, so that a run lasts some seconds of polling. Asked for alone, its rows go
+   to ``bench/results/federation_page.jsonl``.
 
 Every run of every case is interleaved with the peers' runs, so machine load hits
 both alike; the load average is recorded in every line. The default pipeline is the
@@ -470,7 +471,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.profile:
         progress(rf_profile(feds[-1], n))
         return 0
-    res = Results("federation", args.out)
+    # (the page alone has a file of its own, so that it does not replace the other cases' rows)
+    res = Results("federation_page" if parts == {"page"} else "federation", args.out)
     load0 = _load()
     progress(f"load average {load0} on {os.cpu_count()} cores; {runs} runs, N={n} tags, {nframes} frames")
 
