@@ -16,15 +16,32 @@ scheduler never waits for physical time, and neither does a finite maxwait (reac
 Within a tag, a federate on a zero-delay cycle stops before the reactions that read an
 input on the cycle until it arrives (:mod:`.federate_cycles`); under decentralized
 coordination that wait also ends at the tag's time + maxwait + that link's absent_after.
+
+**Cycles** (:func:`rti_backstop`). Around a cycle of links, a federate's promise is bounded
+by what the others promised it plus the cycle's delay: with every member idle, or waiting
+for a later time, the promises climb by that delay per round trip. Over ``after 0`` that is
+a microstep: they never reach the next time, nor FOREVER, however many are exchanged (the
+members spin, exchanging promises, and never advance or end). What the cycle can still do
+is a property of all its members and of what is in flight between them, which the RTI has
+from their reports (with their counts); so it sends, of the grants it computes:
+
+* to a member of a cycle whose smallest delay is microsteps only, every grant but a PTAG
+  (promises cannot advance its time at all);
+* to a member of any cycle, FOREVER (nothing can reach it again: it may end), unless a stop
+  is agreed: the peers' StopMarks then carry their promises to the stop tag.
+
+Nothing else: a federation without cycles gets no grant, and one with a zero-delay cycle
+advances within a tag by its finite maxwait.
 """
 
 from __future__ import annotations
 
 from ...errors import ValidationError
-from ...time.tag import FOREVER, TagT
+from ...time.tag import FOREVER, FOREVER_T, TagT
 from .layout import Layout
+from .rti_state import Grant
 
-__all__ = ["MaxWait", "check_decentralized"]
+__all__ = ["MaxWait", "check_decentralized", "rti_backstop"]
 
 
 def check_decentralized(layout: Layout) -> None:
@@ -43,6 +60,20 @@ def check_decentralized(layout: Layout) -> None:
                 f"and {layout.names[f]} has no maxwait (forever): it would wait for ever for the others' word. "
                 "Give it a finite maxwait (maxwait(federate, d), LF's @maxwait), put a delay on the cycle, "
                 "or run it centralized")
+
+
+def rti_backstop(layout: Layout, grants: list[Grant], stop: TagT | None) -> list[Grant]:
+    """Of the grants the RTI computed (``grants``; ``stop``: the agreed stop tag, None:
+    none), those it sends under decentralized coordination (see the module docstring)."""
+    path = layout.path
+    out = []
+    for g in grants:
+        cycle = path[g.federate].get(g.federate)  # (None: on no cycle)
+        if cycle is None or g.provisional:
+            continue
+        if (cycle[0] == 0 and cycle[1] > 0) or (g.tag >= FOREVER_T and stop is None):
+            out.append(g)
+    return out
 
 
 def _plus(t: int, d: int) -> int:

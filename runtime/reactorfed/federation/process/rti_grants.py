@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from ...execution.tracing import Tracer
 from ...observe.trace.records import GRANT, STOP
 from ..coordination.admission import Admission
-from ..coordination.federate_maxwait import check_decentralized
+from ..coordination.federate_maxwait import check_decentralized, rti_backstop
 from ..coordination.layout import Layout
 from ..coordination.rti_core import Grant, RtiCore
 from ..io.transport import Server
@@ -44,7 +44,8 @@ class RtiGrants:
         self.dirty: set[int] = set()
         self.sent = 0  # grants sent (TAG and PTAG)
         #: decentralized coordination: grants are computed (the stop agreement and the
-        #: RELEASEs read the same state) but never sent
+        #: RELEASEs read the same state) but sent only to the members of cycles, which
+        #: promises cannot advance (rti_backstop)
         self.decentralized = decentralized
 
     def flush(self) -> None:
@@ -55,9 +56,10 @@ class RtiGrants:
             self.dirty.clear()
             if self.members is not None:  # what the regrant agreed goes before its grants
                 self.members.route()
-            if not self.decentralized:
-                for g in grants:
-                    self.send_grant(g)
+            if self.decentralized:
+                grants = rti_backstop(self.layout, grants, self.core.stop_tag)
+            for g in grants:
+                self.send_grant(g)
             released = self.core.take_released()
             if released:
                 assert self.socket is not None
