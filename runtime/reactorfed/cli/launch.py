@@ -121,9 +121,10 @@ def _common(p: argparse.ArgumentParser, *, launch: bool = False) -> None:
                    "federate's interpreter takes seconds to start and import its libraries")
     g.add_argument("--coordination", choices=("centralized", "decentralized"), default="centralized",
                    help="centralized (default): the RTI grants every tag a federate with upstream peers "
-                   "processes (besides their promises); decentralized (LF's coordination: decentralized): no "
-                   "grant, each federate advances on its upstream peers' promises or once its maxwait has "
-                   "passed, and late messages go to tardy handlers. The RTI's choice; it tells the federates")
+                   "processes (besides their promises); decentralized (LF's coordination: decentralized): each "
+                   "federate advances on its upstream peers' promises or once its maxwait has passed, late "
+                   "messages go to tardy handlers, and only the members of cycles get grants (what promises "
+                   "around a cycle cannot give). The RTI's choice; it tells the federates")
     g.add_argument("--no-peer-grants", action="store_true",
                    help="federates wait for the RTI's grants only, instead of also computing them from the "
                    "reports their upstream peers relay (slower; for comparison; no effect on the RTI)")
