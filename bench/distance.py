@@ -253,13 +253,15 @@ def main(argv: list[str] | None = None) -> Results:
                                                ("frames", payload_frames_per_s, frames),
                                                ("qlearning", qlearning_wall_s, iters)):
                         try:
-                            got.setdefault(f"{mode}:{key}", []).append(measure(tp, rtt, size, mode, args.timeout))
+                            value = measure(tp, rtt, size, mode, args.timeout)
                         except (RuntimeError, subprocess.TimeoutExpired) as e:
                             # (said, and no row: a run that did not end has no figure)
                             failed.setdefault(f"+{rtt} ms {key}, {mode}", []).append(str(e).splitlines()[0][:200])
                             progress(f"+{rtt} ms {key}, {mode}: did not end: {str(e).splitlines()[0][:200]}")
                             tp.reset()
-                progress(f"+{rtt} ms run {i + 1}: " + ", ".join(f"{k} {v[-1]:,.1f}" for k, v in got.items()))
+                            continue
+                        got.setdefault(f"{mode}:{key}", []).append(value)
+                progress(f"+{rtt} ms run {i + 1}: " + ", ".join(f"{k} {v[-1]:,.1f}" for k, v in got.items() if v))
             med = {k: statistics.median(v) for k, v in got.items() if v}
             for mode in modes:
                 m = {**{k.split(":", 1)[1]: v for k, v in med.items() if k.startswith(f"{mode}:")},
