@@ -69,13 +69,13 @@ def record_floor_ns(n: int = 200_000) -> dict[str, float]:
     """What one record costs in this interpreter, in this process, best of 5: ``floor``, the
     least a recorder written in Python can do (read the clock through its object and append
     a tuple of the record's fields to a list), and ``recorder``, the project's
-    :meth:`Recorder.record <reactorfed.observe.trace.recorder.Recorder.record>` (its writer
+    :meth:`Recorder.record <reactorfed.observe.trace.Recorder.record>` (its writer
     thread stopped: packing and writing are not in it)."""
     import threading
     import timeit
 
-    from reactorfed.observe.trace.recorder import Recorder
-    from reactorfed.time.clock import SystemClock
+    from reactorfed.observe.trace import Recorder
+    from reactorfed.time import SystemClock
 
     clock = SystemClock()
     buf: list[tuple[Any, ...]] = []
