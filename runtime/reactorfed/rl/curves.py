@@ -68,6 +68,9 @@ class Curves:
         self.path = Path(logdir) / name
         self._writer: Any = None
         self.failed = False
+        #: the last iteration's point when it was not due: written at close, so a curve
+        #: ends where training did
+        self._held: tuple[int, Mapping[str, float]] | None = None
         try:
             from torch.utils.tensorboard import SummaryWriter
 
@@ -93,7 +96,19 @@ class Curves:
         except OSError as e:
             self._fail(e)
 
+    def point(self, iteration: int, step: int, scalars: Mapping[str, float]) -> None:
+        """Iteration ``iteration``'s ``scalars`` at x = ``step``: written when the iteration
+        is :func:`due`, else held, and written at :meth:`close` if no later one came."""
+        if due(iteration):
+            self._held = None
+            self.write(step, scalars)
+        else:
+            self._held = (step, scalars)
+
     def close(self) -> None:
+        if self._held is not None:
+            self.write(*self._held)
+            self._held = None
         if self._writer is not None:
             try:
                 self._writer.close()

@@ -25,7 +25,7 @@ import numpy as np
 from ..execution.threads import check_resume, current_threads, record
 from ..model.attachment import running_scheduler
 from ..observe.trace.records import COUNTER
-from .curves import LOGDIR_ENV, Curves, due, scalar_names
+from .curves import LOGDIR_ENV, Curves, scalar_names
 
 if TYPE_CHECKING:
     from ..execution.scheduler import Scheduler
@@ -210,9 +210,6 @@ class TrainingLog:
         self.reached: tuple[int, int, float] | None = None
         self.curve: list[tuple[float, int, float]] = []
         self.curves: Curves | None = None  # TensorBoard (see start)
-        #: the last iteration's point when it was not due: written at close, so a curve
-        #: ends where training did
-        self._last_point: tuple[int, dict[str, float]] | None = None
 
     def start(self, name: str, clock: Callable[[], int]) -> None:
         """Training starts; ``name`` (the learner reactor's) names its curves' folder and
@@ -234,17 +231,10 @@ class TrainingLog:
         if logical_ns is not None:
             scalars["reactorfed/logical_time_s"] = logical_ns / 1e9
         scalars.update(extra or {})
-        if due(iteration):
-            self._last_point = None
-            curves.write(env_steps, scalars)
-        else:
-            self._last_point = (env_steps, scalars)
+        curves.point(iteration, env_steps, scalars)
 
     def close(self) -> None:
         if self.curves is not None:
-            if self._last_point is not None:
-                self.curves.write(*self._last_point)
-                self._last_point = None
             self.curves.close()
 
     def figures(self, env_steps: int) -> dict[str, float]:

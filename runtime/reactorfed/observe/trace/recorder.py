@@ -1,10 +1,10 @@
 """A process's trace recorder: a bounded buffer the program's threads append records to,
 and a writer thread that flushes it to the trace file off the reaction thread.
 
-Recording costs a clock read and a list append (:meth:`Recorder._recording`). A full buffer drops records and counts
-them (the trailer says how many): the program never waits for the disk. A directory that
-cannot be written, or a disk that fills up, is said once in the log; the program runs on,
-and every record from then on is counted as dropped.
+Recording costs a clock read and a list append (:meth:`Recorder._recording`). A full
+buffer drops records and counts them (the trailer says how many): the program never waits
+for the disk. A directory that cannot be written, or a disk that fills up, is said once
+in the log; the program runs on, and every record from then on is counted as dropped.
 """
 
 from __future__ import annotations

@@ -72,6 +72,7 @@ class ElasticRound:
         """From a reaction of ``learner``: the members present now; a new count for each that
         was not at the last look, and a note of the width when it changed."""
         now = members(learner, self.bank)
+        wall = learner.physical_time()
         if now != self.seen:
             for i in now:
                 if i not in self.seen:
@@ -79,9 +80,9 @@ class ElasticRound:
             t = learner.elapsed_tag()
             self.widths.append((t.time, t.microstep, len(now)))
             if self.seen:
-                self.change_gaps_ms.append(round((learner.physical_time() - self.wall) / 1e6, 1))
+                self.change_gaps_ms.append(round((wall - self.wall) / 1e6, 1))
             self.seen = now
-        self.wall = learner.physical_time()
+        self.wall = wall
         return now
 
     def ask(self, now: tuple[int, ...], round_end: ActionHandle) -> None:

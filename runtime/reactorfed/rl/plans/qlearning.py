@@ -37,7 +37,7 @@ from reactorfed import (
 from ...execution.threads import check_resume
 from ..algos.dqn.learner import DQNConfig, DQNLearner, EpsilonGreedy
 from ..algos.network import greedy_action
-from ..curves import LOGDIR_ENV, Curves, due
+from ..curves import LOGDIR_ENV, Curves
 from ..envs.runner import EnvRunner, Fragment, pack_fragment, unpack_fragment
 
 __all__ = ["DQNTrainer", "QSampler", "TrainConfig", "evaluate", "weights_digest"]
@@ -189,7 +189,6 @@ class DQNTrainer(Reactor):
         #: with ``train.timeline``: [wall ns, tag ns, microstep, env steps, [channels]] per iteration
         self.timeline: list[list[Any]] = []
         self.curves: Curves | None = None  # TensorBoard, from the start (see begin_training)
-        self._last_point: tuple[int, dict[str, Any]] | None = None  # a point not due, for shutdown
         if train.resume and train.checkpoint and Path(train.checkpoint).exists():
             state = torch.load(train.checkpoint, map_location="cpu", weights_only=False)
             check_resume(state, train.checkpoint)
@@ -264,14 +263,10 @@ class DQNTrainer(Reactor):
         self._report()
         if self.curves is not None:
             steps = self.learner.env_steps
-            point = (steps, {
+            self.curves.point(self.iteration, steps, {
                 "rollout/ep_rew_mean": self.mean_return, "rollout/exploration_rate": self.learner.epsilon,
                 "train/loss": self.learner.last_loss, "time/fps": steps / max((self.t_last - self.t0) / 1e9, 1e-9),
                 "time/iterations": self.iteration, "reactorfed/logical_time_s": self.elapsed() / 1e9})
-            # a point not due now is kept for shutdown, so the curve ends where training did
-            self._last_point = None if due(self.iteration) else point
-            if self._last_point is None:
-                self.curves.write(*point)
         if self.progress and self.iteration % self.progress_every == 0:
             self._show()
         if self.checkpoint and self.checkpoint_every and self.iteration % self.checkpoint_every == 0:
@@ -330,8 +325,6 @@ class DQNTrainer(Reactor):
         if self.checkpoint:
             self._save()
         if self.curves is not None:
-            if self._last_point is not None:
-                self.curves.write(*self._last_point)
             self.curves.close()
         seconds = (self.t_last - self.t0) / 1e9
         self.result = {
