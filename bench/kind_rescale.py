@@ -45,6 +45,12 @@ request): the difference is the new pods' start-up, which here takes the cores t
 learner runs on (the kind nodes are containers on one machine). The learner's own figure (``change_gaps_ms``, from its reaction before each change
 of the members it sees to the one at it) is given beside, split into joins and leaves.
 
+**Where the longest gap went** (``cpu_in_longest_gap``): the processes of the RTI, the
+learner and the first samplers are this host's (the kind nodes are containers on its
+kernel), so :class:`bench.cpu_watch.CpuWatch` samples their threads' scheduler counters
+through the run; for each pause, each process's two busiest threads' time running, waiting
+for a core (runnable, no core free) and asleep (waiting for a message) within the gap.
+
 JSON lines in ``bench/results/kind_rescale.jsonl``. The cluster's nodes share this
 machine's cores with the operator and the control plane: the figures say what a cluster on
 one small machine gives, not what a cluster of real nodes would.
@@ -74,6 +80,7 @@ from tests.kind.live import (
 )
 
 from bench.common import Results, base_parser, progress
+from bench.cpu_watch import CpuWatch, pid_of_container
 from bench.rescale_timeline import (
     Row,
     between,
@@ -105,6 +112,7 @@ def one_run(k: Kind, p: ElasticPlan, args: Any, logs: Path) -> dict[str, Any]:
         t_tag = time.time_ns()
         _wait(w, "the learner training", lambda st: w.at(BEFORE) and w.done() > 0)
         w.pinned()
+        cpu = _watch_pods(w)
         time.sleep(args.warm_s)
         t_join = time.time_ns()
         assert w.scale(WIDE).returncode == 0
@@ -126,12 +134,29 @@ def one_run(k: Kind, p: ElasticPlan, args: Any, logs: Path) -> dict[str, Any]:
         if st["phase"] != "Succeeded" or st.get("restarts") or st.get("incarnation") != 1:
             raise RuntimeError(f"{name} ended {st['phase']} (restarts {st.get('restarts')}):\n{describe(k, name)}")
         log = k.kubectl("logs", "-n", NAMESPACE, f"{name}-learner", timeout=120).stdout
+    for c in cpu.values():
+        c.stop()
     result = results(log).get("learner")
     if result is None:
         raise RuntimeError(f"{name}: the learner printed no result:\n{log[-2000:]}")
     rows = [r for r in rows_of(result) if r.wall_ns <= t_stop]
-    return figures(rows, result, args.window, args.settle_s, t_apply=t_apply, t_tag=t_tag, t_join=t_join,
+    return figures(rows, result, args.window, args.settle_s, cpu, t_apply=t_apply, t_tag=t_tag, t_join=t_join,
                    t_admitted=t_admitted, t_leave=t_leave, t_left=t_left, t_connected=t_connected)  # fmt: skip
+
+
+def _watch_pods(w: Watch) -> dict[str, CpuWatch]:
+    """The threads of the federation's processes running now (the RTI, the learner, the
+    samplers), watched from this host, by pod name; a pod whose process cannot be seen from
+    here is left out, with a note."""
+    out = {}
+    for pod in w.pods.values():
+        cid = pod["status"]["containerStatuses"][0]["containerID"].split("://", 1)[1]
+        pid = pid_of_container(cid)
+        if pid is None:
+            progress(f"{pod['metadata']['name']}'s process is not visible from this host: no CPU split for it")
+            continue
+        out[pod["metadata"]["name"].removeprefix(f"{w.name}-")] = CpuWatch(pid)
+    return out
 
 
 def _started_ns(k: Kind, pod: str) -> int:
@@ -143,7 +168,8 @@ def _started_ns(k: Kind, pod: str) -> int:
     return seconds * 10**9 + int(fraction.ljust(9, "0")[:9])
 
 
-def figures(rows: list[Row], result: dict[str, Any], window: int, settle_s: float, **t: int) -> dict[str, Any]:
+def figures(rows: list[Row], result: dict[str, Any], window: int, settle_s: float, cpu: dict[str, CpuWatch],
+            **t: int) -> dict[str, Any]:
     """A run's figures from the learner's timeline and this script's marks ``t`` (ns)."""
     firsts = [first_with(rows, i, t["t_join"]) for i in range(BEFORE, WIDE)]
     if any(f is None for f in firsts):
@@ -167,6 +193,10 @@ def figures(rows: list[Row], result: dict[str, Any], window: int, settle_s: floa
         update = median_gap_ms(between(rows, since - settle, since))
         out[change] = {"gap_ms": pause.longest_gap_ms, "update_ms": update, "at": pause.at,
                        "pause_ms": max(0.0, pause.longest_gap_ms - update)}  # fmt: skip
+        # where the longest gap went: each process's busiest threads in it
+        gap_end = start + pause.at
+        out[change]["cpu"] = {pod: [vars(x) for x in c.split(rows[gap_end - 1].wall_ns, rows[gap_end].wall_ns)[:2]]
+                              for pod, c in sorted(cpu.items())}  # fmt: skip
     # the learner's own gaps, by the direction of the change each preceded
     widths = [w for _, _, w in result.get("membership") or []]
     gaps = result.get("change_gaps_ms") or []
@@ -202,6 +232,7 @@ def report(res: Results, plan: str, runs: list[dict[str, Any]], failed: list[str
                 update_ms=round(update, 1),
                 meets_bar=all(r[change]["pause_ms"] <= r[change]["update_ms"] + BAR_MS for r in runs),
                 learner_change_gaps_ms=[r["change_gaps_ms"]["leave" if change == "leave" else "join"] for r in runs],
+                cpu_in_longest_gap=[r[change]["cpu"] for r in runs],
                 **({"left_s": each("left_s")} if change == "leave" else {}),
                 **({"connected_s": each("connected_s")} if change == "joined" else {}), **lost)  # fmt: skip
 
