@@ -8,7 +8,9 @@ from __future__ import annotations
 from typing import Any
 
 from reactorfed import STARTUP, Environment, Input, Output, Reactor, VirtualClock, ms, reaction
+from reactorfed.execution.tardy import Tardiness
 from reactorfed.model.attachment import scheduler_of
+from reactorfed.model.trigger import Slot
 
 
 class Handles(Reactor):
@@ -87,3 +89,19 @@ def test_without_a_handler_the_violation_goes_downstream_until_one_handles_it() 
     run(main)
     assert main.h.log == [("tardy", 1, 7, 0)]  # passed down from Passes, which has no handler
     assert main.after.log == [("on time", 1, 7, 1)]  # the handler's output is on time
+
+
+def test_a_tags_end_forgets_the_arrivals_at_or_before_it_and_keeps_those_ahead() -> None:
+    tardy, a, b = Tardiness(), Slot("a"), Slot("b")
+    tardy.arrived((0, 1), a, 10)
+    tardy.arrived((5, 0), a, 11)  # a federate behind its upstream holds arrivals ahead
+    tardy.arrived((0, 3), b, 12)
+    tardy.arrived((0, 3), b, 13)  # the later arrival's time stands
+    tardy.arrived((0, 3), a, 14)
+    tardy.end((0, 2))
+    assert tardy.arrivals == {((5, 0), a): 11, ((0, 3), b): 13, ((0, 3), a): 14}
+    tardy.end((0, 3))
+    assert tardy.arrivals == {((5, 0), a): 11}
+    tardy.arrived((4, 0), b, 15)
+    tardy.end((9, 0))
+    assert tardy.arrivals == {}

@@ -18,6 +18,7 @@ not wrapped (:meth:`Tardiness.install` runs only when the federation is decentra
 
 from __future__ import annotations
 
+import heapq
 import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -49,6 +50,11 @@ class Tardiness:
         self.unhandled = 0
         #: (tag, slot) -> the physical time its message arrived (``port.physical_time_of_arrival``)
         self.arrivals: dict[tuple[TagT, Slot], int] = {}
+        # the slots of ``arrivals`` by tag, and those tags least first: a federate that runs
+        # behind its upstream holds arrivals for many tags ahead, and a tag's end forgets
+        # only those at or before it
+        self._slots_at: dict[TagT, list[Slot]] = {}
+        self._arrival_tags: list[TagT] = []
 
     def install(self, program: Program) -> None:
         """Wrap every reaction triggered by a port in the tardy check."""
@@ -84,6 +90,12 @@ class Tardiness:
 
     def arrived(self, tag: TagT, slot: Slot, t: int) -> None:
         """The message for ``slot`` at ``tag`` arrived at physical time ``t``."""
+        slots = self._slots_at.get(tag)
+        if slots is None:
+            slots = self._slots_at[tag] = []
+            heapq.heappush(self._arrival_tags, tag)
+        if (tag, slot) not in self.arrivals:
+            slots.append(slot)
         self.arrivals[(tag, slot)] = t
 
     def end(self, tag: TagT) -> None:
@@ -91,10 +103,11 @@ class Tardiness:
         for slot in self._marked:
             slot.intended = None
         self._marked.clear()
-        arrivals = self.arrivals
-        if arrivals:
-            for key in [k for k in arrivals if k[0] <= tag]:
-                del arrivals[key]
+        tags = self._arrival_tags
+        while tags and tags[0] <= tag:
+            done = heapq.heappop(tags)
+            for slot in self._slots_at.pop(done):
+                del self.arrivals[(done, slot)]
 
     def _mark(self, slot: Slot, intended: TagT) -> None:
         if slot.intended is None:
