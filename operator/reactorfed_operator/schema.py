@@ -266,14 +266,16 @@ def spec_schema() -> dict[str, Any]:
         "type": "object",
         "required": ["program"],
         "x-kubernetes-validations": [
-            rule("!has(self.program.params) || !has(self.samplers) || !has(self.samplers.param) || "
+            rule("has(self.federateGroups) || !has(self.program.params) || !has(self.samplers) || "
+                 "!has(self.samplers.param) || "
                  "!(self.samplers.param in self.program.params)",
                  "spec.program.params must not set the sampler-count parameter named by spec.samplers.param; the "
                  "operator sets it from spec.samplers.replicas"),
             rule("!has(self.samplers) || !has(self.learner) || !has(self.samplers.name) || !has(self.learner.name) || "
                  "self.samplers.name != self.learner.name",
                  "spec.learner.name must differ from spec.samplers.name"),
-            rule("!has(self.samplers) || !has(self.samplers.maxReplicas) || !has(self.program.params) || "
+            rule("has(self.federateGroups) || !has(self.samplers) || !has(self.samplers.maxReplicas) || "
+                 "!has(self.program.params) || "
                  "!((has(self.samplers.maxParam) ? self.samplers.maxParam : 'max_samplers') in self.program.params)",
                  "spec.program.params must not set the parameter named by spec.samplers.maxParam; the operator sets it "
                  "from spec.samplers.maxReplicas"),

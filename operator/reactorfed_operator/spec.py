@@ -276,8 +276,10 @@ def _observability(raw: Mapping[str, Any] | None) -> ObservabilitySpec:
     return ObservabilitySpec(otlp_endpoint=endpoint, trace_claim=claim, trace_mount=mount)
 
 
-def _elastic(samplers: Mapping[str, Any], program: ProgramSpec, param: str) -> tuple[int, int, str]:
-    """``(replicas, maxReplicas, maxParam)`` of the sampler bank; maxReplicas 0 when fixed."""
+def _elastic(samplers: Mapping[str, Any], program: ProgramSpec, param: str, shorthand: bool) -> tuple[int, int, str]:
+    """``(replicas, maxReplicas, maxParam)`` of the sampler bank; maxReplicas 0 when fixed.
+    ``shorthand``: the spec has no groups, so the program's parameters must leave maxParam
+    to the operator."""
     replicas = _int(samplers.get("replicas"), "spec.samplers.replicas", D["samplers.replicas"], 1, 512)
     max_param = _str(samplers.get("maxParam"), "spec.samplers.maxParam", D["samplers.maxParam"]) or D["samplers.maxParam"]
     if samplers.get("maxReplicas") is None:
@@ -290,7 +292,7 @@ def _elastic(samplers: Mapping[str, Any], program: ProgramSpec, param: str) -> t
         raise SpecError("spec.samplers.maxParam", f"must be an identifier, got {max_param!r}")
     if max_param == param:
         raise SpecError("spec.samplers.maxParam", f"must differ from spec.samplers.param ({param!r})")
-    if any(k == max_param for k, _ in program.params):
+    if shorthand and any(k == max_param for k, _ in program.params):
         raise SpecError("spec.program.params",
                         f"must not set {max_param!r}: the operator sets it from spec.samplers.maxReplicas")  # fmt: skip
     return replicas, most, max_param
@@ -321,9 +323,11 @@ def parse_spec(spec: Mapping[str, Any]) -> FederationSpec:
     param = _str(samplers.get("param"), "spec.samplers.param", D["samplers.param"]) or D["samplers.param"]
     if not _IDENT.match(param):
         raise SpecError("spec.samplers.param", f"must be an identifier, got {param!r}")
-    if any(k == param for k, _ in program.params):
+    # (with groups the shorthand's parameters name nothing: each group's are checked with it)
+    shorthand = spec.get("federateGroups") is None
+    if shorthand and any(k == param for k, _ in program.params):
         raise SpecError("spec.program.params", f"must not set {param!r}: the operator sets it from spec.samplers.replicas")
-    replicas, max_replicas, max_param = _elastic(samplers, program, param)
+    replicas, max_replicas, max_param = _elastic(samplers, program, param, shorthand)
     sampler_group = _group(samplers, "spec.samplers", sampler_name)
     if GPU_RESOURCE in sampler_group.resources.get("limits", {}):
         raise SpecError("spec.samplers.resources", "samplers run on CPU nodes; request GPUs for the learner")

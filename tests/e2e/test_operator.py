@@ -91,6 +91,16 @@ def test_examples_are_accepted(installed: ControlPlane) -> None:
         assert proc.returncode == 0, f"{example.name}: {proc.stderr}"
 
 
+def test_with_groups_the_program_sets_the_shorthands_parameters(installed: ControlPlane) -> None:
+    """A tuner's trials have samplers: with federateGroups, num_samplers and max_samplers
+    are the program's own (the shorthand's CEL rules give them to the operator)."""
+    doc = next(d for d in yaml.safe_load_all((REPO / "examples" / "k8s" / "pbt-cartpole.yaml").read_text()) if d)
+    doc["spec"]["program"]["params"].update({"num_samplers": "3", "max_samplers": "3"})
+    proc = installed.kubectl("apply", "--dry-run=server", "-n", NAMESPACE, "-f", "-", input=json.dumps(doc),
+                             check=False)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+
+
 def test_apply_example_schedules_pods(installed: ControlPlane, operator: subprocess.Popen[bytes]) -> None:
     cp = installed
     # A hostPath PV stands in for the cluster's storage provisioner (kwok runs no CSI driver).

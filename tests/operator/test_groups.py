@@ -156,6 +156,21 @@ def test_a_width_parameter_may_be_a_nested_field() -> None:
     assert ("pbt.population", "3") in program_params(s, 3, 0)
 
 
+def test_with_groups_the_shorthands_parameter_names_are_the_programs_own() -> None:
+    """A tuner's trials each have samplers: with groups, num_samplers and max_samplers are
+    the program's to set (the shorthand alone gives them to the operator)."""
+    trials = [{"name": "controller", "federate": "controller"},
+              {"name": "trials", "bank": "trials", "widthParam": "pbt.population", "scale": True}]
+    s = parse_spec(groups_spec(trials, samplers={"replicas": 2}, program={
+        "image": CPU, "entrypoint": "p.py:Main", "params": {"num_samplers": "3", "max_samplers": "3"}}))  # fmt: skip
+    assert {("num_samplers", "3"), ("max_samplers", "3"), ("pbt.population", "2")} <= set(program_params(s, 2, 0))
+    with pytest.raises(SpecError, match="must not set 'num_samplers'"):
+        parse_spec(minimal_spec(program={"image": CPU, "entrypoint": "p.py:Main", "params": {"num_samplers": "3"}}))
+    with pytest.raises(SpecError, match="must not set 'pbt.population'"):  # a group's own parameter still is not
+        parse_spec(groups_spec(trials, program={"image": CPU, "entrypoint": "p.py:Main",
+                                                "params": {"pbt.population": "3"}}))  # fmt: skip
+
+
 def test_defaults_written_by_the_api_server_are_accepted() -> None:
     s = parse_spec(groups_spec(samplers={"replicas": 2, "name": "samplers", "param": "num_samplers",
                                          "maxParam": "max_samplers"}, learner={"name": "learner", "gpus": 1}))  # fmt: skip
