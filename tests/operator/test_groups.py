@@ -159,14 +159,14 @@ def test_a_width_parameter_may_be_a_nested_field() -> None:
 def test_with_groups_the_shorthands_parameter_names_are_the_programs_own() -> None:
     """A tuner's trials each have samplers: with groups, num_samplers and max_samplers are
     the program's to set (the shorthand alone gives them to the operator)."""
-    trials = [{"name": "controller", "federate": "controller"},
+    trials: list[dict[str, Any]] = [{"name": "controller", "federate": "controller"},
               {"name": "trials", "bank": "trials", "widthParam": "pbt.population", "scale": True}]
     s = parse_spec(groups_spec(trials, samplers={"replicas": 2}, program={
         "image": CPU, "entrypoint": "p.py:Main", "params": {"num_samplers": "3", "max_samplers": "3"}}))  # fmt: skip
     assert {("num_samplers", "3"), ("max_samplers", "3"), ("pbt.population", "2")} <= set(program_params(s, 2, 0))
     with pytest.raises(SpecError, match="must not set 'num_samplers'"):
         parse_spec(minimal_spec(program={"image": CPU, "entrypoint": "p.py:Main", "params": {"num_samplers": "3"}}))
-    with pytest.raises(SpecError, match="must not set 'pbt.population'"):  # a group's own parameter still is not
+    with pytest.raises(SpecError, match=r"must not set 'pbt\.population'"):  # a group's own parameter still is not
         parse_spec(groups_spec(trials, program={"image": CPU, "entrypoint": "p.py:Main",
                                                 "params": {"pbt.population": "3"}}))  # fmt: skip
 
