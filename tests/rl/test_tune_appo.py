@@ -11,6 +11,7 @@ import dataclasses
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -173,3 +174,22 @@ def test_an_explore_reaches_the_appo_optimizer_and_an_exploit_keeps_the_receiver
     load_state(b, state_bytes(a))  # exploit: a's optimizer state (its rate 2e-4 in it)
     b.learn([runner.rollout(16, actor)])
     assert b.optimizer.param_groups[0]["lr"] == 3e-4
+
+
+def test_pbt_over_async_appo_paused_at_a_round_resumes_the_same_way_every_time(
+    tmp_path: Path,
+) -> None:
+    first = run_single(tmp_path / "run", pause_after=1)["Main.controller"]
+    assert first["paused"] and first["rounds"] == 1 and first["decisions"] == 7
+    head = (tmp_path / "run" / "decisions.jsonl").read_text()
+    shutil.copytree(tmp_path / "run", tmp_path / "again")
+    a = run_single(tmp_path / "run", resume=True)
+    b = run_single(tmp_path / "again", resume=True)
+    ctl = a["Main.controller"]
+    assert ctl["resumed"] and ctl["rounds"] == 2 and ctl["decisions"] == 11
+    assert (tmp_path / "run" / "decisions.jsonl").read_text().startswith(head)
+    assert ctl["decisions_sha256"] == b["Main.controller"]["decisions_sha256"]
+    for s in range(3):
+        key = f"Main.trials[{s}].learner"
+        assert a[key]["trials"][-1]["iterations"] == 4
+        assert a[key]["weights_sha256"] == b[key]["weights_sha256"]
