@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from .._lazy import lazy_attributes
 from .algos.apex.config import ApexDQNConfig
+from .algos.apex.sync_config import SyncDQNConfig
 from .algos.appo.config import APPOConfig
 from .algos.mappo.config import MAPPOConfig
 from .algos.ppo.config import PPOConfig
@@ -97,6 +98,7 @@ __all__ = [
     "RunConfig",
     "SeedPlan",
     "SpaceInfo",
+    "SyncDQNConfig",
     "SyncPlan",
     "TrainConfig",
     "TrainingLog",

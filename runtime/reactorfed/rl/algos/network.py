@@ -24,6 +24,7 @@ __all__ = [
     "get_weights",
     "greedy_action",
     "load_flat_weights",
+    "set_adam",
     "set_weights",
 ]
 
@@ -190,3 +191,13 @@ def adam(model: torch.nn.Module, lr: float, eps: float) -> torch.optim.Adam:
         return torch.optim.Adam(model.parameters(), lr=lr, eps=eps, fused=True)
     except (RuntimeError, TypeError, ValueError):
         return torch.optim.Adam(model.parameters(), lr=lr, eps=eps)
+
+
+def set_adam(optimizer: torch.optim.Optimizer, lr: float, eps: float) -> None:
+    """Set ``optimizer``'s learning rate and epsilon: a learner calls it at each update with
+    its config's, so a config replaced between updates (a tuner's explore) takes effect,
+    and an optimizer state taken from another learner (a tuner's exploit) does not bring
+    that learner's values along."""
+    for group in optimizer.param_groups:
+        group["lr"] = lr
+        group["eps"] = eps

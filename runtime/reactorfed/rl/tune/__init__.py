@@ -5,13 +5,15 @@ slots, each a training run of a plan, deciding at agreed logical tags.
 (random and grid search), :mod:`.asha` (asynchronous successive halving), :mod:`.record`
 (the decisions' JSON lines), :mod:`.contracts` (reports, directives, the scheduler's and
 the learner's contracts), :mod:`.exchange` (a learner's state as bytes, for exploit),
-:mod:`.trial` (a slot), :mod:`.controller` (the controller reactor), :mod:`.program` (the
+:mod:`.trial` (a slot of the synchronous plan), :mod:`.async_trial` (of the asynchronous
+plan), :mod:`.controller` (the controller reactor), :mod:`.program` (the
 two together). torch is imported when a learner is built, not here.
 """
 
 from __future__ import annotations
 
 from .asha import ASHA, ASHAConfig
+from .async_trial import AsyncTrial, AsyncTrialTrainer
 from .contracts import TRIAL_METRICS, Directive, Report, Scheduler, TunableLearner, trial_seed
 from .controller import Controller
 from .pbt import PBT, PBTConfig
@@ -19,8 +21,10 @@ from .program import TuneProgram, check_space
 from .record import Decision, DecisionLog
 from .search import Search, SearchConfig
 from .space import (
+    APPOSpace,
     Choice,
     Domain,
+    DQNSpace,
     IntUniform,
     LogUniform,
     PPOSpace,
@@ -35,9 +39,13 @@ __all__ = [
     "ASHA",
     "PBT",
     "TRIAL_METRICS",
+    "APPOSpace",
     "ASHAConfig",
+    "AsyncTrial",
+    "AsyncTrialTrainer",
     "Choice",
     "Controller",
+    "DQNSpace",
     "Decision",
     "DecisionLog",
     "Directive",

@@ -97,6 +97,8 @@ class Scheduler(Protocol):
 
     #: the reports carry the trials' learner state (PBT's exploit needs it)
     wants_state: bool
+    #: a trial's hyperparameters change while it runs (PBT's explore)
+    explores: bool
 
     @property
     def slots(self) -> int:
@@ -131,7 +133,12 @@ class TunableLearner(Protocol):
     learner reads its config at each update), its state as a dict (:meth:`state`, the
     checkpoint's) and a way to take part of one back (:meth:`load_state`: the network and
     optimizer of another trial). PPO's learners (MLP and CNN, and APPO's, a subclass)
-    are; a Q-learner with the two methods would be."""
+    are, and :class:`~reactorfed.rl.SyncDQNConfig`'s.
+
+    Its config may say what a trial cannot change: ``ACTOR_FIELDS`` (read only by the
+    samplers' actors, built once per slot) and ``BUILT_FIELDS`` (fixed once the learner is
+    built: what its replay already holds); a search space naming the first, or under a
+    scheduler that explores the second, is refused."""
 
     config: Any
     env_steps: int

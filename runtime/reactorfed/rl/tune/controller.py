@@ -31,14 +31,17 @@ class Controller(Reactor):
     in memory); ``checkpoint_dir``: where it saves itself ("": nowhere); ``resume``: start
     from that checkpoint when there is one; ``progress``: a line on stderr per decision;
     ``pause_after``: end this run after deciding on reports that many times (0: never),
-    its checkpoint the place a resumed run carries on from (a budget of rounds per session)."""
+    its checkpoint the place a resumed run carries on from (a budget of rounds per session);
+    ``stop_when_done``: ask the federation to stop once every slot has been told to stop
+    (trials whose samplers run on clocks of their own: nothing else ends the run)."""
 
     reports: Input[object] = Input(object, width="n")
     directives: Output[object] = Output(object, width="n")
 
     def __init__(self, n: int, scheduler: Scheduler, *, decisions: str = "", checkpoint_dir: str = "",
-                 resume: bool = False, progress: bool = False, pause_after: int = 0) -> None:
-        self.n, self.scheduler, self.pause_after = n, scheduler, pause_after
+                 resume: bool = False, progress: bool = False, pause_after: int = 0,
+                 stop_when_done: bool = False) -> None:
+        self.n, self.scheduler, self.pause_after, self.stop_when_done = n, scheduler, pause_after, stop_when_done
         self.decided = 0  # decisions on reports in this run
         self.checkpoint_dir, self.resume, self.progress = checkpoint_dir, resume, progress
         self.log = DecisionLog(decisions)
@@ -94,6 +97,8 @@ class Controller(Reactor):
             self._save()
         if self.progress and decisions:
             self._show(decisions)
+        if self.stop_when_done and out and all(self.last.get(s, {}).get("kind") == "stop" for s in range(self.n)):
+            self.request_stop()
 
     def _show(self, decisions: list[Decision]) -> None:
         parts = []

@@ -89,6 +89,7 @@ class PBT:
     runs trial ``s`` throughout."""
 
     wants_state = True
+    explores = True
 
     def __init__(self, config: PBTConfig, space: SearchSpace, seed: int = 0) -> None:
         self.config, self.space, self.seed = config, space, seed

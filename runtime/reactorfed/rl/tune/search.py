@@ -70,6 +70,7 @@ class Search:
     :class:`~reactorfed.rl.tune.contracts.Scheduler`)."""
 
     wants_state = False
+    explores = False
     name = "search"
 
     def __init__(self, config: SearchConfig, space: SearchSpace, seed: int = 0) -> None:

@@ -20,7 +20,8 @@ import numpy as np
 
 from reactorfed import ValidationError
 
-__all__ = ["Choice", "Domain", "IntUniform", "LogUniform", "PPOSpace", "SearchSpace", "Uniform", "Value", "space_of_ranges"]
+__all__ = ["APPOSpace", "Choice", "DQNSpace", "Domain", "IntUniform", "LogUniform", "PPOSpace", "SearchSpace", "Uniform",
+           "Value", "space_of_ranges"]
 
 #: a hyperparameter's value (what crosses federates as plain data)
 Value = float | int | str
@@ -168,16 +169,22 @@ class SearchSpace:
             if name not in fields:
                 raise ValidationError(f"{self.field}.{name}: {owner} has no field {name!r}; its fields: "
                                       f"{', '.join(fields)}")
-            if not isinstance(fields[name], (int, float, str)) or isinstance(fields[name], bool):
+            value = fields[name]
+            if not isinstance(value, (int, float, str)) or isinstance(value, bool):
                 raise ValidationError(f"{self.field}.{name}: {owner}.{name} is not a number or a string "
-                                      f"({type(fields[name]).__name__}): it cannot be searched")
+                                      f"({type(value).__name__}): it cannot be searched")
+            domain = self.domains[name]
+            if isinstance(value, int) and isinstance(domain, Uniform):
+                raise ValidationError(f"{self.field}.{name}: {owner}.{name} is an int; a float range would give "
+                                      "it fractions: search it with an IntUniform (or a Choice)")
 
 
 def space_of_ranges(ranges: Mapping[str, Sequence[float]], log: Collection[str] = (),
-                    field: str = "space") -> SearchSpace:
+                    field: str = "space", ints: Collection[str] = ()) -> SearchSpace:
     """A space from ``(low, high)`` pairs (a recipe's settings: ``--param space.learning_rate=1e-4,1e-2``):
-    log-uniform for the names in ``log``, uniform for the others; an empty pair leaves the
-    name out of the search. A pair that is not two numbers is refused, naming the field."""
+    log-uniform for the names in ``log``, ints for those in ``ints``, uniform for the
+    others; an empty pair leaves the name out of the search. A pair that is not two
+    numbers (two ints, for ``ints``) is refused, naming the field."""
     domains: dict[str, Domain] = {}
     for name, bounds in ranges.items():
         if len(bounds) == 0:
@@ -185,6 +192,11 @@ def space_of_ranges(ranges: Mapping[str, Sequence[float]], log: Collection[str] 
         if len(bounds) != 2:
             raise ValidationError(f"{field}.{name}: a range is two numbers, low,high (none: not searched); "
                                   f"got {tuple(bounds)}")
+        if name in ints:
+            if not all(float(b).is_integer() for b in bounds):
+                raise ValidationError(f"{field}.{name}: an int range is two ints, low,high; got {tuple(bounds)}")
+            domains[name] = IntUniform(int(bounds[0]), int(bounds[1]))
+            continue
         low, high = float(bounds[0]), float(bounds[1])
         domains[name] = LogUniform(low, high) if name in log else Uniform(low, high)
     return SearchSpace(domains, field)
@@ -205,3 +217,38 @@ class PPOSpace:
     def search_space(self, field: str = "space") -> SearchSpace:
         ranges = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         return space_of_ranges(ranges, log={"learning_rate"}, field=field)
+
+
+@dataclass(frozen=True)
+class APPOSpace:
+    """APPO's hyperparameters as a recipe searches them (its ``space`` setting), as
+    :class:`PPOSpace`: the learning rate log-uniform, the others uniform."""
+
+    learning_rate: tuple[float, ...] = (1e-4, 3e-3)
+    clip_coef: tuple[float, ...] = (0.2, 0.5)
+    vtrace_lambda: tuple[float, ...] = (0.9, 1.0)
+    ent_coef: tuple[float, ...] = ()
+    vf_coef: tuple[float, ...] = ()
+
+    def search_space(self, field: str = "space") -> SearchSpace:
+        ranges = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        return space_of_ranges(ranges, log={"learning_rate"}, field=field)
+
+
+@dataclass(frozen=True)
+class DQNSpace:
+    """:class:`~reactorfed.rl.SyncDQNConfig`'s hyperparameters as a recipe searches them: the
+    learning rate log-uniform, the target network's period and the batch ints, the
+    Huber threshold uniform; empty: not searched. (The discount, the n-step length and the
+    epsilon are not here: a running trial's replay and samplers hold them.)"""
+
+    learning_rate: tuple[float, ...] = (1e-4, 3e-3)
+    target_update_interval: tuple[float, ...] = (50, 500)
+    batch_size: tuple[float, ...] = (32, 128)
+    huber_delta: tuple[float, ...] = ()
+    max_grad_norm: tuple[float, ...] = ()
+
+    def search_space(self, field: str = "space") -> SearchSpace:
+        ranges = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        return space_of_ranges(ranges, log={"learning_rate"}, ints={"target_update_interval", "batch_size"},
+                               field=field)

@@ -18,9 +18,11 @@ With a checkpoint folder the learner saves itself at each report as
 ``DIR/slot<s>/report<key>.pt`` (the two latest kept): a controller resuming tells it
 which to load (:class:`~reactorfed.rl.tune.contracts.Directive` ``resume``).
 
-Another plan's trial (APPO's asynchronous samplers, a CNN on MinAtar) is the same
-reactor with its own samplers around :class:`TrialTrainer`; its learner must be a
-:class:`~reactorfed.rl.tune.contracts.TunableLearner`.
+Any algorithm whose learner is a :class:`~reactorfed.rl.tune.contracts.TunableLearner`
+runs in this slot: PPO (MLP or MinAtar's CNN), APPO, DQN with its replay in the learner
+(:class:`~reactorfed.rl.SyncDQNConfig`). Another plan's trial is the same reactor with its
+own samplers around a :class:`TrialTrainer` (APPO's asynchronous samplers:
+:mod:`~reactorfed.rl.tune.async_trial`).
 """
 
 from __future__ import annotations
@@ -67,14 +69,16 @@ class TrialTrainer(PlanTrainer):
     """The learner of slot ``slot``: builds a learner of ``algo`` with a trial's
     hyperparameters at each ``start``, trains to each directive's ``until``, reports.
     ``slow_ns`` (> 0) sleeps that long in each update: a trial slowed on purpose, to show
-    that nothing decided depends on it."""
+    that nothing decided depends on it. ``weights_delay``: the ``after`` of the connection
+    from :attr:`weights` to the samplers (for the fragments' policy lag)."""
 
     directive: Input[object] = Input(object)
     report: Output[object] = Output(object)
 
     def __init__(self, slot: int, n: int, algo: Algorithm, space: SpaceInfo, run: RunConfig, *,
-                 wants_state: bool = False, checkpoint_dir: str = "", slow_ns: int = 0) -> None:
-        super().__init__(n, algo, space, run=run, seed=0)
+                 wants_state: bool = False, checkpoint_dir: str = "", slow_ns: int = 0,
+                 weights_delay: int = 0) -> None:
+        super().__init__(n, algo, space, run=run, seed=0, weights_delay=weights_delay)
         self.slot, self.base = slot, algo
         self.wants_state, self.checkpoint_dir, self.slow_ns = wants_state, checkpoint_dir, slow_ns
         self.trial = -1

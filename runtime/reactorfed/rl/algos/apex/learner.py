@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+from collections.abc import Mapping
 from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,7 +28,7 @@ from ...contracts import SpaceInfo
 from ...replay.contracts import ReplayBatch
 from ...training import write_checkpoint
 from ..dqn.learner import make_qnetwork
-from ..network import adam, flat_weights
+from ..network import adam, flat_weights, set_adam
 
 if TYPE_CHECKING:
     from .config import ApexDQNConfig
@@ -72,6 +73,7 @@ class ApexDQNLearner:
 
     def learn(self, batch: ReplayBatch) -> tuple[dict[str, float], np.ndarray]:
         c, dev = self.config, self.device
+        set_adam(self.optimizer, c.learning_rate, c.adam_eps)
         obs = torch.from_numpy(batch.obs).to(dev)
         next_obs = torch.from_numpy(batch.next_obs).to(dev)
         actions = torch.from_numpy(batch.actions).to(dev)
@@ -121,12 +123,21 @@ class ApexDQNLearner:
 
     def load_checkpoint(self, path: str | Path) -> dict[str, Any]:
         state: dict[str, Any] = torch.load(path, map_location=self.device, weights_only=False)
-        self.q.load_state_dict(state["q"])
-        self.target.load_state_dict(state["target"])
-        self.optimizer.load_state_dict(state["optimizer"])
-        self.env_steps = int(state["env_steps"])
-        self.updates = int(state["updates"])
+        self.load_state(state)
         return state
+
+    def load_state(self, state: Mapping[str, Any]) -> None:
+        """Take what ``state`` (:meth:`state`'s, or part of it) holds of the networks, the
+        optimizer and the counters; what it leaves out stays."""
+        for key, net in (("q", self.q), ("target", self.target)):
+            if key in state:
+                net.load_state_dict(state[key])
+        if "optimizer" in state:
+            self.optimizer.load_state_dict(state["optimizer"])
+        if "env_steps" in state:
+            self.env_steps = int(state["env_steps"])
+        if "updates" in state:
+            self.updates = int(state["updates"])
 
     @classmethod
     def load(cls, path: str | Path, device: torch.device | None = None) -> ApexDQNLearner:

@@ -19,6 +19,7 @@ import torch
 
 from ...contracts import SpaceInfo
 from ...rollout import Rollout
+from ..network import set_adam
 from ..ppo.learner import PPOLearner, clipped_surrogate_loss
 from .vtrace import vtrace
 
@@ -65,6 +66,7 @@ class APPOLearner(PPOLearner):
         obs_np, actions_np, mu_logp_np, adv_np, tgt_np, rhos_np = self._targets(rollouts)
         n = len(actions_np)
         self.env_steps += n
+        set_adam(self.optimizer, c.learning_rate, c.adam_eps)
         dev = self.device
         obs = torch.from_numpy(obs_np).to(dev)
         actions = torch.from_numpy(actions_np).to(dev)

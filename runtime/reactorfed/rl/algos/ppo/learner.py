@@ -28,7 +28,7 @@ import torch
 from ...contracts import SpaceInfo
 from ...rollout import Rollout
 from ...training import write_checkpoint
-from ..network import adam
+from ..network import adam, set_adam
 from .actor_critic import ActorCritic
 from .gae import gae, lambda_returns
 
@@ -194,8 +194,7 @@ class PPOLearner:
         batch = make_batch(rollouts, self.rollout_values(rollouts), c.gamma, c.gae_lambda)
         self.env_steps += len(batch)
         lr, clip = self.schedule()
-        for group in self.optimizer.param_groups:
-            group["lr"] = lr
+        set_adam(self.optimizer, lr, c.adam_eps)
         dev = self.device
         obs = torch.from_numpy(batch.obs).to(dev)
         actions = torch.from_numpy(batch.actions).to(dev)
@@ -245,8 +244,7 @@ class PPOLearner:
         c = self.config
         self.env_steps += sum(counts)
         lr, self._clip = self.schedule()
-        for group in self.optimizer.param_groups:
-            group["lr"] = lr
+        set_adam(self.optimizer, lr, c.adam_eps)
         m = max(math.ceil(n / c.minibatch_size) for n in counts)
         self._pending = deque()
         if rng is not None:
