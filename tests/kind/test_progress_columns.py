@@ -10,7 +10,9 @@ The sampling workloads (gym-sampling, atari-sampling, marl-inference) do not tra
 programs report no progress, so the Progress column stays empty and Logical-Time shows
 where they are. The CI kind suite reads the plans whose learner reports through a path of
 its own (data-parallel rounds, the tuners' controller, multi-agent PPO); the others carry
-the marker ``plans`` (``scripts/kind-test.sh -m plans``)."""
+the marker ``plans`` (``scripts/kind-test.sh -m plans``). A tuner's column is its
+population's: PBT's iterations of each trial's budget, a search's trials ended of all, and
+the best trial's return."""
 
 from __future__ import annotations
 
@@ -42,7 +44,8 @@ PROGRAMS: dict[str, tuple[dict[str, str], bool, bool]] = {
     "ppo-minatar.yaml": ({"ppo.total_timesteps": "1000000000", **_NO_CHECKPOINT}, True, False),
     "pbt-cartpole.yaml": ({"pbt.iterations": "100000", "pbt.perturbation_interval": "2", "pbt.target": "100000",
                            **_NO_CHECKPOINT}, True, True),
-    "asha-cartpole.yaml": ({"search.num_samples": "4", "search.iterations": "100000", "asha.grace_period": "50",
+    # (a search's progress is its trials ended of all: short trials, many of them)
+    "asha-cartpole.yaml": ({"search.num_samples": "60", "search.iterations": "8", "asha.grace_period": "2",
                             **_NO_CHECKPOINT}, True, False),
     "ippo-spread.yaml": ({"ppo.total_timesteps": "1000000000", **_NO_CHECKPOINT}, True, False),
     "mappo-spread.yaml": ({"mappo.total_timesteps": "1000000000", **_NO_CHECKPOINT}, True, True),

@@ -61,9 +61,11 @@ def test_pbt_waits_for_the_whole_population_and_stops_at_the_budget() -> None:
     assert pbt.decide(reps[:1]) == ([], [])  # one report: no round yet
     out, _ = pbt.decide(reps[1:])
     assert len(out) == 3 and pbt.round == 1
+    assert pbt.progress() == (2, 4, {"best_mean_return_100": 2.0, "mean_return": 2.0})  # (the population's)
     out, decisions = pbt_round(pbt, 4, [1.0, 2.0, 3.0])
     assert {d.kind for _, d in out} == {"stop"}
     assert [d.kind for d in decisions].count("complete") == 3
+    assert pbt.progress() == (4, 4, {"best_mean_return_100": 3.0, "mean_return": 3.0})
 
 
 def test_pbt_target_stops_the_population() -> None:
@@ -117,6 +119,7 @@ def test_asha_stops_below_the_cutoff_and_refills_the_slot() -> None:
     out, decisions = asha.decide([report(1, 1, 5.0, hp[1]), report(0, 1, 20.0, hp[0])])
     kinds = [(d.kind, d.trial) for d in decisions]
     assert kinds == [("promote", 0), ("stop", 1), ("start", 2)], kinds
+    assert asha.progress() == (1, 4, {"best_mean_return_100": 20.0, "mean_return": 20.0})  # trials ended of all
     assert dict(out)[0] == Directive("continue", trial=0, until=3, hparams=hp[0])
     assert dict(out)[1].kind == "start" and dict(out)[1].trial == 2
     # trial 2 at rung 1, better than the 67th percentile of the metrics before it (20, 5): promoted
@@ -128,6 +131,7 @@ def test_search_runs_every_configuration_to_the_budget() -> None:
     grid = Search(SearchConfig(kind="grid", grid_points=2, slots=3, iterations=4), SPACE, seed=0)
     assert grid.total == 4 and grid.milestones() == []
     out, _ = grid.begin(3)
+    assert grid.progress() == (0, 4, {})  # no trial has ended, nothing ranked yet
     assert [d.until for _, d in out] == [4, 4, 4]
     assert [d.hparams["learning_rate"] for _, d in out] == [1e-4, 1e-4, 1e-2]
     out, _ = grid.decide([report(s, 4, float(s), d.hparams, trial=d.trial) for s, d in out])

@@ -16,6 +16,7 @@ the reports a tag holds are the same, so its decisions are too.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
@@ -23,12 +24,22 @@ from typing import Any, Literal, Protocol
 from .record import Decision
 from .space import Value
 
-__all__ = ["TRIAL_METRICS", "Directive", "Report", "Scheduler", "TunableLearner", "trial_seed"]
+__all__ = ["TRIAL_METRICS", "Directive", "Report", "Scheduler", "TunableLearner", "best_figures", "trial_seed"]
 
 #: what a trial reports (the metrics a scheduler may rank by): the mean return of the last
 #: 100 training episodes (the benchmarks' rule; NaN before the first episode ends), the
 #: episodes finished, the env steps learned from
 TRIAL_METRICS = ("mean_return_100", "episodes", "env_steps")
+
+
+def best_figures(metric: str, value: float | None) -> dict[str, float]:
+    """A search's best metric as progress figures (NaN or unknown: none)."""
+    if value is None or math.isnan(value):
+        return {}
+    out = {f"best_{metric}": value}
+    if metric == "mean_return_100":
+        out["mean_return"] = value  # (the Return column of `kubectl get rfed`)
+    return out
 
 
 def trial_seed(seed: int, trial: int) -> int:
@@ -120,6 +131,12 @@ class Scheduler(Protocol):
 
     def summary(self) -> dict[str, Any]:
         """What the controller's result says of the search (best trial, its metric, ...)."""
+        ...
+
+    def progress(self) -> tuple[int, int, dict[str, float]]:
+        """The search's progress for a person (:meth:`~reactorfed.Reactor.report_progress`):
+        done of total and figures (the best trial's metric; as ``mean_return`` too when
+        the metric is the training return)."""
         ...
 
     def state(self) -> dict[str, Any]: ...

@@ -77,6 +77,8 @@ class Controller(Reactor):
         out, decisions = self.scheduler.decide(reps)
         self._send(out, decisions, directives)
         if decisions:
+            done, total, figures = self.scheduler.progress()
+            self.report_progress(done, total, **figures)  # (the population's, not one trial's)
             self.decided += 1
             if self.decided == self.pause_after:
                 if self.progress:

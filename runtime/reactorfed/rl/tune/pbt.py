@@ -22,7 +22,7 @@ import numpy as np
 
 from reactorfed import ValidationError
 
-from .contracts import TRIAL_METRICS, Directive, Report, trial_seed
+from .contracts import TRIAL_METRICS, Directive, Report, best_figures, trial_seed
 from .record import Decision
 from .space import SearchSpace, Value
 
@@ -175,6 +175,11 @@ class PBT:
         if self.config.target is not None:
             out.update(target=self.config.target, solved_at_iteration=self.solved_at)
         return out
+
+    def progress(self) -> tuple[int, int, dict[str, float]]:
+        c = self.config
+        return (min(self.round * c.perturbation_interval, c.iterations), c.iterations,
+                best_figures(c.metric, self.best[1] if self.best else None))
 
     def state(self) -> dict[str, Any]:
         return {"hparams": {str(k): v for k, v in self.hparams.items()}, "round": self.round,

@@ -20,7 +20,7 @@ import numpy as np
 
 from reactorfed import ValidationError
 
-from .contracts import TRIAL_METRICS, Directive, Report, trial_seed
+from .contracts import TRIAL_METRICS, Directive, Report, best_figures, trial_seed
 from .pbt import score
 from .record import Decision
 from .space import SearchSpace, Value
@@ -158,6 +158,10 @@ class Search:
             out.update(best_trial=trial, best_metric=t["metric"], best_hparams=t["hparams"],
                        best_iteration=t["iteration"])
         return out
+
+    def progress(self) -> tuple[int, int, dict[str, float]]:
+        ended = sum(t["status"] != "running" for t in self.trials.values())  # (to the budget, or stopped early)
+        return ended, self.total, best_figures(self.config.metric, self.summary().get("best_metric"))
 
     def state(self) -> dict[str, Any]:
         return {"next_trial": self.next_trial, "running": {str(k): v for k, v in self.running.items()},
