@@ -191,8 +191,10 @@ class WithTwoUpstream(Reactor):
         self.connect(self.up2.out, self.down.in_up)
 
 
-def _run(cls: type[Reactor], timeout: int, coordination: str = "centralized", **cfg: Any) -> tuple[Reactor, Any]:
-    """Run ``cls`` federated, in real time, launching ``mid`` again when midExec asks;
+def _run(cls: type[Reactor], timeout: int, coordination: str = "centralized", swap: bool = False,
+         **cfg: Any) -> tuple[Reactor, Any]:
+    """Run ``cls`` federated, in real time, launching ``mid`` again when midExec asks
+    (``swap``: at once, while the first process runs, a hot swap; else once it has left);
     then in one process with the RTI's record as its schedule. Returns the federated
     ``down``'s program and the record."""
     asked = threading.Event()
@@ -200,12 +202,16 @@ def _run(cls: type[Reactor], timeout: int, coordination: str = "centralized", **
     for name in fed.layout.names:
         fed.start(name, fast=False, timeout=timeout, **cfg)
     wait_until(asked.is_set, timeout=20, what="midExec's launch")
-    wait_until(lambda: "mid" in fed.results or "mid" in fed.errors, timeout=20, what="mid's first leave")
+    if swap:
+        assert "mid" not in fed.results and "mid" not in fed.errors, "mid left by itself: no hot swap"
+    else:
+        wait_until(lambda: "mid" in fed.results or "mid" in fed.errors, timeout=20, what="mid's first leave")
     assert not fed.errors, fed.errors
     again = fed.start("mid", key="mid2", fast=False, timeout=timeout, **cfg)  # LF: TransientExec's launch
     fed.wait(timeout=40)
     assert not again.is_alive()
     assert not fed.errors, fed.errors
+    assert "mid" in fed.results and "mid2" in fed.results
     assert fed.rti_error is None, fed.rti_error
     summary = fed.summary
     assert summary is not None
@@ -235,6 +241,91 @@ def test_transient_downstream_with_timer() -> None:
 def test_transient_downstream_with_two_upstream() -> None:
     _down, record = _run(WithTwoUpstream, sec(3))
     assert [c.joined for c in record] == [False, True, False]
+
+
+# -- the hot swaps --------------------------------------------------------------------------
+
+
+class SwapMiddle(Reactor):
+    """TransientHotSwap.lf's Middle: forwards what it receives and never leaves by itself."""
+
+    inp = Input(int)
+    out = Output(int)
+    join = Output(int)
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    @reaction(triggers=[STARTUP], effects=[join])
+    def start(self, join: Any) -> None:
+        _check_start(self)
+        join.set(0)
+
+    @reaction(triggers=[inp], effects=[out])
+    def forward(self, inp: Any, out: Any) -> None:
+        self.count += 1
+        out.set(inp.get())
+
+
+class HotSwap(Reactor):
+    """TransientHotSwap.lf's federated reactor: ``mid``'s second process, launched at 1 s
+    while the first runs, takes over from it."""
+
+    def __init__(self, launch: Callable[[], None] = _nothing) -> None:
+        self.midExec = TransientExec(sec(1), launch)
+        self.up = Up()
+        self.down = Down()
+        self.mid = transient(SwapMiddle())
+        self.connect(self.up.out, self.mid.inp)
+        self.connect(self.mid.join, self.down.join)
+        self.connect(self.mid.out, self.down.inp)
+
+
+def _check_swap(record: list[Any]) -> None:
+    # the first process left at the tag the RTI agreed on; the second joined after it
+    assert [c.joined for c in record] == [False, True]
+    leave, join = ((c.time, c.microstep) for c in record)
+    assert join > leave
+
+
+@lf_test("federated/TransientHotSwap.lf", federated=True)
+def test_transient_hot_swap() -> None:
+    _down, record = _run(HotSwap, sec(3), swap=True)
+    _check_swap(record)
+
+
+class DecSwapMiddle(SwapMiddle):
+    """TransientDecentralizedHotSwap.lf's Middle: a tardy input is fatal."""
+
+    @reaction(triggers=[SwapMiddle.inp], effects=[SwapMiddle.out])
+    def forward(self, inp: Any, out: Any) -> None:
+        self.count += 1
+        out.set(inp.get())
+
+    @forward.tardy_handler
+    def forward_tardy(self, inp: Any, out: Any) -> None:
+        raise AssertionError("federate Middle received a tardy inp event")
+
+
+class DecHotSwap(Reactor):
+    """TransientDecentralizedHotSwap.lf's federated reactor (decentralized)."""
+
+    def __init__(self, launch: Callable[[], None] = _nothing) -> None:
+        self.midExec = TransientExec(sec(1), launch)
+        self.up = Up(period=ms(1500))
+        self.down = DecDown(period=ms(1500))
+        maxwait(self.down, ms(800))
+        self.mid = transient(DecSwapMiddle())
+        maxwait(self.mid, ms(500))
+        self.connect(self.up.out, self.mid.inp)
+        self.connect(self.mid.join, self.down.join)
+        self.connect(self.mid.out, self.down.inp)
+
+
+@lf_test("federated/TransientDecentralizedHotSwap.lf", federated=True)
+def test_transient_decentralized_hot_swap() -> None:
+    _down, record = _run(DecHotSwap, sec(9), coordination="decentralized", swap=True)
+    _check_swap(record)
 
 
 # -- TransientStatePersistence.lf ----------------------------------------------------------

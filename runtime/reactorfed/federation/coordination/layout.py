@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from ...assembly.partition import Partition
 from ...errors import ValidationError
-from ...model.elastic import as_elastic, elastic_width
+from ...model.elastic import as_elastic, elastic_width, is_transient
 from ...model.maxwait import maxwait_of
 from ...model.reactor import Reactor
 from ...time.tag import FOREVER, TagT, add_delay
@@ -59,6 +59,9 @@ class ElasticGroup:
     min: int
     max: int
     initial: int
+    #: a transient federate (``transient(...)``, LF's ``@transient``): a new process for it
+    #: while it is present takes over (hot swap); a bank's member's is a duplicate
+    transient: bool = False
 
 
 @dataclass
@@ -213,5 +216,6 @@ def _elastic_groups(main: Reactor, index: dict[str, int]) -> list[ElasticGroup]:
                 raise ValidationError(
                     f"{r.fqn}.{attr}: an elastic bank's members must be federates: declare it in the main reactor")
             w = elastic_width(v)
-            groups.append(ElasticGroup(attr, tuple(index[m.name] for m in v), w.min, w.max, w.start))
+            groups.append(ElasticGroup(attr, tuple(index[m.name] for m in v), w.min, w.max, w.start,
+                                       isinstance(value, Reactor) and is_transient(value)))
     return groups
