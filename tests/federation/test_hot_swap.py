@@ -10,6 +10,8 @@ network: ``tests/conformance/test_fed_transient.py``, LF's two hot-swap programs
 from __future__ import annotations
 
 import os
+import time
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -26,9 +28,12 @@ from reactorfed.federation.coordination.membership import (
     RoundEnd,
 )
 from reactorfed.federation.coordination.rti_core import RtiCore
+from reactorfed.federation.process.rti_server import RtiPhase
 from reactorfed.federation.wire import protocol as P
 from reactorfed.model.elastic import Elastic, elastic_bank
 from reactorfed.time.tag import TagT
+
+from .test_rti_membership_server import Fed, Rti, answer_all
 
 SECRET = b"0123456789abcdef"
 START = 1_000
@@ -227,3 +232,73 @@ def test_a_swap_is_refused_when_it_cannot_be() -> None:
     with pytest.raises(MembershipError, match="stopping"):
         c.members.request_swap(1)
     assert c.members.take_outbox() == [] and c.members.record == []
+
+
+# -- the server: the whole exchange, with hand-made federates over real sockets ------------
+@pytest.fixture
+def rtis() -> Iterator[list[Rti]]:
+    made: list[Rti] = []
+    yield made
+    for r in made:
+        r.close()
+
+
+def test_the_server_stops_the_present_process_then_starts_the_new_one(rtis: list[Rti]) -> None:
+    rti = Rti(WithTransient())
+    rtis.append(rti)
+    server = rti.server
+    feds = rti.start("up", "mid", "down")
+    mid = server.layout.index("mid")
+    new = Fed(rti, "mid")
+    new.handshake()  # it proves itself, and is held: no START while the present one runs
+    queried = {
+        n: f.next(P.Query) for n, f in feds.items()
+    }  # the present one's leave: it is asked too
+    assert queried["mid"].changes == ((mid, False),)
+    time.sleep(0.2)
+    assert not new.got, new.got
+    for n, q in queried.items():
+        feds[n].send(P.QueryReply(q.round, q.tag))
+    leave = feds["mid"].next(P.Change)
+    assert (leave.member, leave.joined) == (mid, False)
+    old = feds.pop("mid")
+    old.send(P.Resign(leave.tag, {}, {}))
+    old.close()
+    start = new.next(P.Start)  # once the present process is forgotten
+    assert start.join and start.federate == mid
+    assert new.next(P.Change) == leave  # the record so far
+    new.send(P.JoinReq(server.clock.now()))
+    answer_all(*feds.values())
+    feds["up"].send(
+        P.Ltc(leave.tag, (leave.tag[0] + 10**9, 0), {}, {})
+    )  # past the last incarnation's tags
+    join = new.next(P.Change)
+    assert (join.member, join.joined) == (mid, True) and join.tag > leave.tag
+    assert new.next(P.Admit).tag == join.tag
+    assert [(r["member"], r["joined"]) for r in server.status()["membership"]] == [
+        ("mid", False),
+        ("mid", True),
+    ]
+    assert rti.error is None and server.phase is RtiPhase.RUNNING
+
+
+def test_the_server_refuses_a_swap_while_the_federation_stops(rtis: list[Rti]) -> None:
+    rti = Rti(WithTransient())
+    rtis.append(rti)
+    feds = rti.start("up", "mid", "down")
+    feds["up"].send(P.StopReq((rti.server.start_time or 0, 5)))
+    feds["up"].next(P.StopRequest)
+    new = Fed(rti, "mid")
+    new.handshake()
+    reject = new.next(P.Reject)
+    assert "hot swap refused" in reject.reason and "stopping" in reject.reason
+    assert not [m for m in feds["mid"].got if isinstance(m, P.Query)]
+
+
+def test_a_decentralized_federations_start_says_so_to_transient_federates_too(
+    rtis: list[Rti],
+) -> None:
+    rti = Rti(WithTransient(), coordination="decentralized")
+    rtis.append(rti)
+    feds = rti.start("up", "mid", "down")
+    assert all(f.got[0].decentralized for f in feds.values())
