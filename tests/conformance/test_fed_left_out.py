@@ -1,21 +1,23 @@
 """LF's ``federated/`` programs that are not ported, each with its reason (rendered into
-docs/conformance.md): transient federates' hot swap and their decentralized variants, and
+docs/conformance.md): a transient program whose outcome is a race of physical times, and
 programs whose subject is C code or a C-internal API."""
 
 from __future__ import annotations
 
-_HOT_SWAP = (
-    "tests hot swap: a second process of the transient federate `mid`, launched while the first is still "
-    "present (it does not leave by itself here), takes over from it; reactorfed's RTI refuses a second "
-    "process for a slot whose process is present (a duplicate); a transient federate's leave by its own "
-    "stop request and its relaunch are ported (`TransientDownstreamWithTimer.lf` and the others)"
-)
 _TRANSIENT_LOOP_DECENTRALIZED = (
-    "its subject is the timing of a zero-delay cycle between a transient federate and a persistent one "
-    "under decentralized coordination (mid <-> persistence, with per-connection `absent_after` and maxwait 0; "
-    "LF calls it intrinsically flaky); reactorfed refuses a transient federate (an elastic member) on a "
-    "zero-delay cycle between federates (an absent member could not take part in the cycle's rounds); the "
-    "centralized `TransientStatePersistence.lf` is ported with `after 0` on Persistence's reply"
+    "its outcome is a race of physical times, by design (LF calls it intrinsically flaky: its maxwaits and "
+    "`absent_after`s \"cover the flakiness most of the time\"), and here the race is lost every time: `mid` "
+    "(maxwait 0) and Persistence (maxwait 200 ms) are a zero-delay cycle under decentralized coordination. "
+    "reactorfed starts a tag at its time + maxwait + the largest `absent_after` of the federate's inputs "
+    "(LF starts it at time + maxwait, none at the start tag, and applies each `absent_after` at the reaction "
+    "that reads its port), so Persistence takes up each of `mid`'s tags 400 ms after its time; `mid` waits "
+    "for Persistence's word on `in_from_persistence` until then too (its `absent_after`), and only then sends "
+    "`out_to_persistence`, which reaches Persistence just after its own wait for it (200 + 200 ms) ended: a "
+    "tardy event, on which the program's tardy handlers exit (ported and run here: a tardy "
+    "`in_from_persistence` at (0, 1)). LF's per-port rule would give it LF's odds; a transient federate on a "
+    "zero-delay cycle is supported (`TransientStatePersistence.lf` and its physical-connection variant, ported "
+    "with LF's zero-delay cycle), and so are transient federates under decentralized coordination (the four "
+    "other decentralized transient programs)"
 )
 _REALTIME_THREAD = (
     "its reactions are C code in a Python-target file (LF lists it as failing); its logic is a thread "
@@ -24,8 +26,6 @@ _REALTIME_THREAD = (
 )
 
 LEFT_OUT: dict[str, str] = {
-    "federated/TransientHotSwap.lf": _HOT_SWAP,
-    "federated/TransientDecentralizedHotSwap.lf": _HOT_SWAP + " (under decentralized coordination)",
     "federated/TransientDecentralizedStatePersistence.lf": _TRANSIENT_LOOP_DECENTRALIZED,
     "federated/failing/ClockSync.lf": (
         "tests LF's runtime clock synchronization between federates (`clock-sync: on`, artificial clock "

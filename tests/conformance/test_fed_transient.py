@@ -420,11 +420,9 @@ class StatePersistence(Reactor):
         self.connect(self.mid.join, self.down.join)
         self.connect(self.mid.join, self.persistence.in_middle_join)
         self.connect(self.mid.out, self.down.inp)
-        # LF: no delay. Here `after 0`: a transient federate may not be on a zero-delay
-        # cycle between federates (refused at assembly), and mid <-> persistence is one.
-        # The state comes back a microstep after the join instead of at it, before any
-        # input of mid's (those come every 500 ms), so every value is the same.
-        self.connect(self.persistence.out_to_middle, self.mid.in_from_persistence, after=0)
+        # no delay: mid <-> persistence is a zero-delay cycle, of which the transient mid
+        # is a member while present
+        self.connect(self.persistence.out_to_middle, self.mid.in_from_persistence)
         self.connect(self.mid.out_to_persistence, self.persistence.in_from_middle)
 
 
@@ -467,8 +465,8 @@ class StatePersistencePhysical(Reactor):
         self.connect(self.mid.join, self.persistence.in_middle_join)
         self.connect(self.mid.out, self.down.inp)
         self.connect(self.mid.outp, self.down.inp2, physical=True)
-        # `after 0` here, as in TransientStatePersistence (see there)
-        self.connect(self.persistence.out_to_middle, self.mid.in_from_persistence, after=0)
+        # no delay, as in TransientStatePersistence: a zero-delay cycle with the transient
+        self.connect(self.persistence.out_to_middle, self.mid.in_from_persistence)
         self.connect(self.mid.out_to_persistence, self.persistence.in_from_middle)
 
 
@@ -640,3 +638,4 @@ class DecWithPhysicalConnection(Reactor):
 def test_transient_decentralized_with_physical_connection() -> None:
     _down, record = _run(DecWithPhysicalConnection, sec(9), coordination="decentralized")
     assert [c.joined for c in record] == [False, True, False]
+

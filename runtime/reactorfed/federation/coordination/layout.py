@@ -148,13 +148,6 @@ class Layout:
         reach = [self._reach(i, zero) for i in range(n)]
         self.scc = [frozenset(j for j in range(n) if j == i or (j in reach[i] and i in reach[j])) for i in range(n)]
         self._elastic_of = {f: eg for eg in self.elastic for f in eg.slots}
-        for eg in self.elastic:
-            for f in eg.slots:
-                if len(self.scc[f]) > 1:
-                    others = ", ".join(self.names[j] for j in sorted(self.scc[f]) if j != f)
-                    raise ValidationError(
-                        f"elastic bank {eg.name}: member {self.names[f]} is in a zero-delay cycle with {others}; "
-                        "a member that may join or leave cannot be part of one (add a delay, `after 0` at least)")
 
     @staticmethod
     def _reach(i: int, adj: list[set[int]]) -> set[int]:
