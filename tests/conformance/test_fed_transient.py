@@ -639,3 +639,83 @@ def test_transient_decentralized_with_physical_connection() -> None:
     _down, record = _run(DecWithPhysicalConnection, sec(9), coordination="decentralized")
     assert [c.joined for c in record] == [False, True, False]
 
+
+# -- TransientDecentralizedStatePersistence.lf ---------------------------------------------
+
+
+class DecPersistence(Persistence):
+    """Its Persistence: sends the state it keeps at every join (the first one's too); a
+    tardy input is fatal."""
+
+    @reaction(triggers=[Persistence.in_middle_join], effects=[Persistence.out_to_middle])
+    def joined(self, out_to_middle: Any) -> None:
+        out_to_middle.set(FederateState(self.middle_state.state_char, self.middle_state.state_count))
+
+    @joined.tardy_handler
+    def joined_tardy(self, out_to_middle: Any) -> None:
+        raise AssertionError("federate Persistence received a tardy in_middle_join event")
+
+    @reaction(triggers=[Persistence.in_from_middle])
+    def saved(self, in_from_middle: Any) -> None:
+        v = in_from_middle.get()
+        self.middle_state.state_char = v.state_char
+        self.middle_state.state_count = v.state_count
+
+    @saved.tardy_handler
+    def saved_tardy(self, in_from_middle: Any) -> None:
+        raise AssertionError("federate Persistence received a tardy in_from_middle event")
+
+
+class DecPersistentMiddle(PersistentMiddle):
+    """Its Middle: a tardy input is fatal."""
+
+    @reaction(triggers=[PersistentMiddle.in_from_persistence])
+    def restore(self, in_from_persistence: Any) -> None:
+        self.middle_state = in_from_persistence.get()
+
+    @restore.tardy_handler
+    def restore_tardy(self, in_from_persistence: Any) -> None:
+        raise AssertionError("federate Middle received a tardy in_from_persistence event")
+
+    @reaction(triggers=[PersistentMiddle.inp], effects=[PersistentMiddle.out, PersistentMiddle.out_to_persistence])
+    def step(self, out: Any, out_to_persistence: Any) -> None:
+        s = self.middle_state
+        s.state_char = chr(ord(s.state_char) + 1)
+        s.state_count += 2
+        out.set(s.state_count)
+        out_to_persistence.set(FederateState(s.state_char, s.state_count))
+        if s.state_count == 4:
+            self.request_stop()
+
+    @step.tardy_handler
+    def step_tardy(self, out: Any, out_to_persistence: Any) -> None:
+        raise AssertionError("federate Middle received a tardy inp event")
+
+
+class DecStatePersistence(Reactor):
+    """TransientDecentralizedStatePersistence.lf's federated reactor: the transient ``mid``
+    and ``persistence`` form a zero-delay cycle (decentralized)."""
+
+    def __init__(self, launch: Callable[[], None] = _nothing) -> None:
+        self.up = Up(period=ms(500))
+        self.down = PersistenceDown()
+        self.persistence = DecPersistence()
+        maxwait(self.persistence, ms(200))
+        self.midExec = TransientExec(sec(3), launch)
+        self.mid = transient(DecPersistentMiddle())
+        maxwait(self.mid, 0)
+        self.connect(self.up.out, self.mid.inp, absent_after=ms(200))
+        self.connect(self.mid.join, self.down.join)
+        self.connect(self.mid.join, self.persistence.in_middle_join)
+        self.connect(self.mid.out, self.down.inp)
+        self.connect(self.persistence.out_to_middle, self.mid.in_from_persistence, absent_after=ms(400))
+        self.connect(self.mid.out_to_persistence, self.persistence.in_from_middle, absent_after=ms(200))
+
+
+@lf_test("federated/TransientDecentralizedStatePersistence.lf", federated=True)
+def test_transient_decentralized_state_persistence() -> None:
+    down, record = _run(DecStatePersistence, sec(9), coordination="decentralized", trusted_pickle=True)
+    assert [c.joined for c in record] == [False, True]
+    # 2, 4 from its first execution; then from the state it got back at its join, 6, 8, ...
+    values = down.down.values  # type: ignore[attr-defined]
+    assert values[:2] == [2, 4] and values[2:] == list(range(6, 6 + 2 * (len(values) - 2), 2)) and len(values) >= 5

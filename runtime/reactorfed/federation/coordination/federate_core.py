@@ -147,8 +147,9 @@ class FederateCore:
             self.membership.begin(start)
 
     def checkpoints(self, outs: list[tuple[int, int]], ins: list[tuple[int, int]]) -> list[int]:
-        """This federate's links on zero-delay cycles: the levels the scheduler must stop at
-        (see :meth:`.federate_cycles.CycleLinks.checkpoints`)."""
+        """This federate's links on zero-delay cycles (decentralized: and its inputs with an
+        absent_after): the levels the scheduler must stop at (see
+        :meth:`.federate_cycles.CycleLinks.checkpoints`)."""
         self._cyclic = bool(outs or ins)
         if self._elastic and ins:
             src = self._src_of

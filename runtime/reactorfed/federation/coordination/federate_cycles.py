@@ -7,7 +7,8 @@ soon as the reactions that could write it have run (:meth:`CycleLinks.outputs_du
 waits, before the first reaction that reads an input on the cycle, until that input's
 value or absence at the tag has arrived (:meth:`CycleLinks.known`; the core's
 ``inputs_ready`` adds the grants and their counts): the scheduler stops at those levels
-(the checkpoints).
+(the checkpoints). Under decentralized coordination the inputs with an ``absent_after``
+are waited for the same way (:mod:`.federate_maxwait`), on whatever link they come.
 """
 
 from __future__ import annotations
