@@ -1,22 +1,9 @@
 """LF's ``federated/`` programs that are not ported, each with its reason (rendered into
-docs/conformance.md): transient federates' hot swap and their decentralized variants, and
-programs whose subject is C code or a C-internal API."""
+docs/conformance.md): programs whose subject is C code or a C-internal API, or a count
+that depends on the machine's timing."""
 
 from __future__ import annotations
 
-_HOT_SWAP = (
-    "tests hot swap: a second process of the transient federate `mid`, launched while the first is still "
-    "present (it does not leave by itself here), takes over from it; reactorfed's RTI refuses a second "
-    "process for a slot whose process is present (a duplicate); a transient federate's leave by its own "
-    "stop request and its relaunch are ported (`TransientDownstreamWithTimer.lf` and the others)"
-)
-_TRANSIENT_LOOP_DECENTRALIZED = (
-    "its subject is the timing of a zero-delay cycle between a transient federate and a persistent one "
-    "under decentralized coordination (mid <-> persistence, with per-connection `absent_after` and maxwait 0; "
-    "LF calls it intrinsically flaky); reactorfed refuses a transient federate (an elastic member) on a "
-    "zero-delay cycle between federates (an absent member could not take part in the cycle's rounds); the "
-    "centralized `TransientStatePersistence.lf` is ported with `after 0` on Persistence's reply"
-)
 _REALTIME_THREAD = (
     "its reactions are C code in a Python-target file (LF lists it as failing); its logic is a thread "
     "that schedules a physical action every second of real time, checked for a count after a 5 s timeout: "
@@ -24,9 +11,6 @@ _REALTIME_THREAD = (
 )
 
 LEFT_OUT: dict[str, str] = {
-    "federated/TransientHotSwap.lf": _HOT_SWAP,
-    "federated/TransientDecentralizedHotSwap.lf": _HOT_SWAP + " (under decentralized coordination)",
-    "federated/TransientDecentralizedStatePersistence.lf": _TRANSIENT_LOOP_DECENTRALIZED,
     "federated/failing/ClockSync.lf": (
         "tests LF's runtime clock synchronization between federates (`clock-sync: on`, artificial clock "
         "offsets, C code reading `_lf_clock_sync_offset`; LF lists it as failing); reactorfed has no clock "

@@ -191,8 +191,10 @@ class WithTwoUpstream(Reactor):
         self.connect(self.up2.out, self.down.in_up)
 
 
-def _run(cls: type[Reactor], timeout: int, coordination: str = "centralized", **cfg: Any) -> tuple[Reactor, Any]:
-    """Run ``cls`` federated, in real time, launching ``mid`` again when midExec asks;
+def _run(cls: type[Reactor], timeout: int, coordination: str = "centralized", swap: bool = False,
+         **cfg: Any) -> tuple[Reactor, Any]:
+    """Run ``cls`` federated, in real time, launching ``mid`` again when midExec asks
+    (``swap``: at once, while the first process runs, a hot swap; else once it has left);
     then in one process with the RTI's record as its schedule. Returns the federated
     ``down``'s program and the record."""
     asked = threading.Event()
@@ -200,12 +202,16 @@ def _run(cls: type[Reactor], timeout: int, coordination: str = "centralized", **
     for name in fed.layout.names:
         fed.start(name, fast=False, timeout=timeout, **cfg)
     wait_until(asked.is_set, timeout=20, what="midExec's launch")
-    wait_until(lambda: "mid" in fed.results or "mid" in fed.errors, timeout=20, what="mid's first leave")
+    if swap:
+        assert "mid" not in fed.results and "mid" not in fed.errors, "mid left by itself: no hot swap"
+    else:
+        wait_until(lambda: "mid" in fed.results or "mid" in fed.errors, timeout=20, what="mid's first leave")
     assert not fed.errors, fed.errors
     again = fed.start("mid", key="mid2", fast=False, timeout=timeout, **cfg)  # LF: TransientExec's launch
     fed.wait(timeout=40)
     assert not again.is_alive()
     assert not fed.errors, fed.errors
+    assert "mid" in fed.results and "mid2" in fed.results
     assert fed.rti_error is None, fed.rti_error
     summary = fed.summary
     assert summary is not None
@@ -235,6 +241,91 @@ def test_transient_downstream_with_timer() -> None:
 def test_transient_downstream_with_two_upstream() -> None:
     _down, record = _run(WithTwoUpstream, sec(3))
     assert [c.joined for c in record] == [False, True, False]
+
+
+# -- the hot swaps --------------------------------------------------------------------------
+
+
+class SwapMiddle(Reactor):
+    """TransientHotSwap.lf's Middle: forwards what it receives and never leaves by itself."""
+
+    inp = Input(int)
+    out = Output(int)
+    join = Output(int)
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    @reaction(triggers=[STARTUP], effects=[join])
+    def start(self, join: Any) -> None:
+        _check_start(self)
+        join.set(0)
+
+    @reaction(triggers=[inp], effects=[out])
+    def forward(self, inp: Any, out: Any) -> None:
+        self.count += 1
+        out.set(inp.get())
+
+
+class HotSwap(Reactor):
+    """TransientHotSwap.lf's federated reactor: ``mid``'s second process, launched at 1 s
+    while the first runs, takes over from it."""
+
+    def __init__(self, launch: Callable[[], None] = _nothing) -> None:
+        self.midExec = TransientExec(sec(1), launch)
+        self.up = Up()
+        self.down = Down()
+        self.mid = transient(SwapMiddle())
+        self.connect(self.up.out, self.mid.inp)
+        self.connect(self.mid.join, self.down.join)
+        self.connect(self.mid.out, self.down.inp)
+
+
+def _check_swap(record: list[Any]) -> None:
+    # the first process left at the tag the RTI agreed on; the second joined after it
+    assert [c.joined for c in record] == [False, True]
+    leave, join = ((c.time, c.microstep) for c in record)
+    assert join > leave
+
+
+@lf_test("federated/TransientHotSwap.lf", federated=True)
+def test_transient_hot_swap() -> None:
+    _down, record = _run(HotSwap, sec(3), swap=True)
+    _check_swap(record)
+
+
+class DecSwapMiddle(SwapMiddle):
+    """TransientDecentralizedHotSwap.lf's Middle: a tardy input is fatal."""
+
+    @reaction(triggers=[SwapMiddle.inp], effects=[SwapMiddle.out])
+    def forward(self, inp: Any, out: Any) -> None:
+        self.count += 1
+        out.set(inp.get())
+
+    @forward.tardy_handler
+    def forward_tardy(self, inp: Any, out: Any) -> None:
+        raise AssertionError("federate Middle received a tardy inp event")
+
+
+class DecHotSwap(Reactor):
+    """TransientDecentralizedHotSwap.lf's federated reactor (decentralized)."""
+
+    def __init__(self, launch: Callable[[], None] = _nothing) -> None:
+        self.midExec = TransientExec(sec(1), launch)
+        self.up = Up(period=ms(1500))
+        self.down = DecDown(period=ms(1500))
+        maxwait(self.down, ms(800))
+        self.mid = transient(DecSwapMiddle())
+        maxwait(self.mid, ms(500))
+        self.connect(self.up.out, self.mid.inp)
+        self.connect(self.mid.join, self.down.join)
+        self.connect(self.mid.out, self.down.inp)
+
+
+@lf_test("federated/TransientDecentralizedHotSwap.lf", federated=True)
+def test_transient_decentralized_hot_swap() -> None:
+    _down, record = _run(DecHotSwap, sec(9), coordination="decentralized", swap=True)
+    _check_swap(record)
 
 
 # -- TransientStatePersistence.lf ----------------------------------------------------------
@@ -329,11 +420,9 @@ class StatePersistence(Reactor):
         self.connect(self.mid.join, self.down.join)
         self.connect(self.mid.join, self.persistence.in_middle_join)
         self.connect(self.mid.out, self.down.inp)
-        # LF: no delay. Here `after 0`: a transient federate may not be on a zero-delay
-        # cycle between federates (refused at assembly), and mid <-> persistence is one.
-        # The state comes back a microstep after the join instead of at it, before any
-        # input of mid's (those come every 500 ms), so every value is the same.
-        self.connect(self.persistence.out_to_middle, self.mid.in_from_persistence, after=0)
+        # no delay: mid <-> persistence is a zero-delay cycle, of which the transient mid
+        # is a member while present
+        self.connect(self.persistence.out_to_middle, self.mid.in_from_persistence)
         self.connect(self.mid.out_to_persistence, self.persistence.in_from_middle)
 
 
@@ -376,8 +465,8 @@ class StatePersistencePhysical(Reactor):
         self.connect(self.mid.join, self.persistence.in_middle_join)
         self.connect(self.mid.out, self.down.inp)
         self.connect(self.mid.outp, self.down.inp2, physical=True)
-        # `after 0` here, as in TransientStatePersistence (see there)
-        self.connect(self.persistence.out_to_middle, self.mid.in_from_persistence, after=0)
+        # no delay, as in TransientStatePersistence: a zero-delay cycle with the transient
+        self.connect(self.persistence.out_to_middle, self.mid.in_from_persistence)
         self.connect(self.mid.out_to_persistence, self.persistence.in_from_middle)
 
 
@@ -549,3 +638,84 @@ class DecWithPhysicalConnection(Reactor):
 def test_transient_decentralized_with_physical_connection() -> None:
     _down, record = _run(DecWithPhysicalConnection, sec(9), coordination="decentralized")
     assert [c.joined for c in record] == [False, True, False]
+
+
+# -- TransientDecentralizedStatePersistence.lf ---------------------------------------------
+
+
+class DecPersistence(Persistence):
+    """Its Persistence: sends the state it keeps at every join (the first one's too); a
+    tardy input is fatal."""
+
+    @reaction(triggers=[Persistence.in_middle_join], effects=[Persistence.out_to_middle])
+    def joined(self, out_to_middle: Any) -> None:
+        out_to_middle.set(FederateState(self.middle_state.state_char, self.middle_state.state_count))
+
+    @joined.tardy_handler
+    def joined_tardy(self, out_to_middle: Any) -> None:
+        raise AssertionError("federate Persistence received a tardy in_middle_join event")
+
+    @reaction(triggers=[Persistence.in_from_middle])
+    def saved(self, in_from_middle: Any) -> None:
+        v = in_from_middle.get()
+        self.middle_state.state_char = v.state_char
+        self.middle_state.state_count = v.state_count
+
+    @saved.tardy_handler
+    def saved_tardy(self, in_from_middle: Any) -> None:
+        raise AssertionError("federate Persistence received a tardy in_from_middle event")
+
+
+class DecPersistentMiddle(PersistentMiddle):
+    """Its Middle: a tardy input is fatal."""
+
+    @reaction(triggers=[PersistentMiddle.in_from_persistence])
+    def restore(self, in_from_persistence: Any) -> None:
+        self.middle_state = in_from_persistence.get()
+
+    @restore.tardy_handler
+    def restore_tardy(self, in_from_persistence: Any) -> None:
+        raise AssertionError("federate Middle received a tardy in_from_persistence event")
+
+    @reaction(triggers=[PersistentMiddle.inp], effects=[PersistentMiddle.out, PersistentMiddle.out_to_persistence])
+    def step(self, out: Any, out_to_persistence: Any) -> None:
+        s = self.middle_state
+        s.state_char = chr(ord(s.state_char) + 1)
+        s.state_count += 2
+        out.set(s.state_count)
+        out_to_persistence.set(FederateState(s.state_char, s.state_count))
+        if s.state_count == 4:
+            self.request_stop()
+
+    @step.tardy_handler
+    def step_tardy(self, out: Any, out_to_persistence: Any) -> None:
+        raise AssertionError("federate Middle received a tardy inp event")
+
+
+class DecStatePersistence(Reactor):
+    """TransientDecentralizedStatePersistence.lf's federated reactor: the transient ``mid``
+    and ``persistence`` form a zero-delay cycle (decentralized)."""
+
+    def __init__(self, launch: Callable[[], None] = _nothing) -> None:
+        self.up = Up(period=ms(500))
+        self.down = PersistenceDown()
+        self.persistence = DecPersistence()
+        maxwait(self.persistence, ms(200))
+        self.midExec = TransientExec(sec(3), launch)
+        self.mid = transient(DecPersistentMiddle())
+        maxwait(self.mid, 0)
+        self.connect(self.up.out, self.mid.inp, absent_after=ms(200))
+        self.connect(self.mid.join, self.down.join)
+        self.connect(self.mid.join, self.persistence.in_middle_join)
+        self.connect(self.mid.out, self.down.inp)
+        self.connect(self.persistence.out_to_middle, self.mid.in_from_persistence, absent_after=ms(400))
+        self.connect(self.mid.out_to_persistence, self.persistence.in_from_middle, absent_after=ms(200))
+
+
+@lf_test("federated/TransientDecentralizedStatePersistence.lf", federated=True)
+def test_transient_decentralized_state_persistence() -> None:
+    down, record = _run(DecStatePersistence, sec(9), coordination="decentralized", trusted_pickle=True)
+    assert [c.joined for c in record] == [False, True]
+    # 2, 4 from its first execution; then from the state it got back at its join, 6, 8, ...
+    values = down.down.values  # type: ignore[attr-defined]
+    assert values[:2] == [2, 4] and values[2:] == list(range(6, 6 + 2 * (len(values) - 2), 2)) and len(values) >= 5

@@ -1,6 +1,6 @@
 """Decentralized coordination in the pure federate core: no grant from the RTI; a federate
 processes a tag once its upstream peers' promises cover it, or once physical time passes
-the tag's time + its maxwait + its inputs' absent_after (see
+the tag's time + its maxwait, an input with an absent_after waited for to + that (see
 :mod:`reactorfed.federation.coordination.federate_maxwait`)."""
 
 from __future__ import annotations
@@ -45,11 +45,19 @@ def test_maxwait_forever_waits_for_the_upstream_promise_however_late() -> None:
     assert c.acquire(at(5 * MS), (FOREVER, 0), START) is WAIT
 
 
-def test_a_tag_is_processed_once_its_maxwait_and_absent_after_have_passed() -> None:
+def test_a_tag_is_begun_once_its_maxwait_has_passed_and_an_input_waited_for_to_its_absent_after() -> None:
+    """As in LF: the tag begins at its time + maxwait; the input with an absent_after is
+    waited for before its first reader until + that absent_after (a checkpoint)."""
     c = decentral(maxwait=2 * MS, absent_after=3 * MS)
-    assert c.acquire(at(10 * MS), (FOREVER, 0), START + 14 * MS) is WAIT
-    assert 1 <= c.wait_ms <= 1  # wakes when the 5 ms have passed
-    assert c.acquire(at(10 * MS), (FOREVER, 0), START + 15 * MS) == at(10 * MS)
+    assert c.acquire(at(10 * MS), (FOREVER, 0), START + 11 * MS) is WAIT
+    assert 1 <= c.wait_ms <= 1  # wakes when the 2 ms have passed
+    assert c.acquire(at(10 * MS), (FOREVER, 0), START + 12 * MS) == at(10 * MS)
+    c.checkpoints([], [(1, 0)])
+    assert not c.inputs_ready(at(10 * MS), 1, START + 14 * MS)
+    assert c.inputs_ready(at(10 * MS), 0, START + 14 * MS)  # (the reactions before its reader)
+    assert c.inputs_ready(at(10 * MS), 1, START + 15 * MS)
+    c.on_data(0, 0, at(20 * MS))
+    assert c.inputs_ready(at(20 * MS), 1, START + 20 * MS)  # (it came)
 
 
 def test_fast_mode_does_not_wait_out_a_finite_maxwait_but_forever_still_waits() -> None:
@@ -93,7 +101,7 @@ def test_passed_is_exactly_the_physical_time_rule(mw: int, aa: int, t: int, now:
     layout.links[0] = replace(layout.links[0], absent_after=aa)
     layout.maxwait = [FOREVER, mw]
     w = MaxWait(layout, 1, fast=False)
-    assert w.passed((t, 0), now) == (now >= t + mw + aa)
+    assert w.passed((t, 0), now) == (now >= t + mw)
     assert w.passed((t, 3), now, 0) == (now >= t + mw + aa)
     assert not MaxWait(replace(layout, maxwait=[FOREVER, FOREVER]), 1, fast=True).passed((t, 0), now)
 

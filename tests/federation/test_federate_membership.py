@@ -419,3 +419,37 @@ def test_every_message_to_a_member_is_delivered_or_counted_dropped(ops: list[tup
             kept = [t for t in kept if t < tag]
     assert c.membership.messages_dropped == dropped
     assert processed + dropped + len(kept) == c.received[0] == c.messages_received
+
+
+# -- a member on a zero-delay cycle ----------------------------------------------------------
+def test_a_member_on_a_zero_delay_cycle_is_waited_for_within_a_tag_only_while_present() -> None:
+    """The learner and slot 1 form a zero-delay cycle (link 0 to the slot, link 1 back):
+    within a tag the learner waits before its reaction that reads link 1 for the slot's
+    value or absence, while the slot is present; from its leave to its next join nothing
+    comes from it, and nothing is waited for."""
+    lay = hub(1, initial=1, out=None, back=None)
+    assert lay.scc[0] == {0, 1}
+    c = core(lay, 0)
+    c.checkpoints([(1, 0)], [(1, 1)])
+    assert not c.inputs_ready(at(5), 1)  # present: its word at (5, 0) is awaited
+    c.membership.on_change(at(5), 1, False)
+    assert not c.inputs_ready(at(4), 1) and c.inputs_ready(at(5), 1) and c.inputs_ready(at(8), 1)
+    c.membership.on_change(at(9), 1, True)
+    assert c.inputs_ready(at(8), 1) and not c.inputs_ready(at(9), 1)
+    c.cycles.on_absent(1, at(9))
+    assert c.inputs_ready(at(9), 1)
+
+
+def test_a_late_message_from_a_live_peer_is_tardy_under_decentralized_coordination() -> None:
+    """A message for a tag this federate has processed: under centralized coordination it
+    can only be from a peer that failed (no grant waited for it): dropped and counted;
+    under decentralized coordination, one from a live peer is tardy: delivered (the inbound
+    side posts it as tardy), as without elastic banks."""
+    for decentralized in (False, True):
+        c = core(hub(1, initial=1, out=5, back=5), 0)
+        if decentralized:
+            c.decentralize(c_lay := hub(1, initial=1, out=5, back=5))
+            assert c_lay.scc[0] == {0}
+        c.completed(at(5), None, FOREVER_T, START)
+        assert c.on_data(1, 1, at(4)) is decentralized
+        assert c.membership.dropped == ({} if decentralized else {1: 1})

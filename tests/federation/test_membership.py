@@ -120,10 +120,27 @@ def test_widths_are_checked_at_the_declaration() -> None:
     assert Elastic(1, 4).initial == 4
 
 
-def test_an_elastic_member_is_never_on_a_zero_delay_cycle() -> None:
-    with pytest.raises(ValidationError, match="zero-delay cycle"):
-        elastic_lay(3, (1, 2), 1, (0, 1, None), (1, 0, None))
-    elastic_lay(3, (1, 2), 1, (0, 1, None), (1, 0, 0))  # after 0 breaks it
+def test_an_elastic_member_may_be_on_a_zero_delay_cycle() -> None:
+    """(Taking part in the cycle's tags while present: the grants and the waits within a
+    tag leave it out while absent.)"""
+    lay = elastic_lay(3, (1, 2), 1, (0, 1, None), (1, 0, None))
+    assert lay.scc[0] == lay.scc[1] == {0, 1}
+    assert elastic_lay(3, (1, 2), 1, (0, 1, None), (1, 0, 0)).scc[1] == {1}  # after 0 breaks it
+
+
+def test_a_member_joins_a_zero_delay_cycle_after_the_tags_its_partner_was_granted() -> None:
+    """The learner (0) and slot 1 form a zero-delay cycle; the slot absent, the learner's
+    grants do not wait for it. The slot joins one microstep after the learner's latest
+    grant (LF's rule), and from there the two advance together by PTAGs."""
+    c = hub(1, initial=0, out=None, back=None)
+    (g,) = c.on_ltc(0, at(0), at(10), {}, {})
+    assert g.federate == 0 and g.tag == at(10)
+    c.members.request_join(1)
+    answer_all(c)
+    _query, ch, adm, _end = c.members.take_outbox()
+    assert ch == Change(at(10, 1), 1, True) and isinstance(adm, Admit) and adm.tag == at(10, 1)
+    grants = c.on_ltc(0, at(10), at(20), {}, {})
+    assert {(gr.federate, gr.tag, gr.provisional) for gr in grants} >= {(0, at(10, 1), True), (1, at(10, 1), True)}
 
 
 def test_an_elastic_bank_inside_a_federate_is_refused() -> None:

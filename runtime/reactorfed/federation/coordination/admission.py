@@ -9,6 +9,12 @@ federation starts once its initial members are in; a slot of an elastic bank (is
 may also come later, while it runs, and its process is forgotten (:meth:`Admission.forget`)
 once gone, so that its slot can be taken again.
 
+A second process for a federate that has joined is a duplicate, refused, except for a
+transient federate's (LF's ``@transient``) while the federation runs: that is a *hot swap*
+(:class:`Swap`). Its handshake completes (only a federate that proves itself can make the
+present one leave), then it is held, one at a time per federate, until the present process
+is forgotten, and takes its slot then (:meth:`Admission.take_over`).
+
 :class:`Departures` judges connections that closed before their federate resigned.
 
 Both are sans-IO, as :class:`.rti_core.RtiCore` is: the server passes the time, the fresh
@@ -25,7 +31,7 @@ from enum import Enum
 from ..wire import protocol as P
 from .layout import Layout
 
-__all__ = ["Admission", "Departures", "PeerKind"]
+__all__ = ["Admission", "Departures", "PeerKind", "Swap"]
 
 #: Half-finished handshakes: a real federate answers its challenge within milliseconds,
 #: so entries expire after a while, and a flood of strangers' HELLOs would have to exceed
@@ -40,7 +46,17 @@ class PeerKind(Enum):
     CONTROL = "control"  # a joined federate's control connection
     HEARTBEAT = "heartbeat"  # a joined federate's heartbeat connection
     PENDING = "pending"  # said HELLO, was challenged, owes a PROOF
+    HELD = "held"  # a hot swap's new process, proved: waits for the present one to leave
     STRANGER = "stranger"
+
+
+@dataclass(frozen=True, slots=True)
+class Swap:
+    """A PROOF's outcome for a transient federate's new process while its present one
+    runs: held (a hot swap); the present one is to leave, and this one takes its slot
+    once that one's process is forgotten."""
+
+    federate: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +65,7 @@ class _Pending:
     nonce: bytes  # the RTI's challenge nonce
     since: int
     endpoint: str  # the federate's data address, as peers reach it
+    swap: bool = False  # its federate had joined when it said HELLO: a hot swap, if it proves itself
 
 
 class Admission:
@@ -71,6 +88,9 @@ class Admission:
         #: federate -> its data address, as its peers reach it
         self.endpoints: dict[int, str] = {}
         self._hb_nonces: set[bytes] = set()
+        #: hot swaps under way: federate -> its new process's control connection and data address
+        self._swaps: dict[int, tuple[bytes, str]] = {}
+        self._held: dict[bytes, int] = {}  # and back
         #: the federates the start waits for: all but the elastic slots absent at first
         self._initial = layout.initial_members()
 
@@ -82,6 +102,8 @@ class Admission:
             return PeerKind.HEARTBEAT
         if peer in self._pending:
             return PeerKind.PENDING
+        if peer in self._held:
+            return PeerKind.HELD
         return PeerKind.STRANGER
 
     @property
@@ -110,14 +132,22 @@ class Admission:
 
     def peers(self) -> list[bytes]:
         """Every connection the RTI knows: joined, heartbeat and pending (for an abort)."""
-        return [*self.control, *self.heartbeat, *self._pending]
+        return [*self.control, *self.heartbeat, *self._pending, *self._held]
+
+    def swappable(self, f: int) -> bool:
+        """Whether a new process for ``f`` may take over from its present one: ``f`` is a
+        transient federate (a bank's member is not: the operator gives each slot one
+        process, and a second one is an accident)."""
+        g = self.layout.elastic_of(f)
+        return g is not None and g.transient
 
     # -- handshakes --------------------------------------------------------------------------
     def hello(self, peer: bytes, msg: P.Hello, now: int, nonce: bytes, *, open_: bool) -> P.Challenge | P.Reject:
         """A HELLO: the challenge to send (carrying ``nonce``, fresh), or why not.
         ``open_``: the federation still takes federates (it has not started); a slot of
         an elastic bank whose process is not connected is taken at any time (it then asks
-        to join: the RTI's core decides when)."""
+        to join: the RTI's core decides when), and so is a transient federate's while the
+        federation runs (a hot swap, if it proves itself: :meth:`proof`)."""
         name = msg.name
         if msg.version != P.PROTOCOL_VERSION:
             return P.Reject(f"protocol version {msg.version}; this RTI speaks version {P.PROTOCOL_VERSION}")
@@ -126,8 +156,11 @@ class Admission:
         if name not in self.layout.names:
             return P.Reject(f"no federate {name!r} in this federation (expected: {', '.join(self.layout.names)})")
         f = self.layout.index(name)
-        if f in self.control_of:
+        swap = f in self.control_of
+        if swap and (open_ or not self.swappable(f)):
             return P.Reject(f"duplicate federate {name!r}: it has already joined")
+        if swap and f in self._swaps:
+            return P.Reject(f"transient federate {name!r}: a hot swap of it is under way already (one at a time)")
         if not open_ and self.layout.elastic_of(f) is None:
             return P.Reject("the federation has already started")
         if msg.digest != self.layout.digest:
@@ -135,7 +168,7 @@ class Admission:
         if not msg.endpoint.startswith("tcp://"):
             return P.Reject("bad data endpoint")
         self._pending.pop(peer, None)  # a second HELLO on one connection: the latest counts
-        self._pending[peer] = _Pending(f, nonce, now, msg.endpoint)
+        self._pending[peer] = _Pending(f, nonce, now, msg.endpoint, swap)
         while self._pending:
             oldest = next(iter(self._pending.values()))
             if len(self._pending) <= self._max_pending and now - oldest.since <= self._ttl:
@@ -143,14 +176,22 @@ class Admission:
             self._pending.popitem(last=False)
         return P.Challenge(nonce, P.mac(self._secret, "rti", msg.nonce, msg.federation_id, name))
 
-    def proof(self, peer: bytes, msg: P.Proof) -> int | P.Reject:
-        """A PROOF from a peer that was challenged: the federate now joined, or why not."""
+    def proof(self, peer: bytes, msg: P.Proof) -> int | Swap | P.Reject:
+        """A PROOF from a peer that was challenged: the federate now joined, a hot swap
+        held (:class:`Swap`), or why not."""
         p = self._pending.pop(peer)
-        name = self.layout.names[p.federate]
+        f = p.federate
+        name = self.layout.names[f]
         if not P.mac_equal(msg.mac, P.mac(self._secret, "federate", p.nonce, self.federation_id, name)):
             return P.Reject(f"federate {name!r} failed authentication (wrong secret?)")
-        if p.federate in self.control_of:
-            return P.Reject(f"duplicate federate {name!r}: it has already joined")
+        if f in self.control_of:
+            if not p.swap:  # (it joined meanwhile: the federation had not started)
+                return P.Reject(f"duplicate federate {name!r}: it has already joined")
+            if f in self._swaps:
+                return P.Reject(f"transient federate {name!r}: a hot swap of it is under way already (one at a time)")
+            self._swaps[f] = (peer, p.endpoint)
+            self._held[peer] = f
+            return Swap(f)
         self.control[peer] = p.federate
         self.control_of[p.federate] = peer
         self.endpoints[p.federate] = p.endpoint
@@ -179,6 +220,28 @@ class Admission:
         for p in [p for p, g in self.heartbeat.items() if g == f]:
             del self.heartbeat[p]
         self.endpoints.pop(f, None)
+
+    def take_over(self, f: int) -> bytes | None:
+        """``f``'s held new process (a hot swap), once its last one is forgotten: it has
+        joined now, over the connection returned. None: no swap of ``f`` is held, or its
+        last process is still here."""
+        if f in self.control_of or f not in self._swaps:
+            return None
+        peer, endpoint = self._swaps.pop(f)
+        del self._held[peer]
+        self.control[peer] = f
+        self.control_of[f] = peer
+        self.endpoints[f] = endpoint
+        return peer
+
+    def drop_swap(self, f: int) -> bytes | None:
+        """``f``'s held new process is given up (its connection closed, or the swap was
+        refused): the connection it had, if any."""
+        held = self._swaps.pop(f, None)
+        if held is None:
+            return None
+        del self._held[held[0]]
+        return held[0]
 
 
 class Departures:

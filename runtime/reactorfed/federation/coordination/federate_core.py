@@ -122,6 +122,7 @@ class FederateCore:
         self.stop = StopAgreement()
         self.membership = FederateMembership(me, Presence(layout), self.promises, self.outbox, self)
         self._elastic = self.membership.elastic
+        self._src_of = {lk.id: lk.src for lk in layout.links if lk.dst == me}  # input link -> its sender
         #: what this federate reports and promises, and what it sent
         self.reports = Reports(layout, me, self.outbox, self, self.promises, self.stop, self.membership,
                                peer_grants=peer_grants)
@@ -146,9 +147,14 @@ class FederateCore:
             self.membership.begin(start)
 
     def checkpoints(self, outs: list[tuple[int, int]], ins: list[tuple[int, int]]) -> list[int]:
-        """This federate's links on zero-delay cycles: the levels the scheduler must stop at
-        (see :meth:`.federate_cycles.CycleLinks.checkpoints`)."""
+        """This federate's links on zero-delay cycles (decentralized: and its inputs with an
+        absent_after): the levels the scheduler must stop at (see
+        :meth:`.federate_cycles.CycleLinks.checkpoints`)."""
         self._cyclic = bool(outs or ins)
+        if self._elastic and ins:
+            src = self._src_of
+            present = self.membership.presence.present
+            self.cycles.absent = lambda lid, tag: not present(src[lid], tag)
         return self.cycles.checkpoints(outs, ins)
 
     # -- the scheduler's events ----------------------------------------------------------

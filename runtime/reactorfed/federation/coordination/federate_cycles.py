@@ -7,11 +7,13 @@ soon as the reactions that could write it have run (:meth:`CycleLinks.outputs_du
 waits, before the first reaction that reads an input on the cycle, until that input's
 value or absence at the tag has arrived (:meth:`CycleLinks.known`; the core's
 ``inputs_ready`` adds the grants and their counts): the scheduler stops at those levels
-(the checkpoints).
+(the checkpoints). Under decentralized coordination the inputs with an ``absent_after``
+are waited for the same way (:mod:`.federate_maxwait`), on whatever link they come.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from ...time.tag import NEVER_T, TagT
@@ -33,6 +35,9 @@ class CycleLinks:
         self.status: dict[int, TagT] = {}
         self._sent_this_tag: set[int] = set()  # links whose value or absence went at _sent_at
         self._sent_at: TagT = NEVER_T
+        #: with elastic banks: whether an input link's sender is absent at a tag (an
+        #: elastic member is on a cycle only while present: nothing comes from it then)
+        self.absent: Callable[[int, TagT], bool] | None = None
 
     def checkpoints(self, outs: list[tuple[int, int]], ins: list[tuple[int, int]]) -> list[int]:
         """This federate's links on zero-delay cycles: ``outs``, (the level after the last
@@ -56,9 +61,9 @@ class CycleLinks:
     def known(self, tag: TagT, level: int) -> bool:
         """At a checkpoint before ``level`` of ``tag``: whether every input on a zero-delay
         cycle read from this level on is known at ``tag`` (its value or its absence arrived)."""
-        status = self.status
+        status, absent = self.status, self.absent
         for need, lid in self._ins:
-            if need <= level and status.get(lid, NEVER_T) < tag:
+            if need <= level and status.get(lid, NEVER_T) < tag and (absent is None or not absent(lid, tag)):
                 return False
         return True
 
@@ -66,9 +71,10 @@ class CycleLinks:
         """Decentralized coordination: whether every input on a zero-delay cycle read from
         ``level`` on is known at ``tag`` or past its maxwait + absent_after (see
         :mod:`.federate_maxwait`)."""
-        status = self.status
+        status, absent = self.status, self.absent
         for need, lid in self._ins:
-            if need <= level and status.get(lid, NEVER_T) < tag and not maxwait.passed(tag, now, lid):
+            if (need <= level and status.get(lid, NEVER_T) < tag and not maxwait.passed(tag, now, lid)
+                    and (absent is None or not absent(lid, tag))):
                 return False
         return True
 

@@ -4,10 +4,12 @@ coordination: the RTI then grants nothing).
 
 A federate processes tag ``g`` once it knows every message for ``g`` has arrived (its
 upstream peers' promises say so: :mod:`.federate_promises`), or once physical time
-reaches ``g``'s time + its **maxwait** + the largest **absent_after** of its input links
-(LF's ``@maxwait`` on the federate, formerly STA / STP_offset; LF's ``@absent_after`` on a
-connection, formerly the reactions' STAA): what has not arrived by then is taken to be
-absent. A message that comes after its tag was passed is *tardy*
+reaches ``g``'s time + its **maxwait** (LF's ``@maxwait`` on the federate, formerly STA /
+STP_offset). An input whose connection has an **absent_after** (LF's ``@absent_after``,
+formerly the reactions' STAA) is waited for longer, as in LF: before the first reaction
+that reads it, until ``g``'s time + maxwait + its absent_after (a checkpoint, as for the
+inputs on a zero-delay cycle); the reactions before it run meanwhile. What has not arrived
+by then is taken to be absent. A message that comes after its tag was passed is *tardy*
 (:mod:`reactorfed.execution.tardy`). maxwait defaults to forever (LF since 2026): a federate
 then waits for its upstream's word and no message is ever tardy. In ``fast`` mode the
 scheduler never waits for physical time, and neither does a finite maxwait (reactor-c's
@@ -91,16 +93,15 @@ class MaxWait:
         self.fast = fast
         #: input link id -> its absent_after (ns)
         self.absent_after = {lk.id: lk.absent_after for lk in layout.links if lk.dst == me}
-        self._longest = max(self.absent_after.values(), default=0)
 
     def set(self, maxwait: int) -> None:
         """A reaction changed this federate's maxwait (LF's ``lf.set_fed_maxwait``)."""
         self.maxwait = maxwait
 
     def deadline(self, tag: TagT, link: int | None = None) -> int:
-        """The physical time from which ``tag`` is processed without word from upstream
-        (FOREVER: never); ``link``: for that input link alone."""
-        extra = self._longest if link is None else self.absent_after.get(link, 0)
+        """The physical time from which ``tag`` is begun without word from upstream
+        (FOREVER: never); ``link``: from which that input link is taken to be absent."""
+        extra = 0 if link is None else self.absent_after.get(link, 0)
         return _plus(_plus(tag[0], self.maxwait), extra)
 
     def passed(self, tag: TagT, now: int, link: int | None = None) -> bool:

@@ -57,6 +57,9 @@ class Progress(Protocol):
 
     #: the latest tag complete
     done: TagT
+    #: decentralized coordination's maxwait (None: centralized): a late message is tardy
+    @property
+    def maxwait(self) -> object | None: ...
 
     def hold_below(self, bound: TagT) -> None:
         """An upstream slot can now send from ``bound`` on: a grant at or past it no longer holds."""
@@ -266,9 +269,11 @@ class FederateMembership:
         whether it is delivered (elastic federations only)."""
         if self.lost and self.lost.get(peer) and peer in self.failed_peers:  # (counted by the grants, late: not lost)
             self.lost[peer] -= 1
-        if tag <= self._core.done or tag < self.joined or (self.leaves is not None and tag >= self.leaves) or (
+        late = tag <= self._core.done and (self._core.maxwait is None or peer in self.failed_peers)
+        if late or tag < self.joined or (self.leaves is not None and tag >= self.leaves) or (
                 self.quiet and tag >= self.quiet.get(peer, FOREVER_T)):
-            # for a tag already processed (its sender failed: no grant waited for it), or
+            # for a tag already processed (its sender failed: no grant waited for it; under
+            # decentralized coordination, a live sender's is tardy: delivered as such), or
             # outside this incarnation's tags, or sent by a failed peer after its last
             # completed tag
             self.dropped[peer] = self.dropped.get(peer, 0) + 1

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from ...assembly.partition import Partition
 from ...errors import ValidationError
-from ...model.elastic import as_elastic, elastic_width
+from ...model.elastic import as_elastic, elastic_width, is_transient
 from ...model.maxwait import maxwait_of
 from ...model.reactor import Reactor
 from ...time.tag import FOREVER, TagT, add_delay
@@ -59,6 +59,9 @@ class ElasticGroup:
     min: int
     max: int
     initial: int
+    #: a transient federate (``transient(...)``, LF's ``@transient``): a new process for it
+    #: while it is present takes over (hot swap); a bank's member's is a duplicate
+    transient: bool = False
 
 
 @dataclass
@@ -145,13 +148,6 @@ class Layout:
         reach = [self._reach(i, zero) for i in range(n)]
         self.scc = [frozenset(j for j in range(n) if j == i or (j in reach[i] and i in reach[j])) for i in range(n)]
         self._elastic_of = {f: eg for eg in self.elastic for f in eg.slots}
-        for eg in self.elastic:
-            for f in eg.slots:
-                if len(self.scc[f]) > 1:
-                    others = ", ".join(self.names[j] for j in sorted(self.scc[f]) if j != f)
-                    raise ValidationError(
-                        f"elastic bank {eg.name}: member {self.names[f]} is in a zero-delay cycle with {others}; "
-                        "a member that may join or leave cannot be part of one (add a delay, `after 0` at least)")
 
     @staticmethod
     def _reach(i: int, adj: list[set[int]]) -> set[int]:
@@ -213,5 +209,6 @@ def _elastic_groups(main: Reactor, index: dict[str, int]) -> list[ElasticGroup]:
                 raise ValidationError(
                     f"{r.fqn}.{attr}: an elastic bank's members must be federates: declare it in the main reactor")
             w = elastic_width(v)
-            groups.append(ElasticGroup(attr, tuple(index[m.name] for m in v), w.min, w.max, w.start))
+            groups.append(ElasticGroup(attr, tuple(index[m.name] for m in v), w.min, w.max, w.start,
+                                       isinstance(value, Reactor) and is_transient(value)))
     return groups

@@ -224,6 +224,29 @@ class RtiMembership:
         self._requests.append((m, False, None))
         return self._next_round()
 
+    def request_swap(self, m: int) -> list[Grant]:
+        """A new process for transient federate ``m`` is here while ``m`` is present (LF's
+        hot swap): the present incarnation leaves at a tag agreed in a round, as if it had
+        asked to (nothing more if it is on its way out already); the new process then
+        joins as a rejoin does, after the last tag the old one completed. Raises
+        :class:`MembershipError`, changing nothing, when ``m`` is not a transient federate
+        or not present, the membership is replayed, or the federation is stopping."""
+        g = self._slot(m)
+        name = self.layout.names[m]
+        if not g.transient:
+            raise MembershipError(f"{name} is a member of elastic bank {g.name}, not a transient federate: "
+                                  "a second process for it is a duplicate")
+        if self._schedule is not None:
+            raise MembershipError(f"{name}: membership is replayed from a schedule; no hot swap")
+        if not self.slots.present[m]:
+            raise MembershipError(f"{name} is not present: its new process joins, it swaps nothing")
+        if self._core.stop_tag is not None or self._core.stop_proposed is not None:
+            raise MembershipError(f"{name}: the federation is stopping")
+        if self.leaving(m):
+            return []
+        self._requests.append((m, False, None))
+        return self._next_round()
+
     def on_failed(self, m: int) -> list[Grant]:
         """Member ``m``'s process is gone: it holds nothing back from now on, and leaves at
         a tag agreed in a round (it is not asked); the record's leave says from which tag

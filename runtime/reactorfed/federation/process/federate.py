@@ -68,6 +68,10 @@ class FederateCoordinator:
                                 trusted_pickle=cfg.trusted_pickle, ring_token=self._ring_token)
         self.session = b""
         self._next_look = 0  # when acquire looks for messages next, waiting or not
+        #: the outputs and inputs on zero-delay cycles, (level, link id) each (see install)
+        self._checkpoints: tuple[list[tuple[int, int]], list[tuple[int, int]]] = ([], [])
+        #: the other inputs with an absent_after (waited for at their readers' level when decentralized)
+        self._late_ins: list[tuple[int, int]] = []
         self._rti: Client | None = None
         self._port: DataPort | None = None  # where upstream peers connect (read by the receiver)
         self._live: Liveness | None = None
@@ -121,6 +125,11 @@ class FederateCoordinator:
             self._inbound.decentralized = True
             self._sched.enable_tardy()
             self._sched.fed_maxwait = self.core.maxwait
+            if self._late_ins:
+                # LF's absent_after: an input with one is waited for, up to the tag's time +
+                # maxwait + its absent_after, before the first reaction that reads it (the
+                # tag itself begins at its time + maxwait)
+                self._sched.checkpoints = self._set_checkpoints(self._checkpoints[1] + self._late_ins)
         self._inbound.begin(self.session)
         self._out.ring_token = lambda d: self._ring_token(self.me, d)
         self._links.connect(endpoint, self.session, joined.peers, port)
@@ -155,6 +164,13 @@ class FederateCoordinator:
         assert self._hb is not None
         self._hb.begin(hello)
 
+    def _set_checkpoints(self, ins: list[tuple[int, int]]) -> list[int]:
+        """The scheduler's checkpoints for the outputs on zero-delay cycles and the inputs
+        ``ins`` (waited for before their first reader)."""
+        for level, lid in ins:
+            self._inbound.read_level[lid] = level
+        return self.core.checkpoints(self._checkpoints[0], ins)
+
     def install(self, sched: Scheduler) -> None:
         """Prepare the scheduler: output senders and, for zero-delay cycles, checkpoints."""
         program, layout, outputs = self.program, self.layout, self._outputs
@@ -167,17 +183,19 @@ class FederateCoordinator:
         assert part is not None
         cyclic_outs = outputs.add_links(program, layout, self.me)
         cyclic_ins: list[tuple[int, int]] = []  # (needed before this level, link id)
+        self._late_ins.clear()
         for lk in layout.links:
             # never one of its outputs: the two ends of a cyclic link differ (Layout.cyclic)
-            if lk.dst == self.me and layout.cyclic(lk):
+            if lk.dst == self.me and (layout.cyclic(lk) or lk.absent_after > 0):
                 readers = program.readers_of(part.links[lk.id].dst)  # (sources too)
                 if readers:
-                    cyclic_ins.append((min(rx.level for rx in readers), lk.id))
-                    self._inbound.read_level[lk.id] = cyclic_ins[-1][0]
+                    need = (min(rx.level for rx in readers), lk.id)
+                    (cyclic_ins if layout.cyclic(lk) else self._late_ins).append(need)
         self.core.fast = sched.fast
         # A federate with physical inputs (LF's ~>) waits for them, as LF's federates keep alive
         sched.awaits_arrivals = any(lk.dst == self.me for lk in layout.physical)
-        sched.checkpoints = self.core.checkpoints(cyclic_outs, cyclic_ins)
+        self._checkpoints = (cyclic_outs, cyclic_ins)
+        sched.checkpoints = self._set_checkpoints(cyclic_ins)
         if outputs.at_tag_end:
             # with elastic banks, only to the peers present at the tag (a second loop: the
             # usual one checks nothing per message)

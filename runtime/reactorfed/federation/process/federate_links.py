@@ -81,6 +81,12 @@ class DownstreamLinks:
             # The latest promise may have been made while the joiner was absent (not sent
             # to it), and only a later one goes out: without this one the joiner and this
             # federate could each wait for the other's next promise (a loop over a delay).
+            if d in self.layout.scc[self.me] and joins < promised:
+                # On a zero-delay cycle with the joiner, it was made without the joiner's
+                # messages, which may make this federate send at the join tag itself: it
+                # holds only up to there (the cycle's members go on by the RTI's PTAGs, or
+                # by their maxwaits under decentralized coordination).
+                promised = joins
             self.out.post(d, P.Promise(promised).item())
 
     @property

@@ -130,8 +130,8 @@ class Outputs:
     def send_present(self, tag: TagT, _set: list[Slot]) -> None:
         """:meth:`send_at_tag_end` in a federation with elastic banks: to the peers present
         at ``tag`` only (the sender's tag: see
-        :meth:`..coordination.federate_membership.FederateMembership.send_to`). A link on a
-        zero-delay cycle never has an elastic member at either end."""
+        :meth:`..coordination.federate_membership.FederateMembership.send_to`). (Links on
+        zero-delay cycles: :meth:`send_cyclic`.)"""
         send_to = self._core.membership.send_to
         for out in self._outs:
             if out.slot.present and send_to(out.link.dst, tag):
@@ -145,10 +145,14 @@ class Outputs:
 
     def send_cyclic(self, tag: TagT, due: list[int]) -> None:
         """Send the links on zero-delay cycles that ``due`` names, at ``tag``: the value or
-        its absence."""
+        its absence; with elastic banks, to the peers present at ``tag`` only (an elastic
+        member is on a cycle while present)."""
         cyclic = self._cyclic_outs
+        send_to = self._core.membership.send_to
         for lid in due:
             out = cyclic[lid]
+            if not send_to(out.link.dst, tag):
+                continue
             if out.slot.present:
                 self._send(out, tag, out.slot.value)
             else:

@@ -14,6 +14,12 @@ federation without elastic banks has none of it (the server holds no :class:`Rti
   start, through a round as a later one does (a replayed schedule must be loaded before any
   request). A new process for a slot whose last one failed or leaves, asking before that
   leave is agreed, is held and asked for once it is (not refused "already present").
+- **Hot swap.** A new process for a transient federate (LF's ``@transient``) that is
+  present, once it proved itself, is held (:class:`..coordination.admission.Swap`) and the
+  present one leaves at a tag the core agrees on (:meth:`RtiMembers.swap`); once that
+  one's process is forgotten, the new one takes its slot (:meth:`RtiHost.take_over`): it
+  gets its START and joins as any later process of a slot does. A bank member's second
+  process is a duplicate, refused.
 - **The outbox** goes out in the core's order, before the grants of the same call: QUERY
   to the federates asked, CHANGE to every connected federate that has not resigned (the
   joiners waiting included), ROUND_END to the federates asked, ADMIT and REFUSED to the
@@ -181,6 +187,13 @@ class RtiHost(Protocol):
     def forget_connections(self, f: int) -> None:
         """Federate ``f``'s process is gone: its connections no longer name it."""
 
+    def take_over(self, f: int) -> None:
+        """Federate ``f``'s process is forgotten: a new process held for it (a hot swap),
+        if any, joins now."""
+
+    def refuse_swap(self, f: int, reason: str) -> None:
+        """The hot swap of ``f`` cannot be: its held new process is told ``reason``."""
+
     def fail(self, reason: str) -> NoReturn:
         """End the federation with ``reason``."""
         raise NotImplementedError
@@ -238,7 +251,8 @@ class RtiMembers:
         for a slot present before, too), joins: :attr:`joiners`."""
         srv = self.server
         assert srv.start_time is not None
-        return P.Start(srv.start_time, dict(self.admission.endpoints), srv.session, f, self._absent, f in self.joiners)
+        return P.Start(srv.start_time, dict(self.admission.endpoints), srv.session, f, self._absent, f in self.joiners,
+                       self.out.decentralized)
 
     def before_start(self, start: int) -> None:
         """The start time is fixed: a schedule is loaded now (the core takes it before its
@@ -289,6 +303,19 @@ class RtiMembers:
                 self._asked.add(f)
             log.info("%s asks to %s", name, "join" if joined else "leave")
             self._send_out(grants)
+
+    def swap(self, f: int) -> None:
+        """A new process for transient federate ``f`` proved itself while ``f``'s present
+        process runs, and is held: the present one leaves at a tag the core agrees on (it
+        is told by that CHANGE, as for a leave it asked), and the new one takes its slot
+        once it is forgotten (:meth:`_forget`)."""
+        try:
+            grants = self.core.members.request_swap(f)
+        except MembershipError as e:
+            self.server.refuse_swap(f, str(e))
+            return
+        log.info("hot swap of %s: its present process leaves, the new one joins after it", self.layout.names[f])
+        self._send_out(grants)
 
     def _refuse(self, f: int, joined: bool, reason: str) -> None:
         self.server.refused_request(reason)
@@ -380,6 +407,7 @@ class RtiMembers:
         grants = self._fail_in_core(f, "went away before it was admitted") if f in self._asked else []
         self._forget(f)
         self._send_out(grants)
+        self.server.take_over(f)
         return True
 
     def resigned(self, f: int, grants: list[Grant]) -> None:
@@ -388,6 +416,7 @@ class RtiMembers:
         self._send_out(grants)
         if f in self._closed:  # (its close was read before its RESIGN: a backlog)
             self._forget(f)
+            self.server.take_over(f)
 
     def failed(self, f: int, why: str) -> None:
         """Member ``f``'s connection died without its RESIGN: it leaves at a tag the core
@@ -407,6 +436,7 @@ class RtiMembers:
         self._send_out(grants)
         self.out.dirty.add(f)  # its peers may be released now (they need not wait for it)
         self.out.flush()
+        self.server.take_over(f)
 
     def superseded(self, name: str) -> None:
         """A HELLO for slot ``name``: if its process's control connection closed without a

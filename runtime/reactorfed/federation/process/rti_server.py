@@ -15,7 +15,7 @@ from typing import Any, NoReturn
 from ...execution.tracing import Tracer
 from ...observe.progress import ProgressHistory, ProgressReport
 from ...time.clock import Clock
-from ..coordination.admission import Admission, Departures, PeerKind
+from ..coordination.admission import Admission, Departures, PeerKind, Swap
 from ..coordination.layout import Layout
 from ..coordination.rti_core import RtiCore
 from ..errors import FederationError
@@ -37,6 +37,7 @@ _ALLOWED = {
     PeerKind.CONTROL: frozenset({P.LTC, P.STOP_REQ, P.STOP_REPLY, P.RESIGN, P.HEARTBEAT, P.FAIL}),
     PeerKind.HEARTBEAT: frozenset({P.HEARTBEAT, P.PROGRESS}),
     PeerKind.PENDING: frozenset({P.PROOF}),
+    PeerKind.HELD: frozenset(),  # (a hot swap's new process says nothing until its START)
     PeerKind.STRANGER: frozenset({P.HELLO, P.HB_HELLO}),
 }
 #: a federation with elastic banks: its federates' membership messages too
@@ -70,6 +71,7 @@ class RtiServer:
         #: every federate's reports over its logical time, bounded (the live page's curves)
         self.progress_history = ProgressHistory()
         self._fed_of_fd: dict[int, int] = {}  # a joined federate's connection -> the federate
+        self._held_fd: dict[int, int] = {}  # a hot swap's new process's connection -> the federate
         self.departures = Departures(cfg.liveness_ns)
         self._drained = True  # the last receive loop read everything that had arrived
         self.messages = 0
@@ -204,6 +206,10 @@ class RtiServer:
         elastic slot's process that left, or waited to join, is forgotten at once.)"""
         f = self._fed_of_fd.pop(fd, None)
         if f is None:
+            held = self._held_fd.pop(fd, None)
+            if held is not None:  # (the swap's leave goes on: it was agreed, or is being)
+                self.admission.drop_swap(held)
+                log.warning("the new process for %s went away before it took over", self.layout.names[held])
             return
         if self.members is not None and self.layout.elastic_of(f) is not None and self.members.closed(f, fd):
             return  # (a process that left, or waited to join: nothing to judge)
@@ -256,6 +262,25 @@ class RtiServer:
         """Federate ``f``'s process is gone: its connections no longer name it."""
         for fd in [fd for fd, g in self._fed_of_fd.items() if g == f]:
             del self._fed_of_fd[fd]
+
+    def take_over(self, f: int) -> None:
+        """Federate ``f``'s process is forgotten: a new process held for it (a hot swap), if
+        any, joins now, over its connection."""
+        peer = self.admission.take_over(f)
+        if peer is None:
+            return
+        fd = next(fd for fd, g in self._held_fd.items() if g == f)
+        del self._held_fd[fd]
+        log.info("hot swap of %s: its new process takes over", self.layout.names[f])
+        self._joined(f, fd)
+
+    def refuse_swap(self, f: int, reason: str) -> None:
+        """The hot swap of ``f`` cannot be: its held new process is told ``reason``."""
+        peer = self.admission.drop_swap(f)
+        for fd in [fd for fd, g in self._held_fd.items() if g == f]:
+            del self._held_fd[fd]
+        if peer is not None:
+            self._answer(peer, P.Reject(f"hot swap refused: {reason}"))
 
     def fail(self, reason: str) -> NoReturn:
         """End the federation: every connection is told why (ABORT); raises FederationError."""
@@ -314,10 +339,19 @@ class RtiServer:
         assert self._server is not None
         self._server.send(peer, [reply.pack()])
 
-    def _on_joined(self, peer: bytes, joined: int | P.Reject) -> None:
+    def _on_joined(self, peer: bytes, joined: int | Swap | P.Reject) -> None:
         if isinstance(joined, P.Reject):
             return self._answer(peer, joined)
-        fd = self._server_fd()
+        if isinstance(joined, Swap):
+            assert self.members is not None  # (only a transient federate's: elastic)
+            self._held_fd[self._server_fd()] = joined.federate
+            self.members.swap(joined.federate)
+            return None
+        self._joined(joined, self._server_fd())
+        return None
+
+    def _joined(self, joined: int, fd: int) -> None:
+        """Federate ``joined`` passed the handshake over connection ``fd``."""
         self._fed_of_fd[fd] = joined
         self.joins[joined] += 1
         self.last_seen[joined] = self.clock.now()
@@ -327,7 +361,6 @@ class RtiServer:
             self.members.connected(joined, fd)  # (running: an elastic member's START, now)
         if self.phase is RtiPhase.JOINING and self.admission.complete:
             self._start()
-        return None
 
     def _server_fd(self) -> int:
         """The connection the message being handled came over."""
