@@ -38,14 +38,10 @@ LEFT_OUT: dict[str, str] = {
         "call: messages between federates come only from connections"
     ),
     "federated/failing/LoopDistributedCentralized.lf": _REALTIME_THREAD,
-    "federated/failing/LoopDistributedDouble.lf": _REALTIME_THREAD + " (with two connections each way)",
+    "federated/failing/LoopDistributedDouble.lf": _REALTIME_THREAD
+    + " (with two connections each way)",
     "federated/failing/LoopDistributedDecentralized.lf": (
-        _REALTIME_THREAD + " (under decentralized coordination, with an STP handler and STP offsets)"
-    ),
-    "federated/failing/TopLevelArtifacts.lf": (
-        "puts reactions, ports, an action and state in the federated (top-level) reactor, which LF "
-        "replicates in every federate (LF lists it as failing); a reactorfed federated program's main "
-        "reactor only contains federates and connects them (anything else is refused at assembly, with "
-        "a message saying so)"
+        _REALTIME_THREAD
+        + " (under decentralized coordination, with an STP handler and STP offsets)"
     ),
 }
