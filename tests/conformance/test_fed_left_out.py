@@ -27,11 +27,6 @@ LEFT_OUT: dict[str, str] = {
     "federated/TransientHotSwap.lf": _HOT_SWAP,
     "federated/TransientDecentralizedHotSwap.lf": _HOT_SWAP + " (under decentralized coordination)",
     "federated/TransientDecentralizedStatePersistence.lf": _TRANSIENT_LOOP_DECENTRALIZED,
-    "federated/failing/ClockSync.lf": (
-        "tests LF's runtime clock synchronization between federates (`clock-sync: on`, artificial clock "
-        "offsets, C code reading `_lf_clock_sync_offset`; LF lists it as failing); reactorfed has no clock "
-        "synchronization: federates agree on tags, and hosts keep their own clocks"
-    ),
     "federated/failing/DistributedNetworkOrder.lf": (
         "calls `send_timed_message`, an internal C API of LF's federated runtime, to put two messages on "
         "the network with the same intended tag (C code; LF lists it as failing); reactorfed has no such "
