@@ -100,7 +100,8 @@ def test_launch_forwards_every_execution_and_federation_flag_it_was_given() -> N
     given = ["prog.py:Main", "--fast", "--timeout", "1500ms", "--workers", "3", "--keepalive", "--check-types",
              "--heartbeat-timeout", "7s", "--join-timeout", "2min", "--no-peer-grants", "--no-shm", "--reaction-sched", "idle",
              "--no-unix-sockets", "--reaction-nice", "4", "--insecure-plaintext-tcp", "--log-level", "debug",
-             "--threads", "3", "--allow-thread-change"]
+             "--threads", "3", "--allow-thread-change", "--clock-sync", "on", "--clock-sync-period", "10ms",
+             "--clock-sync-trials", "5", "--clock-sync-attenuation", "4", "--clock-sync-test-offset", "200ms"]
     args = launch.parse_args(given)
     out = forwarded(launch, args)
     federate = _subparser("federate")
@@ -108,11 +109,25 @@ def test_launch_forwards_every_execution_and_federation_flag_it_was_given() -> N
     for dest in ("fast", "timeout", "workers", "keepalive", "check_types", "heartbeat_timeout", "join_timeout",
                  "no_peer_grants",
                  "no_shm", "reaction_sched", "no_unix_sockets", "reaction_nice", "insecure_plaintext_tcp", "log_level",
-                 "threads", "allow_thread_change"):
+                 "threads", "allow_thread_change", "clock_sync", "clock_sync_period", "clock_sync_trials",
+                 "clock_sync_attenuation", "clock_sync_test_offset"):
         assert getattr(child, dest) == getattr(args, dest), dest
     assert child.timeout == 1_500_000_000 and child.heartbeat_timeout == 7_000_000_000
     assert child.join_timeout == 120_000_000_000
     assert forwarded(launch, launch.parse_args(["prog.py:Main"])) == []
+
+
+def test_launch_synchronizes_the_federates_clocks_with_the_rtis() -> None:
+    """``--clock-sync on`` with an artificial offset: each federate's clock, (1 + its
+    index) * 200 ms ahead, is found so and corrected before the start (LF's clock-sync)."""
+    proc = subprocess.run([sys.executable, "-m", "reactorfed", "launch", PROGRAM, "--timeout", "50ms", "--no-progress",
+                           "--clock-sync", "on", "--clock-sync-test-offset", "200ms", "--log-level", "info"],
+                          capture_output=True, text=True, timeout=90)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    found = dict(re.findall(r"^\[(\w+)\] .*clock sync: this clock read (-?\d+) ns ahead", proc.stdout, re.MULTILINE))
+    assert set(found) == {"a", "b"}, proc.stdout
+    for i, name in enumerate(("a", "b")):
+        assert abs(int(found[name]) - (1 + i) * 200_000_000) < 10_000_000, found
 
 
 def test_the_plaintext_opt_out_is_one_flag_named_for_what_it_is() -> None:

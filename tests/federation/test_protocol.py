@@ -179,6 +179,10 @@ TYPED: list[tuple[type[Any], tuple[st.SearchStrategy[Any], ...], Any]] = [
     (P.Peer, (TAG, U64, TEXT), lambda p: [P.PEER, p.tag[0], p.tag[1], p.member, p.endpoint]),
     (P.Lost, (U64, TAG), lambda lo: [P.LOST, lo.member, lo.quiet[0], lo.quiet[1]]),
     (P.Progress, (FIELD["u?"], FIELD["u?"], FIELD["figures"]), lambda p: [P.PROGRESS, p.done, p.total, p.figures]),
+    (P.ClockT1, (I64,), lambda c: [P.CLOCK_T1, c.time]),
+    (P.ClockT3, (), lambda _: [P.CLOCK_T3]),
+    (P.ClockT4, (I64,), lambda c: [P.CLOCK_T4, c.time]),
+    (P.ClockProbe, (I64,), lambda c: [P.CLOCK_PROBE, c.time]),
 ]
 _ITEMS = (P.ShmOpen, P.Promise, P.StopMark)  # batch items
 

@@ -87,3 +87,41 @@ def test_a_wakeup_is_an_event_a_descriptor_wait_can_watch():
     assert select.select([w.fileno()], [], [], 5)[0] and w.is_set()
     assert SystemClock().wait_until(SystemClock().now() + 60 * 10**9, w) is False  # still an Event
     assert not w.is_set() and not readable(w)
+
+
+def test_a_synced_clock_reads_its_base_plus_bias_plus_offset():
+    from reactorfed.time.clock import SyncedClock
+
+    base = VirtualClock(start=10**9)
+    c = SyncedClock(base, bias=ms(200))
+    assert isinstance(c, Clock)
+    assert c.now() == 10**9 + ms(200)
+    c.settle(-ms(200))  # the initial synchronization: whole, before the start
+    assert c.offset == -ms(200) and c.now() == 10**9
+    base.advance(ms(5))
+    c.adjust(ms(1))
+    assert c.now() == 10**9 + ms(6)
+
+
+def test_a_synced_clock_never_goes_back_while_running():
+    from reactorfed.time.clock import SyncedClock
+
+    base = VirtualClock(start=10**9)
+    c = SyncedClock(base)
+    t = c.now()
+    c.adjust(-ms(3))  # held: 1 ns a read until the base catches up
+    assert [c.now() - t for _ in range(3)] == [1, 2, 3]
+    base.advance(ms(4))
+    assert c.now() == 10**9 + ms(1)
+
+
+def test_a_synced_clock_waits_in_its_own_time():
+    from reactorfed.time.clock import SyncedClock
+
+    base = VirtualClock(start=10**9)
+    c = SyncedClock(base, bias=ms(100))
+    wake = threading.Event()
+    assert c.wait_until(10**9 + ms(150), wake) is True
+    assert base.now() == 10**9 + ms(50) and c.now() >= 10**9 + ms(150)
+    wake.set()
+    assert c.wait_until(c.now() + ms(10), wake) is False and not wake.is_set()

@@ -47,6 +47,7 @@ from .connections import check_shared, connect, exclusive, exclusive_reactions
 from .modes import build_modes
 from .partition import NetLink, Partition
 from .program import Program, Wire
+from .toplevel import check_own_ports, kept_declarations
 
 __all__ = ["NetLink", "Partition", "Program", "assemble", "rank", "resolve"]
 
@@ -243,9 +244,10 @@ def assemble(main: Reactor, federate: str | None = None) -> Program:
     _infer_deadlines(prog.reactions, edges)
 
     if federate is not None:
-        prog.partition = _partition(main, federate, prog.channels, wires)
+        prog.partition = _partition(main, federate, prog.channels, wires, prog.reactions)
         net_dst.update(link.dst for link in prog.partition.links)
     local = prog.is_local
+    keeps = prog.keeps
 
     # Share slots along zero-delay connections (cut at federate boundaries); delayed
     # connections deliver slot to slot.
@@ -262,9 +264,9 @@ def assemble(main: Reactor, federate: str | None = None) -> Program:
                 # a physical connection's after d is coded -1 - d (Scheduler._process)
                 slots[w.src].delayed.append((slots[ch], -1 - w.delay if w.physical else w.delay))
 
-    prog.reactions = [rx for rx in prog.reactions if local(rx.reactor)]
-    prog.actions = [a for a in actions if local(a.reactor)]
-    prog.timers = [t for t in timers if local(t.reactor)]
+    prog.reactions = [rx for rx in prog.reactions if keeps(rx.reactor, rx.decl)]
+    prog.actions = [a for a in actions if keeps(a.reactor, a.decl)]
+    prog.timers = [t for t in timers if keeps(t.reactor, t.decl)]
     for rx in prog.reactions:
         for e in rx.triggers:
             if e is RESET:
@@ -297,25 +299,25 @@ def rank(prog: Program, *, by_deadline: bool) -> None:
         slot.reactions.sort(key=lambda x: x.rank)
 
 
-def _partition(main: Reactor, federate: str, channels: list[Port[Any]], wires: dict[Port[Any], Wire]) -> Partition:
+def _partition(main: Reactor, federate: str, channels: list[Port[Any]], wires: dict[Port[Any], Wire],
+               reactions: list[Reaction]) -> Partition:
     """Split the program at the main reactor's children (each bank member on its own):
-    ``federate``'s reactors run here, and connections between federates become network
-    links."""
-    if declared_reactions(type(main)) or ports_of(main) or actions_of(main) or timers_of(main):
-        raise ValidationError(
-            f"{main.fqn}: a federated program's main reactor only contains federates and connects "
-            "them; move its reactions, ports, actions and timers into a contained reactor"
-        )
+    ``federate``'s reactors run here, with its share of the main reactor's own
+    (:mod:`.toplevel`), and connections between federates become network links."""
     names = [c.name for c in main.children]
     if federate not in names:
         raise ValidationError(f"{main.fqn} has no federate {federate!r}; its federates are: {', '.join(names)}")
     part = Partition(main, federate, names, [])
     fed_of = part.federate_of
+    part.kept = kept_declarations(main, federate, fed_of, reactions)
     for ch in channels:
         w = wires.get(ch)
         if w is None:
             continue
         up = w.src
+        if up.reactor is main or ch.reactor is main:
+            check_own_ports(main, up, ch)
+            continue
         src_fed, dst_fed = fed_of(up.reactor), fed_of(ch.reactor)
         if src_fed != dst_fed:
             part.links.append(NetLink(len(part.links), up, ch, w.delay, src_fed, dst_fed, w.physical, w.serializer,

@@ -4,8 +4,10 @@ The main reactor's children (each bank member on its own) are the federates. Ass
 for one federate (``assemble(main, federate)``) computes a :class:`Partition` from the
 tree's declarations, keeps that federate's reactions and turns every connection between
 two federates into a :class:`NetLink`, which the federation carries over the network.
-The partition is the federation's view of the program (``reactorfed.federation``'s
-layout is built from it); the :class:`~reactorfed.assembly.program.Program` only runs its part.
+The main reactor itself runs in every federate, each keeping its own share of its
+reactions, actions and timers (:mod:`.toplevel`, LF's replication). The partition is the
+federation's view of the program (``reactorfed.federation``'s layout is built from it);
+the :class:`~reactorfed.assembly.program.Program` only runs its part.
 """
 
 from __future__ import annotations
@@ -51,14 +53,18 @@ class Partition:
     """The federates of ``main`` (its children's names, in order), the one that runs in
     this process, and the links between federates (numbered in channel order)."""
 
-    __slots__ = ("federate", "federates", "links", "main")
+    __slots__ = ("federate", "federates", "kept", "links", "main")
 
-    def __init__(self, main: Reactor, federate: str, federates: list[str], links: list[NetLink]) -> None:
+    def __init__(self, main: Reactor, federate: str, federates: list[str], links: list[NetLink],
+                 kept: frozenset[Any] = frozenset()) -> None:
         self.main = main
         #: the federate this process runs
         self.federate = federate
         self.federates = federates
         self.links = links
+        #: the declarations of the main reactor's reactions, actions and timers this
+        #: federate keeps (:mod:`.toplevel`)
+        self.kept = kept
 
     def federate_of(self, reactor: Reactor) -> str:
         """The federate ``reactor`` belongs to: the name of its ancestor (or itself) that
@@ -71,8 +77,13 @@ class Partition:
         return r.name
 
     def is_local(self, reactor: Reactor) -> bool:
-        """Does ``reactor`` run in this process?"""
-        return self.federate_of(reactor) == self.federate
+        """Does ``reactor`` run in this process? (The main reactor runs in every one.)"""
+        return reactor is self.main or self.federate_of(reactor) == self.federate
+
+    def keeps(self, reactor: Reactor, decl: Any) -> bool:
+        """Does this process run the element ``decl`` declares in ``reactor`` (a reaction,
+        an action or a timer)?"""
+        return self.is_local(reactor) and (reactor is not self.main or decl in self.kept)
 
     def __repr__(self) -> str:
         return f"<partition of {self.main.fqn}: {self.federate} of {', '.join(self.federates)}; {len(self.links)} links>"

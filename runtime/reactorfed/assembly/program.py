@@ -87,6 +87,11 @@ class Program:
         """Does ``reactor`` run in this process?"""
         return self.partition is None or self.partition.is_local(reactor)
 
+    def keeps(self, reactor: Reactor, decl: Any) -> bool:
+        """Does this process run the reaction, action or timer ``decl`` declares in
+        ``reactor``? (A federate keeps a share of the main reactor's: :mod:`.toplevel`.)"""
+        return self.partition is None or self.partition.keeps(reactor, decl)
+
     @property
     def max_level(self) -> int:
         return max((r.level for r in self.reactions), default=-1)

@@ -16,10 +16,12 @@ from ..federation.process.priority import DEFAULT_REACTION_NICE, REACTION_POLICI
 from ..time.clock import SystemClock
 from .loader import ProgramError, add_program_args, load_program, parse_params
 from .options import (
+    add_clock_sync_args,
     add_execution_args,
     add_logging_args,
     add_metrics_args,
     add_observability_args,
+    clock_sync_from_args,
     duration,
     forwarded,
     logdir_from_args,
@@ -125,6 +127,7 @@ def _common(p: argparse.ArgumentParser, *, launch: bool = False) -> None:
                    "federate advances on its upstream peers' promises or once its maxwait has passed, late "
                    "messages go to tardy handlers, and only the members of cycles get grants (what promises "
                    "around a cycle cannot give). The RTI's choice; it tells the federates")
+    add_clock_sync_args(g)
     g.add_argument("--no-peer-grants", action="store_true",
                    help="federates wait for the RTI's grants only, instead of also computing them from the "
                    "reports their upstream peers relay (slower; for comparison; no effect on the RTI)")
@@ -228,7 +231,8 @@ def cmd_rti(args: argparse.Namespace) -> int:
     cfg = RtiConfig(args.federation_id, _secret(args), host=args.host, port=args.port,
                     liveness_ns=args.heartbeat_timeout, silence_ns=args.silence_timeout,
                     join_timeout_ns=args.join_timeout, membership=args.membership,
-                    insecure_plaintext_tcp=_plaintext(args), coordination=args.coordination)
+                    insecure_plaintext_tcp=_plaintext(args), coordination=args.coordination,
+                    **clock_sync_from_args(args).rti())
 
     def ready(endpoint: str, status_port: int | None) -> None:
         if args.ready_file is not None:  # for `launch`: where to find the RTI
@@ -322,7 +326,7 @@ def cmd_federate(args: argparse.Namespace) -> int:
                          join_timeout_ns=args.join_timeout,
                          trusted_pickle=args.trusted_pickle,
                          peer_grants=not args.no_peer_grants, unix_sockets=not args.no_unix_sockets,
-                         insecure_plaintext_tcp=_plaintext(args))
+                         insecure_plaintext_tcp=_plaintext(args), **clock_sync_from_args(args).federate())
     if args.no_shm:
         cfg.shm_bytes = 0
     # The first Ctrl-C or SIGTERM: an elastic bank's member leaves (at a tag the federation

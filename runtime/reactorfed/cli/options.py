@@ -27,16 +27,19 @@ from ..time.duration import parse_duration
 
 if TYPE_CHECKING:
     from ..execution.environment import Environment, RunSummary
+    from ..federation.process.clock_sync import ClockSyncOptions
     from ..observe.status import StatusServer
     from ..observe.trace.recorder import Recorder
     from ..time.clock import Clock
 
 __all__ = [
     "FORWARDED_GROUPS",
+    "add_clock_sync_args",
     "add_execution_args",
     "add_logging_args",
     "add_metrics_args",
     "add_observability_args",
+    "clock_sync_from_args",
     "duration",
     "environment_from_args",
     "forwarded",
@@ -239,7 +242,32 @@ def forwarded(parser: argparse.ArgumentParser, args: argparse.Namespace,
     return out
 
 
+def add_clock_sync_args(group: Container) -> None:
+    """LF's ``clock-sync`` and ``clock-sync-options``, for the RTI and every federate."""
+    from ..federation.coordination.clock_sync import CLOCK_SYNC_MODES
+
+    group.add_argument("--clock-sync", choices=CLOCK_SYNC_MODES, default="off",
+                       help="synchronize the federates' clocks with the RTI's (LF's clock-sync): init, before the "
+                       "start; on, also every --clock-sync-period while running (default: off)")
+    group.add_argument("--clock-sync-period", type=duration, default=5_000_000, metavar="DURATION",
+                       help="with --clock-sync on: how often each federate's clock is measured (default: 5ms)")
+    group.add_argument("--clock-sync-trials", type=positive_int, default=10, metavar="N",
+                       help="exchanges per estimate of a federate's clock error (default: 10)")
+    group.add_argument("--clock-sync-attenuation", type=positive_int, default=10, metavar="N",
+                       help="a runtime estimate corrects the clock by 1/N of the error (default: 10)")
+    group.add_argument("--clock-sync-test-offset", type=duration, default=0, metavar="DURATION",
+                       help="for testing: offset each federate's clock by (1 + its index) times this, for clock "
+                       "synchronization to remove (default: 0)")
+
+
 # -- what the flags become ---------------------------------------------------------------
+def clock_sync_from_args(args: argparse.Namespace) -> ClockSyncOptions:
+    from ..federation.process.clock_sync import ClockSyncOptions
+
+    return ClockSyncOptions(mode=args.clock_sync, period_ns=args.clock_sync_period, trials=args.clock_sync_trials,
+                            attenuation=args.clock_sync_attenuation, test_offset_ns=args.clock_sync_test_offset)
+
+
 def threads_from_args(args: argparse.Namespace) -> None:
     """The run's thread count in this process (before the program is imported)."""
     apply_threads(args.threads, allow_change=args.allow_thread_change)

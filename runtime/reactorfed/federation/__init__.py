@@ -14,6 +14,7 @@ from .._lazy import lazy_attributes
 if TYPE_CHECKING:
     from .coordination.layout import Layout
     from .errors import FederationError
+    from .process.clock_sync import ClockSyncOptions
     from .process.federate_config import FederateConfig
     from .process.rti_server import RtiConfig, RtiSummary
     from .process.runner import layout_of, run_federate, run_rti
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
 
 #: public name -> the module (relative to this package) that defines it
 _HOME = {
+    "ClockSyncOptions": "process.clock_sync",
     "CodecError": "wire.codec",
     "FederateConfig": "process.federate_config",
     "FederationError": "errors",
@@ -36,6 +38,7 @@ _HOME = {
 }
 
 __all__ = [
+    "ClockSyncOptions",
     "CodecError",
     "FederateConfig",
     "FederationError",

@@ -2,7 +2,8 @@
 
 :class:`SystemClock` reads the real clock; :class:`VirtualClock` is driven by tests so
 that timing behaviour (deadlines, not running ahead of physical time) is exact and
-repeatable.
+repeatable; :class:`SyncedClock` is another clock kept in step with the RTI's by clock
+synchronization.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import time
 import weakref
 from typing import Protocol, runtime_checkable
 
-__all__ = ["Clock", "SystemClock", "VirtualClock", "Wakeup"]
+__all__ = ["Clock", "SyncedClock", "SystemClock", "VirtualClock", "Wakeup"]
 
 
 class Wakeup(threading.Event):
@@ -118,3 +119,54 @@ class VirtualClock:
             if t > self._now:
                 self._now = t
         return True
+
+
+class SyncedClock:
+    """A federate's clock under clock synchronization: ``base`` plus a ``bias`` (LF's
+    ``test-offset``: an artificial error, for tests) plus the offset clock
+    synchronization adjusts, so that it reads what the RTI's clock reads. Strictly
+    increasing once running, as reactor-c's physical time is (``lf_clock_gettime``): an
+    adjustment backwards holds it to 1 ns a read until ``base`` catches up."""
+
+    def __init__(self, base: Clock, bias: int = 0) -> None:
+        self._base = base
+        self.bias = bias
+        self._offset = 0
+        self._last = 0
+        self._lock = threading.Lock()
+
+    @property
+    def offset(self) -> int:
+        """What clock synchronization has added so far (ns)."""
+        return self._offset
+
+    def adjust(self, delta: int) -> None:
+        """Add ``delta`` to the offset (a runtime adjustment: small, attenuated)."""
+        with self._lock:
+            self._offset += delta
+
+    def settle(self, delta: int) -> None:
+        """Add ``delta`` to the offset before the federation starts (the initial
+        synchronization's estimate, whole), forgetting earlier reads: nothing timed by
+        this clock yet needs it to keep increasing across the step, and holding it still
+        until ``base`` caught up would run the first tags early."""
+        with self._lock:
+            self._offset += delta
+            self._last = 0
+
+    def now(self) -> int:
+        with self._lock:
+            t = self._base.now() + self.bias + self._offset
+            if t <= self._last:
+                t = self._last + 1
+            self._last = t
+            return t
+
+    def wait_until(self, t: int, wakeup: threading.Event) -> bool:
+        while True:
+            left = t - self.now()
+            if left <= 0:
+                return True
+            # (an adjustment while waiting moves the target: look again when this wait ends)
+            if not self._base.wait_until(self._base.now() + left, wakeup):
+                return False

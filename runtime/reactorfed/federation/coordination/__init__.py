@@ -1,6 +1,7 @@
 """Time coordination, pure: the federation's :mod:`.layout` (federates, links, path
 delays, zero-delay cycles), the RTI's logic (:mod:`.rti_core`) and a federate's
-(:mod:`.federate_core`). State machines that take messages and return decisions: no
+(:mod:`.federate_core`), and a federate's clock error under clock synchronization
+(:mod:`.clock_sync`). State machines that take messages and return decisions: no
 sockets, no clock reads, no threads, unit-tested without a network.
 
 May import :mod:`reactorfed.time.tag`, :mod:`reactorfed.assembly.partition` (a program's federates and links)

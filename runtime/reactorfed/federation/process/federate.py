@@ -30,11 +30,13 @@ from ...assembly.program import Program
 from ...execution.scheduler import Scheduler
 from ...time.clock import Clock, Wakeup
 from ...time.tag import TagT
+from ..coordination.clock_sync import ClockSyncEstimator
 from ..coordination.federate_core import WAIT, FederateCore
 from ..coordination.layout import Layout
 from ..errors import FederationError, LinkDownError, SendError
 from ..io.transport import Client
 from ..wire import protocol as P
+from .clock_sync import FederateClockSync
 from .federate_config import FederateConfig
 from .federate_links import DownstreamLinks
 from .federate_members import FROM_RTI_ELASTIC, FederateMembers
@@ -108,9 +110,11 @@ class FederateCoordinator:
         self._rti = self._tx.rti = Client(self.cfg.rti, max_message=P.RTI_MAX_MESSAGE, curve=self.cfg.curve())
         cfg = self.cfg
         self._live = self._tx.live = Liveness(cfg.rti, cfg.liveness_ns, self.clock.now(), cfg.silence_ns)
+        sync = FederateClockSync(self.clock, ClockSyncEstimator(cfg.clock_sync_exchanges, cfg.clock_sync_attenuation,
+                                                                     cfg.clock_sync_guard_band_ns))
         self._hb = Heartbeat(self.name, cfg.heartbeat_ns, self._live, self.clock, curve=cfg.curve(),
-                             progress=self._sched.progress if self._sched is not None else None)
-        joined = join(self._rti, self.cfg, self.name, self.layout.digest, advertised, self.clock)
+                             progress=self._sched.progress if self._sched is not None else None, sync=sync)
+        joined = join(self._rti, self.cfg, self.name, self.layout.digest, advertised, self.clock, sync)
         if joined.index != self.me:
             raise FederationError(f"the RTI numbers this federate {joined.index}, the program says {self.me}: "
                                   "different programs?")

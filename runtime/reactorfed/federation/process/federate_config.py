@@ -61,6 +61,19 @@ class FederateConfig:
     #: TCP links in plain text, for a single host whose users are all trusted
     #: ($REACTORFED_INSECURE_PLAINTEXT_TCP=1); by default every TCP link is CurveZMQ
     insecure_plaintext_tcp: bool = field(default_factory=plaintext_opted_out)
+    #: LF's ``clock-sync``: this federate's clock follows the RTI's (a
+    #: :class:`~reactorfed.time.clock.SyncedClock`), by the exchanges the RTI makes when
+    #: its own ``clock_sync`` is on; False: it answers them and keeps its clock as it is
+    clock_sync: bool = False
+    #: LF's ``clock-sync-options``: ``trials`` (exchanges per estimate; the RTI's number
+    #: too) and ``attenuation`` (a runtime estimate is divided by it)
+    clock_sync_exchanges: int = 10
+    clock_sync_attenuation: int = 10
+    #: how far off a coded probe may arrive before its exchange is dropped (see ClockSyncOptions)
+    clock_sync_guard_band_ns: int = 1_000_000
+    #: LF's ``test-offset``: an artificial error of this federate's clock, (1 + its index)
+    #: times this, for testing clock synchronization (which should remove it)
+    clock_sync_test_offset_ns: int = 0
 
     def curve(self) -> CurveKeys | None:
         """The federation's keys for its TCP links (None: plain text, opted out)."""

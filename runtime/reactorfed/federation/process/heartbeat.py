@@ -19,6 +19,8 @@ from ...observe.progress import ProgressBoard
 from ...time.clock import Clock, Wakeup
 from ..io.transport import Client, CurveKeys, Monitor, Poller
 from ..wire import protocol as P
+from .clock_sync import FROM_RTI as CLOCK_SYNC
+from .clock_sync import FederateClockSync
 
 __all__ = ["PROGRESS_PERIOD_NS", "Heartbeat", "Liveness", "WakeSource"]
 
@@ -28,7 +30,7 @@ log = logging.getLogger("reactorfed.federate")
 PROGRESS_PERIOD_NS = 1_000_000_000
 
 #: what the RTI sends on the heartbeat connection
-_FROM_RTI = frozenset({P.HEARTBEAT, P.ABORT})
+_FROM_RTI = frozenset({P.HEARTBEAT, P.ABORT}) | CLOCK_SYNC
 
 
 class WakeSource:
@@ -94,12 +96,14 @@ class Liveness:
 
 class Heartbeat(threading.Thread):
     """Once begun, sends the HB_HELLO that proves who this is, then a HEARTBEAT every
-    ``period_ns`` to the RTI at ``live.rti``, and watches the RTI (see :class:`Liveness`).
+    ``period_ns`` to the RTI at ``live.rti``, and watches the RTI (see :class:`Liveness`);
+    with ``sync``, answers the RTI's runtime clock synchronization (:mod:`.clock_sync`).
     With ``progress``, the board's latest report too (a PROGRESS), when it changed, at most
     every :data:`PROGRESS_PERIOD_NS` (and the last one when the heartbeat stops)."""
 
     def __init__(self, name: str, period_ns: int, live: Liveness, clock: Clock, *,
-                 curve: CurveKeys | None = None, progress: ProgressBoard | None = None) -> None:
+                 curve: CurveKeys | None = None, progress: ProgressBoard | None = None,
+                 sync: FederateClockSync | None = None) -> None:
         super().__init__(name=f"reactorfed-heartbeat-{name}", daemon=True)
         self._hello = b""
         self._period_ns = period_ns
@@ -108,6 +112,7 @@ class Heartbeat(threading.Thread):
         self._stop_event = Wakeup()  # (watched by the thread's poller: a stop ends its wait at once)
         self._progress = progress
         self._progress_sent = 0  # how many reports the board had when one was last sent
+        self._sync = sync  # answers the RTI's runtime clock synchronization
         # Connected now, before the federate joins: the connection's encrypted handshake
         # is done while the federation starts, not when its reactions begin to load the
         # CPU (hundreds of busy federates on a few cores delayed it past its time limit).
@@ -160,7 +165,9 @@ class Heartbeat(threading.Thread):
                             msg = P.parse(frames[0], _FROM_RTI)
                         except P.ProtocolError:
                             continue
-                        if isinstance(msg, P.Abort) and live.abort_reason is None:
+                        if self._sync is not None and P.KIND[type(msg)] in CLOCK_SYNC:
+                            self._sync.on_message(msg, lambda b: client.send([b]), initial=False)
+                        elif isinstance(msg, P.Abort) and live.abort_reason is None:
                             live.abort(f"the federation was aborted: {msg.reason}")
                             self._hard_exit_later()
                 if monitor.disconnected() and live.abort_reason is None and not live.resigned:

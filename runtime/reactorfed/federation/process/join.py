@@ -20,8 +20,10 @@ from ..errors import FederationError
 from ..io.curve import Refusals
 from ..io.transport import Client, Monitor, Poller
 from ..wire import protocol as P
+from .clock_sync import FROM_RTI as CLOCK_SYNC
 
 if TYPE_CHECKING:
+    from .clock_sync import FederateClockSync
     from .federate_config import FederateConfig
 
 __all__ = ["Joined", "colocated", "join"]
@@ -44,8 +46,10 @@ class Joined:
     decentralized: bool = False  # the RTI sends no grants (decentralized coordination)
 
 
-def join(rti: Client, cfg: FederateConfig, name: str, digest: str, endpoint: str, clock: Clock) -> Joined:
-    """Join as federate ``name`` (data port at ``endpoint``) over the RTI link ``rti``."""
+def join(rti: Client, cfg: FederateConfig, name: str, digest: str, endpoint: str, clock: Clock,
+         sync: FederateClockSync) -> Joined:
+    """Join as federate ``name`` (data port at ``endpoint``) over the RTI link ``rti``;
+    ``sync`` answers the RTI's initial clock synchronization, which comes before START."""
     nonce = os.urandom(16)
     rti.send([P.Hello(P.PROTOCOL_VERSION, cfg.federation_id, name, digest, endpoint, nonce).pack()])
     deadline = clock.now() + cfg.join_timeout_ns
@@ -56,25 +60,29 @@ def join(rti: Client, cfg: FederateConfig, name: str, digest: str, endpoint: str
             "not match this federate's secret (a wrong secret here, or not the federation's RTI)"
         )
     rti.send([P.Proof(P.mac(cfg.secret, "federate", challenge.nonce, cfg.federation_id, name)).pack()])
-    start = _await_rti(rti, cfg, name, clock, deadline, P.Start, "the start of the federation (are all federates up?)")
+    start = _await_rti(rti, cfg, name, clock, deadline, P.Start, "the start of the federation (are all federates up?)",
+                       sync)
+    sync.started()
     return Joined(start.start, start.peers, start.session, start.federate, start.absent, start.join,
                   start.decentralized)
 
 
 def _await_rti(rti: Client, cfg: FederateConfig, name: str, clock: Clock, deadline: int, expected: type[_M],
-               what: str) -> _M:
-    """The RTI's next message, of type ``expected``; its REJECT or ABORT raises."""
-    allowed = frozenset({P.KIND[expected], P.REJECT, P.ABORT})
+               what: str, sync: FederateClockSync | None = None) -> _M:
+    """The RTI's next message, of type ``expected``; its REJECT or ABORT raises. With
+    ``sync``, clock synchronization's messages meanwhile are answered."""
+    allowed = frozenset({P.KIND[expected], P.REJECT, P.ABORT}) | (CLOCK_SYNC if sync is not None else frozenset())
     monitor = Monitor(rti)  # for handshakes that fail (a connection made later, or again)
     try:
         with Poller(rti, monitor) as poller:
-            return _read_rti(rti, monitor, poller, cfg, name, clock, deadline, expected, allowed, what)
+            return _read_rti(rti, monitor, poller, cfg, name, clock, deadline, expected, allowed, what, sync)
     finally:
         monitor.close()
 
 
 def _read_rti(rti: Client, monitor: Monitor, poller: Poller, cfg: FederateConfig, name: str, clock: Clock,
-              deadline: int, expected: type[_M], allowed: frozenset[int], what: str) -> _M:
+              deadline: int, expected: type[_M], allowed: frozenset[int], what: str,
+              sync: FederateClockSync | None) -> _M:
     last = ""
     refusals = Refusals(cfg.rti)
     while True:
@@ -108,6 +116,9 @@ def _read_rti(rti: Client, monitor: Monitor, poller: Poller, cfg: FederateConfig
                 raise FederationError(f"the federation was aborted: {msg.reason}")
             if isinstance(msg, P.Reject):
                 raise FederationError(f"the RTI rejected federate {name}: {msg.reason}")
+            if sync is not None and P.KIND[type(msg)] in CLOCK_SYNC:
+                sync.on_message(msg, lambda b: rti.send([b]), initial=True)
+                continue
             assert isinstance(msg, expected)
             return msg
 

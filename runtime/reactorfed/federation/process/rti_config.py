@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from ..coordination.clock_sync import CLOCK_SYNC_MODES
 from ..io.curve import CurveKeys, federation_keys, plaintext_opted_out
 from ..wire import protocol as P
 from .defaults import DEFAULT_HEARTBEAT_TIMEOUT_NS
@@ -54,10 +55,21 @@ class RtiConfig:
     #: advances on its upstream peers' promises, or once its maxwait has passed; the RTI
     #: still admits the federates, fixes the start and agrees on a stop)
     coordination: str = "centralized"
+    #: LF's ``clock-sync``: "off", "init" (the federates' clocks are synchronized with the
+    #: RTI's before the start) or "on" (also while running, every ``clock_sync_period_ns``);
+    #: the federates correct their clocks if theirs says so (FederateConfig.clock_sync)
+    clock_sync: str = "off"
+    clock_sync_period_ns: int = 5_000_000
+    #: LF's ``trials``: exchanges before the start, and per estimate while running
+    clock_sync_exchanges: int = 10
 
     def __post_init__(self) -> None:
         if self.coordination not in ("centralized", "decentralized"):
             raise ValueError(f"coordination must be 'centralized' or 'decentralized', got {self.coordination!r}")
+        if self.clock_sync not in CLOCK_SYNC_MODES:
+            raise ValueError(f"clock_sync must be 'off', 'init' or 'on', got {self.clock_sync!r}")
+        if self.clock_sync_period_ns <= 0 or self.clock_sync_exchanges < 1:
+            raise ValueError("clock sync: the period must be positive and the exchanges at least 1")
 
     def curve(self) -> CurveKeys | None:
         """The federation's keys for its TCP links (None: plain text, opted out)."""

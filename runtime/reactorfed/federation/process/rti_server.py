@@ -22,9 +22,11 @@ from ..errors import FederationError
 from ..io.curve import warn_plaintext
 from ..io.transport import Monitor, Server
 from ..wire import protocol as P
+from .clock_sync import RtiClockSync
 from .rti_config import RtiConfig, RtiPhase, RtiSummary
 from .rti_grants import RtiGrants
 from .rti_members import RtiMembers, load_schedule
+from .rti_silence import check_silence
 from .rti_status import elapsed_of, metrics_of, status_of
 from .throttle import Throttle
 
@@ -85,6 +87,7 @@ class RtiServer:
         #: elastic banks' joins and leaves (None without elastic banks: nothing of it runs)
         self.members: RtiMembers | None = None
         self._allowed = _ALLOWED
+        self.clock_sync: RtiClockSync | None = None  # (None: off; made with the socket, by bind)
         if layout.elastic:
             self.members = self._out.members = RtiMembers(self, self._out, load_schedule(layout, cfg.membership))
             self._allowed = _ALLOWED_ELASTIC
@@ -121,6 +124,7 @@ class RtiServer:
                               liveness_ms=max(1, self.cfg.liveness_ns // 1_000_000), curve=self.cfg.curve())
         self._monitor = Monitor(self._server)
         self._out.socket = self._server
+        self.clock_sync, self._allowed = RtiClockSync.of(self.cfg, self._server, self.clock, self._allowed)
         self.endpoint = self._server.endpoint
         log.info("RTI for federation %r listening on %s (%s); waiting for %d federates: %s",
                  self.cfg.federation_id, self.endpoint,
@@ -144,9 +148,10 @@ class RtiServer:
         t0, c0 = time.perf_counter_ns(), time.process_time_ns()
         joined_by = self.clock.now() + self.cfg.join_timeout_ns
         next_beat = 0
+        sync = self.clock_sync
         try:
             while True:
-                if poller.wait(50):
+                if poller.wait(50 if sync is None else min(50, sync.wait_ms(self.clock.now()))):
                     # Bounded in time too: under a flood (hostile or not), heartbeats still
                     # go out and liveness is still checked every few tens of milliseconds.
                     budget = time.monotonic_ns() + 20_000_000
@@ -177,11 +182,13 @@ class RtiServer:
                     beat = P.Heartbeat().pack()
                     for peer in self.admission.heartbeat:
                         server.send(peer, [beat])
+                if sync is not None and self.phase == RtiPhase.RUNNING:
+                    sync.tick(now, self.admission.heartbeat)
                 if self.phase == RtiPhase.JOINING and now > joined_by:
-                    missing = ", ".join(self.admission.missing())
+                    missing = ", ".join(self.admission.missing()) or (sync.unfinished(self.layout) if sync else "")
                     self.fail(f"federates did not join within {self.cfg.join_timeout_ns // 10**9} s: {missing}")
                 if self.phase == RtiPhase.RUNNING and self.cfg.silence_ns is not None:
-                    self._check_silence(now, self.cfg.silence_ns)
+                    check_silence(self, now, self.cfg.silence_ns)
         finally:
             poller.close()
             self.close()
@@ -238,21 +245,6 @@ class RtiServer:
             return ""
         return f"; the RTI refused a connection then: {r[1]}"
 
-    def _check_silence(self, now: int, silence_ns: int) -> None:
-        """``--silence-timeout``: a federate whose program said nothing for that long ends
-        the federation; an elastic member fails instead, as if its connection had closed
-        (the others go on, unless its bank would fall below its minimum)."""
-        for f, seen in list(self.last_seen.items()):
-            if self.core.feds[f].resigned or now - seen <= silence_ns:
-                continue
-            why = f"stopped responding (nothing from its program for {(now - seen) // 1_000_000} ms)"
-            if self.members is None or self.layout.elastic_of(f) is None:
-                self.fail(f"federate {self.layout.names[f]} {why}")
-            self.members.silent(f, why)
-            if self.core.all_resigned():
-                self.phase = RtiPhase.DONE
-                return
-
     def refused_request(self, reason: str) -> None:
         """A federate's request refused (counted as rejected, and warned of)."""
         self._rejected += 1
@@ -308,7 +300,11 @@ class RtiServer:
             self._rejected += 1
             log.debug("rejected a message: %s", e)
             return
-        if kind is PeerKind.CONTROL:
+        if isinstance(msg, P.ClockT3):  # (allowed with clock synchronization only)
+            assert self.clock_sync is not None
+            if self.clock_sync.on_t3(peer, kind is PeerKind.HEARTBEAT, adm) and self.admission.complete:
+                self._start()  # (the last federate's initial exchanges ended)
+        elif kind is PeerKind.CONTROL:
             f = adm.control[peer]
             self.last_seen[f] = self.clock.now()
             self._on_control(f, msg)
@@ -359,7 +355,9 @@ class RtiServer:
                  len(self.layout.names))
         if self.members is not None:
             self.members.connected(joined, fd)  # (running: an elastic member's START, now)
-        if self.phase is RtiPhase.JOINING and self.admission.complete:
+        if self.clock_sync is not None and self.phase is RtiPhase.JOINING:
+            self.clock_sync.begin(joined, peer)  # (the start waits for its exchanges: on_t3)
+        elif self.phase is RtiPhase.JOINING and self.admission.complete:
             self._start()
 
     def _server_fd(self) -> int:

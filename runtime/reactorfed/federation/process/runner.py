@@ -12,7 +12,7 @@ from ...execution.tracing import Tracer
 from ...model.reactor import Reactor
 from ...observe.metrics import SchedulerCollector
 from ...observe.status import StatusServer
-from ...time.clock import Clock, SystemClock
+from ...time.clock import Clock, SyncedClock, SystemClock
 from ..coordination.layout import Layout
 from .rti_server import RtiConfig, RtiServer, RtiSummary
 from .rti_status import history_of
@@ -98,11 +98,15 @@ def run_federate(
     from .federate import FederateCoordinator
 
     clock = clock or SystemClock()
+    if cfg.clock_sync:
+        clock = SyncedClock(clock)  # (its test bias is set below, from the federate's index)
     env = Environment(fast=fast, timeout=timeout, workers=workers, clock=clock, tracer=tracer)
     sched = env.assemble(main, federate=federate)
     assert sched.program.partition is not None
     if layout is None:
         layout = Layout.of(sched.program.partition)
+    if isinstance(clock, SyncedClock):
+        clock.bias = (1 + layout.index(federate)) * cfg.clock_sync_test_offset_ns  # LF's test-offset
     coord = FederateCoordinator(sched.program, layout, cfg, clock)
     sched.coordinator = coord
     if reaction_nice or reaction_sched != "normal":

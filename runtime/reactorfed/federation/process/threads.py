@@ -12,7 +12,9 @@ from typing import Any
 
 from ...execution.environment import RunSummary
 from ...model.reactor import Reactor
+from ...time.clock import Clock
 from ..errors import FederationError
+from .clock_sync import ClockSyncOptions
 from .defaults import DEFAULT_HEARTBEAT_TIMEOUT_NS
 from .federate_config import FederateConfig
 from .rti_server import RtiConfig, RtiSummary
@@ -34,6 +36,8 @@ class ThreadedRun:
     shm_payloads: dict[str, int] = field(default_factory=dict)
     #: downstream peers each federate sent to over their Unix sockets
     unix_links: dict[str, int] = field(default_factory=dict)
+    #: each federate's clock (a SyncedClock under clock synchronization: its offset)
+    clocks: dict[str, Clock] = field(default_factory=dict)
 
     def raise_errors(self) -> None:
         if self.errors:
@@ -53,8 +57,11 @@ def run_threads(
     peer_grants: bool = True,
     unix_sockets: bool = True,
     coordination: str = "centralized",
+    clock_sync: ClockSyncOptions | None = None,
 ) -> ThreadedRun:
-    """Run ``factory()``'s program federated in threads; wait for the end."""
+    """Run ``factory()``'s program federated in threads; wait for the end. ``clock_sync``:
+    LF's clock synchronization (None: off)."""
+    sync = ClockSyncOptions(mode="off") if clock_sync is None else clock_sync
     secret = os.urandom(16)
     fid = f"threads-{os.getpid()}-{threading.get_ident()}"
     names = layout_of(factory()).names
@@ -69,7 +76,7 @@ def run_threads(
     def rti() -> None:
         try:
             out.rti = run_rti(factory(), RtiConfig(fid, secret, port=0, liveness_ns=liveness_ns,
-                                                   coordination=coordination), on_bound=on_bound)
+                                                   coordination=coordination, **sync.rti()), on_bound=on_bound)
         except BaseException as e:
             out.errors["rti"] = e
             bound.set()
@@ -78,7 +85,7 @@ def run_threads(
         main = factory()
         out.programs[name] = main
         cfg = FederateConfig(fid, secret, endpoint[0], liveness_ns=liveness_ns, trusted_pickle=trusted_pickle,
-                             peer_grants=peer_grants, unix_sockets=unix_sockets)
+                             peer_grants=peer_grants, unix_sockets=unix_sockets, **sync.federate())
         scheds: list[Any] = []
         try:
             out.summaries[name] = run_federate(main, name, cfg, fast=fast, timeout=timeout, workers=workers,
@@ -90,6 +97,7 @@ def run_threads(
                 out.peer_grants[name] = scheds[0].coordinator.local_grants
                 out.shm_payloads[name] = scheds[0].coordinator.shm_messages
                 out.unix_links[name] = scheds[0].coordinator.unix_links
+                out.clocks[name] = scheds[0].clock
 
     t = threading.Thread(target=rti, name="rti", daemon=True)
     t.start()

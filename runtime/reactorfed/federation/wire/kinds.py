@@ -18,10 +18,10 @@ import msgpack
 
 __all__ = ["FROM_RTI", "NAMES", "PROTOCOL_VERSION", "RTI_MAX_MESSAGE", "SCHEMA", "ProtocolError", "pack", "packb", "unpackb", "validated"]
 
-PROTOCOL_VERSION = 7  # 2: a resigned federate waits for RELEASE before closing its links; 3: CHANGE carries an
+PROTOCOL_VERSION = 8  # 2: a resigned federate waits for RELEASE before closing its links; 3: CHANGE carries an
 #   endpoint; 4: START says which elastic slots are absent and whether to ask to join; PEER, LOST; 5: PROGRESS;
 #   6: LOST carries the failed member's quiet tag, QUERY_REPLY the last tags taken from failed members;
-#   7: START says whether the coordination is decentralized
+#   7: START says whether the coordination is decentralized; 8: clock synchronization (CLOCK_*)
 #: the largest control message (RTI connections refuse bigger frames)
 RTI_MAX_MESSAGE = 64 * 1024
 
@@ -41,6 +41,7 @@ JOIN_REQ = 12  # physical time: an elastic member (admitted by the handshake) as
 LEAVE_REQ = 13  # an elastic member asks to leave
 PROGRESS = 14  # done, total (each None: not known), figures {name: number}: the program's progress for a
 #   person, on the heartbeat connection (at most once a second, when it changed)
+CLOCK_T3 = 15  # clock synchronization: the reply to CLOCK_T1 (its arrival is T4)
 # RTI -> federate
 CHALLENGE = 20  # nonce, mac
 REJECT = 21  # reason
@@ -60,6 +61,9 @@ RELEASE = 33  # a resigned federate's messages were all received (or their recei
 PEER = 34  # t, m, member, endpoint: the data address of the member's incarnation that joins at (t, m)
 #   (a replayed join, whose CHANGE went out without it)
 LOST = 35  # member: an elastic member's process failed (nothing more it sent is waited for)
+CLOCK_T1 = 36  # time: clock synchronization's exchange begins (the RTI's clock)
+CLOCK_T4 = 37  # time: the RTI's clock when the CLOCK_T3 arrived
+CLOCK_PROBE = 38  # time: a coded probe, right after a runtime CLOCK_T4 (the RTI's clock)
 #: what the RTI sends a running federate on its control connection
 FROM_RTI = frozenset({TAG, PTAG, STOP_REQUEST, STOP_GRANTED, ABORT, HEARTBEAT, REJECT})
 # federate -> federate (data plane)
@@ -83,7 +87,8 @@ NAMES = {
     SHM_OPEN: "SHM_OPEN", SHM_DATA: "SHM_DATA", BATCH: "BATCH", DATA_INLINE: "DATA_INLINE",
     STOP_MARK: "STOP_MARK", QUERY_REPLY: "QUERY_REPLY", JOIN_REQ: "JOIN_REQ", LEAVE_REQ: "LEAVE_REQ",
     QUERY: "QUERY", CHANGE: "CHANGE", ADMIT: "ADMIT", REFUSED: "REFUSED", ROUND_END: "ROUND_END",
-    RELEASE: "RELEASE", PEER: "PEER", LOST: "LOST", PROGRESS: "PROGRESS",
+    RELEASE: "RELEASE", PEER: "PEER", LOST: "LOST", PROGRESS: "PROGRESS", CLOCK_T1: "CLOCK_T1",
+    CLOCK_T3: "CLOCK_T3", CLOCK_T4: "CLOCK_T4", CLOCK_PROBE: "CLOCK_PROBE",
 }
 
 I64_MIN = -(2**63)
@@ -139,6 +144,10 @@ SCHEMA: dict[int, tuple[str, ...]] = {
     PEER: ("i", "u", "u", "s"),
     LOST: ("u", "i", "u"),
     PROGRESS: ("u?", "u?", "figures"),
+    CLOCK_T1: ("i",),
+    CLOCK_T3: (),
+    CLOCK_T4: ("i",),
+    CLOCK_PROBE: ("i",),
 }
 
 class ProtocolError(ValueError):

@@ -12,12 +12,17 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from ...time.tag import TagT
+from .clocksync import ClockProbe, ClockT1, ClockT3, ClockT4
 from .kinds import (
     ABORT,
     ADMIT,
     AUTH,
     CHALLENGE,
     CHANGE,
+    CLOCK_PROBE,
+    CLOCK_T1,
+    CLOCK_T3,
+    CLOCK_T4,
     FAIL,
     HB_HELLO,
     HEARTBEAT,
@@ -435,7 +440,8 @@ class StopMark(NamedTuple):
 Message = (
     Hello | Proof | Ltc | StopReq | StopReply | Resign | Heartbeat | Fail | HbHello | Challenge | Reject | Start | Tag
     | Ptag | StopRequest | StopGranted | Abort | Auth | ShmOpen | Promise | StopMark | QueryReply | JoinReq | LeaveReq
-    | Query | Change | Admit | Refused | RoundEnd | Release | Peer | Lost | Progress
+    | Query | Change | Admit | Refused | RoundEnd | Release | Peer | Lost | Progress | ClockT1 | ClockT3 | ClockT4
+    | ClockProbe
 )
 
 #: message type -> its class (the data plane's positional messages have none)
@@ -445,7 +451,8 @@ TYPED: dict[int, type[Message]] = {
     TAG: Tag, PTAG: Ptag, STOP_REQUEST: StopRequest, STOP_GRANTED: StopGranted, ABORT: Abort, AUTH: Auth,
     SHM_OPEN: ShmOpen, PROMISE: Promise, STOP_MARK: StopMark, QUERY_REPLY: QueryReply, JOIN_REQ: JoinReq,
     LEAVE_REQ: LeaveReq, QUERY: Query, CHANGE: Change, ADMIT: Admit, REFUSED: Refused, ROUND_END: RoundEnd,
-    RELEASE: Release, PEER: Peer, LOST: Lost, PROGRESS: Progress,
+    RELEASE: Release, PEER: Peer, LOST: Lost, PROGRESS: Progress, CLOCK_T1: ClockT1, CLOCK_T3: ClockT3,
+    CLOCK_T4: ClockT4, CLOCK_PROBE: ClockProbe,
 }
 #: a message class -> its type
 KIND: dict[type[Message], int] = {cls: kind for kind, cls in TYPED.items()}

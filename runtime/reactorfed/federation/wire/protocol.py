@@ -13,6 +13,7 @@ import hashlib
 import hmac
 from typing import Any
 
+from .clocksync import ClockProbe, ClockT1, ClockT3, ClockT4
 from .data import (
     COMPACT,
     Item,
@@ -31,6 +32,10 @@ from .kinds import (
     BATCH,
     CHALLENGE,
     CHANGE,
+    CLOCK_PROBE,
+    CLOCK_T1,
+    CLOCK_T3,
+    CLOCK_T4,
     DATA,
     DATA_INLINE,
     FAIL,
@@ -112,12 +117,13 @@ from .messages import (
 )
 
 __all__ = [
-    "ABORT", "ABSENT", "ADMIT", "AUTH", "BATCH", "CHALLENGE", "CHANGE", "COMPACT", "DATA", "DATA_INLINE", "FAIL",
+    "ABORT", "ABSENT", "ADMIT", "AUTH", "BATCH", "CHALLENGE", "CHANGE", "CLOCK_PROBE", "CLOCK_T1", "CLOCK_T3",
+    "CLOCK_T4", "COMPACT", "DATA", "DATA_INLINE", "FAIL",
     "FROM_RTI", "HB_HELLO", "HEARTBEAT", "HELLO", "JOIN_REQ", "KIND", "LEAVE_REQ", "LOST", "LTC", "NAMES", "PEER", "PROGRESS", "PROMISE", "PROOF",
     "PROTOCOL_VERSION", "PTAG", "QUERY", "QUERY_REPLY", "REFUSED", "REJECT", "RELEASE", "RESIGN", "ROUND_END",
     "RTI_MAX_MESSAGE", "SHM_DATA", "SHM_OPEN", "START", "STOP_GRANTED", "STOP_MARK", "STOP_REPLY", "STOP_REQ",
     "STOP_REQUEST", "TAG", "TYPED",
-    "Abort", "Admit", "Auth", "Challenge", "Change", "Fail", "HbHello", "Heartbeat", "Hello", "Item", "JoinReq",
+    "Abort", "Admit", "Auth", "Challenge", "Change", "ClockProbe", "ClockT1", "ClockT3", "ClockT4", "Fail", "HbHello", "Heartbeat", "Hello", "Item", "JoinReq",
     "LeaveReq", "Lost", "Ltc", "Message", "Peer", "Progress", "Promise", "Proof", "ProtocolError", "Ptag", "Query", "QueryReply", "Refused",
     "Reject", "Release", "Resign", "RoundEnd", "ShmOpen", "Start", "StopGranted", "StopMark", "StopReply", "StopReq",
     "StopRequest", "Tag", "check_item", "compact_meta", "is_compact", "mac", "mac_equal", "pack", "pack_compact",
