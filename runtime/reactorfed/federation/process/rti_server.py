@@ -264,7 +264,7 @@ class RtiServer:
         fd = next(fd for fd, g in self._held_fd.items() if g == f)
         del self._held_fd[fd]
         log.info("hot swap of %s: its new process takes over", self.layout.names[f])
-        self._joined(f, fd)
+        self._joined(f, fd, peer)
 
     def refuse_swap(self, f: int, reason: str) -> None:
         """The hot swap of ``f`` cannot be: its held new process is told ``reason``."""
@@ -343,11 +343,11 @@ class RtiServer:
             self._held_fd[self._server_fd()] = joined.federate
             self.members.swap(joined.federate)
             return None
-        self._joined(joined, self._server_fd())
+        self._joined(joined, self._server_fd(), peer)
         return None
 
-    def _joined(self, joined: int, fd: int) -> None:
-        """Federate ``joined`` passed the handshake over connection ``fd``."""
+    def _joined(self, joined: int, fd: int, peer: bytes) -> None:
+        """Federate ``joined`` passed the handshake over connection ``fd`` (``peer``)."""
         self._fed_of_fd[fd] = joined
         self.joins[joined] += 1
         self.last_seen[joined] = self.clock.now()
