@@ -8,7 +8,7 @@ from enum import StrEnum
 
 from ..io.curve import CurveKeys, federation_keys, plaintext_opted_out
 from ..wire import protocol as P
-from .defaults import DEFAULT_HEARTBEAT_TIMEOUT_NS
+from .defaults import DEFAULT_HEARTBEAT_TIMEOUT_NS, DEFAULT_LEAD_WINDOW_NS
 from .rti_members import MemberRecord, Schedule
 
 __all__ = ["RtiConfig", "RtiPhase", "RtiSummary"]
@@ -54,10 +54,15 @@ class RtiConfig:
     #: advances on its upstream peers' promises, or once its maxwait has passed; the RTI
     #: still admits the federates, fixes the start and agrees on a stop)
     coordination: str = "centralized"
+    #: how far (ns of logical time) a federate may run ahead of the federates downstream
+    #: of it; None: without limit (:mod:`..coordination.rti_lead`)
+    lead_window: int | None = DEFAULT_LEAD_WINDOW_NS
 
     def __post_init__(self) -> None:
         if self.coordination not in ("centralized", "decentralized"):
             raise ValueError(f"coordination must be 'centralized' or 'decentralized', got {self.coordination!r}")
+        if self.lead_window is not None and self.lead_window < 0:
+            raise ValueError(f"lead_window must be at least 0 ns (or None: no window), got {self.lead_window}")
 
     def curve(self) -> CurveKeys | None:
         """The federation's keys for its TCP links (None: plain text, opted out)."""

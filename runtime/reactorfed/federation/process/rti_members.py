@@ -238,7 +238,8 @@ class RtiMembers:
         for a slot present before, too), joins: :attr:`joiners`."""
         srv = self.server
         assert srv.start_time is not None
-        return P.Start(srv.start_time, dict(self.admission.endpoints), srv.session, f, self._absent, f in self.joiners)
+        return P.Start(srv.start_time, dict(self.admission.endpoints), srv.session, f, self._absent, f in self.joiners,
+                       window=srv.core.lead.window)
 
     def before_start(self, start: int) -> None:
         """The start time is fixed: a schedule is loaded now (the core takes it before its

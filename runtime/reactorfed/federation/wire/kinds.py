@@ -18,10 +18,10 @@ import msgpack
 
 __all__ = ["FROM_RTI", "NAMES", "PROTOCOL_VERSION", "RTI_MAX_MESSAGE", "SCHEMA", "ProtocolError", "pack", "packb", "unpackb", "validated"]
 
-PROTOCOL_VERSION = 7  # 2: a resigned federate waits for RELEASE before closing its links; 3: CHANGE carries an
+PROTOCOL_VERSION = 8  # 2: a resigned federate waits for RELEASE before closing its links; 3: CHANGE carries an
 #   endpoint; 4: START says which elastic slots are absent and whether to ask to join; PEER, LOST; 5: PROGRESS;
 #   6: LOST carries the failed member's quiet tag, QUERY_REPLY the last tags taken from failed members;
-#   7: START says whether the coordination is decentralized
+#   7: START says whether the coordination is decentralized; 8: START carries the lead window, LEAD, WATCH
 #: the largest control message (RTI connections refuse bigger frames)
 RTI_MAX_MESSAGE = 64 * 1024
 
@@ -45,7 +45,8 @@ PROGRESS = 14  # done, total (each None: not known), figures {name: number}: the
 CHALLENGE = 20  # nonce, mac
 REJECT = 21  # reason
 START = 22  # start time, peers {index: endpoint}, session, federate index, [elastic slots absent at the
-#   start], join (this process asks to join a running federation: JOIN_REQ)
+#   start], join (this process asks to join a running federation: JOIN_REQ), decentralized, the lead
+#   window (ns; None: none)
 TAG = 23  # t, m, counts
 PTAG = 24  # t, m, counts
 STOP_REQUEST = 25  # t, m
@@ -60,8 +61,10 @@ RELEASE = 33  # a resigned federate's messages were all received (or their recei
 PEER = 34  # t, m, member, endpoint: the data address of the member's incarnation that joins at (t, m)
 #   (a replayed join, whose CHANGE went out without it)
 LOST = 35  # member: an elastic member's process failed (nothing more it sent is waited for)
+LEAD = 36  # t, m: the lead window lets this federate process every tag up to this one
+WATCH = 37  # t, m: report to the RTI at once when the next event reaches this tag (a producer waits on it)
 #: what the RTI sends a running federate on its control connection
-FROM_RTI = frozenset({TAG, PTAG, STOP_REQUEST, STOP_GRANTED, ABORT, HEARTBEAT, REJECT})
+FROM_RTI = frozenset({TAG, PTAG, STOP_REQUEST, STOP_GRANTED, ABORT, HEARTBEAT, REJECT, LEAD, WATCH})
 # federate -> federate (data plane)
 DATA = 40  # link, t, m, codec, meta  (+ one payload frame)
 ABSENT = 41  # link, t, m
@@ -83,7 +86,7 @@ NAMES = {
     SHM_OPEN: "SHM_OPEN", SHM_DATA: "SHM_DATA", BATCH: "BATCH", DATA_INLINE: "DATA_INLINE",
     STOP_MARK: "STOP_MARK", QUERY_REPLY: "QUERY_REPLY", JOIN_REQ: "JOIN_REQ", LEAVE_REQ: "LEAVE_REQ",
     QUERY: "QUERY", CHANGE: "CHANGE", ADMIT: "ADMIT", REFUSED: "REFUSED", ROUND_END: "ROUND_END",
-    RELEASE: "RELEASE", PEER: "PEER", LOST: "LOST", PROGRESS: "PROGRESS",
+    RELEASE: "RELEASE", PEER: "PEER", LOST: "LOST", PROGRESS: "PROGRESS", LEAD: "LEAD", WATCH: "WATCH",
 }
 
 I64_MIN = -(2**63)
@@ -112,7 +115,7 @@ SCHEMA: dict[int, tuple[str, ...]] = {
     HB_HELLO: ("s", "s", "b16", "b32"),
     CHALLENGE: ("b16", "b32"),
     REJECT: ("s",),
-    START: ("i", "peers", "b16", "u", "ints", "bool", "bool"),
+    START: ("i", "peers", "b16", "u", "ints", "bool", "bool", "u?"),
     TAG: ("i", "u", "counts"),
     PTAG: ("i", "u", "counts"),
     STOP_REQUEST: ("i", "u"),
@@ -139,6 +142,8 @@ SCHEMA: dict[int, tuple[str, ...]] = {
     PEER: ("i", "u", "u", "s"),
     LOST: ("u", "i", "u"),
     PROGRESS: ("u?", "u?", "figures"),
+    LEAD: ("i", "u"),
+    WATCH: ("i", "u"),
 }
 
 class ProtocolError(ValueError):

@@ -23,6 +23,7 @@ from .kinds import (
     HEARTBEAT,
     HELLO,
     JOIN_REQ,
+    LEAD,
     LEAVE_REQ,
     LOST,
     LTC,
@@ -47,6 +48,7 @@ from .kinds import (
     STOP_REQ,
     STOP_REQUEST,
     TAG,
+    WATCH,
     ProtocolError,
     packb,
     unpackb,
@@ -66,9 +68,9 @@ from .membership import (
 )
 
 __all__ = [
-    "BUILD", "KIND", "TYPED", "Abort", "Auth", "Challenge", "Fail", "HbHello", "Heartbeat", "Hello", "Ltc", "Message",
+    "BUILD", "KIND", "TYPED", "Abort", "Auth", "Challenge", "Fail", "HbHello", "Heartbeat", "Hello", "Lead", "Ltc", "Message",
     "Progress", "Promise", "Proof", "Ptag", "Reject", "Release", "Resign", "ShmOpen", "Start", "StopGranted", "StopMark",
-    "StopReply", "StopReq", "StopRequest", "Tag", "parse",
+    "StopReply", "StopReq", "StopRequest", "Tag", "Watch", "parse",
 ]
 
 # One class per control message, named after its type (STOP_REQ: StopReq), fields in wire
@@ -272,14 +274,17 @@ class Start(NamedTuple):
     join: bool = False
     #: the federation runs under decentralized coordination: no grants come from the RTI
     decentralized: bool = False
+    #: how far (ns of logical time) a federate may run ahead of its downstream federates
+    #: (None: without limit); see :mod:`..coordination.rti_lead`
+    window: int | None = None
 
     def pack(self) -> bytes:
         return packb([START, self.start, self.peers, self.session, self.federate, list(self.absent), self.join,
-                      self.decentralized])
+                      self.decentralized, self.window])
 
     @classmethod
     def _of(cls, m: list[Any]) -> Start:
-        return _new(cls, (m[1], m[2], m[3], m[4], tuple(m[5]), m[6], m[7]))
+        return _new(cls, (m[1], m[2], m[3], m[4], tuple(m[5]), m[6], m[7], m[8]))
 
 
 class Tag(NamedTuple):
@@ -310,6 +315,33 @@ class Ptag(NamedTuple):
     @classmethod
     def _of(cls, m: list[Any]) -> Ptag:
         return _new(cls, ((m[1], m[2]), m[3]))
+
+
+class Lead(NamedTuple):
+    """RTI -> federate: the lead window lets it process every tag up to ``tag``."""
+
+    tag: TagT
+
+    def pack(self) -> bytes:
+        return packb([LEAD, *self.tag])
+
+    @classmethod
+    def _of(cls, m: list[Any]) -> Lead:
+        return _new(cls, ((m[1], m[2]),))
+
+
+class Watch(NamedTuple):
+    """RTI -> federate: report at once when the next event reaches ``tag`` (an upstream
+    federate waits at the edge of its lead window for this one's progress)."""
+
+    tag: TagT
+
+    def pack(self) -> bytes:
+        return packb([WATCH, *self.tag])
+
+    @classmethod
+    def _of(cls, m: list[Any]) -> Watch:
+        return _new(cls, ((m[1], m[2]),))
 
 
 class StopRequest(NamedTuple):
@@ -435,7 +467,7 @@ class StopMark(NamedTuple):
 Message = (
     Hello | Proof | Ltc | StopReq | StopReply | Resign | Heartbeat | Fail | HbHello | Challenge | Reject | Start | Tag
     | Ptag | StopRequest | StopGranted | Abort | Auth | ShmOpen | Promise | StopMark | QueryReply | JoinReq | LeaveReq
-    | Query | Change | Admit | Refused | RoundEnd | Release | Peer | Lost | Progress
+    | Query | Change | Admit | Refused | RoundEnd | Release | Peer | Lost | Progress | Lead | Watch
 )
 
 #: message type -> its class (the data plane's positional messages have none)
@@ -445,7 +477,7 @@ TYPED: dict[int, type[Message]] = {
     TAG: Tag, PTAG: Ptag, STOP_REQUEST: StopRequest, STOP_GRANTED: StopGranted, ABORT: Abort, AUTH: Auth,
     SHM_OPEN: ShmOpen, PROMISE: Promise, STOP_MARK: StopMark, QUERY_REPLY: QueryReply, JOIN_REQ: JoinReq,
     LEAVE_REQ: LeaveReq, QUERY: Query, CHANGE: Change, ADMIT: Admit, REFUSED: Refused, ROUND_END: RoundEnd,
-    RELEASE: Release, PEER: Peer, LOST: Lost, PROGRESS: Progress,
+    RELEASE: Release, PEER: Peer, LOST: Lost, PROGRESS: Progress, LEAD: Lead, WATCH: Watch,
 }
 #: a message class -> its type
 KIND: dict[type[Message], int] = {cls: kind for kind, cls in TYPED.items()}

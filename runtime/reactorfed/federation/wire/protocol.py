@@ -39,6 +39,7 @@ from .kinds import (
     HEARTBEAT,
     HELLO,
     JOIN_REQ,
+    LEAD,
     LEAVE_REQ,
     LOST,
     LTC,
@@ -66,6 +67,7 @@ from .kinds import (
     STOP_REQ,
     STOP_REQUEST,
     TAG,
+    WATCH,
     ProtocolError,
     pack,
 )
@@ -91,6 +93,7 @@ from .messages import (
     HbHello,
     Heartbeat,
     Hello,
+    Lead,
     Ltc,
     Message,
     Progress,
@@ -108,19 +111,20 @@ from .messages import (
     StopReq,
     StopRequest,
     Tag,
+    Watch,
     parse,
 )
 
 __all__ = [
     "ABORT", "ABSENT", "ADMIT", "AUTH", "BATCH", "CHALLENGE", "CHANGE", "COMPACT", "DATA", "DATA_INLINE", "FAIL",
-    "FROM_RTI", "HB_HELLO", "HEARTBEAT", "HELLO", "JOIN_REQ", "KIND", "LEAVE_REQ", "LOST", "LTC", "NAMES", "PEER", "PROGRESS", "PROMISE", "PROOF",
+    "FROM_RTI", "HB_HELLO", "HEARTBEAT", "HELLO", "JOIN_REQ", "KIND", "LEAD", "LEAVE_REQ", "LOST", "LTC", "NAMES", "PEER", "PROGRESS", "PROMISE", "PROOF",
     "PROTOCOL_VERSION", "PTAG", "QUERY", "QUERY_REPLY", "REFUSED", "REJECT", "RELEASE", "RESIGN", "ROUND_END",
     "RTI_MAX_MESSAGE", "SHM_DATA", "SHM_OPEN", "START", "STOP_GRANTED", "STOP_MARK", "STOP_REPLY", "STOP_REQ",
-    "STOP_REQUEST", "TAG", "TYPED",
+    "STOP_REQUEST", "TAG", "TYPED", "WATCH",
     "Abort", "Admit", "Auth", "Challenge", "Change", "Fail", "HbHello", "Heartbeat", "Hello", "Item", "JoinReq",
-    "LeaveReq", "Lost", "Ltc", "Message", "Peer", "Progress", "Promise", "Proof", "ProtocolError", "Ptag", "Query", "QueryReply", "Refused",
+    "Lead", "LeaveReq", "Lost", "Ltc", "Message", "Peer", "Progress", "Promise", "Proof", "ProtocolError", "Ptag", "Query", "QueryReply", "Refused",
     "Reject", "Release", "Resign", "RoundEnd", "ShmOpen", "Start", "StopGranted", "StopMark", "StopReply", "StopReq",
-    "StopRequest", "Tag", "check_item", "compact_meta", "is_compact", "mac", "mac_equal", "pack", "pack_compact",
+    "StopRequest", "Tag", "Watch", "check_item", "compact_meta", "is_compact", "mac", "mac_equal", "pack", "pack_compact",
     "parse", "parse_batch", "parse_compact",
 ]
 
