@@ -13,7 +13,7 @@ from typing import Any
 from ...execution.environment import RunSummary
 from ...model.reactor import Reactor
 from ..errors import FederationError
-from .defaults import DEFAULT_HEARTBEAT_TIMEOUT_NS
+from .defaults import DEFAULT_HEARTBEAT_TIMEOUT_NS, DEFAULT_LEAD_WINDOW_NS
 from .federate_config import FederateConfig
 from .rti_server import RtiConfig, RtiSummary
 from .runner import layout_of, run_federate, run_rti
@@ -53,8 +53,11 @@ def run_threads(
     peer_grants: bool = True,
     unix_sockets: bool = True,
     coordination: str = "centralized",
+    lead_window: int | None = DEFAULT_LEAD_WINDOW_NS,
 ) -> ThreadedRun:
-    """Run ``factory()``'s program federated in threads; wait for the end."""
+    """Run ``factory()``'s program federated in threads; wait for the end. ``lead_window``:
+    how far (ns of logical time) a federate may run ahead of those downstream of it (None:
+    without limit; :class:`.rti_config.RtiConfig`)."""
     secret = os.urandom(16)
     fid = f"threads-{os.getpid()}-{threading.get_ident()}"
     names = layout_of(factory()).names
@@ -69,7 +72,8 @@ def run_threads(
     def rti() -> None:
         try:
             out.rti = run_rti(factory(), RtiConfig(fid, secret, port=0, liveness_ns=liveness_ns,
-                                                   coordination=coordination), on_bound=on_bound)
+                                                   coordination=coordination, lead_window=lead_window),
+                             on_bound=on_bound)
         except BaseException as e:
             out.errors["rti"] = e
             bound.set()
