@@ -65,10 +65,18 @@ class MetricStore:
                 self._written[(namespace, name)] = self.clock()
             else:
                 self._data.pop((namespace, name), None)
+                self._written.pop((namespace, name), None)
 
     def drop(self, namespace: str, name: str) -> None:
+        """Forget the federation (deleted): nothing of it stays, however many come and go."""
         with self._lock:
             self._data.pop((namespace, name), None)
+            self._written.pop((namespace, name), None)
+
+    def __len__(self) -> int:
+        """How many federations the store keeps anything for."""
+        with self._lock:
+            return len(self._data.keys() | self._written.keys())
 
     def samples(self, namespace: str, metric: str) -> dict[str, Sample]:
         """Federation name -> its sample of ``metric`` in ``namespace``."""

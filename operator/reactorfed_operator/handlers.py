@@ -59,9 +59,10 @@ def _forget(uid: str) -> None:
 
 
 def tracked() -> int:
-    """How many federations the operator keeps state for."""
+    """How many federations the operator keeps state for: their locks, and their figures
+    for the external metrics API."""
     with _locks_guard:
-        return len(_locks)
+        return len(_locks) + len(METRICS)
 
 
 def _now() -> str:
@@ -154,7 +155,8 @@ def reconcile(namespace: str, name: str, uid: str, logger: logging.Logger | logg
     with _lock(uid):
         try:
             obj = cluster.federation(name)
-            gone = obj is None or obj["metadata"]["uid"] != uid or bool(obj["metadata"].get("deletionTimestamp"))
+            deleted = obj is None or bool(obj["metadata"].get("deletionTimestamp"))
+            gone = deleted or obj is None or obj["metadata"]["uid"] != uid
             if not gone:
                 _reconcile(cast(dict[str, Any], obj), cluster)
         except ApiException as exc:
@@ -162,6 +164,8 @@ def reconcile(namespace: str, name: str, uid: str, logger: logging.Logger | logg
             raise kopf.TemporaryError(f"API error {exc.status}: {exc.reason}", delay=5) from exc
     if gone:  # deleted: owner references let the garbage collector clean up the rest
         _forget(uid)
+        if deleted:  # (not a newer federation of the same name: its figures are its own)
+            METRICS.drop(namespace, name)
 
 
 def _reconcile(obj: dict[str, Any], cluster: Cluster) -> None:

@@ -13,6 +13,7 @@ from typing import Any
 
 from . import API_VERSION, KIND
 from .groups import FederateGroup
+from .schema import DEFAULTS
 from .schema_parts import THREAD_ENV_VARS
 from .spec import (
     GPU_NODE_LABEL,
@@ -192,6 +193,8 @@ def _common_args(fed: Federation, width: int, max_width: int) -> list[str]:
         args += ["--join-timeout", s.join_timeout]
     if s.coordination != "centralized":  # (the RTI's choice; a federate's flag agrees)
         args += ["--coordination", s.coordination]
+    if s.lead_window != DEFAULTS["coordination.leadWindow"]:  # (the RTI's choice, as the mode is)
+        args += ["--lead-window", s.lead_window]
     if s.observability.otlp_endpoint is not None:
         args += ["--otlp-endpoint", s.observability.otlp_endpoint]
     args += ["--threads", str(s.program.threads)]

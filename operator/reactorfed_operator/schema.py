@@ -27,7 +27,11 @@ from .schema_parts import (
     tolerations,
 )
 
-__all__ = ["DEFAULTS", "DURATION", "ENTRYPOINT", "GROUP_NAME", "IDENT", "MEMBER", "PARAM", "QUANTITY", "spec_schema"]
+__all__ = ["DEFAULTS", "DURATION", "ENTRYPOINT", "GROUP_NAME", "IDENT", "LEAD_WINDOW", "MEMBER", "PARAM", "QUANTITY",
+           "spec_schema"]
+
+#: spec.coordination.leadWindow: a duration, or none (no window)
+LEAD_WINDOW = f"^(none|{DURATION[1:-1]})$"
 
 #: every defaulted field of ``spec``, by its dotted path
 DEFAULTS: dict[str, Any] = {
@@ -46,6 +50,8 @@ DEFAULTS: dict[str, Any] = {
     "learner.gpus": 1,
     "coordination.fast": False,
     "coordination.mode": "centralized",
+    #: the runtime's default (reactorfed.federation.process.defaults.DEFAULT_LEAD_WINDOW_NS; a test keeps them equal)
+    "coordination.leadWindow": "1s",
     "secretRef.key": "secret",
     "checkpoint.mountPath": "/checkpoints",
     "observability.trace.mountPath": "/traces",
@@ -203,6 +209,11 @@ def _rest() -> dict[str, Any]:
                                    "coordination: decentralized): no grant, each federate advances on its "
                                    "upstream peers' word or once its maxwait has passed (the runtime's "
                                    "--coordination)."),
+            "leadWindow": _d("coordination.leadWindow", type="string", pattern=LEAD_WINDOW,
+                             description="How far in logical time a federate may run ahead of the slowest federate "
+                                         "downstream of it, e.g. '1s', '250ms', or 'none' for no limit (the "
+                                         "runtime's --lead-window). Bounds what queues at a slow consumer and how "
+                                         "far past a stop request the federation runs, under fast."),
         }},
         "secretRef": {
             "type": "object",

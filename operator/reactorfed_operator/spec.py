@@ -20,7 +20,7 @@ from .fields import obj as _obj
 from .fields import str_ as _str
 from .group_spec import group_width, parse_groups, shorthand_groups
 from .groups import FederateGroup
-from .schema import DEFAULTS, DURATION, ENTRYPOINT, IDENT, MEMBER, PARAM
+from .schema import DEFAULTS, DURATION, ENTRYPOINT, IDENT, LEAD_WINDOW, MEMBER, PARAM
 from .schema_parts import THREAD_ENV_VARS
 
 __all__ = [
@@ -39,6 +39,7 @@ _PARAM = re.compile(PARAM)
 _ENTRYPOINT = re.compile(ENTRYPOINT)
 _MEMBER = re.compile(MEMBER)
 _DURATION = re.compile(DURATION)
+_LEAD_WINDOW = re.compile(LEAD_WINDOW)
 
 D = DEFAULTS
 GPU_RESOURCE = "nvidia.com/gpu"
@@ -115,6 +116,8 @@ class FederationSpec:
     fast: bool = DEFAULTS["coordination.fast"]
     #: "centralized" or "decentralized" (spec.coordination.mode: the runtime's --coordination)
     coordination: str = DEFAULTS["coordination.mode"]
+    #: a duration or "none" (spec.coordination.leadWindow: the runtime's --lead-window)
+    lead_window: str = DEFAULTS["coordination.leadWindow"]
     secret_name: str | None = None
     secret_key: str = DEFAULTS["secretRef.key"]
     checkpoint: CheckpointSpec | None = None
@@ -345,6 +348,9 @@ def parse_spec(spec: Mapping[str, Any]) -> FederationSpec:
     mode = coord.get("mode", D["coordination.mode"])
     if mode not in ("centralized", "decentralized"):
         raise SpecError("spec.coordination.mode", f"must be 'centralized' or 'decentralized', got {mode!r}")
+    lead_window = _str(coord.get("leadWindow"), "spec.coordination.leadWindow", D["coordination.leadWindow"])
+    if lead_window is None or not _LEAD_WINDOW.match(lead_window):
+        raise SpecError("spec.coordination.leadWindow", f"must look like '1s', '250ms' or be 'none', got {lead_window!r}")
     secret_name = _str(secret.get("name"), "spec.secretRef.name")
     if secret and not secret_name:
         raise SpecError("spec.secretRef.name", "is required")
@@ -369,6 +375,7 @@ def parse_spec(spec: Mapping[str, Any]) -> FederationSpec:
         join_timeout=join_timeout,
         fast=fast,
         coordination=mode,
+        lead_window=lead_window,
         secret_name=secret_name,
         secret_key=_str(secret.get("key"), "spec.secretRef.key", D["secretRef.key"]) or D["secretRef.key"],
         checkpoint=_checkpoint(_obj(spec.get("checkpoint"), "spec.checkpoint")),

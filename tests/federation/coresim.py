@@ -24,7 +24,7 @@ from typing import Any
 from reactorfed.federation.coordination.federate_core import WAIT, FederateCore
 from reactorfed.federation.coordination.layout import Layout, Link, link_delay
 from reactorfed.federation.coordination.rti_core import Grant, RtiCore
-from reactorfed.federation.wire.protocol import Ltc, Promise, Resign, StopMark
+from reactorfed.federation.wire.protocol import Lead, Ltc, Promise, Resign, StopMark, Watch
 from reactorfed.time.tag import TagT, add_delay, succ
 
 #: the levels of the two reactions, and so the checkpoints of the links they write or read
@@ -157,13 +157,15 @@ class _Fed:
 
 
 class Federation:
-    """The cores of model ``m`` and the messages between them (per channel, in order)."""
+    """The cores of model ``m`` and the messages between them (per channel, in order),
+    under a lead window of ``window`` ns (None: none)."""
 
-    def __init__(self, m: Model, *, peer_grants: bool = True) -> None:
+    def __init__(self, m: Model, *, peer_grants: bool = True, window: int | None = None) -> None:
         self.m = m
         lay = m.layout()
         self.layout = lay
-        self.rti = RtiCore(lay)
+        self.window = window
+        self.rti = RtiCore(lay, window)
         self.feds = [_Fed(f, FederateCore(lay, f, peer_grants=peer_grants, fast=True), set(m.events[f]))
                      for f in range(m.n)]
         #: (from, to) -> messages in order; "rti" is one end of the control channels
@@ -175,7 +177,7 @@ class Federation:
                     for lk in lay.links if lk.src == f and lay.cyclic(lk)]
             ins = [(LATE_LEVEL, lk.id) for lk in lay.links if lk.dst == f and lay.cyclic(lk)]
             cps.append(fed.core.checkpoints(outs, ins))
-            fed.core.begin(0)
+            fed.core.begin(0, window)
         self.checkpoints = cps
         self._grants(self.rti.start(0))
 
@@ -186,6 +188,12 @@ class Federation:
     def _grants(self, grants: list[Grant]) -> None:
         for g in grants:
             self._put("rti", g.federate, g)
+        if self.rti.lead.held:  # (as the RTI server does after a batch of reports)
+            leads, watches = self.rti.lead.due()
+            for f, tag in leads:
+                self._put("rti", f, Lead(tag))
+            for f, tag in watches:
+                self._put("rti", f, Watch(tag))
 
     def _flush(self, fed: _Fed) -> None:
         core = fed.core
@@ -229,8 +237,13 @@ class Federation:
         fed.blocked = False
         core = fed.core
         if src == "rti":
-            assert isinstance(msg, Grant)
-            (core.on_ptag if msg.provisional else core.on_tag)(msg.tag, msg.counts)
+            if isinstance(msg, Lead):
+                core.on_lead(msg.tag)
+            elif isinstance(msg, Watch):
+                core.on_watch(msg.tag, fed.head(), fed.current, self.now)
+            else:
+                assert isinstance(msg, Grant)
+                (core.on_ptag if msg.provisional else core.on_tag)(msg.tag, msg.counts)
         elif isinstance(msg, Promise):
             core.promises.on_promise(src, msg.tag)
         elif isinstance(msg, StopMark):
@@ -279,6 +292,7 @@ class Federation:
 
     def _begin(self, fed: _Fed, tag: TagT) -> None:
         assert tag > fed.current, (fed.me, tag, fed.current)
+        assert tag <= fed.core.lead, (fed.me, tag, fed.core.lead)
         fed.tag = fed.current = tag
         fed.phase = 0
         fed.early = tag in fed.events

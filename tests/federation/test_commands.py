@@ -130,6 +130,18 @@ def test_launch_synchronizes_the_federates_clocks_with_the_rtis() -> None:
         assert abs(int(found[name]) - (1 + i) * 200_000_000) < 10_000_000, found
 
 
+@pytest.mark.parametrize(("value", "want"), [("250ms", 250_000_000), ("none", "none"), ("0s", 0)])
+def test_launch_forwards_the_lead_window_to_the_rti(value: str, want: object) -> None:
+    """``--lead-window``: a duration, or ``none`` (no window), reaching the RTI as given."""
+    from reactorfed.cli.options import forwarded
+
+    launch = _subparser("launch")
+    args = launch.parse_args(["prog.py:Main", "--lead-window", value])
+    rti = _subparser("rti").parse_args(["prog.py:Main", *forwarded(launch, args)])
+    assert args.lead_window == rti.lead_window == want
+    assert _subparser("rti").parse_args(["prog.py:Main"]).lead_window == 1_000_000_000
+
+
 def test_the_plaintext_opt_out_is_one_flag_named_for_what_it_is() -> None:
     """``--insecure-plaintext-tcp``: defined once for the three commands, off by default,
     its help saying it is for a trusted single host only; launch passes it to the RTI and

@@ -51,6 +51,18 @@ def test_a_federation_of_cores_ends_with_the_one_process_trace(m: Model, choices
     assert got == want
 
 
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(models(), st.lists(st.integers(0, 1000), min_size=1, max_size=64), st.booleans(), st.sampled_from([0, 1, 4, 9]))
+def test_a_lead_window_changes_no_trace_and_never_hangs(m: Model, choices: list[int], peer_grants: bool,
+                                                        window: int) -> None:
+    """With a lead window however narrow (0: no federate ahead of a downstream one's
+    earliest possible tag), the federation of cores still ends, with the same traces; no
+    federate begins a tag past its window (Federation._begin checks)."""
+    want = one_process(m)
+    got = Federation(m, peer_grants=peer_grants, window=window).run(choices)
+    assert got == want
+
+
 def test_the_hang_of_a_microstep_event_in_a_zero_delay_cycle() -> None:
     # a -> b and b -> a without delay; b has an event a microstep after the start, a none:
     # a must still process (0, 1) to announce its output absent there, or b waits for ever.

@@ -153,12 +153,14 @@ TYPED: list[tuple[type[Any], tuple[st.SearchStrategy[Any], ...], Any]] = [
     (P.HbHello, (TEXT, TEXT, B16, B32), lambda h: [P.HB_HELLO, h.federation_id, h.name, h.nonce, h.mac]),
     (P.Challenge, (B16, B32), lambda c: [P.CHALLENGE, c.nonce, c.mac]),
     (P.Reject, (TEXT,), lambda r: [P.REJECT, r.reason]),
-    (P.Start, (I64, PEERS, B16, U64, st.lists(U64, max_size=5).map(tuple), st.booleans(), st.booleans()),
-     lambda s: [P.START, s.start, s.peers, s.session, s.federate, list(s.absent), s.join, s.decentralized]),
+    (P.Start, (I64, PEERS, B16, U64, st.lists(U64, max_size=5).map(tuple), st.booleans(), st.booleans(), FIELD["u?"]),
+     lambda s: [P.START, s.start, s.peers, s.session, s.federate, list(s.absent), s.join, s.decentralized, s.window]),
     (P.Tag, (TAG, COUNTS), lambda g: [P.TAG, g.tag[0], g.tag[1], g.counts]),
     (P.Ptag, (TAG, COUNTS), lambda g: [P.PTAG, g.tag[0], g.tag[1], g.counts]),
     (P.StopRequest, (TAG,), lambda r: [P.STOP_REQUEST, r.tag[0], r.tag[1]]),
     (P.StopGranted, (TAG,), lambda g: [P.STOP_GRANTED, g.tag[0], g.tag[1]]),
+    (P.Lead, (TAG,), lambda g: [P.LEAD, g.tag[0], g.tag[1]]),
+    (P.Watch, (TAG,), lambda g: [P.WATCH, g.tag[0], g.tag[1]]),
     (P.Abort, (TEXT,), lambda a: [P.ABORT, a.reason]),
     (P.Auth, (U64, B32), lambda a: [P.AUTH, a.sender, a.mac]),
     (P.ShmOpen, (TEXT,), lambda o: [P.SHM_OPEN, o.name]),
@@ -463,11 +465,15 @@ def test_membership_messages_carry_what_the_rti_core_emits() -> None:
      ([P.PEER, 3, "tcp://h:1"], "PEER has 2 fields, expected 4"),
      ([P.LOST, 2**64 - 1, 0, 0], "LOST: field 1"),
      ([P.LOST, 2], "LOST has 1 fields, expected 3"),  # version 5's
-     ([P.START, 5, {}, b"s" * 16, 1], "START has 4 fields, expected 7"),  # version 3's
-     ([P.START, 5, {}, b"s" * 16, 1, [-1], False, False], "START: field 5"),
-     ([P.START, 5, {}, b"s" * 16, 1, [2], 1, False], "START: field 6"),
-     ([P.START, 5, {}, b"s" * 16, 1, [2], False], "START has 6 fields, expected 7"),  # version 6's
-     ([P.START, 5, {}, b"s" * 16, 1, [2], False, 1], "START: field 7")],
+     ([P.START, 5, {}, b"s" * 16, 1], "START has 4 fields, expected 8"),  # version 3's
+     ([P.START, 5, {}, b"s" * 16, 1, [-1], False, False, None], "START: field 5"),
+     ([P.START, 5, {}, b"s" * 16, 1, [2], 1, False, None], "START: field 6"),
+     ([P.START, 5, {}, b"s" * 16, 1, [2], False], "START has 6 fields, expected 8"),  # version 6's
+     ([P.START, 5, {}, b"s" * 16, 1, [2], False, 1, None], "START: field 7"),
+     ([P.START, 5, {}, b"s" * 16, 1, [2], False, False], "START has 7 fields, expected 8"),  # version 7's
+     ([P.START, 5, {}, b"s" * 16, 1, [2], False, False, -1], "START: field 8"),
+     ([P.LEAD, 5], "LEAD has 1 fields, expected 2"),
+     ([P.WATCH, 5, -1], "WATCH: field 2")],
 )
 def test_malformed_membership_messages_are_protocol_errors(msg: list[Any], why: str) -> None:
     with pytest.raises(P.ProtocolError, match=why):

@@ -366,7 +366,7 @@ def test_start_says_which_slots_are_absent_and_which_process_joins(rtis: list[Rt
     assert early.next(P.Start).join
     late = rti.connect("samplers[2]", start=False)
     assert late.next(P.Start) == P.Start(rti.server.start_time or 0, late.got[0].peers, rti.server.session, 3,
-                                         (3, 4), True)
+                                         (3, 4), True, window=rti.server.cfg.lead_window)
 
 
 def test_a_new_process_for_a_slot_whose_process_died_waits_for_the_leave_then_joins(rtis: list[Rti]) -> None:

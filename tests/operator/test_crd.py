@@ -5,6 +5,7 @@ identical copy, and the examples are valid for the operator."""
 from __future__ import annotations
 
 import filecmp
+import re
 from pathlib import Path
 from typing import Any
 
@@ -82,6 +83,7 @@ def test_crd_defaults_match_the_operators(crd: dict[str, Any]) -> None:
         "learner.gpus": s.gpus,
         "coordination.fast": s.fast,
         "coordination.mode": s.coordination,
+        "coordination.leadWindow": s.lead_window,
         "secretRef.key": s.secret_key,
         "checkpoint.mountPath": "/checkpoints",
         "observability.trace.mountPath": s.observability.trace_mount,
@@ -113,6 +115,21 @@ def test_the_thread_count_is_the_runtimes_and_its_variables_are_reserved(crd: di
                                                 "default": DEFAULT_THREADS}
     rules = program["properties"]["env"]["items"]["properties"]["name"]["x-kubernetes-validations"]
     assert any("OMP_NUM_THREADS" in r["rule"] and "spec.program.threads" in r["message"] for r in rules)
+
+
+def test_the_lead_window_is_the_runtimes(crd: dict[str, Any]) -> None:
+    """spec.coordination.leadWindow defaults to the runtime's default (written twice, kept
+    equal here), and takes a duration or none, as --lead-window does."""
+    from reactorfed.cli.options import lead_window
+    from reactorfed.federation.process.defaults import DEFAULT_LEAD_WINDOW_NS
+
+    assert lead_window(DEFAULTS["coordination.leadWindow"]) == DEFAULT_LEAD_WINDOW_NS
+    coord = _version(crd)["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["coordination"]
+    pattern = re.compile(coord["properties"]["leadWindow"]["pattern"])
+    for ok in ("none", "250ms", "2 s", "0s"):
+        assert pattern.match(ok) and lead_window(ok) is not None, ok
+    for bad in ("", "-1s", "1.5s", "nonesuch", "5"):
+        assert not pattern.match(bad), bad
 
 
 def test_every_cel_rule_has_a_message(crd: dict[str, Any]) -> None:

@@ -84,6 +84,20 @@ def test_a_federation_without_the_figure_serves_none() -> None:
     assert len(respond(s, f"{BASE}/namespaces/other/learner_wait")[1]["items"]) == 1
 
 
+def test_a_federation_deleted_or_without_figures_leaves_nothing_in_the_store() -> None:
+    """What the store keeps per federation goes with it: an operator that saw thousands
+    of federations come and go keeps nothing of those that went."""
+    s = MetricStore()
+    for i in range(1000):
+        s.put("rl", f"f{i}", {"learner_wait": 0.1}, T)
+        s.drop("rl", f"f{i}")
+    s.put("rl", "restarting", {"learner_wait": 0.1}, T)
+    s.put("rl", "restarting", {"env_steps": 1}, T)  # no figure now: nothing kept either
+    assert len(s) == 0
+    s.put("rl", "live", {"learner_wait": 0.1}, T)
+    assert len(s) == 1
+
+
 def test_the_hpa_example_reads_the_served_metric_of_its_federation() -> None:
     """examples/k8s/autoscaling/qlearning-elastic-hpa.yaml: a Value target (a share, not a
     per-pod amount) on the metric served, selecting the federation it scales, within its

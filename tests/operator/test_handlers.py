@@ -30,6 +30,28 @@ def test_a_federation_that_is_gone_leaves_no_state(monkeypatch: pytest.MonkeyPat
     assert handlers.tracked() == before
 
 
+def test_a_pass_that_finds_its_federation_deleted_drops_its_figures(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Figures kept for the external metrics API go with the federation, also when the
+    operator missed its delete (it was restarting), not with an older incarnation's pass."""
+    monkeypatch.setattr(handlers, "Cluster", _Gone)
+    before = handlers.tracked()
+    handlers.METRICS.put("ns", "went", {"learner_wait": 0.5}, "2026-11-29T00:00:00Z")
+    assert handlers.tracked() == before + 1
+    handlers.reconcile("ns", "went", "uid-went", logging.getLogger("test"))
+    assert handlers.tracked() == before
+
+    class Renamed(_Gone):  # a newer federation of the same name
+        def federation(self, name: str) -> dict[str, Any] | None:
+            return {"metadata": {"uid": "uid-new", "name": name}}
+
+    monkeypatch.setattr(handlers, "Cluster", Renamed)
+    handlers.METRICS.put("ns", "again", {"learner_wait": 0.5}, "2026-11-29T00:00:00Z")
+    handlers.reconcile("ns", "again", "uid-old", logging.getLogger("test"))
+    assert handlers.tracked() == before + 1  # the new one's figures stay
+    handlers.on_delete(meta={"uid": "uid-new", "namespace": "ns", "name": "again"})
+    assert handlers.tracked() == before
+
+
 def test_the_delete_handler_drops_the_state(monkeypatch: pytest.MonkeyPatch) -> None:
     before = handlers.tracked()
     seen: list[int] = []

@@ -82,6 +82,10 @@ def test_rti_command() -> None:
     for pod in federation_pods(make_fed(coordination={"mode": "decentralized"}), 2):
         cmd = pod["spec"]["containers"][0]["command"]
         assert cmd[cmd.index("--coordination") + 1] == "decentralized"
+        assert "--lead-window" not in cmd  # the default
+    for pod in federation_pods(make_fed(coordination={"leadWindow": "none"}), 2):
+        cmd = pod["spec"]["containers"][0]["command"]
+        assert cmd[cmd.index("--lead-window") + 1] == "none"
 
 
 def test_federate_command_and_placement() -> None:

@@ -98,11 +98,9 @@ def test_fetch_progress_from_a_real_http_server(rti_status_server: str) -> None:
 
 
 def test_fetch_progress_unreachable_never_raises() -> None:
-    import socket
+    from bench.ports import free_port
 
-    with socket.socket() as s:  # a port with nobody listening
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()  # nobody listens on it (and nobody can start to, but its listener)
     p = fetch_progress(f"http://127.0.0.1:{port}/status", timeout=0.5)
     assert not p.reachable and "127.0.0.1" in p.error
 

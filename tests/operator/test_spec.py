@@ -76,6 +76,7 @@ def test_full_spec() -> None:
         ({"samplers": {"maxReplicas": 8, "maxParam": "max-samplers"}}, "spec.samplers.maxParam", "identifier"),
         ({"program": {"image": "i", "entrypoint": "a:b", "params": {"max_samplers": "3"}},
           "samplers": {"maxReplicas": 8}}, "spec.program.params", "spec.samplers.maxReplicas"),
+        ({"coordination": {"leadWindow": "soon"}}, "spec.coordination.leadWindow", "'none'"),
     ],
 )  # fmt: skip
 def test_semantic_errors_name_the_field(overrides: dict, field: str, fragment: str) -> None:

@@ -11,7 +11,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from ..federation.process.defaults import DEFAULT_HEARTBEAT_TIMEOUT_NS
+from ..federation.process.defaults import DEFAULT_HEARTBEAT_TIMEOUT_NS, DEFAULT_LEAD_WINDOW_NS
 from ..federation.process.priority import DEFAULT_REACTION_NICE, REACTION_POLICIES
 from ..time.clock import SystemClock
 from .loader import ProgramError, add_program_args, load_program, parse_params
@@ -24,6 +24,7 @@ from .options import (
     clock_sync_from_args,
     duration,
     forwarded,
+    lead_window,
     logdir_from_args,
     port,
     print_summary,
@@ -128,6 +129,15 @@ def _common(p: argparse.ArgumentParser, *, launch: bool = False) -> None:
                    "messages go to tardy handlers, and only the members of cycles get grants (what promises "
                    "around a cycle cannot give). The RTI's choice; it tells the federates")
     add_clock_sync_args(g)
+    g.add_argument("--lead-window", type=lead_window, default=DEFAULT_LEAD_WINDOW_NS, metavar="DURATION",
+                   help="how far in logical time a federate may run ahead of the slowest federate downstream of it "
+                   "(default: 1s; 'none' removes the limit). Under --fast, producers that nothing holds back "
+                   "(timers, no upstream) would otherwise run ahead of their consumers without limit: what they "
+                   "send queues at a slow consumer without bound, and a stop requested downstream is agreed at the "
+                   "tag they reached, which every federate must then process. With a window W, what queues at a "
+                   "consumer is what W of logical time holds, and a stop takes effect within W of the request. "
+                   "Widen it for pipelines whose stages need more overlap than W (it costs nothing while no "
+                   "federate is W ahead). The RTI's choice; it tells the federates")
     g.add_argument("--no-peer-grants", action="store_true",
                    help="federates wait for the RTI's grants only, instead of also computing them from the "
                    "reports their upstream peers relay (slower; for comparison; no effect on the RTI)")
@@ -232,6 +242,7 @@ def cmd_rti(args: argparse.Namespace) -> int:
                     liveness_ns=args.heartbeat_timeout, silence_ns=args.silence_timeout,
                     join_timeout_ns=args.join_timeout, membership=args.membership,
                     insecure_plaintext_tcp=_plaintext(args), coordination=args.coordination,
+                    lead_window=None if args.lead_window == "none" else args.lead_window,
                     **clock_sync_from_args(args).rti())
 
     def ready(endpoint: str, status_port: int | None) -> None:

@@ -43,6 +43,7 @@ __all__ = [
     "duration",
     "environment_from_args",
     "forwarded",
+    "lead_window",
     "logdir_from_args",
     "metrics_from_args",
     "port",
@@ -73,6 +74,13 @@ def duration(text: str) -> int:
         return parse_duration(text)
     except ValueError as e:
         raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def lead_window(text: str) -> int | str:
+    """``--lead-window``'s value: a duration in integer ns, or ``"none"`` (no window)."""
+    if text.strip().lower() in ("none", "off"):
+        return "none"
+    return duration(text)
 
 
 def positive_int(text: str) -> int:
@@ -235,6 +243,8 @@ def forwarded(parser: argparse.ArgumentParser, args: argparse.Namespace,
             flag = action.option_strings[0]
             if action.nargs == 0 and action.const is True:  # store_true: the flag alone
                 out.append(flag)
+            elif isinstance(value, str):  # a word among numbers (--lead-window none)
+                out += [flag, value]
             elif action.metavar == "DURATION":  # parsed to ns; every duration flag says so
                 out += [flag, f"{value}ns"]
             else:

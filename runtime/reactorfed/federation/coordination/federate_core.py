@@ -65,6 +65,7 @@ from .federate_stop import StopAgreement
 from .layout import Layout
 from .presence import Presence
 from .rti_core import FOREVER_T, NEVER_T
+from .rti_lead import limit_at
 
 __all__ = ["WAIT", "FederateCore", "Message"]
 
@@ -128,6 +129,10 @@ class FederateCore:
                                peer_grants=peer_grants)
         #: decentralized coordination's maxwait (None: centralized, the RTI grants)
         self.maxwait: MaxWait | None = None
+        #: the last tag the lead window lets this federate process (:mod:`.rti_lead`;
+        #: FOREVER: no window, or no downstream federate), and how often it waited there
+        self.lead: TagT = FOREVER_T
+        self.lead_waits = 0
 
     def decentralize(self, layout: Layout) -> None:
         """The federation (``layout``) is decentralized: no RTI grant; see :mod:`.federate_maxwait`."""
@@ -138,10 +143,12 @@ class FederateCore:
         if self.has_upstream:  # (no RTI grant will come: what the start bound allows already)
             self.grant_from_promises()
 
-    def begin(self, start: int) -> None:
-        """The federation started at ``start``: before its first promise, a peer might send
-        at the start tag."""
+    def begin(self, start: int, window: int | None = None) -> None:
+        """The federation started at ``start``, with a lead window of ``window`` ns (None:
+        none): before its first promise, a peer might send at the start tag."""
         self.start = start
+        if window is not None and self.has_downstream:
+            self.lead = limit_at(start, window)
         self.promises.begin(start)
         if self._elastic:
             self.membership.begin(start)
@@ -179,6 +186,8 @@ class FederateCore:
             pass  # wait for the stop to be agreed before reaching the tag it may come at
         elif (barrier := self.membership.limit) is not None and (head is None or head >= barrier):
             pass  # wait for the membership round to end before reaching the tag answered
+        elif head is not None and head > self.lead:
+            pass  # at the edge of the lead window: wait for the RTI to widen it (LEAD)
         elif not self.has_upstream:
             if self.reports.dirty:
                 self.reports.rti_report_wait(now)
@@ -196,6 +205,11 @@ class FederateCore:
             self.ltc_pending = None
             reports.send_ltc(pending, head if head is not None else FOREVER_T, now)
         reports.report_net(head, now)
+        if head is not None and head > self.lead:
+            # The RTI widens the window only for a federate it knows waits there: now, not
+            # at the reports' usual period.
+            self.lead_waits += 1
+            reports.flush_rti(now)
         self.wait_ms = reports.rti_report_wait(now)
         if self.maxwait is not None and head is not None:
             self.wait_ms = min(self.wait_ms, self.maxwait.wait_ms(head, now))
@@ -212,7 +226,8 @@ class FederateCore:
         if stop != FOREVER_T and net > stop:
             net = stop if tag < stop else FOREVER_T
         reports = self.reports
-        if self.has_downstream or self.stop.limit is not None or now - reports.last_progress > _PROGRESS_NS:
+        if (self.has_downstream or self.stop.limit is not None or now - reports.last_progress > _PROGRESS_NS
+                or net >= reports.watch):
             if self.has_downstream and now - reports.last_progress < _LTC_BATCH_NS and self._goes_on(net, now):
                 # The next tag may be processed at once: report this one later, with the
                 # tags that follow (one LTC, one grant downstream, for a run of tags). Only
@@ -230,6 +245,7 @@ class FederateCore:
             and self.membership.limit is None
             and not self._cyclic
             and (self.fast or net[0] <= now)
+            and net <= self.lead
             and (not self.has_upstream or (net <= self.grant and (self._counts_met or self.counts_ok())))
         )
 
@@ -318,6 +334,27 @@ class FederateCore:
         if before > self.grant:
             self.grant = before
         self._require(counts)
+
+    def on_lead(self, tag: TagT) -> None:
+        """LEAD: the lead window lets this federate process every tag up to ``tag``."""
+        if tag > self.lead:
+            self.lead = tag
+
+    def on_watch(self, tag: TagT, head: TagT | None, current: TagT, now: int) -> None:
+        """WATCH: an upstream federate waits at the edge of its lead window for this one's
+        next event to reach ``tag`` (the earliest queued event is at ``head``, None: none;
+        the scheduler's current tag is ``current``). Reports at once if it has (the RTI may
+        not know: a federate without downstream peers reports seldom), else as soon as it
+        does (:meth:`.federate_reports.Reports.report`)."""
+        net = head if head is not None else FOREVER_T
+        if current > self.done and net > current:
+            net = current  # (a tag in progress: its outputs are still to come)
+        if net >= tag:
+            self.ltc_pending = None
+            self.reports.send_ltc(self.done, net, now)
+            self.reports.flush_rti(now)
+        else:
+            self.reports.watch = tag
 
     # -- the stop agreement (its state: the stop part, see federate_stop) ----------------
     def on_stop_request(self, tag: TagT, current: TagT) -> None:

@@ -17,8 +17,9 @@ the last it completed (saturating at FOREVER); the second term is its own upstre
 (:meth:`.federate_promises.PeerPromises.bound`).
 
 **To the RTI.** With peer promises, the RTI's copy of a report goes at most every
-``_RTI_REPORT_NS`` (the RTI's grants are then a backstop), except around zero-delay cycles
-and while a stop or a membership round is being agreed: then at once. While either is, what
+``_RTI_REPORT_NS`` (the RTI's grants are then a backstop), except around zero-delay cycles,
+while a stop or a membership round is being agreed, and once the next event reaches the
+RTI's WATCH (an upstream federate waits at the edge of its lead window): then at once. While either is, what
 is reported and promised goes no further than the tag this federate asked or answered
 (:meth:`Reports.held`).
 """
@@ -34,7 +35,10 @@ from .federate_promises import PeerPromises
 from .federate_stop import StopAgreement
 from .layout import Layout
 
-__all__ = ["Counted", "Reports"]
+__all__ = ["NO_WATCH", "Counted", "Reports"]
+
+#: No WATCH: a tag past every next event (FOREVER_T included)
+NO_WATCH: TagT = (FOREVER + 1, 0)
 
 #: With peer-assisted grants, the RTI's copy of the reports (its grants are then a
 #: backstop, and it serves status, metrics and stop agreement) goes at most this often.
@@ -83,6 +87,9 @@ class Reports:
         self.decentralized = False
         #: when the latest LTC was reported (the core's batching reads it)
         self.last_progress = 0
+        #: the RTI's WATCH: report at once when the next event reaches it (an upstream
+        #: federate waits at the edge of its lead window: :mod:`.rti_lead`)
+        self.watch: TagT = NO_WATCH
 
     # -- counts --------------------------------------------------------------------------
     def sent_message(self, peer: int, tag: TagT) -> None:
@@ -116,9 +123,10 @@ class Reports:
 
     def report_net(self, head: TagT | None, now: int) -> None:
         """Before waiting: report the next event ``head`` (None: none) if it is news."""
-        if not self._has_downstream:
+        if not self._has_downstream and self.watch is NO_WATCH:
             # Nobody's grant depends on this federate's next event (a federate on a cycle
-            # has downstream), nor does its own, outside a zero-delay cycle: no NET needed.
+            # has downstream), nor does its own, outside a zero-delay cycle: no NET needed
+            # (but for an upstream federate's lead window: WATCH).
             return
         net = self.held(head if head is not None else FOREVER_T)
         if net != self._reported[0] or self._core.messages_received != self._reported[1]:
@@ -148,7 +156,10 @@ class Reports:
         self.net = net
         self._reported = (net, self._core.messages_received)
         self.dirty = True
-        if not self._peer_grants or self._in_zero_cycle or agreeing or now - self._last_rti_report >= _RTI_REPORT_NS:
+        if net >= self.watch:
+            self.watch = NO_WATCH
+            self.flush_rti(now)
+        elif not self._peer_grants or self._in_zero_cycle or agreeing or now - self._last_rti_report >= _RTI_REPORT_NS:
             self.flush_rti(now)
         if self._peer_grants:
             self.promise(net)

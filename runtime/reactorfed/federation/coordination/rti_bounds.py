@@ -210,6 +210,13 @@ class RtiBounds:
         """``u``'s next event, as last refreshed."""
         return self._next[u]
 
+    def bound(self, u: int) -> TagT:
+        """The earliest tag ``u`` could still act at: its next event or its EIMT, whichever
+        is first (as last refreshed; O(1))."""
+        b = self._next[u]
+        g = self.group[u]
+        return g.best if g is not None and g.best < b else b
+
     def eimt(self, f: int) -> tuple[TagT, set[int]]:
         """The earliest tag anything could still reach ``f``, and who could send it
         (for reading: O(upstream))."""

@@ -55,7 +55,9 @@ its receiver resigned or failed (it will read nothing more).
 **Parts.** The core composes parts that own their state: :attr:`RtiCore.bounds` (the
 EIMTs: :class:`.rti_bounds.RtiBounds`, given the core's ``next_event`` and the set its
 moves mark stale), :attr:`RtiCore.flight` (:class:`.rti_flight.Flight`, given the
-federates' states and what to tell when an earliest tag in flight moves) and
+federates' states and what to tell when an earliest tag in flight moves),
+:attr:`RtiCore.lead` (the lead window: :class:`.rti_lead.LeadWindow`, which reads the
+federates' states and the bounds; the driver asks it for LEADs after each regrant) and
 :attr:`RtiCore.members` (:class:`.rti_membership.RtiMembership` with its
 :class:`.rti_slots.Slots`, which use the core through the small ``Core`` protocols of
 their modules: its federates' states, the stop, and the operations on its own state
@@ -73,6 +75,7 @@ from ...time.tag import TagT, pred, succ
 from .layout import Layout
 from .rti_bounds import RtiBounds
 from .rti_flight import Flight
+from .rti_lead import LeadWindow
 from .rti_membership import RtiMembership
 from .rti_state import FOREVER_T, MAX_MICROSTEP, NEVER_T, FederateState, Grant
 
@@ -84,7 +87,7 @@ class RtiCore:
     the module docstring): the EIMTs (:attr:`bounds`), the messages in flight
     (:attr:`flight`) and the membership (:attr:`members`)."""
 
-    def __init__(self, layout: Layout) -> None:
+    def __init__(self, layout: Layout, window: int | None = None) -> None:
         self.layout = layout
         n = len(layout.names)
         self.feds = [FederateState() for _ in range(n)]
@@ -105,6 +108,10 @@ class RtiCore:
         self.stop_replies: dict[int, TagT] = {}
         #: resigned federates not released yet (see Release)
         self._releasing: set[int] = set()
+        #: how far each federate may run ahead of its downstream federates (``window`` ns
+        #: of logical time; None: without limit): :mod:`.rti_lead`
+        self.lead = LeadWindow(layout, window, self.feds, bounds)
+        self._lead_reported = self.lead.reported if window is not None else None
         self.members = members = RtiMembership(layout, self, flight)
         # what the next events read of the membership (its slots' dicts, never replaced)
         self._floor = members.slots.floor
@@ -120,6 +127,7 @@ class RtiCore:
         for st in self.feds:
             st.net = (start_time, 0)
         self.bounds.recompute_all()
+        self.lead.start(start_time)
         return self.members.start(start_time)
 
     @property
@@ -181,6 +189,8 @@ class RtiCore:
     def _reported(self, f: int, regrant: bool) -> list[Grant]:
         if not self.feds[f].resigned and self._group[f] is not None:
             self._stale.add(f)  # its NET changed (maybe)
+        if self._lead_reported is not None:
+            self._lead_reported(f)
         self._refresh(f)
         return self.regrant((f,)) if regrant else []
 
@@ -337,6 +347,7 @@ class RtiCore:
         st.resigned = False
         st.net, st.ltc = tag, NEVER_T
         st.granted = st.ptag = NEVER_T
+        self.lead.restarted(m)
         g = self._group[m]
         if g is not None:
             g.members.add(m)

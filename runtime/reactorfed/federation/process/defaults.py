@@ -3,8 +3,15 @@ module that imports nothing, so that the command line's help loads nothing heavy
 
 from __future__ import annotations
 
-__all__ = ["DEFAULT_HEARTBEAT_TIMEOUT_NS"]
+__all__ = ["DEFAULT_HEARTBEAT_TIMEOUT_NS", "DEFAULT_LEAD_WINDOW_NS"]
 
 #: a connection that answers nothing, not even ZeroMQ's heartbeats, for this long is dead
 #: (``--heartbeat-timeout``; ``RtiConfig.liveness_ns``, ``FederateConfig.liveness_ns``)
 DEFAULT_HEARTBEAT_TIMEOUT_NS = 3_000_000_000
+
+#: how far (logical time) a federate may run ahead of the federates downstream of it
+#: (``--lead-window``; ``RtiConfig.lead_window``; see :mod:`..coordination.rti_lead`). A
+#: second: dozens of periods of the RL plans' timers (1 to 16 ms), so their pipelines
+#: keep their overlap, while what queues at a slow consumer and how far past a stop
+#: request the federation runs stay bounded by it
+DEFAULT_LEAD_WINDOW_NS = 1_000_000_000

@@ -122,7 +122,7 @@ class FederateCoordinator:
         if self._members is not None:  # (before the core begins: the RTI's membership at the start)
             assert self._sched is not None
             self._members.begin(self._sched, joined.start, joined.absent, joined.join)
-        self.core.begin(joined.start)
+        self.core.begin(joined.start, joined.window)
         if joined.decentralized:
             assert self._sched is not None
             self.core.decentralize(self.layout)
@@ -340,6 +340,11 @@ class FederateCoordinator:
     def messages_received(self) -> int:
         """Data messages received from peers."""
         return self.core.messages_received
+
+    @property
+    def lead_waits(self) -> int:
+        """How often this federate waited at the edge of its lead window."""
+        return self.core.lead_waits
 
     @property
     def local_grants(self) -> int:

@@ -189,6 +189,12 @@ class Receiver:
             core.on_tag(msg.tag, msg.counts)
         elif isinstance(msg, P.Ptag):
             core.on_ptag(msg.tag, msg.counts)
+        elif isinstance(msg, P.Lead):
+            core.on_lead(msg.tag)
+        elif isinstance(msg, P.Watch):
+            core.on_watch(msg.tag, sched.next_event_tag(), sched.current_tag, self.clock.now())
+            if core.outbox:
+                self.send(core.outbox)
         elif isinstance(msg, P.StopRequest):
             core.on_stop_request(msg.tag, sched.current_tag)
             self.send(core.outbox)

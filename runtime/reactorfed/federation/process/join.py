@@ -44,6 +44,7 @@ class Joined:
     absent: tuple[int, ...] = ()  # the elastic slots absent at the start, by the RTI
     join: bool = False  # this process asks to join a running federation (an elastic slot's)
     decentralized: bool = False  # the RTI sends no grants (decentralized coordination)
+    window: int | None = None  # the lead window (ns; None: none)
 
 
 def join(rti: Client, cfg: FederateConfig, name: str, digest: str, endpoint: str, clock: Clock,
@@ -64,7 +65,7 @@ def join(rti: Client, cfg: FederateConfig, name: str, digest: str, endpoint: str
                        sync)
     sync.started()
     return Joined(start.start, start.peers, start.session, start.federate, start.absent, start.join,
-                  start.decentralized)
+                  start.decentralized, start.window)
 
 
 def _await_rti(rti: Client, cfg: FederateConfig, name: str, clock: Clock, deadline: int, expected: type[_M],

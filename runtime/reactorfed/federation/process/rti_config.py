@@ -9,7 +9,7 @@ from enum import StrEnum
 from ..coordination.clock_sync import CLOCK_SYNC_MODES
 from ..io.curve import CurveKeys, federation_keys, plaintext_opted_out
 from ..wire import protocol as P
-from .defaults import DEFAULT_HEARTBEAT_TIMEOUT_NS
+from .defaults import DEFAULT_HEARTBEAT_TIMEOUT_NS, DEFAULT_LEAD_WINDOW_NS
 from .rti_members import MemberRecord, Schedule
 
 __all__ = ["RtiConfig", "RtiPhase", "RtiSummary"]
@@ -62,6 +62,9 @@ class RtiConfig:
     clock_sync_period_ns: int = 5_000_000
     #: LF's ``trials``: exchanges before the start, and per estimate while running
     clock_sync_exchanges: int = 10
+    #: how far (ns of logical time) a federate may run ahead of the federates downstream
+    #: of it; None: without limit (:mod:`..coordination.rti_lead`)
+    lead_window: int | None = DEFAULT_LEAD_WINDOW_NS
 
     def __post_init__(self) -> None:
         if self.coordination not in ("centralized", "decentralized"):
@@ -70,6 +73,8 @@ class RtiConfig:
             raise ValueError(f"clock_sync must be 'off', 'init' or 'on', got {self.clock_sync!r}")
         if self.clock_sync_period_ns <= 0 or self.clock_sync_exchanges < 1:
             raise ValueError("clock sync: the period must be positive and the exchanges at least 1")
+        if self.lead_window is not None and self.lead_window < 0:
+            raise ValueError(f"lead_window must be at least 0 ns (or None: no window), got {self.lead_window}")
 
     def curve(self) -> CurveKeys | None:
         """The federation's keys for its TCP links (None: plain text, opted out)."""

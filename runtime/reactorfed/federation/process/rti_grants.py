@@ -60,6 +60,8 @@ class RtiGrants:
                 grants = rti_backstop(self.layout, grants, self.core.stop_tag)
             for g in grants:
                 self.send_grant(g)
+            if self.core.lead.held:
+                self._send_leads()
             released = self.core.take_released()
             if released:
                 assert self.socket is not None
@@ -70,6 +72,15 @@ class RtiGrants:
                         self.socket.send(peer, [msg])
             if self.members is not None:  # (a leave the regrant agreed may free a slot a new process waits for)
                 self.members.retry_held()
+
+    def _send_leads(self) -> None:
+        """The LEADs and WATCHes of the lead window (:mod:`..coordination.rti_lead`) due
+        after this batch."""
+        leads, watches = self.core.lead.due()
+        for f, tag in leads:
+            self.send(f, P.Lead(tag).pack())
+        for f, tag in watches:
+            self.send(f, P.Watch(tag).pack())
 
     def stop_if_agreed(self, tag: tuple[int, int] | None) -> None:
         if tag is not None:

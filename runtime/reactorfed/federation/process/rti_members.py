@@ -252,7 +252,7 @@ class RtiMembers:
         srv = self.server
         assert srv.start_time is not None
         return P.Start(srv.start_time, dict(self.admission.endpoints), srv.session, f, self._absent, f in self.joiners,
-                       self.out.decentralized)
+                       self.out.decentralized, window=srv.core.lead.window)
 
     def before_start(self, start: int) -> None:
         """The start time is fixed: a schedule is loaded now (the core takes it before its

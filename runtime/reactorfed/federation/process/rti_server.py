@@ -51,7 +51,7 @@ class RtiServer:
         self.layout = layout
         self.cfg = cfg
         self.clock = clock
-        self.core = RtiCore(layout)
+        self.core = RtiCore(layout, cfg.lead_window)
         self.phase = RtiPhase.JOINING
         self.start_time: int | None = None
         self.session = os.urandom(16)
@@ -374,7 +374,8 @@ class RtiServer:
         assert self._server is not None
         members = self.members
         for f, peer in self.admission.control_of.items():
-            start_msg = (P.Start(start, self.admission.endpoints, self.session, f, decentralized=self._out.decentralized)
+            start_msg = (P.Start(start, self.admission.endpoints, self.session, f, decentralized=self._out.decentralized,
+                                 window=self.cfg.lead_window)
                          if members is None else members.start_of(f))
             self._server.send(peer, [start_msg.pack()])
         log.info("all %d federates joined; the federation starts", len(self.admission.control_of))

@@ -164,6 +164,7 @@ class _FederateCollector:
             ("reactorfed_federate_messages_received", "Data messages received from peers", c.messages_received),
             ("reactorfed_federate_rejected", "Messages dropped as malformed or unauthenticated", c.rejected_messages),
             ("reactorfed_federate_peer_grants", "Tag grants taken from upstream peers' promises", c.local_grants),
+            ("reactorfed_federate_lead_waits", "Waits at the edge of the lead window", c.lead_waits),
             ("reactorfed_federate_shm_payloads", "Payloads sent through shared memory", c.shm_messages),
         ):
             m = CounterMetricFamily(name, doc, labels=labels)

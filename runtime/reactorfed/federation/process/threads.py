@@ -15,7 +15,7 @@ from ...model.reactor import Reactor
 from ...time.clock import Clock
 from ..errors import FederationError
 from .clock_sync import ClockSyncOptions
-from .defaults import DEFAULT_HEARTBEAT_TIMEOUT_NS
+from .defaults import DEFAULT_HEARTBEAT_TIMEOUT_NS, DEFAULT_LEAD_WINDOW_NS
 from .federate_config import FederateConfig
 from .rti_server import RtiConfig, RtiSummary
 from .runner import layout_of, run_federate, run_rti
@@ -58,9 +58,12 @@ def run_threads(
     unix_sockets: bool = True,
     coordination: str = "centralized",
     clock_sync: ClockSyncOptions | None = None,
+    lead_window: int | None = DEFAULT_LEAD_WINDOW_NS,
 ) -> ThreadedRun:
     """Run ``factory()``'s program federated in threads; wait for the end. ``clock_sync``:
-    LF's clock synchronization (None: off)."""
+    LF's clock synchronization (None: off). ``lead_window``: how far (ns of logical time) a
+    federate may run ahead of those downstream of it (None: without limit;
+    :class:`.rti_config.RtiConfig`)."""
     sync = ClockSyncOptions(mode="off") if clock_sync is None else clock_sync
     secret = os.urandom(16)
     fid = f"threads-{os.getpid()}-{threading.get_ident()}"
@@ -76,7 +79,8 @@ def run_threads(
     def rti() -> None:
         try:
             out.rti = run_rti(factory(), RtiConfig(fid, secret, port=0, liveness_ns=liveness_ns,
-                                                   coordination=coordination, **sync.rti()), on_bound=on_bound)
+                                                   coordination=coordination, lead_window=lead_window,
+                                                   **sync.rti()), on_bound=on_bound)
         except BaseException as e:
             out.errors["rti"] = e
             bound.set()

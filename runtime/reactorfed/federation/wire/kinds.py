@@ -18,10 +18,11 @@ import msgpack
 
 __all__ = ["FROM_RTI", "NAMES", "PROTOCOL_VERSION", "RTI_MAX_MESSAGE", "SCHEMA", "ProtocolError", "pack", "packb", "unpackb", "validated"]
 
-PROTOCOL_VERSION = 8  # 2: a resigned federate waits for RELEASE before closing its links; 3: CHANGE carries an
+PROTOCOL_VERSION = 9  # 2: a resigned federate waits for RELEASE before closing its links; 3: CHANGE carries an
 #   endpoint; 4: START says which elastic slots are absent and whether to ask to join; PEER, LOST; 5: PROGRESS;
 #   6: LOST carries the failed member's quiet tag, QUERY_REPLY the last tags taken from failed members;
-#   7: START says whether the coordination is decentralized; 8: clock synchronization (CLOCK_*)
+#   7: START says whether the coordination is decentralized; 8: clock synchronization (CLOCK_*);
+#   9: START carries the lead window, LEAD, WATCH
 #: the largest control message (RTI connections refuse bigger frames)
 RTI_MAX_MESSAGE = 64 * 1024
 
@@ -46,7 +47,8 @@ CLOCK_T3 = 15  # clock synchronization: the reply to CLOCK_T1 (its arrival is T4
 CHALLENGE = 20  # nonce, mac
 REJECT = 21  # reason
 START = 22  # start time, peers {index: endpoint}, session, federate index, [elastic slots absent at the
-#   start], join (this process asks to join a running federation: JOIN_REQ)
+#   start], join (this process asks to join a running federation: JOIN_REQ), decentralized, the lead
+#   window (ns; None: none)
 TAG = 23  # t, m, counts
 PTAG = 24  # t, m, counts
 STOP_REQUEST = 25  # t, m
@@ -64,8 +66,10 @@ LOST = 35  # member: an elastic member's process failed (nothing more it sent is
 CLOCK_T1 = 36  # time: clock synchronization's exchange begins (the RTI's clock)
 CLOCK_T4 = 37  # time: the RTI's clock when the CLOCK_T3 arrived
 CLOCK_PROBE = 38  # time: a coded probe, right after a runtime CLOCK_T4 (the RTI's clock)
+LEAD = 39  # t, m: the lead window lets this federate process every tag up to this one
+WATCH = 49  # t, m: report to the RTI at once when the next event reaches this tag (a producer waits on it)
 #: what the RTI sends a running federate on its control connection
-FROM_RTI = frozenset({TAG, PTAG, STOP_REQUEST, STOP_GRANTED, ABORT, HEARTBEAT, REJECT})
+FROM_RTI = frozenset({TAG, PTAG, STOP_REQUEST, STOP_GRANTED, ABORT, HEARTBEAT, REJECT, LEAD, WATCH})
 # federate -> federate (data plane)
 DATA = 40  # link, t, m, codec, meta  (+ one payload frame)
 ABSENT = 41  # link, t, m
@@ -88,7 +92,7 @@ NAMES = {
     STOP_MARK: "STOP_MARK", QUERY_REPLY: "QUERY_REPLY", JOIN_REQ: "JOIN_REQ", LEAVE_REQ: "LEAVE_REQ",
     QUERY: "QUERY", CHANGE: "CHANGE", ADMIT: "ADMIT", REFUSED: "REFUSED", ROUND_END: "ROUND_END",
     RELEASE: "RELEASE", PEER: "PEER", LOST: "LOST", PROGRESS: "PROGRESS", CLOCK_T1: "CLOCK_T1",
-    CLOCK_T3: "CLOCK_T3", CLOCK_T4: "CLOCK_T4", CLOCK_PROBE: "CLOCK_PROBE",
+    CLOCK_T3: "CLOCK_T3", CLOCK_T4: "CLOCK_T4", CLOCK_PROBE: "CLOCK_PROBE", LEAD: "LEAD", WATCH: "WATCH",
 }
 
 I64_MIN = -(2**63)
@@ -117,7 +121,7 @@ SCHEMA: dict[int, tuple[str, ...]] = {
     HB_HELLO: ("s", "s", "b16", "b32"),
     CHALLENGE: ("b16", "b32"),
     REJECT: ("s",),
-    START: ("i", "peers", "b16", "u", "ints", "bool", "bool"),
+    START: ("i", "peers", "b16", "u", "ints", "bool", "bool", "u?"),
     TAG: ("i", "u", "counts"),
     PTAG: ("i", "u", "counts"),
     STOP_REQUEST: ("i", "u"),
@@ -148,6 +152,8 @@ SCHEMA: dict[int, tuple[str, ...]] = {
     CLOCK_T3: (),
     CLOCK_T4: ("i",),
     CLOCK_PROBE: ("i",),
+    LEAD: ("i", "u"),
+    WATCH: ("i", "u"),
 }
 
 class ProtocolError(ValueError):

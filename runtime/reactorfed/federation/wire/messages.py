@@ -28,6 +28,7 @@ from .kinds import (
     HEARTBEAT,
     HELLO,
     JOIN_REQ,
+    LEAD,
     LEAVE_REQ,
     LOST,
     LTC,
@@ -52,6 +53,7 @@ from .kinds import (
     STOP_REQ,
     STOP_REQUEST,
     TAG,
+    WATCH,
     ProtocolError,
     packb,
     unpackb,
@@ -71,9 +73,9 @@ from .membership import (
 )
 
 __all__ = [
-    "BUILD", "KIND", "TYPED", "Abort", "Auth", "Challenge", "Fail", "HbHello", "Heartbeat", "Hello", "Ltc", "Message",
+    "BUILD", "KIND", "TYPED", "Abort", "Auth", "Challenge", "Fail", "HbHello", "Heartbeat", "Hello", "Lead", "Ltc", "Message",
     "Progress", "Promise", "Proof", "Ptag", "Reject", "Release", "Resign", "ShmOpen", "Start", "StopGranted", "StopMark",
-    "StopReply", "StopReq", "StopRequest", "Tag", "parse",
+    "StopReply", "StopReq", "StopRequest", "Tag", "Watch", "parse",
 ]
 
 # One class per control message, named after its type (STOP_REQ: StopReq), fields in wire
@@ -277,14 +279,17 @@ class Start(NamedTuple):
     join: bool = False
     #: the federation runs under decentralized coordination: no grants come from the RTI
     decentralized: bool = False
+    #: how far (ns of logical time) a federate may run ahead of its downstream federates
+    #: (None: without limit); see :mod:`..coordination.rti_lead`
+    window: int | None = None
 
     def pack(self) -> bytes:
         return packb([START, self.start, self.peers, self.session, self.federate, list(self.absent), self.join,
-                      self.decentralized])
+                      self.decentralized, self.window])
 
     @classmethod
     def _of(cls, m: list[Any]) -> Start:
-        return _new(cls, (m[1], m[2], m[3], m[4], tuple(m[5]), m[6], m[7]))
+        return _new(cls, (m[1], m[2], m[3], m[4], tuple(m[5]), m[6], m[7], m[8]))
 
 
 class Tag(NamedTuple):
@@ -315,6 +320,33 @@ class Ptag(NamedTuple):
     @classmethod
     def _of(cls, m: list[Any]) -> Ptag:
         return _new(cls, ((m[1], m[2]), m[3]))
+
+
+class Lead(NamedTuple):
+    """RTI -> federate: the lead window lets it process every tag up to ``tag``."""
+
+    tag: TagT
+
+    def pack(self) -> bytes:
+        return packb([LEAD, *self.tag])
+
+    @classmethod
+    def _of(cls, m: list[Any]) -> Lead:
+        return _new(cls, ((m[1], m[2]),))
+
+
+class Watch(NamedTuple):
+    """RTI -> federate: report at once when the next event reaches ``tag`` (an upstream
+    federate waits at the edge of its lead window for this one's progress)."""
+
+    tag: TagT
+
+    def pack(self) -> bytes:
+        return packb([WATCH, *self.tag])
+
+    @classmethod
+    def _of(cls, m: list[Any]) -> Watch:
+        return _new(cls, ((m[1], m[2]),))
 
 
 class StopRequest(NamedTuple):
@@ -441,7 +473,7 @@ Message = (
     Hello | Proof | Ltc | StopReq | StopReply | Resign | Heartbeat | Fail | HbHello | Challenge | Reject | Start | Tag
     | Ptag | StopRequest | StopGranted | Abort | Auth | ShmOpen | Promise | StopMark | QueryReply | JoinReq | LeaveReq
     | Query | Change | Admit | Refused | RoundEnd | Release | Peer | Lost | Progress | ClockT1 | ClockT3 | ClockT4
-    | ClockProbe
+    | ClockProbe | Lead | Watch
 )
 
 #: message type -> its class (the data plane's positional messages have none)
@@ -452,7 +484,7 @@ TYPED: dict[int, type[Message]] = {
     SHM_OPEN: ShmOpen, PROMISE: Promise, STOP_MARK: StopMark, QUERY_REPLY: QueryReply, JOIN_REQ: JoinReq,
     LEAVE_REQ: LeaveReq, QUERY: Query, CHANGE: Change, ADMIT: Admit, REFUSED: Refused, ROUND_END: RoundEnd,
     RELEASE: Release, PEER: Peer, LOST: Lost, PROGRESS: Progress, CLOCK_T1: ClockT1, CLOCK_T3: ClockT3,
-    CLOCK_T4: ClockT4, CLOCK_PROBE: ClockProbe,
+    CLOCK_T4: ClockT4, CLOCK_PROBE: ClockProbe, LEAD: Lead, WATCH: Watch,
 }
 #: a message class -> its type
 KIND: dict[type[Message], int] = {cls: kind for kind, cls in TYPED.items()}

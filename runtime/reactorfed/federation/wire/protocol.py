@@ -44,6 +44,7 @@ from .kinds import (
     HEARTBEAT,
     HELLO,
     JOIN_REQ,
+    LEAD,
     LEAVE_REQ,
     LOST,
     LTC,
@@ -71,6 +72,7 @@ from .kinds import (
     STOP_REQ,
     STOP_REQUEST,
     TAG,
+    WATCH,
     ProtocolError,
     pack,
 )
@@ -96,6 +98,7 @@ from .messages import (
     HbHello,
     Heartbeat,
     Hello,
+    Lead,
     Ltc,
     Message,
     Progress,
@@ -113,20 +116,24 @@ from .messages import (
     StopReq,
     StopRequest,
     Tag,
+    Watch,
     parse,
 )
 
 __all__ = [
     "ABORT", "ABSENT", "ADMIT", "AUTH", "BATCH", "CHALLENGE", "CHANGE", "CLOCK_PROBE", "CLOCK_T1", "CLOCK_T3",
     "CLOCK_T4", "COMPACT", "DATA", "DATA_INLINE", "FAIL",
-    "FROM_RTI", "HB_HELLO", "HEARTBEAT", "HELLO", "JOIN_REQ", "KIND", "LEAVE_REQ", "LOST", "LTC", "NAMES", "PEER", "PROGRESS", "PROMISE", "PROOF",
+    "FROM_RTI", "HB_HELLO", "HEARTBEAT", "HELLO", "JOIN_REQ", "KIND", "LEAD", "LEAVE_REQ", "LOST", "LTC", "NAMES", "PEER",
+    "PROGRESS", "PROMISE", "PROOF",
     "PROTOCOL_VERSION", "PTAG", "QUERY", "QUERY_REPLY", "REFUSED", "REJECT", "RELEASE", "RESIGN", "ROUND_END",
     "RTI_MAX_MESSAGE", "SHM_DATA", "SHM_OPEN", "START", "STOP_GRANTED", "STOP_MARK", "STOP_REPLY", "STOP_REQ",
-    "STOP_REQUEST", "TAG", "TYPED",
-    "Abort", "Admit", "Auth", "Challenge", "Change", "ClockProbe", "ClockT1", "ClockT3", "ClockT4", "Fail", "HbHello", "Heartbeat", "Hello", "Item", "JoinReq",
-    "LeaveReq", "Lost", "Ltc", "Message", "Peer", "Progress", "Promise", "Proof", "ProtocolError", "Ptag", "Query", "QueryReply", "Refused",
+    "STOP_REQUEST", "TAG", "TYPED", "WATCH",
+    "Abort", "Admit", "Auth", "Challenge", "Change", "ClockProbe", "ClockT1", "ClockT3", "ClockT4", "Fail", "HbHello",
+    "Heartbeat", "Hello", "Item", "JoinReq",
+    "Lead", "LeaveReq", "Lost", "Ltc", "Message", "Peer", "Progress", "Promise", "Proof", "ProtocolError", "Ptag", "Query",
+    "QueryReply", "Refused",
     "Reject", "Release", "Resign", "RoundEnd", "ShmOpen", "Start", "StopGranted", "StopMark", "StopReply", "StopReq",
-    "StopRequest", "Tag", "check_item", "compact_meta", "is_compact", "mac", "mac_equal", "pack", "pack_compact",
+    "StopRequest", "Tag", "Watch", "check_item", "compact_meta", "is_compact", "mac", "mac_equal", "pack", "pack_compact",
     "parse", "parse_batch", "parse_compact",
 ]
 
