@@ -6,6 +6,7 @@ in one pool per process, and a second file of the same name is refused."""
 
 from __future__ import annotations
 
+import pickle
 import subprocess
 import sys
 from pathlib import Path
@@ -43,6 +44,7 @@ def test_same_content_compiled_once(tmp_path: Path) -> None:
     msg = mod.CacheOnce(name="x")
     assert mod.CacheOnce.FromString(msg.SerializeToString()).name == "x"
     assert compile_proto(b, cache_dir=cache) is mod
+    assert pickle.loads(pickle.dumps(msg)) == msg  # its classes are importable by name
     [gen] = _generated(cache)
     before = gen.stat()
     code = f"from reactorfed import compile_proto; print(compile_proto({str(b)!r}, cache_dir={str(cache)!r}).__file__)"

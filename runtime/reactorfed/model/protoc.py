@@ -149,4 +149,7 @@ def _load(src: Path, generated: Path) -> ModuleType:
         # e.g. the protobuf runtime refusing a second, different file of the same name, or
         # a protobuf older than the generated code
         raise ValidationError(f"{src}: its generated module does not load: {e}") from e
+    # importable by its name, as protoc's output on the path would be: pickle (and so
+    # --trusted-pickle and multiprocessing) finds a message's class through it
+    sys.modules.setdefault(generated.stem, module)
     return module
