@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from reactorfed import ValidationError, compile_proto
+from reactorfed.model.protoc import default_proto_cache
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -140,3 +141,13 @@ def test_without_grpcio_tools_the_error_names_the_extra(
         compile_proto(
             _write(tmp_path / "CacheNoTools.proto", _proto("CacheNoTools")), cache_dir=tmp_path
         )
+
+
+def test_the_cache_follows_the_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.delenv("REACTORFED_PROTO_CACHE", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert default_proto_cache() == tmp_path / "xdg" / "reactorfed" / "protobuf"
+    monkeypatch.setenv("REACTORFED_PROTO_CACHE", str(tmp_path / "mine"))
+    assert default_proto_cache() == tmp_path / "mine"
+    mod = compile_proto(_write(tmp_path / "CacheEnv.proto", _proto("CacheEnv")))
+    assert Path(mod.__file__ or "").parent.parent == tmp_path / "mine"
