@@ -17,6 +17,8 @@ from .model.elastic import (
 from .model.maxwait import maxwait
 from .model.mode import Mode, ResetState, history, reset
 from .model.port import Input, MultiReader, MultiWriter, Output, PortReader, PortWriter
+from .model.proto_serializer import ProtobufSerializer
+from .model.protoc import compile_proto
 from .model.reaction import reaction
 from .model.reactor import Reactor
 from .model.serializer import Serializer
@@ -63,6 +65,7 @@ __all__ = [
     "Policy",
     "PortReader",
     "PortWriter",
+    "ProtobufSerializer",
     "ReactionFailed",
     "Reactor",
     "ReactorError",
@@ -77,6 +80,7 @@ __all__ = [
     "VirtualClock",
     "__version__",
     "bank",
+    "compile_proto",
     "each",
     "elastic_bank",
     "format_duration",

@@ -1,4 +1,6 @@
-"""Port of LF's ``serialization/CustomSerializer.lf``: connections between federates that
+"""Ports of LF's programs whose connections between federates name a serializer.
+
+``serialization/CustomSerializer.lf``: connections between federates that
 carry their values through the program's own serializer (LF's ``serializer
 "pickle_serializer"``: a package with a ``Serializer`` class whose ``serialize`` and
 ``deserialize`` pickle). Here the serializer is an object given to ``connect``
@@ -7,16 +9,34 @@ carry their values through the program's own serializer (LF's ``serializer
 LF runs it under decentralized coordination; its checks (the values come in order, each
 100 ms after the last) are logical and hold under centralized coordination, which is
 what reactorfed's federations have.
+
+``serialization/ProtoBuiltInSerialization.lf``: LF's ``serializer "proto"``, protobuf
+messages sent as their bytes and parsed back into their own type, is
+``serializer=ProtobufSerializer()`` here; the message module comes from LF's
+``ProtoHelloWorld.proto`` (next to this file) through :func:`reactorfed.compile_proto`,
+LF's ``protobufs:`` target property.
 """
 
 from __future__ import annotations
 
 import pickle
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from reactorfed import STARTUP, Input, Output, Reactor, ms, reaction
+from reactorfed import (
+    STARTUP,
+    Input,
+    Output,
+    ProtobufSerializer,
+    Reactor,
+    Timer,
+    compile_proto,
+    ms,
+    reaction,
+    sec,
+)
 from tests.conformance.harness import lf_test, run_federated, run_local
 
 pytestmark = pytest.mark.timeout(60)
@@ -95,8 +115,18 @@ class _CustomSerializer(Reactor):
         self.client = _Client()
         self.server = _Server()
         self.ser = PickleSerializer()
-        self.connect(self.server.server_message, self.client.server_message, after=ms(100), serializer=self.ser)
-        self.connect(self.client.client_message, self.server.client_message, after=ms(100), serializer=self.ser)
+        self.connect(
+            self.server.server_message,
+            self.client.server_message,
+            after=ms(100),
+            serializer=self.ser,
+        )
+        self.connect(
+            self.client.client_message,
+            self.server.client_message,
+            after=ms(100),
+            serializer=self.ser,
+        )
 
 
 @lf_test("serialization/CustomSerializer.lf", federated=True)
@@ -115,3 +145,68 @@ def test_custom_serializer() -> None:
     # serializes what it sends and deserializes what it receives
     assert server.ser.serialized == 12 and client.ser.deserialized in (11, 12)  # type: ignore[attr-defined]
     assert client.ser.serialized == 11 and server.ser.deserialized == 11  # type: ignore[attr-defined]
+
+
+# -- ProtoBuiltInSerialization.lf -----------------------------------------------------
+
+ProtoHelloWorld = compile_proto(Path(__file__).resolve().with_name("ProtoHelloWorld.proto"))
+
+
+class _Sender(Reactor):
+    out = Output(object)
+    t = Timer(0, sec(1))
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.sent: list[Any] = []
+
+    @reaction(triggers=[t], effects=[out])
+    def tick(self, out: Any) -> None:
+        self.count += 1
+        protoHelloWorld = ProtoHelloWorld.ProtoHelloWorld()
+        protoHelloWorld.name = "Hello World"
+        protoHelloWorld.number = self.count
+        self.sent.append(protoHelloWorld)
+        out.set(protoHelloWorld)
+
+
+class _Receiver(Reactor):
+    inp = Input(object)
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.got: list[Any] = []
+        self.printed: list[str] = []
+
+    @reaction(triggers=[inp])
+    def show(self, inp: Any) -> None:
+        self.got.append(inp.value)
+        self.printed.append(f'Received: name="{inp.value.name}", number={inp.value.number}.')
+        assert inp.value.number == self.count + 1, f"Expected number {self.count + 1}."
+        self.count += 1
+
+
+class _ProtoBuiltInSerialization(Reactor):
+    def __init__(self) -> None:
+        self.sender = _Sender()
+        self.receiver = _Receiver()
+        self.connect(
+            self.sender.out, self.receiver.inp, after=ms(100), serializer=ProtobufSerializer()
+        )
+
+
+@lf_test("serialization/ProtoBuiltInSerialization.lf", federated=True)
+def test_proto_built_in_serialization() -> None:
+    """The sender's messages at 0 s and 1 s arrive 100 ms later, in order (the one of 2 s
+    would arrive past the 2 s timeout). In one process the receiver gets the sender's own
+    message objects; federated, new messages of the same class, parsed from their bytes."""
+    expected = [f'Received: name="Hello World", number={n}.' for n in (1, 2)]
+    main = _ProtoBuiltInSerialization()
+    run_local(main, timeout=sec(2))
+    assert main.receiver.printed == expected
+    assert all(g is s for g, s in zip(main.receiver.got, main.sender.sent, strict=False))
+    progs = run_federated(_ProtoBuiltInSerialization, timeout=sec(2))
+    sender, receiver = progs["sender"].sender, progs["receiver"].receiver  # type: ignore[attr-defined]
+    assert receiver.printed == expected
+    for g, s in zip(receiver.got, sender.sent, strict=False):
+        assert type(g) is ProtoHelloWorld.ProtoHelloWorld and g == s and g is not s
