@@ -113,7 +113,7 @@ class AsyncTrialTrainer(TrialTrainer):
             time.sleep(self.slow_ns / 1e9)
         self.update(present)
         if self.iteration >= self.until:
-            self._report(report)
+            self.send_report(report)
         else:
             self.send(weights)
 

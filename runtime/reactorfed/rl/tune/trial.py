@@ -121,7 +121,7 @@ class TrialTrainer(PlanTrainer):
         if self.iteration < self.until:
             self.send(weights)
         else:  # (a trial resumed at its last report: nothing to train)
-            self._report(report)
+            self.send_report(report)
 
     @reaction(triggers=[PlanTrainer.fragments], effects=[PlanTrainer.weights, report])
     def learn(self, fragments: MultiReader[np.ndarray], weights: PortWriter[np.ndarray],
@@ -132,7 +132,7 @@ class TrialTrainer(PlanTrainer):
             time.sleep(self.slow_ns / 1e9)
         self.update(present)
         if self.iteration >= self.until:
-            self._report(report)
+            self.send_report(report)
         else:
             self.send(weights)
 
@@ -178,7 +178,9 @@ class TrialTrainer(PlanTrainer):
         return {"mean_return_100": self.log.mean_return, "episodes": float(self.log.episodes),
                 "env_steps": float(self.learner.env_steps)}
 
-    def _report(self, report: PortWriter[object]) -> None:
+    def send_report(self, report: PortWriter[object]) -> None:
+        """The trial reached the iteration its directive named: its report to the
+        controller (with its state when the scheduler exploits), checkpointed first."""
         self.key += 1
         learner = self.tunable
         state = state_bytes(learner, {"recent_returns": list(self.log.recent)}) if self.wants_state else None

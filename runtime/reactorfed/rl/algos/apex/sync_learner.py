@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -35,7 +35,9 @@ from ...replay.prioritized import PrioritizedReplay, annealed_beta
 from ...rollout import Rollout
 from ...training import write_checkpoint
 from .learner import ApexDQNLearner
-from .sync_config import SyncDQNConfig
+
+if TYPE_CHECKING:  # (the config builds this learner: imported lazily there)
+    from .sync_config import SyncDQNConfig
 
 __all__ = ["SyncDQNLearner"]
 
