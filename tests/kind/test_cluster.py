@@ -72,10 +72,18 @@ def test_pod_network_dns_and_storage(kind_cluster: Kind, images: dict[str, str])
         "metadata": {"name": "server", "namespace": NS},
         "spec": {"selector": {"app": "server"}, "ports": [{"port": 80, "targetPort": 8080}]},
     }
+    # (a Service's rules reach the nodes' kube-proxy a moment after its endpoint is ready,
+    # longer on a loaded machine: the client tries for up to a minute)
     client_code = (
-        "import socket, urllib.request; "
-        f"print(socket.gethostbyname('server.{NS}.svc.cluster.local')); "
-        f"print(urllib.request.urlopen('http://server.{NS}.svc.cluster.local/', timeout=10).status)"
+        "import socket, time, urllib.request\n"
+        f"print(socket.gethostbyname('server.{NS}.svc.cluster.local'))\n"
+        "for attempt in range(12):\n"
+        "    try:\n"
+        f"        print(urllib.request.urlopen('http://server.{NS}.svc.cluster.local/', timeout=5).status); break\n"
+        "    except OSError as e:\n"
+        "        print('retrying:', e, flush=True); time.sleep(5)\n"
+        "else:\n"
+        "    raise SystemExit('the Service never answered')\n"
     )
     client = _pod("client", workers[1], image, ["python", "-c", client_code])
     pvc = {

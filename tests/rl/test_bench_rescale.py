@@ -170,7 +170,7 @@ def test_kind_rescale_reads_a_join_and_a_leave_off_the_timeline() -> None:
     t = {"t_apply": -5000 * MS, "t_tag": -1000 * MS, "t_join": 1000 * MS + 1, "t_admitted": 1300 * MS,
          "t_leave": 2000 * MS + 1, "t_left": 2100 * MS, "t_connected": 1200 * MS + 1}
     result = {"membership": [[0, 0, 2], [13, 0, 3], [14, 0, 4], [22, 0, 2]], "change_gaps_ms": [150.0, 100.0, 80.0]}
-    f = figures(rows, result, window=5, settle_s=0.5, **t)
+    f = figures(rows, result, window=5, settle_s=0.5, cpu={}, **t)
     assert f["joined"]["gap_ms"] == 100.0 and f["connected_s"] == pytest.approx(0.2)
     assert f["first_update_s"] == 5.0 and f["first_tag_s"] == 4.0
     assert f["new_width_s"] == pytest.approx(0.4) and f["admitted_s"] == pytest.approx(0.3)
