@@ -238,7 +238,7 @@ class Federation:
         core = fed.core
         if src == "rti":
             if isinstance(msg, Lead):
-                core.on_lead(msg.tag)
+                core.lead.widen(msg.tag)
             elif isinstance(msg, Watch):
                 core.on_watch(msg.tag, fed.head(), fed.current, self.now)
             else:
@@ -292,7 +292,7 @@ class Federation:
 
     def _begin(self, fed: _Fed, tag: TagT) -> None:
         assert tag > fed.current, (fed.me, tag, fed.current)
-        assert tag <= fed.core.lead, (fed.me, tag, fed.core.lead)
+        assert tag <= fed.core.lead.limit, (fed.me, tag, fed.core.lead.limit)
         fed.tag = fed.current = tag
         fed.phase = 0
         fed.early = tag in fed.events

@@ -331,13 +331,13 @@ def test_running_ahead_holds_the_report_back_until_it_waits() -> None:
     assert [r.tag for r in reports(take(c))] == [at(0)]
     c.completed(at(1), at(2), FOREVER_T, START + 10 * MS + 1)
     c.completed(at(2), at(3), FOREVER_T, START + 10 * MS + 2)
-    assert c.ltc_pending == at(2) and take(c) == []  # held: the next tag goes on at once
+    assert c.reports.pending == at(2) and take(c) == []  # held: the next tag goes on at once
     # the scheduler must wait (the RTI's grant requires a message not here yet): the held
     # report goes now, with its NET
     c.on_tag(at(1), {0: 1})
     assert c.acquire(at(3), FOREVER_T, START + 10 * MS + 3) is WAIT
     out = take(c)
-    assert c.ltc_pending is None and c.reports.ltc == at(2)
+    assert c.reports.pending is None and c.reports.ltc == at(2)
     assert promises(out) == [at(3)]
 
 
@@ -347,9 +347,9 @@ def test_a_held_report_goes_within_the_batch_interval() -> None:
     c.completed(at(0), at(1), FOREVER_T, now)
     take(c)
     c.completed(at(1), at(2), FOREVER_T, now + _LTC_BATCH_NS - 1)
-    assert c.ltc_pending == at(1)
+    assert c.reports.pending == at(1)
     c.completed(at(2), at(3), FOREVER_T, now + _LTC_BATCH_NS)
-    assert c.ltc_pending is None and c.reports.ltc == at(2) and promises(take(c)) == [at(3)]
+    assert c.reports.pending is None and c.reports.ltc == at(2) and promises(take(c)) == [at(3)]
 
 
 def test_no_batching_when_the_next_tag_must_wait() -> None:
@@ -359,18 +359,18 @@ def test_no_batching_when_the_next_tag_must_wait() -> None:
     take(c)
     c.on_tag(at(50), {})
     c.completed(at(1), at(2), FOREVER_T, now + 1)  # granted, but its time is ahead of the clock
-    assert c.ltc_pending is None
+    assert c.reports.pending is None
     c.completed(at(2), at(3), FOREVER_T, now + 3)  # its time has come: goes on
-    assert c.ltc_pending == at(2)
+    assert c.reports.pending == at(2)
     c.fast = True
     c.completed(at(3), at(60), FOREVER_T, now + 4)  # not granted
-    assert c.ltc_pending is None and c.reports.ltc == at(3)
+    assert c.reports.pending is None and c.reports.ltc == at(3)
     c.on_tag(at(80), {0: 1})
     c.completed(at(60), at(75), FOREVER_T, now + 6)
-    assert c.ltc_pending is None  # granted, but the grant's count has not arrived
+    assert c.reports.pending is None  # granted, but the grant's count has not arrived
     c.on_data(0, 0, at(75))
     c.completed(at(75), at(76), FOREVER_T, now + 7)  # granted: goes on
-    assert c.ltc_pending == at(75)
+    assert c.reports.pending == at(75)
 
 
 def test_report_held_reports_the_tag_as_its_own_next_event() -> None:
@@ -467,7 +467,7 @@ def test_batching_loses_no_tag(steps: list[tuple[int, int, bool]]) -> None:
         reported += [m.tag for m in take(c) if isinstance(m, Promise)]
     c.flush_reports(at(t + 1), at(t), now)
     reported += promises(take(c))
-    assert c.reports.ltc == at(t) and c.ltc_pending is None
+    assert c.reports.ltc == at(t) and c.reports.pending is None
     assert reported == sorted(set(reported))
     assert reported[-1] == at(t + 1)
 
@@ -502,7 +502,7 @@ def test_zero_delay_cycles_report_at_once_and_never_batch() -> None:
         c.on_ptag(at(i + 1), {})
         c.completed(at(i), at(i + 1), FOREVER_T, now + i)
         assert [r.tag for r in reports(take(c))] == [at(i)]
-        assert c.ltc_pending is None
+        assert c.reports.pending is None
 
 
 # -- stop agreement ----------------------------------------------------------------------
@@ -533,7 +533,7 @@ def test_a_local_stop_request_reports_first_and_holds() -> None:
     c.completed(at(0), at(1), FOREVER_T, START + 10 * MS)
     c.completed(at(1), at(2), FOREVER_T, START + 10 * MS + 1)
     take(c)
-    assert c.ltc_pending == at(1)
+    assert c.reports.pending == at(1)
     c.request_stop(at(1, 1), at(2), at(1), START + 10 * MS + 2)  # from outside, between tags
     out = take(c)
     assert [r.tag for r in reports(out)] == [at(1)]  # the RTI has everything before the request
@@ -541,7 +541,7 @@ def test_a_local_stop_request_reports_first_and_holds() -> None:
     assert promises(out) == [at(1, 1)]  # its next event is at 2, but it may stop before
     assert c.acquire(at(2), FOREVER_T, START) is WAIT  # no upstream, yet it waits for the agreement
     c.completed(at(1, 1), at(2), FOREVER_T, START + 10 * MS + 3)
-    assert c.ltc_pending is None  # no batching while a stop is agreed
+    assert c.reports.pending is None  # no batching while a stop is agreed
     assert c.on_stop_granted(at(3)) == at(3)
     assert c.acquire(at(2), at(3), START) == at(2)
 
@@ -604,7 +604,7 @@ def test_a_held_report_in_a_tag_in_progress_gives_that_tag_as_next_event() -> No
     c.completed(at(0), at(1), FOREVER_T, now)
     c.completed(at(1), at(5), FOREVER_T, now + 1)
     take(c)
-    assert c.ltc_pending == at(1)
+    assert c.reports.pending == at(1)
     c.request_stop(at(5, 1), at(10), at(5), now + 2)
     out = take(c)
     (r,) = reports(out)

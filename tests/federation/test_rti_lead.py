@@ -120,24 +120,24 @@ def fed(
 
 def test_a_producer_waits_at_its_limit_and_tells_the_rti_at_once() -> None:
     c = fed(2, 0, (0, 1, None))
-    assert c.lead == at(W, MAXM)
+    assert c.lead.limit == at(W, MAXM)
     assert c.acquire(at(W), FOREVER_T, START) == at(W)
     c.outbox.clear()
     assert (
         c.acquire(at(W + 1), FOREVER_T, START + 1) is WAIT
     )  # (the RTI's period not due: at once all the same)
     assert [m.net for m in c.outbox if isinstance(m, Ltc)] == [at(W + 1)]
-    assert c.lead_waits == 1
-    c.on_lead(at(3 * W, MAXM))
+    assert c.lead.waits == 1
+    c.lead.widen(at(3 * W, MAXM))
     assert c.acquire(at(W + 1), FOREVER_T, START + 2) == at(W + 1)
-    c.on_lead(at(2 * W, MAXM))  # (an older one takes nothing back)
-    assert c.lead == at(3 * W, MAXM)
+    c.lead.widen(at(2 * W, MAXM))  # (an older one takes nothing back)
+    assert c.lead.limit == at(3 * W, MAXM)
 
 
 def test_no_window_and_no_downstream_mean_no_limit() -> None:
-    assert fed(2, 0, (0, 1, None), window=None).lead == FOREVER_T
+    assert fed(2, 0, (0, 1, None), window=None).lead.limit == FOREVER_T
     sink = fed(2, 1, (0, 1, None))
-    assert sink.lead == FOREVER_T
+    assert sink.lead.limit == FOREVER_T
 
 
 def test_a_watched_consumer_reports_when_it_gets_there() -> None:

@@ -28,7 +28,7 @@ passes its upstream's progress on as it arrives (:meth:`~FederateCore.pass_on`).
 
 **LTC batching.** While a federate runs through tags it may process at once, it reports a
 completed tag (LTC) at most every ``_LTC_BATCH_NS``, with the tags that follow
-(:attr:`~FederateCore.ltc_pending`); it reports at once when it is about to wait.
+(``reports.pending``); it reports at once when it is about to wait.
 
 **Its parts**, each owning its state. The core holds a reference to each: on its hot paths
 (``acquire``, ``completed``) it reads their state as attributes, and calls into a part only
@@ -42,6 +42,10 @@ for that part's work (a report, a promise):
 * :attr:`~FederateCore.cycles` (:mod:`.federate_cycles`): zero-delay cycles, whose members
   report at once and advance on the RTI's PTAG, and within a tag stop at checkpoints for
   their inputs on the cycle;
+* :attr:`~FederateCore.counts` (:mod:`.federate_counts`): the messages the grants
+  require from each upstream peer, against what arrived (``received``, counted here);
+* :attr:`~FederateCore.lead` (:mod:`.federate_lead`): where the lead window ends, which
+  the RTI's LEAD widens (a WATCH is the reports' to answer);
 * :attr:`~FederateCore.stop` (:mod:`.federate_stop`): where the stop agreement is; the
   core's stop methods apply it to the grants, and StopMarks tell the peers of a stop;
 * :attr:`~FederateCore.membership` (:mod:`.federate_membership`, elastic banks, issue 19):
@@ -56,7 +60,9 @@ from __future__ import annotations
 from ...errors import ValidationError
 from ...time.tag import NEVER, TagT, pred
 from ..wire.protocol import StopReply, StopReq
+from .federate_counts import GrantCounts
 from .federate_cycles import CycleLinks
+from .federate_lead import FederateLead
 from .federate_maxwait import MaxWait
 from .federate_membership import FederateMembership, Message
 from .federate_promises import PeerPromises
@@ -65,7 +71,6 @@ from .federate_stop import StopAgreement
 from .layout import Layout
 from .presence import Presence
 from .rti_core import FOREVER_T, NEVER_T
-from .rti_lead import limit_at
 
 __all__ = ["WAIT", "FederateCore", "Message"]
 
@@ -104,19 +109,18 @@ class FederateCore:
         # -- grants
         self.grant: TagT = NEVER_T  # every tag up to this one may be processed
         self.ptag: TagT | None = None  # this one may be processed (provisionally)
-        self.required: dict[int, int] = {}  # upstream peer -> messages to have before using the grants
-        self._counts_met = True  # see counts_ok
         self.local_grants = 0  # grants taken from promises
         #: what the upstream peers promised: the earliest tag anything could still arrive at
         self.promises = PeerPromises(layout, me)
         # -- what arrived from upstream peers
         #: upstream peer -> data messages received from it (cumulative)
         self.received: dict[int, int] = {u: 0 for u in layout.direct_upstream(me)}
+        #: what the grants require of it
+        self.counts = GrantCounts(self.received)
         self.messages_received = 0
         #: upstream peers that sent their last (resigned): their data links may close now
         self.finished: set[int] = set()
         self.done: TagT = NEVER_T  # the latest tag complete (reported or not)
-        self.ltc_pending: TagT | None = None  # a completed tag not reported yet (batching)
         #: this federate's links on zero-delay cycles, and what arrived on them
         self.cycles = CycleLinks()
         self._cyclic = False  # it has some (see checkpoints)
@@ -129,10 +133,8 @@ class FederateCore:
                                peer_grants=peer_grants)
         #: decentralized coordination's maxwait (None: centralized, the RTI grants)
         self.maxwait: MaxWait | None = None
-        #: the last tag the lead window lets this federate process (:mod:`.rti_lead`;
-        #: FOREVER: no window, or no downstream federate), and how often it waited there
-        self.lead: TagT = FOREVER_T
-        self.lead_waits = 0
+        #: where the lead window ends (the RTI's LEAD widens it: ``lead.widen``)
+        self.lead = FederateLead()
 
     def decentralize(self, layout: Layout) -> None:
         """The federation (``layout``) is decentralized: no RTI grant; see :mod:`.federate_maxwait`."""
@@ -148,7 +150,7 @@ class FederateCore:
         none): before its first promise, a peer might send at the start tag."""
         self.start = start
         if window is not None and self.has_downstream:
-            self.lead = limit_at(start, window)
+            self.lead.begin(start, window)
         self.promises.begin(start)
         if self._elastic:
             self.membership.begin(start)
@@ -186,29 +188,27 @@ class FederateCore:
             pass  # wait for the stop to be agreed before reaching the tag it may come at
         elif (barrier := self.membership.limit) is not None and (head is None or head >= barrier):
             pass  # wait for the membership round to end before reaching the tag answered
-        elif head is not None and head > self.lead:
+        elif head is not None and head > self.lead.limit:
             pass  # at the edge of the lead window: wait for the RTI to widen it (LEAD)
         elif not self.has_upstream:
             if self.reports.dirty:
                 self.reports.rti_report_wait(now)
             return head
         elif head is not None:
-            if (head <= self.grant or head == self.ptag) and (self._counts_met or self.counts_ok()):
+            if (head <= self.grant or head == self.ptag) and (self.counts.met or self.counts.ok()):
                 return head
             if self.maxwait is not None and self.maxwait.passed(head, now):
                 return head  # decentralized: what has not arrived for it by now is absent
         elif self.grant >= FOREVER_T and self.counts_ok():
             return None
         reports = self.reports
-        pending = self.ltc_pending
-        if pending is not None:
-            self.ltc_pending = None
-            reports.send_ltc(pending, head if head is not None else FOREVER_T, now)
+        if reports.pending is not None:
+            reports.send_held(head if head is not None else FOREVER_T, now)
         reports.report_net(head, now)
-        if head is not None and head > self.lead:
+        if head is not None and head > self.lead.limit:
             # The RTI widens the window only for a federate it knows waits there: now, not
             # at the reports' usual period.
-            self.lead_waits += 1
+            self.lead.waits += 1
             reports.flush_rti(now)
         self.wait_ms = reports.rti_report_wait(now)
         if self.maxwait is not None and head is not None:
@@ -217,7 +217,7 @@ class FederateCore:
 
     def completed(self, tag: TagT, next_tag: TagT | None, stop: TagT, now: int) -> None:
         """``tag`` is complete; the earliest event queued is at ``next_tag`` (None: none)
-        and the stop tag is ``stop``. Reports it, or holds the report back (``ltc_pending``)
+        and the stop tag is ``stop``. Reports it, or holds the report back (``reports.pending``)
         while the next tag can be processed at once."""
         self.done = tag
         if self._elastic and self.membership.ahead:
@@ -232,9 +232,9 @@ class FederateCore:
                 # The next tag may be processed at once: report this one later, with the
                 # tags that follow (one LTC, one grant downstream, for a run of tags). Only
                 # a report is delayed, so downstream grants come later, never wrong.
-                self.ltc_pending = tag
+                reports.pending = tag
             else:
-                self.ltc_pending = None
+                reports.pending = None
                 reports.send_ltc(tag, net, now)
 
     def _goes_on(self, net: TagT, now: int) -> bool:
@@ -245,18 +245,15 @@ class FederateCore:
             and self.membership.limit is None
             and not self._cyclic
             and (self.fast or net[0] <= now)
-            and net <= self.lead
-            and (not self.has_upstream or (net <= self.grant and (self._counts_met or self.counts_ok())))
+            and net <= self.lead.limit
+            and (not self.has_upstream or (net <= self.grant and (self.counts.met or self.counts.ok())))
         )
 
     def report_held(self, now: int) -> None:
         """Report a completed tag held back (see completed) now, with itself as the next
         event (the next event is not known here): a peer may need it before this federate
         waits next (the driver is about to wait for a peer to free ring space)."""
-        pending = self.ltc_pending
-        if pending is not None:
-            self.ltc_pending = None
-            self.reports.send_ltc(pending, pending, now)
+        self.reports.send_held(None, now)
 
     def inputs_ready(self, tag: TagT, level: int, now: int = 0) -> bool:
         """At a checkpoint before ``level`` of ``tag``: whether every input on a zero-delay
@@ -319,7 +316,7 @@ class FederateCore:
         upstream peer) have arrived."""
         if tag > self.grant:
             self.grant = tag
-        self._require(counts)
+        self.counts.require(counts)
 
     def on_ptag(self, tag: TagT, counts: dict[int, int]) -> None:
         """PTAG: ``tag`` may be processed (provisionally: inputs on a zero-delay cycle may
@@ -333,12 +330,7 @@ class FederateCore:
         before = pred(tag)
         if before > self.grant:
             self.grant = before
-        self._require(counts)
-
-    def on_lead(self, tag: TagT) -> None:
-        """LEAD: the lead window lets this federate process every tag up to ``tag``."""
-        if tag > self.lead:
-            self.lead = tag
+        self.counts.require(counts)
 
     def on_watch(self, tag: TagT, head: TagT | None, current: TagT, now: int) -> None:
         """WATCH: an upstream federate waits at the edge of its lead window for this one's
@@ -349,12 +341,7 @@ class FederateCore:
         net = head if head is not None else FOREVER_T
         if current > self.done and net > current:
             net = current  # (a tag in progress: its outputs are still to come)
-        if net >= tag:
-            self.ltc_pending = None
-            self.reports.send_ltc(self.done, net, now)
-            self.reports.flush_rti(now)
-        else:
-            self.reports.watch = tag
+        self.reports.watched(tag, net, self.done, now)
 
     # -- the stop agreement (its state: the stop part, see federate_stop) ----------------
     def on_stop_request(self, tag: TagT, current: TagT) -> None:
@@ -399,10 +386,11 @@ class FederateCore:
     def admit(self, tag: TagT, sent: dict[int, int], received: dict[int, int]) -> None:
         """This member joins at ``tag`` (the RTI's Admit, after the changes so far and
         :meth:`begin`): its slot's counts, and every upstream peer's bound from ``tag``."""
-        self.received = {u: received.get(u, 0) for u in self.received}
+        rec = self.received  # (in place: the counts part reads it)
+        for u in rec:
+            rec[u] = received.get(u, 0)
         self.reports.restart(sent)
-        self.required = {}
-        self._counts_met = True
+        self.counts.clear()
         self.membership.admitted(tag)
 
     def on_peer_failed(self, u: int, quiet: TagT = FOREVER_T) -> None:
@@ -410,12 +398,7 @@ class FederateCore:
         before; its data link may have closed without its last promise, or not). What it
         sent and this federate has not received may be lost: no grant waits for it. What it
         sent at or after ``quiet`` (the tag after its last completed one) is dropped."""
-        got = self.received.get(u, 0)
-        owed = self.required.get(u, 0) - got
-        if owed > 0:
-            self.required[u] = got
-            self._counts_met = False  # (look again: they may be met now)
-        self.membership.peer_failed(u, quiet, max(owed, 0))
+        self.membership.peer_failed(u, quiet, self.counts.forgive(u))
 
     def peer_connected(self, u: int) -> None:
         """A new process for upstream slot ``u`` opened its data connection (its next
@@ -443,31 +426,12 @@ class FederateCore:
         if current > self.done and net > current:
             net = current
         reports = self.reports
-        pending = self.ltc_pending
-        if pending is not None:
-            self.ltc_pending = None
-            reports.send_ltc(pending, net, now)
+        if reports.pending is not None:
+            reports.send_held(net, now)
         elif net < reports.net:
             reports.report(net, now)  # an event came before the one last reported
         reports.flush_rti(now)
 
-    # -- counts --------------------------------------------------------------------------
     def counts_ok(self) -> bool:
-        """Whether every message the grants require has arrived. Counts only grow: once
-        met, they stay met until a grant requires more (see _require)."""
-        if self._counts_met:
-            return True
-        rec = self.received
-        for u, n in self.required.items():
-            if rec.get(u, 0) < n:
-                return False
-        self._counts_met = True
-        return True
-
-    def _require(self, counts: dict[int, int]) -> None:
-        """A grant's counts: the messages from each upstream peer to have before using it."""
-        req = self.required
-        for u, n in counts.items():
-            if n > req.get(u, 0):
-                req[u] = n
-                self._counts_met = False
+        """Whether every message the grants require has arrived (the counts part)."""
+        return self.counts.ok()

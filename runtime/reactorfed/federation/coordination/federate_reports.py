@@ -3,7 +3,8 @@
 and NET, its next event, with what it sent and received), its promises to its downstream
 peers, its StopMarks and its resignation, and what it sent, counted. The core decides when
 a completed tag is reported (it holds one back while it runs through tags it may process
-at once: ``ltc_pending``); this part sends what the core reports.
+at once: :attr:`Reports.pending`, which this part holds); this part sends what the core
+reports.
 
 The core's outbox holds the wire's own messages (built, not yet packed): Ltc, StopReq,
 StopReply, QueryReply and Resign for the RTI; Promise and StopMark (a promise made knowing
@@ -76,6 +77,8 @@ class Reports:
         #: downstream peer -> [messages sent, earliest tag sent since the last report (t, m)]
         self.sent: dict[int, list[int]] = {d: [0, FOREVER, 0] for d in layout.downstream(me)}
         self.ltc: TagT = NEVER_T  # the latest tag complete, reported
+        #: a completed tag not reported yet (the core's batching sets it: see send_held)
+        self.pending: TagT | None = None
         self.net: TagT = NEVER_T  # the latest next event reported
         self.promised: TagT = NEVER_T  # the latest promise made
         #: the latest NET reported, and the messages received when it was (see report_net)
@@ -120,6 +123,25 @@ class Reports:
         if tag > self.ltc:
             self.ltc = tag
         self.report(net, now)
+
+    def send_held(self, net: TagT | None, now: int) -> None:
+        """Report the completed tag held back (:attr:`pending`, if any) now, with ``net``
+        as the next event (None: itself)."""
+        pending = self.pending
+        if pending is not None:
+            self.pending = None
+            self.send_ltc(pending, pending if net is None else net, now)
+
+    def watched(self, tag: TagT, net: TagT, done: TagT, now: int) -> None:
+        """WATCH for ``tag`` (see :meth:`.federate_core.FederateCore.on_watch`); the next
+        event is ``net``, the latest tag complete ``done``: report at once if it reached
+        ``tag``, else as soon as it does (see :meth:`report`)."""
+        if net >= tag:
+            self.pending = None
+            self.send_ltc(done, net, now)
+            self.flush_rti(now)
+        else:
+            self.watch = tag
 
     def report_net(self, head: TagT | None, now: int) -> None:
         """Before waiting: report the next event ``head`` (None: none) if it is news."""

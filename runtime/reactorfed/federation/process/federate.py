@@ -258,7 +258,7 @@ class FederateCoordinator:
         core.completed(tag, next_tag, sched.stop_tag, self.clock.now())
         if core.outbox:
             self._send(core.outbox)
-        if core.ltc_pending is None or self._out.holds_payloads():
+        if core.reports.pending is None or self._out.holds_payloads():
             self._out.flush()
         # else: running ahead with its report held back, this federate holds back its small
         # items too (peers cannot use them before the promise in that report; each send
@@ -344,7 +344,7 @@ class FederateCoordinator:
     @property
     def lead_waits(self) -> int:
         """How often this federate waited at the edge of its lead window."""
-        return self.core.lead_waits
+        return self.core.lead.waits
 
     @property
     def local_grants(self) -> int:

@@ -190,7 +190,7 @@ class Receiver:
         elif isinstance(msg, P.Ptag):
             core.on_ptag(msg.tag, msg.counts)
         elif isinstance(msg, P.Lead):
-            core.on_lead(msg.tag)
+            core.lead.widen(msg.tag)
         elif isinstance(msg, P.Watch):
             core.on_watch(msg.tag, sched.next_event_tag(), sched.current_tag, self.clock.now())
             if core.outbox:
