@@ -7,7 +7,8 @@ The slots of an elastic bank may be absent: an absent slot is resigned as far as
 transient federates, asks every present federate (:class:`.membership.Query`), agrees on
 the latest of the proposal and the answers, then sends every federate the
 :class:`.membership.Change` s and the federates asked a :class:`.membership.RoundEnd`.
-Replayed (:meth:`RtiMembership.load_schedule`), the tags are given.
+Replayed (:meth:`RtiMembership.load_schedule`), the tags are given: its part
+:class:`.rti_replay.Replay` holds the changes to come.
 
 Each public method returns the grants it makes due (as a report does); what else goes out
 (queries, changes, round ends, admissions, refusals) is in the outbox, and goes out before
@@ -28,6 +29,7 @@ from ...time.tag import TagT, succ
 from .layout import ElasticGroup, Layout
 from .membership import Admit, Change, MembershipError, Query, Refused, RoundEnd, check_schedule
 from .rti_flight import Flight
+from .rti_replay import Replay
 from .rti_round import Round, normal, proposal
 from .rti_slots import Core as SlotsCore
 from .rti_slots import Slots
@@ -76,7 +78,7 @@ class RtiMembership:
         self._failed: set[int] = set()  # failed members whose leave is not agreed yet
         self._requests: list[tuple[int, bool, int | None]] = []  # (member, joined, physical time)
         self._rounds = 0
-        self._schedule: dict[int, list[Change]] | None = None  # replay: each slot's changes to come
+        self._replay: Replay | None = None  # a replayed schedule's changes to come
 
     @property
     def present(self) -> list[bool]:
@@ -118,11 +120,8 @@ class RtiMembership:
         rnd = self.round
         if rnd is not None and not rnd.waiting:
             out = self._agree_if_answered()
-        if self.connected:
-            for m in [m for m in sorted(self.connected) if self.slots.settled(m)]:
-                if m in self.connected:  # (not admitted by the regrant of one before it)
-                    self.connected.discard(m)
-                    out += self._replayed_join(m)
+        if self.connected and self._replay is not None:
+            out += self._replay.progressed()
         return out
 
     # Each returns the grants it makes due (as a report does); what else it sends (queries,
@@ -172,17 +171,11 @@ class RtiMembership:
         or after the request's physical time, possibly after its training ended."""
         self._slot(m)
         name = self.layout.names[m]
-        if self._schedule is not None:
-            todo = self._schedule.get(m)
-            if not todo or not todo[0].joined or self.slots.present[m]:
+        if self._replay is not None:
+            got = self._replay.request_join(m)
+            if got is None:
                 self.outbox.append(Refused(m, True, f"{name}: the replayed schedule has no join of it now"))
-                return []
-            if m in self.connected:
-                raise MembershipError(f"{name} is already joining")
-            if not self.slots.settled(m):  # admitted once it is (regrant), as a live join is
-                self.connected.add(m)
-                return []
-            return self._replayed_join(m)
+            return got or []
         if self.slots.present[m] or self._pending(m):
             raise MembershipError(f"{name} is already {'present' if self.slots.present[m] else 'joining or leaving'}")
         if self._core.stop_tag is not None or self._core.stop_proposed is not None:
@@ -190,15 +183,6 @@ class RtiMembership:
             return []
         self._requests.append((m, True, physical_time))
         return self._next_round() if self.start_time is not None else []
-
-    def _replayed_join(self, m: int) -> list[Grant]:
-        todo = self._schedule[m] if self._schedule is not None else []
-        ch = todo.pop(0)
-        # its next change is a leave: from the start it counts
-        out = self._admit(ch.tag, m, todo.pop(0).tag if todo else None)
-        if todo:  # and the join after it holds grants back already
-            self.slots.hold(m, todo[0].tag)
-        return out
 
     def free_slot(self, bank: str) -> int:
         """The lowest slot of ``bank`` that is absent and not joining (for a new member)."""
@@ -213,7 +197,7 @@ class RtiMembership:
         before it, then resigns (:meth:`on_resign` completes the leave)."""
         g = self._slot(m)
         name = self.layout.names[m]
-        if self._schedule is not None:
+        if self._replay is not None:
             raise MembershipError(f"{name}: membership is replayed from a schedule; no leave is asked")
         if not self.slots.present[m] or self._pending(m) or m in self.slots.leave_at:
             raise MembershipError(f"{name} is not present, or already leaving")
@@ -236,7 +220,7 @@ class RtiMembership:
         if not g.transient:
             raise MembershipError(f"{name} is a member of elastic bank {g.name}, not a transient federate: "
                                   "a second process for it is a duplicate")
-        if self._schedule is not None:
+        if self._replay is not None:
             raise MembershipError(f"{name}: membership is replayed from a schedule; no hot swap")
         if not self.slots.present[m]:
             raise MembershipError(f"{name} is not present: its new process joins, it swaps nothing")
@@ -255,7 +239,7 @@ class RtiMembership:
         its minimum width (the federation cannot go on: the driver ends it)."""
         g = self._slot(m)
         name = self.layout.names[m]
-        if self._schedule is not None:
+        if self._replay is not None:
             raise MembershipError(f"{name} failed during a replay: the replay cannot follow its schedule")
         if not self.slots.present[m] and not self._pending(m):
             return []
@@ -401,8 +385,7 @@ class RtiMembership:
 
     def _rejoin(self, m: int) -> TagT | None:
         """Replayed: the tag ``m`` joins at again after the leave it is to make next."""
-        todo = self._schedule.get(m) if self._schedule is not None else None
-        return todo[0].tag if todo and todo[0].joined else None
+        return self._replay.rejoin(m) if self._replay is not None else None
 
     def load_schedule(self, changes: list[Change]) -> None:
         """Replay: apply exactly ``changes`` (a run's :attr:`record`), at their tags,
@@ -413,11 +396,7 @@ class RtiMembership:
         check_schedule(self.layout, changes)
         if self.start_time is not None or self.record or self._requests:  # (never twice)
             raise MembershipError("a membership schedule is loaded before the start, once")
-        self._schedule = {}
-        for ch in changes:
-            self._schedule.setdefault(ch.member, []).append(ch)
+        self._replay = Replay(self.layout, changes, self.slots, self.connected, self._admit)
         self.record = list(changes)
         self.outbox.extend(changes)
-        for m, todo in self._schedule.items():
-            leave = None if todo[0].joined else todo.pop(0).tag
-            self.slots.schedule(m, leave, todo[0].tag if todo else None)
+        self._replay.schedule()
