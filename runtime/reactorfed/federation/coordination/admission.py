@@ -257,8 +257,12 @@ class Departures:
     """
 
     def __init__(self, liveness_ns: int) -> None:
+        self.liveness_ns = liveness_ns
         self.grace_ns = min(1_000_000_000, liveness_ns)
         self._since: dict[int, int] = {}  # federate -> when a connection of it closed
+        #: the last connection the transport refused (a wrong key, a stranger, bytes that
+        #: failed to decrypt): when, and why
+        self._refusal: tuple[int, str] | None = None
 
     def __bool__(self) -> bool:
         return bool(self._since)
@@ -281,3 +285,17 @@ class Departures:
                 del self._since[f]
                 return f
         return None
+
+    def refused(self, now: int, reason: str) -> None:
+        """The transport refused a connection at ``now``, for ``reason``."""
+        self._refusal = (now, reason)
+
+    def refused_then(self, now: int) -> str:
+        """What the transport refused shortly before a federate's connection was judged
+        closed, to name with the verdict: a connection whose bytes were altered or injected
+        on the way stops decrypting, and the heartbeats close it up to the liveness time
+        later (then comes the grace), so the refusal explains the close."""
+        r = self._refusal
+        if r is None or now - r[0] > self.liveness_ns + 10 * self.grace_ns:
+            return ""
+        return f"; the RTI refused a connection then: {r[1]}"

@@ -1,7 +1,9 @@
 """The RTI process: authenticates federates, fixes the start time, grants tags,
 agrees on stop tags, watches heartbeats, and ends the federation cleanly (or with an
 error that names the federate at fault). It carries no payloads: those go peer to peer.
-Elastic banks' members that join and leave while it runs: :mod:`.rti_members`.
+Elastic banks' members that join and leave while it runs: :mod:`.rti_members`; which
+connection is whose (a hot swap's held new process too): :mod:`.rti_connections`; the
+heartbeats and clock synchronization rounds it sends: :mod:`.rti_beats`.
 """
 
 from __future__ import annotations
@@ -23,7 +25,9 @@ from ..io.curve import warn_plaintext
 from ..io.transport import Monitor, Server
 from ..wire import protocol as P
 from .clock_sync import RtiClockSync
+from .rti_beats import RtiBeats
 from .rti_config import RtiConfig, RtiPhase, RtiSummary
+from .rti_connections import Connections
 from .rti_grants import RtiGrants
 from .rti_members import RtiMembers, load_schedule
 from .rti_silence import check_silence
@@ -58,9 +62,6 @@ class RtiServer:
         self.endpoint = ""
         self._server: Server | None = None
         self._monitor: Monitor | None = None
-        #: the last connection the transport refused (a wrong key, a stranger, bytes that
-        #: failed to decrypt): when, and why
-        self._refusal: tuple[int, str] | None = None
         self.admission = Admission(layout, cfg.federation_id, cfg.secret)
         #: what the RTI sends besides the handshake's answers: grants, RELEASE, stop agreements
         self._out = RtiGrants(self.core, layout, self.admission, decentralized=cfg.coordination == "decentralized")
@@ -72,8 +73,8 @@ class RtiServer:
         self.progress: dict[int, P.Progress] = {}
         #: every federate's reports over its logical time, bounded (the live page's curves)
         self.progress_history = ProgressHistory()
-        self._fed_of_fd: dict[int, int] = {}  # a joined federate's connection -> the federate
-        self._held_fd: dict[int, int] = {}  # a hot swap's new process's connection -> the federate
+        #: whose each connection is (a hot swap's new process: held on its own)
+        self.connections = Connections(layout, self.admission)
         self.departures = Departures(cfg.liveness_ns)
         self._drained = True  # the last receive loop read everything that had arrived
         self.messages = 0
@@ -147,11 +148,11 @@ class RtiServer:
         poller = Poller(server, monitor)
         t0, c0 = time.perf_counter_ns(), time.process_time_ns()
         joined_by = self.clock.now() + self.cfg.join_timeout_ns
-        next_beat = 0
         sync = self.clock_sync
+        beats = RtiBeats(server, self.admission, self.cfg.heartbeat_ns, sync, self.clock)
         try:
             while True:
-                if poller.wait(50 if sync is None else min(50, sync.wait_ms(self.clock.now()))):
+                if poller.wait(beats.wait_ms()):
                     # Bounded in time too: under a flood (hostile or not), heartbeats still
                     # go out and liveness is still checked every few tens of milliseconds.
                     budget = time.monotonic_ns() + 20_000_000
@@ -173,17 +174,11 @@ class RtiServer:
                 for fd in monitor.disconnected():
                     self._connection_closed(fd, now)
                 for reason in monitor.refused():  # a wrong key, a stranger, altered bytes
-                    self._refusal = (now, reason)
+                    self.departures.refused(now, reason)
                     self._warn.warning("refused a connection to the RTI: %s", reason, kind=reason)
                 if self.departures:
                     self._check_departures(now)
-                if now >= next_beat:
-                    next_beat = now + self.cfg.heartbeat_ns
-                    beat = P.Heartbeat().pack()
-                    for peer in self.admission.heartbeat:
-                        server.send(peer, [beat])
-                if sync is not None and self.phase == RtiPhase.RUNNING:
-                    sync.tick(now, self.admission.heartbeat)
+                beats.tick(now, self.phase == RtiPhase.RUNNING)
                 if self.phase == RtiPhase.JOINING and now > joined_by:
                     missing = ", ".join(self.admission.missing()) or (sync.unfinished(self.layout) if sync else "")
                     self.fail(f"federates did not join within {self.cfg.join_timeout_ns // 10**9} s: {missing}")
@@ -211,13 +206,9 @@ class RtiServer:
         """A connection closed: if it was a federate's that has not resigned, the federate
         is dead unless its RESIGN (on its other connection) comes within a moment. (An
         elastic slot's process that left, or waited to join, is forgotten at once.)"""
-        f = self._fed_of_fd.pop(fd, None)
+        f = self.connections.closed(fd)
         if f is None:
-            held = self._held_fd.pop(fd, None)
-            if held is not None:  # (the swap's leave goes on: it was agreed, or is being)
-                self.admission.drop_swap(held)
-                log.warning("the new process for %s went away before it took over", self.layout.names[held])
-            return
+            return  # (a held new process's: its swap is dropped)
         if self.members is not None and self.layout.elastic_of(f) is not None and self.members.closed(f, fd):
             return  # (a process that left, or waited to join: nothing to judge)
         if not self.core.feds[f].resigned:
@@ -228,22 +219,12 @@ class RtiServer:
             if self.phase not in (RtiPhase.JOINING, RtiPhase.RUNNING):
                 return
             why = ("stopped responding (its connection to the RTI closed: the process ended, or answered no "
-                   f"heartbeat for {self.cfg.liveness_ns // 1_000_000} ms){self._refused_then(now)}")
+                   f"heartbeat for {self.cfg.liveness_ns // 1_000_000} ms){self.departures.refused_then(now)}")
             if self.members is None or self.phase is RtiPhase.JOINING or self.layout.elastic_of(dead) is None:
                 self.fail(f"federate {self.layout.names[dead]} {why}")
             self.members.failed(dead, why)  # an elastic member: it leaves, the others go on
             if self.core.all_resigned():
                 self.phase = RtiPhase.DONE
-
-    def _refused_then(self, now: int) -> str:
-        """What the transport refused shortly before a federate's connection was judged
-        closed, to name with the verdict: a connection whose bytes were altered or injected
-        on the way stops decrypting, and the heartbeats close it up to the liveness time
-        later (then comes the grace), so the refusal explains the close."""
-        r = self._refusal
-        if r is None or now - r[0] > self.cfg.liveness_ns + 10 * self.departures.grace_ns:
-            return ""
-        return f"; the RTI refused a connection then: {r[1]}"
 
     def refused_request(self, reason: str) -> None:
         """A federate's request refused (counted as rejected, and warned of)."""
@@ -252,25 +233,18 @@ class RtiServer:
 
     def forget_connections(self, f: int) -> None:
         """Federate ``f``'s process is gone: its connections no longer name it."""
-        for fd in [fd for fd, g in self._fed_of_fd.items() if g == f]:
-            del self._fed_of_fd[fd]
+        self.connections.forget(f)
 
     def take_over(self, f: int) -> None:
         """Federate ``f``'s process is forgotten: a new process held for it (a hot swap), if
         any, joins now, over its connection."""
-        peer = self.admission.take_over(f)
-        if peer is None:
-            return
-        fd = next(fd for fd, g in self._held_fd.items() if g == f)
-        del self._held_fd[fd]
-        log.info("hot swap of %s: its new process takes over", self.layout.names[f])
-        self._joined(f, fd, peer)
+        held = self.connections.take_over(f)
+        if held is not None:
+            self._joined(f, *held)
 
     def refuse_swap(self, f: int, reason: str) -> None:
         """The hot swap of ``f`` cannot be: its held new process is told ``reason``."""
-        peer = self.admission.drop_swap(f)
-        for fd in [fd for fd, g in self._held_fd.items() if g == f]:
-            del self._held_fd[fd]
+        peer = self.connections.refuse(f)
         if peer is not None:
             self._answer(peer, P.Reject(f"hot swap refused: {reason}"))
 
@@ -326,7 +300,7 @@ class RtiServer:
             if hb is None:
                 self._rejected += 1
             else:
-                self._fed_of_fd[self._server_fd()] = hb
+                self.connections.joined(self._server_fd(), hb)
 
     def _answer(self, peer: bytes, reply: P.Challenge | P.Reject) -> None:
         if isinstance(reply, P.Reject):
@@ -340,7 +314,7 @@ class RtiServer:
             return self._answer(peer, joined)
         if isinstance(joined, Swap):
             assert self.members is not None  # (only a transient federate's: elastic)
-            self._held_fd[self._server_fd()] = joined.federate
+            self.connections.hold(self._server_fd(), joined.federate)
             self.members.swap(joined.federate)
             return None
         self._joined(joined, self._server_fd(), peer)
@@ -348,7 +322,7 @@ class RtiServer:
 
     def _joined(self, joined: int, fd: int, peer: bytes) -> None:
         """Federate ``joined`` passed the handshake over connection ``fd`` (``peer``)."""
-        self._fed_of_fd[fd] = joined
+        self.connections.joined(fd, joined)
         self.joins[joined] += 1
         self.last_seen[joined] = self.clock.now()
         log.info("federate %s joined (%d/%d)", self.layout.names[joined], len(self.admission.control_of),
