@@ -121,9 +121,9 @@ def test_a_grant_is_used_only_once_its_counts_arrived() -> None:
     c.on_data(0, 0, at(1))
     assert c.acquire(at(0), FOREVER_T, START) == at(0)
     c.on_tag(at(20), {0: 2, 1: 1})  # nothing new required: still met
-    assert c.counts_ok()
+    assert c.counts.ok()
     c.on_tag(at(30), {0: 3})
-    assert not c.counts_ok()
+    assert not c.counts.ok()
     assert c.acquire(at(1), FOREVER_T, START) is WAIT  # within the older grant, but counts are counts
     c.on_data(0, 0, at(2))
     assert c.acquire(at(1), FOREVER_T, START) == at(1)

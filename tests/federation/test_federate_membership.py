@@ -167,7 +167,7 @@ def test_a_joiner_starts_at_its_admit_tag_with_its_slots_counts() -> None:
     assert c.reports.sent[0][0] == 4  # counts go on from the slot's
     assert c.on_data(0, 0, at(12)) and c.received == {0: 6}
     c.on_tag(at(20), {0: 6})
-    assert c.counts_ok()
+    assert c.counts.ok()
 
 
 # -- leaves -----------------------------------------------------------------------------------

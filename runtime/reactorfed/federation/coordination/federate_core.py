@@ -199,7 +199,7 @@ class FederateCore:
                 return head
             if self.maxwait is not None and self.maxwait.passed(head, now):
                 return head  # decentralized: what has not arrived for it by now is absent
-        elif self.grant >= FOREVER_T and self.counts_ok():
+        elif self.grant >= FOREVER_T and self.counts.ok():
             return None
         reports = self.reports
         if reports.pending is not None:
@@ -262,7 +262,7 @@ class FederateCore:
         under decentralized coordination, or ``now`` is past their maxwait."""
         if self.maxwait is not None and self.cycles.passed(tag, level, self.maxwait, now):
             return True
-        return (tag <= self.grant or self.cycles.known(tag, level)) and self.counts_ok()
+        return (tag <= self.grant or self.cycles.known(tag, level)) and self.counts.ok()
 
     # -- what arrives from upstream peers ------------------------------------------------
     def on_data(self, peer: int, link: int, tag: TagT) -> bool:
@@ -414,7 +414,7 @@ class FederateCore:
 
     def granted(self, tag: TagT) -> bool:
         """Whether ``tag`` is granted, with every message the grants count here."""
-        return not self.has_upstream or ((tag <= self.grant or tag == self.ptag) and self.counts_ok())
+        return not self.has_upstream or ((tag <= self.grant or tag == self.ptag) and self.counts.ok())
 
     # -- before a stop request: what is held back, now -----------------------------------
     def flush_reports(self, head: TagT | None, current: TagT, now: int) -> None:
@@ -431,7 +431,3 @@ class FederateCore:
         elif net < reports.net:
             reports.report(net, now)  # an event came before the one last reported
         reports.flush_rti(now)
-
-    def counts_ok(self) -> bool:
-        """Whether every message the grants require has arrived (the counts part)."""
-        return self.counts.ok()
