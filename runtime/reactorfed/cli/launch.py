@@ -131,7 +131,8 @@ def _common(p: argparse.ArgumentParser, *, launch: bool = False) -> None:
     add_clock_sync_args(g)
     g.add_argument("--lead-window", type=lead_window, default=DEFAULT_LEAD_WINDOW_NS, metavar="DURATION",
                    help="how far in logical time a federate may run ahead of the slowest federate downstream of it "
-                   "(default: 1s; 'none' removes the limit). Under --fast, producers that nothing holds back "
+                   "(default: 1s; 'none' removes the limit; it applies under --fast only: in real time physical time "
+                   "bounds the lead). Under --fast, producers that nothing holds back "
                    "(timers, no upstream) would otherwise run ahead of their consumers without limit: what they "
                    "send queues at a slow consumer without bound, and a stop requested downstream is agreed at the "
                    "tag they reached, which every federate must then process. With a window W, what queues at a "

@@ -149,7 +149,10 @@ class FederateCore:
         """The federation started at ``start``, with a lead window of ``window`` ns (None:
         none): before its first promise, a peer might send at the start tag."""
         self.start = start
-        if window is not None and self.has_downstream:
+        # (in real time physical time bounds how far a federate runs ahead, and a federate
+        # held at the window's edge would see its physical actions late: the window is for
+        # --fast runs only)
+        if window is not None and self.has_downstream and self.fast:
             self.lead.begin(start, window)
         self.promises.begin(start)
         if self._elastic:
