@@ -59,6 +59,17 @@ EXAMPLES = [
     ("apex_dqn_cartpole.py:Main", ["total_timesteps=2048", "progress=false"]),
     ("ppo_minatar.py:Main", ["ppo.total_timesteps=2048", "num_steps=16", "progress=false"]),
     ("seed_ppo_cartpole.py:Main", ["ppo.total_timesteps=512", "progress=false", "device=cpu"]),
+    # the tuners: a folder per trial; the multi-agent trainers: a folder per policy
+    ("pbt_cartpole.py:Main", ["pbt.population=2", "pbt.perturbation_interval=1", "pbt.iterations=2", "num_samplers=1",
+                              "progress=false"]),
+    ("pbt_appo_cartpole.py:Main", ["pbt.population=2", "pbt.perturbation_interval=1", "pbt.iterations=2",
+                                   "num_samplers=1", "progress=false"]),
+    ("pbt_dqn_cartpole.py:Main", ["pbt.population=2", "pbt.perturbation_interval=1", "pbt.iterations=3",
+                                  "num_samplers=1", "progress=false"]),
+    ("asha_cartpole.py:Main", ["search.slots=2", "search.num_samples=2", "search.iterations=4", "asha.grace_period=1",
+                               "num_samplers=1", "progress=false"]),
+    ("ippo_spread.py:Main", ["ppo.total_timesteps=40", "ppo.minibatch_size=20", "progress=false"]),
+    ("mappo_spread.py:Main", ["mappo.total_timesteps=40", "mappo.minibatch_size=20", "progress=false"]),
 ]
 
 
