@@ -108,7 +108,8 @@ def narrow(k: Kind, core: dict[str, str]) -> None:
             seen["scaled"] = now
         for p in items:
             labels = p["metadata"].get("labels", {})
-            if p["kind"] == "Pod" and labels.get("reactorfed.io/role") in core:
+            if (p["kind"] == "Pod" and labels.get("reactorfed.io/federation") == NAME
+                    and labels.get("reactorfed.io/role") in core):  # (another federation's end may still show)
                 assert p["metadata"]["uid"] == core[labels["reactorfed.io/role"]], "a core pod was replaced"
         st = fed.get("status") or {}
         changes = [c for c in st.get("membership") or [] if c["member"] == "samplers[1]"]
