@@ -21,6 +21,8 @@ if TYPE_CHECKING:
 
 __all__ = ["SyncDQNConfig"]
 
+_Q = ApexDQNConfig()  # the defaults of the fields the two configs share
+
 
 @dataclass(frozen=True)
 class SyncDQNConfig:
@@ -41,15 +43,16 @@ class SyncDQNConfig:
         {"n_step", "gamma", "capacity", "alpha", "replay_eps"}
     )
 
-    learning_rate: float = 5e-4
-    gamma: float = 0.99
-    n_step: int = 3
-    target_update_interval: int = 500
-    huber_delta: float | None = 1.0
-    max_grad_norm: float = 10.0
-    adam_eps: float = 1e-8
-    hidden: tuple[int, ...] = (128, 128)
-    epsilon: float = 0.1
+    # (the loss's and networks' fields: ApexDQNConfig's, with its defaults; q_config)
+    learning_rate: float = _Q.learning_rate
+    gamma: float = _Q.gamma
+    n_step: int = _Q.n_step
+    target_update_interval: int = _Q.target_update_interval
+    huber_delta: float | None = _Q.huber_delta
+    max_grad_norm: float = _Q.max_grad_norm
+    adam_eps: float = _Q.adam_eps
+    hidden: tuple[int, ...] = _Q.hidden
+    epsilon: float = 0.1  # (one rate for every sampler: no Ape-X ladder here)
     capacity: int = 50_000
     alpha: float = 0.6
     beta0: float = 0.4
