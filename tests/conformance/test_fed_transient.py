@@ -17,6 +17,7 @@ message is fatal in each).
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -38,6 +39,7 @@ from reactorfed import (
     tag_start_effective,
     transient,
 )
+from reactorfed.federation.process.federate_receiver import Receiver
 from tests.conformance.harness import lf_test
 from tests.federation.harness import Federation, wait_until
 
@@ -213,6 +215,7 @@ def _run(cls: type[Reactor], timeout: int, coordination: str = "centralized", sw
     assert not fed.errors, fed.errors
     assert "mid" in fed.results and "mid2" in fed.results
     assert fed.rti_error is None, fed.rti_error
+    assert not fed.coords["down"].core.membership.dropped, "a message from a live sender came after its tag"
     summary = fed.summary
     assert summary is not None
     record = [r.change() for r in summary.membership]
@@ -474,6 +477,27 @@ class StatePersistencePhysical(Reactor):
 def test_transient_state_persistence_with_physical_connection() -> None:
     down, record = _run(StatePersistencePhysical, ms(2900), trusted_pickle=True)
     assert [c.joined for c in record] == [False, True]
+    assert down.down.values == [2, 4, 6, 8, 10]  # type: ignore[attr-defined]
+
+
+def test_a_join_round_within_one_wait_for_physical_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Down waits for physical time at the joiner's tag, granted from promises while Mid
+    is absent; it answers the join's round last, and the round's Change and end come
+    before it reads on: the grant taken back must stop the wait (the barrier, set and
+    lifted within one read, looks unchanged), or Down runs that tag without Mid's
+    messages. Down is slowed after its answer so that the RTI's next messages arrive
+    within the same read."""
+    real = Receiver.on_rti
+
+    def on_rti(self: Receiver, sched: Any, frames: Any) -> None:
+        asked = self.core.membership.round
+        real(self, sched, frames)
+        if self.name == "down" and self.core.membership.round not in (None, asked):
+            self.send(self.core.outbox)  # the answer goes now; the round ends meanwhile
+            time.sleep(0.01)
+
+    monkeypatch.setattr(Receiver, "on_rti", on_rti)
+    down, _record = _run(StatePersistencePhysical, ms(2900), trusted_pickle=True)
     assert down.down.values == [2, 4, 6, 8, 10]  # type: ignore[attr-defined]
 
 

@@ -21,13 +21,15 @@ import pytest
 from bench.ports import free_port
 
 from ..kind.prereq import missing
-from .conftest import NAMESPACE
+from .conftest import NAMESPACE, REPO
 from .controlplane import ControlPlane, wait_for
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]
 
 NAME = "local-run"
 PROGRAM = Path(__file__).parent / "programs" / "counting.py"
+#: the image ``reactorfed-runtime:e2e`` stands for this checkout: where the images put it
+IMAGE_ROOT = "/opt/reactorfed/"
 REACTORFED = Path(sys.executable).with_name("reactorfed")
 
 
@@ -61,8 +63,67 @@ def _manifest() -> str:
 
 
 def _local_process(cp: ControlPlane, pod: dict[str, Any], ports: dict[str, int], workdir: Path) -> tuple[list[str], dict[str, str]]:
-    """The pod's container command and env, made runnable on this machine."""
-    container = pod["spec"]["containers"][0]
+    """The pod's container command and env, made runnable on this machine. Its init
+    containers (the RTI pod's layout writer) run here first, to their end, as a kubelet
+    runs them before the container."""
+    local_dirs = _volumes(cp, pod, workdir)
+    for init in pod["spec"].get("initContainers", []):
+        argv, env = _container_process(cp, pod, init, ports, local_dirs)
+        done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, f"{pod['metadata']['name']}'s init container {init['name']} failed:\n{done.stderr}"
+    return _container_process(cp, pod, pod["spec"]["containers"][0], ports, local_dirs)
+
+
+def _volumes(cp: ControlPlane, pod: dict[str, Any], workdir: Path) -> dict[str, str]:
+    """Each volume's mount path (in any of the pod's containers) -> a folder here."""
+    mounts = {m["name"]: m["mountPath"] for c in [*pod["spec"].get("initContainers", []), *pod["spec"]["containers"]]
+              for m in c.get("volumeMounts", [])}  # fmt: skip
+    local_dirs: dict[str, str] = {}
+    for volume in pod["spec"]["volumes"]:
+        path = mounts.get(volume["name"])
+        if path is None:
+            continue
+        target = workdir / pod["metadata"]["name"] / volume["name"]
+        target.mkdir(parents=True, exist_ok=True)
+        if "configMap" in volume:
+            _write_config_map(cp, volume, target)
+        elif "secret" in volume:  # (a member's key)
+            data = cp.get_json("secret", volume["secret"]["secretName"], "-n", NAMESPACE)["data"]
+            for key, text in data.items():
+                (target / key).write_bytes(base64.b64decode(text))
+        local_dirs[path] = str(target)
+    return local_dirs
+
+
+def _write_config_map(cp: ControlPlane, volume: dict[str, Any], target: Path) -> None:
+    """A ConfigMap volume's files, each replaced whole (a reader never sees half of one)."""
+    data = cp.get_json("configmap", volume["configMap"]["name"], "-n", NAMESPACE)["data"]
+    for key, text in data.items():
+        if not (target / key).exists() or (target / key).read_text() != text:
+            (target / f".{key}.tmp").write_text(text)
+            (target / f".{key}.tmp").replace(target / key)
+
+
+def refresh_config_maps(cp: ControlPlane, pod: dict[str, Any], workdir: Path) -> None:
+    """Bring a running pod's ConfigMap volumes up to date, as a kubelet does (the RTI's
+    member table: a key issued or withdrawn)."""
+    for volume in pod["spec"]["volumes"]:
+        target = workdir / pod["metadata"]["name"] / volume["name"]
+        if "configMap" in volume and target.is_dir():
+            _write_config_map(cp, volume, target)
+
+
+def _local_path(arg: str, local_dirs: dict[str, str]) -> str:
+    """A path in a mounted volume, as the folder here that stands for it; a path in the
+    image's copy of the project (a program), as the path in this checkout."""
+    for path, local in local_dirs.items():
+        if arg == path or arg.startswith(path.rstrip("/") + "/"):
+            return local + arg[len(path):]
+    return f"{REPO}/{arg[len(IMAGE_ROOT):]}" if arg.startswith(IMAGE_ROOT) else arg
+
+
+def _container_process(cp: ControlPlane, pod: dict[str, Any], container: dict[str, Any], ports: dict[str, int],
+                       local_dirs: dict[str, str]) -> tuple[list[str], dict[str, str]]:  # fmt: skip
     env: dict[str, str] = {}
     for item in container.get("env", []):
         if "value" in item:
@@ -75,21 +136,9 @@ def _local_process(cp: ControlPlane, pod: dict[str, Any], ports: dict[str, int],
             env[item["name"]] = base64.b64decode(secret["data"][ref["key"]]).decode()
         elif source.get("fieldRef", {}).get("fieldPath") == "status.podIP":
             env[item["name"]] = "127.0.0.1"
-    mounts = {m["name"]: m["mountPath"] for m in container.get("volumeMounts", [])}
-    local_dirs: dict[str, str] = {}
-    for volume in pod["spec"]["volumes"]:
-        path = mounts.get(volume["name"])
-        if path is None:
-            continue
-        target = workdir / pod["metadata"]["name"] / volume["name"]
-        target.mkdir(parents=True, exist_ok=True)
-        if "configMap" in volume:
-            data = cp.get_json("configmap", volume["configMap"]["name"], "-n", NAMESPACE)["data"]
-            for key, text in data.items():
-                (target / key).write_text(text)
-        local_dirs[path] = str(target)
-    for key, value in env.items():
-        env[key] = local_dirs.get(value, value)
+    for key, value in env.items():  # (a mounted folder, or a file in one: the key files)
+        env[key] = next((local + value[len(path):] for path, local in local_dirs.items()
+                         if value == path or value.startswith(path.rstrip("/") + "/")), value)
 
     rti_host = f"{pod['metadata']['labels']['reactorfed.io/federation']}-rti.{NAMESPACE}.svc"
     argv: list[str] = []
@@ -105,8 +154,10 @@ def _local_process(cp: ControlPlane, pod: dict[str, Any], ports: dict[str, int],
             arg = str(ports[pod["metadata"]["name"]])
         elif prev == "--data-port":  # one per pod there, all on one host here: any free one
             arg = "0"
-        elif prev in ("--checkpoint-dir", "--host"):
-            arg = local_dirs.get(arg, "127.0.0.1" if prev == "--host" else arg)
+        elif prev == "--host":
+            arg = "127.0.0.1"
+        else:  # a checkpoint folder, the layout file, the program
+            arg = _local_path(arg, local_dirs)
         argv.append(arg)
     assert argv[0] == "reactorfed"
     argv[0] = str(REACTORFED)

@@ -4,15 +4,24 @@ coordinator within reach (for tests that poke at their ports while they run)."""
 from __future__ import annotations
 
 import os
+import tempfile
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from reactorfed import Environment, Reactor, VirtualClock
 from reactorfed.federation import FederateConfig, RtiConfig, run_federate
+from reactorfed.federation.io.curve import CurveKeys, raw_key
 from reactorfed.federation.process.defaults import DEFAULT_HEARTBEAT_TIMEOUT_NS
 from reactorfed.federation.process.federate import FederateCoordinator
+from reactorfed.federation.process.member_keys import (
+    MemberCredentials,
+    RtiCredentials,
+    issue,
+    write_member_table,
+)
 from reactorfed.federation.process.rti_server import RtiServer, RtiSummary
 from reactorfed.federation.process.runner import layout_of
 from reactorfed.time.clock import SystemClock
@@ -38,14 +47,27 @@ def reference(factory: Factory, **kwargs: Any) -> Reactor:
 
 
 class Federation:
-    """An RTI in a thread; federates started one by one with :meth:`start`."""
+    """An RTI in a thread; federates started one by one with :meth:`start`. ``keyed``: a
+    key per member, as ``reactorfed launch`` issues them (:attr:`keys`; the RTI reads the
+    member table from :attr:`table`, which :meth:`withdraw` rewrites); else one key per
+    federation, from :attr:`secret`."""
 
-    def __init__(self, factory: Factory, *, liveness_ns: int = DEFAULT_HEARTBEAT_TIMEOUT_NS, **rti_kwargs: Any) -> None:
+    def __init__(self, factory: Factory, *, liveness_ns: int = DEFAULT_HEARTBEAT_TIMEOUT_NS, keyed: bool = False,
+                 **rti_kwargs: Any) -> None:
         self.factory = factory
         self.fid = f"test-{os.getpid()}-{threading.get_ident()}-{time.monotonic_ns()}"
-        self.secret = os.urandom(16)
         self.layout = layout_of(factory())
         self.liveness_ns = liveness_ns
+        self.keys: dict[str, CurveKeys] = {}
+        if keyed:
+            self.secret = b""
+            self.rti_keys, self.keys = issue(self.layout.names)
+            self._dir = tempfile.TemporaryDirectory(prefix="reactorfed-keys-")
+            self.table = Path(self._dir.name) / "members.json"
+            write_member_table(self.table, self.keys)
+            rti_kwargs["credentials"] = RtiCredentials(self.rti_keys, path=self.table)
+        else:
+            self.secret = os.urandom(16)
         self.server = RtiServer(self.layout, RtiConfig(self.fid, self.secret, port=0, liveness_ns=liveness_ns, **rti_kwargs),
                                 SystemClock())
         self.endpoint = self.server.bind()
@@ -71,10 +93,21 @@ class Federation:
         kwargs.setdefault("liveness_ns", self.liveness_ns)
         return FederateConfig(kwargs.pop("federation_id", self.fid), kwargs.pop("secret", self.secret), self.endpoint, **kwargs)
 
+    def credentials(self, member: str) -> MemberCredentials:
+        """The credential issued to ``member`` (a keyed federation)."""
+        return MemberCredentials(self.keys[member], raw_key(self.rti_keys.public))
+
+    def withdraw(self, member: str) -> None:
+        """The issuer withdraws ``member``'s key: the member table without it."""
+        write_member_table(self.table, {n: k for n, k in self.keys.items() if n != member})
+
     def start(self, name: str, *, key: str | None = None, factory: Factory | None = None, fast: bool = True,
-              timeout: int | None = None, **cfg: Any) -> threading.Thread:
-        """Run federate ``name`` in a thread; its results are filed under ``key`` (default: name)."""
+              timeout: int | None = None, as_member: str | None = None, **cfg: Any) -> threading.Thread:
+        """Run federate ``name`` in a thread; its results are filed under ``key`` (default:
+        name). A keyed federation's federate holds the key issued to ``as_member`` (default: name)."""
         key = key or name
+        if self.keys:
+            cfg.setdefault("credentials", self.credentials(as_member or name))
         main = (factory or self.factory)()
         self.programs[key] = main
 

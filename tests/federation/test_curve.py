@@ -75,6 +75,19 @@ def test_refusals_for_good_or_for_now(monkeypatch: pytest.MonkeyPatch) -> None:
     assert answers == []
 
 
+def test_a_refused_member_key_may_yet_come_but_no_other_refusal(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With a key per member, the server's refusal of the client's key is for now (its
+    table may not have caught up with a key just issued): connect again. Any other reason
+    the server gives stays final, and so does a key refusal with one key per federation."""
+    monkeypatch.setattr(curve, "curve_server_at", lambda endpoint: pytest.fail("not asked: the server explained"))
+    keyed = curve.Refusals("tcp://h:1", key_may_come=True)
+    assert not keyed.for_good(3, 3, 0, key_refused=3) and keyed.key_refused(3, 0)
+    assert keyed.for_good(2, 2, 0, key_refused=1) and keyed.key_refused(1, 0)  # and a protocol error: final
+    assert not keyed.key_refused(0, 0) and not keyed.key_refused(2, 1)  # nothing refused, or one got through
+    shared = curve.Refusals("tcp://h:1")
+    assert shared.for_good(1, 1, 0, key_refused=1) and not shared.key_refused(1, 0)
+
+
 # -- real sockets ------------------------------------------------------------------------------
 def _until(pred: Callable[[], Any], what: str, timeout: float = 5.0) -> Any:
     deadline = time.monotonic() + timeout

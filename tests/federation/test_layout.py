@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -174,3 +176,87 @@ def test_the_digest_names_the_program() -> None:
     assert layout_of(OtherPipeline()).digest != a.digest  # same federates, another delay
     assert layout_of(Pipeline(after=0)).digest != a.digest
     assert layout_of(Ring(3)).digest != layout_of(Ring(4)).digest
+
+
+class _Watcher(Reactor):
+    inp = Input(int)
+    late = Input(int)
+
+    @reaction(triggers=[inp, late])
+    def see(self, inp: object, late: object) -> None:
+        pass
+
+
+class Mixed(Reactor):
+    """Zero-delay, delayed and physical links, an elastic bank, a declared maxwait and an
+    absent_after: every part of a layout's data."""
+
+    def __init__(self) -> None:
+        from reactorfed.model.elastic import Elastic, elastic_bank
+        from reactorfed.model.maxwait import maxwait
+
+        from .elastic_programs import Sampler, Trainer
+
+        self.learner = Trainer()
+        self.samplers = elastic_bank(Sampler, Elastic(min=1, max=3, initial=2))
+        self.connect(self.samplers.out, self.learner.ins)
+        self.ring = bank(Member, 2)
+        self.connect(self.ring[0].out, self.ring[1].inp)
+        self.connect(self.ring[1].out, self.ring[0].inp, after=0)
+        self.watch = _Watcher()
+        self.connect(self.ring[0].out, self.watch.inp, physical=True, after=ms(1))
+        self.connect(self.ring[1].out, self.watch.late, absent_after=ms(2))
+        maxwait(self.watch, ms(5))
+
+
+def _same(a: Layout, b: Layout) -> None:
+    assert (a.names, a.links, a.physical, a.elastic, a.maxwait, a.digest) == (
+        b.names, b.links, b.physical, b.elastic, b.maxwait, b.digest)
+    assert (a.path, a.scc) == (b.path, b.scc)
+    assert [a.elastic_of(f) for f in range(len(a.names))] == [b.elastic_of(f) for f in range(len(b.names))]
+    assert a.initial_members() == b.initial_members()
+
+
+def test_a_layout_read_back_from_its_json_is_the_same_layout() -> None:
+    """What ``reactorfed rti --layout`` serves: the same federates, links, banks, paths
+    and digest as the program's own layout (through a JSON text, as the file holds it)."""
+    import json
+
+    from .elastic_programs import Main as Elastic
+
+    for program in (Pipeline(after=ms(2)), Ring(3), Elastic()):
+        ly = layout_of(program)
+        _same(Layout.from_json(json.loads(json.dumps(ly.json()))), ly)
+
+
+def test_every_part_of_a_layout_survives_its_json() -> None:
+    import json
+
+    ly = layout_of(Mixed())
+    assert ly.physical and ly.elastic and any(lk.absent_after for lk in ly.links) and min(ly.maxwait) < FOREVER
+    _same(Layout.from_json(json.loads(json.dumps(ly.json()))), ly)
+
+
+def test_a_malformed_layout_is_refused_naming_what_is_wrong() -> None:
+    import pytest
+
+    from reactorfed.errors import ValidationError
+
+    good = layout_of(Pipeline()).json()
+    cases = {
+        "format": ({**good, "format": 99}, "format 99"),
+        "federates": ({**good, "federates": ["a", "a", "b"]}, "'federates' must be distinct"),
+        "digest": ({**good, "digest": 7}, "'digest' must be a str"),
+        "maxwait": ({**good, "maxwait": [0]}, "'maxwait' must be 3 durations"),
+        "links": ({**good, "links": [[0, 0, 5, None, "a", "b", 0]]}, "links[0] must be"),
+        "elastic": ({**good, "elastic": [{"name": "s", "slots": [0], "min": 2, "max": 1, "initial": 1}]},
+                    "elastic[0] must be"),
+        "ids": ({**good, "physical": [good["links"][0]]}, "link ids must be distinct"),
+        "slots": ({**good, "elastic": [{"name": "s", "slots": [0, 0], "min": 1, "max": 2, "initial": 1}]},
+                  "a federate is a slot of two elastic banks"),
+    }
+    for data, says in cases.values():
+        with pytest.raises(ValidationError, match=re.escape(f"prog.json: {says}")):
+            Layout.from_json(data, "prog.json")
+    with pytest.raises(ValidationError, match="expected a JSON object"):
+        Layout.from_json([], "prog.json")

@@ -27,6 +27,7 @@ FIELD: dict[str, st.SearchStrategy[Any]] = {
     "counts": st.dictionaries(U64, U64, max_size=5),
     "sent": st.dictionaries(U64, st.tuples(U64, I64, U64).map(list), max_size=5),
     "peers": st.dictionaries(U64, st.text(max_size=30), max_size=5),
+    "keys": st.dictionaries(U64, st.binary(min_size=32, max_size=32), max_size=5),
     "bin": st.binary(max_size=40),
     "items": st.lists(st.lists(U64, min_size=1, max_size=4), min_size=1, max_size=4),
     "bool": st.booleans(),
@@ -50,6 +51,7 @@ WRONG: dict[str, list[Any]] = {
     "counts": [[], {-1: 1}, {1: -1}, {"a": 1}, {1: "a"}, {1: 1.5}, {True: 1}, None],
     "sent": [{1: [1, 2]}, {1: [1, 2, 3, 4]}, {1: [-1, 0, 0]}, {1: [0, 0, -1]}, {-1: [0, 0, 0]}, {1: (0, "t", 0)}, {1: 5}, []],
     "peers": [{1: b"x"}, {-1: "x"}, {"a": "x"}, {1: 1}, []],
+    "keys": [{1: b"x" * 31}, {1: b"x" * 33}, {-1: b"x" * 32}, {"a": b"x" * 32}, {1: "x" * 32}, [], None],
     "bin": ["x", 1, None, [b"x"]],
     "items": [[], {}, b"x", None, 3],
     "bool": [0, 1, None, "true", b"\x01", [True]],
@@ -65,7 +67,7 @@ WRONG: dict[str, list[Any]] = {
 
 def sample(kind: int) -> list[Any]:
     return [{"i": -5, "u": 7, "s": "x", "b16": b"a" * 16, "b32": b"b" * 32, "counts": {1: 2}, "sent": {0: [1, 2, 3]},
-             "peers": {0: "tcp://h:1"}, "any": [1, "a"], "bin": b"\x00\x01", "items": [[43, 1, 2]], "bool": True,
+             "peers": {0: "tcp://h:1"}, "keys": {0: b"k" * 32}, "any": [1, "a"], "bin": b"\x00\x01", "items": [[43, 1, 2]], "bool": True,
              "changes": [[3, True], [4, False]], "ints": [2, 3], "u?": None, "tags": {2: [5, 0]},
              "figures": {"mean_return": 21.5, "env_steps": 1200}}[f] for f in K.SCHEMA[kind]]
 
@@ -151,7 +153,7 @@ TYPED: list[tuple[type[Any], tuple[st.SearchStrategy[Any], ...], Any]] = [
     (P.Heartbeat, (), lambda _: [P.HEARTBEAT]),
     (P.Fail, (TEXT,), lambda f: [P.FAIL, f.reason]),
     (P.HbHello, (TEXT, TEXT, B16, B32), lambda h: [P.HB_HELLO, h.federation_id, h.name, h.nonce, h.mac]),
-    (P.Challenge, (B16, B32), lambda c: [P.CHALLENGE, c.nonce, c.mac]),
+    (P.Challenge, (B16, B32, FIELD["keys"]), lambda c: [P.CHALLENGE, c.nonce, c.mac, c.keys]),
     (P.Reject, (TEXT,), lambda r: [P.REJECT, r.reason]),
     (P.Start, (I64, PEERS, B16, U64, st.lists(U64, max_size=5).map(tuple), st.booleans(), st.booleans(), FIELD["u?"]),
      lambda s: [P.START, s.start, s.peers, s.session, s.federate, list(s.absent), s.join, s.decentralized, s.window]),
@@ -161,6 +163,7 @@ TYPED: list[tuple[type[Any], tuple[st.SearchStrategy[Any], ...], Any]] = [
     (P.StopGranted, (TAG,), lambda g: [P.STOP_GRANTED, g.tag[0], g.tag[1]]),
     (P.Lead, (TAG,), lambda g: [P.LEAD, g.tag[0], g.tag[1]]),
     (P.Watch, (TAG,), lambda g: [P.WATCH, g.tag[0], g.tag[1]]),
+    (P.Keys, (FIELD["keys"],), lambda k: [P.KEYS, k.keys]),
     (P.Abort, (TEXT,), lambda a: [P.ABORT, a.reason]),
     (P.Auth, (U64, B32), lambda a: [P.AUTH, a.sender, a.mac]),
     (P.ShmOpen, (TEXT,), lambda o: [P.SHM_OPEN, o.name]),

@@ -181,4 +181,11 @@ def _die_with_parent() -> None:
 
 
 if __name__ == "__main__":  # python -m reactorfed.cli.forkserver FD THREADS PROGRAM [PARAM ...]
-    sys.exit(serve(int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4:]))
+    code = serve(int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4:])
+    # Without the interpreter's teardown: with the program's torch loaded it took 1-5 s
+    # (by the load), which the launcher waited out after the federation had ended. The
+    # server holds nothing to release: its children are gone or told to end, and it
+    # never ran the program.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)

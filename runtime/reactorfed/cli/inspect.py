@@ -1,6 +1,7 @@
 """The commands that look at a program or at a traced run without running anything:
 ``reactorfed diagram`` (the program drawn as LF draws it), ``reactorfed federates`` (what
 the program's federates are, for the operator to check its federate groups against) and
+``reactorfed layout`` (the federation as an RTI needs it: ``reactorfed rti --layout``) and
 ``reactorfed trace`` (``merge``: one trace for Perfetto or Chrome; ``sequence``: LF's
 federated sequence diagram)."""
 
@@ -24,7 +25,7 @@ from .loader import (
     resolve_spec,
 )
 
-__all__ = ["add_diagram", "add_federates", "add_trace", "describe_federates"]
+__all__ = ["add_diagram", "add_federates", "add_layout", "add_trace", "describe_federates"]
 
 log = logging.getLogger("reactorfed.cli")
 _RAW = argparse.RawDescriptionHelpFormatter
@@ -70,6 +71,39 @@ def cmd_diagram(args: argparse.Namespace) -> int:
     else:
         args.output.write_text(svg)
         log.info("wrote %s", args.output)
+    return 0
+
+
+LAYOUT_DESCRIPTION = """\
+Write the federation a program declares as an RTI needs it, for `reactorfed rti
+--layout FILE`: its federates, the links between them with their delays, its
+elastic banks, its digest (the RTI admits only federates that run the same
+program and parameters) and its drawing for the RTI's live page. That RTI then
+imports neither the program nor what the program imports (torch, gymnasium).
+"""
+
+
+def add_layout(sub: Any) -> None:
+    p = sub.add_parser("layout", help="write the federation's layout for `reactorfed rti --layout`",
+                       description=LAYOUT_DESCRIPTION, formatter_class=_RAW,
+                       epilog="example:\n  reactorfed layout examples/rl/dqn_cartpole.py:Main -o dqn.layout.json\n"
+                              "  REACTORFED_SECRET=s3cret reactorfed rti --layout dqn.layout.json --port 15045\n")
+    add_program_args(p)
+    p.add_argument("-o", "--output", type=Path, required=True, metavar="FILE", help="where to write it (JSON)")
+    p.add_argument("--no-diagram", action="store_true", help="leave the drawing out (the live page shows none)")
+    p.set_defaults(func=cmd_layout)
+
+
+def cmd_layout(args: argparse.Namespace) -> int:
+    from ..federation.process.layout_file import LayoutFile
+
+    served = LayoutFile.of(load_program(args.program, parse_params(args.params)), diagram=not args.no_diagram)
+    try:
+        served.write(args.output)
+    except OSError as e:
+        raise ProgramError(f"--output {args.output}: {e}") from None
+    log.info("layout of %s (%d federates, digest %s) written to %s", args.program, len(served.layout.names),
+             served.layout.digest, args.output)
     return 0
 
 

@@ -11,7 +11,11 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from ..federation.process.defaults import DEFAULT_HEARTBEAT_TIMEOUT_NS, DEFAULT_LEAD_WINDOW_NS
+from ..federation.process.defaults import (
+    DEFAULT_HEARTBEAT_TIMEOUT_NS,
+    DEFAULT_LEAD_WINDOW_NS,
+    MIN_HEARTBEAT_TIMEOUT_NS,
+)
 from ..federation.process.priority import DEFAULT_REACTION_NICE, REACTION_POLICIES
 from ..time.clock import SystemClock
 from .loader import ProgramError, add_program_args, load_program, parse_params
@@ -44,25 +48,35 @@ MEMBERSHIP = "membership"
 RTI_DESCRIPTION = """\
 Serve as the RTI (run-time infrastructure) of a federated program: accept
 exactly the federates the program declares (the main reactor's children, each
-bank member on its own), check that each knows the federation's secret, fix a
+bank member on its own), each only with the key issued to it, fix a
 common start time, grant tags, agree on stop tags, and watch heartbeats. The
 RTI carries no payloads: federates send those to each other.
 
-The shared secret comes from $REACTORFED_SECRET or --secret-file.
+The federation is PROGRAM's, or the one --layout FILE describes (written by
+`reactorfed layout PROGRAM -o FILE`): then the RTI imports neither the program
+nor its libraries. `reactorfed launch` starts its RTI so.
+
+A key per member: --key-file (the RTI's own key) and --member-keys (every
+member's public key; read again when it changes: a key removed or replaced is
+refused from then on). Without them, one key per federation, derived from the
+shared secret ($REACTORFED_SECRET or --secret-file).
 """
 
 FEDERATE_DESCRIPTION = """\
 Run one federate of a federated program and join its RTI. The same program
 file runs in one process (reactorfed run) or federated, unchanged.
 
-The shared secret comes from $REACTORFED_SECRET or --secret-file.
+A key per member: --key-file (this federate's own key and the RTI's public
+key). Without it, one key per federation, derived from the shared secret
+($REACTORFED_SECRET or --secret-file).
 """
 
 LAUNCH_DESCRIPTION = """\
 Run a program federated on this machine: start an RTI and one process per
 federate (the main reactor's children; each bank member on its own), print
 their output prefixed with their name and a progress line, and exit non-zero
-naming the process that failed if any does. A fresh secret is generated.
+naming the process that failed if any does. A fresh keypair is issued to the
+RTI and to each federate, each in a file of its own that only it is given.
 Every process gets --threads torch threads (default 1), however many cores
 the machine has: a seed gives the same weights on any machine.
 """
@@ -71,6 +85,8 @@ EXAMPLES = """\
 examples:
   reactorfed launch examples/pipeline.py:Main --fast --timeout 1s
   REACTORFED_SECRET=s3cret reactorfed rti examples/pipeline.py:Main --federation-id demo --port 15045
+  reactorfed layout examples/pipeline.py:Main -o pipeline.json   # (or the RTI on the layout alone:)
+  REACTORFED_SECRET=s3cret reactorfed rti --layout pipeline.json --federation-id demo --port 15045
   REACTORFED_SECRET=s3cret reactorfed federate examples/pipeline.py:Main --federate sink \\
       --federation-id demo --rti tcp://rti.example:15045 --advertise-host $POD_IP
 """
@@ -78,8 +94,9 @@ examples:
 
 def _heartbeat_timeout(text: str) -> int:
     v = duration(text)
-    if v < 200_000_000:
-        raise argparse.ArgumentTypeError("must be at least 200ms")
+    if v < MIN_HEARTBEAT_TIMEOUT_NS:
+        raise argparse.ArgumentTypeError(f"must be at least {MIN_HEARTBEAT_TIMEOUT_NS // 1_000_000_000}s (a loaded "
+                                         "machine delays the heartbeats' answers by a good fraction of a second)")
     return v
 
 
@@ -97,8 +114,8 @@ def _join_timeout(text: str) -> int:
     return v
 
 
-def _common(p: argparse.ArgumentParser, *, launch: bool = False) -> None:
-    add_program_args(p)
+def _common(p: argparse.ArgumentParser, *, launch: bool = False, rti: bool = False) -> None:
+    add_program_args(p, optional=rti)
     add_execution_args(p)
     add_observability_args(p)
     g = p.add_argument_group("federation")
@@ -107,9 +124,14 @@ def _common(p: argparse.ArgumentParser, *, launch: bool = False) -> None:
                        help="the federation's name; the RTI and every federate must agree (default: "
                        "$REACTORFED_FEDERATION_ID or 'reactorfed')")
         g.add_argument("--secret-file", type=Path, default=None,
-                       help="file holding the shared secret (default: $REACTORFED_SECRET)")
+                       help="file holding the shared secret (default: $REACTORFED_SECRET), when the members share one "
+                       "key; not needed with --key-file")
+        g.add_argument("--key-file", type=Path, default=_env_path("REACTORFED_KEY_FILE"),
+                       help="this member's own key (a JSON file `reactorfed launch` or the operator writes: its secret "
+                       "key, and for a federate the RTI's public key); with it, no shared secret "
+                       "(default: $REACTORFED_KEY_FILE)")
     g.add_argument("--heartbeat-timeout", type=_heartbeat_timeout, default=DEFAULT_HEARTBEAT_TIMEOUT_NS, metavar="DURATION",
-                   help="declare a process dead when its connection answers nothing for this long, at least 200ms "
+                   help="declare a process dead when its connection answers nothing for this long, at least 1s "
                    "(default: 3s). The heartbeats are ZeroMQ's own, answered by its I/O thread, not the "
                    "interpreter: a process busy in a long reaction still answers; one that died is found at "
                    "once from its closed connection")
@@ -195,6 +217,11 @@ def _reaction_nice(text: str) -> int:
     return n
 
 
+def _env_path(var: str) -> Path | None:
+    value = os.environ.get(var, "")
+    return Path(value) if value else None
+
+
 def _secret(args: argparse.Namespace) -> bytes:
     if args.secret_file is not None:
         try:
@@ -208,6 +235,46 @@ def _secret(args: argparse.Namespace) -> bytes:
     return data
 
 
+def _rti_credentials(args: argparse.Namespace) -> Any:
+    """The RTI's own key and the member table (``--key-file``, ``--member-keys``), or None
+    (one key per federation, from the shared secret)."""
+    from ..federation.process.member_keys import RtiCredentials, read_key_file
+
+    if args.key_file is None:
+        if args.member_keys is not None:
+            raise ProgramError("--member-keys needs --key-file (the RTI's own key)")
+        return None
+    if args.member_keys is None:
+        raise ProgramError("--key-file needs --member-keys (the members' public keys) on the RTI")
+    if _plaintext(args):
+        raise ProgramError("--key-file: keys have no use in plain text (--insecure-plaintext-tcp)")
+    try:
+        _, keys, _ = read_key_file(args.key_file)
+        return RtiCredentials(keys, path=args.member_keys)
+    except ValueError as e:
+        raise ProgramError(str(e)) from None
+
+
+def _member_credentials(args: argparse.Namespace) -> Any:
+    """This federate's own key and the RTI's public key (``--key-file``), or None (one key
+    per federation, from the shared secret). The file must have been issued to this federate."""
+    from ..federation.process.member_keys import MemberCredentials, read_key_file
+
+    if args.key_file is None:
+        return None
+    if _plaintext(args):
+        raise ProgramError("--key-file: keys have no use in plain text (--insecure-plaintext-tcp)")
+    try:
+        name, keys, rti = read_key_file(args.key_file)
+    except ValueError as e:
+        raise ProgramError(str(e)) from None
+    if name != args.federate:
+        raise ProgramError(f"--key-file {args.key_file} was issued to {name!r}, not to federate {args.federate!r}")
+    if rti is None:
+        raise ProgramError(f"--key-file {args.key_file} has no rti_public_key (a federate's key file names the RTI's)")
+    return MemberCredentials(keys, rti)
+
+
 def _plaintext(args: argparse.Namespace) -> bool:
     """TCP links in plain text: asked for by the flag or by the environment variable it
     stands for (either is enough: a launcher's environment reaches every process)."""
@@ -219,11 +286,19 @@ def _plaintext(args: argparse.Namespace) -> bool:
 def add_rti(sub: Any) -> None:
     p = sub.add_parser("rti", help="serve as the RTI of a federated program", description=RTI_DESCRIPTION,
                        epilog=EXAMPLES, formatter_class=_RAW)
-    _common(p)
+    _common(p, rti=True)
+    p.add_argument("--layout", type=Path, default=None, metavar="FILE",
+                   help="serve the federation FILE describes instead of PROGRAM's: what `reactorfed layout PROGRAM "
+                   "-o FILE` wrote (its federates, links, elastic banks and digest). The RTI then imports neither the "
+                   "program nor its libraries (torch): `launch` starts its RTI so")
     g = p.add_argument_group("network")
     g.add_argument("--host", default="0.0.0.0", help="address to listen on (default: 0.0.0.0)")
     g.add_argument("--port", type=port, default=15045, help="port to listen on; 0 picks a free one (default: 15045)")
     g.add_argument("--ready-file", type=Path, default=None, help=argparse.SUPPRESS)
+    g.add_argument("--member-keys", type=Path, default=_env_path("REACTORFED_MEMBER_KEYS"),
+                   help="with --key-file: the members' public keys, {\"members\": {name: key}} (read again when "
+                   "the file changes: a member removed or given a new key is refused with its old one from then on; "
+                   "default: $REACTORFED_MEMBER_KEYS)")
     _membership_args(p)
     add_metrics_args(p)
     p.set_defaults(func=cmd_rti)
@@ -231,19 +306,19 @@ def add_rti(sub: Any) -> None:
 
 def cmd_rti(args: argparse.Namespace) -> int:
     from ..federation.process.rti_server import RtiConfig
-    from ..federation.process.runner import layout_of, run_rti
+    from ..federation.process.runner import serve_rti
 
     threads_from_args(args)
-    main = load_program(args.program, parse_params(args.params))
-    layout = layout_of(main) if args.membership is not None or args.membership_out is not None else None
+    served = _served(args)
+    layout = served.layout
     if args.membership is not None:
-        assert layout is not None
         _check_recorded_for(args.membership, layout.digest)
-    cfg = RtiConfig(args.federation_id, _secret(args), host=args.host, port=args.port,
+    creds = _rti_credentials(args)
+    cfg = RtiConfig(args.federation_id, b"" if creds is not None else _secret(args), host=args.host, port=args.port,
                     liveness_ns=args.heartbeat_timeout, silence_ns=args.silence_timeout,
                     join_timeout_ns=args.join_timeout, membership=args.membership,
                     insecure_plaintext_tcp=_plaintext(args), coordination=args.coordination,
-                    lead_window=None if args.lead_window == "none" else args.lead_window,
+                    lead_window=None if args.lead_window == "none" else args.lead_window, credentials=creds,
                     **clock_sync_from_args(args).rti())
 
     def ready(endpoint: str, status_port: int | None) -> None:
@@ -254,16 +329,34 @@ def cmd_rti(args: argparse.Namespace) -> int:
 
     tracer = tracer_from_args(args, "rti", SystemClock(), "rti")
     try:
-        summary = run_rti(main, cfg, metrics_port=args.metrics_port, metrics_addr=args.metrics_addr, on_bound=ready,
-                          tracer=tracer)
+        summary = serve_rti(layout, cfg, metrics_port=args.metrics_port, metrics_addr=args.metrics_addr,
+                            on_bound=ready, tracer=tracer, diagram=served.diagram)
     finally:
         if tracer is not None:
             tracer.close()
     if args.membership_out is not None:
-        assert layout is not None
         _write_record(args.membership_out, layout.digest, [r.json() for r in summary.membership])
     print(summary, flush=True)
     return 0
+
+
+def _served(args: argparse.Namespace) -> Any:
+    """The federation an RTI serves: read from ``--layout`` (the program is not imported),
+    or PROGRAM's, built here (a :class:`~reactorfed.federation.process.layout_file.LayoutFile`)."""
+    from ..errors import ValidationError
+    from ..federation.process.layout_file import LayoutFile
+
+    if args.layout is None:
+        if args.program is None:
+            raise ProgramError("which federation: give PROGRAM or --layout FILE")
+        return LayoutFile.of(load_program(args.program, parse_params(args.params)),
+                             diagram=args.metrics_port is not None)
+    if args.program is not None or args.params:
+        raise ProgramError("--layout FILE stands for PROGRAM and its --param values: give one or the other")
+    try:
+        return LayoutFile.read(args.layout)
+    except ValidationError as e:
+        raise ProgramError(f"--layout: {e}") from None
 
 
 def _check_recorded_for(path: Path, digest: str) -> None:
@@ -332,7 +425,9 @@ def cmd_federate(args: argparse.Namespace) -> int:
         main, layout = load_program(args.program, parse_params(args.params)), None
     rti = args.rti if args.rti.startswith("tcp://") else f"tcp://{args.rti}"
     bind = args.bind_host or ("0.0.0.0" if args.advertise_host else "127.0.0.1")
-    cfg = FederateConfig(args.federation_id, _secret(args), rti, bind_host=bind, advertise_host=args.advertise_host,
+    creds = _member_credentials(args)
+    cfg = FederateConfig(args.federation_id, b"" if creds is not None else _secret(args), rti, bind_host=bind,
+                         advertise_host=args.advertise_host, credentials=creds,
                          data_port=args.data_port, advertise_port=args.advertise_port,
                          liveness_ns=args.heartbeat_timeout, silence_ns=args.silence_timeout,
                          join_timeout_ns=args.join_timeout,
@@ -409,17 +504,19 @@ def add_launch(sub: Any) -> None:
 
 def cmd_launch(args: argparse.Namespace) -> int:
     from ..federation.process.launch import launch
-    from ..federation.process.runner import layout_of
+    from ..federation.process.layout_file import LayoutFile
 
     threads_from_args(args)
-    layout = layout_of(load_program(args.program, parse_params(args.params)))
+    # Computed here once: the RTI is handed it and never imports the program.
+    served = LayoutFile.of(load_program(args.program, parse_params(args.params)))
+    layout = served.layout
     logdir_from_args(args, args.program, SystemClock())  # (the federates inherit it)
     names, again = _launched(layout, args.membership)
     log.info("launching %s: RTI + %d federates (%s)", args.program, len(names), ", ".join(names))
     result = launch(args.program, names, params=args.params, run_args=forwarded(args.parser, args),
                     rti_args=forwarded(args.parser, args, (MEMBERSHIP, "observability")), relaunch=again,
                     progress=False if args.no_progress else None, timeout_ns=args.timeout,
-                    fork_server=not args.no_fork_server, threads=args.threads)
+                    fork_server=not args.no_fork_server, threads=args.threads, layout=served)
     if result.code == 0:
         log.info("federation finished in %.2f s", result.wall_s)
     else:

@@ -69,11 +69,13 @@ class ProgramError(ReactorError):
     """The program spec or its parameters are wrong (a usage error: exit code 2)."""
 
 
-def add_program_args(parser: argparse.ArgumentParser) -> None:
-    """Add the positional ``PROGRAM`` and the repeatable ``--param KEY=VALUE``."""
+def add_program_args(parser: argparse.ArgumentParser, *, optional: bool = False) -> None:
+    """Add the positional ``PROGRAM`` and the repeatable ``--param KEY=VALUE``
+    (``optional``: PROGRAM may be left out, when another flag stands for it)."""
     parser.add_argument(
         "program",
         metavar="PROGRAM",
+        nargs="?" if optional else None,
         help="what to run: MODULE:ATTR or path/to/file.py:ATTR, where ATTR is a Reactor "
         f"class, a function returning the main reactor, or a reactor (default ATTR: {DEFAULT_ATTR})",
     )

@@ -152,10 +152,10 @@ COMMANDS: list[Callable[[Any], None]] = [_add_run]
 
 
 def _federation_commands() -> list[Callable[[Any], None]]:
-    from .inspect import add_diagram, add_federates, add_trace
+    from .inspect import add_diagram, add_federates, add_layout, add_trace
     from .launch import add_federate, add_launch, add_rti
 
-    return [add_launch, add_rti, add_federate, add_federates, add_diagram, add_trace]
+    return [add_launch, add_rti, add_federate, add_federates, add_layout, add_diagram, add_trace]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..execution.threads import ALLOW_FLAG, DEFAULT_THREADS, FLAG, apply_threads, current_threads
+from ..federation.process.defaults import DEFAULT_METRICS_ADDR
 from ..observe import LOGDIR_ENV
 from ..time.duration import parse_duration
 
@@ -126,7 +127,9 @@ def add_metrics_args(parser: argparse.ArgumentParser) -> None:
         "while running",
     )
     g.add_argument(
-        "--metrics-addr", default="0.0.0.0", metavar="ADDR", help="address for --metrics-port (default: 0.0.0.0)"
+        "--metrics-addr", default=DEFAULT_METRICS_ADDR, metavar="ADDR",
+        help=f"address for --metrics-port (default: {DEFAULT_METRICS_ADDR}: this machine only, since the "
+        "endpoints are not authenticated; 0.0.0.0 serves every interface)",
     )
 
 

@@ -16,8 +16,10 @@ if TYPE_CHECKING:
     from .errors import FederationError
     from .process.clock_sync import ClockSyncOptions
     from .process.federate_config import FederateConfig
+    from .process.layout_file import LayoutFile
+    from .process.member_keys import MemberCredentials, RtiCredentials
     from .process.rti_server import RtiConfig, RtiSummary
-    from .process.runner import layout_of, run_federate, run_rti
+    from .process.runner import layout_of, run_federate, run_rti, serve_rti
     from .process.threads import ThreadedRun, run_threads
     from .wire.codec import CodecError
 
@@ -28,13 +30,17 @@ _HOME = {
     "FederateConfig": "process.federate_config",
     "FederationError": "errors",
     "Layout": "coordination.layout",
+    "LayoutFile": "process.layout_file",
+    "MemberCredentials": "process.member_keys",
     "RtiConfig": "process.rti_server",
+    "RtiCredentials": "process.member_keys",
     "RtiSummary": "process.rti_server",
     "ThreadedRun": "process.threads",
     "layout_of": "process.runner",
     "run_federate": "process.runner",
     "run_rti": "process.runner",
     "run_threads": "process.threads",
+    "serve_rti": "process.runner",
 }
 
 __all__ = [
@@ -43,13 +49,17 @@ __all__ = [
     "FederateConfig",
     "FederationError",
     "Layout",
+    "LayoutFile",
+    "MemberCredentials",
     "RtiConfig",
+    "RtiCredentials",
     "RtiSummary",
     "ThreadedRun",
     "layout_of",
     "run_federate",
     "run_rti",
     "run_threads",
+    "serve_rti",
 ]
 assert sorted(__all__) == sorted(_HOME)
 

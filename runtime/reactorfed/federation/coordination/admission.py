@@ -2,7 +2,11 @@
 
 :class:`Admission` is the RTI's door. A federate's control connection says HELLO and gets
 a challenge, answers it with a PROOF and is in; its heartbeat connection is admitted with
-a MAC keyed by the session. Strangers get a reason (a wrong federation, a wrong program,
+a MAC keyed by the session. With a key per member (``secret`` None), the transport has
+authenticated both ends already and names the member each connection's key was issued to:
+a HELLO, PROOF or heartbeat HELLO is admitted only from the member it claims to be
+(:func:`.credentials.claim_refusal`), and the challenge's MACs are left empty (zeros: no
+secret is shared to key them). Strangers get a reason (a wrong federation, a wrong program,
 a duplicate) or nothing. Half-finished handshakes are bounded in number and in time, so a
 flood of HELLOs can neither exhaust memory nor push a real federate's handshake out. The
 federation starts once its initial members are in; a slot of an elastic bank (issue 19)
@@ -29,9 +33,14 @@ from dataclasses import dataclass
 from enum import Enum
 
 from ..wire import protocol as P
+from .credentials import claim_refusal
 from .layout import Layout
 
-__all__ = ["Admission", "Departures", "PeerKind", "Swap"]
+__all__ = ["NO_MAC", "Admission", "Departures", "PeerKind", "Swap"]
+
+#: the challenge's MACs with a key per member: no secret is shared to key them (the
+#: transport authenticated both ends, and the RTI checks whose key each connection has)
+NO_MAC = bytes(32)
 
 #: Half-finished handshakes: a real federate answers its challenge within milliseconds,
 #: so entries expire after a while, and a flood of strangers' HELLOs would have to exceed
@@ -72,7 +81,7 @@ class Admission:
     """The federates joined (by control and heartbeat connection) and the handshakes
     under way."""
 
-    def __init__(self, layout: Layout, federation_id: str, secret: bytes, *,
+    def __init__(self, layout: Layout, federation_id: str, secret: bytes | None, *,
                  max_pending: int = MAX_PENDING, pending_ttl_ns: int = PENDING_TTL_NS) -> None:
         self.layout = layout
         self.federation_id = federation_id
@@ -142,12 +151,15 @@ class Admission:
         return g is not None and g.transient
 
     # -- handshakes --------------------------------------------------------------------------
-    def hello(self, peer: bytes, msg: P.Hello, now: int, nonce: bytes, *, open_: bool) -> P.Challenge | P.Reject:
+    def hello(self, peer: bytes, msg: P.Hello, now: int, nonce: bytes, *, open_: bool,
+              member: str | None = None, keys: dict[int, bytes] | None = None) -> P.Challenge | P.Reject:
         """A HELLO: the challenge to send (carrying ``nonce``, fresh), or why not.
         ``open_``: the federation still takes federates (it has not started); a slot of
         an elastic bank whose process is not connected is taken at any time (it then asks
         to join: the RTI's core decides when), and so is a transient federate's while the
-        federation runs (a hot swap, if it proves itself: :meth:`proof`)."""
+        federation runs (a hot swap, if it proves itself: :meth:`proof`). ``member``: whom
+        the connection's key was issued to, and ``keys`` the members' public keys (a key
+        per member: the challenge carries them)."""
         name = msg.name
         if msg.version != P.PROTOCOL_VERSION:
             return P.Reject(f"protocol version {msg.version}; this RTI speaks version {P.PROTOCOL_VERSION}")
@@ -155,6 +167,8 @@ class Admission:
             return P.Reject(f"wrong federation {msg.federation_id!r} (this RTI runs {self.federation_id!r})")
         if name not in self.layout.names:
             return P.Reject(f"no federate {name!r} in this federation (expected: {', '.join(self.layout.names)})")
+        if self._secret is None and (refused := claim_refusal(member, name)) is not None:
+            return P.Reject(refused)
         f = self.layout.index(name)
         swap = f in self.control_of
         if swap and (open_ or not self.swappable(f)):
@@ -174,15 +188,20 @@ class Admission:
             if len(self._pending) <= self._max_pending and now - oldest.since <= self._ttl:
                 break
             self._pending.popitem(last=False)
+        if self._secret is None:
+            return P.Challenge(nonce, NO_MAC, keys or {})
         return P.Challenge(nonce, P.mac(self._secret, "rti", msg.nonce, msg.federation_id, name))
 
-    def proof(self, peer: bytes, msg: P.Proof) -> int | Swap | P.Reject:
+    def proof(self, peer: bytes, msg: P.Proof, member: str | None = None) -> int | Swap | P.Reject:
         """A PROOF from a peer that was challenged: the federate now joined, a hot swap
-        held (:class:`Swap`), or why not."""
+        held (:class:`Swap`), or why not (``member``: as for :meth:`hello`)."""
         p = self._pending.pop(peer)
         f = p.federate
         name = self.layout.names[f]
-        if not P.mac_equal(msg.mac, P.mac(self._secret, "federate", p.nonce, self.federation_id, name)):
+        if self._secret is None:
+            if (refused := claim_refusal(member, name)) is not None:
+                return P.Reject(refused)
+        elif not P.mac_equal(msg.mac, P.mac(self._secret, "federate", p.nonce, self.federation_id, name)):
             return P.Reject(f"federate {name!r} failed authentication (wrong secret?)")
         if f in self.control_of:
             if not p.swap:  # (it joined meanwhile: the federation had not started)
@@ -197,14 +216,19 @@ class Admission:
         self.endpoints[p.federate] = p.endpoint
         return p.federate
 
-    def heartbeat_hello(self, peer: bytes, msg: P.HbHello, session: bytes, *, running: bool) -> int | None:
+    def heartbeat_hello(self, peer: bytes, msg: P.HbHello, session: bytes, *, running: bool,
+                        member: str | None = None) -> int | None:
         """A heartbeat connection's HELLO: the federate it belongs to, or None (refused
-        without a word: a stranger learns nothing). Each nonce is accepted once."""
+        without a word: a stranger learns nothing). Each nonce is accepted once. With a key
+        per member, only from the member the connection's key was issued to (``member``),
+        its MAC keyed by the session alone."""
         name, nonce = msg.name, msg.nonce
         if (not running or msg.federation_id != self.federation_id or name not in self.layout.names
                 or nonce in self._hb_nonces):
             return None
-        if not P.mac_equal(msg.mac, P.mac(self._secret, "hb", session, name, nonce)):
+        if self._secret is None and claim_refusal(member, name) is not None:
+            return None
+        if not P.mac_equal(msg.mac, P.mac(self._secret or session, "hb", session, name, nonce)):
             return None
         self._hb_nonces.add(nonce)
         f = self.heartbeat[peer] = self.layout.index(name)

@@ -110,6 +110,7 @@ class FederateCore:
         self.grant: TagT = NEVER_T  # every tag up to this one may be processed
         self.ptag: TagT | None = None  # this one may be processed (provisionally)
         self.local_grants = 0  # grants taken from promises
+        self.revoked = 0  # grants taken back (hold_below): a tag waited for may be no more
         #: what the upstream peers promised: the earliest tag anything could still arrive at
         self.promises = PeerPromises(layout, me)
         # -- what arrived from upstream peers
@@ -269,9 +270,8 @@ class FederateCore:
 
     # -- what arrives from upstream peers ------------------------------------------------
     def on_data(self, peer: int, link: int, tag: TagT) -> bool:
-        """A data message from ``peer`` on ``link`` at ``tag`` arrived (it counts).
-        Whether to deliver it: always, but in a federation with elastic banks (see
-        :meth:`.federate_membership.FederateMembership.arrived`)."""
+        """A data message from ``peer`` on ``link`` at ``tag`` arrived (it counts). Whether to deliver
+        it: always, but with elastic banks (:meth:`.federate_membership.FederateMembership.arrived`)."""
         rec = self.received
         rec[peer] = rec.get(peer, 0) + 1
         self.messages_received += 1
@@ -414,6 +414,7 @@ class FederateCore:
         a grant taken from the other peers' promises that reaches it no longer holds."""
         if self.peer_grants and self.grant >= bound:
             self.grant = pred(bound)
+            self.revoked += 1
 
     def granted(self, tag: TagT) -> bool:
         """Whether ``tag`` is granted, with every message the grants count here."""

@@ -9,6 +9,7 @@ import hashlib
 import heapq
 import json
 from dataclasses import dataclass, field
+from typing import Any
 
 from ...assembly.partition import Partition
 from ...errors import ValidationError
@@ -18,7 +19,10 @@ from ...model.reactor import Reactor
 from ...time.tag import FOREVER, TagT, add_delay
 from ..wire.protocol import PROTOCOL_VERSION
 
-__all__ = ["Delay", "ElasticGroup", "Layout", "Link", "add_delay", "compose"]
+__all__ = ["LAYOUT_FORMAT", "Delay", "ElasticGroup", "Layout", "Link", "add_delay", "compose"]
+
+#: the version of :meth:`Layout.json`'s form (a reader refuses any other)
+LAYOUT_FORMAT = 1
 
 # A path delay as a tag offset: (dt, dm). None (same tag) is (0, 0), "after 0" is (0, 1),
 # "after d" is (d, 0). Applying (dt, dm) to (t, m): (t + dt, dm) if dt > 0 else (t, m + dm),
@@ -114,6 +118,50 @@ class Layout:
             shape["maxwait"] = [lay.maxwait, [lk.absent_after for lk in links]]
         desc = json.dumps(shape, sort_keys=True)
         lay.digest = hashlib.sha256(desc.encode()).hexdigest()[:32]
+        return lay
+
+    def json(self) -> dict[str, Any]:
+        """The layout as JSON data (:meth:`from_json` reads it back): all an RTI needs of a
+        program, handed to it without the program (``reactorfed rti --layout``). Path
+        delays and cycles are not in it: they follow from the links."""
+
+        def links(lks: list[Link]) -> list[list[Any]]:
+            return [[lk.id, lk.src, lk.dst, lk.delay, lk.src_port, lk.dst_port, lk.absent_after] for lk in lks]
+
+        return {"format": LAYOUT_FORMAT, "digest": self.digest, "federates": list(self.names),
+                "links": links(self.links), "physical": links(self.physical), "maxwait": list(self.maxwait),
+                "elastic": [{"name": g.name, "slots": list(g.slots), "min": g.min, "max": g.max,
+                             "initial": g.initial, "transient": g.transient} for g in self.elastic]}
+
+    @classmethod
+    def from_json(cls, data: Any, where: str = "layout") -> Layout:
+        """A layout from :meth:`json`'s data; anything malformed is a
+        :class:`~reactorfed.errors.ValidationError` naming ``where`` and the element."""
+        if not isinstance(data, dict):
+            raise ValidationError(f"{where}: expected a JSON object, got {type(data).__name__}")
+        if data.get("format") != LAYOUT_FORMAT:
+            raise ValidationError(f"{where}: format {data.get('format')!r}, this reactorfed reads {LAYOUT_FORMAT}: "
+                                  "write it again with this version")
+        names = _field(data, "federates", list, where)
+        n = len(names)
+        if not all(isinstance(x, str) for x in names) or len(set(names)) != n or n == 0:
+            raise ValidationError(f"{where}: 'federates' must be distinct names, at least one")
+        digest = _field(data, "digest", str, where)
+        if not digest:
+            raise ValidationError(f"{where}: 'digest' is empty")
+        maxwait = _field(data, "maxwait", list, where)
+        if len(maxwait) != n or not all(type(w) is int and w >= 0 for w in maxwait):
+            raise ValidationError(f"{where}: 'maxwait' must be {n} durations in ns, one per federate")
+        links, physical = _links(data, "links", n, where), _links(data, "physical", n, where)
+        ids = [lk.id for lk in links + physical]
+        if len(set(ids)) != len(ids):
+            raise ValidationError(f"{where}: link ids must be distinct, got {sorted(ids)}")
+        groups = _groups(data, n, where)
+        slots = [f for g in groups for f in g.slots]
+        if len(set(slots)) != len(slots):
+            raise ValidationError(f"{where}: a federate is a slot of two elastic banks, or twice of one")
+        lay = cls(list(names), links, digest=digest, maxwait=list(maxwait), physical=physical, elastic=groups)
+        lay._closure()
         return lay
 
     def index(self, name: str) -> int:
@@ -212,3 +260,43 @@ def _elastic_groups(main: Reactor, index: dict[str, int]) -> list[ElasticGroup]:
             groups.append(ElasticGroup(attr, tuple(index[m.name] for m in v), w.min, w.max, w.start,
                                        isinstance(value, Reactor) and is_transient(value)))
     return groups
+
+
+def _field(data: dict[str, Any], key: str, kind: type, where: str) -> Any:
+    value = data.get(key)
+    if not isinstance(value, kind) or isinstance(value, bool):
+        raise ValidationError(f"{where}: '{key}' must be a {kind.__name__}, got {value!r:.60}")
+    return value
+
+
+def _links(data: dict[str, Any], key: str, n: int, where: str) -> list[Link]:
+    out: list[Link] = []
+    for i, item in enumerate(_field(data, key, list, where)):
+        ok = isinstance(item, list) and len(item) == 7
+        if ok:
+            lid, src, dst, delay, src_port, dst_port, absent_after = item
+            ints = (lid, src, dst, absent_after) + (() if delay is None else (delay,))
+            ok = (all(type(v) is int and v >= 0 for v in ints) and src < n and dst < n
+                  and isinstance(src_port, str) and isinstance(dst_port, str))
+        if not ok:
+            raise ValidationError(f"{where}: {key}[{i}] must be [id, source, destination, delay or null, "
+                                  f"source port, destination port, absent_after], federates below {n}; got {item!r:.80}")
+        out.append(Link(lid, src, dst, delay, src_port, dst_port, key == "physical", absent_after))
+    return out
+
+
+def _groups(data: dict[str, Any], n: int, where: str) -> list[ElasticGroup]:
+    out: list[ElasticGroup] = []
+    for i, g in enumerate(_field(data, "elastic", list, where)):
+        ok = isinstance(g, dict) and isinstance(g.get("name"), str) and isinstance(g.get("slots"), list)
+        if ok:
+            slots, nums = g["slots"], (g.get("min"), g.get("max"), g.get("initial"))
+            ok = (all(type(f) is int and 0 <= f < n for f in slots) and all(type(v) is int for v in nums)
+                  and 0 <= g["min"] <= g["initial"] <= g["max"] <= len(slots)
+                  and isinstance(g.get("transient", False), bool))
+        if not ok:
+            raise ValidationError(f"{where}: elastic[{i}] must be {{name, slots (federate indices below {n}), "
+                                  f"min <= initial <= max <= its slots, transient}}; got {g!r:.80}")
+        out.append(ElasticGroup(g["name"], tuple(g["slots"]), g["min"], g["max"], g["initial"],
+                                bool(g.get("transient", False))))
+    return out

@@ -6,14 +6,18 @@ connection's short-term keys give forward secrecy, a per-message nonce that must
 refuses replays and reordering). libzmq does the cryptography (libsodium, in pyzmq's
 wheels); this module decides which keys.
 
-One keypair per federation, derived from the federation's secret and its id (HMAC-SHA256
-as the KDF): every process that holds the secret (the RTI, each federate) holds the
-keypair, nothing else has to be distributed, and a user's own Secret works as it is.
-Servers hold it as their long-term key; clients present it as theirs and expect it of the
-server; each server's ZAP handler accepts a client only if its long-term key is the
-federation's. So a connection is made only between two holders of this federation's
-secret: the same trust as the HMAC challenge, which stays, now inside the encryption.
-Another federation (another secret, or the same secret under another id) has other keys.
+Two ways to key a federation:
+
+- **A keypair per member** (:func:`new_keys`; ``reactorfed launch`` issues them): the RTI
+  and each federate hold their own secret key and nothing else's. A server says, per
+  connection, which client keys it admits and as whom (:data:`Admit`: a key's raw 32 bytes
+  -> the member it was issued to, or None); the ZAP handler asks it at each handshake and
+  the member's name travels with every message of the connection (ZeroMQ's ``User-Id``
+  property, :attr:`.transport.Server.last_user`). A client names the server's public key
+  it expects (``server_key``).
+- **One keypair per federation** (:func:`federation_keys`, for a deployment that still
+  shares one secret: derived from the secret and the federation id, HMAC-SHA256 as the
+  KDF): every holder of the secret holds the keypair; servers admit only it.
 
 The opt-out, for a trusted single host only, is the flag ``--insecure-plaintext-tcp`` of
 ``reactorfed launch``, ``rti`` and ``federate``, or ``REACTORFED_INSECURE_PLAINTEXT_TCP=1``;
@@ -31,6 +35,7 @@ import os
 import socket
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,8 +43,8 @@ import zmq
 from zmq.utils import z85
 
 __all__ = [
-    "HANDSHAKE_MS", "OPT_OUT_ENV", "CurveKeys", "Refusals", "curve_server_at", "federation_keys", "handshake_reason",
-    "plaintext_opted_out",
+    "HANDSHAKE_MS", "OPT_OUT_ENV", "Admit", "CurveKeys", "Refusals", "curve_server_at", "federation_keys",
+    "handshake_reason", "keys_of", "new_keys", "plaintext_opted_out", "raw_key",
     "secure_client", "secure_server", "stop_zap", "warn_plaintext", "zap",
 ]
 
@@ -52,6 +57,9 @@ _ZAP_ENDPOINT = "inproc://zeromq.zap.01"  # fixed by the ZAP specification (RFC 
 #: a connection that has not finished its handshake within this long is closed: an
 #: unauthenticated peer holds its buffers only that long (a real handshake takes ms)
 HANDSHAKE_MS = 5000
+#: a server's admission: a client's long-term public key (32 raw bytes) -> the member it
+#: was issued to (ZeroMQ's User-Id of the connection's messages), or None: refused
+Admit = Callable[[bytes], str | None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,7 +82,46 @@ def federation_keys(secret: bytes, federation_id: str) -> CurveKeys:
     raw = hmac.new(secret, _KDF_LABEL + federation_id.encode(), hashlib.sha256).digest()
     sk = z85.encode(raw)  # libsodium clamps the scalar: any 32 bytes are a secret key
     pk = zmq.curve_public(sk)
+    return _keys(pk, sk)
+
+
+def _keys(pk: bytes, sk: bytes) -> CurveKeys:
+    # The ZAP domain names the server's key: one handler serves every server of a process
+    # (a federation's threads share one context), each with its own admission.
     return CurveKeys(pk, sk, "reactorfed-" + hashlib.sha256(pk).hexdigest()[:16])
+
+
+def new_keys() -> CurveKeys:
+    """A fresh Curve25519 keypair (from the operating system's random source, by libsodium)."""
+    pk, sk = zmq.curve_keypair()
+    return _keys(pk, sk)
+
+
+def _z85_key(key: bytes | str, what: str) -> tuple[bytes, bytes]:
+    """A Curve25519 key's Z85 text (40 characters) and its 32 raw bytes; ``what`` names it
+    in the error ("secret key", "public key")."""
+    text = key.encode() if isinstance(key, str) else bytes(key)
+    if len(text) != 40:
+        raise ValueError(f"a Curve25519 {what} is 40 characters of Z85, got {len(text)}")
+    try:
+        return text, bytes(z85.decode(text))
+    except (ValueError, KeyError) as e:
+        raise ValueError(f"not a Z85 Curve25519 {what}: {e}") from None
+
+
+def keys_of(secret_key: bytes | str) -> CurveKeys:
+    """The keypair whose secret key is ``secret_key`` (Z85 text, 40 characters)."""
+    sk, _ = _z85_key(secret_key, "secret key")
+    try:
+        pk = zmq.curve_public(sk)
+    except zmq.ZMQError as e:
+        raise ValueError(f"not a Z85 Curve25519 secret key: {e}") from None
+    return _keys(pk, sk)
+
+
+def raw_key(public: bytes | str) -> bytes:
+    """A public key's 32 raw bytes, from its Z85 text (40 characters)."""
+    return _z85_key(public, "public key")[1]
 
 
 def plaintext_opted_out(env: dict[str, str] | None = None) -> bool:
@@ -104,7 +151,8 @@ _PROTOCOL_REASONS: dict[int, str] = {
 def handshake_reason(event: int, value: int) -> str | None:
     """Why a connection was refused, from a ZeroMQ monitor event; None for other events."""
     if event == zmq.EVENT_HANDSHAKE_FAILED_AUTH:
-        return f"its key is not this federation's (refused with status {value})"
+        return (f"its key is not this federation's, or not admitted here (a stranger's, a member's not linked "
+                f"here, or withdrawn; refused with status {value})")
     if event == zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL:
         return _PROTOCOL_REASONS.get(value, f"malformed CurveZMQ traffic (ZMTP error {value:#x})")
     if event == zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL:
@@ -146,29 +194,43 @@ class Refusals:
 
     For good when the server said why (a key or protocol it refused), or when, after a
     few closed handshakes, a CurveZMQ server answers at ``endpoint`` and handshakes still
-    fail after that (twice: one may have been on its way already)."""
+    fail after that (twice: one may have been on its way already).
+
+    ``key_may_come``: a member's key the server refused is perhaps refused only for now:
+    its issuer has just made it, and the server's table of keys has not caught up yet (a
+    ConfigMap reaches a pod's volume with a lag). Such refusals are :meth:`key_refused`,
+    not for good; the client connects again until its own deadline."""
 
     TRIES = 3
 
-    def __init__(self, endpoint: str) -> None:
+    def __init__(self, endpoint: str, key_may_come: bool = False) -> None:
         self.endpoint = endpoint
-        self._server_seen_at: int | None = None  # failures counted when a server answered
+        self.key_may_come = key_may_come
+        self._server_seen_at: int | None = None  # closed handshakes counted when a server answered
 
-    def for_good(self, failures: int, explained: int, succeeded: int) -> bool:
+    def for_good(self, failures: int, explained: int, succeeded: int, key_refused: int = 0) -> bool:
+        """``failures`` handshakes failed, ``explained`` of them with the server's reason,
+        ``key_refused`` of those because it refused this client's key; ``succeeded`` did not."""
         if succeeded:
             return False
-        if explained:
+        if explained > (key_refused if self.key_may_come else 0):
             return True
+        closed = failures - explained
         if self._server_seen_at is not None:
-            return failures >= self._server_seen_at + 2
-        if failures >= self.TRIES and curve_server_at(self.endpoint):
-            self._server_seen_at = failures
+            return closed >= self._server_seen_at + 2
+        if closed >= self.TRIES and curve_server_at(self.endpoint):
+            self._server_seen_at = closed
         return False
+
+    def key_refused(self, key_refused: int, succeeded: int) -> bool:
+        """Did the server refuse this client's key, which may yet be admitted (connect again)?"""
+        return self.key_may_come and key_refused > 0 and not succeeded
 
 
 class _Zap(threading.Thread):
     """The ZAP handler of one ZeroMQ context: answers a CURVE server's question "may
-    this client key in?" with yes only for the key registered for the server's domain.
+    this client key in?" with the admission registered for the server's domain (the
+    member the key was issued to becomes the connection's User-Id).
 
     Its socket is bound on creation, in the caller's thread, so that it exists before any
     server of the context binds: a CURVE server with no handler would admit any client
@@ -179,7 +241,7 @@ class _Zap(threading.Thread):
     def __init__(self, ctx: zmq.Context[Any]) -> None:
         super().__init__(name="reactorfed-zap", daemon=True)
         self.ctx = ctx
-        self.allowed: dict[str, bytes] = {}  # domain -> the one client key it admits (raw)
+        self.allowed: dict[str, Admit] = {}  # domain -> its server's admission
         self.denied = 0
         self._sock = ctx.socket(zmq.REP)
         self._sock.setsockopt(zmq.LINGER, 0)
@@ -221,16 +283,18 @@ class _Zap(threading.Thread):
             return [b"1.0", req[1] if len(req) > 1 else b"", b"500", b"bad ZAP request", b"", b""]
         request_id, domain, address, mechanism = req[1], req[2].decode(errors="replace"), req[3], req[5]
         key = req[6] if len(req) > 6 else b""
-        expected = self.allowed.get(domain)
-        if mechanism == b"CURVE" and expected is not None and hmac.compare_digest(key, expected):
-            return [b"1.0", request_id, b"200", b"OK", b"federation", b""]
+        admit = self.allowed.get(domain)
+        member = admit(bytes(key)) if mechanism == b"CURVE" and admit is not None and len(key) == 32 else None
+        if member is not None:
+            return [b"1.0", request_id, b"200", b"OK", member.encode(), b""]
         self.denied += 1
         now = time.monotonic_ns()
         if now >= self._next_log:  # strangers must not flood the log
             self._next_log = now + 1_000_000_000
-            log.warning("refused a connection from %s: its key is not this federation's",
+            log.warning("refused a connection from %s: its key is not one this server admits (a stranger, "
+                        "another federation, a member not linked here, or a withdrawn key)",
                         address.decode(errors="replace") or "?")
-        return [b"1.0", request_id, b"400", b"not this federation's key", b"", b""]
+        return [b"1.0", request_id, b"400", b"key not admitted", b"", b""]
 
     def stop(self) -> None:
         """End the thread and close its sockets (before the context terminates)."""
@@ -240,10 +304,11 @@ class _Zap(threading.Thread):
         self._stop_w.close(linger=0)
 
 
-def secure_server(sock: zmq.Socket[Any], keys: CurveKeys) -> None:
-    """Make ``sock`` (before it binds) serve with the federation's keypair; the context's
-    ZAP handler (started first) admits only clients that present it."""
-    zap(sock.context, keys)
+def secure_server(sock: zmq.Socket[Any], keys: CurveKeys, admit: Admit | None = None) -> None:
+    """Make ``sock`` (before it binds) serve with ``keys``; the context's ZAP handler
+    (started first) admits the clients ``admit`` names (None: only those presenting
+    ``keys`` themselves, one keypair per federation)."""
+    zap(sock.context, keys, admit)
     sock.setsockopt(zmq.ZAP_DOMAIN, keys.domain.encode())
     sock.setsockopt(zmq.CURVE_SERVER, 1)
     sock.setsockopt(zmq.CURVE_PUBLICKEY, keys.public)
@@ -251,10 +316,10 @@ def secure_server(sock: zmq.Socket[Any], keys: CurveKeys) -> None:
     sock.setsockopt(zmq.HANDSHAKE_IVL, HANDSHAKE_MS)
 
 
-def secure_client(sock: zmq.Socket[Any], keys: CurveKeys) -> None:
-    """Make ``sock`` (before it connects) present the federation's keypair, to a server
-    that must hold it too."""
-    sock.setsockopt(zmq.CURVE_SERVERKEY, keys.public)
+def secure_client(sock: zmq.Socket[Any], keys: CurveKeys, server_key: bytes | None = None) -> None:
+    """Make ``sock`` (before it connects) present ``keys``, to a server that must hold the
+    secret key of ``server_key`` (Z85; None: ``keys`` too, one keypair per federation)."""
+    sock.setsockopt(zmq.CURVE_SERVERKEY, keys.public if server_key is None else server_key)
     sock.setsockopt(zmq.CURVE_PUBLICKEY, keys.public)
     sock.setsockopt(zmq.CURVE_SECRETKEY, keys.secret)
     sock.setsockopt(zmq.HANDSHAKE_IVL, HANDSHAKE_MS)
@@ -264,17 +329,24 @@ _zap_lock = threading.Lock()
 _zaps: dict[int, _Zap] = {}  # id of a context -> its handler
 
 
-def zap(ctx: zmq.Context[Any], keys: CurveKeys | None = None) -> _Zap:
-    """The ZAP handler of ``ctx`` (started on first use), admitting ``keys``' public key
-    on servers of ``keys``' domain."""
+def zap(ctx: zmq.Context[Any], keys: CurveKeys | None = None, admit: Admit | None = None) -> _Zap:
+    """The ZAP handler of ``ctx`` (started on first use), answering for servers of
+    ``keys``' domain with ``admit`` (None: ``keys``' own public key alone, as "federation")."""
     with _zap_lock:
         handler = _zaps.get(id(ctx))
         if handler is None or handler.ctx is not ctx or not handler.is_alive():
             handler = _zaps[id(ctx)] = _Zap(ctx)
             handler.start()
         if keys is not None:
-            handler.allowed[keys.domain] = z85.decode(keys.public)
+            handler.allowed[keys.domain] = _only(bytes(z85.decode(keys.public))) if admit is None else admit
         return handler
+
+
+def _only(key: bytes) -> Admit:
+    def admit(client: bytes) -> str | None:
+        return "federation" if hmac.compare_digest(client, key) else None
+
+    return admit
 
 
 def stop_zap(ctx: zmq.Context[Any]) -> None:

@@ -6,8 +6,8 @@ out. Messages above ``max_message`` bytes are refused (ZeroMQ drops a connection
 frame is too large; frames above :data:`.chunks.CHUNK` travel in pieces, see
 :mod:`.chunks`, and are refused when whole), and sockets never linger at close, so a dead
 peer cannot hang a process. Given a
-federation's :class:`~.curve.CurveKeys`, a connection is CurveZMQ: encrypted, and made
-only between holders of those keys (see :mod:`.curve`).
+:class:`~.curve.CurveKeys`, a connection is CurveZMQ: encrypted, and made only with a
+client the server admits and a server holding the key the client expects (see :mod:`.curve`).
 """
 
 from __future__ import annotations
@@ -26,9 +26,9 @@ from typing import Any, Protocol
 import zmq
 
 from .chunks import MAGIC, join, split, wire_limit
-from .curve import CurveKeys, handshake_reason, secure_client, secure_server, stop_zap
+from .curve import Admit, CurveKeys, handshake_reason, secure_client, secure_server, stop_zap
 
-__all__ = ["CONNECT_TIMEOUT_MS", "Client", "CurveKeys", "Monitor", "Poller", "Server", "TransportError", "context", "shutdown"]
+__all__ = ["CONNECT_TIMEOUT_MS", "Admit", "Client", "CurveKeys", "Monitor", "Poller", "Server", "TransportError", "context", "shutdown"]
 
 log = logging.getLogger("reactorfed.transport")
 Frames = list[memoryview]
@@ -127,10 +127,12 @@ class Server(_Socket):
 
     With ``liveness_ms``, connections carry ZeroMQ's heartbeats (see :class:`Monitor` for
     the ones that close). :attr:`last_fd` is the descriptor of the connection the last
-    message came over, so that a closed connection can be told whose it was."""
+    message came over, so that a closed connection can be told whose it was, and
+    :attr:`last_user` the member its client's key was issued to (``admit``, with ``curve``:
+    which client keys are admitted, and as whom; None: only ``curve``'s own)."""
 
     def __init__(self, endpoint: str, *, max_message: int = -1, liveness_ms: int | None = None,
-                 curve: CurveKeys | None = None) -> None:
+                 curve: CurveKeys | None = None, admit: Admit | None = None) -> None:
         sock = context().socket(zmq.ROUTER)
         sock.setsockopt(zmq.MAXMSGSIZE, wire_limit(max_message))
         self._max = max_message
@@ -145,9 +147,10 @@ class Server(_Socket):
         if liveness_ms is not None:
             _heartbeats(sock, liveness_ms)
         if curve is not None:
-            secure_server(sock, curve)
+            secure_server(sock, curve, admit)
         self.encrypted = curve is not None
         self._last: Any = None  # the last message's first frame (its routing id)
+        self._last_body: Any = None  # and its second (it carries the connection's metadata)
         super().__init__(sock)
         try:
             sock.bind(endpoint)
@@ -166,7 +169,7 @@ class Server(_Socket):
                 return None
             if len(parts) < 2:
                 return None
-            self._last = parts[0]
+            self._last, self._last_body = parts[0], parts[1]
             frames = [p.buffer for p in parts[1:]]
             if len(frames) > 2 and frames[0][:4] == MAGIC:
                 whole = join(frames, self._max)
@@ -184,6 +187,18 @@ class Server(_Socket):
         ZeroMQ only when wanted: most messages never need it)."""
         return -1 if self._last is None else int(self._last.get(zmq.SRCFD))
 
+    @property
+    def last_user(self) -> str | None:
+        """The member whose key the last message's connection was made with (the ZAP
+        handler's answer; asked of ZeroMQ only when wanted). None: plain text, or no message."""
+        if self._last_body is None or not self.encrypted:
+            return None
+        try:
+            user = self._last_body.get("User-Id")
+        except zmq.ZMQError:
+            return None
+        return user if isinstance(user, str) else None
+
     def send(self, peer: bytes, frames: Sequence[Any]) -> None:
         # A full queue or a gone peer: drop; the peer's heartbeat will time out.
         self._dirty = True
@@ -194,10 +209,11 @@ class Server(_Socket):
 class Client(_Socket):
     """Connects to a :class:`Server` (with ``liveness_ms``: carrying ZeroMQ's heartbeats).
     With ``watch``, :attr:`monitor` watches the connection from before it is made (so no
-    event is missed: whether its handshake succeeds)."""
+    event is missed: whether its handshake succeeds). With ``curve``, the server must hold
+    the secret key of ``server_key`` (Z85; None: ``curve``'s own, one keypair per federation)."""
 
     def __init__(self, endpoint: str, *, max_message: int = -1, liveness_ms: int | None = None,
-                 curve: CurveKeys | None = None, watch: bool = False) -> None:
+                 curve: CurveKeys | None = None, server_key: bytes | None = None, watch: bool = False) -> None:
         sock = context().socket(zmq.DEALER)
         sock.setsockopt(zmq.MAXMSGSIZE, wire_limit(max_message))
         self._max = max_message
@@ -207,7 +223,7 @@ class Client(_Socket):
         if liveness_ms is not None:
             _heartbeats(sock, liveness_ms)
         if curve is not None:
-            secure_client(sock, curve)
+            secure_client(sock, curve, server_key)
         self.encrypted = curve is not None
         super().__init__(sock)
         self.monitor: Monitor | None = Monitor(self) if watch else None
@@ -219,6 +235,14 @@ class Client(_Socket):
             self.close()
             raise TransportError(f"cannot connect to {endpoint}: {e}") from e
         self.endpoint = endpoint
+
+    def reconnect(self) -> None:
+        """Connect again to :attr:`endpoint`. libzmq gives up a connection whose handshake the
+        server refused (a protocol error: no reconnection of its own), and with it what was
+        queued for it: the caller sends again."""
+        with contextlib.suppress(zmq.ZMQError):  # (already given up)
+            self._sock.disconnect(self.endpoint)
+        self._sock.connect(self.endpoint)
 
     def close(self, linger_ms: int = 0) -> None:
         if self.monitor is not None:  # its socket would keep the context from ending
@@ -284,10 +308,12 @@ class Monitor(_Socket):
         self._gone: dict[int, None] = {}  # descriptors closed and not (yet) reused, oldest first
         #: handshakes that succeeded and failed, since this monitor started; of the
         #: failures, those the peer's side explained (a key or protocol it refused) rather
-        #: than a connection that closed (which a proxy with nothing behind it does too)
+        #: than a connection that closed (which a proxy with nothing behind it does too);
+        #: of those, the ones where the server's ZAP handler refused this end's key
         self.handshakes = 0
         self.handshake_failures = 0
         self.explained_failures = 0
+        self.key_refusals = 0
         self._watched = watched
         sock = watched._sock.context.socket(zmq.PAIR)
         sock.setsockopt(zmq.RCVHWM, 0)  # before connecting: an inproc pipe takes its limit then
@@ -339,6 +365,7 @@ class Monitor(_Socket):
                 if reason is not None:
                     self.handshake_failures += 1
                     self.explained_failures += event != zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL
+                    self.key_refusals += event == zmq.EVENT_HANDSHAKE_FAILED_AUTH
                     if len(self._refused) < 64:  # a flood of strangers is counted, not kept
                         self._refused.append(reason)
 

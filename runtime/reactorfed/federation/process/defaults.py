@@ -3,11 +3,16 @@ module that imports nothing, so that the command line's help loads nothing heavy
 
 from __future__ import annotations
 
-__all__ = ["DEFAULT_HEARTBEAT_TIMEOUT_NS", "DEFAULT_LEAD_WINDOW_NS"]
+__all__ = ["DEFAULT_HEARTBEAT_TIMEOUT_NS", "DEFAULT_LEAD_WINDOW_NS", "DEFAULT_METRICS_ADDR", "MIN_HEARTBEAT_TIMEOUT_NS"]
 
 #: a connection that answers nothing, not even ZeroMQ's heartbeats, for this long is dead
 #: (``--heartbeat-timeout``; ``RtiConfig.liveness_ns``, ``FederateConfig.liveness_ns``)
 DEFAULT_HEARTBEAT_TIMEOUT_NS = 3_000_000_000
+#: the shortest ``--heartbeat-timeout``: a ping answered takes a wakeup of each side's I/O
+#: thread, and on a machine with more runnable threads than cores a wakeup waits for a
+#: core (a process sleeping 1 ms at a time woke up to 211 ms late on 2 cores beside a
+#: CurveZMQ flood and a test suite): below a second, healthy processes are declared dead
+MIN_HEARTBEAT_TIMEOUT_NS = 1_000_000_000
 
 #: how far (logical time) a federate may run ahead of the federates downstream of it
 #: (``--lead-window``; ``RtiConfig.lead_window``; see :mod:`..coordination.rti_lead`). A
@@ -15,3 +20,9 @@ DEFAULT_HEARTBEAT_TIMEOUT_NS = 3_000_000_000
 #: keep their overlap, while what queues at a slow consumer and how far past a stop
 #: request the federation runs stay bounded by it
 DEFAULT_LEAD_WINDOW_NS = 1_000_000_000
+
+#: where ``--metrics-port`` listens unless ``--metrics-addr`` says otherwise: the metrics
+#: and status endpoints carry no authentication, so by default only this machine reaches
+#: them. In a pod the operator binds them to every interface, and the federation's
+#: NetworkPolicy admits only the operator's namespace and the scraper's
+DEFAULT_METRICS_ADDR = "127.0.0.1"

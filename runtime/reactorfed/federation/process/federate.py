@@ -107,18 +107,26 @@ class FederateCoordinator:
         heartbeat; the federation's start time."""
         port = self._port = DataPort(self.cfg, self.layout, self.me)
         endpoint, advertised = port.addresses()
-        self._rti = self._tx.rti = Client(self.cfg.rti, max_message=P.RTI_MAX_MESSAGE, curve=self.cfg.curve())
+        # (watched from before it connects: with a key per member, a refusal of this
+        # member's key may come before the join looks, and is retried: see join)
+        self._rti = self._tx.rti = Client(self.cfg.rti, max_message=P.RTI_MAX_MESSAGE, curve=self.cfg.curve(),
+                                          server_key=self.cfg.rti_key, watch=self.cfg.credentials is not None)
         cfg = self.cfg
         self._live = self._tx.live = Liveness(cfg.rti, cfg.liveness_ns, self.clock.now(), cfg.silence_ns)
         sync = FederateClockSync(self.clock, ClockSyncEstimator(cfg.clock_sync_exchanges, cfg.clock_sync_attenuation,
                                                                      cfg.clock_sync_guard_band_ns))
-        self._hb = Heartbeat(self.name, cfg.heartbeat_ns, self._live, self.clock, curve=cfg.curve(),
+        self._hb = Heartbeat(self.name, cfg.heartbeat_ns, self._live, self.clock, curve=cfg.curve(), server_key=cfg.rti_key,
                              progress=self._sched.progress if self._sched is not None else None, sync=sync)
-        joined = join(self._rti, self.cfg, self.name, self.layout.digest, advertised, self.clock, sync)
+        joined = join(self._rti, self.cfg, self.name, self.layout.digest, advertised, self.clock, sync,
+                      on_keys=port.learn_keys if cfg.credentials is not None else None)
         if joined.index != self.me:
             raise FederationError(f"the RTI numbers this federate {joined.index}, the program says {self.me}: "
                                   "different programs?")
         self.session = joined.session
+        if joined.key_refused:  # (the heartbeat's connection was refused as well, and given up)
+            self._hb.reconnect()
+        if self.cfg.credentials is not None:
+            self._inbound.key_check = port.key_refusal
         if self._members is not None:  # (before the core begins: the RTI's membership at the start)
             assert self._sched is not None
             self._members.begin(self._sched, joined.start, joined.absent, joined.join)
@@ -134,7 +142,7 @@ class FederateCoordinator:
                 # maxwait + its absent_after, before the first reaction that reads it (the
                 # tag itself begins at its time + maxwait)
                 self._sched.checkpoints = self._set_checkpoints(self._checkpoints[1] + self._late_ins)
-        self._inbound.begin(self.session)
+        self._inbound.begin(self.session, cfg.mac_key(self.session))
         self._out.ring_token = lambda d: self._ring_token(self.me, d)
         self._links.connect(endpoint, self.session, joined.peers, port)
         self._links.poller = self._rx.open(self._rti, port, self._live, self._links.clients)
@@ -164,7 +172,8 @@ class FederateCoordinator:
     def _start_heartbeat(self) -> None:
         cfg = self.cfg
         nonce = os.urandom(16)
-        hello = P.HbHello(cfg.federation_id, self.name, nonce, P.mac(cfg.secret, "hb", self.session, self.name, nonce)).pack()
+        hello = P.HbHello(cfg.federation_id, self.name, nonce,
+                          P.mac(cfg.mac_key(self.session), "hb", self.session, self.name, nonce)).pack()
         assert self._hb is not None
         self._hb.begin(hello)
 
@@ -378,7 +387,7 @@ class FederateCoordinator:
 
     def _ring_token(self, src: int, dst: int) -> bytes:
         """The token of the shared-memory ring from federate ``src`` to ``dst``."""
-        return P.mac(self.cfg.secret, "shm", self.session, src, dst)
+        return P.mac(self.cfg.mac_key(self.session), "shm", self.session, src, dst)
 
 
 _FROM_RTI = P.FROM_RTI

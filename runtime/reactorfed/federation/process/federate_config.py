@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from ..io.curve import CurveKeys, federation_keys, plaintext_opted_out
 from .defaults import DEFAULT_HEARTBEAT_TIMEOUT_NS
+from .member_keys import MemberCredentials
 
 __all__ = ["FederateConfig"]
 
@@ -20,6 +21,7 @@ __all__ = ["FederateConfig"]
 @dataclass
 class FederateConfig:
     federation_id: str
+    #: the federation's shared secret, when its members share one (empty with ``credentials``)
     secret: bytes
     rti: str  # tcp://host:port
     bind_host: str = "127.0.0.1"
@@ -74,7 +76,29 @@ class FederateConfig:
     #: LF's ``test-offset``: an artificial error of this federate's clock, (1 + its index)
     #: times this, for testing clock synchronization (which should remove it)
     clock_sync_test_offset_ns: int = 0
+    #: a key per member (:mod:`.member_keys`): this federate's own keypair and the RTI's
+    #: public key; None: one keypair per federation, derived from ``secret``
+    credentials: MemberCredentials | None = None
+
+    def __post_init__(self) -> None:
+        if self.credentials is not None and self.insecure_plaintext_tcp:
+            raise ValueError("a key per member needs CurveZMQ: credentials and plain-text TCP exclude each other")
 
     def curve(self) -> CurveKeys | None:
-        """The federation's keys for its TCP links (None: plain text, opted out)."""
-        return None if self.insecure_plaintext_tcp else federation_keys(self.secret, self.federation_id)
+        """This federate's keys for its TCP links (None: plain text, opted out)."""
+        if self.insecure_plaintext_tcp:
+            return None
+        if self.credentials is not None:
+            return self.credentials.keys
+        return federation_keys(self.secret, self.federation_id)
+
+    @property
+    def rti_key(self) -> bytes | None:
+        """The public key the RTI must hold (None: the federation's own keypair)."""
+        return None if self.credentials is None else self.credentials.rti_key
+
+    def mac_key(self, session: bytes) -> bytes:
+        """What keys the proofs between members (the heartbeat's HELLO, a data link's AUTH,
+        a shared-memory ring's token): the shared secret, or with a key per member (no
+        secret shared) the session the RTI gives to the members it admitted."""
+        return session if self.credentials is not None else self.secret

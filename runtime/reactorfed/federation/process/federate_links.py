@@ -45,7 +45,8 @@ class DownstreamLinks:
         self.endpoint, self.session, self.port = endpoint, session, port
         self.peers = {d: split_endpoint(ep)[0] for d, ep in peers.items()}
         self.out.colocated = colocated(endpoint, self.peers)
-        self.clients.update(connect_downstream(self.cfg, self.layout, self.me, session, peers, self.out.colocated))
+        self.clients.update(connect_downstream(self.cfg, self.layout, self.me, session, peers, self.out.colocated,
+                                               keys=port.keys))
         self._peer_eps = {d: peers[d] for d in self.clients if d in peers}
         port.watch(self.clients)  # until their encrypted handshakes succeed
 
@@ -65,7 +66,8 @@ class DownstreamLinks:
         peers = {d: endpoint}
         self.peers[d] = split_endpoint(endpoint)[0]
         self.out.colocated |= colocated(self.endpoint, peers)
-        links = connect_downstream(self.cfg, self.layout, self.me, self.session, peers, self.out.colocated, only=[d])
+        links = connect_downstream(self.cfg, self.layout, self.me, self.session, peers, self.out.colocated, only=[d],
+                                   keys=self.port.keys if self.port is not None else None)
         self.clients.update(links)
         self._peer_eps[d] = endpoint
         if self.port is not None:

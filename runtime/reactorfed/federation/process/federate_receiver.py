@@ -71,7 +71,7 @@ class Receiver:
         peers send is handled while this federate waits (a stop request answered at once,
         not after the tag it waits for). Returns False, for the scheduler to ask
         ``acquire`` again, when ``wakeup`` is set or what arrived changed the next
-        event, the stop tag or the stop limit; True at ``t``. One clock read a wakeup; the
+        event, the stop tag or the stop limit, or took a grant back; True at ``t``. One clock read a wakeup; the
         last fraction of a millisecond (what a poll's timeout cannot measure) is waited
         on the clock alone."""
         wake = self._wake
@@ -84,6 +84,10 @@ class Receiver:
         head, stop, limit = sched.next_event_tag(), sched.stop_tag, core.stop.limit
         awaits = sched.awaits_arrivals  # (its physical upstream peers all ended: see Inbound)
         barrier = core.membership.limit  # (a membership round that begins meanwhile holds the tag back)
+        # A grant taken back (a joiner upstream whose round began and ended within one
+        # pump: the barrier looks unchanged) may leave ``t`` no longer granted. (A stop
+        # agreed lowers the scheduler's stop tag: seen below.)
+        revoked = core.revoked
         self._woken = False
         while True:
             if wakeup.is_set() or self._woken:
@@ -95,7 +99,8 @@ class Receiver:
                 return t <= now or clock.wait_until(t, wakeup)
             self.pump(sched, ms if ms < 100 else 100, now)  # 100 ms: the liveness check's pace
             if (sched.next_event_tag() != head or sched.stop_tag != stop or core.stop.limit != limit
-                    or core.membership.limit != barrier or sched.awaits_arrivals != awaits):
+                    or core.membership.limit != barrier or sched.awaits_arrivals != awaits
+                    or core.revoked != revoked):
                 return False
             if core.outbox:
                 self.send(core.outbox)
@@ -140,9 +145,13 @@ class Receiver:
         if local is not None and local in ready:
             q = local.received()  # one bounded read of each connection
             on_data = inb.on_data
-            while q:
-                peer, frames = q.popleft()
-                on_data(sched, peer, frames)
+            inb.over_local = True
+            try:
+                while q:
+                    peer, frames = q.popleft()
+                    on_data(sched, peer, frames)
+            finally:
+                inb.over_local = False
             inb.newly_authed = None  # a Unix socket: the process's end is the RTI's to see
         data = port.tcp
         if data in ready:
@@ -160,10 +169,13 @@ class Receiver:
                     inb.newly_authed = None
                 if i % 64 == 0 and self.clock.now() > until:
                     break
-        if port.monitor in ready:
-            port.closed(now, self.core.finished)
-        if port.down or port.opening:
-            port.judge(now, self.core.finished, self.name, self.core.membership.failed_peers)
+        if port.down or port.opening or port.monitor in ready:
+            # read again: ``now`` is from before the wait, and a link is down from when
+            # its close is seen, not from when the wait began (its grace would run short)
+            seen = self.clock.now()
+            if port.monitor in ready:
+                port.closed(seen, self.core.finished)
+            port.judge(seen, self.core.finished, self.name, self.core.membership.failed_peers)
         core = self.core
         if core.promises.fresh:
             core.grant_from_promises()
@@ -191,6 +203,9 @@ class Receiver:
             core.on_ptag(msg.tag, msg.counts)
         elif isinstance(msg, P.Lead):
             core.lead.widen(msg.tag)
+        elif isinstance(msg, P.Keys):
+            assert self.port is not None
+            self.port.learn_keys(msg.keys)
         elif isinstance(msg, P.Watch):
             core.on_watch(msg.tag, sched.next_event_tag(), sched.current_tag, self.clock.now())
             if core.outbox:

@@ -102,7 +102,7 @@ class Heartbeat(threading.Thread):
     every :data:`PROGRESS_PERIOD_NS` (and the last one when the heartbeat stops)."""
 
     def __init__(self, name: str, period_ns: int, live: Liveness, clock: Clock, *,
-                 curve: CurveKeys | None = None, progress: ProgressBoard | None = None,
+                 curve: CurveKeys | None = None, server_key: bytes | None = None, progress: ProgressBoard | None = None,
                  sync: FederateClockSync | None = None) -> None:
         super().__init__(name=f"reactorfed-heartbeat-{name}", daemon=True)
         self._hello = b""
@@ -118,7 +118,7 @@ class Heartbeat(threading.Thread):
         # CPU (hundreds of busy federates on a few cores delayed it past its time limit).
         # The thread that starts later owns the socket from then on.
         self._client = Client(live.rti, max_message=P.RTI_MAX_MESSAGE,
-                              liveness_ms=max(1, live.limit_ns // 1_000_000), curve=curve)
+                              liveness_ms=max(1, live.limit_ns // 1_000_000), curve=curve, server_key=server_key)
 
     def begin(self, hello: bytes) -> None:
         """Start: send ``hello`` (the packed HB_HELLO that proves who this is, which needs
@@ -126,6 +126,12 @@ class Heartbeat(threading.Thread):
         self._hello = hello
         self.live.heard_hb = self._clock.now()
         self.start()
+
+    def reconnect(self) -> None:
+        """Connect again before :meth:`begin`: the RTI refused this federate's key when the
+        connection was made (its table had not caught up), and libzmq gave the connection up."""
+        assert self.ident is None, "the heartbeat's thread owns its socket once started"
+        self._client.reconnect()
 
     def close_unstarted(self) -> None:
         """Close the connection of a heartbeat that never started (its federate did not join)."""

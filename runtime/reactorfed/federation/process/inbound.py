@@ -104,15 +104,21 @@ class Inbound:
         #: because they came after the stop tag
         self.tardy = 0
         self.dropped_late = 0
+        #: why the TCP connection of the AUTH just read may not be the peer it claims (its
+        #: key is another member's; :meth:`.links.DataPort.key_refusal`), None: it may
+        self.key_check: Callable[[int], str | None] | None = None
+        #: the messages being read came over a Unix socket (no key to check: see the docs)
+        self.over_local = False
 
     @property
     def authenticated(self) -> list[int]:
         """The upstream peers that proved who they are, one per connection, sorted."""
         return sorted(self._authed.values())
 
-    def begin(self, session: bytes) -> None:
-        """The federation started: ``session`` keys the peers' proofs."""
+    def begin(self, session: bytes, mac_key: bytes) -> None:
+        """The federation started: ``mac_key`` keys the peers' proofs over ``session``."""
         self._session = session
+        self._secret = mac_key
 
     def close(self) -> None:
         for r in self._shm_in.values():
@@ -192,6 +198,11 @@ class Inbound:
             self.rejected += 1
             self._warn.warning("refused a data connection claiming to be federate %s: %s", claimed,
                         "it is already connected" if claimed in self._authed.values() else "it sends nothing here")
+        elif (not self.over_local and self.key_check is not None
+              and (why := self.key_check(claimed)) is not None):
+            # (a key per member: a member's key opens its own links, and no other's)
+            self.rejected += 1
+            self._warn.warning("refused a data connection claiming to be federate %s: %s", self._names[claimed], why)
         elif P.mac_equal(auth.mac, P.mac(self._secret, "data", self._session, claimed, self._me)):
             self._authed[peer] = claimed
             self.newly_authed = claimed
@@ -306,6 +317,9 @@ class Inbound:
             sched.post_arrival(self._in[lk.id], value, sched.clock.now() + self._physical[lk.id])
             return
         if not self._counted(sender, lk.id, tag):
+            # (the membership part counts it: FederateMembership.dropped, per sender)
+            self._warn.warning("dropped a message for %s at %s from %s: for a tag done, or outside the "
+                               "sender's or this incarnation's tags", lk.dst_port, tag, self._names[sender])
             return
         if self.tracer is not None:
             self.tracer.record(RECV, tag, lk.id, self._names[sender], getattr(value, "nbytes", 0))

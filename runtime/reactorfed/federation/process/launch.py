@@ -27,10 +27,15 @@ import urllib.request
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from ...execution.threads import DEFAULT_THREADS, thread_env
+from ..io.curve import plaintext_opted_out
 from .forkclient import ForkServer
+from .member_keys import issue, write_key_file, write_member_table
+
+if TYPE_CHECKING:
+    from .layout_file import LayoutFile
 
 __all__ = ["LaunchResult", "launch", "progress_line"]
 
@@ -122,6 +127,7 @@ def launch(
     fork_server: bool = True,
     relaunch: Mapping[str, int] | None = None,
     threads: int = DEFAULT_THREADS,
+    layout: LayoutFile | None = None,
 ) -> LaunchResult:
     """Start the RTI and ``federates`` of ``program`` locally; wait for all of them.
     ``relaunch``: federates started again (a new interpreter) this many more times, each
@@ -131,26 +137,43 @@ def launch(
 
     With ``fork_server`` (on Linux), the federates are forked from one process that has
     imported the program (:mod:`reactorfed.cli.forkserver`; the launcher side is :mod:`.forkclient`), instead of each starting an interpreter
-    and importing everything again; if that process cannot start, they are spawned."""
+    and importing everything again; if that process cannot start, they are spawned.
+
+    ``layout``: the program's federation, already computed (``reactorfed launch`` gives it):
+    the RTI gets it as a file (``reactorfed rti --layout``), a fresh interpreter that
+    imports neither the program nor its libraries (torch). None: the RTI imports the
+    program to compute it."""
     out = out or sys.stdout
     lock = threading.Lock()
     py = python or sys.executable
     federation_id = f"launch-{secrets.token_hex(4)}"
     env = dict(os.environ)
-    env["REACTORFED_SECRET"] = secrets.token_hex(32)
+    # A key per member (the RTI's and each federate's, in files of their own): no process
+    # holds another's secret key. Only in plain text (no keys at all) a shared secret
+    # still says who belongs.
+    plain = "--insecure-plaintext-tcp" in (*run_args, *rti_args) or plaintext_opted_out(env)
+    env.pop("REACTORFED_SECRET", None)
+    if plain:
+        env["REACTORFED_SECRET"] = secrets.token_hex(32)
     env.setdefault("PYTHONUNBUFFERED", "1")
     # The run's thread count, never this machine's share of cores: it changes torch's
     # float sums, so the weights a seed gives (each process also sets torch's own).
     env.update(thread_env(threads))
     plist = [a for p in params for a in ("--param", p)]
     t0 = time.monotonic()
-    with tempfile.TemporaryDirectory(prefix="reactorfed-launch-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="reactorfed-launch-") as tmp:  # (0700: the user's alone)
         ready = Path(tmp) / "rti.json"
+        served = [program, *plist]
+        if layout is not None:
+            layout.write(Path(tmp) / "layout.json")
+            served = ["--layout", str(Path(tmp) / "layout.json")]
+        rti_keys, fed_keys = ([], {}) if plain else _issue_keys(Path(tmp), federates)
         # Every process is on this host: the RTI listens on the loopback only, as the
-        # federates' data ports do (no other host reaches it, encrypted or not).
-        rti = _Child.spawn("rti", [py, "-m", "reactorfed", "rti", program, *plist, "--federation-id", federation_id,
+        # federates' data ports do (no other host reaches it, encrypted or not), and so
+        # does its status port.
+        rti = _Child.spawn("rti", [py, "-m", "reactorfed", "rti", *served, "--federation-id", federation_id,
                                    "--host", "127.0.0.1", "--port", "0", "--ready-file", str(ready), "--metrics-port",
-                                   "0", *rti_args, *run_args], env, out, lock)
+                                   "0", "--metrics-addr", "127.0.0.1", *rti_keys, *rti_args, *run_args], env, out, lock)
         children = [rti]
         server = _start_fork_server(py, program, params, env, out, lock, threads) if fork_server else None
         info = _await_ready(ready, rti, 60.0)
@@ -161,7 +184,7 @@ def launch(
             return LaunchResult(1, "rti", "the RTI did not start: " + " | ".join(rti.tail[-5:]), time.monotonic() - t0,
                                 {"rti": rti.proc.returncode})
         argvs = [(name, [program, *plist, "--federate", name, "--federation-id", federation_id,
-                         "--rti", info["endpoint"], *run_args]) for name in federates]
+                         "--rti", info["endpoint"], *fed_keys.get(name, []), *run_args]) for name in federates]
         if server is not None:
             children.extend(_Child.forked(server[0], argvs, out, lock))
             server[0].watch()
@@ -183,6 +206,24 @@ def launch(
             _close_fork_server(server)
     result.wall_s = time.monotonic() - t0
     return result
+
+
+def _issue_keys(tmp: Path, federates: Sequence[str]) -> tuple[list[str], dict[str, list[str]]]:
+    """A keypair for the RTI and one per federate (an elastic slot's later processes keep
+    its key), each in a file of its own (mode 0600, in the launcher's 0700 directory); the
+    RTI's member table beside. The flags that point each process at its files (paths, not
+    keys: nothing secret on a command line)."""
+    rti, members = issue(dict.fromkeys(federates))
+    keys = tmp / "keys"
+    keys.mkdir(mode=0o700)
+    write_key_file(keys / "rti.key", "rti", rti)
+    write_member_table(keys / "members.json", members)
+    flags: dict[str, list[str]] = {}
+    for i, (name, k) in enumerate(members.items()):
+        path = keys / f"federate-{i}.key"
+        write_key_file(path, name, k, rti)
+        flags[name] = ["--key-file", str(path)]
+    return ["--key-file", str(keys / "rti.key"), "--member-keys", str(keys / "members.json")], flags
 
 
 def _start_fork_server(py: str, program: str, params: Sequence[str], env: dict[str, str], out: IO[str],

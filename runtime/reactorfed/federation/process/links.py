@@ -12,6 +12,7 @@ import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..coordination.credentials import data_admission
 from ..coordination.layout import Layout
 from ..errors import FederationError, LinkDownError
 from ..io.curve import Refusals, warn_plaintext
@@ -73,8 +74,12 @@ class DataPort:
         curve = cfg.curve()
         if curve is None:
             warn_plaintext(f"federate {layout.names[me]}")
+        #: the members' public keys, from the RTI's CHALLENGE (a key per member; empty: one per federation)
+        self.keys: dict[int, bytes] = {}
+        self._admitted: dict[bytes, str] = {}  # the upstream peers' keys -> their index (learn_keys)
         self.tcp = Server(f"tcp://{cfg.bind_host}:{cfg.data_port}", max_message=cfg.max_message, curve=curve,
-                          liveness_ms=None if curve is None else max(1, cfg.liveness_ns // 1_000_000))
+                          liveness_ms=None if curve is None else max(1, cfg.liveness_ns // 1_000_000),
+                          admit=self._admitted.get if cfg.credentials is not None else None)
         self.monitor = Monitor(self.tcp)
         #: the last connection refused (a wrong key, a stranger, bytes that failed to
         #: decrypt): when, and why
@@ -105,6 +110,28 @@ class DataPort:
             else:
                 return endpoint, with_local(endpoint, self.local.path)
         return endpoint, endpoint
+
+    def learn_keys(self, keys: dict[int, bytes]) -> None:
+        """The members' public keys (the CHALLENGE's, or the RTI's KEYS later): this port admits
+        its upstream peers' from now on, each as that peer, and this federate expects its
+        downstream peers' of theirs."""
+        self.keys = dict(keys)
+        admitted = data_admission(self.layout, self.me, keys)
+        # (the ZAP handler's thread reads this dict: changed in place, never empty between)
+        self._admitted.update(admitted)
+        for key in [k for k in self._admitted if k not in admitted]:
+            del self._admitted[key]
+
+    def key_refusal(self, claimed: int) -> str | None:
+        """Why the last message read from the TCP port, an AUTH claiming to come from
+        ``claimed``, may not (its connection's key is another member's); None: it may."""
+        if self.cfg.credentials is None or not self.tcp.encrypted:
+            return None
+        user, names = self.tcp.last_user, self.layout.names
+        if user == str(claimed):
+            return None
+        holder = names[int(user)] if user is not None and user.isdigit() and int(user) < len(names) else "no member"
+        return f"its key was issued to {holder}, not to {names[claimed]}"
 
     def authenticated(self, peer: int) -> None:
         """Upstream ``peer`` proved itself with the last message read from the TCP port. If
@@ -191,11 +218,13 @@ class DataPort:
 
 
 def connect_downstream(cfg: FederateConfig, layout: Layout, me: int, session: bytes, peers: dict[int, str],
-                       colocated: set[int], only: list[int] | None = None) -> dict[int, DataLink]:
+                       colocated: set[int], only: list[int] | None = None,
+                       keys: dict[int, bytes] | None = None) -> dict[int, DataLink]:
     """A link to every downstream peer (``only``: to those; at the addresses the RTI gave:
     ``peers``), each opened with this federate's proof of who it is. A peer on this host (``colocated``)
     gets its Unix socket if this process can reach it (another pod's path does not exist
-    here), else TCP."""
+    here), else TCP: with a key per member, to a server that must hold the peer's key
+    (``keys``, from START)."""
     links: dict[int, DataLink] = {}
     elastic = {f for g in layout.elastic for f in g.slots}
     for d in (sorted(layout.data_downstream(me)) if only is None else only):
@@ -214,7 +243,12 @@ def connect_downstream(cfg: FederateConfig, layout: Layout, me: int, session: by
             except OSError as e:
                 log.debug("sending to %s over TCP: its Unix socket %s: %s", layout.names[d], path, e)
         if c is None:
-            c = Client(tcp, max_message=cfg.max_message, curve=cfg.curve(), watch=True)
-        c.send([P.Auth(me, P.mac(cfg.secret, "data", session, me, d)).pack()])
+            server_key = None
+            if cfg.credentials is not None and not cfg.insecure_plaintext_tcp:
+                server_key = (keys or {}).get(d)
+                if server_key is None:
+                    raise FederationError(f"the RTI sent no public key for federate {layout.names[d]}")
+            c = Client(tcp, max_message=cfg.max_message, curve=cfg.curve(), server_key=server_key, watch=True)
+        c.send([P.Auth(me, P.mac(cfg.mac_key(session), "data", session, me, d)).pack()])
         links[d] = c
     return links

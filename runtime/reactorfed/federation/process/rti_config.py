@@ -10,6 +10,7 @@ from ..coordination.clock_sync import CLOCK_SYNC_MODES
 from ..io.curve import CurveKeys, federation_keys, plaintext_opted_out
 from ..wire import protocol as P
 from .defaults import DEFAULT_HEARTBEAT_TIMEOUT_NS, DEFAULT_LEAD_WINDOW_NS
+from .member_keys import RtiCredentials
 from .rti_members import MemberRecord, Schedule
 
 __all__ = ["RtiConfig", "RtiPhase", "RtiSummary"]
@@ -27,6 +28,7 @@ class RtiPhase(StrEnum):
 @dataclass
 class RtiConfig:
     federation_id: str
+    #: the federation's shared secret, when its members share one (empty with ``credentials``)
     secret: bytes
     host: str = "127.0.0.1"
     port: int = 15045
@@ -65,6 +67,9 @@ class RtiConfig:
     #: how far (ns of logical time) a federate may run ahead of the federates downstream
     #: of it; None: without limit (:mod:`..coordination.rti_lead`)
     lead_window: int | None = DEFAULT_LEAD_WINDOW_NS
+    #: a key per member (:mod:`.member_keys`): the RTI's own keypair and the members'
+    #: public keys; None: one keypair per federation, derived from ``secret``
+    credentials: RtiCredentials | None = None
 
     def __post_init__(self) -> None:
         if self.coordination not in ("centralized", "decentralized"):
@@ -73,12 +78,18 @@ class RtiConfig:
             raise ValueError(f"clock_sync must be 'off', 'init' or 'on', got {self.clock_sync!r}")
         if self.clock_sync_period_ns <= 0 or self.clock_sync_exchanges < 1:
             raise ValueError("clock sync: the period must be positive and the exchanges at least 1")
+        if self.credentials is not None and self.insecure_plaintext_tcp:
+            raise ValueError("a key per member needs CurveZMQ: credentials and plain-text TCP exclude each other")
         if self.lead_window is not None and self.lead_window < 0:
             raise ValueError(f"lead_window must be at least 0 ns (or None: no window), got {self.lead_window}")
 
     def curve(self) -> CurveKeys | None:
-        """The federation's keys for its TCP links (None: plain text, opted out)."""
-        return None if self.insecure_plaintext_tcp else federation_keys(self.secret, self.federation_id)
+        """The RTI's keys for its TCP links (None: plain text, opted out)."""
+        if self.insecure_plaintext_tcp:
+            return None
+        if self.credentials is not None:
+            return self.credentials.keys
+        return federation_keys(self.secret, self.federation_id)
 
 
 @dataclass(frozen=True)

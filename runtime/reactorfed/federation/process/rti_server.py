@@ -3,7 +3,8 @@ agrees on stop tags, watches heartbeats, and ends the federation cleanly (or wit
 error that names the federate at fault). It carries no payloads: those go peer to peer.
 Elastic banks' members that join and leave while it runs: :mod:`.rti_members`; which
 connection is whose (a hot swap's held new process too): :mod:`.rti_connections`; the
-heartbeats and clock synchronization rounds it sends: :mod:`.rti_beats`.
+heartbeats and clock synchronization rounds it sends: :mod:`.rti_beats`; strangers' join
+handshakes: :mod:`.rti_handshake`.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any, NoReturn
 from ...execution.tracing import Tracer
 from ...observe.progress import ProgressHistory, ProgressReport
 from ...time.clock import Clock
-from ..coordination.admission import Admission, Departures, PeerKind, Swap
+from ..coordination.admission import Admission, Departures, PeerKind
 from ..coordination.layout import Layout
 from ..coordination.rti_core import RtiCore
 from ..errors import FederationError
@@ -29,6 +30,7 @@ from .rti_beats import RtiBeats
 from .rti_config import RtiConfig, RtiPhase, RtiSummary
 from .rti_connections import Connections
 from .rti_grants import RtiGrants
+from .rti_handshake import RtiHandshake
 from .rti_members import RtiMembers, load_schedule
 from .rti_silence import check_silence
 from .rti_status import elapsed_of, metrics_of, status_of
@@ -37,6 +39,8 @@ from .throttle import Throttle
 __all__ = ["RtiConfig", "RtiPhase", "RtiServer", "RtiSummary"]
 
 log = logging.getLogger("reactorfed.rti")
+#: how often the RTI looks whether the issuer changed the members' keys
+KEYS_CHECK_NS = 1_000_000_000
 
 #: the messages each kind of connection may send (anything else is dropped and counted)
 _ALLOWED = {
@@ -62,7 +66,8 @@ class RtiServer:
         self.endpoint = ""
         self._server: Server | None = None
         self._monitor: Monitor | None = None
-        self.admission = Admission(layout, cfg.federation_id, cfg.secret)
+        # (a key per member: the transport says whose key each connection has; no secret)
+        self.admission = Admission(layout, cfg.federation_id, None if cfg.credentials is not None else cfg.secret)
         #: what the RTI sends besides the handshake's answers: grants, RELEASE, stop agreements
         self._out = RtiGrants(self.core, layout, self.admission, decentralized=cfg.coordination == "decentralized")
         self._dirty = self._out.dirty  # (its set: every report adds to it)
@@ -75,6 +80,7 @@ class RtiServer:
         self.progress_history = ProgressHistory()
         #: whose each connection is (a hot swap's new process: held on its own)
         self.connections = Connections(layout, self.admission)
+        self.handshake = RtiHandshake(layout, self.admission, self.connections, cfg.credentials, clock, self._joined)
         self.departures = Departures(cfg.liveness_ns)
         self._drained = True  # the last receive loop read everything that had arrived
         self.messages = 0
@@ -90,7 +96,8 @@ class RtiServer:
         self._allowed = _ALLOWED
         self.clock_sync: RtiClockSync | None = None  # (None: off; made with the socket, by bind)
         if layout.elastic:
-            self.members = self._out.members = RtiMembers(self, self._out, load_schedule(layout, cfg.membership))
+            self.members = self._out.members = self.handshake.members = RtiMembers(
+                self, self._out, load_schedule(layout, cfg.membership))
             self._allowed = _ALLOWED_ELASTIC
         elif cfg.membership is not None:
             raise FederationError("a membership schedule was given, but the program has no elastic bank")
@@ -118,13 +125,17 @@ class RtiServer:
     def rejected(self) -> int:
         """Messages and joins refused: by the RTI, and messages in pieces the transport
         could not put together (malformed, or too large in all)."""
-        return self._rejected + (self._server.dropped if self._server is not None else 0)
+        return (self._rejected + self.handshake.rejected
+                + (self._server.dropped if self._server is not None else 0))
 
     def bind(self) -> str:
         self._server = Server(f"tcp://{self.cfg.host}:{self.cfg.port}", max_message=self.cfg.max_message,
-                              liveness_ms=max(1, self.cfg.liveness_ns // 1_000_000), curve=self.cfg.curve())
+                              liveness_ms=max(1, self.cfg.liveness_ns // 1_000_000), curve=self.cfg.curve(),
+                              admit=self.cfg.credentials.admit if self.cfg.credentials is not None else None)
+        if self.cfg.credentials is not None:
+            self.cfg.credentials.warn_missing(self.layout.names)
         self._monitor = Monitor(self._server)
-        self._out.socket = self._server
+        self._out.socket = self.handshake.server = self._server
         self.clock_sync, self._allowed = RtiClockSync.of(self.cfg, self._server, self.clock, self._allowed)
         self.endpoint = self._server.endpoint
         log.info("RTI for federation %r listening on %s (%s); waiting for %d federates: %s",
@@ -150,6 +161,7 @@ class RtiServer:
         joined_by = self.clock.now() + self.cfg.join_timeout_ns
         sync = self.clock_sync
         beats = RtiBeats(server, self.admission, self.cfg.heartbeat_ns, sync, self.clock)
+        next_keys = 0
         try:
             while True:
                 if poller.wait(beats.wait_ms()):
@@ -179,6 +191,9 @@ class RtiServer:
                 if self.departures:
                     self._check_departures(now)
                 beats.tick(now, self.phase == RtiPhase.RUNNING)
+                if now >= next_keys:
+                    next_keys = now + KEYS_CHECK_NS
+                    self._send_keys()
                 if self.phase == RtiPhase.JOINING and now > joined_by:
                     missing = ", ".join(self.admission.missing()) or (sync.unfinished(self.layout) if sync else "")
                     self.fail(f"federates did not join within {self.cfg.join_timeout_ns // 10**9} s: {missing}")
@@ -246,7 +261,7 @@ class RtiServer:
         """The hot swap of ``f`` cannot be: its held new process is told ``reason``."""
         peer = self.connections.refuse(f)
         if peer is not None:
-            self._answer(peer, P.Reject(f"hot swap refused: {reason}"))
+            self.handshake.answer(peer, P.Reject(f"hot swap refused: {reason}"))
 
     def fail(self, reason: str) -> NoReturn:
         """End the federation: every connection is told why (ABORT); raises FederationError."""
@@ -288,37 +303,24 @@ class RtiServer:
             if isinstance(msg, P.Progress):
                 self.progress[f] = msg
                 self.progress_history.add(self.layout.names[f], elapsed_of(self, f), ProgressReport(*msg))
-        elif isinstance(msg, P.Hello):
-            if self.members is not None:  # (a slot's new process: its last one may be gone)
-                self.members.superseded(msg.name)
-            self._answer(peer, adm.hello(peer, msg, self.clock.now(), os.urandom(16),
-                                         open_=self.phase == RtiPhase.JOINING))
-        elif isinstance(msg, P.Proof):
-            self._on_joined(peer, adm.proof(peer, msg))
-        elif isinstance(msg, P.HbHello):
-            hb = adm.heartbeat_hello(peer, msg, self.session, running=self.phase == RtiPhase.RUNNING)
-            if hb is None:
-                self._rejected += 1
-            else:
-                self.connections.joined(self._server_fd(), hb)
+        else:  # (a stranger's, or a pending one's: HELLO, PROOF, HB_HELLO)
+            if isinstance(msg, P.Hello):  # (its key may be new: its peers learn it before it starts)
+                self._send_keys()
+            self.handshake.on_message(peer, msg, open_=self.phase == RtiPhase.JOINING,
+                                      running=self.phase == RtiPhase.RUNNING, session=self.session)
 
-    def _answer(self, peer: bytes, reply: P.Challenge | P.Reject) -> None:
-        if isinstance(reply, P.Reject):
-            self._rejected += 1
-            self._warn.warning("rejected a federate: %s", reply.reason)
-        assert self._server is not None
-        self._server.send(peer, [reply.pack()])
-
-    def _on_joined(self, peer: bytes, joined: int | Swap | P.Reject) -> None:
-        if isinstance(joined, P.Reject):
-            return self._answer(peer, joined)
-        if isinstance(joined, Swap):
-            assert self.members is not None  # (only a transient federate's: elastic)
-            self.connections.hold(self._server_fd(), joined.federate)
-            self.members.swap(joined.federate)
-            return None
-        self._joined(joined, self._server_fd(), peer)
-        return None
+    def _send_keys(self) -> None:
+        """The members' keys, to every federate joined when the issuer changed them (a slot's
+        fresh key reaches its peers before the slot opens again)."""
+        if self.phase != RtiPhase.RUNNING:
+            return  # (before the start: with the STARTs, see _start)
+        news = self.handshake.keys_news()
+        if news is None:
+            return
+        data = P.Keys(news).pack()
+        for f in self.admission.control_of:
+            self._out.send(f, data)
+        log.info("the members' keys changed: the %d federates joined learn them", len(self.admission.control_of))
 
     def _joined(self, joined: int, fd: int, peer: bytes) -> None:
         """Federate ``joined`` passed the handshake over connection ``fd`` (``peer``)."""
@@ -334,11 +336,6 @@ class RtiServer:
         elif self.phase is RtiPhase.JOINING and self.admission.complete:
             self._start()
 
-    def _server_fd(self) -> int:
-        """The connection the message being handled came over."""
-        assert self._server is not None
-        return self._server.last_fd
-
     def _start(self) -> None:
         self.start_time = start = self.clock.now() + self.cfg.start_delay_ns
         if self.members is not None:
@@ -347,7 +344,12 @@ class RtiServer:
         self.phase = RtiPhase.RUNNING
         assert self._server is not None
         members = self.members
+        # the keys, if the table changed while they joined: before START, so before any link opens
+        news = self.handshake.keys_news()
+        keys = None if news is None else P.Keys(news).pack()
         for f, peer in self.admission.control_of.items():
+            if keys is not None:
+                self._server.send(peer, [keys])
             start_msg = (P.Start(start, self.admission.endpoints, self.session, f, decentralized=self._out.decentralized,
                                  window=self.cfg.lead_window)
                          if members is None else members.start_of(f))

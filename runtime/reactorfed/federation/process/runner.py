@@ -14,6 +14,7 @@ from ...observe.metrics import SchedulerCollector
 from ...observe.status import StatusServer
 from ...time.clock import Clock, SyncedClock, SystemClock
 from ..coordination.layout import Layout
+from .defaults import DEFAULT_METRICS_ADDR
 from .rti_server import RtiConfig, RtiServer, RtiSummary
 from .rti_status import history_of
 
@@ -22,7 +23,7 @@ if TYPE_CHECKING:  # imported when a federate runs: the RTI needs neither it nor
     from .federate import FederateCoordinator
     from .federate_config import FederateConfig
 
-__all__ = ["layout_of", "run_federate", "run_rti"]
+__all__ = ["NO_DIAGRAM", "diagram_of", "layout_of", "run_federate", "run_rti", "serve_rti"]
 
 log = logging.getLogger("reactorfed.federation")
 
@@ -38,30 +39,49 @@ def layout_of(main: Reactor) -> Layout:
     return Layout.of(part)
 
 
+def diagram_of(main: Reactor) -> str:
+    """``main`` drawn as a federation (SVG), for the RTI's live page; a placeholder if
+    drawing fails: the page without its drawing, never the federation for it."""
+    from ...observe.diagram import program_svg
+
+    try:
+        return program_svg(assemble(main), federated=True)
+    except Exception:
+        log.warning("the live page has no diagram: drawing the program failed", exc_info=True)
+        return NO_DIAGRAM
+
+
+#: what the live page shows where the program's drawing would be
+NO_DIAGRAM = '<svg xmlns="http://www.w3.org/2000/svg" width="300" height="20"><text y="14">no diagram</text></svg>'
+
+
 def run_rti(main: Reactor, cfg: RtiConfig, clock: Clock | None = None, metrics_port: int | None = None,
-            on_bound: Callable[[str, int | None], None] | None = None, metrics_addr: str = "0.0.0.0",
+            on_bound: Callable[[str, int | None], None] | None = None, metrics_addr: str = DEFAULT_METRICS_ADDR,
             tracer: Tracer | None = None) -> RtiSummary:
-    """Serve as the RTI of ``main``'s federation until every federate resigned.
+    """Serve as the RTI of ``main``'s federation until every federate resigned: :func:`serve_rti`
+    with ``main``'s layout and drawing."""
+    return serve_rti(layout_of(main), cfg, clock, metrics_port, on_bound, metrics_addr, tracer,
+                     diagram=diagram_of(main) if metrics_port is not None else None)
+
+
+def serve_rti(layout: Layout, cfg: RtiConfig, clock: Clock | None = None, metrics_port: int | None = None,
+              on_bound: Callable[[str, int | None], None] | None = None, metrics_addr: str = DEFAULT_METRICS_ADDR,
+              tracer: Tracer | None = None, diagram: str | None = None) -> RtiSummary:
+    """Serve as the RTI of the federation ``layout`` describes until every federate
+    resigned; the program itself is not needed (``reactorfed rti --layout``).
     ``on_bound(endpoint, status_port)`` is called once the RTI's port (and the metrics
     port, if any) is bound: for tests and launchers. ``tracer`` records its grants, stop
     agreements, joins and leaves (a traced run). The metrics port serves the live page at
-    ``/`` too (:mod:`reactorfed.observe.page`): the program's diagram with the federation's
-    state on it."""
-    layout = layout_of(main)
+    ``/`` too (:mod:`reactorfed.observe.page`): ``diagram`` (the program's drawing, SVG)
+    with the federation's state on it."""
     server = RtiServer(layout, cfg, clock or SystemClock())
     server.tracer = tracer
     endpoint = server.bind()
     status = None
     if metrics_port is not None:
-        from ...observe.diagram import program_svg
         from ...observe.page import live_pages
 
-        try:
-            svg = program_svg(assemble(main), federated=True)
-        except Exception:  # the page without its drawing: never the federation for it
-            log.warning("the live page has no diagram: drawing the program failed", exc_info=True)
-            svg = '<svg xmlns="http://www.w3.org/2000/svg" width="300" height="20"><text y="14">no diagram</text></svg>'
-        pages = live_pages(svg, lambda: history_of(server))
+        pages = live_pages(diagram or NO_DIAGRAM, lambda: history_of(server))
         status = StatusServer(metrics_port, [server], server.status, host=metrics_addr, pages=pages)
     try:
         if on_bound is not None:
@@ -84,7 +104,7 @@ def run_federate(
     workers: int = 1,
     clock: Clock | None = None,
     metrics_port: int | None = None,
-    metrics_addr: str = "0.0.0.0",
+    metrics_addr: str = DEFAULT_METRICS_ADDR,
     on_scheduler: Any = None,
     layout: Layout | None = None,
     reaction_nice: int = 0,

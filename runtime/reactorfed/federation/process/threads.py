@@ -13,10 +13,13 @@ from typing import Any
 from ...execution.environment import RunSummary
 from ...model.reactor import Reactor
 from ...time.clock import Clock
+from ..coordination.credentials import KeyTable
 from ..errors import FederationError
+from ..io.curve import plaintext_opted_out, raw_key
 from .clock_sync import ClockSyncOptions
 from .defaults import DEFAULT_HEARTBEAT_TIMEOUT_NS, DEFAULT_LEAD_WINDOW_NS
 from .federate_config import FederateConfig
+from .member_keys import MemberCredentials, RtiCredentials, issue
 from .rti_server import RtiConfig, RtiSummary
 from .runner import layout_of, run_federate, run_rti
 
@@ -65,9 +68,14 @@ def run_threads(
     federate may run ahead of those downstream of it (None: without limit;
     :class:`.rti_config.RtiConfig`)."""
     sync = ClockSyncOptions(mode="off") if clock_sync is None else clock_sync
-    secret = os.urandom(16)
     fid = f"threads-{os.getpid()}-{threading.get_ident()}"
     names = layout_of(factory()).names
+    # a key per member, as `launch` issues them: no secret is shared (in plain text, opted
+    # out by the environment, there are no keys: a shared secret says who belongs)
+    plain = plaintext_opted_out()
+    secret = os.urandom(16) if plain else b""
+    rti_keys, member_keys = issue(names)
+    table = KeyTable({n: raw_key(k.public) for n, k in member_keys.items()})
     out = ThreadedRun()
     bound = threading.Event()
     endpoint: list[str] = []
@@ -80,7 +88,9 @@ def run_threads(
         try:
             out.rti = run_rti(factory(), RtiConfig(fid, secret, port=0, liveness_ns=liveness_ns,
                                                    coordination=coordination, lead_window=lead_window,
-                                                   **sync.rti()), on_bound=on_bound)
+                                                   credentials=None if plain else RtiCredentials(rti_keys, table),
+                                                   **sync.rti()),
+                              on_bound=on_bound)
         except BaseException as e:
             out.errors["rti"] = e
             bound.set()
@@ -89,7 +99,10 @@ def run_threads(
         main = factory()
         out.programs[name] = main
         cfg = FederateConfig(fid, secret, endpoint[0], liveness_ns=liveness_ns, trusted_pickle=trusted_pickle,
-                             peer_grants=peer_grants, unix_sockets=unix_sockets, **sync.federate())
+                             peer_grants=peer_grants, unix_sockets=unix_sockets,
+                             credentials=None if plain else MemberCredentials(member_keys[name],
+                                                                              raw_key(rti_keys.public)),
+                             **sync.federate())
         scheds: list[Any] = []
         try:
             out.summaries[name] = run_federate(main, name, cfg, fast=fast, timeout=timeout, workers=workers,

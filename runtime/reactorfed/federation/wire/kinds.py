@@ -18,11 +18,12 @@ import msgpack
 
 __all__ = ["FROM_RTI", "NAMES", "PROTOCOL_VERSION", "RTI_MAX_MESSAGE", "SCHEMA", "ProtocolError", "pack", "packb", "unpackb", "validated"]
 
-PROTOCOL_VERSION = 9  # 2: a resigned federate waits for RELEASE before closing its links; 3: CHANGE carries an
+PROTOCOL_VERSION = 11  # 2: a resigned federate waits for RELEASE before closing its links; 3: CHANGE carries an
 #   endpoint; 4: START says which elastic slots are absent and whether to ask to join; PEER, LOST; 5: PROGRESS;
 #   6: LOST carries the failed member's quiet tag, QUERY_REPLY the last tags taken from failed members;
 #   7: START says whether the coordination is decentralized; 8: clock synchronization (CLOCK_*);
-#   9: START carries the lead window, LEAD, WATCH
+#   9: START carries the lead window, LEAD, WATCH; 10: CHALLENGE carries the members' public keys;
+#   11: KEYS
 #: the largest control message (RTI connections refuse bigger frames)
 RTI_MAX_MESSAGE = 64 * 1024
 
@@ -44,7 +45,7 @@ PROGRESS = 14  # done, total (each None: not known), figures {name: number}: the
 #   person, on the heartbeat connection (at most once a second, when it changed)
 CLOCK_T3 = 15  # clock synchronization: the reply to CLOCK_T1 (its arrival is T4)
 # RTI -> federate
-CHALLENGE = 20  # nonce, mac
+CHALLENGE = 20  # nonce, mac, the members' public keys {index: 32 bytes} (empty: one key per federation)
 REJECT = 21  # reason
 START = 22  # start time, peers {index: endpoint}, session, federate index, [elastic slots absent at the
 #   start], join (this process asks to join a running federation: JOIN_REQ), decentralized, the lead
@@ -67,9 +68,12 @@ CLOCK_T1 = 36  # time: clock synchronization's exchange begins (the RTI's clock)
 CLOCK_T4 = 37  # time: the RTI's clock when the CLOCK_T3 arrived
 CLOCK_PROBE = 38  # time: a coded probe, right after a runtime CLOCK_T4 (the RTI's clock)
 LEAD = 39  # t, m: the lead window lets this federate process every tag up to this one
+#: the members' public keys {index: 32 bytes}, all of them, when the issuer changed one (a slot's fresh
+#: key, a key withdrawn) after the federate joined: its data port admits them, its links expect them
+KEYS = 50
 WATCH = 49  # t, m: report to the RTI at once when the next event reaches this tag (a producer waits on it)
 #: what the RTI sends a running federate on its control connection
-FROM_RTI = frozenset({TAG, PTAG, STOP_REQUEST, STOP_GRANTED, ABORT, HEARTBEAT, REJECT, LEAD, WATCH})
+FROM_RTI = frozenset({TAG, PTAG, STOP_REQUEST, STOP_GRANTED, ABORT, HEARTBEAT, REJECT, LEAD, WATCH, KEYS})
 # federate -> federate (data plane)
 DATA = 40  # link, t, m, codec, meta  (+ one payload frame)
 ABSENT = 41  # link, t, m
@@ -92,7 +96,7 @@ NAMES = {
     STOP_MARK: "STOP_MARK", QUERY_REPLY: "QUERY_REPLY", JOIN_REQ: "JOIN_REQ", LEAVE_REQ: "LEAVE_REQ",
     QUERY: "QUERY", CHANGE: "CHANGE", ADMIT: "ADMIT", REFUSED: "REFUSED", ROUND_END: "ROUND_END",
     RELEASE: "RELEASE", PEER: "PEER", LOST: "LOST", PROGRESS: "PROGRESS", CLOCK_T1: "CLOCK_T1",
-    CLOCK_T3: "CLOCK_T3", CLOCK_T4: "CLOCK_T4", CLOCK_PROBE: "CLOCK_PROBE", LEAD: "LEAD", WATCH: "WATCH",
+    CLOCK_T3: "CLOCK_T3", CLOCK_T4: "CLOCK_T4", CLOCK_PROBE: "CLOCK_PROBE", LEAD: "LEAD", WATCH: "WATCH", KEYS: "KEYS",
 }
 
 I64_MIN = -(2**63)
@@ -119,7 +123,8 @@ SCHEMA: dict[int, tuple[str, ...]] = {
     HEARTBEAT: (),
     FAIL: ("s",),
     HB_HELLO: ("s", "s", "b16", "b32"),
-    CHALLENGE: ("b16", "b32"),
+    CHALLENGE: ("b16", "b32", "keys"),
+    KEYS: ("keys",),
     REJECT: ("s",),
     START: ("i", "peers", "b16", "u", "ints", "bool", "bool", "u?"),
     TAG: ("i", "u", "counts"),
@@ -241,6 +246,10 @@ def _is_figures(v: Any) -> bool:
         and (_is_int(x) or (type(x) is float and math.isfinite(x))) for k, x in v.items())
 
 
+def _is_keys(v: Any) -> bool:
+    return isinstance(v, dict) and all(_is_uint(k) and isinstance(b, bytes) and len(b) == 32 for k, b in v.items())
+
+
 def _is_peers(v: Any) -> bool:
     return isinstance(v, dict) and all(_is_uint(k) and isinstance(e, str) for k, e in v.items())
 
@@ -256,6 +265,7 @@ _FIELD_CHECKS: dict[str, Callable[[Any], bool]] = {
     "counts": _is_counts,
     "sent": _is_sent,
     "peers": _is_peers,
+    "keys": _is_keys,
     "bool": lambda v: type(v) is bool,
     "changes": _is_changes,
     "tags": _is_tags,

@@ -28,6 +28,7 @@ from .kinds import (
     HEARTBEAT,
     HELLO,
     JOIN_REQ,
+    KEYS,
     LEAD,
     LEAVE_REQ,
     LOST,
@@ -73,7 +74,7 @@ from .membership import (
 )
 
 __all__ = [
-    "BUILD", "KIND", "TYPED", "Abort", "Auth", "Challenge", "Fail", "HbHello", "Heartbeat", "Hello", "Lead", "Ltc", "Message",
+    "BUILD", "KIND", "TYPED", "Abort", "Auth", "Challenge", "Fail", "HbHello", "Heartbeat", "Hello", "Keys", "Lead", "Ltc", "Message",
     "Progress", "Promise", "Proof", "Ptag", "Reject", "Release", "Resign", "ShmOpen", "Start", "StopGranted", "StopMark",
     "StopReply", "StopReq", "StopRequest", "Tag", "Watch", "parse",
 ]
@@ -237,17 +238,24 @@ class HbHello(NamedTuple):
 
 
 class Challenge(NamedTuple):
-    """RTI -> federate: the RTI's nonce, and its proof of the secret over the federate's."""
+    """RTI -> federate: the RTI's nonce, and its proof of the secret over the federate's;
+    with a key per member, the members' public keys instead (its MAC zeros: no secret is
+    shared). They come before any START, so that every data port admits its upstream
+    peers' keys before they connect."""
 
     nonce: bytes  # 16 bytes
     mac: bytes  # 32 bytes
+    #: the members' public keys (32 raw bytes) by index (empty: one keypair per federation):
+    #: a federate's data port admits its upstream peers' keys, and it expects its
+    #: downstream peers' of their ports
+    keys: dict[int, bytes] = {}
 
     def pack(self) -> bytes:
-        return packb([CHALLENGE, self.nonce, self.mac])
+        return packb([CHALLENGE, self.nonce, self.mac, self.keys])
 
     @classmethod
     def _of(cls, m: list[Any]) -> Challenge:
-        return _new(cls, (m[1], m[2]))
+        return _new(cls, (m[1], m[2], m[3]))
 
 
 class Reject(NamedTuple):
@@ -333,6 +341,22 @@ class Lead(NamedTuple):
     @classmethod
     def _of(cls, m: list[Any]) -> Lead:
         return _new(cls, ((m[1], m[2]),))
+
+
+class Keys(NamedTuple):
+    """RTI -> federate: the members' public keys (32 raw bytes) by index, all of them, once
+    the issuer changed one after this federate joined (an elastic slot's fresh key, a key
+    withdrawn): its data port admits its upstream peers' from now on, and its links to a
+    peer that joins later expect that peer's."""
+
+    keys: dict[int, bytes]
+
+    def pack(self) -> bytes:
+        return packb([KEYS, self.keys])
+
+    @classmethod
+    def _of(cls, m: list[Any]) -> Keys:
+        return _new(cls, (m[1],))
 
 
 class Watch(NamedTuple):
@@ -473,7 +497,7 @@ Message = (
     Hello | Proof | Ltc | StopReq | StopReply | Resign | Heartbeat | Fail | HbHello | Challenge | Reject | Start | Tag
     | Ptag | StopRequest | StopGranted | Abort | Auth | ShmOpen | Promise | StopMark | QueryReply | JoinReq | LeaveReq
     | Query | Change | Admit | Refused | RoundEnd | Release | Peer | Lost | Progress | ClockT1 | ClockT3 | ClockT4
-    | ClockProbe | Lead | Watch
+    | ClockProbe | Lead | Watch | Keys
 )
 
 #: message type -> its class (the data plane's positional messages have none)
@@ -484,7 +508,7 @@ TYPED: dict[int, type[Message]] = {
     SHM_OPEN: ShmOpen, PROMISE: Promise, STOP_MARK: StopMark, QUERY_REPLY: QueryReply, JOIN_REQ: JoinReq,
     LEAVE_REQ: LeaveReq, QUERY: Query, CHANGE: Change, ADMIT: Admit, REFUSED: Refused, ROUND_END: RoundEnd,
     RELEASE: Release, PEER: Peer, LOST: Lost, PROGRESS: Progress, CLOCK_T1: ClockT1, CLOCK_T3: ClockT3,
-    CLOCK_T4: ClockT4, CLOCK_PROBE: ClockProbe, LEAD: Lead, WATCH: Watch,
+    CLOCK_T4: ClockT4, CLOCK_PROBE: ClockProbe, LEAD: Lead, WATCH: Watch, KEYS: Keys,
 }
 #: a message class -> its type
 KIND: dict[type[Message], int] = {cls: kind for kind, cls in TYPED.items()}
