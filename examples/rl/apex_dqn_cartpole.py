@@ -80,6 +80,7 @@ class Args:
     checkpoint: str = "runs/apex_dqn_cartpole.pt"
     checkpoint_every: int = 1000
     resume: bool = False
+    pause_after: int = 0  # end after that many updates, with a checkpoint, for a later resume=true
     progress: bool = True
     progress_every: int = 500
     curve: bool = False  # keep the learning curve in the result (bench/training.py plots it)
@@ -99,7 +100,7 @@ def settings(args: Args) -> dict[str, Any]:
     per_update = (args.num_samplers * args.num_envs * args.num_steps * args.learn_period_ms / args.period_ms)
     iterations = max(1, math.ceil((args.total_timesteps - args.replay.learning_starts) / per_update))
     run = RunConfig(iterations=iterations, target_return=args.target_return, checkpoint=args.checkpoint,
-                    checkpoint_every=args.checkpoint_every, resume=args.resume, progress=args.progress,
+                    checkpoint_every=args.checkpoint_every, resume=args.resume, pause_after=args.pause_after, progress=args.progress,
                     progress_every=args.progress_every, curve=args.curve, timeline=args.timeline)
     return dict(algo=args.dqn, env=args.env, num_samplers=args.num_samplers, num_shards=args.num_shards,
                 num_envs=args.num_envs, fragment_len=args.num_steps, period=ms(args.period_ms),

@@ -50,6 +50,7 @@ class Args:
     checkpoint: str = "runs/appo_cartpole.pt"
     checkpoint_every: int = 50
     resume: bool = False
+    pause_after: int = 0  # end after that many updates, with a checkpoint, for a later resume=true
     progress: bool = True
     progress_every: int = 20
     curve: bool = False  # keep the learning curve in the result (bench/training.py plots it)
@@ -66,7 +67,7 @@ class Main(AsyncPlan):
     def __init__(self, args: Args = Args()) -> None:
         per_fragment = args.num_envs * args.num_steps
         run = RunConfig(iterations=math.ceil(args.total_timesteps / per_fragment), target_return=args.target_return,
-                        checkpoint=args.checkpoint, checkpoint_every=args.checkpoint_every, resume=args.resume,
+                        checkpoint=args.checkpoint, checkpoint_every=args.checkpoint_every, resume=args.resume, pause_after=args.pause_after,
                         progress=args.progress, progress_every=args.progress_every, curve=args.curve,
                         timeline=args.timeline)
         super().__init__(args.appo, args.env, num_samplers=args.num_samplers, num_envs=args.num_envs,

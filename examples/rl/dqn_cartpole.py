@@ -54,6 +54,8 @@ class Args:
     eval_episodes: int = 100
     seed: int = 1
     checkpoint: str = "runs/dqn_cartpole.pt"
+    resume: bool = False  # carry on from the checkpoint when it exists (the run that would have happened)
+    pause_after: int = 0  # end after that many iterations, with a checkpoint, for a later resume=true
     progress: bool = True
     # DQN (rl-zoo's CartPole settings, close enough)
     dqn: DQNConfig = field(default_factory=lambda: DQNConfig(
@@ -75,6 +77,7 @@ class Main(Reactor):
             eval_episodes=args.eval_episodes,
             checkpoint=args.checkpoint,
             checkpoint_every=10,
+            resume=args.resume, pause_after=args.pause_after,
             progress=args.progress,
             progress_every=5,
         )
@@ -96,11 +99,14 @@ class Main(Reactor):
             seed=seeds,
             fragment_len=args.fragment_len,
             hidden=dqn.hidden,
+            snapshots=bool(args.checkpoint),
         )
         self.learner = DQNTrainer(args.num_samplers, obs_dim, num_actions, dqn=dqn, train=train,
                                          seed=args.seed)
         self.connect(self.samplers.fragment, self.learner.fragments)
         self.connect(self.learner.weights, self.samplers.weights, after=0, broadcast=True)
+        if args.checkpoint:  # each sampler's state goes into the checkpoint, and back on a resume
+            self.learner.connect_samplers(self, self.samplers)
 
 
 if __name__ == "__main__":

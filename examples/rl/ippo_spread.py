@@ -60,8 +60,10 @@ class Args:
     checkpoint: str = "runs/ippo_spread"  # a directory: <policy>.pt each
     checkpoint_every: int = 20
     resume: bool = False
+    pause_after: int = 0  # end after that many updates, with a checkpoint, for a later resume=true
     progress: bool = True
     progress_every: int = 10
+    curve: bool = False  # keep each policy's learning curve in its result (bench/marl_training.py plots it)
     ppo: PPOConfig = field(default_factory=lambda: IPPO)
     mapping: PolicyMapping = field(default_factory=PolicyMapping)
 
@@ -70,8 +72,8 @@ class Main(MultiAgentPlan):
     def __init__(self, args: Args = Args()) -> None:
         per_round = args.num_samplers * args.num_envs * args.num_steps
         run = RunConfig(iterations=math.ceil(args.ppo.total_timesteps / per_round), checkpoint=args.checkpoint,
-                        checkpoint_every=args.checkpoint_every, resume=args.resume, progress=args.progress,
-                        progress_every=args.progress_every)
+                        checkpoint_every=args.checkpoint_every, resume=args.resume, pause_after=args.pause_after,
+                        progress=args.progress, progress_every=args.progress_every, curve=args.curve)
         super().__init__(args.ppo, args.task, mapping=args.mapping, num_agents=args.num_agents,
                          max_cycles=args.max_cycles, num_samplers=args.num_samplers, num_envs=args.num_envs,
                          fragment_len=args.num_steps, run=run, seed=args.seed)

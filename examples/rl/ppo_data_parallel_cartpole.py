@@ -70,6 +70,7 @@ class Args:
     checkpoint: str = "runs/ppo_data_parallel_cartpole.pt"
     checkpoint_every: int = 20
     resume: bool = False
+    pause_after: int = 0  # end after that many updates, with a checkpoint, for a later resume=true
     progress: bool = True
     progress_every: int = 10
     trace: bool = False  # each result carries a hash of the weights after every step
@@ -101,7 +102,7 @@ def run_config(args: Args) -> RunConfig:
         target_return=args.target_return,
         checkpoint=args.checkpoint,
         checkpoint_every=args.checkpoint_every,
-        resume=args.resume,
+        resume=args.resume, pause_after=args.pause_after,
         progress=args.progress,
         progress_every=args.progress_every,
         timeline=args.timeline,

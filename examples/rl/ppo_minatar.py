@@ -59,6 +59,7 @@ class Args:
     checkpoint: str = "runs/ppo_minatar.pt"
     checkpoint_every: int = 20
     resume: bool = False
+    pause_after: int = 0  # end after that many updates, with a checkpoint, for a later resume=true
     progress: bool = True
     progress_every: int = 10
     curve: bool = False  # keep the learning curve in the result (bench/minatar.py writes it out)
@@ -78,6 +79,7 @@ class Main(SyncPlan):
             checkpoint=args.checkpoint,
             checkpoint_every=args.checkpoint_every,
             resume=args.resume,
+            pause_after=args.pause_after,
             progress=args.progress,
             progress_every=args.progress_every,
             curve=args.curve,

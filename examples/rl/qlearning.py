@@ -49,6 +49,7 @@ class Args:
     seed: int = 0
     checkpoint: str = ""
     resume: bool = False  # start from the checkpoint when it exists (examples/k8s/qlearning.yaml)
+    pause_after: int = 0  # end after that many iterations, with a checkpoint, for a later resume=true
     progress: bool = False
     # the learner's result keeps a row per iteration: when it took the fragments, and from
     # whom (bench/rescale.py times rescaling with it)
@@ -61,7 +62,7 @@ class Main(Reactor):
         obs_dim, num_actions = probe.obs_size, probe.num_actions
         probe.close()
         train = TrainConfig(iterations=args.iterations, updates_per_iteration=args.updates_per_iteration,
-                            checkpoint=args.checkpoint, resume=args.resume, progress=args.progress,
+                            checkpoint=args.checkpoint, resume=args.resume, pause_after=args.pause_after, progress=args.progress,
                             timeline=args.timeline)
         seeds = each(lambda i: args.seed * 1000 + 100 + i)
         if args.max_samplers > 0:
@@ -74,7 +75,10 @@ class Main(Reactor):
             self.connect(self.samplers.fragment, self.learner.fragments)
             self.connect(self.learner.weights, self.samplers.weights, after=period, broadcast=True)
             return
-        self.samplers = bank(QSampler, args.num_samplers, env=args.env, seed=seeds, fragment_len=args.fragment_len)
+        self.samplers = bank(QSampler, args.num_samplers, env=args.env, seed=seeds, fragment_len=args.fragment_len,
+                             snapshots=bool(args.checkpoint))
         self.learner = DQNTrainer(args.num_samplers, obs_dim, num_actions, train=train, seed=args.seed)
         self.connect(self.samplers.fragment, self.learner.fragments)
         self.connect(self.learner.weights, self.samplers.weights, after=0, broadcast=True)
+        if args.checkpoint:  # each sampler's state goes into the checkpoint, and back on a resume
+            self.learner.connect_samplers(self, self.samplers)

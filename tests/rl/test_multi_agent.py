@@ -95,6 +95,10 @@ def test_the_three_mappings(mapping: PolicyMapping | None, learners: dict[str, i
     for p, agents in enumerate(learners.values()):
         assert r[f"policies[{p}]"]["iterations"] == 2
         assert r[f"policies[{p}]"]["env_steps"] == agents * env_steps
+        # each episode counted once, as its agents' mean return
+        assert r[f"policies[{p}]"]["episodes"] == 4
+    if mapping is None:
+        assert r["policies[0]"]["mean_return_100"] == pytest.approx(r["samplers[0]"]["team_return_100"] / 3, rel=1e-5)
     digests = {r[f"policies[{p}]"]["weights_sha256"] for p in range(len(learners))}
     assert len(digests) == len(learners)  # (policies seeded apart)
 

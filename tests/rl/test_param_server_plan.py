@@ -87,7 +87,8 @@ def test_the_kubernetes_manifest_places_every_federate() -> None:
     import yaml
 
     from reactorfed.cli.loader import load_program
-    from reactorfed_operator.manifests import Federation, federation_pods
+    from reactorfed_operator.manifests import Federation
+    from reactorfed_operator.pods import federation_pods
     from reactorfed_operator.spec import parse_spec
 
     manifest = EXAMPLES.parent / "k8s" / "ppo-param-server-cartpole.yaml"

@@ -84,3 +84,33 @@ def test_numpy_actor_samples_by_its_probabilities_and_its_seed() -> None:
     again = MLPActor(1, 3, (), seed=5)
     again.load(np.concatenate([np.zeros(3), np.log([0.2, 0.3, 0.5])]).astype(np.float32))
     np.testing.assert_array_equal(again.act(obs)[0], actions)
+
+
+class Alternate:
+    """Left, right, left...: a fixed policy whose episodes depend only on the environments."""
+
+    def __init__(self) -> None:
+        self.t = 0
+
+    def act(self, obs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        self.t += 1
+        return np.full(len(obs), self.t % 2, dtype=np.int64), np.zeros(len(obs), dtype=np.float32)
+
+
+@pytest.mark.parametrize("env", ["CartPole-v1", "Acrobot-v1", "MinAtar/Breakout-v1"])
+def test_a_runner_restored_from_its_state_carries_on_alike(env: str) -> None:
+    """A sampler's state (:meth:`PolicyRunner.state`, pickled as a checkpoint carries it)
+    restored into a fresh runner gives the fragments the first one goes on to give: the
+    environments, the episodes under way, the copies about to reset (Acrobot's and MinAtar's
+    vector environments pickle too)."""
+    import pickle
+
+    first = PolicyRunner(env, num_envs=2, seed=4)
+    first.rollout(30, Alternate())
+    state = pickle.loads(pickle.dumps(first.state()))
+    second = PolicyRunner(env, num_envs=2, seed=99)  # (other environments, replaced)
+    second.restore(state)
+    a, b = first.rollout(60, Alternate()), second.rollout(60, Alternate())
+    for field in ("obs", "rewards", "terminated", "truncated", "resets"):
+        np.testing.assert_array_equal(getattr(a, field), getattr(b, field))
+    assert a.episode_returns == b.episode_returns and first.steps == second.steps

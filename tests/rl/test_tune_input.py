@@ -113,9 +113,11 @@ def test_what_a_trial_cannot_change_is_refused() -> None:
 
 def test_a_plan_the_tuner_lacks_is_refused() -> None:
     space = SearchSpace({"learning_rate": LogUniform(1e-4, 1e-2)})
-    with pytest.raises(ValidationError, match=r"^plan: must be sync or async"):
+    with pytest.raises(ValidationError, match=r"^plan: must be sync, async or apex"):
         TuneProgram(PPOConfig(), "CartPole-v1", PBT(PBTConfig(population=2), space), space,
-                    plan="apex")  # type: ignore[arg-type]
+                    plan="seed")  # type: ignore[arg-type]
+    with pytest.raises(ValidationError, match=r"^algo: the apex plan trains Ape-X DQN"):
+        TuneProgram(PPOConfig(), "CartPole-v1", PBT(PBTConfig(population=2), space), space, plan="apex")
     with pytest.raises(ValidationError, match=r"^period: must be an int >= 1"):
         TuneProgram(PPOConfig(), "CartPole-v1", PBT(PBTConfig(population=2), space), space, plan="async", period=0)
 

@@ -176,5 +176,21 @@ class PolicyRunner:
         self.episodes += len(returns)
         return Rollout(obs_buf, actions, logp, rewards, terminated, truncated, resets, tuple(returns))
 
+    def state(self) -> dict[str, Any]:
+        """Everything the next rollouts depend on: the environments (their state and
+        generators, pickled with them), the observation they are at, the episodes under way.
+        For a checkpoint (:mod:`~reactorfed.rl.plans.sampler_state`)."""
+        return {"env": self.env, "obs": self.obs, "episode_return": self.episode_return,
+                "resetting": self._resetting, "steps": self.steps, "episodes": self.episodes}
+
+    def restore(self, state: dict[str, Any]) -> None:
+        """Carry on from :meth:`state`'s (the environments built at start are closed)."""
+        self.env.close()
+        self.env = state["env"]
+        self.obs = np.asarray(state["obs"], dtype=self.obs_dtype)
+        self.episode_return = np.array(state["episode_return"], dtype=np.float64)
+        self._resetting = np.array(state["resetting"], dtype=np.bool_)
+        self.steps, self.episodes = int(state["steps"]), int(state["episodes"])
+
     def close(self) -> None:
         self.env.close()

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from ..model.reactor import Reactor
     from ..observe.histograms import Histogram
 
-__all__ = ["LAG_ITERATION_BOUNDS", "LAG_NS_BOUNDS", "PolicyLag", "RunConfig", "TrainingLog", "end_of_training", "learner_result", "resume_from_checkpoint", "save_progress", "verdict", "write_checkpoint"]
+__all__ = ["LAG_ITERATION_BOUNDS", "LAG_NS_BOUNDS", "PolicyLag", "RunConfig", "TrainingLog", "end_of_training", "learner_result", "paused", "resume_from_checkpoint", "resume_state", "save_progress", "verdict", "write_checkpoint"]
 
 
 class Trained(Protocol):
@@ -62,8 +62,12 @@ class RunConfig:
     checkpoint: str = ""
     checkpoint_every: int = 0
     #: start from ``checkpoint`` when it exists: weights, optimizer, counters, the iteration
-    #: and the recent returns carry on (the samplers' environments start afresh)
+    #: and the recent returns carry on; so do the samplers' environments where the plan
+    #: saves them (docs/training.md, "Resuming: what a checkpoint holds")
     resume: bool = False
+    #: end this run after that many updates (0: never), with its checkpoint, for a later
+    #: ``resume`` (a pause; the tune recipes' ``pause_after`` counts decisions)
+    pause_after: int = 0
     #: a status line on stderr every ``progress_every`` iterations
     progress: bool = False
     progress_every: int = 10
@@ -280,11 +284,14 @@ class TrainingLog:
 
     def state(self) -> dict[str, Any]:
         """What a checkpoint keeps of the log."""
-        return {"episodes": self.episodes, "recent_returns": list(self.recent)}
+        return {"episodes": self.episodes, "recent_returns": list(self.recent), "reached": self.reached}
 
     def restore(self, state: Mapping[str, Any]) -> None:
         self.episodes = int(state.get("episodes", 0))
         self.recent.extend(float(r) for r in state.get("recent_returns", ()))
+        reached = state.get("reached")  # (a run that had reached its target stopped there)
+        if reached is not None:
+            self.reached = (int(reached[0]), int(reached[1]), float(reached[2]))
 
     def result(self) -> dict[str, Any]:
         out: dict[str, Any] = {"episodes": self.episodes, "mean_return_100": self.mean_return,
@@ -347,8 +354,14 @@ def resume_from_checkpoint(learner: Trained, run: RunConfig, log: TrainingLog) -
     ``log`` restored from it, when ``run.resume`` asks and the checkpoint exists; else 0.
     A checkpoint written with another thread count is refused (:class:`~reactorfed.execution.threads.ThreadsChanged`)
     unless the run allows it."""
+    return resume_state(learner, run, log)[0]
+
+
+def resume_state(learner: Trained, run: RunConfig, log: TrainingLog) -> tuple[int, Mapping[str, Any]]:
+    """:func:`resume_from_checkpoint`, and the checkpoint's whole state (empty when the run
+    starts afresh), for what a plan keeps there beside the learner (its samplers' state)."""
     if not (run.resume and run.checkpoint and Path(run.checkpoint).exists()):
-        return 0
+        return 0, {}
     state = learner.load_checkpoint(run.checkpoint)
     check_resume(state, run.checkpoint)
     iteration = int(state.get("iteration", 0))
@@ -356,22 +369,29 @@ def resume_from_checkpoint(learner: Trained, run: RunConfig, log: TrainingLog) -
     if run.progress:
         print(f"resumed from {run.checkpoint} at iteration {iteration} ({learner.env_steps} env steps)",
               file=sys.stderr, flush=True)
-    return iteration
+    return iteration, state
 
 
-def save_progress(learner: Trained, run: RunConfig, iteration: int, log: TrainingLog) -> None:
+def paused(run: RunConfig, iteration: int, resumed_from: int) -> bool:
+    """Whether a run that started at ``resumed_from`` ends now, at ``iteration``, for
+    ``run.pause_after``."""
+    return bool(run.pause_after) and iteration - resumed_from >= run.pause_after
+
+
+def save_progress(learner: Trained, run: RunConfig, iteration: int, log: TrainingLog,
+                  extra: Mapping[str, Any] | None = None) -> None:
     """A plan learner's checkpoint at ``run.checkpoint``: the learner's state, the iteration
-    and the training log's."""
-    learner.save(run.checkpoint, extra={"iteration": iteration, **log.state()})
+    and the training log's (and a plan's ``extra``)."""
+    learner.save(run.checkpoint, extra={"iteration": iteration, **log.state(), **(extra or {})})
 
 
 def end_of_training(learner: Trained, log: TrainingLog, run: RunConfig, iteration: int, resumed_from: int,
-                    stats: Mapping[str, float]) -> dict[str, Any]:
-    """What a plan learner does at shutdown: its checkpoint (with ``run.checkpoint``), its
-    result, and with ``run.progress`` the last progress line, the verdict and the result
-    printed. Returns the result (to report)."""
+                    stats: Mapping[str, float], extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """What a plan learner does at shutdown: its checkpoint (with ``run.checkpoint``; a
+    plan's ``extra`` in it), its result, and with ``run.progress`` the last progress line,
+    the verdict and the result printed. Returns the result (to report)."""
     if run.checkpoint:
-        save_progress(learner, run, iteration, log)
+        save_progress(learner, run, iteration, log, extra)
     log.close()
     result = learner_result(learner, log, run, iteration, resumed_from)
     if run.progress:

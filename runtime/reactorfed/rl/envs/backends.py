@@ -67,6 +67,11 @@ def make_vector_env(name: str, num_envs: int, seed: int, backend: str = "gymnasi
     else:
         mode = vectorization_mode(full)
         env = gym.make_vec(full, num_envs=num_envs, vectorization_mode=mode)
+        if isinstance(env, gym.vector.SyncVectorEnv):
+            # a SyncVectorEnv keeps what it built its copies from and never uses it again: a
+            # spent generator (gymnasium 1.2) or a list of local closures (1.3 on), neither of
+            # which pickles, and a sampler's state is its environments pickled
+            env.env_fns = ()
         obs, _ = env.reset(seed=seed)
         engine = f"gymnasium's {type(env).__name__}"
     note = f"; envpool not used: {why}" if why else ""

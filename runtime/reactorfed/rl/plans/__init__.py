@@ -21,7 +21,7 @@ from .apex_trainer import ApexTrainer, ElasticApexTrainer
 from .async_ import AsyncPlan, AsyncSampler, AsyncTrainer, ElasticAsyncSampler, ElasticAsyncTrainer
 from .data_parallel import DataParallelPlan, DataParallelTrainer, ElasticDataParallelTrainer
 from .elastic_round import ElasticRound
-from .multi_agent import MultiAgentPlan, policy_seed
+from .multi_agent import MultiAgentPlan, PolicyTrainer, policy_seed
 from .multi_agent_sampler import MultiAgentSampler, central_rows
 from .param_server import GradientWorker, ParameterServer, ParamServerPlan
 from .sampler import PlanSampler
@@ -80,6 +80,7 @@ __all__ = [
     "ParameterServer",
     "PlanSampler",
     "PlanTrainer",
+    "PolicyTrainer",
     "QSampler",
     "SeedPlan",
     "SeedSampler",

@@ -46,6 +46,7 @@ from ..training import (
     RunConfig,
     TrainingLog,
     end_of_training,
+    paused,
     resume_from_checkpoint,
     save_progress,
 )
@@ -113,9 +114,9 @@ class ApexTrainer(Reactor):
         self.iteration = self.resumed_from = resume_from_checkpoint(learner, run, self.log)
         self.log.start(self.fqn, self.physical_time)
         self.report_progress(self.iteration, run.iterations, **self.log.figures(learner.env_steps))
-        if self.iteration < run.iterations:
+        if self.iteration < run.iterations and not self.log.solved:
             self._send(weights)
-        else:  # a run resumed after it had finished: nothing left to do
+        else:  # a run resumed after it had finished (or reached its target): nothing left to do
             self._over()
 
     def _over(self) -> None:
@@ -187,7 +188,7 @@ class ApexTrainer(Reactor):
             self.log.show(self.iteration, learner.env_steps, self.stats)
         if run.checkpoint and run.checkpoint_every and self.iteration % run.checkpoint_every == 0:
             self._save()
-        if self.iteration >= run.iterations:
+        if self.iteration >= run.iterations or paused(run, self.iteration, self.resumed_from):
             self._over()
         elif self.iteration % self.weights_every == 0:
             self._send(weights)

@@ -91,6 +91,7 @@ from reactorfed import (
     Input,
     LogicalAction,
     MultiReader,
+    MultiWriter,
     Output,
     PortWriter,
     Reactor,
@@ -133,18 +134,20 @@ class DataParallelTrainer(GradientRounds):
     gradients: Input[np.ndarray] = Input(np.ndarray, width="num_learners")
 
     def __init__(self, num_learners: int, num_samplers: int, algo: Algorithm, space: SpaceInfo,
-                 run: RunConfig | None = None, seed: int = 0, lead: bool = True, trace: bool = False) -> None:
-        super().__init__(algo, space, run, seed, lead, trace)
+                 run: RunConfig | None = None, seed: int = 0, lead: bool = True, trace: bool = False,
+                 carried: int = 0) -> None:
+        super().__init__(algo, space, run, seed, lead, trace, carried)
         self.num_learners, self.num_samplers = num_learners, num_samplers
 
     @property
     def share(self) -> int:
         return self.bank_index or 0
 
-    @reaction(triggers=[STARTUP], effects=[weights])
-    def start(self, weights: PortWriter[np.ndarray]) -> None:
+    @reaction(triggers=[STARTUP], effects=[weights, GradientRounds.restore])
+    def start(self, weights: PortWriter[np.ndarray], restore: MultiWriter[np.ndarray]) -> None:
         if self.begin():
             assert self.learner is not None
+            self.carried.send(restore)  # (the lead's, before the weights, in each sampler)
             weights.set(self.learner.payload())
             self.sent_weights()
 
@@ -301,11 +304,17 @@ class DataParallelPlan(Reactor):
             self._elastic(algo, env, space, K, num_envs, fragment_len, run, seed, backend, trace, max_samplers,
                           period, initial_samplers or K * S)
             return
+        # with checkpoints, every sampler's state goes to the lead with its fragment, and back on a resume
+        snapshots = bool(run is not None and run.checkpoint)
         self.samplers = bank(SyncSampler, K * S, algo, env, space, num_envs, fragment_len,
-                             seed=each(lambda i: sampler_seed(seed, i)), backend=backend)
+                             seed=each(lambda i: sampler_seed(seed, i)), backend=backend, snapshots=snapshots)
         self.learners = bank(DataParallelTrainer, K, K, S, algo, space, run=run, seed=seed,
-                             lead=each(lambda k: k == 0), trace=trace)
+                             lead=each(lambda k: k == 0), trace=trace,
+                             carried=each(lambda k: K * S if snapshots and k == 0 else 0))
         self.connect(self.samplers.fragment, self.learners.fragments)  # in order: S channels a learner
+        if snapshots:
+            self.connect(self.samplers.state, self.learners[0].sampler_states)
+            self.connect(self.learners[0].restore, self.samplers.restore, after=0)
         for k in range(K):
             self.connect(self.learners[k].weights, [self.samplers[i].weights for i in range(k * S, (k + 1) * S)],
                          after=0, broadcast=True)

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from reactorfed import SHUTDOWN, MultiReader, Reactor, ValidationError, reaction
+from reactorfed import SHUTDOWN, Input, MultiReader, Output, Reactor, ValidationError, reaction
 
 from ..contracts import Algorithm, GradientLearner, SpaceInfo
 from ..rollout import Rollout
@@ -29,9 +29,11 @@ from ..training import (
     TrainingLog,
     end_of_training,
     learner_result,
-    resume_from_checkpoint,
+    paused,
+    resume_state,
     save_progress,
 )
+from .sampler_state import CarriedStates
 
 __all__ = ["GradientRounds", "channel_values", "check_widths", "gradient_learner", "mean_gradient", "read_headers", "round_header", "round_rng"]
 
@@ -100,11 +102,20 @@ class GradientRounds(Reactor):
     last. The ``lead`` writes the checkpoint (``run.checkpoint``) and shows progress; all
     resume from it. Stops after ``run.iterations`` rounds or once the last 100 training
     episodes (of every share) average ``run.target_return``. With ``trace``, the result
-    carries ``step_digests_sha256``, a hash of the weights' digest after every step."""
+    carries ``step_digests_sha256``, a hash of the weights' digest after every step.
+
+    With ``carried`` (> 0: the lead, where the plan connects every sampler's :attr:`sampler_states`
+    and :attr:`restore`) its checkpoints hold the states of that many samplers, sent back on
+    a resume before the first weights (:class:`~reactorfed.rl.plans.sampler_state.CarriedStates`)."""
+
+    sampler_states: Input[np.ndarray] = Input(np.ndarray, width="carried_width")
+    restore: Output[np.ndarray] = Output(np.ndarray, width="carried_width")
 
     def __init__(self, algo: Algorithm, space: SpaceInfo, run: RunConfig | None = None, seed: int = 0,
-                 lead: bool = True, trace: bool = False) -> None:
+                 lead: bool = True, trace: bool = False, carried: int = 0) -> None:
         self.algo, self.space, self.run, self.seed = algo, space, run or RunConfig(), seed
+        self.carried_width = carried
+        self.carried = CarriedStates(carried)
         self.lead, self.trace = lead, trace
         self.learner: GradientLearner | None = None
         self.log = TrainingLog(self.run)
@@ -130,10 +141,13 @@ class GradientRounds(Reactor):
     def begin(self) -> bool:
         """Build the learner (resumed from the checkpoint when asked); whether training goes on."""
         self.learner = gradient_learner(self.algo, self.space, self.seed, self.fqn)
-        self.iteration = self.resumed_from = resume_from_checkpoint(self.learner, self._shown(), self.log)
+        self.iteration, state = resume_state(self.learner, self._shown(), self.log)
+        self.resumed_from = self.iteration
+        if self.carried_width and self.iteration:
+            self.carried.from_checkpoint(state, self.iteration, self.run.checkpoint)
         self.log.start(self.fqn, self.physical_time)
         self._report()
-        return self.iteration < self.run.iterations
+        return self.iteration < self.run.iterations and not self.log.solved
 
     def _report(self) -> None:
         """The lead's progress report (the others' would repeat it)."""
@@ -166,6 +180,7 @@ class GradientRounds(Reactor):
         assert learner is not None
         self.stats = learner.finish_update()
         self.iteration += 1
+        self.carried.round_over()  # (the states of this round's fragments are all in: they came with them)
         self.log.add(self.returns, self.iteration, learner.env_steps)
         self.log.write(self.iteration, learner.env_steps, self.stats, self.elapsed())
         run = self.run
@@ -173,15 +188,22 @@ class GradientRounds(Reactor):
         if self.lead and run.progress and self.iteration % run.progress_every == 0:
             self.log.show(self.iteration, learner.env_steps, self.stats)
         if self.lead and run.checkpoint and run.checkpoint_every and self.iteration % run.checkpoint_every == 0:
-            save_progress(learner, run, self.iteration, self.log)
-        return self.iteration < run.iterations and not self.log.solved
+            save_progress(learner, run, self.iteration, self.log, self.carried.checkpoint_part(self.iteration))
+        return (self.iteration < run.iterations and not self.log.solved
+                and not paused(run, self.iteration, self.resumed_from))
+
+    @reaction(triggers=[sampler_states])
+    def keep_states(self, sampler_states: MultiReader[np.ndarray]) -> None:
+        """The samplers' states of this round's fragments."""
+        self.carried.arrived(sampler_states.present())
 
     @reaction(triggers=[SHUTDOWN])
     def finish(self) -> None:
         learner = self.learner
         assert learner is not None
         if self.lead:
-            self.result = end_of_training(learner, self.log, self.run, self.iteration, self.resumed_from, self.stats)
+            self.result = end_of_training(learner, self.log, self.run, self.iteration, self.resumed_from, self.stats,
+                                          self.carried.checkpoint_part(self.iteration))
         else:
             self.result = {**learner_result(learner, self.log, self.run, self.iteration, self.resumed_from),
                            "checkpoint": ""}  # (the lead's alone is written)

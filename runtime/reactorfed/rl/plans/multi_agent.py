@@ -32,23 +32,47 @@ With ``run.checkpoint`` (a directory) each policy's learner saves ``<policy>.pt`
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from reactorfed import Reactor, ValidationError, bank, each
 
-from ..contracts import Algorithm
+from ..contracts import Algorithm, SpaceInfo
 from ..envs.multi_agent import TASKS, MultiAgentSpec
+from ..rollout import Rollout
 from ..training import RunConfig
 from .multi_agent_sampler import MultiAgentSampler
 from .policy_mapping import PolicyMapping, PolicySlot
 from .sampler import sampler_seed
 from .sync import SyncTrainer
 
-__all__ = ["MultiAgentPlan", "policy_seed"]
+__all__ = ["MultiAgentPlan", "PolicyTrainer", "policy_seed"]
+
 
 def policy_seed(seed: int, p: int) -> int:
     """Policy ``p``'s learner seed (its initial weights, its minibatch order) in a run seeded ``seed``."""
     return seed * 1000 + p
+
+
+class PolicyTrainer(SyncTrainer):
+    """A policy's learner: a :class:`SyncTrainer` whose fragments are, for each sampler in
+    turn, the rollouts of the policy's ``agents`` agents. Its returns (the log, the curve, the
+    result's ``mean_return``) count each episode once, as the mean of its agents' returns in
+    it: for a policy shared by every agent, the team's return divided by the agents (on a
+    task whose agents share the team's reward, what each agent earned), over the last 100
+    episodes, not over the last 100 agents' episodes."""
+
+    def __init__(self, n: int, agents: int, algo: Algorithm, space: SpaceInfo, run: RunConfig | None = None,
+                 seed: int = 0) -> None:
+        super().__init__(n, algo, space, run=run, seed=seed)
+        self.agents = agents
+
+    def episode_returns(self, rollouts: Sequence[Rollout]) -> Iterable[float]:
+        m = self.agents
+        for s in range(0, len(rollouts), m):
+            # (an MPE episode ends for every agent at once: each agent's returns are the same episodes')
+            for returns in zip(*(ro.episode_returns for ro in rollouts[s : s + m]), strict=True):
+                yield sum(returns) / m
 
 
 class MultiAgentPlan(Reactor):
@@ -81,8 +105,8 @@ class MultiAgentPlan(Reactor):
         self.samplers = bank(MultiAgentSampler, num_samplers, algo, task, slots, spec.spaces, num_envs, fragment_len,
                              seed=each(lambda i: sampler_seed(seed, i)), num_agents=num_agents,
                              max_cycles=max_cycles, run=run, show=each(lambda i: i == 0))
-        self.policies = bank(SyncTrainer, len(slots), n=each(lambda p: num_samplers * len(slots[p].agents)),
-                             algo=algo, space=each(lambda p: spaces[p]), run=each(lambda p: _policy_run(run, slots[p])),
+        self.policies = bank(PolicyTrainer, len(slots), n=each(lambda p: num_samplers * len(slots[p].agents)),
+                             agents=each(lambda p: len(slots[p].agents)), algo=algo, space=each(lambda p: spaces[p]), run=each(lambda p: _policy_run(run, slots[p])),
                              seed=each(lambda p: policy_seed(seed, p)))
         for p, slot in enumerate(slots):
             self.connect([self.samplers[s].fragments[a] for s in range(num_samplers) for a in slot.agents],

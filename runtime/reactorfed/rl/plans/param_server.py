@@ -46,6 +46,7 @@ from reactorfed import (
     Bank,
     Input,
     MultiReader,
+    MultiWriter,
     Output,
     PortReader,
     PortWriter,
@@ -91,15 +92,17 @@ class ParameterServer(GradientRounds):
     weights: Output[np.ndarray] = Output(np.ndarray)
 
     def __init__(self, num_workers: int, algo: Algorithm, space: SpaceInfo, run: RunConfig | None = None,
-                 seed: int = 0, trace: bool = False) -> None:
-        super().__init__(algo, space, run, seed, lead=True, trace=trace)
+                 seed: int = 0, trace: bool = False, carried: int = 0) -> None:
+        super().__init__(algo, space, run, seed, lead=True, trace=trace, carried=carried)
         self.num_workers = num_workers
 
-    @reaction(triggers=[STARTUP], effects=[params, weights])
-    def start(self, params: PortWriter[np.ndarray], weights: PortWriter[np.ndarray]) -> None:
+    @reaction(triggers=[STARTUP], effects=[params, weights, GradientRounds.restore])
+    def start(self, params: PortWriter[np.ndarray], weights: PortWriter[np.ndarray],
+              restore: MultiWriter[np.ndarray]) -> None:
         if self.begin():
             assert self.learner is not None
             params.set(_flagged(self.learner.flat_parameters(), False))
+            self.carried.send(restore)  # (before the weights, in each sampler)
             weights.set(self.learner.payload())
 
     @reaction(triggers=[headers], effects=[schedule])
@@ -219,14 +222,21 @@ class ParamServerPlan(Reactor):
         K, S = num_workers, samplers_per_worker
         space = SpaceInfo.of_env(env)
         self.workers: Bank[WorkerGroup] | Bank[GradientWorker]
+        # with checkpoints (samplers of their own), every sampler's state goes to the server
+        # with its fragment, and back on a resume
+        snapshots = bool(run is not None and run.checkpoint) and not colocate
         if colocate:
             self.workers = bank(WorkerGroup, K, S, algo, env, space, num_envs, fragment_len, seed, backend)
         else:
             self.samplers = bank(SyncSampler, K * S, algo, env, space, num_envs, fragment_len,
-                                 seed=each(lambda i: sampler_seed(seed, i)), backend=backend)
+                                 seed=each(lambda i: sampler_seed(seed, i)), backend=backend, snapshots=snapshots)
             self.workers = bank(GradientWorker, K, S, algo, space, seed=seed)
             self.connect(self.samplers.fragment, self.workers.fragments)  # in order: S channels a worker
-        self.server = ParameterServer(K, algo, space, run=run, seed=seed, trace=trace)
+        self.server = ParameterServer(K, algo, space, run=run, seed=seed, trace=trace,
+                                      carried=K * S if snapshots else 0)
+        if snapshots:
+            self.connect(self.samplers.state, self.server.sampler_states)
+            self.connect(self.server.restore, self.samplers.restore, after=0)
         # the policy goes to every sampler: in the workers' groups, or directly
         self.connect(self.server.weights, self.workers.weights if colocate else self.samplers.weights, after=0,
                      broadcast=True)

@@ -25,20 +25,23 @@ import torch
 from reactorfed import (
     SHUTDOWN,
     STARTUP,
+    Bank,
     Input,
     MultiReader,
+    MultiWriter,
     Output,
-    PortReader,
     PortWriter,
     Reactor,
     reaction,
 )
 
 from ...execution.threads import check_resume
-from ..algos.dqn.learner import DQNConfig, DQNLearner, EpsilonGreedy
+from ..algos.dqn.learner import DQNConfig, DQNLearner
 from ..algos.network import greedy_action
 from ..curves import LOGDIR_ENV, Curves
-from ..envs.runner import EnvRunner, Fragment, pack_fragment, unpack_fragment
+from ..envs.runner import EnvRunner, Fragment, unpack_fragment
+from . import sampler_state
+from .q_sampler import QSampler
 
 __all__ = ["DQNTrainer", "QSampler", "TrainConfig", "evaluate", "weights_digest"]
 
@@ -66,38 +69,6 @@ def evaluate(learner: DQNLearner, env: str, episodes: int, seed: int) -> float:
     return float(np.mean(returns))
 
 
-class QSampler(Reactor):
-    """Collects ``fragment`` steps with an epsilon-greedy copy of the learner's network
-    each time a payload arrives; emits the packed fragment."""
-
-    weights: Input[np.ndarray] = Input(np.ndarray)
-    fragment: Output[np.ndarray] = Output(np.ndarray)
-
-    def __init__(
-        self,
-        env: str = "CartPole-v1",
-        seed: int = 0,
-        fragment_len: int = 100,
-        hidden: tuple[int, ...] = DQNConfig.hidden,
-    ) -> None:
-        self.runner = EnvRunner(env, seed=seed, keep_next_obs=True)
-        obs_dim = self.runner.obs_size
-        self.policy = EpsilonGreedy(obs_dim, self.runner.num_actions, seed=seed + 7919, hidden=hidden)
-        self.fragment_len = fragment_len
-        self.samples = 0  # env steps collected (and sent) by this process
-
-    @reaction(triggers=[weights], effects=[fragment])
-    def collect(self, weights: PortReader[np.ndarray], fragment: PortWriter[np.ndarray]) -> None:
-        payload = weights.get()
-        assert payload is not None
-        self.policy.load_payload(payload)
-        frag = self.runner.rollout(self.fragment_len, self.policy)
-        fragment.set(pack_fragment(frag))
-        self.samples += len(frag)
-        # reported as it goes: a member of an elastic bank that leaves runs no shutdown
-        self.report_result({"samples": self.samples})
-
-
 @dataclass(frozen=True)
 class TrainConfig:
     """How a :class:`DQNTrainer` runs training (DQN's own settings are a
@@ -120,10 +91,14 @@ class TrainConfig:
     #: (0: only at shutdown) and at shutdown
     checkpoint: str = ""
     checkpoint_every: int = 0
-    #: start from ``checkpoint`` when it exists: the weights, the optimizer, the counters
-    #: and the iteration count carry on where the run that wrote it stopped (a federation
-    #: restarted, rescaled or resumed on Kubernetes); the replay buffer starts empty
+    #: start from ``checkpoint`` when it exists: the weights, the optimizer, the counters,
+    #: the iteration count, the replay buffer, the recent returns and (where they are
+    #: connected: :meth:`DQNTrainer.connect_samplers`) the samplers' environments carry on where
+    #: the run that wrote it stopped (a federation restarted, rescaled or resumed on Kubernetes)
     resume: bool = False
+    #: end this run after that many iterations (0: never), with its checkpoint, for a later
+    #: ``resume`` (a pause)
+    pause_after: int = 0
     #: a status line on stderr every ``progress_every`` iterations
     progress: bool = False
     progress_every: int = 10
@@ -151,7 +126,9 @@ class DQNTrainer(Reactor):
     """
 
     fragments: Input[np.ndarray] = Input(np.ndarray, width="n")
+    sampler_states: Input[np.ndarray] = Input(np.ndarray, width="n")
     weights: Output[np.ndarray] = Output(np.ndarray)
+    restore: Output[np.ndarray] = Output(np.ndarray, width="n")
 
     def __init__(
         self,
@@ -189,12 +166,15 @@ class DQNTrainer(Reactor):
         #: with ``train.timeline``: [wall ns, tag ns, microstep, env steps, [channels]] per iteration
         self.timeline: list[list[Any]] = []
         self.curves: Curves | None = None  # TensorBoard, from the start (see begin_training)
+        self.solved = False
+        self.carried = sampler_state.CarriedStates(n)  # the samplers' states (where they are connected)
         if train.resume and train.checkpoint and Path(train.checkpoint).exists():
             state = torch.load(train.checkpoint, map_location="cpu", weights_only=False)
             check_resume(state, train.checkpoint)
             self.learner.load_state(state)
             self.iteration = self.resumed_from = int(state.get("iteration", 0))
             self.episodes = int(state.get("episodes", 0))
+            self._resume_rest(state)
             if self.progress:
                 print(f"resumed from {train.checkpoint} at iteration {self.iteration} "
                       f"({self.learner.env_steps} env steps)", file=sys.stderr, flush=True)  # fmt: skip
@@ -215,21 +195,50 @@ class DQNTrainer(Reactor):
         """The figures of :meth:`_report` (a subclass may add some)."""
         return {"env_steps": self.learner.env_steps, "mean_return": self.mean_return}
 
+    def _resume_rest(self, state: dict[str, Any]) -> None:
+        """What a checkpoint holds beside the learner (those of older versions lack some:
+        the replay then starts empty, the samplers' environments afresh)."""
+        self.recent.extend(float(r) for r in state.get("recent_returns", ()))
+        self.last_eval = int(state.get("last_eval", self.last_eval))
+        self.eval_return = float(state.get("eval_return", self.eval_return))
+        self.solved = bool(state.get("solved", False))
+        if "replay" in state:
+            self.learner.buffer.restore(state["replay"])
+        if "samplers" in state:  # (a plan without them connected saves none, and needs none)
+            self.carried.from_checkpoint(state, self.iteration, self.checkpoint)
+
     def _save(self) -> None:
-        self.learner.save(self.checkpoint, extra={"iteration": self.iteration, "episodes": self.episodes})
+        extra: dict[str, Any] = {
+            "iteration": self.iteration, "episodes": self.episodes, "recent_returns": list(self.recent),
+            "last_eval": self.last_eval, "eval_return": self.eval_return, "solved": self.solved,
+            "replay": self.learner.buffer.state(), **self.carried.checkpoint_part(self.iteration)}
+        self.learner.save(self.checkpoint, extra=extra)
+
+    def connect_samplers(self, parent: Reactor, samplers: Bank[QSampler]) -> None:
+        """In ``parent``'s ``__init__``: each sampler's state to this learner with its
+        fragment, and back on a resume (samplers built with ``snapshots``; a fixed bank)."""
+        parent.connect(samplers.state, self.sampler_states)
+        parent.connect(self.restore, samplers.restore, after=0)
 
     @property
     def mean_return(self) -> float:
         return float(np.mean(self.recent)) if self.recent else float("nan")
 
-    @reaction(triggers=[STARTUP], effects=[weights])
-    def start(self, weights: PortWriter[np.ndarray]) -> None:
+    @reaction(triggers=[STARTUP], effects=[weights, restore])
+    def start(self, weights: PortWriter[np.ndarray], restore: MultiWriter[np.ndarray]) -> None:
         self.begin_training()
-        # Resumed from a run that had done every iteration (restarted after it finished, say
-        # by a rescale on Kubernetes): there is nothing left to train; sending weights
-        # would start one more iteration.
-        if self.iteration < self.iterations:
+        # Resumed from a run that had done every iteration or was solved (restarted after it
+        # finished, say by a rescale on Kubernetes): there is nothing left to train; sending
+        # weights would start one more iteration.
+        if self.iteration < self.iterations and not self.solved:
+            if self.resumed_from:
+                self.carried.send(restore)  # (before the weights, in each sampler)
             weights.set(self.learner.payload())
+
+    @reaction(triggers=[sampler_states])
+    def keep_states(self, sampler_states: MultiReader[np.ndarray]) -> None:
+        """The samplers' states of this tag's fragments (before they are learned from)."""
+        self.carried.arrived(sampler_states.present())
 
     @reaction(triggers=[fragments], effects=[weights])
     def learn(self, fragments: MultiReader[np.ndarray], weights: PortWriter[np.ndarray]) -> None:
@@ -259,6 +268,7 @@ class DQNTrainer(Reactor):
             row[3] = self.learner.env_steps - row[3]  # (the steps these fragments held)
         self.learner.update(self.updates_per_iteration)
         self.iteration += 1
+        self.carried.round_over()
         self.t_last = self.physical_time()
         self._report()
         if self.curves is not None:
@@ -269,8 +279,6 @@ class DQNTrainer(Reactor):
                 "time/iterations": self.iteration, "reactorfed/logical_time_s": self.elapsed() / 1e9})
         if self.progress and self.iteration % self.progress_every == 0:
             self._show()
-        if self.checkpoint and self.checkpoint_every and self.iteration % self.checkpoint_every == 0:
-            self._save()
         solved = False
         if (
             self.target_return is not None
@@ -288,7 +296,12 @@ class DQNTrainer(Reactor):
                           file=sys.stderr, flush=True)
             else:
                 solved = True
-        return self.iteration < self.iterations and not solved
+        self.solved = solved
+        # (after the target's check: the checkpoint holds this iteration's evaluation)
+        if self.checkpoint and self.checkpoint_every and self.iteration % self.checkpoint_every == 0:
+            self._save()
+        paused = self.train.pause_after and self.iteration - self.resumed_from >= self.train.pause_after
+        return self.iteration < self.iterations and not solved and not paused
 
     def _show(self) -> None:
         dt = max((self.t_last - self.t0) / 1e9, 1e-9)

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from reactorfed import STARTUP, Input, Output, Reactor, reaction
+from reactorfed import STARTUP, Input, Output, PortReader, PortWriter, Reactor, reaction
 
 from ..contracts import Actor, Algorithm, SpaceInfo
 from ..envs.backends import resolve_backend
 from ..rollout import PolicyRunner, pack_rollout
+from . import sampler_state
 
 __all__ = ["PlanSampler", "actor_seed", "sampler_seed"]
 
@@ -33,18 +34,25 @@ def actor_seed(env_seed: int) -> int:
 
 
 class PlanSampler(Reactor):
-    """Steps ``num_envs`` copies of ``env`` with ``algo``'s actor; a subclass says when."""
+    """Steps ``num_envs`` copies of ``env`` with ``algo``'s actor; a subclass says when.
+
+    With ``snapshots`` (a plan whose learner checkpoints) it sends its state after each
+    fragment on :attr:`state` (:mod:`~reactorfed.rl.plans.sampler_state`), and a state that
+    reaches :attr:`restore` (a resumed run's, before its first weights) is carried on from."""
 
     weights: Input[np.ndarray] = Input(np.ndarray)
+    restore: Input[np.ndarray] = Input(np.ndarray)
     fragment: Output[np.ndarray] = Output(np.ndarray)
+    state: Output[np.ndarray] = Output(np.ndarray)
 
     def __init__(self, algo: Algorithm, env: str, space: SpaceInfo, num_envs: int, fragment_len: int,
-                 seed: int, backend: str = "gymnasium") -> None:
+                 seed: int, backend: str = "gymnasium", snapshots: bool = False) -> None:
         # a wrong backend, or EnvPool where it cannot, said now; and EnvPool imported here, once
         # before a launch's fork server forks the federates, not in each sampler's first fragment
         resolve_backend(env, backend)
         self.algo, self.env, self.space = algo, env, space
         self.num_envs, self.fragment_len, self.seed, self.backend = num_envs, fragment_len, seed, backend
+        self.snapshots = snapshots
         self.runner: PolicyRunner | None = None
         self.actor: Actor | None = None
         self.policy_tag: tuple[int, int] | None = None  # when the weights acting now arrived
@@ -54,6 +62,15 @@ class PlanSampler(Reactor):
     def start(self) -> None:
         self.runner = PolicyRunner(self.env, self.num_envs, seed=self.seed, backend=self.backend)
         self.actor = self.algo.make_actor(self.space, actor_seed(self.seed))
+
+    @reaction(triggers=[restore])
+    def carry_on(self, restore: PortReader[np.ndarray]) -> None:
+        """A resumed run's state for this sampler (before the weights of the same tag: a
+        subclass's reactions come after this one)."""
+        assert self.runner is not None and self.actor is not None
+        data = restore.get()
+        if data is not None and data.size:
+            self.transitions = sampler_state.restore(data, self.runner, self.actor)
 
     def load(self, payload: np.ndarray | None) -> None:
         """Take the learner's payload as the actor's weights (noting the tag they came at)."""
@@ -69,3 +86,9 @@ class PlanSampler(Reactor):
         rollout.policy_tag = self.policy_tag
         self.transitions += rollout.transitions
         return pack_rollout(rollout)
+
+    def send_state(self, state: PortWriter[np.ndarray]) -> None:
+        """With ``snapshots``, the sampler's state after the fragment just sampled."""
+        if self.snapshots:
+            assert self.runner is not None and self.actor is not None
+            state.set(sampler_state.snapshot(self.runner, self.actor, self.transitions))

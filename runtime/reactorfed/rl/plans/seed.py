@@ -81,6 +81,7 @@ from ..contracts import Algorithm, SpaceInfo
 from ..envs.backends import BACKENDS, resolve_backend
 from ..rollout import PolicyRunner
 from ..training import RunConfig
+from . import sampler_state
 from .sampler import sampler_seed
 from .seed_trainer import ElasticSeedTrainer, SeedTrainer
 
@@ -103,14 +104,22 @@ class SeedSampler(Reactor):
     they give back. It holds no policy: no weights, no torch."""
 
     actions: Input[np.ndarray] = Input(np.ndarray)
+    restore: Input[np.ndarray] = Input(np.ndarray)
     step: Output[np.ndarray] = Output(np.ndarray)
+    state: Output[np.ndarray] = Output(np.ndarray)
 
-    def __init__(self, env: str, num_envs: int, seed: int, backend: str = "gymnasium") -> None:
+    def __init__(self, env: str, num_envs: int, seed: int, backend: str = "gymnasium", snapshots: int = 0) -> None:
+        """``snapshots`` (a plan whose learner checkpoints: its ``fragment_len``): the
+        sampler's state goes out with the step record that ends each fragment
+        (:mod:`~reactorfed.rl.plans.sampler_state`), and a state that reaches
+        :attr:`restore` (a resumed run's) is carried on from."""
         resolve_backend(env, backend)  # a wrong backend said now, as the other plans' samplers do
         self.env, self.num_envs, self.seed, self.backend = env, num_envs, seed, backend
+        self.snapshots = snapshots
         self.runner: PolicyRunner | None = None
         self.dtype: np.dtype[Any] | None = None
         self.steps = 0
+        self.stepped = 0  # steps of the copies (the fragments' ends: every ``snapshots``)
 
     @reaction(triggers=[STARTUP], effects=[step])
     def start(self, step: PortWriter[np.ndarray]) -> None:
@@ -121,9 +130,25 @@ class SeedSampler(Reactor):
         rec["obs"] = runner.obs
         step.set(rec)
 
-    @reaction(triggers=[actions], effects=[step])
-    def act(self, actions: PortReader[np.ndarray], step: PortWriter[np.ndarray]) -> None:
+    @reaction(triggers=[restore])
+    def carry_on(self, restore: PortReader[np.ndarray]) -> None:
+        """A resumed run's state for this sampler (before the actions of the same tag)."""
+        assert self.runner is not None
+        data = restore.get()
+        if data is not None and data.size:
+            state = sampler_state.unpack(data)
+            self.runner.restore(state["runner"])
+            self.steps, self.stepped = int(state["steps"]), int(state["stepped"])
+
+    @reaction(triggers=[actions], effects=[step, state])
+    def act(self, actions: PortReader[np.ndarray], step: PortWriter[np.ndarray],
+            state: PortWriter[np.ndarray]) -> None:
         step.set(self.step_copies(actions.get()))
+        self.stepped += 1
+        if self.snapshots and self.stepped % self.snapshots == 0:
+            assert self.runner is not None
+            state.set(sampler_state.pack(f"{self.fqn} ({self.runner.name})", {
+                "runner": self.runner.state(), "steps": self.steps, "stepped": self.stepped}))
 
     def step_copies(self, actions: np.ndarray | None) -> np.ndarray:
         """Step the copies with ``actions``: the step record they give."""
@@ -201,12 +226,18 @@ class SeedPlan(Reactor):
             self._elastic(algo, env, space, num_samplers, num_envs, fragment_len, run, seed, backend, device,
                           max_samplers, period)
             return
+        # with checkpoints, each sampler's state goes to the learner at each fragment's end,
+        # and back on a resume (with the first actions, before them)
+        carried = bool(run is not None and run.checkpoint)
         self.samplers = bank(self.Sampler, num_samplers, env, num_envs, seed=each(lambda i: sampler_seed(seed, i)),
-                             backend=backend)
+                             backend=backend, **({"snapshots": fragment_len} if carried else {}))
         self.learner = self.Learner(num_samplers, num_envs, fragment_len, algo, space, run=run, seed=seed,
-                                    device=device)
+                                    device=device, **({"carries_samplers": True} if carried else {}))
         self.connect(self.samplers.step, self.learner.steps)
         self.connect(self.learner.actions, self.samplers.actions, after=0)
+        if carried:
+            self.connect(self.samplers.state, self.learner.sampler_states)
+            self.connect(self.learner.restore, self.samplers.restore, after=0)
 
     def _elastic(self, algo: Algorithm, env: str, space: SpaceInfo, num_samplers: int, num_envs: int,
                  fragment_len: int, run: RunConfig | None, seed: int, backend: str, device: str, max_samplers: int,

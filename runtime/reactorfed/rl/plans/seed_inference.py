@@ -154,6 +154,25 @@ class BatchedInference:
         self.row = 0
         return rollouts
 
+    def state(self) -> dict[str, Any]:
+        """What acting on goes on from, at a fragment's end (after :meth:`observe` returned
+        it): the generator, the episodes under way, the observations the next fragment
+        starts from. For a checkpoint."""
+        assert self.row == 0 and self.fragment is not None, "a fragment's end"
+        return {"rng": self.rng.bit_generator.state, "resetting": self.resetting.copy(),
+                "episode_return": self.episode_return.copy(), "obs": self.fragment.obs[0].copy()}
+
+    def restore(self, state: dict[str, Any]) -> None:
+        """Carry on from :meth:`state`'s: the next :meth:`act` acts on its observations (a
+        resumed run's samplers' first records, fresh resets, are not observed)."""
+        self.rng.bit_generator.state = state["rng"]
+        self.resetting[:] = state["resetting"]
+        self.episode_return[:] = state["episode_return"]
+        f = self._buffers(state["obs"])
+        f.obs[0] = state["obs"]
+        f.returns = [[] for _ in range(self.n)]
+        self.row, self.acted = 0, True
+
     def _buffers(self, obs: np.ndarray) -> _Fragment:
         if self.fragment is None:
             self.fragment = _Fragment(self.T, self.n, self.k, obs.shape[2:], obs.dtype)

@@ -37,11 +37,13 @@ from ..training import (
     RunConfig,
     TrainingLog,
     end_of_training,
-    resume_from_checkpoint,
+    paused,
+    resume_state,
     save_progress,
 )
 from .elastic_round import ElasticRound
 from .sampler import actor_seed
+from .sampler_state import CarriedStates
 
 if TYPE_CHECKING:
     from .seed_inference import BatchedInference
@@ -57,11 +59,22 @@ class SeedTrainer(Reactor):
     (:func:`~reactorfed.rl.training.learner_result`), its device and forward passes."""
 
     steps: Input[np.ndarray] = Input(np.ndarray, width="n")
+    sampler_states: Input[np.ndarray] = Input(np.ndarray, width="n")
     actions: Output[np.ndarray] = Output(np.ndarray, width="n")
+    restore: Output[np.ndarray] = Output(np.ndarray, width="n")
 
     def __init__(self, n: int, num_envs: int, fragment_len: int, algo: Algorithm, space: SpaceInfo,
-                 run: RunConfig | None = None, seed: int = 0, device: str = "auto") -> None:
+                 run: RunConfig | None = None, seed: int = 0, device: str = "auto",
+                 carries_samplers: bool = False) -> None:
+        """``carries_samplers``: the plan connects :attr:`sampler_states` and :attr:`restore`:
+        every checkpoint holds each sampler's state at the fragment's end it follows, and
+        the inference's (its generator, the episodes under way, the observations to act on
+        next), and a resumed run carries on from them."""
         run = run or RunConfig()
+        self.carries_samplers = carries_samplers
+        self.carried = CarriedStates(n)
+        self.inference_state: dict[str, Any] | None = None  # at the last fragment's end
+        self._resuming = False  # the inference restored: the samplers' first records are not observed
         self.n, self.num_envs, self.fragment_len = n, num_envs, fragment_len
         self.algo, self.space, self.run, self.seed, self.device = algo, space, run, seed, device
         self.learner: Learner | None = None
@@ -86,14 +99,29 @@ class SeedTrainer(Reactor):
         # action draws seeded apart from the learner's minibatch order and every sampler's resets
         self.inference = BatchedInference(policy, device, self.n, self.num_envs, self.fragment_len,
                                           seed=actor_seed(self.seed))
-        self.iteration = self.resumed_from = resume_from_checkpoint(learner, self.run, self.log)
+        self.iteration, state = resume_state(learner, self.run, self.log)
+        self.resumed_from = self.iteration
+        if self.carries_samplers and self.iteration:
+            self.carried.from_checkpoint(state, self.iteration, self.run.checkpoint)
+            saved = state.get("inference")
+            if self.carried.latest is not None and saved is not None:
+                self.inference.restore(saved)
+                self.inference_state, self._resuming = saved, True
+            else:
+                self.carried.latest = None  # (both, or neither: the samplers start afresh)
         self.log.start(self.fqn, self.physical_time)
         self.report_progress(self.iteration, self.run.iterations, **self.log.figures(learner.env_steps))
-        # a run resumed after it had finished has nothing left to do: no actions
-        self.over = self.iteration >= self.run.iterations
+        # a run resumed after it had finished (or reached its target) has nothing left to do: no actions
+        self.over = self.iteration >= self.run.iterations or self.log.solved
 
-    @reaction(triggers=[steps], effects=[actions])
-    def serve(self, steps: MultiReader[np.ndarray], actions: MultiWriter[np.ndarray]) -> None:
+    @reaction(triggers=[sampler_states])
+    def keep_states(self, sampler_states: MultiReader[np.ndarray]) -> None:
+        """The samplers' states at the end of this tag's fragment (before it is learned from)."""
+        self.carried.arrived(sampler_states.present())
+
+    @reaction(triggers=[steps], effects=[actions, restore])
+    def serve(self, steps: MultiReader[np.ndarray], actions: MultiWriter[np.ndarray],
+              restore: MultiWriter[np.ndarray]) -> None:
         if self.over:
             return
         inference = self.inference
@@ -101,6 +129,12 @@ class SeedTrainer(Reactor):
         present = steps.present()
         # the plan's invariant: every sampler's record arrives at the tag of its step
         assert len(present) == self.n, f"{len(present)} of {self.n} step records at one tag"
+        if self._resuming:  # the samplers' first records (fresh resets): their saved states take their place
+            self._resuming = False
+            self.carried.send(restore)
+            for i, a in enumerate(inference.act()):
+                actions[i].set(a)
+            return
         rollouts = inference.observe([rec for _, rec in present])
         if rollouts is not None:
             self.learn(rollouts)
@@ -116,6 +150,10 @@ class SeedTrainer(Reactor):
         assert learner is not None
         self.stats = learner.learn(rollouts)
         self.iteration += 1
+        if self.carries_samplers:
+            assert self.inference is not None
+            self.carried.round_over()
+            self.inference_state = self.inference.state()
         self.log.add((r for ro in rollouts for r in ro.episode_returns), self.iteration, learner.env_steps)
         self.log.write(self.iteration, learner.env_steps, self.stats, self.elapsed())
         run = self.run
@@ -123,17 +161,25 @@ class SeedTrainer(Reactor):
         if run.progress and self.iteration % run.progress_every == 0:
             self.log.show(self.iteration, learner.env_steps, self.stats)
         if run.checkpoint and run.checkpoint_every and self.iteration % run.checkpoint_every == 0:
-            save_progress(learner, run, self.iteration, self.log)
-        self.over = self.iteration >= run.iterations or self.log.solved
+            save_progress(learner, run, self.iteration, self.log, self._carried())
+        self.over = self.iteration >= run.iterations or self.log.solved or paused(run, self.iteration,
+                                                                                   self.resumed_from)
 
     @reaction(triggers=[SHUTDOWN])
     def finish(self) -> None:
         if self.learner is None or self.inference is None:
             return  # the startup failed (and said why): nothing was trained
-        result = end_of_training(self.learner, self.log, self.run, self.iteration, self.resumed_from, self.stats)
+        result = end_of_training(self.learner, self.log, self.run, self.iteration, self.resumed_from, self.stats,
+                                 self._carried())
         self.result = {**result, "device": str(self.inference.device),
                        "forward_passes": self.inference.forward_passes, **self.extra_result()}
         self.report_result(self.result)
+
+    def _carried(self) -> dict[str, Any]:
+        """What a checkpoint holds beside the learner: the samplers' and the inference's
+        states at the last fragment's end (both, or neither)."""
+        part = self.carried.checkpoint_part(self.iteration)
+        return {**part, "inference": self.inference_state} if part and self.inference_state else {}
 
     def extra_result(self) -> dict[str, Any]:
         """More of the result (a subclass's)."""

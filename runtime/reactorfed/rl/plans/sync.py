@@ -71,15 +71,19 @@ __all__ = ["ElasticSyncSampler", "ElasticSyncTrainer", "SyncPlan", "SyncSampler"
 class SyncSampler(PlanSampler):
     """Steps ``num_envs`` copies of ``env`` for ``fragment_len`` rows each time weights arrive."""
 
-    @reaction(triggers=[PlanSampler.weights], effects=[PlanSampler.fragment])
-    def collect(self, weights: PortReader[np.ndarray], fragment: PortWriter[np.ndarray]) -> None:
+    @reaction(triggers=[PlanSampler.weights], effects=[PlanSampler.fragment, PlanSampler.state])
+    def collect(self, weights: PortReader[np.ndarray], fragment: PortWriter[np.ndarray],
+                state: PortWriter[np.ndarray]) -> None:
         self.load(weights.get())
         fragment.set(self.sample())
+        self.send_state(state)
 
 
 class SyncTrainer(PlanTrainer):
     """Learns from every sampler's fragment at once, then broadcasts its payload (see
-    :class:`~reactorfed.rl.plans.trainer.PlanTrainer` for the rest)."""
+    :class:`~reactorfed.rl.plans.trainer.PlanTrainer` for the rest). Its checkpoints hold
+    the samplers' states where the plan connects them (``carries_samplers``): a resumed run
+    is then the run that would have happened."""
 
     def take(self, present: Sequence[tuple[int, np.ndarray]]) -> bool:
         # the plan's invariant: every sampler's fragment arrives at the tag of the round
@@ -191,8 +195,14 @@ class SyncPlan(Reactor):
             self.connect(self.samplers.fragment, self.learner.fragments)
             self.connect(self.learner.weights, self.samplers.weights, after=period, broadcast=True)
             return
+        # with checkpoints, each sampler's state goes to the learner with its fragment, and
+        # back to it on a resume (at the tag of the first weights, before them)
+        snapshots = bool(run is not None and run.checkpoint)
         self.samplers = bank(SyncSampler, num_samplers, algo, env, space, num_envs, fragment_len, seed=seeds,
-                             backend=backend)
-        self.learner = SyncTrainer(num_samplers, algo, space, run=run, seed=seed)
+                             backend=backend, snapshots=snapshots)
+        self.learner = SyncTrainer(num_samplers, algo, space, run=run, seed=seed, carries_samplers=snapshots)
         self.connect(self.samplers.fragment, self.learner.fragments)
         self.connect(self.learner.weights, self.samplers.weights, after=0, broadcast=True)
+        if snapshots:
+            self.connect(self.samplers.state, self.learner.sampler_states)
+            self.connect(self.learner.restore, self.samplers.restore, after=0)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -67,6 +68,21 @@ class ReplayBuffer:
         self.dones[idx] = dones
         self._pos = (self._pos + n) % self.capacity
         self._size = min(self._size + n, self.capacity)
+
+    def state(self) -> dict[str, Any]:
+        """The contents, for a checkpoint (the part filled, in slot order, and where the next goes)."""
+        n = self._size
+        return {"obs": self.obs[:n].copy(), "next_obs": self.next_obs[:n].copy(), "actions": self.actions[:n].copy(),
+                "rewards": self.rewards[:n].copy(), "dones": self.dones[:n].copy(), "pos": self._pos, "size": n}
+
+    def restore(self, state: dict[str, Any]) -> None:
+        """Hold :meth:`state`'s contents again (a buffer of the same capacity and shapes)."""
+        n = int(state["size"])
+        if n > self.capacity:
+            raise ValueError(f"a replay of {n} transitions does not fit a buffer of {self.capacity}")
+        for name in ("obs", "next_obs", "actions", "rewards", "dones"):
+            getattr(self, name)[:n] = state[name]
+        self._pos, self._size = int(state["pos"]), n
 
     def sample(self, batch_size: int, rng: np.random.Generator) -> Batch:
         """``batch_size`` transitions drawn uniformly with replacement."""

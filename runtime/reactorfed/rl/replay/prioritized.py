@@ -25,6 +25,9 @@ newcomer in its slot. The rows are any structured numpy dtype (a replay shard ke
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import numpy as np
 
 from .sum_tree import SumTree
@@ -143,3 +146,15 @@ class PrioritizedReplay:
         ids, masses = self.sample(k, rng)
         return self.get(ids), ids, importance_weights(masses / self.total, len(self), beta)
 
+    def state(self) -> dict[str, Any]:
+        """What a checkpoint keeps: the rows, their masses and the counters."""
+        return {"rows": self.rows, "masses": self.tree.leaves(), "added": self.added,
+                "stale_updates": self.stale_updates}
+
+    def restore(self, state: Mapping[str, Any]) -> None:
+        """Hold what :meth:`state` saved (in a replay of the same capacity)."""
+        self.tree = SumTree(self.capacity)
+        self.rows = None if state["rows"] is None else np.array(state["rows"])
+        if self.rows is not None:
+            self.tree.update(np.arange(self.capacity), np.asarray(state["masses"]))
+        self.added, self.stale_updates = int(state["added"]), int(state["stale_updates"])

@@ -6,12 +6,13 @@ slots, each a training run of a plan, deciding at agreed logical tags.
 (the decisions' JSON lines), :mod:`.contracts` (reports, directives, the scheduler's and
 the learner's contracts), :mod:`.exchange` (a learner's state as bytes, for exploit),
 :mod:`.trial` (a slot of the synchronous plan), :mod:`.async_trial` (of the asynchronous
-plan), :mod:`.controller` (the controller reactor), :mod:`.program` (the
-two together). torch is imported when a learner is built, not here.
+plan), :mod:`.apex_trial` (of Ape-X's), :mod:`.controller` (the controller reactor),
+:mod:`.program` (the two together). torch is imported when a learner is built, not here.
 """
 
 from __future__ import annotations
 
+from .apex_trial import ApexTrial, ApexTrialTrainer
 from .asha import ASHA, ASHAConfig
 from .async_trial import AsyncTrial, AsyncTrialTrainer
 from .contracts import TRIAL_METRICS, Directive, Report, Scheduler, TunableLearner, trial_seed
@@ -21,6 +22,7 @@ from .program import TuneProgram, check_space
 from .record import Decision, DecisionLog
 from .search import Search, SearchConfig
 from .space import (
+    ApexSpace,
     APPOSpace,
     Choice,
     Domain,
@@ -41,6 +43,9 @@ __all__ = [
     "TRIAL_METRICS",
     "APPOSpace",
     "ASHAConfig",
+    "ApexSpace",
+    "ApexTrial",
+    "ApexTrialTrainer",
     "AsyncTrial",
     "AsyncTrialTrainer",
     "Choice",

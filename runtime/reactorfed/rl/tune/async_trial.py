@@ -89,11 +89,16 @@ class AsyncTrialTrainer(TrialTrainer):
             super()._end_trial()
             self.finished[-1]["stale_fragments"] = stale
 
+    def of_this_trial(self, policy_time: np.ndarray) -> np.ndarray:
+        """Which of what was acted at ``policy_time`` (elapsed ns, elementwise) was acted with
+        weights of the current trial: sent at or after its start, they reached the sampler
+        ``weights_delay`` later."""
+        return np.asarray(policy_time - self.weights_delay >= self.trial_began)
+
     def _ours(self, packed: np.ndarray) -> bool:
-        """Whether a fragment was sampled with weights of the current trial (sent at or after
-        its start: they reached the sampler ``weights_delay`` later)."""
+        """Whether a fragment was sampled with weights of the current trial."""
         tag = unpack_rollout(packed).policy_tag
-        return tag is not None and tag[0] - self.weights_delay >= self.trial_began
+        return tag is not None and bool(self.of_this_trial(np.asarray(tag[0])))
 
     @reaction(triggers=[PlanTrainer.fragments], effects=[PlanTrainer.weights, TrialTrainer.report])
     def learn(

@@ -150,7 +150,8 @@ class TunableLearner(Protocol):
     learner reads its config at each update), its state as a dict (:meth:`state`, the
     checkpoint's) and a way to take part of one back (:meth:`load_state`: the network and
     optimizer of another trial). PPO's learners (MLP and CNN, and APPO's, a subclass)
-    are, and :class:`~reactorfed.rl.SyncDQNConfig`'s.
+    are, :class:`~reactorfed.rl.SyncDQNConfig`'s, and the Ape-X slot's
+    (:class:`~reactorfed.rl.algos.apex.replay_learner.ApexReplayLearner`).
 
     Its config may say what a trial cannot change: ``ACTOR_FIELDS`` (read only by the
     samplers' actors, built once per slot) and ``BUILT_FIELDS`` (fixed once the learner is

@@ -20,8 +20,8 @@ import numpy as np
 
 from reactorfed import ValidationError
 
-__all__ = ["APPOSpace", "Choice", "DQNSpace", "Domain", "IntUniform", "LogUniform", "PPOSpace", "SearchSpace", "Uniform",
-           "Value", "space_of_ranges"]
+__all__ = ["APPOSpace", "ApexSpace", "Choice", "DQNSpace", "Domain", "IntUniform", "LogUniform", "PPOSpace",
+           "SearchSpace", "Uniform", "Value", "space_of_ranges"]
 
 #: a hyperparameter's value (what crosses federates as plain data)
 Value = float | int | str
@@ -252,3 +252,21 @@ class DQNSpace:
         ranges = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         return space_of_ranges(ranges, log={"learning_rate"}, ints={"target_update_interval", "batch_size"},
                                field=field)
+
+
+@dataclass(frozen=True)
+class ApexSpace:
+    """:class:`~reactorfed.rl.ApexDQNConfig`'s hyperparameters as a recipe searches them
+    (an Ape-X trial slot's): the learning rate log-uniform, the target network's period an
+    int, the Huber threshold and the gradient clip uniform; empty: not searched. (The
+    discount, the n-step length and the epsilons are not here: the slot's samplers hold
+    them; nor the replay's settings: the slot's.)"""
+
+    learning_rate: tuple[float, ...] = (1e-4, 3e-3)
+    target_update_interval: tuple[float, ...] = (50, 500)
+    huber_delta: tuple[float, ...] = ()
+    max_grad_norm: tuple[float, ...] = ()
+
+    def search_space(self, field: str = "space") -> SearchSpace:
+        ranges = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        return space_of_ranges(ranges, log={"learning_rate"}, ints={"target_update_interval"}, field=field)

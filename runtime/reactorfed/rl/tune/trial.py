@@ -22,7 +22,8 @@ Any algorithm whose learner is a :class:`~reactorfed.rl.tune.contracts.TunableLe
 runs in this slot: PPO (MLP or MinAtar's CNN), APPO, DQN with its replay in the learner
 (:class:`~reactorfed.rl.SyncDQNConfig`). Another plan's trial is the same reactor with its
 own samplers around a :class:`TrialTrainer` (APPO's asynchronous samplers:
-:mod:`~reactorfed.rl.tune.async_trial`).
+:mod:`~reactorfed.rl.tune.async_trial`; Ape-X's, its learner holding the replay:
+:mod:`~reactorfed.rl.tune.apex_trial`).
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ from reactorfed import (
     reaction,
 )
 
-from ..contracts import Algorithm, SpaceInfo
+from ..contracts import Algorithm, Learner, SpaceInfo
 from ..plans.sampler import sampler_seed
 from ..plans.sync import SyncSampler
 from ..plans.trainer import PlanTrainer
@@ -148,10 +149,15 @@ class TrialTrainer(PlanTrainer):
     def _begin_trial(self, d: Directive) -> None:
         self.trial, self.hparams, self.trial_seed = d.trial, dict(d.hparams), d.seed
         algo = cast(Algorithm, dataclasses.replace(cast(Any, self.base), **d.hparams))
-        self.learner = algo.make_learner(self.space, d.seed)
+        self.learner = self.build_learner(algo, d.seed)
         self.iteration = self.resumed_from = 0
         self.log = TrainingLog(self.run)
         self.log.start(f"{self.fqn}.trial{d.trial}", self.physical_time)
+
+    def build_learner(self, algo: Algorithm, seed: int) -> Learner:
+        """A trial's learner: ``algo``'s (a slot whose learner needs more than the
+        algorithm's config builds its own)."""
+        return algo.make_learner(self.space, seed)
 
     def _carry_on(self, d: Directive) -> None:
         learner = self.tunable

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from ...contracts import SpaceInfo
 from .q_actor import QActor, apex_epsilons
@@ -32,6 +32,10 @@ class ApexDQNConfig:
     ``y_i = R_i + gamma^m * Q_target(s', argmax_a Q(s', a))`` (van Hasselt et al. 2016)
     and ``w_i`` the replay's importance-sampling weights; the new priorities are
     ``|Q(s_i, a_i) - y_i|``."""
+
+    #: fields the samplers read (their actors and n-step builders are built once): a tuner
+    #: cannot vary them (the learner reads the discount from the transitions)
+    ACTOR_FIELDS: ClassVar[frozenset[str]] = frozenset({"hidden", "epsilon", "epsilon_alpha", "n_step", "gamma"})
 
     learning_rate: float = 5e-4
     gamma: float = 0.99

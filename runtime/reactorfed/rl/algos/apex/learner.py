@@ -26,6 +26,7 @@ import torch.nn.functional as F
 
 from ...contracts import SpaceInfo
 from ...replay.contracts import ReplayBatch
+from ...replay.prioritized import PrioritizedReplay, annealed_beta
 from ...training import write_checkpoint
 from ..dqn.learner import make_qnetwork
 from ..network import adam, flat_weights, set_adam
@@ -97,6 +98,23 @@ class ApexDQNLearner:
         stats = {"loss": float(loss.item()), "q_mean": float(q_taken.mean().item()),
                  "td_error": float(td_abs.mean()), "transitions": float(len(batch))}
         return stats, td_abs
+
+    def learn_from_replay(self, replay: PrioritizedReplay, rng: np.random.Generator, steps: int, batch_size: int,
+                          beta0: float, beta_steps: int) -> tuple[dict[str, float], float]:
+        """``steps`` gradient steps on prioritized batches of ``replay`` (drawn with ``rng``,
+        importance weights annealed from ``beta0`` over ``beta_steps`` updates), whose |TD
+        errors| become their priorities: the mean statistics and the largest TD error."""
+        sums, top, beta = np.zeros(3), 0.0, beta0
+        for _ in range(steps):
+            beta = annealed_beta(beta0, beta_steps, self.updates)
+            rows, ids, weights = replay.sample_weighted(batch_size, rng, beta)
+            step, td = self.learn(ReplayBatch.of_rows(rows, weights))
+            replay.update(ids, td)
+            top = max(top, float(td.max()))
+            sums += (step["loss"], step["q_mean"], step["td_error"])
+        mean = sums / max(steps, 1)
+        return {"loss": mean[0], "q_mean": mean[1], "td_error": mean[2], "beta": beta,
+                "gradient_steps": float(steps)}, top
 
     def payload(self) -> np.ndarray:
         """The online network's parameters, flat (what :class:`~reactorfed.rl.algos.apex.q_actor.QActor` loads)."""

@@ -29,9 +29,8 @@ import numpy as np
 import torch
 
 from ...contracts import SpaceInfo
-from ...replay.contracts import ReplayBatch
 from ...replay.nstep import NStepBuilder
-from ...replay.prioritized import PrioritizedReplay, annealed_beta
+from ...replay.prioritized import PrioritizedReplay
 from ...rollout import Rollout
 from ...training import write_checkpoint
 from .learner import ApexDQNLearner
@@ -98,22 +97,10 @@ class SyncDQNLearner:
             self.q.env_steps += ro.transitions
         stats: dict[str, float] = {"replay": float(len(self.replay))}
         if len(self.replay) >= max(c.learning_starts, 1):
-            sums = np.zeros(3)
-            for _ in range(c.updates_per_iteration):
-                beta = annealed_beta(c.beta0, c.beta_steps, self.q.updates)
-                rows, ids, weights = self.replay.sample_weighted(c.batch_size, self.rng, beta)
-                step, td = self.q.learn(ReplayBatch.of_rows(rows, weights))
-                self.replay.update(ids, td)
-                self.max_priority = max(self.max_priority, float(td.max()))
-                sums += (step["loss"], step["q_mean"], step["td_error"])
-            mean = sums / c.updates_per_iteration
-            stats.update(
-                loss=mean[0],
-                q_mean=mean[1],
-                td_error=mean[2],
-                beta=beta,
-                gradient_steps=float(c.updates_per_iteration),
-            )
+            steps, top = self.q.learn_from_replay(self.replay, self.rng, c.updates_per_iteration, c.batch_size,
+                                                  c.beta0, c.beta_steps)
+            self.max_priority = max(self.max_priority, top)
+            stats.update(steps)
         self.stats = stats
         return stats
 
@@ -127,13 +114,7 @@ class SyncDQNLearner:
     def state(self) -> dict[str, Any]:
         """Everything needed to resume: the networks, the optimizer, the counters, the
         draws' generator and the replay."""
-        replay = {
-            "rows": self.replay.rows,
-            "masses": self.replay.tree.leaves(),
-            "added": self.replay.added,
-            "stale_updates": self.replay.stale_updates,
-            "max_priority": self.max_priority,
-        }
+        replay = {**self.replay.state(), "max_priority": self.max_priority}
         return {
             **self.q.state(),
             "config": asdict(self._config),
@@ -150,13 +131,7 @@ class SyncDQNLearner:
             self.rng.bit_generator.state = state["rng"]
         if "replay" in state:
             r = state["replay"]
-            self.replay = PrioritizedReplay(
-                self._config.capacity, self._config.alpha, self._config.replay_eps
-            )
-            if r["rows"] is not None:
-                self.replay.rows = np.array(r["rows"])
-                self.replay.tree.update(np.arange(self.replay.capacity), np.asarray(r["masses"]))
-            self.replay.added, self.replay.stale_updates = int(r["added"]), int(r["stale_updates"])
+            self.replay.restore(r)
             self.max_priority = float(r["max_priority"])
             self.builders = []  # (a resumed run's samplers start new episodes)
 
