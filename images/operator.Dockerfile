@@ -1,8 +1,9 @@
 # The reactorfed operator (Kopf). The Helm chart runs it with its own arguments.
 #   docker build -f images/operator.Dockerfile -t ghcr.io/reactorfed/reactorfed-operator:0.1.0 .
 # It carries only what the operator imports: its own package (operator/reactorfed_operator)
-# and pyproject.toml's `operator` extra (kopf, kubernetes, pyyaml); not the runtime
-# (reactorfed) nor the runtime's dependencies (numpy, pyzmq, msgpack, prometheus-client).
+# and pyproject.toml's `operator` extra (kopf, kubernetes, pyyaml; pyzmq, to issue the
+# members' keys); not the runtime (reactorfed) nor its other dependencies (numpy, msgpack,
+# prometheus-client).
 # tests/operator/test_images.py checks both: the package imports nothing else, and this
 # file installs that extra alone. The dependencies' layer is rebuilt only when the extra
 # changes; a change of the code rebuilds only the last small layer.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Build the project's three images (images/*.Dockerfile) with Docker.
+# Build the project's images (images/*.Dockerfile) with Docker.
 #
 # Users with a registry build them as docs/kubernetes.md shows: on the public Python image,
 # with torch from PyTorch's CPU (runtime) or CUDA (runtime-gpu) index. On a machine that
@@ -10,7 +10,7 @@
 # with its NVIDIA libraries: a larger image).
 #
 # Usage: scripts/images.sh [--local] [--no-cache] [IMAGE...]
-#          IMAGE: runtime, runtime-gpu, operator (default: all three)
+#          IMAGE: runtime, runtime-gpu, operator, rti (default: all four)
 #        scripts/images.sh --base      only build (or reuse) the local base image
 #        scripts/images.sh --print     print the tags that would be built
 # Environment: TAG (default 0.1.0), DOCKER (default docker),
@@ -44,17 +44,18 @@ for arg in "$@"; do
     --no-cache) no_cache=(--no-cache) ;;
     --base) only_base=1; local_build=1 ;;
     --print) print=1 ;;
-    runtime|runtime-gpu|operator) wanted+=("$arg") ;;
-    *) die "unknown argument '$arg' (usage: $0 [--local] [--no-cache] [--base] [runtime|runtime-gpu|operator]...)" ;;
+    runtime|runtime-gpu|operator|rti) wanted+=("$arg") ;;
+    *) die "unknown argument '$arg' (usage: $0 [--local] [--no-cache] [--base] [runtime|runtime-gpu|operator|rti]...)" ;;
   esac
 done
-[ ${#wanted[@]} -gt 0 ] || wanted=(runtime runtime-gpu operator)
+[ ${#wanted[@]} -gt 0 ] || wanted=(runtime runtime-gpu operator rti)
 
 tag_of() {
   case "$1" in
     runtime) echo "reactorfed-runtime:$TAG" ;;
     runtime-gpu) echo "reactorfed-runtime-gpu:$TAG" ;;
     operator) echo "ghcr.io/reactorfed/reactorfed-operator:$TAG" ;;
+    rti) echo "reactorfed-rti:$TAG" ;;
   esac
 }
 if [ $print = 1 ]; then for i in "${wanted[@]}"; do tag_of "$i"; done; exit 0; fi

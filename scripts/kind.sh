@@ -13,7 +13,8 @@
 # kind's usual network plugin (kindnetd) cannot be built from what such a machine reaches,
 # so the cluster is created with `disableDefaultCNI` and gets a plain routed network
 # instead: the CNI ptp + host-local plugins on every node with its node's pod CIDR, and on
-# every node a route to each other node's pod CIDR (no NetworkPolicy enforcement).
+# every node a route to each other node's pod CIDR. NetworkPolicy is enforced by
+# kindnetd's own policy engine run alone (kube-network-policies, Go module, a DaemonSet).
 # DNS is kubeadm's CoreDNS; PVCs are served by local-path-provisioner (StorageClass
 # "standard", as in kind's own node images).
 #
@@ -39,6 +40,7 @@ K8S_VERSION=${K8S_VERSION:-v1.37.1}          # as scripts/k8s-tools.sh
 CONTAINERD_VERSION=${CONTAINERD_VERSION:-v2.4.2}
 COREDNS_MODULE_VERSION=${COREDNS_MODULE_VERSION:-}   # default: the tag kubeadm asks for
 LOCAL_PATH_VERSION=${LOCAL_PATH_VERSION:-v0.0.30}
+NETPOL_VERSION=${NETPOL_VERSION:-v0.8.0}    # sigs.k8s.io/kube-network-policies: kindnetd's policy engine, alone
 STAGING_VERSION="v0.${K8S_VERSION#v1.}"
 KIND_CONFIG=${KIND_CONFIG:-kind-config.yaml}
 CLUSTER=${KIND_CLUSTER:-$(awk '/^name:/ {print $2; exit}' "$KIND_CONFIG")}
@@ -48,12 +50,15 @@ BASE=${REACTORFED_KIND_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/reactorfed/kind}
 ROOT="$BASE/kind$KIND_VERSION-k8s$K8S_VERSION-containerd$CONTAINERD_VERSION"
 BIN="$ROOT/bin"
 # The node image's tag changes with the part of this script that builds it (everything
-# above "--- the cluster ---"), so an edit there rebuilds it.
-SCRIPT_HASH=$(sed '/^# --- the cluster ---/q' "$0" | sha256sum | cut -c1-12)
+# above "--- the cluster ---") and with the patch of kube-network-policies, so an edit
+# there rebuilds it.
+SCRIPT_HASH=$( (sed '/^# --- the cluster ---/q' "$0"; cat scripts/kind/netpol_xtqueue.go) | sha256sum | cut -c1-12)
+NETPOL_BIN="$BIN/netpol-$SCRIPT_HASH"   # (its patch is in the hash)
 NODE_BASE_IMAGE="reactorfed/kind-node-base:bookworm-$SCRIPT_HASH"
 NODE_IMAGE="reactorfed/kind-node:$K8S_VERSION-$SCRIPT_HASH"
 HELPER_IMAGE="$NODE_BASE_IMAGE"   # local-path-provisioner's helper pods need only sh and mkdir
 LOCAL_PATH_IMAGE="reactorfed/local-path-provisioner:$LOCAL_PATH_VERSION"
+NETPOL_IMAGE="reactorfed/kube-network-policies:$NETPOL_VERSION"
 DEBIAN_MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 export GOTOOLCHAIN=${GOTOOLCHAIN:-local} GOFLAGS="${GOFLAGS:--p=2} -trimpath -buildvcs=false"
 KIND_MOD_DIR=""
@@ -75,6 +80,29 @@ build_wrapper() {  # name module version ldflags pkg...: a module that requires 
   printf 'module reactorfed.local/%s\n\ngo 1.26.0\n\nrequire %s %s\n' "$name" "$mod" "$ver" > "$src/go.mod"
   (cd "$src" && CGO_ENABLED=0 go build -mod=mod -ldflags "$ldf" -o "$src/out/" "$@" >&2)
   mv "$src"/out/* "$BIN/"
+}
+
+build_netpol() {  # kube-network-policies, its queue verdicts through nft_compat (scripts/kind/netpol_xtqueue.go)
+  local src="$ROOT/src/netpol" mod pkg
+  rm -rf "$src"; mkdir -p "$src"
+  printf 'module reactorfed.local/netpol\n\ngo 1.26.0\n\nrequire sigs.k8s.io/kube-network-policies %s\n' "$NETPOL_VERSION" > "$src/go.mod"
+  (cd "$src" && go mod download sigs.k8s.io/kube-network-policies >&2)
+  mod="$(go env GOMODCACHE)/sigs.k8s.io/kube-network-policies@$NETPOL_VERSION"
+  [ -f "$mod/pkg/networkpolicy/controller.go" ] || die "kube-network-policies' sources are not in its module ($mod)"
+  # a patched copy of the module (Go neither overlays nor edits the module cache), required in its place
+  cp -r "$mod" "$src/module"; chmod -R u+w "$src/module"; pkg="$src/module/pkg/networkpolicy"
+  # every `queue` expression becomes xtQueue(...): the two in controller.go set the bypass
+  # flag on a second line when --fail-open is given, the DNS agent's always bypasses
+  perl -0pi -e 's/queue := &expr\.Queue\{Num: uint16\(c\.config\.QueueID\)\}\n\s*if c\.config\.FailOpen \{\n\s*queue\.Flag = expr\.QueueFlagBypass\n\s*\}/queue := xtQueue(uint16(c.config.QueueID), c.config.FailOpen)/g' \
+    "$pkg/controller.go"
+  perl -pi -e 's/&expr\.Queue\{Num: uint16\(n\.nfQueueID\), Flag: expr\.QueueFlagBypass\}/xtQueue(uint16(n.nfQueueID), true)/' \
+    "$pkg/dnsagent.go"
+  ! grep -q 'expr\.Queue' "$pkg/controller.go" "$pkg/dnsagent.go" \
+    || die "kube-network-policies $NETPOL_VERSION has queue expressions the patch does not know"
+  cp scripts/kind/netpol_xtqueue.go "$pkg/xtqueue.go"
+  printf 'replace sigs.k8s.io/kube-network-policies => ./module\n' >> "$src/go.mod"
+  # the module's main package is its cmd/ folder: the binary is named as upstream's image names it
+  (cd "$src" && CGO_ENABLED=0 go build -mod=mod -ldflags "-s -w" -o "$NETPOL_BIN" sigs.k8s.io/kube-network-policies/cmd >&2)
 }
 
 build_binaries() {
@@ -126,6 +154,10 @@ build_binaries() {
     log "building local-path-provisioner $LOCAL_PATH_VERSION"
     timed "local-path-provisioner" build_wrapper local-path-provisioner github.com/rancher/local-path-provisioner \
       "$LOCAL_PATH_VERSION" "-s -w" github.com/rancher/local-path-provisioner
+  fi
+  if [ ! -x "$NETPOL_BIN" ]; then
+    log "building kube-network-policies $NETPOL_VERSION"
+    timed "kube-network-policies" build_netpol
   fi
   if [ ! -x "$BIN/pause" ]; then
     need gcc "the pause container is built with gcc -static"
@@ -230,6 +262,11 @@ build_images_tar() {  # OUT: docker save of every image the node preloads
   printf 'FROM %s\nCOPY kube-proxy /usr/local/bin/kube-proxy\nENTRYPOINT ["/usr/local/bin/kube-proxy"]\n' "$NODE_BASE_IMAGE" > "$ctx/kube-proxy/Dockerfile"
   DOCKER_BUILDKIT=0 docker build -q -t "$tag" "$ctx/kube-proxy" >/dev/null
   images+=("$tag" "$HELPER_IMAGE")
+  # kube-network-policies programs nftables with the nft command: the node's Debian base has it
+  mkdir -p "$ctx/netpol"; cp "$NETPOL_BIN" "$ctx/netpol/netpol"
+  printf 'FROM %s\nCOPY netpol /bin/netpol\nENTRYPOINT ["/bin/netpol"]\n' "$NODE_BASE_IMAGE" > "$ctx/netpol/Dockerfile"
+  DOCKER_BUILDKIT=0 docker build -q -t "$NETPOL_IMAGE" "$ctx/netpol" >/dev/null
+  images+=("$NETPOL_IMAGE")
   docker save -o "$out" "${images[@]}"
   rm -rf "$ctx"
 }
@@ -422,6 +459,61 @@ JSON
   done
 }
 
+netpol_manifest() {  # kube-network-policies as its install.yaml deploys it, with the local image
+  cat <<YAML
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: kube-network-policies}
+rules:
+  - {apiGroups: [""], resources: [pods, namespaces], verbs: [list, watch]}
+  - {apiGroups: [networking.k8s.io], resources: [networkpolicies], verbs: [list, watch]}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: kube-network-policies}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: kube-network-policies}
+subjects: [{kind: ServiceAccount, name: kube-network-policies, namespace: kube-system}]
+---
+apiVersion: v1
+kind: ServiceAccount
+metadata: {name: kube-network-policies, namespace: kube-system}
+---
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: kube-network-policies, namespace: kube-system, labels: {app: kube-network-policies}}
+spec:
+  selector: {matchLabels: {app: kube-network-policies}}
+  template:
+    metadata: {labels: {app: kube-network-policies}}
+    spec:
+      hostNetwork: true
+      priorityClassName: system-node-critical
+      tolerations: [{operator: Exists}]
+      serviceAccountName: kube-network-policies
+      containers:
+        - name: kube-network-policies
+          image: $NETPOL_IMAGE
+          imagePullPolicy: Never
+          args: [--hostname-override=\$(MY_NODE_NAME), --v=2, --nfqueue-id=98, --metrics-bind-address=127.0.0.1:9080]
+          env:
+            - name: MY_NODE_NAME
+              valueFrom: {fieldRef: {fieldPath: spec.nodeName}}
+          volumeMounts:
+            - {name: nri-plugin, mountPath: /var/run/nri}
+            - {name: netns, mountPath: /var/run/netns, mountPropagation: HostToContainer}
+          resources: {requests: {cpu: 50m, memory: 50Mi}}
+          securityContext: {privileged: true, capabilities: {add: [NET_ADMIN]}}
+      volumes:
+        - {name: nri-plugin, hostPath: {path: /var/run/nri}}
+        - {name: netns, hostPath: {path: /var/run/netns}}
+YAML
+}
+
+install_netpol() {  # NetworkPolicy enforcement (nftables + nfqueue on every node), ready before any test pod
+  netpol_manifest | kubectl_ apply -f - >&2
+  kubectl_ -n kube-system rollout status daemonset/kube-network-policies --timeout=180s >&2
+}
+
 cmd_create() {
   local with_images=1
   [ "${1:-}" != --no-images ] || with_images=0
@@ -439,6 +531,7 @@ cmd_create() {
   timed "pod network" install_pod_network
   timed "nodes Ready" kubectl_ wait --for=condition=Ready nodes --all --timeout=180s >&2
   timed "CoreDNS" kubectl_ -n kube-system rollout status deployment/coredns --timeout=180s >&2
+  timed "network policies" install_netpol
   if [ $with_images = 1 ]; then
     local images=() tag
     for tag in $(scripts/images.sh --print); do

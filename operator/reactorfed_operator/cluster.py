@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, cast
 
 from kubernetes import client, config
 from kubernetes.client.exceptions import ApiException
@@ -67,7 +67,11 @@ def observe_pod(pod: Mapping[str, Any]) -> ObservedPod | None:
         for cs in status.get("containerStatuses") or []:
             term = (cs.get("state") or {}).get("terminated") or {}
             if term:
-                message = f"exit code {term.get('exitCode')}" + (f", {term.get('reason')}" if term.get("reason") else "")
+                message = _exit(term)
+        for cs in status.get("initContainerStatuses") or []:
+            term = (cs.get("state") or {}).get("terminated") or {}
+            if term and term.get("exitCode") != 0:  # (the RTI's layout writer: the RTI never ran)
+                message = f"init container {cs.get('name')}: {_exit(term)}"
     return ObservedPod(
         name=str(meta.get("name")),
         role=Role(role) if role in Role.__members__.values() else str(role),
@@ -84,6 +88,10 @@ def observe_pod(pod: Mapping[str, Any]) -> ObservedPod | None:
         shape=str(annotations.get(ANNOTATION_SHAPE) or ""),
         gated=any(g.get("name") == GATE for g in (pod.get("spec") or {}).get("schedulingGates") or ()),
     )
+
+
+def _exit(term: Mapping[str, Any]) -> str:
+    return f"exit code {term.get('exitCode')}" + (f", {term.get('reason')}" if term.get("reason") else "")
 
 
 class Cluster:
@@ -176,6 +184,7 @@ class Cluster:
             "Pod": self.core.create_namespaced_pod,
             "Service": self.core.create_namespaced_service,
             "Secret": self.core.create_namespaced_secret,
+            "ConfigMap": self.core.create_namespaced_config_map,
             "PersistentVolumeClaim": self.core.create_namespaced_persistent_volume_claim,
             "NetworkPolicy": self.networking.create_namespaced_network_policy,
         }
@@ -187,6 +196,42 @@ class Cluster:
                 return False
             raise
         return True
+
+    def put(self, manifest: Mapping[str, Any]) -> None:
+        """Create the Secret or ConfigMap, or patch the one of that name to it (its data keys
+        and annotations: the operator's objects have no others)."""
+        if self.create(manifest):
+            return
+        patchers: dict[str, Callable[..., Any]] = {"Secret": self.core.patch_namespaced_secret,
+                                                   "ConfigMap": self.core.patch_namespaced_config_map}
+        body = {k: v for k, v in manifest.items() if k in ("metadata", "data", "stringData")}
+        patchers[manifest["kind"]](manifest["metadata"]["name"], self.namespace, body)
+
+    def read(self, kind: str, name: str) -> dict[str, Any] | None:
+        """A Secret or ConfigMap as a dict (None: there is none)."""
+        readers: dict[str, Callable[..., Any]] = {"Secret": self.core.read_namespaced_secret,
+                                                  "ConfigMap": self.core.read_namespaced_config_map}
+        try:
+            return cast(dict[str, Any], self._sanitize(readers[kind](name, self.namespace)))
+        except ApiException as exc:
+            if exc.status == 404:
+                return None
+            raise
+
+    def annotate_pod(self, name: str, annotations: Mapping[str, str]) -> None:
+        """Merge ``annotations`` into a Pod's (gone: nothing to do)."""
+        try:
+            self.core.patch_namespaced_pod(name, self.namespace, {"metadata": {"annotations": dict(annotations)}})
+        except ApiException as exc:
+            if exc.status != 404:
+                raise
+
+    def delete_secret(self, name: str) -> None:
+        try:
+            self.core.delete_namespaced_secret(name, self.namespace)
+        except ApiException as exc:
+            if exc.status != 404:
+                raise
 
     def ensure_policy(self, manifest: Mapping[str, Any]) -> str | None:
         """Create the NetworkPolicy, or bring its spec back to ``manifest``'s (the ports or

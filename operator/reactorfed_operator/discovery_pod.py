@@ -38,18 +38,10 @@ from .discovery import (
     parse_federates,
 )
 from .discovery import condition as match_condition
-from .manifests import (
-    PROGRAM_DIR,
-    Federation,
-    container_security,
-    labels,
-    owner_reference,
-    pod_security,
-    program_volumes,
-    thread_env,
-)
+from .manifests import PROGRAM_DIR, Federation, labels, owner_reference
 from .observed import Event
 from .phase import Phase, PodPhase
+from .pods import container_security, pod_security, program_volumes, thread_env
 from .spec import FederationSpec, program_params
 
 __all__ = [

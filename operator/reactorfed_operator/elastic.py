@@ -21,9 +21,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .manifests import Federation, sampler_pod
+from .manifests import Federation
 from .observed import Event, ObservedPod, PriorStatus
 from .phase import Phase, PodPhase
+from .pods import sampler_pod
 from .progress import Progress
 
 __all__ = ["MEMBERSHIP_KEPT", "ElasticStep", "elastic_step", "established", "membership"]

@@ -14,7 +14,6 @@ import dataclasses
 import datetime as dt
 import logging
 import os
-import secrets
 import threading
 import time
 from typing import Any, cast
@@ -28,7 +27,8 @@ from .discovery import CONDITION
 from .discovery_pod import REFUSALS, DiscoveryStep, Known, hold, inputs_key, needs_log
 from .discovery_pod import step as discovery_step
 from .external_metrics import MetricStore
-from .manifests import Federation, checkpoint_pvc, rti_service, secret, secret_name
+from .keyring import reconcile_keys
+from .manifests import ANNOTATION_FEDERATE, LABEL_ROLE, Federation, checkpoint_pvc, rti_service
 from .metrics_api import start_from_env
 from .netpol import Reach, network_policy, policy_name
 from .phase import TERMINAL, Phase, PodPhase, Role
@@ -96,7 +96,7 @@ def _post(body: kopf.Body, type_: str, reason: str, message: str) -> None:
 
 
 def _ensure_support(fed: Federation, cluster: Cluster, body: kopf.Body) -> list[str]:
-    """Create the Service (and the Secret, PVC when ours) and list missing references."""
+    """Create the Service (and the PVC when ours) and list missing references."""
     s: FederationSpec = fed.spec
     missing: list[str] = []
     # The fence first: no pod of the federation runs before its NetworkPolicy exists.
@@ -107,10 +107,7 @@ def _ensure_support(fed: Federation, cluster: Cluster, body: kopf.Body) -> list[
                   f"NetworkPolicy {policy_name(fed)}: only the federation's pods reach its RTI and data ports")
     if cluster.create(rti_service(fed)):
         _post(body, "Normal", "ServiceCreated", f"Service {fed.name}-rti for the RTI")
-    if s.secret_name is None:
-        if not cluster.exists("Secret", secret_name(fed)) and cluster.create(secret(fed, secrets.token_urlsafe(32))):
-            _post(body, "Normal", "SecretCreated", f"generated the shared secret in Secret {secret_name(fed)}")
-    else:
+    if s.secret_name is not None:  # the compatibility mode: one secret shared by the members
         keys = cluster.data_keys("Secret", s.secret_name)
         if keys is None or s.secret_key not in keys:
             missing.append(f"Secret/{s.secret_name} (key {s.secret_key!r})")
@@ -203,6 +200,11 @@ def _reconcile(obj: dict[str, Any], cluster: Cluster) -> None:
     step: Plan = plan(fed, pods, prior, generation, missing, nodes, time.time())
     if asked is not None and asked.state == "waiting":  # no new incarnation before the program answered
         step = hold(step, max([prior.incarnation, newest]), asked.message)
+    if not (spec.suspend or spec.shared_secret or missing):  # every pod's key before the pod
+        making = [m["metadata"]["annotations"][ANNOTATION_FEDERATE] for m in step.create
+                  if m["metadata"]["labels"].get(LABEL_ROLE) != Role.RTI]  # fmt: skip
+        for event in reconcile_keys(fed, cluster, pods, making):
+            _post(body, event.type, event.reason, event.message)
     for name in step.delete:
         cluster.delete_pod(name, spec.grace_seconds)
     for manifest in step.create:

@@ -1,4 +1,6 @@
-"""Pure functions turning a :class:`~reactorfed_operator.spec.FederationSpec` into manifests.
+"""Pure functions turning a :class:`~reactorfed_operator.spec.FederationSpec` into manifests:
+the federation's identity (its labels, names, owner reference) and the objects beside its
+pods (the Service, the checkpoint volume; the members' keys: :mod:`.member_keys`). The pods: :mod:`.pods`.
 
 Nothing here talks to a cluster: every function takes the federation's identity (name,
 namespace, uid) and its parsed spec and returns plain dicts ready for the API server.
@@ -7,21 +9,11 @@ namespace, uid) and its parsed spec and returns plain dicts ready for the API se
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from . import API_VERSION, KIND
-from .groups import FederateGroup
-from .schema import DEFAULTS
-from .schema_parts import THREAD_ENV_VARS
-from .spec import (
-    GPU_NODE_LABEL,
-    GPU_NODE_VALUE,
-    GPU_RESOURCE,
-    FederationSpec,
-    program_params,
-)
+from .spec import FederationSpec
 
 __all__ = [
     "ANNOTATION_FEDERATE",
@@ -32,25 +24,18 @@ __all__ = [
     "LABEL_INCARNATION",
     "LABEL_ROLE",
     "PROGRAM_DIR",
+    "RTI_LAYOUT",
     "Federation",
     "checkpoint_pvc",
-    "container_security",
     "federation_id",
-    "federation_pods",
-    "group_pod",
     "labels",
+    "metadata",
     "owner_reference",
     "pod_name",
-    "pod_security",
-    "program_volumes",
     "rti_host",
-    "rti_pod",
     "rti_service",
-    "sampler_pod",
     "sampler_selector",
-    "secret",
     "secret_name",
-    "thread_env",
 ]
 
 LABEL_FEDERATION = "reactorfed.io/federation"
@@ -63,7 +48,8 @@ ANNOTATION_FEDERATE = "reactorfed.io/federate"
 #: the groups' shape the incarnation started with (spec.federateGroups only; see FederationSpec.shape)
 ANNOTATION_SHAPE = "reactorfed.io/groups"
 PROGRAM_DIR = "/opt/reactorfed/program"
-RUN_AS = 10001  # the images' numeric non-root user and group
+#: where the RTI pod's init container writes the federation's layout, and its RTI reads it
+RTI_LAYOUT = "/var/run/reactorfed/layout.json"
 
 
 @dataclass(frozen=True)
@@ -106,7 +92,7 @@ def sampler_selector(fed: Federation) -> str:
     return f"{LABEL_FEDERATION}={fed.name},{LABEL_ROLE}={group.role if group else 'none'}"
 
 
-def _metadata(fed: Federation, name: str, role: str | None) -> dict[str, Any]:
+def metadata(fed: Federation, name: str, role: str | None) -> dict[str, Any]:
     return {
         "name": name,
         "namespace": fed.namespace,
@@ -126,22 +112,13 @@ def federation_id(fed: Federation) -> str:
 
 
 def secret_name(fed: Federation) -> str:
-    return fed.spec.secret_name or f"{fed.name}-secret"
+    """The shared secret's Secret (the compatibility mode: spec.secretRef names it)."""
+    assert fed.spec.secret_name is not None, "a key per member: no shared secret"
+    return fed.spec.secret_name
 
 
 def rti_host(fed: Federation) -> str:
     return f"{fed.name}-rti.{fed.namespace}.svc"
-
-
-def secret(fed: Federation, token: str) -> dict[str, Any]:
-    """The federation's shared-secret Secret (only when spec.secretRef is not given)."""
-    return {
-        "apiVersion": "v1",
-        "kind": "Secret",
-        "type": "Opaque",
-        "metadata": _metadata(fed, secret_name(fed), None),
-        "stringData": {fed.spec.secret_key: token},
-    }
 
 
 def checkpoint_pvc(fed: Federation) -> dict[str, Any] | None:
@@ -158,7 +135,7 @@ def checkpoint_pvc(fed: Federation) -> dict[str, Any] | None:
     return {
         "apiVersion": "v1",
         "kind": "PersistentVolumeClaim",
-        "metadata": _metadata(fed, f"{fed.name}-checkpoint", "checkpoint"),
+        "metadata": metadata(fed, f"{fed.name}-checkpoint", "checkpoint"),
         "spec": spec,
     }
 
@@ -168,7 +145,7 @@ def rti_service(fed: Federation) -> dict[str, Any]:
     return {
         "apiVersion": "v1",
         "kind": "Service",
-        "metadata": _metadata(fed, f"{fed.name}-rti", "rti"),
+        "metadata": metadata(fed, f"{fed.name}-rti", "rti"),
         "spec": {
             "selector": {LABEL_FEDERATION: fed.name, LABEL_ROLE: "rti"},
             "ports": [
@@ -177,246 +154,3 @@ def rti_service(fed: Federation) -> dict[str, Any]:
             ],
         },
     }
-
-
-def _common_args(fed: Federation, width: int, max_width: int) -> list[str]:
-    s = fed.spec
-    args: list[str] = ["--federation-id", federation_id(fed)]
-    params = program_params(s, width, max_width)
-    for key, value in sorted(params):
-        args += ["--param", f"{key}={value}"]
-    if s.fast:
-        args.append("--fast")
-    if s.timeout is not None:
-        args += ["--timeout", s.timeout]
-    if s.join_timeout is not None:
-        args += ["--join-timeout", s.join_timeout]
-    if s.coordination != "centralized":  # (the RTI's choice; a federate's flag agrees)
-        args += ["--coordination", s.coordination]
-    if s.lead_window != DEFAULTS["coordination.leadWindow"]:  # (the RTI's choice, as the mode is)
-        args += ["--lead-window", s.lead_window]
-    if s.observability.otlp_endpoint is not None:
-        args += ["--otlp-endpoint", s.observability.otlp_endpoint]
-    args += ["--threads", str(s.program.threads)]
-    return [*args, "--allow-thread-change"] if s.program.allow_thread_change else args
-
-
-def thread_env(s: FederationSpec) -> list[dict[str, Any]]:
-    """The thread variables of every container that runs the program: spec.program.threads."""
-    return [{"name": k, "value": str(s.program.threads)} for k in THREAD_ENV_VARS]
-
-
-def _env(fed: Federation, extra: tuple[tuple[str, str], ...] = ()) -> list[dict[str, Any]]:
-    s = fed.spec
-    pairs = [*s.program.env, *extra]
-    env: list[dict[str, Any]] = [{"name": k, "value": v} for k, v in pairs]
-    # The run's thread count (also --threads), never the pod's CPU or its node's size: it
-    # changes torch's float sums, so the weights a seed gives.
-    env += thread_env(s)
-    if s.program.config_map:
-        env.append({"name": "PYTHONPATH", "value": PROGRAM_DIR})
-    env += [
-        {"name": "PYTHONUNBUFFERED", "value": "1"},
-        {"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}},
-        {
-            "name": "REACTORFED_SECRET",
-            "valueFrom": {"secretKeyRef": {"name": secret_name(fed), "key": s.secret_key}},
-        },
-    ]
-    return env
-
-
-def program_volumes(s: FederationSpec) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """The volumes, and their mounts, of every pod that runs the program: ``/tmp`` (an
-    emptyDir: the root filesystem is read-only) and the program's ConfigMap, if any, at
-    :data:`PROGRAM_DIR`."""
-    volumes: list[dict[str, Any]] = [{"name": "tmp", "emptyDir": {}}]
-    mounts: list[dict[str, Any]] = [{"name": "tmp", "mountPath": "/tmp"}]
-    if s.program.config_map:
-        volumes.append({"name": "program", "configMap": {"name": s.program.config_map}})
-        mounts.append({"name": "program", "mountPath": PROGRAM_DIR, "readOnly": True})
-    return volumes, mounts
-
-
-def container_security() -> dict[str, Any]:
-    """The ``securityContext`` of every container of ours: no privilege escalation, a
-    read-only root filesystem, no capabilities."""
-    return {"allowPrivilegeEscalation": False, "readOnlyRootFilesystem": True, "capabilities": {"drop": ["ALL"]}}
-
-
-def pod_security() -> dict[str, Any]:
-    """The hardening of every pod of ours (fields of its spec): no service-account token,
-    no service links, a non-root user (files in the group :data:`RUN_AS`), the runtime's
-    default seccomp profile."""
-    return {
-        "automountServiceAccountToken": False,
-        "enableServiceLinks": False,
-        "securityContext": {
-            "runAsNonRoot": True,
-            "fsGroup": RUN_AS,
-            "seccompProfile": {"type": "RuntimeDefault"},
-        },
-    }
-
-
-def _avoid_gpu_nodes() -> dict[str, Any]:
-    """Prefer nodes without the GPU label: CPU work should not occupy GPU machines."""
-    term = {"matchExpressions": [{"key": GPU_NODE_LABEL, "operator": "DoesNotExist"}]}
-    return {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 100, "preference": term}]}}
-
-
-def _pod(
-    fed: Federation,
-    name: str,
-    role: str,
-    federate: str,
-    command: list[str],
-    ports: list[dict[str, Any]],
-    resources: Mapping[str, Any],
-    placement: dict[str, Any],
-    incarnation: int,
-    width: int,
-    max_width: int,
-    extra_volumes: list[tuple[dict[str, Any], dict[str, Any]]] | None = None,
-    image: str | None = None,
-    env: tuple[tuple[str, str], ...] = (),
-) -> dict[str, Any]:
-    s = fed.spec
-    volumes, mounts = program_volumes(s)
-    for vol, mount in extra_volumes or []:
-        volumes.append(vol)
-        mounts.append(mount)
-    obs = s.observability
-    if obs.trace_claim is not None:
-        # every incarnation in its own folder: a restart never mixes two runs' records
-        command = [*command, "--trace", f"{obs.trace_mount}/{incarnation}"]
-        volumes.append({"name": "traces", "persistentVolumeClaim": {"claimName": obs.trace_claim}})
-        mounts.append({"name": "traces", "mountPath": obs.trace_mount})
-    meta = _metadata(fed, name, role)
-    meta["labels"][LABEL_INCARNATION] = str(incarnation)
-    meta["annotations"] = {ANNOTATION_FEDERATE: federate, ANNOTATION_WIDTH: str(width)}
-    if max_width > 0:
-        meta["annotations"][ANNOTATION_MAX] = str(max_width)
-    if s.shape:
-        meta["annotations"][ANNOTATION_SHAPE] = s.shape
-    container: dict[str, Any] = {
-        "name": role,
-        "image": image or s.program.image,
-        "imagePullPolicy": s.program.image_pull_policy,
-        "command": command,
-        "env": _env(fed, env),
-        "ports": ports,
-        "resources": {k: {name: str(q) for name, q in v.items()} for k, v in resources.items()},
-        "volumeMounts": mounts,
-        "securityContext": container_security(),
-    }
-    pod_spec: dict[str, Any] = {
-        "restartPolicy": "Never",
-        "terminationGracePeriodSeconds": s.grace_seconds,
-        **pod_security(),
-        "containers": [container],
-        "volumes": volumes,
-        **placement,
-    }
-    if s.program.image_pull_secrets:
-        pod_spec["imagePullSecrets"] = [{"name": n} for n in s.program.image_pull_secrets]
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": pod_spec}
-
-
-def _placement(node_selector: Mapping[str, str], tolerations: Any, affinity: dict[str, Any] | None) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    if node_selector:
-        out["nodeSelector"] = dict(node_selector)
-    if tolerations:
-        out["tolerations"] = [dict(t) for t in tolerations]
-    if affinity:
-        out["affinity"] = affinity
-    return out
-
-
-def rti_pod(fed: Federation, incarnation: int, width: int, max_width: int | None = None) -> dict[str, Any]:
-    s = fed.spec
-    most = s.max_replicas if max_width is None else max_width
-    command = [
-        "reactorfed", "rti", s.program.entrypoint,
-        "--host", "0.0.0.0", "--port", str(s.rti_port), "--metrics-port", str(s.metrics_port),
-        *_common_args(fed, width, most),
-    ]  # fmt: skip
-    ports = [
-        {"name": "rti", "containerPort": s.rti_port, "protocol": "TCP"},
-        {"name": "metrics", "containerPort": s.metrics_port, "protocol": "TCP"},
-    ]
-    placement = _placement(s.rti.node_selector, s.rti.tolerations, _avoid_gpu_nodes())
-    return _pod(fed, f"{fed.name}-rti", "rti", "rti", command, ports, s.rti.resources, placement, incarnation, width,
-                most)
-
-
-def group_pod(
-    fed: Federation, group: FederateGroup, federate: str, incarnation: int, width: int, max_width: int | None = None
-) -> dict[str, Any]:
-    """The pod of one federate of ``group``. ``width`` and ``max_width`` are the
-    incarnation's (the scale group's start width and elastic maximum; the spec's maximum
-    when None), the same for every pod of it, whenever it is made."""
-    s = fed.spec
-    most = s.max_replicas if max_width is None else max_width
-    command = [
-        "reactorfed", "federate", s.program.entrypoint,
-        "--federate", federate,
-        "--rti", f"{rti_host(fed)}:{s.rti_port}",
-        "--advertise-host", "$(POD_IP)",
-        "--data-port", str(s.data_port),
-        "--metrics-port", str(s.federate_metrics_port),
-        *_common_args(fed, width, most),
-    ]  # fmt: skip
-    ports = [
-        {"name": "data", "containerPort": s.data_port, "protocol": "TCP"},
-        {"name": "metrics", "containerPort": s.federate_metrics_port, "protocol": "TCP"},
-    ]
-    resources = {k: dict(v) for k, v in group.resources.items()}
-    selector = dict(group.node_selector)
-    tolerations = list(group.tolerations)
-    affinity = dict(group.affinity) if group.affinity else None
-    if group.gpus > 0:
-        resources.setdefault("limits", {})[GPU_RESOURCE] = group.gpus
-        selector = selector or {GPU_NODE_LABEL: GPU_NODE_VALUE}
-        if not any(t.get("key") == GPU_RESOURCE for t in tolerations):
-            tolerations.append({"key": GPU_RESOURCE, "operator": "Exists", "effect": "NoSchedule"})
-    elif affinity is None:
-        affinity = _avoid_gpu_nodes()
-    extra: list[tuple[dict[str, Any], dict[str, Any]]] = []
-    if group.holds_state and s.checkpoint is not None:
-        claim = s.checkpoint.claim_name or f"{fed.name}-checkpoint"
-        command += ["--checkpoint-dir", s.checkpoint.mount_path]
-        extra.append((
-            {"name": "checkpoint", "persistentVolumeClaim": {"claimName": claim}},
-            {"name": "checkpoint", "mountPath": s.checkpoint.mount_path},
-        ))  # fmt: skip
-    by_name = {str(v["name"]): dict(v) for v in group.volumes}
-    extra += [(by_name.pop(str(m["name"])), dict(m)) for m in group.volume_mounts if str(m["name"]) in by_name]
-    pod = _pod(
-        fed, pod_name(fed, federate), group.role, federate, command, ports, resources,
-        _placement(selector, tolerations, affinity), incarnation, width, most, extra, image=group.image, env=group.env,
-    )  # fmt: skip
-    pod["spec"]["volumes"] += list(by_name.values())  # volumes mounted twice or not at all
-    return pod
-
-
-def sampler_pod(fed: Federation, slot: int, incarnation: int, width: int, max_width: int | None = None) -> dict[str, Any]:
-    """The pod of sampler slot ``slot`` (federate ``samplers[slot]``) of an incarnation that
-    started ``width`` wide: a new pod made while it runs gets the same parameters as the
-    pods it started with."""
-    group = fed.spec.scale_group
-    assert group is not None and group.bank is not None, "no group is scaled"
-    return group_pod(fed, group, f"{group.bank}[{slot}]", incarnation, width, max_width)
-
-
-def federation_pods(
-    fed: Federation, incarnation: int, width: int | None = None, max_width: int | None = None
-) -> list[dict[str, Any]]:
-    """Every pod of one incarnation of the federation: the RTI first, then the federates,
-    group by group (the scale group ``width`` wide)."""
-    n = fed.spec.replicas if width is None else width
-    pods = [rti_pod(fed, incarnation, n, max_width)]
-    for g in fed.spec.groups:
-        pods += [group_pod(fed, g, name, incarnation, n, max_width) for name in g.federates(fed.spec.width_of(g, n))]
-    return pods

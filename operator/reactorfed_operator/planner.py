@@ -36,9 +36,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import elastic, placement
-from .manifests import Federation, federation_pods, pod_name, sampler_selector
+from .manifests import Federation, pod_name, sampler_selector
 from .observed import Event, ObservedPod, PriorStatus
 from .phase import TERMINAL, Phase, PodPhase, Role
+from .pods import federation_pods
 from .progress import Progress
 
 __all__ = ["ELASTIC_KEYS", "RETRY_SECONDS", "Event", "ObservedPod", "Plan", "PriorStatus", "plan", "retry_wait"]
@@ -98,7 +99,7 @@ class Plan:
             "observedGeneration": generation,
             "incarnation": self.incarnation,
             "restarts": self.restarts,
-            "secretName": fed.spec.secret_name or f"{fed.name}-secret",
+            "secretName": fed.spec.secret_name,  # (the compatibility mode's; None: a key per member)
             "samplers": {
                 "desired": desired,
                 "replicas": len(samplers),

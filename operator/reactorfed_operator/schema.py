@@ -305,6 +305,11 @@ def spec_schema() -> dict[str, Any]:
                 "type": "object",
                 "default": {},
                 "properties": {
+                    "image": {"type": "string", "minLength": 1, "maxLength": 512,
+                              "description": "Image for the RTI only; defaults to spec.program.image. The RTI is given "
+                                             "the program's layout, written by an init container that runs "
+                                             "spec.program.image, and imports neither the program nor torch: an "
+                                             "image of reactorfed without torch serves (images/rti.Dockerfile)."},
                     "port": _port("rti.port"),
                     "metricsPort": _port("rti.metricsPort"),
                     "resources": resources(),

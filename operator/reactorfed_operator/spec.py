@@ -129,6 +129,12 @@ class FederationSpec:
     groups: tuple[FederateGroup, ...] = ()
 
     @property
+    def shared_secret(self) -> bool:
+        """The compatibility mode: the federation's members share one secret (``spec.secretRef``
+        names it), instead of a key per member issued by the operator."""
+        return self.secret_name is not None
+
+    @property
     def scale_group(self) -> FederateGroup | None:
         """The group ``kubectl scale`` acts on (the shorthand's samplers), if any."""
         return next((g for g in self.groups if g.scale), None)

@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .conftest import NAMESPACE, REPO
+from .conftest import NAMESPACE
 from .controlplane import ControlPlane
 from .test_local_run import _local_process
 
@@ -33,7 +33,6 @@ __all__ = ["DiscoveryKubelet"]
 
 PROGRAMS = Path(__file__).parent / "programs"
 TERMINATION_LOG = "/dev/termination-log"
-IMAGE_ROOT = "/opt/reactorfed/"
 
 
 class DiscoveryKubelet:
@@ -79,8 +78,7 @@ class DiscoveryKubelet:
         name, uid = pod["metadata"]["name"], pod["metadata"]["uid"]
         argv, env = _local_process(self.cp, pod, {}, self.dir)
         message_file = self.dir / f"{name}.{uid[:8]}.termination-log"
-        argv = [str(message_file) if a == TERMINATION_LOG
-                else f"{REPO}/{a[len(IMAGE_ROOT):]}" if a.startswith(IMAGE_ROOT) else a for a in argv]  # fmt: skip
+        argv = [str(message_file) if a == TERMINATION_LOG else a for a in argv]
         env["PYTHONPATH"] = os.pathsep.join(p for p in (env.get("PYTHONPATH"), str(PROGRAMS)) if p)
         started = time.monotonic()
         try:

@@ -128,15 +128,16 @@ def test_apply_example_schedules_pods(installed: ControlPlane, operator: subproc
             assert node in CPU_NODES, f"{name} on {node}"
     learner = current[f"{NAME}-learner"]["spec"]["containers"][0]
     assert learner["resources"]["limits"]["nvidia.com/gpu"] == "1"
-    # owned support objects: Service, generated Secret, checkpoint PVC (bound to the PV)
+    # owned support objects: Service, the members' keys and their table, checkpoint PVC (bound to the PV)
     uid = obj["metadata"]["uid"]
-    for kind, name in (("service", f"{NAME}-rti"), ("secret", f"{NAME}-secret"), ("pvc", f"{NAME}-checkpoint")):
+    keys = [("secret", f"{NAME}-rti-key"), ("secret", f"{NAME}-learner-key"), ("configmap", f"{NAME}-member-keys")]
+    for kind, name in (("service", f"{NAME}-rti"), *keys, ("pvc", f"{NAME}-checkpoint")):
         owned = cp.get_json(kind, name, "-n", NAMESPACE)
         assert owned["metadata"]["ownerReferences"][0]["uid"] == uid
     assert cp.get_json("pvc", f"{NAME}-checkpoint", "-n", NAMESPACE)["status"]["phase"] == "Bound"
     events = cp.get_json("events", "-n", NAMESPACE, "--field-selector", f"involvedObject.name={NAME}")["items"]
     reasons = {e["reason"] for e in events}
-    assert {"Creating", "SecretCreated", "ServiceCreated", "NetworkPolicyCreated"} <= reasons, reasons
+    assert {"Creating", "KeyIssued", "ServiceCreated", "NetworkPolicyCreated"} <= reasons, reasons
 
 
 def test_network_policy_fences_the_federation(installed: ControlPlane) -> None:

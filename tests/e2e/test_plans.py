@@ -6,8 +6,9 @@ reported as a kubelet would, and the resource is Succeeded. Every reactor's resu
 the same program's under ``reactorfed launch`` with the same parameters, run beside it:
 the learners' weights bit for bit.
 
-The plans the CI's kind suite runs (Plan.in_ci) run here by default; the rest
-carry the marker ``plans`` (``scripts/test.sh -m plans tests/e2e/test_plans.py``)."""
+The plans the CI's kind suite runs (Plan.in_ci) run here by default; the rest, and those
+only this suite runs (:data:`E2E_PLANS`), carry the marker ``plans``
+(``scripts/test.sh -m plans tests/e2e/test_plans.py``)."""
 
 from __future__ import annotations
 
@@ -22,9 +23,7 @@ from bench.ports import free_port
 from bench.rf_runner import results_by_reactor
 
 from ..kind.plans import (
-    IMAGE_EXAMPLES,
     PLANS,
-    REPO,
     Plan,
     comparable,
     federation,
@@ -39,8 +38,16 @@ from .test_local_run import _commands_missing, _local_process
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]
 
 
+#: plans this suite runs and the kind suite does not (its CI time is spent): marked ``plans``
+E2E_PLANS = [
+    Plan("pbt-apex-cartpole.yaml", {"pbt.iterations": "6", "pbt.perturbation_interval": "2", "pbt.target": "1000",
+                                    "replay.learning_starts": "64", "updates_per_iteration": "2",
+                                    "checkpoint": "", "resume": "false", "progress": "false"}, replicas=2),
+]
+
+
 def _cases() -> list[Any]:
-    return [pytest.param(p, id=p.name, marks=() if p.in_ci else (pytest.mark.plans,)) for p in PLANS]
+    return [pytest.param(p, id=p.name, marks=() if p.in_ci else (pytest.mark.plans,)) for p in PLANS + E2E_PLANS]
 
 
 def _report_exit(cp: ControlPlane, pod: dict[str, Any], code: int) -> None:
@@ -95,7 +102,6 @@ def test_plan_runs_to_its_end_as_launched_here(plan: Plan, installed: ControlPla
         order = sorted(pods, key=lambda n: pods[n]["metadata"]["labels"]["reactorfed.io/role"] != "rti")
         for pod_name in order:
             argv, env = _local_process(cp, pods[pod_name], ports, tmp_path)
-            argv = [a.replace(IMAGE_EXAMPLES, str(REPO / "examples") + "/") for a in argv]
             logs[pod_name] = tmp_path / f"{pod_name}.log"
             with logs[pod_name].open("w") as handle:
                 procs[pod_name] = subprocess.Popen(argv, env=env, stdout=handle, stderr=subprocess.STDOUT,

@@ -44,7 +44,7 @@ def docker(
 def image_tags() -> dict[str, str]:
     out = subprocess.run([str(REPO / "scripts" / "images.sh"), "--print"], capture_output=True, text=True,
                          check=True, timeout=30).stdout.split()  # fmt: skip
-    return dict(zip(("runtime", "runtime-gpu", "operator"), out, strict=True))
+    return dict(zip(("runtime", "runtime-gpu", "operator", "rti"), out, strict=True))
 
 
 @pytest.fixture(scope="session")
@@ -186,6 +186,7 @@ def kind_cluster(images: dict[str, str]) -> Iterator[Kind]:
 
 
 RELEASE = "reactorfed"
+RESTRICTED = ("pod-security.kubernetes.io/enforce=restricted", "pod-security.kubernetes.io/warn=restricted")
 
 
 @pytest.fixture(scope="session")
@@ -194,8 +195,12 @@ def operator(kind_cluster: Kind, images: dict[str, str]) -> Kind:
     ServiceAccount and RBAC, managing the namespace "rl". Once a session: every module
     that runs federations shares it."""
     k = kind_cluster
-    if k.kubectl("get", "namespace", NAMESPACE, check=False).returncode != 0:
-        k.kubectl("create", "namespace", NAMESPACE)
+    for ns in (NAMESPACE, OPERATOR_NS):
+        # the restricted Pod Security Standard, enforced before the first pod: every pod of
+        # the operator and of every federation in the suite is admitted under it
+        if k.kubectl("get", "namespace", ns, check=False).returncode != 0:
+            k.kubectl("create", "namespace", ns)
+        k.kubectl("label", "--overwrite", "namespace", ns, *RESTRICTED)
     if k.helm("status", RELEASE, "-n", OPERATOR_NS, check=False).returncode != 0:
         repo, tag = images["operator"].rsplit(":", 1)
         t0 = time.monotonic()

@@ -5,6 +5,9 @@ the operator (conftest's ``operator`` fixture)."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from typing import Any
 
 import yaml
@@ -52,8 +55,8 @@ def rfed(k: Kind, name: str) -> dict[str, Any]:
 
 def pods(k: Kind, name: str) -> dict[str, dict[str, Any]]:
     """The federation's RTI and federate pods (not its short-lived discovery pod, which asks
-    the program for its federates before any of them is made)."""
-    selector = f"reactorfed.io/federation={name},reactorfed.io/role!=discovery"
+    the program for its federates before any of them is made, nor a test's impostor: keys.py)."""
+    selector = f"reactorfed.io/federation={name},reactorfed.io/role notin (discovery,impostor)"
     items = k.get_json("pods", "-n", NAMESPACE, "-l", selector)["items"]
     return {p["metadata"]["name"]: p for p in items}
 
@@ -115,3 +118,18 @@ def clean_slate(k: Kind, name: str) -> None:
     )
     wait_for(f"{name}'s pods and PVC gone", lambda: not pods(k, name) and k.kubectl(
         "get", "pvc", f"{name}-checkpoint", "-n", NAMESPACE, check=False).returncode != 0, 180)  # fmt: skip
+
+
+def launch_here(recipe: str, params: dict[str, str]) -> dict[str, Any]:
+    """``examples/rl/<recipe>:Main`` launched on this machine (``--fast``, one torch thread
+    per process as in pods) with ``params``: its one learner's result."""
+    from bench.rf_runner import results_by_reactor
+
+    cmd = [sys.executable, "-m", "reactorfed.cli", "launch", str(REPO / "examples" / "rl" / recipe) + ":Main",
+           "--fast", *[a for kv in sorted(params.items()) for a in ("--param", f"{kv[0]}={kv[1]}")]]
+    here = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=REPO,
+                          env={**os.environ, "OMP_NUM_THREADS": "1"})
+    assert here.returncode == 0, here.stderr[-3000:]
+    found = results_by_reactor(here.stdout)
+    assert len(found) == 1, here.stdout[-3000:]
+    return next(iter(found.values()))

@@ -55,7 +55,8 @@ class Watch:
         self.status = (feds[0].get("status") or {}) if feds else {}
         self.pods = {p["metadata"]["uid"]: p for p in items if p["kind"] == "Pod"
                      and p["metadata"].get("labels", {}).get("reactorfed.io/federation") == self.name
-                     and p["metadata"]["labels"].get("reactorfed.io/role") != "discovery"}  # fmt: skip
+                     and p["metadata"]["labels"].get("reactorfed.io/role") != "discovery"
+                     and p["metadata"].get("ownerReferences")}  # (the federation's own: not a test's)  # fmt: skip
         for uid, pod in self.pods.items():
             role = pod["metadata"]["labels"]["reactorfed.io/role"]
             pod_name = pod["metadata"]["name"]

@@ -61,13 +61,18 @@ PLANS = [
     Plan("sensor-fusion.yaml", {"ticks": "300"}, in_ci=True),
     # tuners: two trial slots, a round every 2 iterations (PBT exploits at least once), no target
     Plan("pbt-cartpole.yaml", {"pbt.iterations": "6", "pbt.perturbation_interval": "2", "pbt.target": "1000",
-                               **_NO_CHECKPOINT}, replicas=2),
+                               **_NO_CHECKPOINT}, replicas=2, in_ci=True),
+    Plan("pbt-appo-cartpole.yaml", {"pbt.iterations": "6", "pbt.perturbation_interval": "2", "pbt.target": "1000",
+                                    **_NO_CHECKPOINT}, replicas=2),
+    Plan("pbt-dqn-cartpole.yaml", {"pbt.iterations": "6", "pbt.perturbation_interval": "2", "pbt.target": "1000",
+                                   **_NO_CHECKPOINT}, replicas=2),
     Plan("asha-cartpole.yaml", {"search.num_samples": "3", "search.iterations": "6", "asha.grace_period": "2",
-                                "asha.reduction_factor": "2", **_NO_CHECKPOINT}, replicas=2),
+                                "asha.reduction_factor": "2", **_NO_CHECKPOINT}, replicas=2, in_ci=True),
     # multi-agent PPO: two rounds of 200 env steps per environment pod
     Plan("ippo-spread.yaml", {"ppo.total_timesteps": "400", "ppo.minibatch_size": "100", **_NO_CHECKPOINT},
-         replicas=1),
-    Plan("mappo-spread.yaml", {"mappo.total_timesteps": "800", "mappo.minibatch_size": "100", **_NO_CHECKPOINT}),
+         replicas=1, in_ci=True),
+    Plan("mappo-spread.yaml", {"mappo.total_timesteps": "800", "mappo.minibatch_size": "100", **_NO_CHECKPOINT},
+         in_ci=True),
 ]
 
 

@@ -12,8 +12,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -21,12 +19,13 @@ from typing import Any
 import pytest
 from bench.rf_runner import results_by_reactor
 
-from .conftest import NAMESPACE, OPERATOR_NS, REPO, Kind, record, wait_for
+from .conftest import NAMESPACE, OPERATOR_NS, Kind, record, wait_for
 from .federations import (
     apply,
     clean_slate,
     columns,
     describe,
+    launch_here,
     load_example,
     pods,
     rfed,
@@ -274,7 +273,7 @@ def test_run_ends_succeeded_and_delete_leaves_nothing(operator: Kind) -> None:
            f"{QL_ITERATIONS} iterations; the last incarnation resumed at iteration {result['resumed_from_iteration']}")  # fmt: skip
     t0 = time.monotonic()
     k.kubectl("delete", "rfed", QL, "-n", NAMESPACE, "--timeout=120s", timeout=150)
-    for kind in ("pods", "services", "secrets", "pvc"):
+    for kind in ("pods", "services", "secrets", "configmaps", "pvc"):  # (the members' keys and their table too)
 
         def gone(kind: str = kind) -> bool:
             selector = f"reactorfed.io/federation={QL}"
@@ -285,7 +284,7 @@ def test_run_ends_succeeded_and_delete_leaves_nothing(operator: Kind) -> None:
         "delete_to_nothing_left_s",
         time.monotonic() - t0,
         "s",
-        "kubectl delete rfed -> no pods/services/secrets/PVCs left",
+        "kubectl delete rfed -> no pods/services/secrets/configmaps/PVCs left",
     )
 
 
@@ -361,12 +360,7 @@ def test_a_seed_gives_the_same_weights_in_pods_as_on_this_machine(operator: Kind
         k.kubectl("delete", "rfed", name, "-n", NAMESPACE, "--ignore-not-found", "--timeout=120s", check=False,
                   timeout=150)
     local_params = {**params, "num_samplers": str(fed["spec"]["samplers"]["replicas"])}
-    cmd = [sys.executable, "-m", "reactorfed.cli", "launch", str(REPO / "examples" / "rl" / "ppo_cartpole.py") + ":Main",
-           "--fast", *[a for kv in sorted(local_params.items()) for a in ("--param", f"{kv[0]}={kv[1]}")]]
-    here = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=REPO,
-                          env={**os.environ, "OMP_NUM_THREADS": "1"})
-    assert here.returncode == 0, here.stderr[-3000:]
-    local = _learner_result(here.stdout)
+    local = launch_here("ppo_cartpole.py", local_params)
     assert in_pods["iterations"] == local["iterations"] == 10, (in_pods, local)
     assert in_pods["env_steps"] == local["env_steps"]
     assert in_pods["weights_sha256"] == local["weights_sha256"], (in_pods, local)

@@ -23,8 +23,9 @@ from typing import Any
 
 import pytest
 
-from reactorfed_operator.manifests import Federation, federation_pods
+from reactorfed_operator.manifests import Federation
 from reactorfed_operator.placement import check, node_from_api
+from reactorfed_operator.pods import federation_pods
 from reactorfed_operator.spec import parse_spec
 
 from .conftest import NAMESPACE, Kind, record, wait_for

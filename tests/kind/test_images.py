@@ -18,7 +18,7 @@ pytestmark = [pytest.mark.kind, pytest.mark.timeout(600)]
 PROGRAMS = Path(__file__).resolve().parents[1] / "e2e" / "programs"
 
 
-@pytest.mark.parametrize("role", ["runtime", "runtime-gpu", "operator"])
+@pytest.mark.parametrize("role", ["runtime", "runtime-gpu", "operator", "rti"])
 def test_help_runs_as_non_root(images: dict[str, str], role: str) -> None:
     tag = images[role]
     out = docker("run", "--rm", tag, "--help", timeout=120).stdout
@@ -27,10 +27,11 @@ def test_help_runs_as_non_root(images: dict[str, str], role: str) -> None:
     assert user.split(":")[0].isdigit() and user.split(":")[0] != "0", user
 
 
-def test_operator_image_carries_no_torch(images: dict[str, str]) -> None:
-    proc = docker("run", "--rm", "--entrypoint", "python", images["operator"], "-c",
+@pytest.mark.parametrize("role", ["operator", "rti"])
+def test_small_images_carry_no_torch(images: dict[str, str], role: str) -> None:
+    proc = docker("run", "--rm", "--entrypoint", "python", images[role], "-c",
                   "import importlib.util, sys; sys.exit(importlib.util.find_spec('torch') is not None)", check=False)  # fmt: skip
-    assert proc.returncode == 0, "the operator image should not carry torch"
+    assert proc.returncode == 0, f"the {role} image should not carry torch"
 
 
 def test_runtime_images_import_torch(images: dict[str, str]) -> None:
@@ -40,13 +41,17 @@ def test_runtime_images_import_torch(images: dict[str, str]) -> None:
         assert out.strip(), role
 
 
-def test_three_container_federation(images: dict[str, str]) -> None:
-    """RTI, samplers[0] and learner: three containers, one user-defined network, DNS names."""
+def test_three_container_federation(images: dict[str, str], tmp_path: Path) -> None:
+    """RTI, samplers[0] and learner: three containers, one user-defined network, DNS names.
+    The RTI runs the small image on the layout the runtime image writes, as the operator's
+    RTI pod does with ``spec.rti.image``."""
     run = f"rf-test-{os.getpid()}-{secrets.token_hex(3)}"
     net = run
     secret = secrets.token_hex(16)
     image = images["runtime"]
-    common = ["--federation-id", run, "--param", "num_samplers=1", "--fast", "--timeout", "2s"]
+    params = ["--param", "num_samplers=1"]  # the program's: the layout carries them to the RTI
+    coordination = ["--federation-id", run, "--fast", "--timeout", "2s"]
+    common = [*coordination, *params]
     mount = [
         "-v",
         f"{PROGRAMS}:/programs:ro",
@@ -58,8 +63,14 @@ def test_three_container_federation(images: dict[str, str]) -> None:
     names = [f"{run}-rti", f"{run}-sampler", f"{run}-learner"]
     docker("network", "create", net)
     try:
-        docker("run", "-d", "--name", names[0], "--network", net, *mount, image,
-               "rti", "counting:Main", "--host", "0.0.0.0", "--port", "15045", *common)  # fmt: skip
+        layout = tmp_path / "layout"
+        layout.mkdir()
+        layout.chmod(0o777)  # (the images' user writes it)
+        docker("run", "--rm", *mount, "-v", f"{layout}:/layout", image, "layout", "counting:Main",
+               *params, "--output", "/layout/layout.json", timeout=180)  # fmt: skip
+        docker("run", "-d", "--name", names[0], "--network", net, "-v", f"{layout}:/layout:ro",
+               "-e", f"REACTORFED_SECRET={secret}", images["rti"], "rti", "--layout", "/layout/layout.json",
+               "--host", "0.0.0.0", "--port", "15045", *coordination)  # fmt: skip
         for name, federate in ((names[1], "samplers[0]"), (names[2], "learner")):
             docker("run", "-d", "--name", name, "--network", net, *mount, image,
                    "federate", "counting:Main", "--federate", federate, "--rti", f"{names[0]}:15045",

@@ -11,6 +11,11 @@ the count the process itself printed (its log is followed while it runs, since a
 scaled-down pod is deleted with its log). The figures: time from `kubectl scale` to the new
 pods Running and to their joins in status.membership (conftest.record).
 
+Each member holds a key of its own, issued by the operator: beside the run, a pod with a
+sampler's key that claims to be the learner is refused, the RTI naming whose key it is; and
+once the federation is scaled down, the key of a released slot is withdrawn from the RTI's
+table, and a pod that holds it is refused (keys.py).
+
 Same as tests/e2e/test_live_scaling.py (the test control plane, pods run as local
 processes), with the small parameters chosen there: rounds 100 ms of logical time apart in
 real time, longer than a round takes, so a join lands at the next round."""
@@ -25,8 +30,9 @@ from typing import Any
 
 import pytest
 
-from .conftest import NAMESPACE, Kind, record
+from .conftest import NAMESPACE, Kind, record, wait_for
 from .federations import apply, describe, load_example, small_requests
+from .keys import ended, impostor, key_secret_copy, public_key, remove, rti_table, start
 from .live import Watch, results, signal_container, watching
 
 pytestmark = [pytest.mark.kind, pytest.mark.timeout(1200)]
@@ -98,6 +104,16 @@ def test_elastic_federation_rescales_live(operator: Kind, watch: Watch) -> None:
     refused = w.scale(5)
     assert refused.returncode != 0 and "spec.samplers.maxReplicas" in refused.stderr, refused.stderr
 
+    # a sampler's key, in a key file that names the learner, cannot join as the learner (its pod
+    # runs beside the federation; the refusal is checked below)
+    table, rti = f"{NAME}-member-keys", f"{NAME}-rti"
+    remove(k, "impostor-learner", "impostor-withdrawn", "forged-key", "withdrawn-key", wait=True)  # (an earlier run's)
+    forged = key_secret_copy(k, f"{NAME}-samplers-0-key", "forged-key", member="learner")
+    start(k, forged, impostor(w.slot_pod(0), "impostor-learner", "learner", key_secret="forged-key"))
+    old = key_secret_copy(k, f"{NAME}-samplers-3-key", "withdrawn-key")
+    old_public = public_key(k, "samplers[3]", table)
+    assert old_public is not None and rti_table(k, rti)["samplers[3]"] == old_public
+
     # kubectl scale down: the highest slots leave at agreed tags, their pods go
     t = time.monotonic()
     assert w.scale(1).returncode == 0
@@ -105,6 +121,13 @@ def test_elastic_federation_rescales_live(operator: Kind, watch: Watch) -> None:
         w.changes(f"samplers[{i}]", False) for i in (1, 2, 3)) else None, 300)  # fmt: skip
     record("scale_to_1_left_s", max(w.shown(f"samplers[{i}]", False) for i in (1, 2, 3)) - t, "s",
            "kubectl scale --replicas=1 -> the leaves of samplers[1..3] in status.membership")  # fmt: skip
+    # the released slot's key is withdrawn from the RTI's table (a fresh one waits for the slot)
+    w.until("samplers[3]'s key withdrawn in the RTI's pod",
+            lambda st: rti_table(k, rti).get("samplers[3]") != old_public or None, 120)  # fmt: skip
+    record("scale_to_1_key_withdrawn_in_rti_s", time.monotonic() - t, "s",
+           "kubectl scale --replicas=1 -> samplers[3]'s old key gone from the RTI pod's member table file")  # fmt: skip
+    assert public_key(k, "samplers[3]", table) not in (None, old_public)
+    start(k, old, impostor(w.slot_pod(0), "impostor-withdrawn", "samplers[3]", key_secret="withdrawn-key"))
     w.until("the scaled-down pods gone", lambda st: len(w.pods) == 3, 120)
     scale = k.get_json(f"rfed/{NAME}", "-n", NAMESPACE, "--subresource=scale")
     assert scale["spec"]["replicas"] == 1 and scale["status"]["replicas"] == 1, scale
@@ -112,6 +135,18 @@ def test_elastic_federation_rescales_live(operator: Kind, watch: Watch) -> None:
     # and up again: new pods for slots that were filled before
     scaled_up(3, (1, 2), joins=1)
     assert len(w.changes("samplers[2]", True)) == 2
+
+    # the keys' refusals: as another member, at once (the RTI names whose key it is); withdrawn,
+    # tried until the join timeout (a key may reach the RTI's table late), then given up
+    phase, log = wait_for("the impostor learner to end", lambda: ended(k, "impostor-learner"), 120)
+    assert phase == "Failed" and "the connection's key was issued to 'samplers[0]', not to 'learner'" in log, log
+    phase, log = wait_for("the withdrawn key's pod to end", lambda: ended(k, "impostor-withdrawn"), 120)
+    assert phase == "Failed" and "does not admit its key yet" in log and "the RTI refused its key" in log, log
+    rti_log = k.kubectl("logs", "-n", NAMESPACE, rti).stdout
+    assert "rejected a federate: federate 'learner' refused: the connection's key was issued to 'samplers[0]'" in rti_log
+    assert "the key of member samplers[3] was withdrawn" in rti_log, rti_log[-3000:]
+    assert "refused a connection from" in rti_log, rti_log[-3000:]
+    remove(k, "impostor-learner", "impostor-withdrawn", "forged-key", "withdrawn-key")
 
     # a sampler container killed: its pod fails, a new pod for its slot joins, in the same incarnation
     t = time.monotonic()
@@ -126,9 +161,8 @@ def test_elastic_federation_rescales_live(operator: Kind, watch: Watch) -> None:
     record("sampler_killed_to_readmitted_s", w.shown("samplers[1]", True) - t, "s",
            "SIGKILL to samplers[1]'s container -> its join in status.membership")  # fmt: skip
     assert w.status["samplers"]["replaced"] == 1, w.status["samplers"]
-    events = k.get_json(
-        "events", "-n", NAMESPACE, "--field-selector", f"involvedObject.name={NAME}"
-    )["items"]
+    uid = k.get_json(f"rfed/{NAME}", "-n", NAMESPACE)["metadata"]["uid"]  # (not an earlier run's, in a kept cluster)
+    events = k.get_json("events", "-n", NAMESPACE, "--field-selector", f"involvedObject.uid={uid}")["items"]
     reasons = {e["reason"] for e in events}
     failed = [e["message"] for e in events if e["reason"] == "SamplerFailed"]
     assert any(f"{NAME}-samplers-1 failed (exit code 137" in m for m in failed), failed
@@ -173,8 +207,8 @@ def test_elastic_federation_rescales_live(operator: Kind, watch: Watch) -> None:
     assert r is not None, learner_log[-3000:]
     print("the learner's result:", json.dumps(r))
     # Every round took exactly its members' fragments but for those around the kill (the killed
-    # sampler is present until its agreed leave tag; its last fragment may die with it): as
-    # in the e2e test, at most two.
+    # sampler is present until its agreed leave tag: the rounds ending before it miss its
+    # fragment): as in the e2e test, at most two.
     assert r["incomplete_iterations"] <= 2, r
     by_member: dict[str, list[int]] = r["samples_by_member"]
     assert sorted(by_member) == ["0", "1", "2", "3"], by_member  # nothing from a member not present

@@ -6,9 +6,10 @@ every reactor's result, read from its pod's log, equals the same program's under
 the learners' weights bit for bit (one torch thread a process on both sides).
 
 The CI kind suite runs the plans whose shape is new (Ape-X's shards in pods of their own,
-data-parallel learners with their samplers, three groups of a program that is not RL) and
-multi-agent inference (which test_federations.py ran to its end before, uncompared);
-the others carry the marker ``plans``: ``scripts/kind-test.sh -m plans`` runs them
+data-parallel learners with their samplers, three groups of a program that is not RL),
+multi-agent inference (which test_federations.py ran to its end before, uncompared), and
+the tuners' and multi-agent training's recipes (PBT and ASHA: a controller and a pod per
+trial slot; IPPO and MAPPO); the others carry the marker ``plans``: ``scripts/kind-test.sh -m plans`` runs them
 (docs/kubernetes.md, "How it is tested")."""
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ from typing import Any
 import pytest
 from bench.rf_runner import results_by_reactor
 
-from reactorfed_operator.manifests import Federation, federation_pods
+from reactorfed_operator.manifests import Federation
+from reactorfed_operator.pods import federation_pods
 from reactorfed_operator.spec import parse_spec
 
 from .conftest import NAMESPACE, Kind, record

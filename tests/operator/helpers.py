@@ -13,7 +13,7 @@ from reactorfed_operator.planner import ObservedPod, Plan, PriorStatus, plan
 from reactorfed_operator.progress import Progress
 from reactorfed_operator.spec import parse_spec
 
-__all__ = ["NOW", "FakeCluster", "make_fed", "minimal_spec"]
+__all__ = ["NOW", "FakeCluster", "make_fed", "minimal_spec", "program_command"]
 
 NOW = "2026-01-01T00:00:00Z"
 
@@ -24,6 +24,12 @@ def minimal_spec(**overrides: Any) -> dict[str, Any]:
     }
     spec.update(overrides)
     return spec
+
+
+def program_command(pod: dict[str, Any]) -> list[str]:
+    """The command of the container of ``pod`` that loads the program: the RTI pod's init
+    container (which writes the layout its RTI is given), any other pod's container."""
+    return (pod["spec"].get("initContainers") or pod["spec"]["containers"])[0]["command"]
 
 
 def make_fed(name: str = "pong", namespace: str = "rl", **overrides: Any) -> Federation:

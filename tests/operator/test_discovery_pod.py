@@ -20,9 +20,9 @@ from reactorfed_operator.discovery_pod import (
     observe_discovery,
     step,
 )
-from reactorfed_operator.manifests import federation_pods
 from reactorfed_operator.phase import Phase, PodPhase
 from reactorfed_operator.planner import Plan, PriorStatus, plan
+from reactorfed_operator.pods import federation_pods
 
 from .helpers import NOW, make_fed
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from reactorfed_operator.progress import MemberChange, Progress
 
-from .helpers import FakeCluster, make_fed
+from .helpers import FakeCluster, make_fed, program_command
 
 CORE = ("pong-rti", "pong-learner")
 
@@ -30,7 +30,7 @@ def rescale(c: FakeCluster, replicas: int, most: int = 4, **overrides: Any) -> N
 
 
 def params(manifest: dict[str, Any]) -> dict[str, str]:
-    cmd = manifest["spec"]["containers"][0]["command"]
+    cmd = program_command(manifest)
     return dict(cmd[i + 1].split("=", 1) for i, a in enumerate(cmd) if a == "--param")
 
 

@@ -17,7 +17,8 @@ from reactorfed.cli.loader import load_program, program_params, resolve_spec
 from reactorfed_operator import KIND
 from reactorfed_operator.discovery import check_groups, parse_federates
 from reactorfed_operator.discovery_pod import discovery_params
-from reactorfed_operator.manifests import Federation, federation_pods
+from reactorfed_operator.manifests import Federation
+from reactorfed_operator.pods import federation_pods
 from reactorfed_operator.spec import parse_spec
 
 REPO = Path(__file__).resolve().parents[2]

@@ -8,12 +8,8 @@ from typing import Any
 import pytest
 
 from reactorfed_operator.cluster import observe_pod
-from reactorfed_operator.manifests import (
-    ANNOTATION_SHAPE,
-    federation_pods,
-    sampler_pod,
-    sampler_selector,
-)
+from reactorfed_operator.manifests import ANNOTATION_SHAPE, sampler_selector
+from reactorfed_operator.pods import federation_pods, sampler_pod
 from reactorfed_operator.spec import SpecError, parse_spec, program_params
 
 from .helpers import FakeCluster, make_fed, minimal_spec

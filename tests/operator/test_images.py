@@ -24,8 +24,17 @@ IMAGES = sorted((REPO / "images").glob("*.Dockerfile"))
 HADOLINT_VERSION = "2.15.1"
 
 
-def test_the_three_images_exist() -> None:
-    assert {p.name for p in IMAGES} == {"runtime.Dockerfile", "runtime-gpu.Dockerfile", "operator.Dockerfile"}
+def test_the_four_images_exist() -> None:
+    assert {p.name for p in IMAGES} == {"runtime.Dockerfile", "runtime-gpu.Dockerfile", "operator.Dockerfile",
+                                        "rti.Dockerfile"}
+
+
+def test_the_rti_image_installs_reactorfed_without_torch() -> None:
+    """spec.rti.image's image: the RTI reads its layout and never imports torch, so its
+    image installs the project's own dependencies only, no extra."""
+    text = (REPO / "images" / "rti.Dockerfile").read_text()
+    assert "p['dependencies']" in text and "optional-dependencies" not in text and "torch==" not in text
+    assert "!examples" not in (REPO / "images" / "rti.Dockerfile.dockerignore").read_text()  # (no program)
 
 
 @pytest.mark.parametrize("dockerfile", IMAGES, ids=lambda p: p.stem)
@@ -95,7 +104,7 @@ def _operator_extra() -> list[str]:
 
 def test_operator_imports_only_its_declared_dependencies() -> None:
     """Every import in reactorfed_operator is the standard library, the package itself, or
-    a distribution of pyproject's `operator` extra (never the runtime, numpy, zmq...)."""
+    a distribution of pyproject's `operator` extra (never the runtime, numpy...)."""
     declared = set(_operator_extra())
     dists = importlib.metadata.packages_distributions()
     wrong = {}
@@ -117,7 +126,7 @@ def test_the_walk_sees_third_party_imports() -> None:
 def test_operator_image_installs_the_operator_extra_alone() -> None:
     text = (REPO / "images" / "operator.Dockerfile").read_text()
     assert "['optional-dependencies']['operator']" in text
-    assert "p['dependencies']" not in text, "the runtime's dependencies (numpy, pyzmq, msgpack) do not belong here"
+    assert "p['dependencies']" not in text, "the runtime's dependencies (numpy, msgpack) do not belong here"
     copies = re.findall(r"^COPY\s+(?!--from)(.+)$", text, re.MULTILINE)
     sources = {src for line in copies for src in line.split()[:-1]}
     assert sources == {"pyproject.toml", "operator/reactorfed_operator"}, sources

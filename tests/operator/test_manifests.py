@@ -5,15 +5,13 @@ import pytest
 from reactorfed_operator.errors import SpecError
 from reactorfed_operator.manifests import (
     checkpoint_pvc,
-    federation_pods,
     pod_name,
     rti_service,
-    sampler_pod,
     sampler_selector,
-    secret,
 )
+from reactorfed_operator.pods import federation_pods, sampler_pod
 
-from .helpers import make_fed
+from .helpers import make_fed, program_command
 
 
 def _by_name(pods: list[dict]) -> dict[str, dict]:
@@ -38,16 +36,17 @@ def test_pods_of_one_incarnation() -> None:
         container = spec["containers"][0]
         assert container["securityContext"]["allowPrivilegeEscalation"] is False
         env = {e["name"]: e for e in container["env"]}
-        assert env["REACTORFED_SECRET"]["valueFrom"]["secretKeyRef"] == {"name": "pong-secret", "key": "secret"}
-        assert "--param" in container["command"]
-        assert container["command"][container["command"].index("--param") + 1] == "num_samplers=3"
+        assert "REACTORFED_SECRET" not in env, "a key per member: no shared secret"
+        assert env["REACTORFED_KEY_FILE"]["value"] == "/etc/reactorfed/key/key.json"
+        cmd = program_command(pod)
+        assert cmd[cmd.index("--param") + 1] == "num_samplers=3"
     assert pods["pong-samplers-2"]["metadata"]["annotations"]["reactorfed.io/federate"] == "samplers[2]"
 
 
 def test_elastic_pods_share_the_incarnation_s_width_and_bounds() -> None:
     fed = make_fed(samplers={"replicas": 3, "maxReplicas": 8, "maxParam": "most"})
     for pod in federation_pods(fed, incarnation=2):
-        cmd = pod["spec"]["containers"][0]["command"]
+        cmd = program_command(pod)
         assert [cmd[i + 1] for i, a in enumerate(cmd) if a == "--param"] == ["most=8", "num_samplers=3"]
         assert pod["metadata"]["annotations"]["reactorfed.io/max-samplers"] == "8"
     # a pod made later for a new slot gets the incarnation's parameters (it started 3 wide)
@@ -69,10 +68,14 @@ def test_rti_command() -> None:
     fed = make_fed(coordination={"fast": True, "timeout": "5 s"}, program={
         "image": "i", "entrypoint": "m:Main", "params": {"seed": "7"}})  # fmt: skip
     rti = federation_pods(fed, 1)[0]
+    # the RTI is given the layout, not the program: an init container writes it
     assert rti["spec"]["containers"][0]["command"] == [
-        "reactorfed", "rti", "m:Main", "--host", "0.0.0.0", "--port", "15045", "--metrics-port", "9100",
-        "--federation-id", "rl.pong", "--param", "num_samplers=2", "--param", "seed=7", "--fast", "--timeout", "5 s",
-        "--threads", "1",
+        "reactorfed", "rti", "--layout", "/var/run/reactorfed/layout.json", "--host", "0.0.0.0", "--port", "15045",
+        "--metrics-port", "9100", "--metrics-addr", "0.0.0.0", "--federation-id", "rl.pong", "--fast", "--timeout", "5 s", "--threads", "1",
+    ]  # fmt: skip
+    assert program_command(rti) == [
+        "reactorfed", "layout", "m:Main", "--param", "num_samplers=2", "--param", "seed=7",
+        "--output", "/var/run/reactorfed/layout.json",
     ]  # fmt: skip
     fed = make_fed(coordination={"joinTimeout": "5 min"})
     for pod in federation_pods(fed, 2):  # the RTI and every federate wait as long
@@ -86,6 +89,30 @@ def test_rti_command() -> None:
     for pod in federation_pods(make_fed(coordination={"leadWindow": "none"}), 2):
         cmd = pod["spec"]["containers"][0]["command"]
         assert cmd[cmd.index("--lead-window") + 1] == "none"
+
+
+def test_the_rti_runs_its_own_image_on_the_layout_an_init_container_wrote() -> None:
+    fed = make_fed(rti={"image": "reactorfed-rti:0.1.0", "resources": {"requests": {"memory": "256Mi"}}},
+                   program={"image": "prog:1", "entrypoint": "m:Main", "configMap": {"name": "code", "key": "m.py"}})
+    pods = _by_name(federation_pods(fed, 1))
+    spec = pods["pong-rti"]["spec"]
+    (writer,), (rti,) = spec["initContainers"], spec["containers"]
+    assert (writer["image"], rti["image"]) == ("prog:1", "reactorfed-rti:0.1.0")
+    assert all(c["spec"]["containers"][0]["image"] == "prog:1" for n, c in pods.items() if n != "pong-rti")
+    # one emptyDir between them: written by the program's image, read by the RTI
+    assert {"name": "layout", "emptyDir": {}} in spec["volumes"]
+    assert {"name": "layout", "mountPath": "/var/run/reactorfed"} in writer["volumeMounts"]
+    assert {"name": "layout", "mountPath": "/var/run/reactorfed", "readOnly": True} in rti["volumeMounts"]
+    # the writer loads the program as every federate does (its ConfigMap, its environment)
+    assert {"name": "program", "mountPath": "/opt/reactorfed/program", "readOnly": True} in writer["volumeMounts"]
+    env = {e["name"]: e.get("value") for e in writer["env"]}
+    assert env["PYTHONPATH"] == "/opt/reactorfed/program" and env["OMP_NUM_THREADS"] == "1"
+    assert "REACTORFED_SECRET" not in env  # (what it does not need)
+    assert {"REACTORFED_KEY_FILE", "REACTORFED_MEMBER_KEYS"} <= {e["name"] for e in rti["env"]}
+    assert writer["resources"] == rti["resources"] == {"requests": {"memory": "256Mi"}}
+    # without spec.rti.image the RTI runs the program's image, still on the layout
+    plain = federation_pods(make_fed(), 1)[0]["spec"]
+    assert plain["containers"][0]["image"] == plain["initContainers"][0]["image"] == "ghcr.io/example/reactorfed:0.1.0"
 
 
 def test_federate_command_and_placement() -> None:
@@ -126,14 +153,12 @@ def test_cpu_learner_and_configmap_program() -> None:
     assert {"name": "program", "configMap": {"name": "code"}} in learner["spec"]["volumes"]
 
 
-def test_service_secret_pvc_and_names() -> None:
+def test_service_pvc_and_names() -> None:
     fed = make_fed(checkpoint={"size": "2Gi", "storageClassName": "fast"})
     svc = rti_service(fed)
     assert svc["metadata"]["name"] == "pong-rti"
     assert svc["spec"]["selector"] == {"reactorfed.io/federation": "pong", "reactorfed.io/role": "rti"}
     assert [p["port"] for p in svc["spec"]["ports"]] == [15045, 9100]
-    sec = secret(fed, "tok")
-    assert sec["stringData"] == {"secret": "tok"} and sec["metadata"]["name"] == "pong-secret"
     pvc = checkpoint_pvc(fed)
     assert pvc is not None and pvc["spec"]["resources"]["requests"]["storage"] == "2Gi"
     assert pvc["spec"]["storageClassName"] == "fast"
@@ -143,11 +168,15 @@ def test_service_secret_pvc_and_names() -> None:
     assert sampler_selector(fed) == "reactorfed.io/federation=pong,reactorfed.io/role=sampler"
 
 
-def test_user_secret_is_referenced() -> None:
+def test_a_user_secret_is_the_compatibility_mode() -> None:
+    """spec.secretRef: every process reads the shared secret, and no pod mounts a key."""
     fed = make_fed(secretRef={"name": "mine", "key": "k"})
-    pod = federation_pods(fed, 1)[1]
-    env = {e["name"]: e for e in pod["spec"]["containers"][0]["env"]}
-    assert env["REACTORFED_SECRET"]["valueFrom"]["secretKeyRef"] == {"name": "mine", "key": "k"}
+    for pod in federation_pods(fed, 1):
+        container = pod["spec"]["containers"][0]
+        env = {e["name"]: e for e in container["env"]}
+        assert env["REACTORFED_SECRET"]["valueFrom"]["secretKeyRef"] == {"name": "mine", "key": "k"}
+        assert not {"REACTORFED_KEY_FILE", "REACTORFED_MEMBER_KEYS"} & set(env)
+        assert not any("secret" in v for v in pod["spec"]["volumes"])
 
 
 def _threads(pod: dict) -> tuple[str | None, ...]:
@@ -218,3 +247,21 @@ def test_bad_observability_is_refused_naming_the_field() -> None:
         make_fed(observability={"trace": {"mountPath": "/traces"}})
     with pytest.raises(SpecError, match=r"spec\.observability\.trace\.mountPath"):
         make_fed(observability={"trace": {"claimName": "t", "mountPath": "traces"}})
+
+
+def test_an_rti_pod_whose_layout_writer_failed_says_so() -> None:
+    """The init container that loads the program failed (its import, its parameters): the
+    RTI never ran, and the pod's message names the init container."""
+    from reactorfed_operator.cluster import observe_pod
+
+    pod = federation_pods(make_fed(), 1)[0]
+    pod["status"] = {"phase": "Failed", "initContainerStatuses": [
+        {"name": "layout", "state": {"terminated": {"exitCode": 2, "reason": "Error"}}}],
+        "containerStatuses": [{"name": "rti", "state": {"waiting": {"reason": "PodInitializing"}}}]}
+    seen = observe_pod(pod)
+    assert seen is not None and seen.message == "init container layout: exit code 2, Error"
+    pod["status"] = {"phase": "Failed", "initContainerStatuses": [
+        {"name": "layout", "state": {"terminated": {"exitCode": 0, "reason": "Completed"}}}],
+        "containerStatuses": [{"name": "rti", "state": {"terminated": {"exitCode": 1}}}]}
+    seen = observe_pod(pod)
+    assert seen is not None and seen.message == "exit code 1"

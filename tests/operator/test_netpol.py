@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from reactorfed_operator.manifests import federation_pods
 from reactorfed_operator.netpol import Reach, network_policy, policy_name
+from reactorfed_operator.pods import federation_pods
 
 from .helpers import make_fed
 
@@ -79,12 +79,14 @@ def test_every_pod_is_hardened() -> None:
         assert spec["securityContext"]["runAsNonRoot"] is True
         assert spec["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
         assert "hostNetwork" not in spec and "hostPID" not in spec and "hostIPC" not in spec
-        for container in spec["containers"]:
+        for container in [*spec.get("initContainers", []), *spec["containers"]]:
             sc = container["securityContext"]
             assert sc["readOnlyRootFilesystem"] is True
             assert sc["allowPrivilegeEscalation"] is False
             assert sc["capabilities"] == {"drop": ["ALL"]}
             assert not sc.get("privileged")
-            # the only writable places are the volumes: /tmp and the checkpoint
+            # the only writable places are the volumes: /tmp and the checkpoint (the RTI's
+            # layout: for the init container that writes it)
             writable = {m["mountPath"] for m in container["volumeMounts"] if not m.get("readOnly")}
-            assert writable <= {"/tmp", "/checkpoints"}
+            assert writable <= {"/tmp", "/checkpoints"} | ({"/var/run/reactorfed"} if container in
+                                                          spec.get("initContainers", []) else set())

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from reactorfed_operator.manifests import federation_pods
 from reactorfed_operator.placement import (
     GATE,
     Node,
@@ -14,6 +13,7 @@ from reactorfed_operator.placement import (
     pod_requests,
     release_order,
 )
+from reactorfed_operator.pods import federation_pods
 
 from .helpers import make_fed
 

@@ -8,7 +8,9 @@ change of an example's manifest rewrites its entries: ``json.dumps({key: [view(p
 federation_pods(FEDS[key], 1)] for key in sorted(FEDS)}, indent=1, sort_keys=True)`` (it
 reproduces the file byte for byte where no manifest changed); the diff must show the
 manifest's change only (the PPO examples' params renamed to ``ppo.total_timesteps`` and
-``ppo.minibatch_size``: their commands and digests)."""
+``ppo.minibatch_size``: their commands and digests; a key per member: each pod's
+``REACTORFED_KEY_FILE`` and the RTI's ``REACTORFED_MEMBER_KEYS`` for the shared secret, and
+digests)."""
 
 from __future__ import annotations
 
@@ -21,7 +23,8 @@ import pytest
 import yaml
 
 from reactorfed_operator import KIND
-from reactorfed_operator.manifests import Federation, federation_pods
+from reactorfed_operator.manifests import Federation
+from reactorfed_operator.pods import federation_pods
 from reactorfed_operator.spec import parse_spec
 
 from .helpers import make_fed

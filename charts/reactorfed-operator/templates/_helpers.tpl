@@ -52,11 +52,16 @@ app.kubernetes.io/instance: {{ .Release.Name }}
   resources: [pods/log]
   verbs: [get]
 - apiGroups: [""]
-  resources: [services, persistentvolumeclaims, secrets]
+  resources: [services, persistentvolumeclaims]
   verbs: [get, create]
+# the members' keys: a Secret per member and the RTI's, the member table (a ConfigMap), each
+# by name (never listed: the operator reads no Secret but its own, and those only by name)
+- apiGroups: [""]
+  resources: [secrets]
+  verbs: [get, create, patch, delete]
 - apiGroups: [""]
   resources: [configmaps]
-  verbs: [get]
+  verbs: [get, create, patch]
 - apiGroups: [networking.k8s.io]
   resources: [networkpolicies]
   verbs: [get, create, patch]
