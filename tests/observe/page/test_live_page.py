@@ -112,10 +112,12 @@ def test_the_live_page_follows_a_running_federation(browser: Any, federation: tu
     for _ in range(2):
         before = status(port)
         after_next_polls()
-        shown, elapsed = cells(), int(page.get_attribute("#elapsed", "data-value") or 0)
+        # (the value and its text read at once: the page may poll again between two reads)
+        shown, (value, text) = cells(), page.eval_on_selector("#elapsed", "e => [e.dataset.value, e.textContent]")
+        elapsed = int(value or 0)
         after = status(port)
         assert before["elapsed_ns"] <= elapsed <= after["elapsed_ns"]
-        assert page.inner_text("#elapsed") == _seconds(elapsed)
+        assert text == _seconds(elapsed)
         for name in ("learner", "samplers[0]", "samplers[1]"):
             value, text = shown[(name, "ltc_elapsed_ns")]
             t = int(value)
