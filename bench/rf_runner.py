@@ -42,6 +42,23 @@ def federated_available() -> bool:
     return "launch" in out.stdout
 
 
+def program_command(program: str, params: dict[str, Any], mode: str = "single",
+                    extra: list[str] | None = None) -> tuple[list[str], dict[str, str]]:
+    """The command line and environment that run ``program`` with ``params`` in ``mode``
+    (what :func:`run_program` runs; a benchmark that reads the output as it comes uses it)."""
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES}")
+    cmd = [*CLI, "run" if mode == "single" else "launch", program, "--fast"]
+    for k, v in params.items():
+        cmd += ["--param", f"{k}={v}"]
+    cmd += extra or []
+    # the examples beside whatever the caller put first (a checkout's own runtime, say)
+    path = os.pathsep.join(x for x in (str(ROOT / "examples" / "rl"), os.environ.get("PYTHONPATH")) if x)
+    # no learning curves (REACTORFED_LOGDIR empty): the peers write none by default either
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": path, "REACTORFED_LOGDIR": ""}
+    return cmd, env
+
+
 def run_program(
     program: str,
     params: dict[str, Any],
@@ -58,16 +75,7 @@ def run_program(
     the reactor whose result it is (the end of its full name, e.g. ``".learner"``), for a
     program where several report one (a Q-learning sampler reports its sample count).
     """
-    if mode not in MODES:
-        raise ValueError(f"mode must be one of {MODES}")
-    cmd = [*CLI, "run" if mode == "single" else "launch", program, "--fast"]
-    for k, v in params.items():
-        cmd += ["--param", f"{k}={v}"]
-    cmd += extra or []
-    # the examples beside whatever the caller put first (a checkout's own runtime, say)
-    path = os.pathsep.join(x for x in (str(ROOT / "examples" / "rl"), os.environ.get("PYTHONPATH")) if x)
-    # no learning curves (REACTORFED_LOGDIR empty): the peers write none by default either
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": path, "REACTORFED_LOGDIR": ""}
+    cmd, env = program_command(program, params, mode, extra)
     wait_quiet()  # (the program times itself once every process is up)
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=timeout, env=env)

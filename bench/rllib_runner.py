@@ -25,12 +25,14 @@ from typing import Any
 
 from reactorfed.rl import RunConfig, TrainingLog
 
-__all__ = ["build_config", "train"]
+__all__ = ["RETURNS_KEY", "build_config", "episode_returns_callback", "train", "train_algorithm"]
 
 RETURNS_KEY = "bench_episode_returns"
 
 
-def _callbacks() -> Any:
+def episode_returns_callback() -> Any:
+    """The callback class that logs every finished training episode's return under
+    :data:`RETURNS_KEY` (one per process: its class is made where it is used)."""
     from ray.rllib.callbacks.callbacks import RLlibCallback
 
     class EpisodeReturns(RLlibCallback):
@@ -96,7 +98,7 @@ def build_config(algo: str, env: str, seed: int, hp: dict[str, Any]) -> Any:
         .learners(num_learners=0)
         .rl_module(model_config=model)
         .training(**hp)
-        .callbacks(_callbacks())
+        .callbacks(episode_returns_callback())
         .debugging(seed=seed, log_level="ERROR")
         .reporting(min_sample_timesteps_per_iteration=0, min_time_s_per_iteration=0)
     )
@@ -106,17 +108,26 @@ def build_config(algo: str, env: str, seed: int, hp: dict[str, Any]) -> Any:
 def train(algo: str, env: str, seed: int, hp: dict[str, Any], threshold: float, total: int,
           time_limit_s: float) -> dict[str, Any]:
     """One run; the result has the same fields as reactorfed's and SB3's."""
-    from bench.common import wait_quiet
-    from bench.ray_util import init_ray, shutdown_ray
+    from bench.ray_util import init_ray
 
     init_ray(num_cpus=hp["num_env_runners"] + 1)
-    algorithm = build_config(algo, env, seed, hp).build_algo()
+    return train_algorithm(build_config(algo, env, seed, hp), threshold, total, time_limit_s)
+
+
+def train_algorithm(config: Any, threshold: float, total: int, time_limit_s: float) -> dict[str, Any]:
+    """Build ``config``'s algorithm (Ray started) and train it until ``threshold`` (judged
+    by reactorfed's :class:`TrainingLog` on the returns its callback logs under
+    :data:`RETURNS_KEY`), ``total`` env steps or ``time_limit_s`` seconds of training."""
+    from bench.common import wait_quiet
+    from bench.ray_util import shutdown_ray
+
+    algorithm = config.build_algo()
     wait_quiet()  # Ray's daemons and actors settle after their start, before the clock starts
     log = TrainingLog(RunConfig(target_return=threshold, curve=True))  # reactorfed's own judge
     steps, iterations = 0, 0
-    log.start()
+    log.start("rllib", time.perf_counter_ns)
     try:
-        while steps < total and time.perf_counter() - log.t0 < time_limit_s:
+        while steps < total and log.seconds < time_limit_s:
             result = algorithm.train()
             iterations += 1
             runners = result.get("env_runners", {})
@@ -127,7 +138,7 @@ def train(algo: str, env: str, seed: int, hp: dict[str, Any], threshold: float, 
             if log.solved:
                 break
     finally:
-        end = time.perf_counter() - log.t0
+        end = log.seconds
         algorithm.stop()
         shutdown_ray()
     reached = log.reached

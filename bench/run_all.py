@@ -4,7 +4,10 @@ Ray (federation).
 
     python -m bench.run_all [--quick] [--runs 3] [--only gym_sampling,marl]
 
-Runs gym_sampling, atari_sampling, qlearning, marl, chain, federation, scale, liveness and startup
+Runs gym_sampling, atari_sampling, qlearning, marl, marl_training, chain, federation, scale, liveness and
+startup
+Runs gym_sampling, atari_sampling, qlearning, marl, chain, federation, scale, liveness, startup
+and pbt (population-based training against Ray Tune's, about 20 minutes of it)
 (each also runs alone: ``python -m bench.NAME``; ``distance`` needs Toxiproxy, built by
 ``scripts/tools.sh``, and runs alone),
 writes their JSONL lines and PNG plots to bench/results/, a markdown table to
@@ -29,6 +32,8 @@ from bench import (
     gym_sampling,
     liveness,
     marl,
+    marl_training,
+    pbt,
     qlearning,
     scale,
     startup,
@@ -41,11 +46,13 @@ SUITE: dict[str, Callable[[list[str]], Results | int]] = {
     "atari_sampling": atari_sampling.main,
     "qlearning": qlearning.main,
     "marl": marl.main,
+    "marl_training": marl_training.main,
     "chain": chain.main,
     "federation": federation.main,
     "scale": scale.main,
     "liveness": liveness.main,
     "startup": startup.main,
+    "pbt": pbt.main,
 }
 
 

@@ -75,7 +75,7 @@ def train(env_id: str, seed: int, hp: dict[str, Any], threshold: float, total: i
             self.curve: list[tuple[float, int, float]] = []
 
         def _on_training_start(self) -> None:
-            self.log.start()
+            self.log.start("sb3", time.perf_counter_ns)
 
         def _on_step(self) -> bool:
             finished = [float(info["episode"]["r"]) for info in self.locals["infos"] if "episode" in info]
@@ -84,7 +84,7 @@ def train(env_id: str, seed: int, hp: dict[str, Any], threshold: float, total: i
             return not self.log.solved
 
         def _on_rollout_end(self) -> None:
-            now = time.perf_counter() - self.log.t0
+            now = (time.perf_counter_ns() - self.log.t0) / 1e9
             self.curve.append((round(now, 4), int(self.num_timesteps), self.log.mean_return))
 
     conv = hp.pop("conv_channels", None)
@@ -100,7 +100,7 @@ def train(env_id: str, seed: int, hp: dict[str, Any], threshold: float, total: i
     model = PPO("MlpPolicy", env, seed=seed, device="cpu", verbose=0, policy_kwargs=policy_kwargs, **hp)
     cb = Threshold()
     model.learn(total, callback=cb)
-    end = time.perf_counter() - cb.log.t0
+    end = (time.perf_counter_ns() - cb.log.t0) / 1e9
     reached = cb.log.reached
     return {"reached": reached is not None, "seconds": reached[2] if reached else None,
             "env_steps": reached[1] if reached else None, "train_seconds": end, "curve": cb.curve}

@@ -29,4 +29,4 @@ scripts/chromium.sh >/dev/null || echo "warning: no chromium; the browser tests 
 [ ! -f scripts/check-chart-crds.sh ] || scripts/check-chart-crds.sh
 # The kind suite (real containers and a kind cluster) runs on its own: scripts/kind-test.sh.
 # A later -m given as an argument replaces this one.
-exec .venv/bin/python -m pytest -m "not kind and not collector and not plans" "$@"
+exec .venv/bin/python -m pytest -m "not kind and not collector and not plans and not peers" "$@"
