@@ -64,6 +64,18 @@ def replayed(record: list[dict[str, Any]]) -> list[MemberChange]:
                          tuple(c["quiet"]) if "quiet" in c else None) for c in record]
 
 
+def silent_rounds(leave: Mapping[str, Any], round_ms: int) -> int:
+    """The rounds a failed member was asked in and answered nothing: those ending (at
+    ``k * round_ms``, microstep 0) from its ``quiet`` tag up to, not including, its agreed
+    leave. The RTI stops waiting on it when it sees it gone, but the leave's tag is the
+    federates' answer: how many rounds end between the two depends on how soon the death was
+    seen against the rounds' pace, and a replay of the record has the same ones."""
+    if "quiet" not in leave:
+        return 0
+    quiet, tag, period = tuple(leave["quiet"]), tuple(leave["tag"]), round_ms * 1_000_000
+    return sum(1 for k in range(quiet[0] // period, tag[0] // period + 1) if quiet <= (k * period, 0) < tag)
+
+
 def changes(st: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The membership changes of an RTI's ``/status``."""
     return list(st.get("membership") or [])
