@@ -12,7 +12,7 @@ from .errors import SpecError
 from .fields import int_, obj, placement, str_
 from .groups import FederateGroup, is_cpu_runtime_image
 from .schema import GROUP_NAME, IDENT, MEMBER, PARAM
-from .schema_parts import THREAD_ENV_VARS
+from .schema_parts import OPERATOR_ENV_VARS, THREAD_ENV_VARS
 
 __all__ = ["ROLE_LEARNER", "ROLE_SAMPLER", "group_width", "parse_groups", "shorthand_groups"]
 
@@ -22,7 +22,6 @@ _GROUP = re.compile(GROUP_NAME)
 _IDENT = re.compile(IDENT)
 _MEMBER = re.compile(MEMBER)
 _PARAM = re.compile(PARAM)
-_RESERVED_ENV = ("REACTORFED_SECRET", "POD_IP")
 
 
 def shorthand_groups(
@@ -73,8 +72,11 @@ def _env(raw: Any, path: str) -> tuple[tuple[str, str], ...]:
     for i, item in enumerate(raw):
         item = obj(item, f"{path}[{i}]")
         name = str_(item.get("name"), f"{path}[{i}].name")
-        if not name or not _IDENT.match(name) or name in _RESERVED_ENV:
-            raise SpecError(f"{path}[{i}].name", f"invalid or reserved name {name!r}")
+        if not name or not _IDENT.match(name):
+            raise SpecError(f"{path}[{i}].name", f"invalid name {name!r}")
+        if name in OPERATOR_ENV_VARS:
+            raise SpecError(f"{path}[{i}].name", f"{name} is set by the operator in every pod (the member's "
+                            "credentials and the pod's address)")
         if name in THREAD_ENV_VARS:
             raise SpecError(f"{path}[{i}].name", f"{name} is set by the operator from spec.program.threads")
         out.append((name, str_(item.get("value"), f"{path}[{i}].value", "") or ""))

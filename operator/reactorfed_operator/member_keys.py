@@ -33,6 +33,7 @@ from .key_plan import (
     MEMBER_KEYS_FILE,
 )
 from .manifests import ANNOTATION_FEDERATE, Federation, labels, owner_reference, pod_name
+from .schema_parts import KEY_FILE_ENV, MEMBER_KEYS_ENV, SECRET_ENV
 
 __all__ = [
     "KEY_DIR",
@@ -157,7 +158,7 @@ def member_table(fed: Federation, publics: Mapping[str, str], rti_public: str | 
 
 
 def _without_shared_secret(container: dict[str, Any]) -> None:
-    container["env"] = [e for e in container.get("env", []) if e.get("name") != "REACTORFED_SECRET"]
+    container["env"] = [e for e in container.get("env", []) if e.get("name") != SECRET_ENV]
 
 
 def _mount(pod: dict[str, Any], volume: dict[str, Any], path: str, env: tuple[str, str]) -> None:
@@ -178,7 +179,7 @@ def with_member_key(pod: dict[str, Any], fed: Federation, member: str) -> dict[s
     _without_shared_secret(out["spec"]["containers"][0])
     volume = {"name": "member-key",
               "secret": {"secretName": member_key_secret_name(fed, member), "defaultMode": _KEY_MODE}}
-    _mount(out, volume, KEY_DIR, ("REACTORFED_KEY_FILE", f"{KEY_DIR}/{KEY_FILE}"))
+    _mount(out, volume, KEY_DIR, (KEY_FILE_ENV, f"{KEY_DIR}/{KEY_FILE}"))
     return out
 
 
@@ -188,7 +189,7 @@ def with_rti_keys(pod: dict[str, Any], fed: Federation) -> dict[str, Any]:
     out = copy.deepcopy(pod)
     _without_shared_secret(out["spec"]["containers"][0])
     _mount(out, {"name": "rti-key", "secret": {"secretName": rti_key_secret_name(fed), "defaultMode": _KEY_MODE}},
-           KEY_DIR, ("REACTORFED_KEY_FILE", f"{KEY_DIR}/{KEY_FILE}"))
+           KEY_DIR, (KEY_FILE_ENV, f"{KEY_DIR}/{KEY_FILE}"))
     _mount(out, {"name": "member-keys", "configMap": {"name": member_table_name(fed)}}, MEMBER_KEYS_DIR,
-           ("REACTORFED_MEMBER_KEYS", f"{MEMBER_KEYS_DIR}/{MEMBER_KEYS_FILE}"))
+           (MEMBER_KEYS_ENV, f"{MEMBER_KEYS_DIR}/{MEMBER_KEYS_FILE}"))
     return out

@@ -29,7 +29,7 @@ from .manifests import (
 )
 from .member_keys import with_member_key, with_rti_keys
 from .schema import DEFAULTS
-from .schema_parts import THREAD_ENV_VARS
+from .schema_parts import POD_IP_ENV, SECRET_ENV, THREAD_ENV_VARS
 from .spec import (
     GPU_NODE_LABEL,
     GPU_NODE_VALUE,
@@ -96,10 +96,10 @@ def _env(fed: Federation, extra: tuple[tuple[str, str], ...] = ()) -> list[dict[
         env.append({"name": "PYTHONPATH", "value": PROGRAM_DIR})
     env += [
         {"name": "PYTHONUNBUFFERED", "value": "1"},
-        {"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}},
+        {"name": POD_IP_ENV, "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}},
     ]
     if s.shared_secret:
-        env.append({"name": "REACTORFED_SECRET",
+        env.append({"name": SECRET_ENV,
                     "valueFrom": {"secretKeyRef": {"name": secret_name(fed), "key": s.secret_key}}})
     return env
 
@@ -234,7 +234,7 @@ def rti_pod(fed: Federation, incarnation: int, width: int, max_width: int | None
         "imagePullPolicy": s.program.image_pull_policy,
         "command": ["reactorfed", "layout", s.program.entrypoint, *_params(s, width, most), "--output", RTI_LAYOUT],
         # the program's environment (its constructor may read it), not the federation's secret
-        "env": [e for e in _env(fed) if e["name"] != "REACTORFED_SECRET"],
+        "env": [e for e in _env(fed) if e["name"] != SECRET_ENV],
         "resources": {k: {name: str(q) for name, q in v.items()} for k, v in s.rti.resources.items()},
         "volumeMounts": [*mounts, where],
         "securityContext": container_security(),
@@ -262,7 +262,7 @@ def group_pod(
         "reactorfed", "federate", s.program.entrypoint,
         "--federate", federate,
         "--rti", f"{rti_host(fed)}:{s.rti_port}",
-        "--advertise-host", "$(POD_IP)",
+        "--advertise-host", f"$({POD_IP_ENV})",
         "--data-port", str(s.data_port),
         "--metrics-port", str(s.federate_metrics_port), "--metrics-addr", "0.0.0.0",  # the NetworkPolicy guards it
         *_common_args(fed, width, most),

@@ -78,10 +78,21 @@ def tolerations() -> dict[str, Any]:
 #: the variables numeric libraries read their thread count from: set in every pod from
 #: spec.program.threads (the runtime's ``reactorfed.execution.threads.ENV_VARS``; a test keeps them equal)
 THREAD_ENV_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+#: the variables that carry a member's credentials: the shared secret (compatibility mode,
+#: spec.secretRef), its own key file, the RTI's member table (the runtime's
+#: ``reactorfed.federation.process.defaults.CREDENTIAL_ENV_VARS``; a test keeps them equal)
+SECRET_ENV, KEY_FILE_ENV, MEMBER_KEYS_ENV = "REACTORFED_SECRET", "REACTORFED_KEY_FILE", "REACTORFED_MEMBER_KEYS"
+CREDENTIAL_ENV_VARS = (SECRET_ENV, KEY_FILE_ENV, MEMBER_KEYS_ENV)
+#: the pod's address, from the downward API
+POD_IP_ENV = "POD_IP"
+#: what the operator sets in every pod of a federation from the resource itself: a
+#: program's env (spec.program.env, a group's env) cannot set them
+OPERATOR_ENV_VARS = (*CREDENTIAL_ENV_VARS, POD_IP_ENV)
 
 
 def env_var() -> dict[str, Any]:
     listed = ", ".join(f"'{v}'" for v in THREAD_ENV_VARS)
+    operator_set = ", ".join(f"'{v}'" for v in OPERATOR_ENV_VARS)
     return {
         "type": "object",
         "required": ["name"],
@@ -90,8 +101,8 @@ def env_var() -> dict[str, Any]:
                 "type": "string",
                 "pattern": IDENT,
                 "x-kubernetes-validations": [
-                    rule("self != 'REACTORFED_SECRET'",
-                         "REACTORFED_SECRET is set by the operator from the federation's Secret"),
+                    rule(f"!(self in [{operator_set}])",
+                         "set by the operator in every pod: the member's credentials and the pod's address"),
                     rule(f"!(self in [{listed}])",
                          "the thread count is spec.program.threads: the operator sets it in every pod"),
                 ],

@@ -21,7 +21,7 @@ from .fields import str_ as _str
 from .group_spec import group_width, parse_groups, shorthand_groups
 from .groups import FederateGroup
 from .schema import DEFAULTS, DURATION, ENTRYPOINT, IDENT, LEAD_WINDOW, MEMBER, PARAM
-from .schema_parts import THREAD_ENV_VARS
+from .schema_parts import OPERATOR_ENV_VARS, THREAD_ENV_VARS
 
 __all__ = [
     "CheckpointSpec",
@@ -220,8 +220,11 @@ def _program(raw: Mapping[str, Any]) -> ProgramSpec:
     for i, item in enumerate(env):
         item = _obj(item, f"spec.program.env[{i}]")
         name = _str(item.get("name"), f"spec.program.env[{i}].name")
-        if not name or name == "REACTORFED_SECRET":
-            raise SpecError(f"spec.program.env[{i}].name", f"invalid or reserved name {name!r}")
+        if not name:
+            raise SpecError(f"spec.program.env[{i}].name", f"invalid name {name!r}")
+        if name in OPERATOR_ENV_VARS:
+            raise SpecError(f"spec.program.env[{i}].name", f"{name} is set by the operator in every pod (the "
+                            "member's credentials and the pod's address)")
         if name in THREAD_ENV_VARS:
             raise SpecError(f"spec.program.env[{i}].name", f"{name} is set by the operator from spec.program.threads")
         pairs.append((name, _str(item.get("value"), f"spec.program.env[{i}].value", "") or ""))

@@ -30,9 +30,9 @@ from reactorfed.federation.coordination.credentials import (
 )
 from reactorfed.federation.errors import FederationError
 from reactorfed.federation.io.curve import CurveKeys, raw_key, secure_client, secure_server
-from reactorfed.federation.process.launch import _issue_keys
 from reactorfed.federation.process.member_keys import (
     issue,
+    issue_key_files,
     read_key_file,
     write_key_file,
     write_member_table,
@@ -112,7 +112,7 @@ def test_the_rti_admits_a_hello_proof_and_heartbeat_only_from_the_member_whose_k
 
 def test_launch_gives_each_process_its_own_key_file_and_no_key_on_a_command_line(tmp_path: Path) -> None:
     names = ["learner", "samplers[0]", "samplers[1]"]
-    rti_flags, flags = _issue_keys(tmp_path, names)
+    rti_flags, flags = issue_key_files(tmp_path, names)
     table = json.loads((tmp_path / "keys" / "members.json").read_text())["members"]
     secrets: set[str] = set()
     for name in names:
@@ -342,7 +342,7 @@ def test_processes_a_samplers_key_file_cannot_join_as_the_learner(tmp_path: Path
     (what a compromised sampler could do), by the RTI, which says whose key it is."""
     program = "tests/federation/elastic_programs.py:Main"
     names = ["learner", "samplers[0]", "samplers[1]"]
-    rti_flags, flags = _issue_keys(tmp_path, names)
+    rti_flags, flags = issue_key_files(tmp_path, names)
     rti, endpoint, env = _keyed_rti(tmp_path, program, rti_flags, "30s")
     try:
         common = [program, "--federation-id", "keys", "--rti", endpoint, "--timeout", "100ms"]
@@ -366,7 +366,7 @@ def test_processes_a_member_table_change_withdraws_a_key(tmp_path: Path) -> None
     """The RTI reads the member table again when it changes: a key replaced there (a slot
     given a new key) is refused, and the new one admitted."""
     names = ["learner", "samplers[0]", "samplers[1]"]
-    _, flags = _issue_keys(tmp_path, names)
+    _, flags = issue_key_files(tmp_path, names)
     table = tmp_path / "keys" / "members.json"
     from reactorfed.federation.process.member_keys import RtiCredentials
 
@@ -385,7 +385,7 @@ def test_processes_a_federate_waits_for_its_key_to_reach_the_rti(tmp_path: Path)
     until it does (within its join timeout), and the federation runs to its end."""
     program = "tests/federation/elastic_programs.py:Main"
     names = ["learner", "samplers[0]", "samplers[1]"]
-    rti_flags, flags = _issue_keys(tmp_path, names)
+    rti_flags, flags = issue_key_files(tmp_path, names)
     table = Path(rti_flags[rti_flags.index("--member-keys") + 1])
     members = {n: read_key_file(Path(flags[n][1]))[1] for n in names}
     write_member_table(table, {n: k for n, k in members.items() if n != "samplers[1]"})

@@ -21,6 +21,7 @@ every 20 ms).
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import socket
@@ -136,6 +137,26 @@ def test_launch_passes_the_opt_out_on_and_every_process_says_so(reference: Calla
         assert all(" WARNING " in line for line in warned), warned
     assert ("(PLAIN TEXT: trusted single host only)" if flag else "(CurveZMQ)") in text, text
     assert "listening on tcp://127.0.0.1:" in text, text  # launch's RTI: the loopback only
+
+
+@pytest.mark.parametrize("flag", [False, True], ids=["keys", "opted-out"])
+def test_launch_passes_on_no_credential_it_inherits(reference: Callable[[str], str], flag: bool,
+                                                    tmp_path: Path) -> None:
+    """A shell that holds another federation's credentials (a key file, a member table, a
+    shared secret) launches a federation of its own: ``reactorfed launch`` issues its own
+    and gives its processes none of those, with keys and in plain text alike."""
+    other = tmp_path / "other.key"
+    other.write_text(json.dumps({"member": "sink", "secret_key": "x" * 40, "rti_public_key": "y" * 40}))
+    env = {**{k: v for k, v in os.environ.items() if k != "REACTORFED_INSECURE_PLAINTEXT_TCP"},
+           "REACTORFED_KEY_FILE": str(other), "REACTORFED_MEMBER_KEYS": str(tmp_path / "members.json"),
+           "REACTORFED_SECRET": "another-federation's-secret"}
+    out = subprocess.run([sys.executable, "-m", "reactorfed", "launch", PROGRAM, "--fast", "--timeout", "1s",
+                          "--no-progress", "--no-unix-sockets", "--no-shm",
+                          *(["--insecure-plaintext-tcp"] if flag else [])],
+                         capture_output=True, text=True, timeout=90, cwd=REPO, env=env)  # fmt: skip
+    text = out.stdout + out.stderr
+    assert out.returncode == 0, text
+    assert f"[sink] {reference('1s')}" in text, text
 
 
 class _OnTheWire:

@@ -14,7 +14,7 @@ import yaml
 
 from reactorfed_operator import GROUP, KIND, PLURAL, VERSION, crdgen
 from reactorfed_operator.schema import DEFAULTS
-from reactorfed_operator.schema_parts import THREAD_ENV_VARS
+from reactorfed_operator.schema_parts import CREDENTIAL_ENV_VARS, THREAD_ENV_VARS
 from reactorfed_operator.spec import parse_spec
 
 REPO = Path(__file__).resolve().parents[2]
@@ -115,6 +115,17 @@ def test_the_thread_count_is_the_runtimes_and_its_variables_are_reserved(crd: di
                                                 "default": DEFAULT_THREADS}
     rules = program["properties"]["env"]["items"]["properties"]["name"]["x-kubernetes-validations"]
     assert any("OMP_NUM_THREADS" in r["rule"] and "spec.program.threads" in r["message"] for r in rules)
+
+
+def test_the_credential_variables_are_the_runtimes_and_reserved(crd: dict[str, Any]) -> None:
+    """The variables that carry a member's credentials are the runtime's names (written twice:
+    the operator's image carries no runtime), and the CRD refuses them in a program's env."""
+    from reactorfed.federation.process.defaults import CREDENTIAL_ENV_VARS as RUNTIME_S
+
+    assert CREDENTIAL_ENV_VARS == RUNTIME_S
+    program = _version(crd)["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["program"]
+    rules = program["properties"]["env"]["items"]["properties"]["name"]["x-kubernetes-validations"]
+    assert any(all(v in r["rule"] for v in (*CREDENTIAL_ENV_VARS, "POD_IP")) for r in rules), rules
 
 
 def test_the_lead_window_is_the_runtimes(crd: dict[str, Any]) -> None:

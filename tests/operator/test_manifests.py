@@ -221,6 +221,22 @@ def test_the_thread_variables_are_the_operators_and_threads_is_validated() -> No
         make_fed(program={"image": "i", "entrypoint": "prog:Main", "allowThreadChange": "yes"})
 
 
+def test_the_credential_variables_and_the_pod_s_address_are_the_operators() -> None:
+    """A program's env cannot set what the operator sets in every pod from the resource (a
+    member's key file pointed elsewhere would be another member's credential): refused,
+    naming the element."""
+    for name in ("REACTORFED_SECRET", "REACTORFED_KEY_FILE", "REACTORFED_MEMBER_KEYS", "POD_IP"):
+        with pytest.raises(SpecError, match=rf"spec\.program\.env\[1\]\.name: {name} is set by the operator"):
+            make_fed(program={"image": "i", "entrypoint": "prog:Main",
+                              "env": [{"name": "RENDER", "value": "0"}, {"name": name, "value": "/x"}]})
+        with pytest.raises(SpecError, match=rf"spec\.federateGroups\[0\]\.env\[0\]\.name: {name} is set by the operator"):
+            make_fed(federateGroups=[{"name": "learner", "federate": "learner", "env": [{"name": name, "value": "x"}]}])
+    # what the operator sets is there once, in every pod
+    for pod in federation_pods(make_fed(), 1):
+        names = [e["name"] for e in pod["spec"]["containers"][0]["env"]]
+        assert names.count("POD_IP") == 1 and names.count("REACTORFED_KEY_FILE") <= 1, pod["metadata"]["name"]
+
+
 def test_observability_sends_every_pod_s_records_to_a_collector_and_a_volume() -> None:
     fed = make_fed(observability={"otlpEndpoint": "http://jaeger:4318/v1/traces", "trace": {"claimName": "traces"}})
     for pod in federation_pods(fed, incarnation=3):

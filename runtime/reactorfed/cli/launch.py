@@ -14,7 +14,10 @@ from typing import Any
 from ..federation.process.defaults import (
     DEFAULT_HEARTBEAT_TIMEOUT_NS,
     DEFAULT_LEAD_WINDOW_NS,
+    KEY_FILE_ENV,
+    MEMBER_KEYS_ENV,
     MIN_HEARTBEAT_TIMEOUT_NS,
+    SECRET_ENV,
 )
 from ..federation.process.priority import DEFAULT_REACTION_NICE, REACTION_POLICIES
 from ..time.clock import SystemClock
@@ -126,7 +129,7 @@ def _common(p: argparse.ArgumentParser, *, launch: bool = False, rti: bool = Fal
         g.add_argument("--secret-file", type=Path, default=None,
                        help="file holding the shared secret (default: $REACTORFED_SECRET), when the members share one "
                        "key; not needed with --key-file")
-        g.add_argument("--key-file", type=Path, default=_env_path("REACTORFED_KEY_FILE"),
+        g.add_argument("--key-file", type=Path, default=_env_path(KEY_FILE_ENV),
                        help="this member's own key (a JSON file `reactorfed launch` or the operator writes: its secret "
                        "key, and for a federate the RTI's public key); with it, no shared secret "
                        "(default: $REACTORFED_KEY_FILE)")
@@ -229,7 +232,7 @@ def _secret(args: argparse.Namespace) -> bytes:
         except OSError as e:
             raise ProgramError(f"--secret-file: {e}") from None
     else:
-        data = os.environ.get("REACTORFED_SECRET", "").encode()
+        data = os.environ.get(SECRET_ENV, "").encode()
     if len(data) < 8:
         raise ProgramError("the federation needs a shared secret of 8 bytes or more: set REACTORFED_SECRET or --secret-file")
     return data
@@ -295,7 +298,7 @@ def add_rti(sub: Any) -> None:
     g.add_argument("--host", default="0.0.0.0", help="address to listen on (default: 0.0.0.0)")
     g.add_argument("--port", type=port, default=15045, help="port to listen on; 0 picks a free one (default: 15045)")
     g.add_argument("--ready-file", type=Path, default=None, help=argparse.SUPPRESS)
-    g.add_argument("--member-keys", type=Path, default=_env_path("REACTORFED_MEMBER_KEYS"),
+    g.add_argument("--member-keys", type=Path, default=_env_path(MEMBER_KEYS_ENV),
                    help="with --key-file: the members' public keys, {\"members\": {name: key}} (read again when "
                    "the file changes: a member removed or given a new key is refused with its old one from then on; "
                    "default: $REACTORFED_MEMBER_KEYS)")

@@ -3,7 +3,8 @@ module that imports nothing, so that the command line's help loads nothing heavy
 
 from __future__ import annotations
 
-__all__ = ["DEFAULT_HEARTBEAT_TIMEOUT_NS", "DEFAULT_LEAD_WINDOW_NS", "DEFAULT_METRICS_ADDR", "MIN_HEARTBEAT_TIMEOUT_NS"]
+__all__ = ["CREDENTIAL_ENV_VARS", "DEFAULT_HEARTBEAT_TIMEOUT_NS", "DEFAULT_LEAD_WINDOW_NS", "DEFAULT_METRICS_ADDR",
+           "KEY_FILE_ENV", "MEMBER_KEYS_ENV", "MIN_HEARTBEAT_TIMEOUT_NS", "SECRET_ENV"]
 
 #: a connection that answers nothing, not even ZeroMQ's heartbeats, for this long is dead
 #: (``--heartbeat-timeout``; ``RtiConfig.liveness_ns``, ``FederateConfig.liveness_ns``)
@@ -26,3 +27,13 @@ DEFAULT_LEAD_WINDOW_NS = 1_000_000_000
 #: them. In a pod the operator binds them to every interface, and the federation's
 #: NetworkPolicy admits only the operator's namespace and the scraper's
 DEFAULT_METRICS_ADDR = "127.0.0.1"
+
+#: the environment variables that carry a process's credentials when no option names them:
+#: the shared secret (plain text, or the operator's compatibility mode; ``--secret-file``),
+#: the process's own key file (``--key-file``) and the RTI's member table
+#: (``--member-keys``). ``reactorfed launch`` issues its own and passes on none it inherits;
+#: the operator sets them in its pods and refuses a program's env that names one
+SECRET_ENV = "REACTORFED_SECRET"
+KEY_FILE_ENV = "REACTORFED_KEY_FILE"
+MEMBER_KEYS_ENV = "REACTORFED_MEMBER_KEYS"
+CREDENTIAL_ENV_VARS = (SECRET_ENV, KEY_FILE_ENV, MEMBER_KEYS_ENV)

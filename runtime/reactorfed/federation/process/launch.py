@@ -31,8 +31,9 @@ from typing import IO, TYPE_CHECKING, Any
 
 from ...execution.threads import DEFAULT_THREADS, thread_env
 from ..io.curve import plaintext_opted_out
+from .defaults import CREDENTIAL_ENV_VARS, SECRET_ENV
 from .forkclient import ForkServer
-from .member_keys import issue, write_key_file, write_member_table
+from .member_keys import issue_key_files
 
 if TYPE_CHECKING:
     from .layout_file import LayoutFile
@@ -152,9 +153,10 @@ def launch(
     # holds another's secret key. Only in plain text (no keys at all) a shared secret
     # still says who belongs.
     plain = "--insecure-plaintext-tcp" in (*run_args, *rti_args) or plaintext_opted_out(env)
-    env.pop("REACTORFED_SECRET", None)
+    for name in CREDENTIAL_ENV_VARS:  # (the caller's belong to another federation)
+        env.pop(name, None)
     if plain:
-        env["REACTORFED_SECRET"] = secrets.token_hex(32)
+        env[SECRET_ENV] = secrets.token_hex(32)
     env.setdefault("PYTHONUNBUFFERED", "1")
     # The run's thread count, never this machine's share of cores: it changes torch's
     # float sums, so the weights a seed gives (each process also sets torch's own).
@@ -167,7 +169,7 @@ def launch(
         if layout is not None:
             layout.write(Path(tmp) / "layout.json")
             served = ["--layout", str(Path(tmp) / "layout.json")]
-        rti_keys, fed_keys = ([], {}) if plain else _issue_keys(Path(tmp), federates)
+        rti_keys, fed_keys = ([], {}) if plain else issue_key_files(Path(tmp), federates)
         # Every process is on this host: the RTI listens on the loopback only, as the
         # federates' data ports do (no other host reaches it, encrypted or not), and so
         # does its status port.
@@ -206,24 +208,6 @@ def launch(
             _close_fork_server(server)
     result.wall_s = time.monotonic() - t0
     return result
-
-
-def _issue_keys(tmp: Path, federates: Sequence[str]) -> tuple[list[str], dict[str, list[str]]]:
-    """A keypair for the RTI and one per federate (an elastic slot's later processes keep
-    its key), each in a file of its own (mode 0600, in the launcher's 0700 directory); the
-    RTI's member table beside. The flags that point each process at its files (paths, not
-    keys: nothing secret on a command line)."""
-    rti, members = issue(dict.fromkeys(federates))
-    keys = tmp / "keys"
-    keys.mkdir(mode=0o700)
-    write_key_file(keys / "rti.key", "rti", rti)
-    write_member_table(keys / "members.json", members)
-    flags: dict[str, list[str]] = {}
-    for i, (name, k) in enumerate(members.items()):
-        path = keys / f"federate-{i}.key"
-        write_key_file(path, name, k, rti)
-        flags[name] = ["--key-file", str(path)]
-    return ["--key-file", str(keys / "rti.key"), "--member-keys", str(keys / "members.json")], flags
 
 
 def _start_fork_server(py: str, program: str, params: Sequence[str], env: dict[str, str], out: IO[str],

@@ -22,23 +22,20 @@ import json
 import logging
 import os
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..coordination.credentials import KeyTable
 from ..io.curve import CurveKeys, keys_of, new_keys, raw_key
+from .defaults import KEY_FILE_ENV, MEMBER_KEYS_ENV
 
-__all__ = ["KEY_FILE_ENV", "MEMBER_KEYS_ENV", "MemberCredentials", "RtiCredentials", "issue", "read_key_file",
-           "write_key_file", "write_member_table"]
+__all__ = ["KEY_FILE_ENV", "MEMBER_KEYS_ENV", "MemberCredentials", "RtiCredentials", "issue", "issue_key_files",
+           "read_key_file", "write_key_file", "write_member_table"]
 
 log = logging.getLogger("reactorfed.security")
 
-#: where a process finds its key file when ``--key-file`` is not given
-KEY_FILE_ENV = "REACTORFED_KEY_FILE"
-#: where the RTI finds the member table when ``--member-keys`` is not given
-MEMBER_KEYS_ENV = "REACTORFED_MEMBER_KEYS"
 #: the RTI's name in key files (no federate is called so: names are reactor paths)
 RTI = "rti"
 
@@ -129,6 +126,24 @@ def write_key_file(path: Path, name: str, keys: CurveKeys, rti: CurveKeys | None
 def write_member_table(path: Path, members: Mapping[str, CurveKeys]) -> None:
     """The RTI's member table: each member's public key (Z85)."""
     _write_private(path, {"members": {n: k.public.decode() for n, k in members.items()}})
+
+
+def issue_key_files(folder: Path, federates: Sequence[str]) -> tuple[list[str], dict[str, list[str]]]:
+    """A keypair for the RTI and one per federate (an elastic slot's later processes keep
+    its key), each in a file of its own (mode 0600) in ``folder/keys`` (a new folder, 0700),
+    the RTI's member table beside. Returns the flags that point each process at its files
+    (paths, not keys: nothing secret on a command line): the RTI's, and each federate's."""
+    rti, members = issue(dict.fromkeys(federates))
+    keys = folder / "keys"
+    keys.mkdir(mode=0o700)
+    write_key_file(keys / "rti.key", RTI, rti)
+    write_member_table(keys / "members.json", members)
+    flags: dict[str, list[str]] = {}
+    for i, (name, k) in enumerate(members.items()):
+        path = keys / f"federate-{i}.key"
+        write_key_file(path, name, k, rti)
+        flags[name] = ["--key-file", str(path)]
+    return ["--key-file", str(keys / "rti.key"), "--member-keys", str(keys / "members.json")], flags
 
 
 def read_member_table(path: Path) -> KeyTable:
