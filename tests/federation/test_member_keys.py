@@ -282,11 +282,19 @@ def test_a_key_the_rti_learns_late_joins_within_the_join_timeout(caplog: pytest.
     _ends_as_in_one_process(fed, LONG)
 
 
-def test_a_slot_given_a_fresh_key_rejoins_its_peers_learning_it(caplog: pytest.LogCaptureFixture) -> None:
+@pytest.mark.parametrize("at_once", [False, True], ids=["after-keys", "at-once"])
+def test_a_slot_given_a_fresh_key_rejoins_its_peers_learning_it(caplog: pytest.LogCaptureFixture,
+                                                               at_once: bool) -> None:
     """The issuer replaces an absent slot's key (a released slot: its old key withdrawn):
     the running members learn the fresh key from the RTI (KEYS), so the slot's new process
     opens its data links with it (over CurveZMQ: no Unix sockets), and the old key opens
-    none of them any more."""
+    none of them any more.
+
+    ``at_once``: the new process starts as the table is written, before the RTI's periodic
+    look. The RTI reads its table before it answers the HELLO and sends KEYS before the
+    join's round, whose Query each member reads after KEYS; the process starts only when
+    every member has answered, so no peer's port can still hold the old key when its data
+    links open."""
     caplog.set_level(logging.INFO, logger="reactorfed.rti")
     fed = Federation(Main, keyed=True)
     for name in PRESENT:
@@ -296,17 +304,18 @@ def test_a_slot_given_a_fresh_key_rejoins_its_peers_learning_it(caplog: pytest.L
     _, fresh = issue(["samplers[2]"])
     fed.keys["samplers[2]"] = fresh["samplers[2]"]
     write_member_table(fed.table, fed.keys)
-    wait_until(lambda: any("the members' keys changed" in r.getMessage() for r in caplog.records), timeout=10,
-               what="the RTI to tell the members the fresh key")
     learner = fed.coords["learner"].data_port
-    assert learner is not None
-    wait_until(lambda: learner.keys.get(fed.layout.index("samplers[2]")) == raw_key(fresh["samplers[2]"].public),
-               timeout=10, what="the learner to learn the fresh key")
-    assert old.public != fresh["samplers[2]"].public
+    assert learner is not None and old.public != fresh["samplers[2]"].public
+    if not at_once:
+        wait_until(lambda: any("the members' keys changed" in r.getMessage() for r in caplog.records), timeout=10,
+                   what="the RTI to tell the members the fresh key")
+        wait_until(lambda: learner.keys.get(fed.layout.index("samplers[2]")) == raw_key(fresh["samplers[2]"].public),
+                   timeout=10, what="the learner to learn the fresh key")
     fed.start("samplers[2]", fast=False, timeout=LONG, unix_sockets=False, shm_bytes=0)
     wait_until(lambda: fed.joined("samplers[2]") or "samplers[2]" in fed.errors, timeout=20,
                what="samplers[2] to join")
     assert fed.joined("samplers[2]"), fed.errors
+    assert learner.keys.get(fed.layout.index("samplers[2]")) == raw_key(fresh["samplers[2]"].public)
     _ends_as_in_one_process(fed, LONG)
 
 
