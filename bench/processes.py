@@ -16,10 +16,13 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
+
+from reactorfed.federation.process.defaults import CREDENTIAL_ENV_VARS, SECRET_ENV
+from reactorfed.federation.process.member_keys import issue_key_files
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -55,14 +58,23 @@ class Federation:
     a new incarnation do); :meth:`ready` then waits for it."""
 
     def __init__(self, tmp: Path, program: str, params: dict[str, Any], rti_args: list[str], tag: str,
-                 run_args: tuple[str, ...] = (), port: int = 0) -> None:
+                 run_args: tuple[str, ...] = (), port: int = 0, members: Sequence[str] = ()) -> None:
         self.tmp = tmp
         self.program = program
         self.tag = tag
         self.run_args = list(run_args)
         self.params = [a for k, v in params.items() for a in ("--param", f"{k}={v}")]
-        self.env = {**os.environ, "REACTORFED_SECRET": secrets.token_hex(32), "OMP_NUM_THREADS": "1",
-                    "PYTHONUNBUFFERED": "1"}
+        self.env = {k: v for k, v in os.environ.items() if k not in CREDENTIAL_ENV_VARS}
+        self.env.update(OMP_NUM_THREADS="1", PYTHONUNBUFFERED="1")
+        # ``members``: a key per member, issued for them (as the operator does, without
+        # spec.secretRef); none: one key per federation, from a shared secret (its
+        # compatibility mode)
+        self.key_flags: dict[str, list[str]] = {}
+        if members:
+            rti_keys, self.key_flags = issue_key_files(tmp, list(members))
+            rti_args = [*rti_args, *rti_keys]
+        else:
+            self.env[SECRET_ENV] = secrets.token_hex(32)
         self.fid = f"scale-{tag}-{os.getpid()}"
         self.procs: list[Proc] = []
         self._ready_file = tmp / f"rti-{tag}.json"
@@ -99,7 +111,8 @@ class Federation:
         (a learner that resumes, say)."""
         extra = [a for k, v in (params or {}).items() for a in ("--param", f"{k}={v}")]
         return self._spawn(name, ["federate", self.program, *self.params, *extra, "--federate", name,
-                                  "--federation-id", self.fid, "--rti", self.endpoint, *self.run_args])
+                                  "--federation-id", self.fid, "--rti", self.endpoint, *self.run_args,
+                                  *self.key_flags.get(name, [])])
 
     def status(self) -> dict[str, Any]:
         with urllib.request.urlopen(f"http://127.0.0.1:{self.status_port}/status", timeout=5) as r:
