@@ -18,4 +18,5 @@ scripts/kind.sh build
 t3=$(date +%s)
 echo "kind-test: docker $((t1 - t0)) s, images $((t2 - t1)) s, kind binaries and node image $((t3 - t2)) s" >&2
 # The plans CI leaves out (-m plans) and the cross-node measurement (-m bench) run on request.
-exec .venv/bin/python -m pytest -m "kind and not plans and not bench" tests/kind "$@"
+# Every test's time is listed at the end (the suite's minutes are CI's scarcest).
+exec .venv/bin/python -m pytest -m "kind and not plans and not bench" --durations=0 tests/kind "$@"

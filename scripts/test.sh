@@ -28,5 +28,6 @@ scripts/chromium.sh >/dev/null || echo "warning: no chromium; the browser tests 
 .venv/bin/mypy examples/*.py examples/rl/*.py examples/dataflow/*.py   # the examples teach the API: their types must hold too
 [ ! -f scripts/check-chart-crds.sh ] || scripts/check-chart-crds.sh
 # The kind suite (real containers and a kind cluster) runs on its own: scripts/kind-test.sh.
-# A later -m given as an argument replaces this one.
-exec .venv/bin/python -m pytest -m "not kind and not collector and not plans and not peers" "$@"
+# A later -m given as an argument replaces this one. The slowest tests are listed at the end:
+# CI's time budget is spent there first.
+exec .venv/bin/python -m pytest -m "not kind and not collector and not plans and not peers" --durations=30 "$@"
