@@ -14,6 +14,7 @@ import stat
 import subprocess
 import sys
 import time
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -398,13 +399,16 @@ def test_processes_a_federate_waits_for_its_key_to_reach_the_rti(tmp_path: Path)
     table = Path(rti_flags[rti_flags.index("--member-keys") + 1])
     members = {n: read_key_file(Path(flags[n][1]))[1] for n in names}
     write_member_table(table, {n: k for n, k in members.items() if n != "samplers[1]"})
-    rti, endpoint, env = _keyed_rti(tmp_path, program, rti_flags, "60s")
+    rti, endpoint, env = _keyed_rti(tmp_path, program, [*rti_flags, "--metrics-port", "0"], "60s")
+    status = f"http://127.0.0.1:{json.loads((tmp_path / 'ready.json').read_text())['status_port']}/status"
     procs: dict[str, subprocess.Popen[str]] = {}
     try:
         common = [program, "--federation-id", "keys", "--rti", endpoint, "--timeout", "100ms", "--fast",
                   "--join-timeout", "60s"]
         procs = {n: _cli("federate", *common, "--federate", n, *flags[n], env=env) for n in names}
-        time.sleep(3)  # samplers[1] is refused meanwhile, and tries again
+        # samplers[1] is refused (however long its interpreter takes to start), and tries again
+        wait_until(lambda: json.loads(urllib.request.urlopen(status, timeout=5).read())["handshakes_refused"] > 0,
+                   timeout=60, what="the RTI to refuse samplers[1]'s key")
         assert procs["samplers[1]"].poll() is None, procs["samplers[1]"].communicate()[0]
         write_member_table(table, members)
         outs = {n: p.communicate(timeout=60)[0] for n, p in procs.items()}
