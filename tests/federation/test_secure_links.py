@@ -116,6 +116,21 @@ def test_a_man_in_the_middle_sees_no_plaintext(federation: Callable[..., TappedF
         assert "CurveZMQ" in fed.out_of("rti")
 
 
+def _launched(plaintext: bool, env: dict[str, str], reference: Callable[[str], str]) -> str:
+    """``reactorfed launch`` of the marked program for 1 s, every link TCP (``plaintext``:
+    with ``--insecure-plaintext-tcp``), this environment and ``env``: its output, once it
+    ended well with the one-process output."""
+    env = {**{k: v for k, v in os.environ.items() if k != "REACTORFED_INSECURE_PLAINTEXT_TCP"}, **env}
+    out = subprocess.run([sys.executable, "-m", "reactorfed", "launch", PROGRAM, "--fast", "--timeout", "1s",
+                          "--no-progress", "--no-unix-sockets", "--no-shm",
+                          *(["--insecure-plaintext-tcp"] if plaintext else [])],
+                         capture_output=True, text=True, timeout=90, cwd=REPO, env=env)  # fmt: skip
+    text = out.stdout + out.stderr
+    assert out.returncode == 0, text
+    assert f"[sink] {reference('1s')}" in text, text
+    return text
+
+
 @pytest.mark.parametrize("flag", [False, True], ids=["default", "opted-out"])
 def test_launch_passes_the_opt_out_on_and_every_process_says_so(reference: Callable[[str], str],
                                                                 flag: bool) -> None:
@@ -123,14 +138,7 @@ def test_launch_passes_the_opt_out_on_and_every_process_says_so(reference: Calla
     TCP links (all of them here) in plain text and each says so in a warning; the output is
     the one-process output either way. Without the flag: CurveZMQ, and no warning. Either
     way the RTI listens on the loopback only."""
-    env = {k: v for k, v in os.environ.items() if k != "REACTORFED_INSECURE_PLAINTEXT_TCP"}
-    out = subprocess.run([sys.executable, "-m", "reactorfed", "launch", PROGRAM, "--fast", "--timeout", "1s",
-                          "--no-progress", "--no-unix-sockets", "--no-shm",
-                          *(["--insecure-plaintext-tcp"] if flag else [])],
-                         capture_output=True, text=True, timeout=90, cwd=REPO, env=env)  # fmt: skip
-    text = out.stdout + out.stderr
-    assert out.returncode == 0, text
-    assert f"[sink] {reference('1s')}" in text, text
+    text = _launched(flag, {}, reference)
     for who in ("rti", *NAMES):
         warned = [line for line in text.splitlines() if line.startswith(f"[{who}]") and PLAINTEXT_WARNING in line]
         assert len(warned) == (1 if flag else 0), (who, text)
@@ -147,16 +155,8 @@ def test_launch_passes_on_no_credential_it_inherits(reference: Callable[[str], s
     and gives its processes none of those, with keys and in plain text alike."""
     other = tmp_path / "other.key"
     other.write_text(json.dumps({"member": "sink", "secret_key": "x" * 40, "rti_public_key": "y" * 40}))
-    env = {**{k: v for k, v in os.environ.items() if k != "REACTORFED_INSECURE_PLAINTEXT_TCP"},
-           "REACTORFED_KEY_FILE": str(other), "REACTORFED_MEMBER_KEYS": str(tmp_path / "members.json"),
-           "REACTORFED_SECRET": "another-federation's-secret"}
-    out = subprocess.run([sys.executable, "-m", "reactorfed", "launch", PROGRAM, "--fast", "--timeout", "1s",
-                          "--no-progress", "--no-unix-sockets", "--no-shm",
-                          *(["--insecure-plaintext-tcp"] if flag else [])],
-                         capture_output=True, text=True, timeout=90, cwd=REPO, env=env)  # fmt: skip
-    text = out.stdout + out.stderr
-    assert out.returncode == 0, text
-    assert f"[sink] {reference('1s')}" in text, text
+    _launched(flag, {"REACTORFED_KEY_FILE": str(other), "REACTORFED_MEMBER_KEYS": str(tmp_path / "members.json"),
+                     "REACTORFED_SECRET": "another-federation's-secret"}, reference)
 
 
 class _OnTheWire:
