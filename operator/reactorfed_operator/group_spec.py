@@ -14,7 +14,7 @@ from .groups import FederateGroup, is_cpu_runtime_image
 from .schema import GROUP_NAME, IDENT, MEMBER, PARAM
 from .schema_parts import OPERATOR_ENV_VARS, THREAD_ENV_VARS
 
-__all__ = ["ROLE_LEARNER", "ROLE_SAMPLER", "group_width", "parse_groups", "shorthand_groups"]
+__all__ = ["ROLE_LEARNER", "ROLE_SAMPLER", "env_pairs", "group_width", "parse_groups", "shorthand_groups"]
 
 ROLE_SAMPLER = "sampler"  # the shorthand's role labels, kept: selectors and policies name them
 ROLE_LEARNER = "learner"
@@ -63,7 +63,9 @@ def _param(value: Any, path: str) -> str | None:
     return text
 
 
-def _env(raw: Any, path: str) -> tuple[tuple[str, str], ...]:
+def env_pairs(raw: Any, path: str) -> tuple[tuple[str, str], ...]:
+    """An ``env`` list (spec.program.env, a group's env) as (name, value) pairs; a name the
+    operator sets itself is refused, naming the element."""
     if raw is None:
         return ()
     if not isinstance(raw, list):
@@ -158,7 +160,7 @@ def _one(raw: Mapping[str, Any], path: str, scale_width: int, program_image: str
         min_replicas=least, max_replicas=most, max_param=max_param, scale=scale, image=image, gpus=gpus,
         resources=resources, node_selector=selector, tolerations=tolerations,
         affinity=dict(obj(affinity, f"{path}.affinity")) if affinity else None,
-        env=_env(raw.get("env"), f"{path}.env"), volumes=volumes, volume_mounts=mounts, holds_state=holds,
+        env=env_pairs(raw.get("env"), f"{path}.env"), volumes=volumes, volume_mounts=mounts, holds_state=holds,
         follows=follows, per_member=per_member, per_member_param=per_param,
     )  # fmt: skip
 

@@ -18,10 +18,9 @@ from .fields import cpu_cores, placement
 from .fields import int_ as _int
 from .fields import obj as _obj
 from .fields import str_ as _str
-from .group_spec import group_width, parse_groups, shorthand_groups
+from .group_spec import env_pairs, group_width, parse_groups, shorthand_groups
 from .groups import FederateGroup
 from .schema import DEFAULTS, DURATION, ENTRYPOINT, IDENT, LEAD_WINDOW, MEMBER, PARAM
-from .schema_parts import OPERATOR_ENV_VARS, THREAD_ENV_VARS
 
 __all__ = [
     "CheckpointSpec",
@@ -215,19 +214,7 @@ def _program(raw: Mapping[str, Any]) -> ProgramSpec:
         if not _PARAM.match(str(key)):
             raise SpecError("spec.program.params",
                             f"parameter names must be identifiers or dotted paths of them (ppo.lr), got {key!r}")
-    env = raw.get("env") or []
-    pairs: list[tuple[str, str]] = []
-    for i, item in enumerate(env):
-        item = _obj(item, f"spec.program.env[{i}]")
-        name = _str(item.get("name"), f"spec.program.env[{i}].name")
-        if not name:
-            raise SpecError(f"spec.program.env[{i}].name", f"invalid name {name!r}")
-        if name in OPERATOR_ENV_VARS:
-            raise SpecError(f"spec.program.env[{i}].name", f"{name} is set by the operator in every pod (the "
-                            "member's credentials and the pod's address)")
-        if name in THREAD_ENV_VARS:
-            raise SpecError(f"spec.program.env[{i}].name", f"{name} is set by the operator from spec.program.threads")
-        pairs.append((name, _str(item.get("value"), f"spec.program.env[{i}].value", "") or ""))
+    pairs = env_pairs(raw.get("env"), "spec.program.env")
     pull_secrets = tuple(
         str(_obj(s, "spec.program.imagePullSecrets").get("name", ""))
         for s in raw.get("imagePullSecrets") or []
