@@ -21,8 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from reactorfed.federation.process.defaults import CREDENTIAL_ENV_VARS, SECRET_ENV
-from reactorfed.federation.process.member_keys import issue_key_files
+from reactorfed.federation import CREDENTIAL_ENV_VARS, SECRET_ENV, issue_key_files
 
 ROOT = Path(__file__).resolve().parent.parent
 

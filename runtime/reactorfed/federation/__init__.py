@@ -15,9 +15,10 @@ if TYPE_CHECKING:
     from .coordination.layout import Layout
     from .errors import FederationError
     from .process.clock_sync import ClockSyncOptions
+    from .process.defaults import CREDENTIAL_ENV_VARS, KEY_FILE_ENV, MEMBER_KEYS_ENV, SECRET_ENV
     from .process.federate_config import FederateConfig
     from .process.layout_file import LayoutFile
-    from .process.member_keys import MemberCredentials, RtiCredentials
+    from .process.member_keys import MemberCredentials, RtiCredentials, issue_key_files
     from .process.rti_server import RtiConfig, RtiSummary
     from .process.runner import layout_of, run_federate, run_rti, serve_rti
     from .process.threads import ThreadedRun, run_threads
@@ -25,6 +26,11 @@ if TYPE_CHECKING:
 
 #: public name -> the module (relative to this package) that defines it
 _HOME = {
+    "CREDENTIAL_ENV_VARS": "process.defaults",
+    "KEY_FILE_ENV": "process.defaults",
+    "MEMBER_KEYS_ENV": "process.defaults",
+    "SECRET_ENV": "process.defaults",
+    "issue_key_files": "process.member_keys",
     "ClockSyncOptions": "process.clock_sync",
     "CodecError": "wire.codec",
     "FederateConfig": "process.federate_config",
@@ -44,6 +50,10 @@ _HOME = {
 }
 
 __all__ = [
+    "CREDENTIAL_ENV_VARS",
+    "KEY_FILE_ENV",
+    "MEMBER_KEYS_ENV",
+    "SECRET_ENV",
     "ClockSyncOptions",
     "CodecError",
     "FederateConfig",
@@ -55,6 +65,7 @@ __all__ = [
     "RtiCredentials",
     "RtiSummary",
     "ThreadedRun",
+    "issue_key_files",
     "layout_of",
     "run_federate",
     "run_rti",
