@@ -10,6 +10,10 @@ pod's status. The RTI and the learner must keep their pods (same UID) and their 
 width and the joins and leaves the RTI agreed on. At the end the learner, stopped by a
 suspend, must report that each round took exactly its members' fragments and that every
 slot contributed samples.
+
+It carries the marker ``plans`` (``scripts/test.sh -m plans tests/e2e/test_live_scaling.py``):
+CI runs the same scaling of the same example in real pods (tests/kind/test_live_scaling.py,
+which checks all of this and more), and this one is its quick check without a cluster.
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ from .conftest import NAMESPACE, REPO, rfed
 from .controlplane import ControlPlane, wait_for
 from .test_local_run import _commands_missing, _local_process, refresh_config_maps
 
-pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]
+pytestmark = [pytest.mark.e2e, pytest.mark.plans, pytest.mark.timeout(900)]
 
 NAME = "live-scaling"
 PROGRAM = REPO / "examples" / "rl" / "qlearning.py"

@@ -6,9 +6,10 @@ reported as a kubelet would, and the resource is Succeeded. Every reactor's resu
 the same program's under ``reactorfed launch`` with the same parameters, run beside it:
 the learners' weights bit for bit.
 
-The plans the CI's kind suite runs (Plan.in_ci) run here by default; the rest, and those
-only this suite runs (:data:`E2E_PLANS`), carry the marker ``plans``
-(``scripts/test.sh -m plans tests/e2e/test_plans.py``)."""
+Every case carries the marker ``plans`` (``scripts/test.sh -m plans tests/e2e/test_plans.py``):
+the kind suite runs the plans CI runs (Plan.in_ci) in real pods and makes the same
+comparison there, so CI's minutes are not spent on them twice. This suite is the quick
+check of a new plan's manifest before the kind suite (no images, no cluster)."""
 
 from __future__ import annotations
 
@@ -35,10 +36,10 @@ from .conftest import NAMESPACE
 from .controlplane import GPU_NODE, ControlPlane, wait_for
 from .test_local_run import _commands_missing, _local_process
 
-pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]
+pytestmark = [pytest.mark.e2e, pytest.mark.plans, pytest.mark.timeout(900)]
 
 
-#: plans this suite runs and the kind suite does not (its CI time is spent): marked ``plans``
+#: plans this suite runs and the kind suite does not
 E2E_PLANS = [
     Plan("pbt-apex-cartpole.yaml", {"pbt.iterations": "6", "pbt.perturbation_interval": "2", "pbt.target": "1000",
                                     "replay.learning_starts": "64", "updates_per_iteration": "2",
@@ -47,7 +48,7 @@ E2E_PLANS = [
 
 
 def _cases() -> list[Any]:
-    return [pytest.param(p, id=p.name, marks=() if p.in_ci else (pytest.mark.plans,)) for p in PLANS + E2E_PLANS]
+    return [pytest.param(p, id=p.name) for p in PLANS + E2E_PLANS]
 
 
 def _report_exit(cp: ControlPlane, pod: dict[str, Any], code: int) -> None:
