@@ -537,7 +537,7 @@ cmd_create() {
     for tag in $(scripts/images.sh --print); do
       docker image inspect "$tag" >/dev/null 2>&1 && images+=("$tag")
     done
-    [ ${#images[@]} -eq 0 ] || cmd_load "${images[@]}"
+    [ ${#images[@]} -eq 0 ] || timed "images" cmd_load "${images[@]}"
   fi
   log "cluster $CLUSTER is ready: export KUBECONFIG=$KUBECONFIG_PATH"
 }
@@ -586,11 +586,17 @@ cmd_load() {
   if [ "$avail" -lt $((need + 2 * 1024 ** 3)) ]; then
     die "loading $* into the nodes needs about $((need / 1024 ** 3 + 2)) GB free where Docker keeps its data ($root), and $((avail / 1024 ** 3)) GB are; free some (docker image prune, docker builder prune)"
   fi
+  # Every image at once: one node's import is a single stream that keeps neither the disk nor
+  # the cores busy (measured on 2 cores: 636 s one after the other, 548 s at once).
+  local pids=() names=() i failed=()
   for image in "$@"; do
     nodes=$(nodes_for "$image")
     # shellcheck disable=SC2086
-    timed "loading $image into $nodes" load_image "$image" $nodes
+    timed "loading $image into $nodes" load_image "$image" $nodes &
+    pids+=($!); names+=("$image")
   done
+  for i in "${!pids[@]}"; do wait "${pids[$i]}" || failed+=("${names[$i]}"); done
+  [ ${#failed[@]} = 0 ] || die "loading ${failed[*]} failed (above)"
 }
 
 cmd_delete() {
