@@ -9,15 +9,19 @@ from __future__ import annotations
 
 import ast
 import importlib.metadata
+import importlib.util
 import os
 import re
 import shutil
 import subprocess
 import sys
 import tomllib
+import types
 from pathlib import Path
 
 import pytest
+
+from ..kind.prereq import missing
 
 REPO = Path(__file__).resolve().parents[2]
 IMAGES = sorted((REPO / "images").glob("*.Dockerfile"))
@@ -132,3 +136,55 @@ def test_operator_image_installs_the_operator_extra_alone() -> None:
     assert sources == {"pyproject.toml", "operator/reactorfed_operator"}, sources
     ignore = (REPO / "images" / "operator.Dockerfile.dockerignore").read_text()
     assert "!runtime/" not in ignore
+
+
+# --- the CPU image built from PyPI's CUDA torch keeps only what torch loads ------------------
+
+def _prune_cuda() -> types.ModuleType:
+    spec = importlib.util.spec_from_file_location("prune_cuda", REPO / "images" / "prune_cuda.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _cuda_wheel_file(relative: str) -> Path:
+    import torch
+    site = Path(torch.__file__).resolve().parents[1]
+    path = site / relative
+    if not path.exists():
+        missing(f"{relative} is not installed (torch {torch.__version__} is not PyPI's CUDA build, as setup.sh installs)")
+    return path
+
+
+def test_prune_cuda_reads_the_libraries_an_elf_file_needs() -> None:
+    prune = _prune_cuda()
+    c10_cuda = _cuda_wheel_file("torch/lib/libc10_cuda.so")
+    assert "libcudart.so.13" in prune.needed(c10_cuda) and "libc10.so" in prune.needed(c10_cuda)
+    assert prune.needed(REPO / "images" / "prune_cuda.py") == []  # not ELF
+
+
+def test_prune_cuda_keeps_what_torch_needs_and_removes_the_rest(tmp_path: Path) -> None:
+    prune = _prune_cuda()
+    site = tmp_path / "site-packages"
+    (site / "torch" / "lib").mkdir(parents=True)
+    (site / "nvidia" / "cu13" / "lib").mkdir(parents=True)
+    (site / "nvidia" / "cu13" / "include").mkdir()
+    (site / "triton" / "backends").mkdir(parents=True)
+    (site / "triton-3.0.0.dist-info").mkdir()
+    shutil.copy(_cuda_wheel_file("torch/lib/libc10_cuda.so"), site / "torch" / "lib")
+    for name in ("libcudart.so.13", "libcufftw.so.12", "libcudart_static.a"):
+        shutil.copy(_cuda_wheel_file(f"nvidia/cu13/lib/{name}"), site / "nvidia" / "cu13" / "lib")
+    (site / "nvidia" / "cu13" / "include" / "cuda.h").write_text("/* a header */")
+    (site / "triton" / "backends" / "driver.py").write_text("")
+
+    removed, freed = prune.prune(site)
+
+    assert (site / "torch" / "lib" / "libc10_cuda.so").exists()
+    assert (site / "nvidia" / "cu13" / "lib" / "libcudart.so.13").exists(), "libc10_cuda.so needs it"
+    for gone in ("nvidia/cu13/lib/libcufftw.so.12", "nvidia/cu13/lib/libcudart_static.a", "nvidia/cu13/include",
+                 "triton", "triton-3.0.0.dist-info"):  # fmt: skip
+        assert not (site / gone).exists(), gone
+    assert freed > 0 and len(removed) == 4
+    assert prune.prune(site) == ([], 0)  # again: nothing left to remove
+    assert prune.prune(tmp_path / "cpu-wheel") == ([], 0)  # no nvidia/: the CPU wheel, untouched
