@@ -14,6 +14,9 @@
 #        scripts/k8s-tools.sh --bin-dir  only print the bin dir (no build)
 #        scripts/k8s-tools.sh --stages   only print the path of kwok's stage config
 #        scripts/k8s-tools.sh --check    exit 0 iff every binary is cached
+#        scripts/k8s-tools.sh --go-mod NAME [MODULE VERSION]
+#                                         print a wrapper module's go.mod that requires
+#                                         Kubernetes (and MODULE), as the builds here do
 # Cache: ${REACTORFED_K8S_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/reactorfed/k8s}/<versions>/bin
 # Idempotent; takes well under a second once cached.
 set -euo pipefail
@@ -38,12 +41,33 @@ all_cached() {
   [ -s "$STAGES" ]
 }
 
+beside_kubernetes() {  # name [module version]: a wrapper module's go.mod that requires Kubernetes (and the module)
+  echo "module reactorfed.local/$1"
+  echo
+  echo "go 1.26.0"
+  echo
+  echo "require k8s.io/kubernetes $K8S_VERSION"
+  [ $# -lt 3 ] || echo "require $2 $3"
+  echo
+  echo "replace ("
+  for m in api apiextensions-apiserver apimachinery apiserver cli-runtime client-go \
+           cloud-provider cluster-bootstrap code-generator component-base component-helpers \
+           controller-manager cri-api cri-client cri-streaming csi-translation-lib \
+           dynamic-resource-allocation endpointslice externaljwt kms kube-aggregator \
+           kube-controller-manager kube-proxy kube-scheduler kubectl kubelet metrics \
+           mount-utils pod-security-admission sample-apiserver streaming; do
+    echo "	k8s.io/$m => k8s.io/$m $STAGING_VERSION"
+  done
+  echo ")"
+}
+
 case "${1:-}" in
+  --go-mod) shift; beside_kubernetes "$@"; exit 0 ;;
   --bin-dir) echo "$BIN"; exit 0 ;;
   --stages) echo "$STAGES"; exit 0 ;;
   --check) all_cached; exit $? ;;
   "") ;;
-  *) echo "usage: $0 [--bin-dir|--stages|--check]" >&2; exit 2 ;;
+  *) echo "usage: $0 [--bin-dir|--stages|--check|--go-mod NAME [MODULE VERSION]]" >&2; exit 2 ;;
 esac
 
 if all_cached; then echo "$BIN"; exit 0; fi
@@ -62,24 +86,7 @@ need_k8s=0
 for b in kube-apiserver kube-controller-manager kube-scheduler kubectl; do [ -x "$BIN/$b" ] || need_k8s=1; done
 if [ $need_k8s = 1 ]; then
   src="$ROOT/src/kubernetes"; mkdir -p "$src"
-  {
-    echo "module reactorfed.local/k8s-tools"
-    echo
-    echo "go 1.26.0"
-    echo
-    echo "require k8s.io/kubernetes $K8S_VERSION"
-    echo
-    echo "replace ("
-    for m in api apiextensions-apiserver apimachinery apiserver cli-runtime client-go \
-             cloud-provider cluster-bootstrap code-generator component-base component-helpers \
-             controller-manager cri-api cri-client cri-streaming csi-translation-lib \
-             dynamic-resource-allocation endpointslice externaljwt kms kube-aggregator \
-             kube-controller-manager kube-proxy kube-scheduler kubectl kubelet metrics \
-             mount-utils pod-security-admission sample-apiserver streaming; do
-      echo "	k8s.io/$m => k8s.io/$m $STAGING_VERSION"
-    done
-    echo ")"
-  } > "$src/go.mod"
+  beside_kubernetes k8s-tools > "$src/go.mod"
   pkgs=(k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager
         k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl)
   minor=${K8S_VERSION#v1.}; minor=${minor%%.*}
@@ -130,10 +137,14 @@ fi
 # Not `go install pkg@version`: that probes every path prefix (.../cmd/kwok, .../cmd) on
 # the proxy, and a proxy answering 403 instead of 404 makes it fail. A wrapper module
 # that requires the module and builds its packages with -mod=mod asks only for modules.
+# The wrapper's go.mod is the Kubernetes wrapper's, the tool required beside it: Go's minimal
+# version selection then picks Kubernetes' versions of the libraries they share (client-go,
+# apimachinery, grpc, ...; the tools ask for older or equal ones), so those packages come
+# from the build cache instead of being compiled again at each tool's own versions.
 build_wrapper() {  # name module version ldflags pkg...
   local name=$1 mod=$2 ver=$3 ldf=$4; shift 4
   local src="$ROOT/src/$name"; mkdir -p "$src"
-  printf 'module reactorfed.local/%s\n\ngo 1.26.0\n\nrequire %s %s\n' "$name" "$mod" "$ver" > "$src/go.mod"
+  beside_kubernetes "$name" "$mod" "$ver" > "$src/go.mod"
   (cd "$src" && go build -mod=mod -ldflags "$ldf" -o "$src/out/" "$@" >&2)
   mv "$src"/out/* "$BIN/"
 }

@@ -82,9 +82,55 @@ build_wrapper() {  # name module version ldflags pkg...: a module that requires 
   mv "$src"/out/* "$BIN/"
 }
 
+# A Kubernetes client (CoreDNS, local-path-provisioner) is built with
+# Kubernetes' own versions of the libraries they share (scripts/k8s-tools.sh --go-mod: its
+# wrapper's go.mod, the module required beside it), so that client-go, apimachinery, grpc
+# and the rest come from the build cache scripts/k8s-tools.sh filled instead of being
+# compiled again at each one's own, older versions.
+beside_kubernetes() {  # name module version src: write SRC/go.mod
+  mkdir -p "$4"
+  scripts/k8s-tools.sh --go-mod "$1" "$2" "$3" > "$4/go.mod"
+}
+build_client() {  # name module version ldflags pkg...: build_wrapper, beside Kubernetes
+  local name=$1 mod=$2 ver=$3 ldf=$4; shift 4
+  local src="$ROOT/src/$name"
+  beside_kubernetes "$name" "$mod" "$ver" "$src"
+  (cd "$src" && CGO_ENABLED=0 go build -mod=mod -ldflags "$ldf" -o "$src/out/" "$@" >&2)
+  mv "$src"/out/* "$BIN/"
+}
+
+# CoreDNS with the plugins a cluster's Corefile uses: kubeadm's (errors, health, ready,
+# kubernetes, prometheus, forward, cache, loop, reload, loadbalance) and the ones people add
+# to it (log, hosts, rewrite, template, k8s_external, autopath, ...), the way CoreDNS's own
+# plugin.cfg selects them. Its default build also carries the cloud providers' zones
+# (AWS, Azure, Google SDKs), etcd, dnstap, tracing and more: most of its compile time.
+COREDNS_PLUGINS=(errors health ready kubernetes metrics forward cache loop reload loadbalance
+  log hosts rewrite template k8s_external autopath any bind bufsize cancel chaos debug header
+  local metadata minimal nsid pprof timeouts whoami acl dns64 file transfer)
+build_coredns() {  # version
+  local src="$ROOT/src/coredns" plugin
+  rm -rf "$src"; mkdir -p "$src"
+  beside_kubernetes coredns github.com/coredns/coredns "$1" "$src"
+  {
+    printf '// CoreDNS with the plugins of scripts/kind.sh (COREDNS_PLUGINS); generated.\npackage main\n\nimport (\n'
+    printf '\t"github.com/coredns/coredns/coremain"\n'
+    for plugin in "${COREDNS_PLUGINS[@]}"; do
+      printf '\t_ "github.com/coredns/coredns/plugin/%s"\n' "$plugin"
+    done
+    printf ')\n\nfunc main() { coremain.Run() }\n'
+  } > "$src/main.go"
+  (cd "$src" && CGO_ENABLED=0 go build -mod=mod -ldflags "-s -w" -o "$BIN/coredns" . >&2)
+  # every plugin of kubeadm's Corefile must be in
+  local listed; listed=$("$BIN/coredns" -plugins)
+  for plugin in errors health ready kubernetes prometheus forward cache loop reload loadbalance; do
+    grep -qw "$plugin" <<<"$listed" || { rm -f "$BIN/coredns"; die "the CoreDNS build lacks its $plugin plugin"; }
+  done
+}
+
 build_netpol() {  # kube-network-policies, its queue verdicts through nft_compat (scripts/kind/netpol_xtqueue.go)
   local src="$ROOT/src/netpol" mod pkg
   rm -rf "$src"; mkdir -p "$src"
+  # on its own versions: its containerd/nri does not build against Kubernetes' newer runtime-spec
   printf 'module reactorfed.local/netpol\n\ngo 1.26.0\n\nrequire sigs.k8s.io/kube-network-policies %s\n' "$NETPOL_VERSION" > "$src/go.mod"
   (cd "$src" && go mod download sigs.k8s.io/kube-network-policies >&2)
   mod="$(go env GOMODCACHE)/sigs.k8s.io/kube-network-policies@$NETPOL_VERSION"
@@ -148,11 +194,11 @@ build_binaries() {
   local coredns_version=${COREDNS_MODULE_VERSION:-$coredns_tag}
   if [ ! -x "$BIN/coredns" ]; then
     log "building coredns $coredns_version"
-    timed "coredns" build_wrapper coredns github.com/coredns/coredns "$coredns_version" "-s -w" github.com/coredns/coredns
+    timed "coredns" build_coredns "$coredns_version"
   fi
   if [ ! -x "$BIN/local-path-provisioner" ]; then
     log "building local-path-provisioner $LOCAL_PATH_VERSION"
-    timed "local-path-provisioner" build_wrapper local-path-provisioner github.com/rancher/local-path-provisioner \
+    timed "local-path-provisioner" build_client local-path-provisioner github.com/rancher/local-path-provisioner \
       "$LOCAL_PATH_VERSION" "-s -w" github.com/rancher/local-path-provisioner
   fi
   if [ ! -x "$NETPOL_BIN" ]; then
