@@ -77,8 +77,8 @@ QL = "qlearning"
 
 # Long enough to outlast the scale, the two pod deletions and the suspension (the learner is
 # at about iteration 120 when the run is resumed), short enough not to dominate the suite
-# (about 7 iterations/s on 2 cores once undisturbed).
-QL_ITERATIONS = 1200
+# (about 7 iterations/s on 2 cores once undisturbed: the rest takes about a minute).
+QL_ITERATIONS = 600
 
 
 def qlearning_doc(iterations: int) -> dict[str, Any]:
