@@ -158,9 +158,7 @@ class Kind:
 @pytest.fixture(scope="session")
 def kind_cluster(images: dict[str, str]) -> Iterator[Kind]:
     """A fresh cluster from kind-config.yaml with the project's images loaded; deleted at
-    the end unless REACTORFED_KIND_KEEP=1 (then the next run reuses it).
-    REACTORFED_KIND_PREPARED=1: the cluster has just been created by ``scripts/kind.sh
-    create`` (KIND_CLUSTER=rf-kind-test), and the suite uses it instead of making another."""
+    the end unless REACTORFED_KIND_KEEP=1 (then the next run reuses it)."""
     if not KIND.exists():
         missing("kind: scripts/kind.sh is missing")
     cluster = Kind(CLUSTER)
@@ -169,12 +167,7 @@ def kind_cluster(images: dict[str, str]) -> Iterator[Kind]:
             "kind: kind or its node image is not built yet (scripts/kind.sh build; scripts/kind-test.sh does it)"
         )
     keep = os.environ.get("REACTORFED_KIND_KEEP") == "1"
-    # made beforehand by the caller (.ci/run creates it while the unit suite runs): used,
-    # then deleted like one made here
-    prepared = os.environ.get("REACTORFED_KIND_PREPARED") == "1"
-    if prepared and not cluster.exists():
-        raise AssertionError(f"REACTORFED_KIND_PREPARED=1 but there is no kind cluster {CLUSTER}")
-    if cluster.exists() and not (keep or prepared):
+    if cluster.exists() and not keep:
         cluster.delete()
     if not cluster.exists():
         t0 = time.monotonic()
