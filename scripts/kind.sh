@@ -448,6 +448,12 @@ cmd_build() {
   docker info >/dev/null 2>&1 || die "no Docker engine answers; scripts/docker-engine.sh --kind starts one"
   timed "binaries" build_binaries
   timed "node image" build_node_image
+  # the node images of earlier versions of this script (1.9 GB each) go
+  local old
+  for old in $(docker images --format '{{.Repository}}:{{.Tag}}' reactorfed/kind-node) \
+             $(docker images --format '{{.Repository}}:{{.Tag}}' reactorfed/kind-node-base); do
+    case "$old" in "$NODE_IMAGE"|"$NODE_BASE_IMAGE") ;; *) docker rmi "$old" >/dev/null 2>&1 || true ;; esac
+  done
 }
 
 # --- the cluster ---
@@ -618,14 +624,16 @@ cmd_load() {
   gpu=$(kubectl_ get nodes -l reactorfed.io/accelerator=nvidia -o name | sed 's|node/||' | xargs)
   cpu=$(kubectl_ get nodes -l '!reactorfed.io/accelerator,!node-role.kubernetes.io/control-plane' -o name | sed 's|node/||' | xargs)
   nodes_for() { case "$1" in reactorfed-runtime-gpu:*) echo "$gpu" ;; *) echo "$cpu" ;; esac; }
-  # Each node unpacks its own copy (GBs for the runtime images) on Docker's disk: check that
-  # it fits first, instead of failing half-way with "no space left on device" in a node.
+  # Each node unpacks its own copy (GBs for the runtime images) on Docker's disk, and holds
+  # the layers' tarballs beside it until they are unpacked and collected (twice the image's
+  # size at the peak, every image at once): check that it fits first, instead of failing
+  # half-way with "no space left on device" in a node.
   local need=0 size root avail
   for image in "$@"; do
     size=$(docker image inspect -f '{{.Size}}' "$image" 2>/dev/null) \
       || die "no image $image in Docker (scripts/images.sh builds the project's)"
     nodes=$(nodes_for "$image")
-    need=$((need + size * $(wc -w <<<"$nodes")))
+    need=$((need + 2 * size * $(wc -w <<<"$nodes")))
   done
   root=$(docker info -f '{{.DockerRootDir}}' 2>/dev/null || echo /var/lib/docker)
   avail=$(df -B1 --output=avail "$root" | tail -n 1)
