@@ -74,12 +74,16 @@ timed() {  # label command...: run, and log how long it took
 need() { command -v "$1" >/dev/null 2>&1 || die "$1 is needed ($2)"; }
 
 # --- binaries --------------------------------------------------------------------------
+build_in() {  # src ldflags pkg...: build the packages in the wrapper module SRC, into BIN
+  local src=$1 ldf=$2; shift 2
+  (cd "$src" && CGO_ENABLED=0 go build -mod=mod -ldflags "$ldf" -o "$src/out/" "$@" >&2)
+  mv "$src"/out/* "$BIN/"
+}
 build_wrapper() {  # name module version ldflags pkg...: a module that requires MODULE, built with -mod=mod
   local name=$1 mod=$2 ver=$3 ldf=$4; shift 4
   local src="$ROOT/src/$name"; mkdir -p "$src"
   printf 'module reactorfed.local/%s\n\ngo 1.26.0\n\nrequire %s %s\n' "$name" "$mod" "$ver" > "$src/go.mod"
-  (cd "$src" && CGO_ENABLED=0 go build -mod=mod -ldflags "$ldf" -o "$src/out/" "$@" >&2)
-  mv "$src"/out/* "$BIN/"
+  build_in "$src" "$ldf" "$@"
 }
 
 # A Kubernetes client (CoreDNS, local-path-provisioner) is built with
@@ -87,16 +91,15 @@ build_wrapper() {  # name module version ldflags pkg...: a module that requires 
 # wrapper's go.mod, the module required beside it), so that client-go, apimachinery, grpc
 # and the rest come from the build cache scripts/k8s-tools.sh filled instead of being
 # compiled again at each one's own, older versions.
-beside_kubernetes() {  # name module version src: write SRC/go.mod
+go_mod_beside_kubernetes() {  # name module version src: write SRC/go.mod
   mkdir -p "$4"
   scripts/k8s-tools.sh --go-mod "$1" "$2" "$3" > "$4/go.mod"
 }
 build_client() {  # name module version ldflags pkg...: build_wrapper, beside Kubernetes
   local name=$1 mod=$2 ver=$3 ldf=$4; shift 4
   local src="$ROOT/src/$name"
-  beside_kubernetes "$name" "$mod" "$ver" "$src"
-  (cd "$src" && CGO_ENABLED=0 go build -mod=mod -ldflags "$ldf" -o "$src/out/" "$@" >&2)
-  mv "$src"/out/* "$BIN/"
+  go_mod_beside_kubernetes "$name" "$mod" "$ver" "$src"
+  build_in "$src" "$ldf" "$@"
 }
 
 # CoreDNS with the plugins a cluster's Corefile uses: kubeadm's (errors, health, ready,
@@ -110,7 +113,7 @@ COREDNS_PLUGINS=(errors health ready kubernetes metrics forward cache loop reloa
 build_coredns() {  # version
   local src="$ROOT/src/coredns" plugin
   rm -rf "$src"; mkdir -p "$src"
-  beside_kubernetes coredns github.com/coredns/coredns "$1" "$src"
+  go_mod_beside_kubernetes coredns github.com/coredns/coredns "$1" "$src"
   {
     printf '// CoreDNS with the plugins of scripts/kind.sh (COREDNS_PLUGINS); generated.\npackage main\n\nimport (\n'
     printf '\t"github.com/coredns/coredns/coremain"\n'
