@@ -102,9 +102,11 @@ class Federation:
         write_member_table(self.table, {n: k for n, k in self.keys.items() if n != member})
 
     def start(self, name: str, *, key: str | None = None, factory: Factory | None = None, fast: bool = True,
-              timeout: int | None = None, as_member: str | None = None, **cfg: Any) -> threading.Thread:
+              timeout: int | None = None, as_member: str | None = None, clock: Any = None,
+              **cfg: Any) -> threading.Thread:
         """Run federate ``name`` in a thread; its results are filed under ``key`` (default:
-        name). A keyed federation's federate holds the key issued to ``as_member`` (default: name)."""
+        name). A keyed federation's federate holds the key issued to ``as_member`` (default: name).
+        ``clock``: its clock (default: the system's)."""
         key = key or name
         if self.keys:
             cfg.setdefault("credentials", self.credentials(as_member or name))
@@ -118,7 +120,7 @@ class Federation:
         def body() -> None:
             try:
                 self.results[key] = run_federate(main, name, self.config(**cfg), fast=fast, timeout=timeout,
-                                                 on_scheduler=on_scheduler)
+                                                 on_scheduler=on_scheduler, clock=clock)
             except BaseException as e:
                 self.errors[key] = e
 

@@ -98,7 +98,7 @@ def test_launch_forwards_every_execution_and_federation_flag_it_was_given() -> N
 
     launch = _subparser("launch")
     given = ["prog.py:Main", "--fast", "--timeout", "1500ms", "--workers", "3", "--keepalive", "--check-types",
-             "--heartbeat-timeout", "7s", "--join-timeout", "2min", "--no-peer-grants", "--no-shm", "--reaction-sched", "idle",
+             "--heartbeat-timeout", "7s", "--join-timeout", "2min", "--advance-message-interval", "25ms", "--no-peer-grants", "--no-shm", "--reaction-sched", "idle",
              "--no-unix-sockets", "--reaction-nice", "4", "--insecure-plaintext-tcp", "--log-level", "debug",
              "--threads", "3", "--allow-thread-change", "--clock-sync", "on", "--clock-sync-period", "10ms",
              "--clock-sync-trials", "5", "--clock-sync-attenuation", "4", "--clock-sync-test-offset", "200ms"]
@@ -107,7 +107,7 @@ def test_launch_forwards_every_execution_and_federation_flag_it_was_given() -> N
     federate = _subparser("federate")
     child = federate.parse_args(["prog.py:Main", "--federate", "a", "--rti", "h:1", *out])
     for dest in ("fast", "timeout", "workers", "keepalive", "check_types", "heartbeat_timeout", "join_timeout",
-                 "no_peer_grants",
+                 "advance_message_interval", "no_peer_grants",
                  "no_shm", "reaction_sched", "no_unix_sockets", "reaction_nice", "insecure_plaintext_tcp", "log_level",
                  "threads", "allow_thread_change", "clock_sync", "clock_sync_period", "clock_sync_trials",
                  "clock_sync_attenuation", "clock_sync_test_offset"):
@@ -175,6 +175,12 @@ def test_heartbeat_timeout_below_the_floor_is_a_usage_error() -> None:
     r = subprocess.run([sys.executable, "-m", "reactorfed", "federate", PROGRAM, "--federate", "a", "--rti", "h:1",
                         "--heartbeat-timeout", "500ms"], capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and "--heartbeat-timeout: must be at least 1s" in r.stderr
+
+
+def test_advance_message_interval_below_a_millisecond_is_a_usage_error() -> None:
+    r = subprocess.run([sys.executable, "-m", "reactorfed", "federate", PROGRAM, "--federate", "a", "--rti", "h:1",
+                        "--advance-message-interval", "500us"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "--advance-message-interval: must be at least 1ms" in r.stderr
 
 
 def test_join_timeout_bounds_the_rtis_wait_and_is_validated() -> None:

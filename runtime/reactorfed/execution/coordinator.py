@@ -16,6 +16,12 @@ __all__ = ["Coordinator"]
 class Coordinator(Protocol):
     """The hooks federated execution plugs into the scheduler."""
 
+    @property
+    def floor(self) -> int:
+        """Physical time (ns) the federation was promised no physical action comes before:
+        the scheduler stamps none earlier (the clock's reading is raised to it)."""
+        ...
+
     def start_time(self, proposed: int) -> int:
         """Agree on the start time with the rest of the federation."""
         ...

@@ -24,14 +24,14 @@ class Inbox:
     __slots__ = ("items", "stop_asked", "wakeup")
 
     def __init__(self) -> None:
-        #: physical actions: (action, value, physical time + delays)
-        self.items: deque[tuple[ActionSlot, Any, int]] = deque()
+        #: physical actions: (action, value, physical time, its min_delay + delay)
+        self.items: deque[tuple[ActionSlot, Any, int, int]] = deque()
         #: a stop was requested from outside the program
         self.stop_asked = False
         self.wakeup = Wakeup()
 
-    def put(self, action: ActionSlot, value: Any, t: int) -> None:
-        self.items.append((action, value, t))
+    def put(self, action: ActionSlot, value: Any, now: int, extra: int) -> None:
+        self.items.append((action, value, now, extra))
         self.wakeup.set()
 
     def ask_stop(self) -> None:
@@ -41,14 +41,18 @@ class Inbox:
     def drain(self, sched: Scheduler) -> None:
         """On the scheduler's thread: place the physical actions received, and a stop
         requested from outside at the next microstep (the start tag before the first)."""
-        items = self.items
-        while items:
-            action, value, t = items.popleft()
-            sched.place_physical(action, value, t)
+        self.place(sched)
         if self.stop_asked:
             self.stop_asked = False
             cur = sched.current_tag
             sched.stop_at(succ(cur) if cur[0] != NEVER else (sched.start_time, 0), "stop requested from outside")
+
+    def place(self, sched: Scheduler) -> None:
+        """On the scheduler's thread: place the physical actions received."""
+        items = self.items
+        while items:
+            action, value, now, extra = items.popleft()
+            sched.place_physical(action, value, now, extra)
 
     def next_tag(self, sched: Scheduler) -> TagT | None:
         """The next tag ``sched`` processes, waiting as needed; None when the program is

@@ -194,18 +194,27 @@ class Scheduler:
         if self._ended:
             log.warning("%s is scheduled after the program ended: dropped (as every event past the last tag)", action.fqn)
             return
-        t = self.clock.now() + action.min_delay + delay
+        now = self.clock.now()
+        extra = action.min_delay + delay
         strategy = self._strategy
         if strategy.current is not None and threading.current_thread() is self._thread:
-            self.place_physical(action, value, t)  # a reaction, serial execution
+            self.place_physical(action, value, now, extra)  # a reaction, serial execution
         elif isinstance(strategy, Parallel) and strategy.in_worker():
             with strategy.lock:  # a reaction, workers > 1 (the lock the locked schedule takes)
-                self.place_physical(action, value, t)
+                self.place_physical(action, value, now, extra)
         else:
-            self._inbox.put(action, value, t)
+            self._inbox.put(action, value, now, extra)
 
-    def place_physical(self, action: ActionSlot, value: Any, t: int) -> None:
-        """On the scheduler's thread: queue a physical action's event stamped ``t``."""
+    def place_physical(self, action: ActionSlot, value: Any, now: int, extra: int) -> None:
+        """On the scheduler's thread: queue a physical action's event, scheduled when the
+        clock read ``now``, ``extra`` ns later (its min_delay and delay). In a federation,
+        never before the physical time its coordinator has promised nothing comes before
+        (``floor``: the event was scheduled on another thread, before that promise, and
+        queued after it)."""
+        coord = self.coordinator
+        if coord is not None and now < (floor := coord.floor):
+            now = floor
+        t = now + extra
         cur = self.current_tag
         tag = (t, 0) if (t, 0) > cur else succ(cur)
         if action.min_spacing is not None:
@@ -213,14 +222,20 @@ class Scheduler:
         elif tag <= self.stop_tag:
             self._post(tag, action, value)
 
-    def post_arrival(self, slot: Slot, value: Any, t: int) -> None:
+    def post_arrival(self, slot: Slot, value: Any, delay: int) -> None:
         """On the scheduler's thread: a value that arrived over a physical connection
-        between federates (LF's ``~>``), stamped ``t`` by this side's clock (physical time
-        at arrival plus the connection's delay), as a physical connection in one process
+        between federates (LF's ``~>``) with the connection's ``delay``, stamped by this
+        side's clock (physical time at arrival, never before the coordinator's ``floor``,
+        as :meth:`place_physical`, plus the delay), as a physical connection in one process
         stamps it (:meth:`_process`): at or before the current tag, its next microstep;
         past the stop tag, dropped. Two arrivals at one tag pile up in superdense time. A
         joiner's arrivals before its join tag come at its join tag (it runs no tag before)."""
         mem, cur = self.membership, self.current_tag
+        now = self.clock.now()
+        coord = self.coordinator
+        if coord is not None and now < (floor := coord.floor):
+            now = floor
+        t = now + delay
         tag = max((t, 0) if (t, 0) > cur else succ(cur), mem.first if mem is not None and mem.first else cur)
         if tag <= self.stop_tag:
             self._post(tag, slot, value)
@@ -401,6 +416,10 @@ class Scheduler:
         if tardy is not None:
             tardy.end(tag)
         if self.coordinator is not None:
+            if self._inbox.items:
+                # physical actions scheduled meanwhile on other threads: in the next event
+                # the coordinator reports (it would otherwise bound them only by the clock)
+                self._inbox.place(self)
             self.coordinator.completed(self, tag, eq[0] if (eq := self._eq) else None)
 
     def _failure(self, r: Reaction, e: BaseException) -> ReactionFailed:

@@ -23,13 +23,23 @@ while a stop or a membership round is being agreed, and once the next event reac
 RTI's WATCH (an upstream federate waits at the edge of its lead window): then at once. While either is, what
 is reported and promised goes no further than the tag this federate asked or answered
 (:meth:`Reports.held`).
+
+**Physical time.** Where a physical action (or an arrival on a physical link) can reach
+an output, an event not queued yet can come at any time from now on: what is reported
+and promised goes no further than physical time plus the least delay of such a path
+(:meth:`Reports.bound_by_clock`; reactor-c's bounded NET). The physical time of the
+latest such bound is :attr:`Reports.floor`: the scheduler stamps no physical action
+before it (so an event scheduled on another thread before a bound was made, and queued
+after, cannot come before it). While waiting, the federate renews the bound every
+advance interval (LF's ``advance-message-interval``), on that interval's grid, so that
+it is news at most once an interval.
 """
 
 from __future__ import annotations
 
 from typing import Protocol
 
-from ...time.tag import FOREVER, FOREVER_T, NEVER_T, TagT, succ
+from ...time.tag import FOREVER, FOREVER_T, NEVER, NEVER_T, TagT, succ
 from ..wire.protocol import Ltc, Promise, Resign, StopMark
 from .federate_membership import FederateMembership, Message
 from .federate_promises import PeerPromises
@@ -55,6 +65,8 @@ class Counted(Protocol):
     received: dict[int, int]
     #: all of them
     messages_received: int
+    #: the latest tag completed
+    done: TagT
 
 
 class Reports:
@@ -93,6 +105,12 @@ class Reports:
         #: the RTI's WATCH: report at once when the next event reaches it (an upstream
         #: federate waits at the edge of its lead window: :mod:`.rti_lead`)
         self.watch: TagT = NO_WATCH
+        #: (the least delay from physical time to an output, the advance interval), ns;
+        #: None: no physical action reaches an output (see bound_by_clock)
+        self.by_clock: tuple[int, int] | None = None
+        #: the physical time of the latest bound made (the scheduler stamps no physical
+        #: action before it)
+        self.floor = NEVER
 
     # -- counts --------------------------------------------------------------------------
     def sent_message(self, peer: int, tag: TagT) -> None:
@@ -151,6 +169,8 @@ class Reports:
             # (but for an upstream federate's lead window: WATCH).
             return
         net = self.held(head if head is not None else FOREVER_T)
+        if self.by_clock is not None:
+            net = self._clocked(net, now)
         if net != self._reported[0] or self._core.messages_received != self._reported[1]:
             self.report(net, now)
 
@@ -175,6 +195,8 @@ class Reports:
         agreeing = self._stop.limit is not None or self._membership.limit is not None
         if agreeing:
             net = self.held(net)
+        if self.by_clock is not None:
+            net = self._clocked(net, now)
         self.net = net
         self._reported = (net, self._core.messages_received)
         self.dirty = True
@@ -185,6 +207,28 @@ class Reports:
             self.flush_rti(now)
         if self._peer_grants:
             self.promise(net)
+
+    def bound_by_clock(self, delay: int, interval: int) -> None:
+        """Physical actions reach this federate's outputs, at least ``delay`` ns after
+        the clock's reading: bound what it reports and promises by physical time, with a
+        new bound at most every ``interval`` ns (see the module docstring)."""
+        assert delay >= 0 and interval > 0
+        self.by_clock = (delay, interval)
+
+    def _clocked(self, net: TagT, now: int | None) -> TagT:
+        """``net`` no later than what physical time ``now`` allows (None: the latest
+        bound's time), on the advance interval's grid; never before the tag after the
+        last completed (a physical action comes after it, the scheduler's current tag)."""
+        assert self.by_clock is not None
+        delay, step = self.by_clock
+        if now is not None and now > self.floor:
+            self.floor = now
+        t = (self.floor + delay) // step * step
+        bound = (t, 0)
+        after = succ(self._core.done)
+        if bound < after:
+            bound = after
+        return net if net < bound else bound
 
     def flush_rti(self, now: int) -> None:
         """Send the RTI what it has not had yet."""
@@ -208,6 +252,8 @@ class Reports:
         """Promise the downstream peers nothing more before min(this federate's next event
         ``net``, the earliest input it could still get): every message it sends later has a
         tag at least that (plus the link's delay)."""
+        if self.by_clock is not None:
+            net = self._clocked(net, None)
         after = succ(self.ltc)
         nxt = net if net > after else after  # its next event: never before the tag after its last
         bound = self._promises.bound()

@@ -26,6 +26,7 @@ import os
 import time
 from collections.abc import Callable
 
+from ...assembly.physical_paths import physical_output_delay
 from ...assembly.program import Program
 from ...execution.scheduler import Scheduler
 from ...time.clock import Clock, Wakeup
@@ -157,6 +158,12 @@ class FederateCoordinator:
         return joined.start
 
     @property
+    def floor(self) -> int:
+        """Physical time this federate promised no physical action comes before (see
+        :class:`~reactorfed.execution.coordinator.Coordinator`)."""
+        return self.core.floor
+
+    @property
     def start(self) -> int:
         """The federation's start time (ns)."""
         return self.core.start
@@ -186,7 +193,7 @@ class FederateCoordinator:
 
     def install(self, sched: Scheduler) -> None:
         """Prepare the scheduler: output senders and, for zero-delay cycles, checkpoints."""
-        program, layout, outputs = self.program, self.layout, self._outputs
+        program, layout, outputs, cfg = self.program, self.layout, self._outputs, self.cfg
         self._sched = sched
         self._tx.tracer = sched.tracer
         if sched.tracer is not None:  # (a traced run: messages and promises recorded)
@@ -205,6 +212,7 @@ class FederateCoordinator:
                     need = (min(rx.level for rx in readers), lk.id)
                     (cyclic_ins if layout.cyclic(lk) else self._late_ins).append(need)
         self.core.fast = sched.fast
+        self.core.by_clock(physical_output_delay(program), cfg.advance_interval_ns)
         # A federate with physical inputs (LF's ~>) waits for them, as LF's federates keep alive
         sched.awaits_arrivals = any(lk.dst == self.me for lk in layout.physical)
         self._checkpoints = (cyclic_outs, cyclic_ins)

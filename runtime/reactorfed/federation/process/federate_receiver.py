@@ -97,11 +97,15 @@ class Receiver:
             ms = (t - now) // 1_000_000
             if ms <= 0:
                 return t <= now or clock.wait_until(t, wakeup)
-            self.pump(sched, ms if ms < 100 else 100, now)  # 100 ms: the liveness check's pace
+            # 100 ms: the liveness check's pace; sooner when the reports' bound by physical
+            # time is due again (core.waiting)
+            cap = core.wait_cap
+            self.pump(sched, ms if ms < cap else cap, now)
             if (sched.next_event_tag() != head or sched.stop_tag != stop or core.stop.limit != limit
                     or core.membership.limit != barrier or sched.awaits_arrivals != awaits
                     or core.revoked != revoked):
                 return False
+            core.waiting(head, stop, clock.now())
             if core.outbox:
                 self.send(core.outbox)
 

@@ -314,7 +314,7 @@ class Inbound:
         if lk.physical:
             if self.tracer is not None:
                 self.tracer.record(RECV, tag, lk.id, self._names[sender], getattr(value, "nbytes", 0))
-            sched.post_arrival(self._in[lk.id], value, sched.clock.now() + self._physical[lk.id])
+            sched.post_arrival(self._in[lk.id], value, self._physical[lk.id])
             return
         if not self._counted(sender, lk.id, tag):
             # (the membership part counts it: FederateMembership.dropped, per sender)
