@@ -177,7 +177,7 @@ START = 1_000 * MS
 def _core(delay: int, interval: int = 10 * MS) -> FederateCore:
     c = FederateCore(lay(2, (0, 1, None)), 0, fast=False)
     c.begin(START)
-    c.by_clock(delay, interval)
+    c.reports.bound_by_clock(delay, interval)
     return c
 
 
@@ -194,7 +194,7 @@ def test_reports_and_promises_go_no_further_than_physical_time() -> None:
     promised, nets = _take(c)
     assert promised == [(START + 20 * MS, 0)]  # 23 + 5 = 28 ms, on the 10 ms grid
     assert nets == [(START + 20 * MS, 0)]
-    assert c.floor == START + 23 * MS  # the scheduler stamps no physical action before it
+    assert c.reports.floor == START + 23 * MS  # the scheduler stamps no physical action before it
     # A queued event before the bound is what it reports.
     c.completed((START + 30 * MS, 0), (START + 31 * MS, 0), FOREVER_T, START + 40 * MS)
     promised, _ = _take(c)
@@ -206,23 +206,24 @@ def test_waiting_renews_the_bound_once_an_interval() -> None:
     c.completed((START, 0), None, FOREVER_T, START + 1 * MS)
     assert _take(c)[0] == [(START, 1)]  # (the bound is before the next tag: the tag after the last)
     for now in (3, 7, 9):
-        c.waiting(None, FOREVER_T, START + now * MS)
+        c.reports.waiting(None, FOREVER_T, START + now * MS)
         assert _take(c)[0] == []  # on the same interval: no news
-    c.waiting(None, FOREVER_T, START + 12 * MS)
+    c.reports.waiting(None, FOREVER_T, START + 12 * MS)
     assert _take(c)[0] == [(START + 10 * MS, 0)]
-    c.waiting(None, FOREVER_T, START + 35 * MS)
+    c.reports.waiting(None, FOREVER_T, START + 35 * MS)
     assert _take(c)[0] == [(START + 30 * MS, 0)]
-    c.waiting((START + 32 * MS, 0), FOREVER_T, START + 60 * MS)  # an event queued meanwhile
+    c.reports.waiting((START + 32 * MS, 0), FOREVER_T, START + 60 * MS)  # an event queued meanwhile
     assert _take(c)[0] == [(START + 32 * MS, 0)]
 
 
 def test_a_federate_without_physical_paths_reports_its_next_event() -> None:
     c = FederateCore(lay(2, (0, 1, None)), 0, fast=False)
     c.begin(START)
-    c.by_clock(None, 10 * MS)
     c.completed((START, 0), None, (START + 1_000 * MS, 0), START + 23 * MS)
     assert _take(c)[0] == [(START + 1_000 * MS, 0)]
-    assert c.wait_cap == 100
+    sink = FederateCore(lay(2, (0, 1, None)), 1, fast=False)
+    sink.reports.bound_by_clock(0, 10 * MS)
+    assert sink.reports.by_clock is None  # no downstream peer: nobody waits on its promises
 
 
 def test_the_advance_interval_must_be_a_whole_millisecond_or_more() -> None:

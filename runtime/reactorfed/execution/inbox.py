@@ -1,7 +1,8 @@
 """What other threads hand the scheduler: physical actions scheduled off its thread
 (stamped with physical time there) and stop requests, with the wakeup that interrupts
 its wait; and that wait: the next tag to process, once physical time has reached it (and
-the network has granted it, in a federation)."""
+the network has granted it, in a federation); and the tag of an event stamped by the clock
+(:func:`clock_tag`)."""
 
 from __future__ import annotations
 
@@ -13,9 +14,24 @@ from ..time.clock import Wakeup
 from ..time.tag import FOREVER, FOREVER_TAG, NEVER, TagT, succ
 
 if TYPE_CHECKING:
+    from .coordinator import Coordinator
     from .scheduler import Scheduler
 
-__all__ = ["Inbox"]
+__all__ = ["Inbox", "clock_tag"]
+
+
+def clock_tag(now: int, extra: int, coordinator: Coordinator | None, current: TagT) -> TagT:
+    """The tag of an event stamped by the clock (a physical action; an arrival over a
+    physical link between federates): the clock's reading ``now`` plus ``extra`` (a
+    min_delay and delay; a link's delay), microstep 0; at or before the ``current`` tag,
+    its next microstep (reactor-c's ``lf_schedule_trigger``). In a federation, the reading
+    is never before the ``coordinator``'s ``floor``: the physical time up to which it promised
+    that nothing comes (an event scheduled on another thread before that promise, and
+    placed after it, comes at the floor instead; a clock stepped back, likewise)."""
+    if coordinator is not None and now < (floor := coordinator.floor):
+        now = floor
+    tag = (now + extra, 0)
+    return tag if tag > current else succ(current)
 
 
 class Inbox:

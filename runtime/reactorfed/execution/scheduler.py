@@ -41,7 +41,7 @@ from .binding import bind_reactions
 from .coordinator import Coordinator
 from .deadlines import with_deadline
 from .event_queue import EventQueue
-from .inbox import Inbox
+from .inbox import Inbox, clock_tag
 from .membership import Membership
 from .modes import Modes
 from .strategies import Checkpointed, Parallel, ReadyQueue, Serial, Strategy
@@ -207,16 +207,8 @@ class Scheduler:
 
     def place_physical(self, action: ActionSlot, value: Any, now: int, extra: int) -> None:
         """On the scheduler's thread: queue a physical action's event, scheduled when the
-        clock read ``now``, ``extra`` ns later (its min_delay and delay). In a federation,
-        never before the physical time its coordinator has promised nothing comes before
-        (``floor``: the event was scheduled on another thread, before that promise, and
-        queued after it)."""
-        coord = self.coordinator
-        if coord is not None and now < (floor := coord.floor):
-            now = floor
-        t = now + extra
-        cur = self.current_tag
-        tag = (t, 0) if (t, 0) > cur else succ(cur)
+        clock read ``now``, ``extra`` ns later (its min_delay and delay): :func:`.inbox.clock_tag`."""
+        tag = clock_tag(now, extra, self.coordinator, self.current_tag)
         if action.min_spacing is not None:
             self.queue.place(action, value, tag, self.stop_tag)
         elif tag <= self.stop_tag:
@@ -225,18 +217,11 @@ class Scheduler:
     def post_arrival(self, slot: Slot, value: Any, delay: int) -> None:
         """On the scheduler's thread: a value that arrived over a physical connection
         between federates (LF's ``~>``) with the connection's ``delay``, stamped by this
-        side's clock (physical time at arrival, never before the coordinator's ``floor``,
-        as :meth:`place_physical`, plus the delay), as a physical connection in one process
-        stamps it (:meth:`_process`): at or before the current tag, its next microstep;
-        past the stop tag, dropped. Two arrivals at one tag pile up in superdense time. A
-        joiner's arrivals before its join tag come at its join tag (it runs no tag before)."""
-        mem, cur = self.membership, self.current_tag
-        now = self.clock.now()
-        coord = self.coordinator
-        if coord is not None and now < (floor := coord.floor):
-            now = floor
-        t = now + delay
-        tag = max((t, 0) if (t, 0) > cur else succ(cur), mem.first if mem is not None and mem.first else cur)
+        side's clock as a physical connection in one process stamps it (:func:`.inbox.clock_tag`);
+        past the stop tag, dropped; two at one tag pile up. A joiner's arrivals before its
+        join tag come at its join tag (it runs no tag before)."""
+        mem, tag = self.membership, clock_tag(self.clock.now(), delay, self.coordinator, self.current_tag)
+        tag = max(tag, mem.first) if mem is not None and mem.first else tag
         if tag <= self.stop_tag:
             self._post(tag, slot, value)
 
@@ -416,9 +401,7 @@ class Scheduler:
         if tardy is not None:
             tardy.end(tag)
         if self.coordinator is not None:
-            if self._inbox.items:
-                # physical actions scheduled meanwhile on other threads: in the next event
-                # the coordinator reports (it would otherwise bound them only by the clock)
+            if self._inbox.items:  # (other threads' physical actions: in the next event reported)
                 self._inbox.place(self)
             self.coordinator.completed(self, tag, eq[0] if (eq := self._eq) else None)
 

@@ -106,8 +106,6 @@ class FederateCore:
         #: after acquire returned WAIT: how long (ms) the driver may wait for messages
         #: before asking again (a report to the RTI may be due then)
         self.wait_ms = 100
-        #: the longest such wait (ms): shorter when its reports are bounded by physical time
-        self.wait_cap = 100
         # -- grants
         self.grant: TagT = NEVER_T  # every tag up to this one may be processed
         self.ptag: TagT | None = None  # this one may be processed (provisionally)
@@ -147,21 +145,6 @@ class FederateCore:
         self.reports.decentralized = True
         if self.has_upstream:  # (no RTI grant will come: what the start bound allows already)
             self.grant_from_promises()
-
-    def by_clock(self, delay: int | None, interval: int) -> None:
-        """Physical actions reach this federate's outputs at least ``delay`` ns after the
-        clock's reading (None: none does): what it reports and promises goes no further
-        than physical time allows, renewed every ``interval`` ns while it waits (see
-        :mod:`.federate_reports`; :meth:`waiting`)."""
-        if delay is not None and self.has_downstream:
-            self.reports.bound_by_clock(delay, interval)
-            self.wait_cap = max(1, interval // 1_000_000)
-
-    @property
-    def floor(self) -> int:
-        """Physical time the federation was told no physical action comes before (see
-        :mod:`.federate_reports`): the scheduler stamps none earlier."""
-        return self.reports.floor
 
     def begin(self, start: int, window: int | None = None) -> None:
         """The federation started at ``start``, with a lead window of ``window`` ns (None:
@@ -232,8 +215,6 @@ class FederateCore:
             self.lead.waits += 1
             reports.flush_rti(now)
         self.wait_ms = reports.rti_report_wait(now)
-        if self.wait_ms > self.wait_cap:
-            self.wait_ms = self.wait_cap  # (its bound by physical time is due again: see waiting)
         if self.maxwait is not None and head is not None:
             self.wait_ms = min(self.wait_ms, self.maxwait.wait_ms(head, now))
         return WAIT
@@ -271,21 +252,6 @@ class FederateCore:
             and net <= self.lead.limit
             and (not self.has_upstream or (net <= self.grant and (self.counts.met or self.counts.ok())))
         )
-
-    def waiting(self, head: TagT | None, stop: TagT, now: int) -> None:
-        """Waiting for physical time (the earliest event is at ``head``, None: none; the
-        stop tag is ``stop``): where physical actions reach its outputs, report the bound
-        physical time now allows, if it moved (at most once an advance interval)."""
-        reports = self.reports
-        if reports.by_clock is None:
-            return
-        net = head if head is not None else FOREVER_T
-        if stop != FOREVER_T and net > stop:
-            net = stop if self.done < stop else FOREVER_T
-        if reports.pending is not None:
-            reports.send_held(net, now)
-        else:
-            reports.report_net(net, now)
 
     def report_held(self, now: int) -> None:
         """Report a completed tag held back (see completed) now, with itself as the next

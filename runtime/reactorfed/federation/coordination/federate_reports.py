@@ -105,9 +105,9 @@ class Reports:
         #: the RTI's WATCH: report at once when the next event reaches it (an upstream
         #: federate waits at the edge of its lead window: :mod:`.rti_lead`)
         self.watch: TagT = NO_WATCH
-        #: (the least delay from physical time to an output, the advance interval), ns;
-        #: None: no physical action reaches an output (see bound_by_clock)
-        self.by_clock: tuple[int, int] | None = None
+        #: (the least delay from physical time to an output, the advance interval: ns; that
+        #: interval in ms, the longest wait); None: no physical action reaches an output
+        self.by_clock: tuple[int, int, int] | None = None
         #: the physical time of the latest bound made (the scheduler stamps no physical
         #: action before it)
         self.floor = NEVER
@@ -212,15 +212,29 @@ class Reports:
         """Physical actions reach this federate's outputs, at least ``delay`` ns after
         the clock's reading: bound what it reports and promises by physical time, with a
         new bound at most every ``interval`` ns (see the module docstring)."""
-        assert delay >= 0 and interval > 0
-        self.by_clock = (delay, interval)
+        assert delay >= 0 and interval >= 1_000_000
+        if self._has_downstream:
+            self.by_clock = (delay, interval, interval // 1_000_000)
+
+    def waiting(self, head: TagT | None, stop: TagT, now: int) -> None:
+        """The federate waits for physical time (its earliest event at ``head``, None:
+        none; its stop tag ``stop``): with a bound by the clock, report it if it moved."""
+        if self.by_clock is None:
+            return
+        net = head if head is not None else FOREVER_T
+        if stop != FOREVER_T and net > stop:
+            net = stop if self._core.done < stop else FOREVER_T
+        if self.pending is not None:
+            self.send_held(net, now)
+        else:
+            self.report_net(net, now)
 
     def _clocked(self, net: TagT, now: int | None) -> TagT:
         """``net`` no later than what physical time ``now`` allows (None: the latest
         bound's time), on the advance interval's grid; never before the tag after the
         last completed (a physical action comes after it, the scheduler's current tag)."""
         assert self.by_clock is not None
-        delay, step = self.by_clock
+        delay, step, _ = self.by_clock
         if now is not None and now > self.floor:
             self.floor = now
         t = (self.floor + delay) // step * step
@@ -239,14 +253,16 @@ class Reports:
         self._outbox.append(Ltc(self.ltc, self.net, self._sent_report(), dict(self._core.received)))
 
     def rti_report_wait(self, now: int) -> int:
-        """Send the RTI's report if it is due; how long (ms) a wait may last meanwhile."""
+        """Send the RTI's report if it is due; how long (ms) a wait may last meanwhile (with
+        a bound by the clock, no longer than the advance interval: see :meth:`waiting`)."""
+        cap = 100 if self.by_clock is None else self.by_clock[2]
         if not self.dirty:
-            return 100
+            return cap
         due = self._last_rti_report + _RTI_REPORT_NS
         if now >= due:
             self.flush_rti(now)
-            return 100
-        return max(1, (due - now) // 1_000_000)
+            return cap
+        return max(1, min(cap, (due - now) // 1_000_000))
 
     def promise(self, net: TagT) -> None:
         """Promise the downstream peers nothing more before min(this federate's next event

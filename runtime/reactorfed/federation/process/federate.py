@@ -161,7 +161,7 @@ class FederateCoordinator:
     def floor(self) -> int:
         """Physical time this federate promised no physical action comes before (see
         :class:`~reactorfed.execution.coordinator.Coordinator`)."""
-        return self.core.floor
+        return self.core.reports.floor
 
     @property
     def start(self) -> int:
@@ -212,7 +212,8 @@ class FederateCoordinator:
                     need = (min(rx.level for rx in readers), lk.id)
                     (cyclic_ins if layout.cyclic(lk) else self._late_ins).append(need)
         self.core.fast = sched.fast
-        self.core.by_clock(physical_output_delay(program), cfg.advance_interval_ns)
+        if (delay := physical_output_delay(program)) is not None:
+            self.core.reports.bound_by_clock(delay, cfg.advance_interval_ns)
         # A federate with physical inputs (LF's ~>) waits for them, as LF's federates keep alive
         sched.awaits_arrivals = any(lk.dst == self.me for lk in layout.physical)
         self._checkpoints = (cyclic_outs, cyclic_ins)
