@@ -200,7 +200,11 @@ def test_launch_gives_every_process_the_runs_thread_count() -> None:
     for extra, expect in (([], "1"), (["--threads", "2"], "2")):
         proc = subprocess.run([sys.executable, "-m", "reactorfed", "launch", PROGRAM, "--timeout", "10ms", "--no-progress",
                                *extra], capture_output=True, text=True, timeout=60,
-                              env={**os.environ, "OMP_NUM_THREADS": "3"})
+                              # (the other variables as a user's shell might not have them: an
+                              # in-process run of the command line earlier in this worker set them)
+                              env={**{k: v for k, v in os.environ.items() if k not in ("MKL_NUM_THREADS",
+                                                                                     "OPENBLAS_NUM_THREADS")},
+                                   "OMP_NUM_THREADS": "3"})
         assert proc.returncode == 0, proc.stdout + proc.stderr
         assert re.findall(r"\[[ab]\] THREADS (\S+)", proc.stdout) == [expect, expect], proc.stdout
         assert "OMP_NUM_THREADS=3 ignored" in proc.stderr
