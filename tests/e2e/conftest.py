@@ -19,7 +19,7 @@ import pytest
 from bench.ports import free_port
 
 from ..kind.prereq import missing
-from .controlplane import ControlPlane, ControlPlaneError, wait_for
+from .controlplane import ControlPlane, ControlPlaneError, dies_with_this_process, wait_for
 
 REPO = Path(__file__).resolve().parents[2]
 TOOLS = REPO / "scripts" / "k8s-tools.sh"
@@ -133,6 +133,7 @@ def operator(installed: ControlPlane, operator_kubeconfig: Path, discovery_kubel
             [sys.executable, "-m", "reactorfed_operator", "--namespace", NAMESPACE,
              "--peering", "reactorfed-operator", "--priority", "200", "--liveness", f"http://127.0.0.1:{free_port()}/healthz"],
             env=env, stdout=handle, stderr=subprocess.STDOUT, start_new_session=True,
+            preexec_fn=dies_with_this_process(),
         )  # fmt: skip
     installed.procs.append(("operator", proc, log))
     try:

@@ -11,9 +11,12 @@ Every wait is bounded; failures carry the tail of the component's log.
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import json
 import os
 import shutil
+import signal
 import ssl
 import subprocess
 import time
@@ -24,7 +27,7 @@ from typing import Any, TypeVar
 
 from bench.ports import free_port
 
-__all__ = ["CPU_NODES", "GPU_NODE", "ControlPlane", "ControlPlaneError", "wait_for"]
+__all__ = ["CPU_NODES", "GPU_NODE", "ControlPlane", "ControlPlaneError", "dies_with_this_process", "wait_for"]
 
 CPU_NODES = ("cpu-0", "cpu-1", "cpu-2")
 GPU_NODE = "gpu-0"
@@ -34,6 +37,23 @@ T = TypeVar("T")
 
 class ControlPlaneError(RuntimeError):
     pass
+
+
+def dies_with_this_process() -> Callable[[], None]:
+    """A ``preexec_fn`` that makes the child die with the process spawning it. The control
+    plane's processes run in sessions of their own (a Ctrl-C to the tests does not reach
+    them; :meth:`ControlPlane.stop` ends them): without it, a pytest worker killed outright
+    (a timeout, a crash) would leave etcd, the API server and the rest running for good."""
+    parent = os.getpid()
+    prctl = ctypes.CDLL("libc.so.6", use_errno=True).prctl  # (loaded here: the child only calls it)
+
+    def die_with_parent() -> None:  # pragma: no cover - runs in the child
+        with contextlib.suppress(Exception):
+            prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        if os.getppid() != parent:  # the parent died before prctl took effect
+            os._exit(1)
+
+    return die_with_parent
 
 
 def wait_for(what: str, probe: Callable[[], T | None], timeout: float, interval: float = 0.25) -> T:
@@ -109,7 +129,7 @@ class ControlPlane:
         log = self.dir / f"{name}.log"
         handle = log.open("wb")
         proc = subprocess.Popen(argv, stdout=handle, stderr=subprocess.STDOUT, env=self.env(), cwd=self.dir,
-                                start_new_session=True)  # fmt: skip
+                                start_new_session=True, preexec_fn=dies_with_this_process())  # fmt: skip
         handle.close()
         self.procs.append((name, proc, log))
         return proc
