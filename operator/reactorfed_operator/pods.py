@@ -70,6 +70,8 @@ def _common_args(fed: Federation, width: int, max_width: int, *, params: bool = 
         args += ["--timeout", s.timeout]
     if s.join_timeout is not None:
         args += ["--join-timeout", s.join_timeout]
+    if s.advance_message_interval is not None:
+        args += ["--advance-message-interval", s.advance_message_interval]
     if s.coordination != "centralized":  # (the RTI's choice; a federate's flag agrees)
         args += ["--coordination", s.coordination]
     if s.lead_window != DEFAULTS["coordination.leadWindow"]:  # (the RTI's choice, as the mode is)

@@ -202,6 +202,11 @@ def _rest() -> dict[str, Any]:
                             "description": "How long the RTI waits from its start for every federate to join (the "
                                            "runtime's --join-timeout; default 60 s). Raise it for wide federations "
                                            "whose pods take long to be scheduled or to start."},
+            "advanceMessageInterval": {"type": "string", "pattern": DURATION,
+                                       "description": "Lingua Franca's advance-message-interval (the runtime's "
+                                                      "--advance-message-interval; default 10 ms, at least 1 ms): a "
+                                                      "federate whose outputs a physical action reaches renews its "
+                                                      "promise, bounded by physical time, this often while it waits."},
             "fast": _d("coordination.fast", type="boolean",
                        description="Run as fast as possible instead of tracking physical time."),
             "mode": _d("coordination.mode", type="string", enum=["centralized", "decentralized"],

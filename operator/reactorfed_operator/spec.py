@@ -112,6 +112,8 @@ class FederationSpec:
     data_port: int = 15046
     timeout: str | None = None
     join_timeout: str | None = None
+    #: spec.coordination.advanceMessageInterval (None: the runtime's default)
+    advance_message_interval: str | None = None
     fast: bool = DEFAULTS["coordination.fast"]
     #: "centralized" or "decentralized" (spec.coordination.mode: the runtime's --coordination)
     coordination: str = DEFAULTS["coordination.mode"]
@@ -338,6 +340,10 @@ def parse_spec(spec: Mapping[str, Any]) -> FederationSpec:
         raise SpecError("spec.coordination.joinTimeout", f"must look like '120 s' or '5m', got {join_timeout!r}")
     if join_timeout is not None and _ns(join_timeout) < 10**9:
         raise SpecError("spec.coordination.joinTimeout", f"must be at least 1 s, got {join_timeout!r}")
+    interval = _str(coord.get("advanceMessageInterval"), "spec.coordination.advanceMessageInterval")
+    if interval is not None and (not _DURATION.match(interval) or _ns(interval) < 10**6):
+        raise SpecError("spec.coordination.advanceMessageInterval", f"must be a duration of at least 1 ms, like "
+                        f"'10ms', got {interval!r}")
     fast = coord.get("fast", D["coordination.fast"])
     if not isinstance(fast, bool):
         raise SpecError("spec.coordination.fast", f"must be a boolean, got {fast!r}")
@@ -369,6 +375,7 @@ def parse_spec(spec: Mapping[str, Any]) -> FederationSpec:
         data_port=next(p for p in range(15046, 15056) if p not in (port, metrics, fed_metrics)),
         timeout=timeout,
         join_timeout=join_timeout,
+        advance_message_interval=interval,
         fast=fast,
         coordination=mode,
         lead_window=lead_window,

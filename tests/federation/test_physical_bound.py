@@ -227,8 +227,8 @@ def test_a_federate_without_physical_paths_reports_its_next_event() -> None:
 
 
 def test_the_advance_interval_must_be_a_whole_millisecond_or_more() -> None:
-    with pytest.raises(ValueError, match="advance_interval_ns must be at least 1 ms"):
-        Federation(_ParallelPaths).config(advance_interval_ns=500_000)
+    with pytest.raises(ValueError, match="advance_message_interval_ns must be at least 1 ms"):
+        Federation(_ParallelPaths).config(advance_message_interval_ns=500_000)
 
 
 # -- end to end: an event stamped by the clock never comes before a promise ----------------

@@ -89,6 +89,10 @@ def test_rti_command() -> None:
     for pod in federation_pods(make_fed(coordination={"leadWindow": "none"}), 2):
         cmd = pod["spec"]["containers"][0]["command"]
         assert cmd[cmd.index("--lead-window") + 1] == "none"
+        assert "--advance-message-interval" not in cmd  # unset: the runtime's default
+    for pod in federation_pods(make_fed(coordination={"advanceMessageInterval": "25ms"}), 2):
+        cmd = pod["spec"]["containers"][0]["command"]
+        assert cmd[cmd.index("--advance-message-interval") + 1] == "25ms"
 
 
 def test_the_rti_runs_its_own_image_on_the_layout_an_init_container_wrote() -> None:

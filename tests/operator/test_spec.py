@@ -66,6 +66,8 @@ def test_full_spec() -> None:
         ({"coordination": {"mode": "ptides"}}, "spec.coordination.mode", "decentralized"),
         ({"coordination": {"joinTimeout": "long"}}, "spec.coordination.joinTimeout", "120 s"),
         ({"coordination": {"joinTimeout": "500ms"}}, "spec.coordination.joinTimeout", "at least 1 s"),
+        ({"coordination": {"advanceMessageInterval": "500us"}}, "spec.coordination.advanceMessageInterval", "at least 1 ms"),
+        ({"coordination": {"advanceMessageInterval": "often"}}, "spec.coordination.advanceMessageInterval", "'10ms'"),
         ({"checkpoint": {"size": "1Gi", "claimName": "x"}}, "spec.checkpoint", "exactly one"),
         ({"suspend": "yes"}, "spec.suspend", "boolean"),
         ({"samplers": {"replicas": 9, "maxReplicas": 8}}, "spec.samplers.replicas",

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..federation.process.defaults import (
-    DEFAULT_ADVANCE_INTERVAL_NS,
+    DEFAULT_ADVANCE_MESSAGE_INTERVAL_NS,
     DEFAULT_HEARTBEAT_TIMEOUT_NS,
     DEFAULT_LEAD_WINDOW_NS,
     KEY_FILE_ENV,
@@ -172,12 +172,12 @@ def _common(p: argparse.ArgumentParser, *, launch: bool = False, rti: bool = Fal
                    "consumer is what W of logical time holds, and a stop takes effect within W of the request. "
                    "Widen it for pipelines whose stages need more overlap than W (it costs nothing while no "
                    "federate is W ahead). The RTI's choice; it tells the federates")
-    g.add_argument("--advance-message-interval", type=_advance_interval, default=DEFAULT_ADVANCE_INTERVAL_NS,
+    g.add_argument("--advance-message-interval", type=_advance_interval, default=DEFAULT_ADVANCE_MESSAGE_INTERVAL_NS,
                    metavar="DURATION",
                    help="LF's advance-message-interval: a federate whose outputs a physical action (or an arrival "
                    "on a physical connection) can reach promises its downstream peers nothing before physical "
                    "time plus the least delay of such a path, and renews that promise this often while it waits "
-                   f"(default: {DEFAULT_ADVANCE_INTERVAL_NS // 1_000_000}ms, reactor-c's; at least 1ms). Those "
+                   f"(default: {DEFAULT_ADVANCE_MESSAGE_INTERVAL_NS // 1_000_000}ms, reactor-c's; at least 1ms). Those "
                    "peers lag physical time by up to this much; a shorter interval sends more messages")
     g.add_argument("--no-peer-grants", action="store_true",
                    help="federates wait for the RTI's grants only, instead of also computing them from the "
@@ -448,7 +448,7 @@ def cmd_federate(args: argparse.Namespace) -> int:
                          advertise_host=args.advertise_host, credentials=creds,
                          data_port=args.data_port, advertise_port=args.advertise_port,
                          liveness_ns=args.heartbeat_timeout, silence_ns=args.silence_timeout,
-                         join_timeout_ns=args.join_timeout, advance_interval_ns=args.advance_message_interval,
+                         join_timeout_ns=args.join_timeout, advance_message_interval_ns=args.advance_message_interval,
                          trusted_pickle=args.trusted_pickle,
                          peer_grants=not args.no_peer_grants, unix_sockets=not args.no_unix_sockets,
                          insecure_plaintext_tcp=_plaintext(args), **clock_sync_from_args(args).federate())

@@ -3,7 +3,7 @@ module that imports nothing, so that the command line's help loads nothing heavy
 
 from __future__ import annotations
 
-__all__ = ["CREDENTIAL_ENV_VARS", "DEFAULT_ADVANCE_INTERVAL_NS", "DEFAULT_HEARTBEAT_TIMEOUT_NS", "DEFAULT_LEAD_WINDOW_NS", "DEFAULT_METRICS_ADDR",
+__all__ = ["CREDENTIAL_ENV_VARS", "DEFAULT_ADVANCE_MESSAGE_INTERVAL_NS", "DEFAULT_HEARTBEAT_TIMEOUT_NS", "DEFAULT_LEAD_WINDOW_NS", "DEFAULT_METRICS_ADDR",
            "KEY_FILE_ENV", "MEMBER_KEYS_ENV", "MIN_HEARTBEAT_TIMEOUT_NS", "SECRET_ENV"]
 
 #: a connection that answers nothing, not even ZeroMQ's heartbeats, for this long is dead
@@ -23,11 +23,11 @@ MIN_HEARTBEAT_TIMEOUT_NS = 1_000_000_000
 DEFAULT_LEAD_WINDOW_NS = 1_000_000_000
 
 #: LF's ``advance-message-interval`` (``--advance-message-interval``;
-#: ``FederateConfig.advance_interval_ns``): a federate whose outputs a physical action
+#: ``FederateConfig.advance_message_interval_ns``): a federate whose outputs a physical action
 #: reaches promises no further than physical time allows, and renews that promise this
 #: often while it waits; its downstream peers lag physical time by up to this much.
 #: reactor-c's default
-DEFAULT_ADVANCE_INTERVAL_NS = 10_000_000
+DEFAULT_ADVANCE_MESSAGE_INTERVAL_NS = 10_000_000
 
 #: where ``--metrics-port`` listens unless ``--metrics-addr`` says otherwise: the metrics
 #: and status endpoints carry no authentication, so by default only this machine reaches

@@ -213,7 +213,7 @@ class FederateCoordinator:
                     (cyclic_ins if layout.cyclic(lk) else self._late_ins).append(need)
         self.core.fast = sched.fast
         if (delay := physical_output_delay(program)) is not None:
-            self.core.reports.bound_by_clock(delay, cfg.advance_interval_ns)
+            self.core.reports.bound_by_clock(delay, cfg.advance_message_interval_ns)
         # A federate with physical inputs (LF's ~>) waits for them, as LF's federates keep alive
         sched.awaits_arrivals = any(lk.dst == self.me for lk in layout.physical)
         self._checkpoints = (cyclic_outs, cyclic_ins)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..io.curve import CurveKeys, federation_keys, plaintext_opted_out
-from .defaults import DEFAULT_ADVANCE_INTERVAL_NS, DEFAULT_HEARTBEAT_TIMEOUT_NS
+from .defaults import DEFAULT_ADVANCE_MESSAGE_INTERVAL_NS, DEFAULT_HEARTBEAT_TIMEOUT_NS
 from .member_keys import MemberCredentials
 
 __all__ = ["FederateConfig"]
@@ -45,7 +45,7 @@ class FederateConfig:
     join_timeout_ns: int = 60_000_000_000
     #: LF's ``advance-message-interval``: where a physical action reaches an output, how
     #: often this federate renews its promise bounded by physical time while it waits
-    advance_interval_ns: int = DEFAULT_ADVANCE_INTERVAL_NS
+    advance_message_interval_ns: int = DEFAULT_ADVANCE_MESSAGE_INTERVAL_NS
     trusted_pickle: bool = False
     max_message: int = 1 << 30
     #: Also tell downstream peers directly the earliest tag this federate could still send
@@ -86,9 +86,9 @@ class FederateConfig:
     def __post_init__(self) -> None:
         if self.credentials is not None and self.insecure_plaintext_tcp:
             raise ValueError("a key per member needs CurveZMQ: credentials and plain-text TCP exclude each other")
-        if self.advance_interval_ns < 1_000_000:
+        if self.advance_message_interval_ns < 1_000_000:
             # (its waits are polls with a timeout in ms: a shorter interval cannot be kept)
-            raise ValueError(f"advance_interval_ns must be at least 1 ms (1000000), got {self.advance_interval_ns}")
+            raise ValueError(f"advance_message_interval_ns must be at least 1 ms (1000000), got {self.advance_message_interval_ns}")
 
     def curve(self) -> CurveKeys | None:
         """This federate's keys for its TCP links (None: plain text, opted out)."""
