@@ -32,6 +32,7 @@ from reactorfed.time.clock import SystemClock
 from reactorfed.time.tag import FOREVER_T
 
 from .harness import Federation
+from .programs import Relay
 from .test_layout import lay
 
 MS = 1_000_000
@@ -76,15 +77,6 @@ class _ParallelPaths(Reactor):
         self.connect(self.r.out, self.p.inp)
 
 
-class _Relay(Reactor):
-    inp = Input(int)
-    out = Output(int)
-
-    @reaction(triggers=[inp], effects=[out])
-    def fwd(self, inp: Any, out: Any) -> None:
-        pass
-
-
 class _Inner(Reactor):
     """A physical action of 2 ms in a contained reactor, then an ``after`` of 3 ms on
     the way out of the federate."""
@@ -93,7 +85,7 @@ class _Inner(Reactor):
 
     def __init__(self) -> None:
         self.src = _Source()
-        self.relay = _Relay()
+        self.relay = Relay()
         self.connect(self.src.out, self.relay.inp, after=ms(3))
         self.connect(self.relay.out, self.out)
 
@@ -142,8 +134,8 @@ class _Forwarder(Reactor):
     """Between a physical link (``~>`` after 4 ms) and a coordinated one."""
 
     def __init__(self) -> None:
-        self.a = _Relay()
-        self.b = _Relay()
+        self.a = Relay()
+        self.b = Relay()
         self.c = _Sink()
         self.connect(self.a.out, self.b.inp, physical=True, after=ms(4))
         self.connect(self.b.out, self.c.inp)
