@@ -58,11 +58,12 @@ esac
 if cached; then echo "$BIN/prometheus"; exit 0; fi
 mkdir -p "$BIN"
 log() { echo "prometheus: $*" >&2; }
+# Serialise concurrent invocations, and with scripts/tools.sh (one Go build at a time on 2 cores).
+exec 9>"$ROOT/.lock"
+flock 9
+if cached; then echo "$BIN/prometheus"; exit 0; fi
 
 if [ "$PROMETHEUS_SOURCE" = debian ]; then
-  exec 9>"$ROOT/.lock"
-  flock 9
-  if cached; then echo "$BIN/prometheus"; exit 0; fi
   work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
   log "downloading Debian's prometheus $PROMETHEUS_VERSION"
   # (in a directory _apt may write to: apt-get download drops privileges to it when it can)
@@ -71,31 +72,21 @@ if [ "$PROMETHEUS_SOURCE" = debian ]; then
     log "apt-get download failed (run apt-get update, or PROMETHEUS_SOURCE=go to build it)"; exit 1; }
   dpkg-deb -x "$work"/prometheus_*.deb "$work/x"
   install -m 755 "$work/x/usr/bin/prometheus" "$BIN/prometheus"
-  echo "$STAMP" > "$BIN/prometheus.version"
-  cached || { log "prometheus is missing in $BIN"; exit 1; }
-  log "cached in $BIN"
-  echo "$BIN/prometheus"
-  exit 0
+else
+  command -v go >/dev/null 2>&1 || { log "Go is not installed; cannot build Prometheus"; exit 1; }
+  export GOTOOLCHAIN=${GOTOOLCHAIN:-local} GOFLAGS="${GOFLAGS:--p=2} -trimpath" CGO_ENABLED=0
+  # A wrapper module that requires Prometheus's (as scripts/tools.sh does for Toxiproxy: not
+  # `go install pkg@version`, which probes every path prefix on the proxy). -mod=mod resolves
+  # only the packages this build imports, so the SDKs the tags leave out are never downloaded.
+  src="$ROOT/src/prometheus-$PROMETHEUS_VERSION"; mkdir -p "$src"
+  printf 'module reactorfed.local/prometheus\n\ngo 1.26.7\n\nrequire github.com/prometheus/prometheus %s\n' \
+    "$PROMETHEUS_VERSION" > "$src/go.mod"
+  log "building prometheus $PROMETHEUS_VERSION (minutes from an empty Go cache)"
+  rm -f "$src/prometheus"
+  (cd "$src" && go build -mod=mod -tags remove_all_sd -ldflags "-s -w" -o "$src/prometheus" \
+    github.com/prometheus/prometheus/cmd/prometheus >&2)
+  mv "$src/prometheus" "$BIN/prometheus"
 fi
-
-command -v go >/dev/null 2>&1 || { echo "prometheus: Go is not installed; cannot build Prometheus" >&2; exit 1; }
-export GOTOOLCHAIN=${GOTOOLCHAIN:-local} GOFLAGS="${GOFLAGS:--p=2} -trimpath" CGO_ENABLED=0
-# Serialise concurrent invocations, and with scripts/tools.sh (one Go build at a time on 2 cores).
-exec 9>"$ROOT/.lock"
-flock 9
-if cached; then echo "$BIN/prometheus"; exit 0; fi
-
-# A wrapper module that requires Prometheus's (as scripts/tools.sh does for Toxiproxy: not
-# `go install pkg@version`, which probes every path prefix on the proxy). -mod=mod resolves
-# only the packages this build imports, so the SDKs the tags leave out are never downloaded.
-src="$ROOT/src/prometheus-$PROMETHEUS_VERSION"; mkdir -p "$src"
-printf 'module reactorfed.local/prometheus\n\ngo 1.26.7\n\nrequire github.com/prometheus/prometheus %s\n' \
-  "$PROMETHEUS_VERSION" > "$src/go.mod"
-log "building prometheus $PROMETHEUS_VERSION (minutes from an empty Go cache)"
-rm -f "$src/prometheus"
-(cd "$src" && go build -mod=mod -tags remove_all_sd -ldflags "-s -w" -o "$src/prometheus" \
-  github.com/prometheus/prometheus/cmd/prometheus >&2)
-mv "$src/prometheus" "$BIN/prometheus"
 echo "$STAMP" > "$BIN/prometheus.version"
 cached || { log "prometheus is missing in $BIN"; exit 1; }
 log "cached in $BIN"
