@@ -8,6 +8,7 @@ import logging
 import os
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -104,25 +105,17 @@ def _heartbeat_timeout(text: str) -> int:
     return v
 
 
-def _silence_timeout(text: str) -> int:
-    v = duration(text)
-    if v < 10_000_000_000:
-        raise argparse.ArgumentTypeError("must be at least 10s")
-    return v
+def _at_least(least: str) -> Callable[[str], int]:
+    """A duration flag's type that refuses less than ``least`` (as a user writes it)."""
+    floor = duration(least)
 
+    def at_least(text: str) -> int:
+        v = duration(text)
+        if v < floor:
+            raise argparse.ArgumentTypeError(f"must be at least {least}")
+        return v
 
-def _advance_interval(text: str) -> int:
-    v = duration(text)
-    if v < 1_000_000:
-        raise argparse.ArgumentTypeError("must be at least 1ms")
-    return v
-
-
-def _join_timeout(text: str) -> int:
-    v = duration(text)
-    if v < 1_000_000_000:
-        raise argparse.ArgumentTypeError("must be at least 1s")
-    return v
+    return at_least
 
 
 def _common(p: argparse.ArgumentParser, *, launch: bool = False, rti: bool = False) -> None:
@@ -146,12 +139,12 @@ def _common(p: argparse.ArgumentParser, *, launch: bool = False, rti: bool = Fal
                    "(default: 3s). The heartbeats are ZeroMQ's own, answered by its I/O thread, not the "
                    "interpreter: a process busy in a long reaction still answers; one that died is found at "
                    "once from its closed connection")
-    g.add_argument("--silence-timeout", type=_silence_timeout, default=None, metavar="DURATION",
+    g.add_argument("--silence-timeout", type=_at_least("10s"), default=None, metavar="DURATION",
                    help="also declare a process dead when its program (not its connection) sends nothing for this "
                    "long, at least 10s (default: never). Off by default: a program's silence cannot tell a hung "
                    "process from one starved of CPU or busy in a long reaction (256 federates busy in numpy on "
                    "2 cores are silent for 30s and more); a process that died or stopped is found without it")
-    g.add_argument("--join-timeout", type=_join_timeout, default=60_000_000_000, metavar="DURATION",
+    g.add_argument("--join-timeout", type=_at_least("1s"), default=60_000_000_000, metavar="DURATION",
                    help="how long the RTI waits, from its start, for every federate to join, and a federate for "
                    "the RTI to accept it (default: 60s). Raise it for wide federations on few cores, where each "
                    "federate's interpreter takes seconds to start and import its libraries")
@@ -172,7 +165,7 @@ def _common(p: argparse.ArgumentParser, *, launch: bool = False, rti: bool = Fal
                    "consumer is what W of logical time holds, and a stop takes effect within W of the request. "
                    "Widen it for pipelines whose stages need more overlap than W (it costs nothing while no "
                    "federate is W ahead). The RTI's choice; it tells the federates")
-    g.add_argument("--advance-message-interval", type=_advance_interval, default=DEFAULT_ADVANCE_MESSAGE_INTERVAL_NS,
+    g.add_argument("--advance-message-interval", type=_at_least("1ms"), default=DEFAULT_ADVANCE_MESSAGE_INTERVAL_NS,
                    metavar="DURATION",
                    help="LF's advance-message-interval: a federate whose outputs a physical action (or an arrival "
                    "on a physical connection) can reach promises its downstream peers nothing before physical "
