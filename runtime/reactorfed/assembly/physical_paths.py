@@ -50,7 +50,8 @@ def physical_output_delay(prog: Program) -> int | None:
     heap: list[tuple[int, int, Any]] = []
     for slot in prog.actions:
         if slot.physical:
-            heap.append((slot.min_delay, len(heap), _element_of(prog, slot)))
+            # (the action as reactions name it: the reactor's own, cached by its descriptor)
+            heap.append((slot.min_delay, len(heap), getattr(slot.reactor, slot.decl.name)))
     for lk in part.links:
         if lk.physical and lk.dst_fed == me:
             heap.append((lk.delay or 0, len(heap), lk.dst))
@@ -81,11 +82,3 @@ def physical_output_delay(prog: Program) -> int | None:
                 heapq.heappush(heap, (dd, n, x))
     return None
 
-
-def _element_of(prog: Program, slot: ActionSlot) -> Action:
-    """The action whose slot ``slot`` is (reactions name the action, not its slot)."""
-    for e, s in prog.slots.items():
-        if s is slot:
-            assert isinstance(e, Action)
-            return e
-    raise AssertionError(f"{slot.fqn} has no action in its program")

@@ -105,9 +105,12 @@ class Reports:
         #: the RTI's WATCH: report at once when the next event reaches it (an upstream
         #: federate waits at the edge of its lead window: :mod:`.rti_lead`)
         self.watch: TagT = NO_WATCH
-        #: (the least delay from physical time to an output, the advance interval: ns; that
-        #: interval in ms, the longest wait); None: no physical action reaches an output
-        self.by_clock: tuple[int, int, int] | None = None
+        #: (the least delay from physical time to an output, the advance interval), ns;
+        #: None: no physical action reaches an output
+        self.by_clock: tuple[int, int] | None = None
+        #: the longest a wait may last (ms): the liveness check's pace, or the advance
+        #: interval where the bound by the clock is renewed then (see waiting)
+        self.longest_wait_ms = 100
         #: the physical time of the latest bound made (the scheduler stamps no physical
         #: action before it)
         self.floor = NEVER
@@ -214,7 +217,8 @@ class Reports:
         new bound at most every ``interval`` ns (see the module docstring)."""
         assert delay >= 0 and interval >= 1_000_000
         if self._has_downstream:
-            self.by_clock = (delay, interval, interval // 1_000_000)
+            self.by_clock = (delay, interval)
+            self.longest_wait_ms = min(self.longest_wait_ms, interval // 1_000_000)
 
     def waiting(self, head: TagT | None, stop: TagT, now: int) -> None:
         """The federate waits for physical time (its earliest event at ``head``, None:
@@ -234,7 +238,7 @@ class Reports:
         bound's time), on the advance interval's grid; never before the tag after the
         last completed (a physical action comes after it, the scheduler's current tag)."""
         assert self.by_clock is not None
-        delay, step, _ = self.by_clock
+        delay, step = self.by_clock
         if now is not None and now > self.floor:
             self.floor = now
         t = (self.floor + delay) // step * step
@@ -255,7 +259,7 @@ class Reports:
     def rti_report_wait(self, now: int) -> int:
         """Send the RTI's report if it is due; how long (ms) a wait may last meanwhile (with
         a bound by the clock, no longer than the advance interval: see :meth:`waiting`)."""
-        cap = 100 if self.by_clock is None else self.by_clock[2]
+        cap = self.longest_wait_ms
         if not self.dirty:
             return cap
         due = self._last_rti_report + _RTI_REPORT_NS

@@ -97,15 +97,14 @@ class Receiver:
             ms = (t - now) // 1_000_000
             if ms <= 0:
                 return t <= now or clock.wait_until(t, wakeup)
-            # 100 ms: the liveness check's pace; sooner when the reports' bound by physical
-            # time is due again (Reports.waiting)
-            cap = 100 if (bound := core.reports.by_clock) is None else bound[2]
+            cap = core.reports.longest_wait_ms  # (the liveness check's pace, or the advance interval)
             self.pump(sched, ms if ms < cap else cap, now)
             if (sched.next_event_tag() != head or sched.stop_tag != stop or core.stop.limit != limit
                     or core.membership.limit != barrier or sched.awaits_arrivals != awaits
                     or core.revoked != revoked):
                 return False
-            core.reports.waiting(head, stop, clock.now())
+            if core.reports.by_clock is not None:  # (its bound by physical time, renewed)
+                core.reports.waiting(head, stop, clock.now())
             if core.outbox:
                 self.send(core.outbox)
 
