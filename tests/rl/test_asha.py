@@ -93,3 +93,13 @@ def test_asha_paused_resumes_the_same_way_every_time(tmp_path: Path) -> None:
     assert (tmp_path / "run" / "decisions.jsonl").read_text().startswith(head)
     assert (tmp_path / "run" / "decisions.jsonl").read_text() == (tmp_path / "again" / "decisions.jsonl").read_text()
     assert [t["weights_sha256"] for t in trials_of(a)] == [t["weights_sha256"] for t in trials_of(b)]
+    # and the run that was not paused (the slots' checkpoints hold their samplers' states):
+    # the same decisions but for their tags (a resumed run's logical time starts again at 0)
+    whole = run_single(tmp_path / "whole")
+    assert untagged(tmp_path / "run") == untagged(tmp_path / "whole")
+    assert [t["weights_sha256"] for t in trials_of(a)] == [t["weights_sha256"] for t in trials_of(whole)]
+
+
+def untagged(checkpoint: Path) -> list[dict[str, Any]]:
+    rows = [json.loads(line) for line in (checkpoint / "decisions.jsonl").read_text().splitlines()]
+    return [{k: v for k, v in row.items() if k != "tag"} for row in rows]

@@ -1,7 +1,8 @@
 """Population-based training of PPO (examples/rl/pbt_cartpole.py): one seed gives the same
 population history (the decisions' record) and bit-identical final weights in one process
 and launched (a federate per trial), with one trial slowed on purpose; a run paused at a
-round resumes from its checkpoints, the same way every time."""
+round, or with a trial's process killed, resumes from its checkpoints into the run that
+was not disturbed."""
 
 from __future__ import annotations
 
@@ -9,8 +10,8 @@ import json
 import os
 import re
 import shutil
-import subprocess
-import sys
+import signal
+import time
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,8 @@ from reactorfed import Environment
 from reactorfed.rl.algos.ppo.learner import PPOLearner
 from reactorfed.rl.tune import report_path
 
-from .conftest import EXAMPLES, load_example, make_args
+from . import killed
+from .conftest import load_example, make_args
 
 # 3 trials of 1 sampler x 2 copies x 32 rows, 2 iterations of 2 epochs; a round after each
 PARAMS: dict[str, Any] = {"pbt.population": 3, "pbt.perturbation_interval": 1, "pbt.iterations": 2,
@@ -32,6 +34,11 @@ def run_single(checkpoint: Path, **params: Any) -> dict[str, Any]:
     pbt = load_example("pbt_cartpole")
     main = pbt.Main(make_args(pbt.Args, {**PARAMS, "checkpoint": str(checkpoint), **params}))
     return dict(Environment(fast=True).run(main).results)
+
+
+def _untagged(checkpoint: Path) -> list[dict[str, Any]]:
+    rows = [json.loads(line) for line in (checkpoint / "decisions.jsonl").read_text().splitlines()]
+    return [{k: v for k, v in row.items() if k != "tag"} for row in rows]
 
 
 def test_pbt_one_process_exploits_and_is_deterministic(tmp_path: Path) -> None:
@@ -51,30 +58,9 @@ def test_pbt_one_process_exploits_and_is_deterministic(tmp_path: Path) -> None:
         assert PPOLearner.load(report_path(tmp_path / "a", s, 2)).digest() == a[key]["weights_sha256"]
 
 
-@pytest.mark.slow
-def test_pbt_launched_with_a_slow_trial_matches_one_process(tmp_path: Path) -> None:
-    cmd = [sys.executable, "-m", "reactorfed.cli", "launch", f"{EXAMPLES / 'pbt_cartpole.py'}:Main", "--fast",
-           "--no-progress"]
-    for k, v in {**PARAMS, "checkpoint": tmp_path / "fed", "slow_trial": 1, "slow_ms": 60}.items():
-        cmd += ["--param", f"{k}={v}"]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "OMP_NUM_THREADS": "1"})
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    found = dict(re.findall(r"^\[\S+\] reactorfed: result of (Main\.[^:]+): (\{.*\})$", proc.stdout, re.MULTILINE))
-    assert len(found) == 4, proc.stdout[-3000:]
-    single = run_single(tmp_path / "one")
-    for name, value in found.items():
-        fed = json.loads(value)
-        if name == "Main.controller":
-            assert fed["decisions_sha256"] == single[name]["decisions_sha256"]
-            assert fed["best_trial"] == single[name]["best_trial"]
-        else:
-            assert fed["weights_sha256"] == single[name]["weights_sha256"], name
-            assert fed["hparams"] == single[name]["hparams"], name
-    assert (tmp_path / "fed" / "decisions.jsonl").read_text() == (tmp_path / "one" / "decisions.jsonl").read_text()
-
-
 def test_pbt_paused_at_a_round_resumes_from_its_checkpoints(tmp_path: Path) -> None:
+    """Resumed twice from one checkpoint, the same; and the run that was not paused: the
+    slots' checkpoints hold their samplers' states."""
     first = run_single(tmp_path / "run", pause_after=1)["Main.controller"]
     assert first["paused"] and first["rounds"] == 1 and first["decisions"] == 7
     head = (tmp_path / "run" / "decisions.jsonl").read_text()
@@ -85,7 +71,65 @@ def test_pbt_paused_at_a_round_resumes_from_its_checkpoints(tmp_path: Path) -> N
     assert ctl["resumed"] and ctl["rounds"] == 2 and ctl["decisions"] == 11
     assert (tmp_path / "run" / "decisions.jsonl").read_text().startswith(head)
     assert ctl["decisions_sha256"] == b["Main.controller"]["decisions_sha256"]
+    whole = run_single(tmp_path / "whole")
+    # the same decisions; their tags not (a resumed run's logical time starts again at 0)
+    assert _untagged(tmp_path / "run") == _untagged(tmp_path / "whole")
     for s in range(3):
         key = f"Main.trials[{s}].learner"
         assert a[key]["trials"][-1]["iterations"] == 2
-        assert a[key]["weights_sha256"] == b[key]["weights_sha256"]
+        assert a[key]["weights_sha256"] == b[key]["weights_sha256"] == whole[key]["weights_sha256"], key
+        assert a[key]["trials"][-1]["env_steps"] == whole[key]["trials"][-1]["env_steps"]
+        assert a[key]["trials"][-1]["episodes"] == whole[key]["trials"][-1]["episodes"]
+
+
+def test_pbt_resumed_without_the_samplers_states_is_another_run(tmp_path: Path) -> None:
+    """The control: the same pause with the samplers' states taken out of the slots'
+    checkpoints resumes into other weights (so the test above could fail)."""
+    import torch
+
+    run_single(tmp_path / "run", pause_after=1)
+    for path in (tmp_path / "run").glob("slot*/report*.pt"):
+        state = torch.load(path, map_location="cpu", weights_only=False)
+        assert "samplers" in state, path
+        del state["samplers"]
+        torch.save(state, path)
+    a = run_single(tmp_path / "run", resume=True)
+    whole = run_single(tmp_path / "whole")
+    assert any(a[f"Main.trials[{s}].learner"]["weights_sha256"] != whole[f"Main.trials[{s}].learner"]["weights_sha256"]
+               for s in range(3))
+
+
+@pytest.mark.slow
+def test_pbt_launched_with_a_slow_trial_killed_ends_with_the_undisturbed_population(tmp_path: Path) -> None:
+    """Launched (a federate per trial), one trial slowed on purpose and another's process
+    killed (SIGKILL) after the first round, the federation launched again with
+    ``resume=true`` (what the operator does when a trial's pod dies): the same decisions,
+    the same best trial and every trial's weights and hyperparameters as one undisturbed
+    process."""
+    params = {**PARAMS, "pbt.perturbation_interval": 2, "pbt.iterations": 8, "slow_trial": 0, "slow_ms": 100}
+    ckpt = tmp_path / "fed"
+    proc = killed.launch(ckpt, params, "pbt_cartpole.py:Main")
+    deadline = time.monotonic() + 120
+    while not (ckpt / "decisions.jsonl").exists() or '"rank"' not in (ckpt / "decisions.jsonl").read_text():
+        assert proc.poll() is None, "the run ended before it could be disturbed"
+        assert time.monotonic() < deadline, "no round in 120 s"
+        time.sleep(0.02)
+    os.kill(killed.pid_of("trials[2]", ckpt), signal.SIGKILL)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode != 0 and "trials[2] was killed by SIGKILL" in out + err, (out + err)[-3000:]
+    assert '"complete"' not in (ckpt / "decisions.jsonl").read_text(), "killed after the end"
+    again = killed.launch(ckpt, {**params, "resume": True}, "pbt_cartpole.py:Main")
+    out, err = again.communicate(timeout=300)
+    assert again.returncode == 0, err[-3000:]
+    found = dict(re.findall(r"^\[\S+\] reactorfed: result of (Main\.[^:]+): (\{.*\})$", out, re.MULTILINE))
+    whole = run_single(tmp_path / "whole", **{k: v for k, v in params.items() if k in ("pbt.perturbation_interval",
+                                                                                       "pbt.iterations")})
+    assert len(found) == 4, out[-3000:]
+    ctl = json.loads(found["Main.controller"])
+    assert ctl["resumed"] and ctl["best_trial"] == whole["Main.controller"]["best_trial"]
+    assert _untagged(ckpt) == _untagged(tmp_path / "whole")
+    for s in range(3):
+        key = f"Main.trials[{s}].learner"
+        fed = json.loads(found[key])
+        assert fed["weights_sha256"] == whole[key]["weights_sha256"], key
+        assert fed["hparams"] == whole[key]["hparams"], key

@@ -11,7 +11,6 @@ import re
 import shutil
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -21,7 +20,8 @@ import torch
 
 from reactorfed import Environment
 
-from .conftest import EXAMPLES, load_example, make_args
+from . import killed
+from .conftest import load_example, make_args
 
 # 2 samplers x 2 copies x 16 rows a round, 2 epochs of minibatches of 32: a few ms an update
 PPO = {"num_samplers": 2, "num_envs": 2, "num_steps": 16, "seed": 5, "progress": False,
@@ -81,29 +81,7 @@ def test_sync_ppo_resumed_after_reaching_its_target_does_nothing_more(tmp_path: 
 
 
 def _launch(checkpoint: Path, params: dict[str, Any], program: str = "ppo_cartpole.py:Main") -> subprocess.Popen[str]:
-    """``reactorfed launch`` of an example (the PPO one), each federate its own interpreter
-    (so that its command line names it)."""
-    cmd = [sys.executable, "-m", "reactorfed.cli", "launch", f"{EXAMPLES / program}", "--fast",
-           "--no-progress", "--no-fork-server"]
-    for k, v in {**params, "checkpoint": checkpoint}.items():
-        cmd += ["--param", f"{k}={v}"]
-    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "OMP_NUM_THREADS": "1"})
-
-
-def _pid_of(federate: str, checkpoint: Path) -> int:
-    """The process of ``federate`` in the federation that writes ``checkpoint``."""
-    for d in Path("/proc").iterdir():
-        if not d.name.isdigit():
-            continue
-        try:
-            argv = (d / "cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if (b"--federate" in argv and argv[argv.index(b"--federate") + 1] == federate.encode()
-                and any(str(checkpoint).encode() in a for a in argv)):
-            return int(d.name)
-    raise AssertionError(f"no process of federate {federate} writing {checkpoint}")
+    return killed.launch(checkpoint, params, program)
 
 
 def _checkpoint_iteration(checkpoint: Path) -> int:
@@ -121,7 +99,7 @@ def _kill_after_checkpoint(proc: subprocess.Popen[str], federate: str, checkpoin
         assert proc.poll() is None, "the run ended before it could be disturbed"
         assert time.monotonic() < deadline, "no checkpoint in 120 s"
         time.sleep(0.02)
-    os.kill(_pid_of(federate, checkpoint), signal.SIGKILL)
+    os.kill(killed.pid_of(federate, checkpoint), signal.SIGKILL)
     out, err = proc.communicate(timeout=120)
     assert proc.returncode != 0 and f"{federate} was killed by SIGKILL" in out + err, (out + err)[-3000:]
     return out

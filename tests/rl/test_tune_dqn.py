@@ -22,6 +22,7 @@ import torch
 from reactorfed import Environment
 from reactorfed.rl import SpaceInfo, SyncDQNConfig
 from reactorfed.rl.algos.apex.sync_learner import SyncDQNLearner
+from reactorfed.rl.contracts import EPISODES_UNDER_WAY
 from reactorfed.rl.rollout import PolicyRunner
 from reactorfed.rl.tune import report_path
 from reactorfed.rl.tune.exchange import load_state, state_bytes
@@ -151,6 +152,27 @@ def test_pbt_over_dqn_paused_at_a_round_resumes_with_its_replay(tmp_path: Path) 
         held = paused[s]["added"]
         assert end["added"] > held > 0
         assert np.array_equal(end["rows"][:held], paused[s]["rows"][:held])
+    # the run that was not paused ends with the same weights (the slots' checkpoints hold
+    # their samplers' states and their replays)
+    whole = run_single(tmp_path / "whole")
+    for s in range(3):
+        key = f"Main.trials[{s}].learner"
+        assert a[key]["weights_sha256"] == whole[key]["weights_sha256"], key
+
+
+def test_pbt_over_dqn_resumed_without_its_open_returns_is_another_run(tmp_path: Path) -> None:
+    """The control: the n-step returns still open taken out of the slots' checkpoints
+    (their samplers' states left in), the resumed run learns from other transitions."""
+    run_single(tmp_path / "run", pause_after=1)
+    for path in (tmp_path / "run").glob("slot*/report*.pt"):
+        state = torch.load(path, map_location="cpu", weights_only=False)
+        assert any(any(b["pending"]) for b in state[EPISODES_UNDER_WAY]) and "samplers" in state, path
+        state[EPISODES_UNDER_WAY] = []
+        torch.save(state, path)
+    a = run_single(tmp_path / "run", resume=True)
+    whole = run_single(tmp_path / "whole")
+    assert any(a[f"Main.trials[{s}].learner"]["weights_sha256"] != whole[f"Main.trials[{s}].learner"]["weights_sha256"]
+               for s in range(3))
 
 
 def test_pbt_over_dqn_launched_with_a_slow_trial_matches_one_process(tmp_path: Path) -> None:

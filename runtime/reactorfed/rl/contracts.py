@@ -25,7 +25,12 @@ import numpy as np
 from .envs.runner import make_env
 from .rollout import Rollout
 
-__all__ = ["Actor", "Algorithm", "GradientLearner", "Learner", "SpaceInfo"]
+__all__ = ["EPISODES_UNDER_WAY", "Actor", "Algorithm", "GradientLearner", "Learner", "SpaceInfo"]
+
+#: the key of a learner's state that belongs to its samplers' episodes under way (a DQN
+#: learner's open n-step returns): a resume loads it only with the samplers' own states,
+#: which carry those episodes on; without them the samplers start new episodes
+EPISODES_UNDER_WAY = "episodes_under_way"
 
 
 @dataclass(frozen=True)

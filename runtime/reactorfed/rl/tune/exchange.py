@@ -26,12 +26,13 @@ import io
 from collections.abc import Mapping
 from typing import Any
 
+from ..contracts import EPISODES_UNDER_WAY
 from .contracts import TunableLearner
 
 __all__ = ["EXCLUDED", "dump_state", "load_state", "state_bytes"]
 
 #: what a learner's state keeps that an exploit does not copy
-EXCLUDED = frozenset({"config", "config_object", "space", "seed", "rng", "replay"})
+EXCLUDED = frozenset({"config", "config_object", "space", "seed", "rng", "replay", EPISODES_UNDER_WAY})
 
 
 def dump_state(state: Mapping[str, Any]) -> bytes:

@@ -16,7 +16,10 @@ learner run in its process.
 
 With a checkpoint folder the learner saves itself at each report as
 ``DIR/slot<s>/report<key>.pt`` (the two latest kept): a controller resuming tells it
-which to load (:class:`~reactorfed.rl.tune.contracts.Directive` ``resume``).
+which to load (:class:`~reactorfed.rl.tune.contracts.Directive` ``resume``). The
+synchronous slot's checkpoint also holds its samplers' states after the report's last
+fragments (:mod:`~reactorfed.rl.plans.sampler_state`), sent back to them on a resume
+before any weights: a resumed slot goes on as the undisturbed one did.
 
 Any algorithm whose learner is a :class:`~reactorfed.rl.tune.contracts.TunableLearner`
 runs in this slot: PPO (MLP or MinAtar's CNN), APPO, DQN with its replay in the learner
@@ -41,6 +44,7 @@ from reactorfed import (
     SHUTDOWN,
     Input,
     MultiReader,
+    MultiWriter,
     Output,
     PortReader,
     PortWriter,
@@ -50,7 +54,7 @@ from reactorfed import (
     reaction,
 )
 
-from ..contracts import Algorithm, Learner, SpaceInfo
+from ..contracts import EPISODES_UNDER_WAY, Algorithm, Learner, SpaceInfo
 from ..plans.sampler import sampler_seed
 from ..plans.sync import SyncSampler
 from ..plans.trainer import PlanTrainer
@@ -78,8 +82,9 @@ class TrialTrainer(PlanTrainer):
 
     def __init__(self, slot: int, n: int, algo: Algorithm, space: SpaceInfo, run: RunConfig, *,
                  wants_state: bool = False, checkpoint_dir: str = "", slow_ns: int = 0,
-                 weights_delay: int = 0) -> None:
-        super().__init__(n, algo, space, run=run, seed=0, weights_delay=weights_delay)
+                 weights_delay: int = 0, carries_samplers: bool = False) -> None:
+        super().__init__(n, algo, space, run=run, seed=0, weights_delay=weights_delay,
+                         carries_samplers=carries_samplers)
         self.slot, self.base = slot, algo
         self.wants_state, self.checkpoint_dir, self.slow_ns = wants_state, checkpoint_dir, slow_ns
         self.trial = -1
@@ -99,14 +104,15 @@ class TrialTrainer(PlanTrainer):
         return True
 
     # -- the reactions (replacing the plan trainer's: a trial starts at its directive) ---
-    @reaction(triggers=[directive], effects=[PlanTrainer.weights, report])
+    @reaction(triggers=[directive], effects=[PlanTrainer.weights, report, PlanTrainer.restore])
     def start(self, directive: PortReader[object], weights: PortWriter[np.ndarray],
-              report: PortWriter[object]) -> None:
+              report: PortWriter[object], restore: MultiWriter[np.ndarray]) -> None:
         value = directive.get()
         assert isinstance(value, dict)
         d = Directive.of(value)
         if d.kind == "resume":
             self._resume(d.key)
+            self.carried.send(restore)  # (before any weights, in each sampler)
             if d.then is None:  # its report is the controller's already: it waits for the answer
                 return
             d = Directive.of(d.then)
@@ -200,7 +206,7 @@ class TrialTrainer(PlanTrainer):
         path = report_path(self.checkpoint_dir, self.slot, self.key)
         extra = {"trial": self.trial, "trial_hparams": self.hparams, "trial_seed": self.trial_seed,
                  "iteration": self.iteration, "key": self.key, "finished": self.finished, **self.log.state()}
-        write_checkpoint(path, {**self.tunable.state(), **extra})
+        write_checkpoint(path, {**self.tunable.state(), **extra, **self.carried.checkpoint_part(self.iteration)})
         report_path(self.checkpoint_dir, self.slot, self.key - 2).unlink(missing_ok=True)
 
     def _resume(self, key: int) -> None:
@@ -210,6 +216,10 @@ class TrialTrainer(PlanTrainer):
         state: dict[str, Any] = torch.load(path, map_location="cpu", weights_only=False)  # (this slot's own file)
         self._begin_trial(Directive("start", trial=int(state["trial"]), hparams=dict(state["trial_hparams"]),
                                     seed=int(state["trial_seed"])))
+        if self.carries_samplers:
+            self.carried.from_checkpoint(state, int(state["iteration"]), str(path))
+        if self.carried.latest is None:  # the samplers start new episodes
+            state.pop(EPISODES_UNDER_WAY, None)
         self.tunable.load_state(state)
         self.log.restore(state)
         self.iteration = self.resumed_from = int(state["iteration"])
@@ -230,11 +240,18 @@ class SyncTrial(Reactor):
                  num_samplers: int = 2, num_envs: int = 4, fragment_len: int = 32, seed: int = 0,
                  backend: str = "gymnasium", wants_state: bool = False, checkpoint_dir: str = "",
                  slow_ns: int = 0) -> None:
+        # with checkpoints, each sampler's state goes to the learner with its fragment, and
+        # back to it on a resume (at the tag of the first weights, before them)
+        snapshots = bool(checkpoint_dir)
         self.samplers = bank(SyncSampler, num_samplers, algo, env, space, num_envs, fragment_len,
-                             seed=each(lambda i: sampler_seed(seed, 100 * (slot + 1) + i)), backend=backend)
+                             seed=each(lambda i: sampler_seed(seed, 100 * (slot + 1) + i)), backend=backend,
+                             snapshots=snapshots)
         self.learner = TrialTrainer(slot, num_samplers, algo, space, run, wants_state=wants_state,
-                                    checkpoint_dir=checkpoint_dir, slow_ns=slow_ns)
+                                    checkpoint_dir=checkpoint_dir, slow_ns=slow_ns, carries_samplers=snapshots)
         self.connect(self.samplers.fragment, self.learner.fragments)
         self.connect(self.learner.weights, self.samplers.weights, after=0, broadcast=True)
+        if snapshots:
+            self.connect(self.samplers.state, self.learner.sampler_states)
+            self.connect(self.learner.restore, self.samplers.restore, after=0)
         self.connect(self.directive, self.learner.directive)
         self.connect(self.learner.report, self.report)

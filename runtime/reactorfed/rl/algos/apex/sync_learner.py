@@ -12,10 +12,11 @@ update), so one seed and the same rollouts give bit-identical weights.
 Its state (:meth:`state`) holds the replay under one key, ``replay``: the transitions,
 their priorities and the highest priority seen; a checkpoint with it resumes with
 everything learned from so far, and a tuner's exploit leaves it out (the receiver keeps
-its own: :mod:`reactorfed.rl.tune.exchange`). Not the n-step returns still open: they
-belong to episodes that a resumed run's samplers do not continue (they start their
-environments afresh), so completing them with the new episodes' steps would make false
-transitions; an exploit leaves them too (the receiver's samplers go on with them).
+its own: :mod:`reactorfed.rl.tune.exchange`). The n-step returns still open are under
+another, :data:`~reactorfed.rl.contracts.EPISODES_UNDER_WAY`: they belong to the samplers'
+episodes under way, so a resume loads them only with the samplers' states (completing
+them with a fresh episode's steps would make false transitions), and an exploit leaves
+them (the receiver's samplers go on with its own).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import torch
 
-from ...contracts import SpaceInfo
+from ...contracts import EPISODES_UNDER_WAY, SpaceInfo
 from ...replay.nstep import NStepBuilder
 from ...replay.prioritized import PrioritizedReplay
 from ...rollout import Rollout
@@ -113,7 +114,7 @@ class SyncDQNLearner:
 
     def state(self) -> dict[str, Any]:
         """Everything needed to resume: the networks, the optimizer, the counters, the
-        draws' generator and the replay."""
+        draws' generator, the replay and the n-step returns still open."""
         replay = {**self.replay.state(), "max_priority": self.max_priority}
         return {
             **self.q.state(),
@@ -121,6 +122,7 @@ class SyncDQNLearner:
             "config_object": self._config,
             "rng": self.rng.bit_generator.state,
             "replay": replay,
+            EPISODES_UNDER_WAY: [{"num_envs": b.num_envs, "pending": b.pending} for b in self.builders],
         }
 
     def load_state(self, state: Mapping[str, Any]) -> None:
@@ -133,7 +135,12 @@ class SyncDQNLearner:
             r = state["replay"]
             self.replay.restore(r)
             self.max_priority = float(r["max_priority"])
-            self.builders = []  # (a resumed run's samplers start new episodes)
+            self.builders = []  # (unless the samplers carry on their episodes: below)
+        c = self._config
+        for saved in state.get(EPISODES_UNDER_WAY, ()):
+            builder = NStepBuilder(int(saved["num_envs"]), c.n_step, c.gamma)
+            builder.pending = [list(steps) for steps in saved["pending"]]
+            self.builders.append(builder)
 
     def save(self, path: str | Path, extra: dict[str, Any] | None = None) -> Path:
         """Write a checkpoint atomically (a temporary file, then a rename)."""
