@@ -263,6 +263,33 @@ def test_a_withdrawn_key_is_refused(caplog: pytest.LogCaptureFixture) -> None:
     _ends_as_in_one_process(fed, LONG)
 
 
+def test_a_connection_opened_before_its_key_was_withdrawn_cannot_join(caplog: pytest.LogCaptureFixture) -> None:
+    """A connection made with samplers[2]'s key while it was current (the ZAP handler
+    admitted it then) and kept open: once the key is withdrawn, a HELLO over it claiming
+    samplers[2] (whose slot is open) is refused, and the slot stays empty."""
+    caplog.set_level(logging.WARNING, logger="reactorfed.rti")
+    fed = Federation(Main, keyed=True)
+    _run_rest(fed, timeout=LONG)
+    wait_until(lambda: _running(fed), timeout=20, what="the federation to run")
+    sock, mon = _monitored_dealer(fed.keys["samplers[2]"], fed.rti_keys.public, fed.endpoint)
+    try:
+        assert _handshake(mon) == zmq.EVENT_HANDSHAKE_SUCCEEDED
+        fed.withdraw("samplers[2]")
+        wait_until(lambda: fed.server.cfg.credentials.admit(raw_key(fed.keys["samplers[2]"].public)) is None,
+                   what="the RTI to read the new table")
+        sock.send(P.Hello(P.PROTOCOL_VERSION, fed.fid, "samplers[2]", fed.layout.digest, "tcp://127.0.0.1:1",
+                          os.urandom(16)).pack())
+        assert sock.poll(10_000), "no answer to the HELLO"
+        reply = P.parse(sock.recv())
+        assert isinstance(reply, P.Reject), reply
+        assert "its connection's key is no member's now (withdrawn since the connection opened)" in reply.reason
+    finally:
+        _close(sock, mon)
+    assert not fed.joined("samplers[2]")
+    assert any("withdrawn since the connection opened" in r.getMessage() for r in caplog.records)
+    _ends_as_in_one_process(fed, LONG)
+
+
 def test_a_key_the_rti_learns_late_joins_within_the_join_timeout(caplog: pytest.LogCaptureFixture) -> None:
     """A slot's key issued a moment ago, not yet in the RTI's table (a ConfigMap reaches
     the RTI's volume with a lag): the federate is refused, says so at INFO, connects again,

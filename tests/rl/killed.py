@@ -15,12 +15,25 @@ from .conftest import EXAMPLES
 def launch(checkpoint: Path, params: dict[str, Any], program: str) -> subprocess.Popen[str]:
     """``reactorfed launch`` of ``program`` (an example's ``file:Class``) with ``params`` and
     ``checkpoint``, each federate its own interpreter (its command line names it)."""
-    cmd = [sys.executable, "-m", "reactorfed.cli", "launch", f"{EXAMPLES / program}", "--fast",
-           "--no-progress", "--no-fork-server"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "reactorfed.cli",
+        "launch",
+        f"{EXAMPLES / program}",
+        "--fast",
+        "--no-progress",
+        "--no-fork-server",
+    ]
     for k, v in {**params, "checkpoint": checkpoint}.items():
         cmd += ["--param", f"{k}={v}"]
-    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "OMP_NUM_THREADS": "1"})
+    return subprocess.Popen(
+        cmd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+    )
 
 
 def pid_of(federate: str, checkpoint: Path) -> int:
@@ -32,7 +45,10 @@ def pid_of(federate: str, checkpoint: Path) -> int:
             argv = (d / "cmdline").read_bytes().split(b"\0")
         except OSError:
             continue
-        if (b"--federate" in argv and argv[argv.index(b"--federate") + 1] == federate.encode()
-                and any(str(checkpoint).encode() in a for a in argv)):
+        if (
+            b"--federate" in argv
+            and argv[argv.index(b"--federate") + 1] == federate.encode()
+            and any(str(checkpoint).encode() in a for a in argv)
+        ):
             return int(d.name)
     raise AssertionError(f"no process of federate {federate} writing {checkpoint}")

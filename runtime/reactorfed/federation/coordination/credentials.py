@@ -79,12 +79,13 @@ class KeyTable:
 
 def claim_refusal(authenticated: str | None, claimed: str) -> str | None:
     """Why a connection whose key was issued to ``authenticated`` may not be federate
-    ``claimed`` (None: it may). ``authenticated`` None: the connection proved no member's
-    key (it cannot happen behind the ZAP handler; refused all the same)."""
+    ``claimed`` (None: it may). ``authenticated`` None: the connection's key is no member's
+    now (withdrawn since the connection opened: the ZAP handler admitted it then)."""
     if authenticated == claimed:
         return None
     if authenticated is None:
-        return f"federate {claimed!r} refused: its connection presented no member's key"
+        return (f"federate {claimed!r} refused: its connection's key is no member's now (withdrawn since the "
+                f"connection opened)")
     return (f"federate {claimed!r} refused: the connection's key was issued to {authenticated!r}, "
             f"not to {claimed!r} (a member's key joins only as that member)")
 

@@ -12,8 +12,10 @@ Two ways to key a federation:
   and each federate hold their own secret key and nothing else's. A server says, per
   connection, which client keys it admits and as whom (:data:`Admit`: a key's raw 32 bytes
   -> the member it was issued to, or None); the ZAP handler asks it at each handshake and
-  the member's name travels with every message of the connection (ZeroMQ's ``User-Id``
-  property, :attr:`.transport.Server.last_user`). A client names the server's public key
+  the member's name and the key travel with every message of the connection (ZeroMQ's
+  ``User-Id`` property, :func:`user_id`), so that a server asks its admission again when a
+  message matters (:attr:`.transport.Server.last_user`: a key withdrawn since the
+  connection opened no longer names its member). A client names the server's public key
   it expects (``server_key``).
 - **One keypair per federation** (:func:`federation_keys`, for a deployment that still
   shares one secret: derived from the secret and the federation id, HMAC-SHA256 as the
@@ -45,7 +47,7 @@ from zmq.utils import z85
 __all__ = [
     "HANDSHAKE_MS", "OPT_OUT_ENV", "Admit", "CurveKeys", "Refusals", "curve_server_at", "federation_keys",
     "handshake_reason", "keys_of", "new_keys", "plaintext_opted_out", "raw_key",
-    "secure_client", "secure_server", "stop_zap", "warn_plaintext", "zap",
+    "secure_client", "secure_server", "stop_zap", "user_id", "user_of", "warn_plaintext", "zap",
 ]
 
 log = logging.getLogger("reactorfed.security")
@@ -122,6 +124,23 @@ def keys_of(secret_key: bytes | str) -> CurveKeys:
 def raw_key(public: bytes | str) -> bytes:
     """A public key's 32 raw bytes, from its Z85 text (40 characters)."""
     return _z85_key(public, "public key")[1]
+
+
+def user_id(member: str, key: bytes) -> str:
+    """A connection's ZAP User-Id: the member its client's key (32 raw bytes) was issued
+    to, and that key (Z85; its alphabet has no ``|``)."""
+    return f"{member}|{z85.encode(key).decode()}"
+
+
+def user_of(text: str) -> tuple[str, bytes] | None:
+    """:func:`user_id`'s member and raw key (None: not one)."""
+    member, sep, key = text.rpartition("|")
+    if not sep or len(key) != 40:
+        return None
+    try:
+        return member, bytes(z85.decode(key.encode()))
+    except (ValueError, KeyError):
+        return None
 
 
 def plaintext_opted_out(env: dict[str, str] | None = None) -> bool:
@@ -286,7 +305,7 @@ class _Zap(threading.Thread):
         admit = self.allowed.get(domain)
         member = admit(bytes(key)) if mechanism == b"CURVE" and admit is not None and len(key) == 32 else None
         if member is not None:
-            return [b"1.0", request_id, b"200", b"OK", member.encode(), b""]
+            return [b"1.0", request_id, b"200", b"OK", user_id(member, bytes(key)).encode(), b""]
         self.denied += 1
         now = time.monotonic_ns()
         if now >= self._next_log:  # strangers must not flood the log

@@ -26,7 +26,15 @@ from typing import Any, Protocol
 import zmq
 
 from .chunks import MAGIC, join, split, wire_limit
-from .curve import Admit, CurveKeys, handshake_reason, secure_client, secure_server, stop_zap
+from .curve import (
+    Admit,
+    CurveKeys,
+    handshake_reason,
+    secure_client,
+    secure_server,
+    stop_zap,
+    user_of,
+)
 
 __all__ = ["CONNECT_TIMEOUT_MS", "Admit", "Client", "CurveKeys", "Monitor", "Poller", "Server", "TransportError", "context", "shutdown"]
 
@@ -129,7 +137,8 @@ class Server(_Socket):
     the ones that close). :attr:`last_fd` is the descriptor of the connection the last
     message came over, so that a closed connection can be told whose it was, and
     :attr:`last_user` the member its client's key was issued to (``admit``, with ``curve``:
-    which client keys are admitted, and as whom; None: only ``curve``'s own)."""
+    which client keys are admitted, and as whom; None: only ``curve``'s own), asked again
+    each time: a key withdrawn since the connection opened names no member."""
 
     def __init__(self, endpoint: str, *, max_message: int = -1, liveness_ms: int | None = None,
                  curve: CurveKeys | None = None, admit: Admit | None = None) -> None:
@@ -149,6 +158,7 @@ class Server(_Socket):
         if curve is not None:
             secure_server(sock, curve, admit)
         self.encrypted = curve is not None
+        self._admit = admit if curve is not None else None
         self._last: Any = None  # the last message's first frame (its routing id)
         self._last_body: Any = None  # and its second (it carries the connection's metadata)
         super().__init__(sock)
@@ -190,14 +200,22 @@ class Server(_Socket):
     @property
     def last_user(self) -> str | None:
         """The member whose key the last message's connection was made with (the ZAP
-        handler's answer; asked of ZeroMQ only when wanted). None: plain text, or no message."""
+        handler's answer; asked of ZeroMQ only when wanted), if the admission still admits
+        that key as that member. None: plain text, no message, or a key withdrawn (or
+        issued to another) since the connection opened."""
         if self._last_body is None or not self.encrypted:
             return None
         try:
-            user = self._last_body.get("User-Id")
+            text = self._last_body.get("User-Id")
         except zmq.ZMQError:
             return None
-        return user if isinstance(user, str) else None
+        user = user_of(text) if isinstance(text, str) else None
+        if user is None:
+            return None
+        member, key = user
+        if self._admit is not None and self._admit(key) != member:
+            return None
+        return member
 
     def send(self, peer: bytes, frames: Sequence[Any]) -> None:
         # A full queue or a gone peer: drop; the peer's heartbeat will time out.

@@ -130,7 +130,9 @@ class DataPort:
         user, names = self.tcp.last_user, self.layout.names
         if user == str(claimed):
             return None
-        holder = names[int(user)] if user is not None and user.isdigit() and int(user) < len(names) else "no member"
+        if user is None:  # (the ZAP handler admitted it when the connection opened)
+            return f"its key was withdrawn since its connection opened (it claimed to be {names[claimed]})"
+        holder = names[int(user)] if user.isdigit() and int(user) < len(names) else "no member"
         return f"its key was issued to {holder}, not to {names[claimed]}"
 
     def authenticated(self, peer: int) -> None:
