@@ -79,6 +79,8 @@ KIND = REPO / "scripts" / "kind.sh"
 CHART = REPO / "charts" / "reactorfed-operator"
 OPERATOR_NS = "reactorfed-system"
 NAMESPACE = "rl"
+#: a ConfigMap the suite makes once scripts/kind.sh create has finished
+WHOLE = "reactorfed-kind-suite-cluster-whole"
 
 
 class Kind:
@@ -151,6 +153,10 @@ class Kind:
     def get_json(self, *args: str) -> Any:
         return json.loads(self.kubectl("get", *args, "-o", "json").stdout)
 
+    def whole(self) -> bool:
+        """Whether this cluster's creation finished (the marker the suite leaves then)."""
+        return self.kubectl("get", "configmap", WHOLE, "-n", "kube-system", check=False).returncode == 0
+
     def nodes(self) -> dict[str, dict]:
         return {n["metadata"]["name"]: n for n in self.get_json("nodes")["items"]}
 
@@ -167,7 +173,9 @@ def kind_cluster(images: dict[str, str]) -> Iterator[Kind]:
             "kind: kind or its node image is not built yet (scripts/kind.sh build; scripts/kind-test.sh does it)"
         )
     keep = os.environ.get("REACTORFED_KIND_KEEP") == "1"
-    if cluster.exists() and not keep:
+    if cluster.exists() and not (keep and cluster.whole()):
+        # (a kept cluster whose creation failed, say before its images were loaded, is
+        # kept for a look but never reused: its pods would wait for images for ever)
         cluster.delete()
     if not cluster.exists():
         t0 = time.monotonic()
@@ -178,6 +186,7 @@ def kind_cluster(images: dict[str, str]) -> Iterator[Kind]:
             "s",
             "scripts/kind.sh create: kind create, pod network, Ready, CoreDNS, images loaded",
         )
+        cluster.kubectl("create", "configmap", WHOLE, "-n", "kube-system")
     try:
         yield cluster
     finally:
