@@ -133,3 +133,13 @@ def launch_here(recipe: str, params: dict[str, str]) -> dict[str, Any]:
     found = results_by_reactor(here.stdout)
     assert len(found) == 1, here.stdout[-3000:]
     return next(iter(found.values()))
+
+
+def tear_down(k: Kind, name: str, local: subprocess.Popen[str] | None = None) -> None:
+    """A test's end, passed or not: the local run of the same program killed if it still
+    runs, and the federation deleted (its pods and volume with it)."""
+    if local is not None and local.poll() is None:
+        local.kill()
+        local.wait(timeout=10)
+    k.kubectl("delete", "rfed", name, "-n", NAMESPACE, "--ignore-not-found", "--timeout=120s", check=False,
+              timeout=150)  # fmt: skip

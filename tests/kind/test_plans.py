@@ -28,7 +28,7 @@ from reactorfed_operator.pods import federation_pods
 from reactorfed_operator.spec import parse_spec
 
 from .conftest import NAMESPACE, Kind, record
-from .federations import apply, clean_slate, pods, run_to_success, small_requests
+from .federations import apply, clean_slate, pods, run_to_success, small_requests, tear_down
 from .plans import PLANS, Plan, comparable, federation, load, pod_params, start_local
 
 pytestmark = [pytest.mark.kind, pytest.mark.timeout(1200)]
@@ -72,8 +72,4 @@ def test_plan_runs_in_pods_as_launched_here(operator: Kind, plan: Plan) -> None:
         assert in_pods and comparable(in_pods) == comparable(here), (in_pods, here)
         print(f"plan {plan.name}: {json.dumps(comparable(in_pods))}")
     finally:
-        if local.poll() is None:
-            local.kill()
-            local.wait(timeout=10)
-        k.kubectl("delete", "rfed", name, "-n", NAMESPACE, "--ignore-not-found", "--timeout=120s", check=False,
-                  timeout=150)  # fmt: skip
+        tear_down(k, name, local)

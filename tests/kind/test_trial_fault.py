@@ -26,7 +26,16 @@ from reactorfed_operator.pods import federation_pods
 from reactorfed_operator.spec import parse_spec
 
 from .conftest import NAMESPACE, Kind, record, wait_for
-from .federations import apply, clean_slate, describe, pods, run_to_success, small_requests, status
+from .federations import (
+    apply,
+    clean_slate,
+    describe,
+    pods,
+    run_to_success,
+    small_requests,
+    status,
+    tear_down,
+)
 from .plans import Plan, federation, load, pod_params, start_local
 
 pytestmark = [pytest.mark.kind, pytest.mark.plans, pytest.mark.timeout(1200)]
@@ -118,8 +127,4 @@ def test_a_trials_pod_deleted_after_a_round_ends_with_the_undisturbed_population
         here = results_by_reactor(local_log.read_text())
         assert _population(in_pods) == _population(here), (in_pods, here)
     finally:
-        if local.poll() is None:
-            local.kill()
-            local.wait(timeout=10)
-        k.kubectl("delete", "rfed", NAME, "-n", NAMESPACE, "--ignore-not-found", "--timeout=120s", check=False,
-                  timeout=150)  # fmt: skip
+        tear_down(k, NAME, local)
