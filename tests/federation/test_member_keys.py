@@ -290,6 +290,34 @@ def test_a_connection_opened_before_its_key_was_withdrawn_cannot_join(caplog: py
     _ends_as_in_one_process(fed, LONG)
 
 
+def test_a_data_connection_opened_before_its_key_was_withdrawn_cannot_authenticate(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """The same at a data port: a connection to the learner's port made with samplers[2]'s
+    key while the learner admitted it, kept open; once the key is withdrawn (the RTI's KEYS
+    reached the learner), an AUTH over it claiming samplers[2] is refused naming the
+    withdrawal."""
+    caplog.set_level(logging.WARNING, logger="reactorfed.federate")
+    fed = Federation(Main, keyed=True)
+    _run_rest(fed, timeout=LONG)
+    wait_until(lambda: _running(fed), timeout=20, what="the federation to run")
+    learner, me = fed.coords["learner"], fed.layout.index("samplers[2]")
+    assert learner.data_port is not None and me in learner.data_port.keys
+    sock, mon = _monitored_dealer(fed.keys["samplers[2]"], fed.keys["learner"].public, fed.data_endpoint("learner"))
+    try:
+        assert _handshake(mon) == zmq.EVENT_HANDSHAKE_SUCCEEDED
+        fed.withdraw("samplers[2]")
+        wait_until(lambda: me not in learner.data_port.keys, timeout=20, what="the learner to learn the new keys")
+        inbound = learner._inbound
+        before = inbound.rejected
+        session, dst = fed.server.session, fed.layout.index("learner")
+        sock.send(P.Auth(me, P.mac(session, "data", session, me, dst)).pack())
+        wait_until(lambda: inbound.rejected > before, what="the learner to refuse the AUTH")
+    finally:
+        _close(sock, mon)
+    assert any("its key was withdrawn since its connection opened" in r.getMessage() for r in caplog.records)
+    _ends_as_in_one_process(fed, LONG)
+
+
 def test_a_key_the_rti_learns_late_joins_within_the_join_timeout(caplog: pytest.LogCaptureFixture) -> None:
     """A slot's key issued a moment ago, not yet in the RTI's table (a ConfigMap reaches
     the RTI's volume with a lag): the federate is refused, says so at INFO, connects again,
