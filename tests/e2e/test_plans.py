@@ -39,16 +39,8 @@ from .test_local_run import _commands_missing, _local_process
 pytestmark = [pytest.mark.e2e, pytest.mark.plans, pytest.mark.timeout(900)]
 
 
-#: plans this suite runs and the kind suite does not
-E2E_PLANS = [
-    Plan("pbt-apex-cartpole.yaml", {"pbt.iterations": "6", "pbt.perturbation_interval": "2", "pbt.target": "1000",
-                                    "replay.learning_starts": "64", "updates_per_iteration": "2",
-                                    "checkpoint": "", "resume": "false", "progress": "false"}, replicas=2),
-]
-
-
 def _cases() -> list[Any]:
-    return [pytest.param(p, id=p.name) for p in PLANS + E2E_PLANS]
+    return [pytest.param(p, id=p.name) for p in PLANS]
 
 
 def _report_exit(cp: ControlPlane, pod: dict[str, Any], code: int) -> None:

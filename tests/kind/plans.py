@@ -66,6 +66,9 @@ PLANS = [
                                     **_NO_CHECKPOINT}, replicas=2),
     Plan("pbt-dqn-cartpole.yaml", {"pbt.iterations": "6", "pbt.perturbation_interval": "2", "pbt.target": "1000",
                                    **_NO_CHECKPOINT}, replicas=2),
+    Plan("pbt-apex-cartpole.yaml", {"pbt.iterations": "6", "pbt.perturbation_interval": "2", "pbt.target": "1000",
+                                    "replay.learning_starts": "64", "updates_per_iteration": "2", **_NO_CHECKPOINT},
+         replicas=2),
     Plan("asha-cartpole.yaml", {"search.num_samples": "3", "search.iterations": "6", "asha.grace_period": "2",
                                 "asha.reduction_factor": "2", **_NO_CHECKPOINT}, replicas=2, in_ci=True),
     # multi-agent PPO: two rounds of 200 env steps per environment pod
