@@ -106,7 +106,7 @@ def test_pbt_launched_with_a_slow_trial_killed_ends_with_the_undisturbed_populat
     ``resume=true`` (what the operator does when a trial's pod dies): the same decisions,
     the same best trial and every trial's weights and hyperparameters as one undisturbed
     process."""
-    params = {**PARAMS, "pbt.perturbation_interval": 2, "pbt.iterations": 8, "slow_trial": 0, "slow_ms": 100}
+    params = {**PARAMS, "pbt.perturbation_interval": 2, "pbt.iterations": 8, "slow_trial": 0, "slow_ms": 250}
     ckpt = tmp_path / "fed"
     proc = killed.launch(ckpt, params, "pbt_cartpole.py:Main")
     deadline = time.monotonic() + 120
