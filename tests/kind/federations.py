@@ -78,6 +78,16 @@ def columns(k: Kind, name: str, wide: bool = False) -> dict[str, str]:
     return {header[a:b].strip(): row[a:b].strip() for a, b in zip(starts, ends, strict=True)}
 
 
+def progress_done(k: Kind, name: str, total: int) -> int:
+    """How far the run is, as its status shows it (``doneText``'s count; 0 while none is
+    known), and ``total`` once it has ended, so that nothing waits for a run that is over."""
+    st = status(k, name)
+    if st.get("phase") in ("Succeeded", "Failed"):
+        return total
+    head = ((st.get("progress") or {}).get("doneText") or "").split("/")[0]
+    return int(head) if head.isdigit() else 0
+
+
 def describe(k: Kind, name: str) -> str:
     out = k.kubectl("get", "rfed,pods", "-n", NAMESPACE, "-o", "wide", check=False).stdout
     ev = k.kubectl("get", "events", "-n", NAMESPACE, "--sort-by=.lastTimestamp", check=False).stdout

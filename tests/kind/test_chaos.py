@@ -28,6 +28,7 @@ from .federations import (
     launch_here,
     load_example,
     pods,
+    progress_done,
     small_requests,
     status,
 )
@@ -45,13 +46,8 @@ PARAMS = {"ppo.total_timesteps": str(UPDATES * 256), "target_return": "1000", "s
 
 
 def _done(k: Kind) -> int:
-    """The learner's updates so far, as the status shows them (0 while none is known; the
-    whole run once it has ended, so that nothing waits for a run that is over)."""
-    st = status(k, NAME)
-    if st.get("phase") in ("Succeeded", "Failed"):
-        return UPDATES
-    head = ((st.get("progress") or {}).get("doneText") or "").split("/")[0]
-    return int(head) if head.isdigit() else 0
+    """The learner's updates so far (all of them once the run has ended)."""
+    return progress_done(k, NAME, UPDATES)
 
 
 def _learner_result(k: Kind) -> dict[str, Any]:

@@ -31,6 +31,7 @@ from .federations import (
     clean_slate,
     describe,
     pods,
+    progress_done,
     run_to_success,
     small_requests,
     status,
@@ -57,13 +58,8 @@ VICTIM = f"{NAME}-trials-1"
 
 
 def _done(k: Kind) -> int:
-    """The population's iterations so far, as the status shows them (the whole budget once
-    the run has ended)."""
-    st = status(k, NAME)
-    if st.get("phase") in ("Succeeded", "Failed"):
-        return ITERATIONS
-    head = ((st.get("progress") or {}).get("doneText") or "").split("/")[0]
-    return int(head) if head.isdigit() else 0
+    """The population's iterations so far (the whole budget once the run has ended)."""
+    return progress_done(k, NAME, ITERATIONS)
 
 
 def _population(results: dict[str, dict[str, Any]]) -> dict[str, Any]:

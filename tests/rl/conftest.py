@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.util
+import json
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -26,6 +27,13 @@ def make_args(args_cls: type, params: Mapping[str, Any]) -> Any:
             nested.setdefault(group, {})[name] = value
     args = args_cls(**flat)
     return dataclasses.replace(args, **{g: dataclasses.replace(getattr(args, g), **kw) for g, kw in nested.items()})
+
+
+def untagged_decisions(checkpoint: Path) -> list[dict[str, Any]]:
+    """A tuner's decision record (``checkpoint/decisions.jsonl``) without each line's tag:
+    a resumed run's logical time starts again at 0, its decisions are the same."""
+    rows = [json.loads(line) for line in (checkpoint / "decisions.jsonl").read_text().splitlines()]
+    return [{k: v for k, v in row.items() if k != "tag"} for row in rows]
 
 
 def load_example(name: str) -> ModuleType:

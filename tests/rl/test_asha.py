@@ -18,7 +18,7 @@ import pytest
 
 from reactorfed import Environment
 
-from .conftest import EXAMPLES, load_example, make_args
+from .conftest import EXAMPLES, load_example, make_args, untagged_decisions
 
 # 2 slots, 5 configurations, 4 iterations each (rungs at 1 and 2) of 1 sampler x 2 copies x 32 rows
 PARAMS: dict[str, Any] = {"search.slots": 2, "search.num_samples": 5, "search.iterations": 4,
@@ -96,10 +96,6 @@ def test_asha_paused_resumes_the_same_way_every_time(tmp_path: Path) -> None:
     # and the run that was not paused (the slots' checkpoints hold their samplers' states):
     # the same decisions but for their tags (a resumed run's logical time starts again at 0)
     whole = run_single(tmp_path / "whole")
-    assert untagged(tmp_path / "run") == untagged(tmp_path / "whole")
+    assert untagged_decisions(tmp_path / "run") == untagged_decisions(tmp_path / "whole")
     assert [t["weights_sha256"] for t in trials_of(a)] == [t["weights_sha256"] for t in trials_of(whole)]
 
-
-def untagged(checkpoint: Path) -> list[dict[str, Any]]:
-    rows = [json.loads(line) for line in (checkpoint / "decisions.jsonl").read_text().splitlines()]
-    return [{k: v for k, v in row.items() if k != "tag"} for row in rows]

@@ -22,7 +22,7 @@ from reactorfed.rl.algos.ppo.learner import PPOLearner
 from reactorfed.rl.tune import report_path
 
 from . import killed
-from .conftest import load_example, make_args
+from .conftest import load_example, make_args, untagged_decisions
 
 # 3 trials of 1 sampler x 2 copies x 32 rows, 2 iterations of 2 epochs; a round after each
 PARAMS: dict[str, Any] = {"pbt.population": 3, "pbt.perturbation_interval": 1, "pbt.iterations": 2,
@@ -34,11 +34,6 @@ def run_single(checkpoint: Path, **params: Any) -> dict[str, Any]:
     pbt = load_example("pbt_cartpole")
     main = pbt.Main(make_args(pbt.Args, {**PARAMS, "checkpoint": str(checkpoint), **params}))
     return dict(Environment(fast=True).run(main).results)
-
-
-def _untagged(checkpoint: Path) -> list[dict[str, Any]]:
-    rows = [json.loads(line) for line in (checkpoint / "decisions.jsonl").read_text().splitlines()]
-    return [{k: v for k, v in row.items() if k != "tag"} for row in rows]
 
 
 def test_pbt_one_process_exploits_and_is_deterministic(tmp_path: Path) -> None:
@@ -73,7 +68,7 @@ def test_pbt_paused_at_a_round_resumes_from_its_checkpoints(tmp_path: Path) -> N
     assert ctl["decisions_sha256"] == b["Main.controller"]["decisions_sha256"]
     whole = run_single(tmp_path / "whole")
     # the same decisions; their tags not (a resumed run's logical time starts again at 0)
-    assert _untagged(tmp_path / "run") == _untagged(tmp_path / "whole")
+    assert untagged_decisions(tmp_path / "run") == untagged_decisions(tmp_path / "whole")
     for s in range(3):
         key = f"Main.trials[{s}].learner"
         assert a[key]["trials"][-1]["iterations"] == 2
@@ -127,7 +122,7 @@ def test_pbt_launched_with_a_slow_trial_killed_ends_with_the_undisturbed_populat
     assert len(found) == 4, out[-3000:]
     ctl = json.loads(found["Main.controller"])
     assert ctl["resumed"] and ctl["best_trial"] == whole["Main.controller"]["best_trial"]
-    assert _untagged(ckpt) == _untagged(tmp_path / "whole")
+    assert untagged_decisions(ckpt) == untagged_decisions(tmp_path / "whole")
     for s in range(3):
         key = f"Main.trials[{s}].learner"
         fed = json.loads(found[key])

@@ -136,11 +136,15 @@ class SyncDQNLearner:
             self.replay.restore(r)
             self.max_priority = float(r["max_priority"])
             self.builders = []  # (unless the samplers carry on their episodes: below)
+        if EPISODES_UNDER_WAY in state:
+            self.builders = [self._builder(saved) for saved in state[EPISODES_UNDER_WAY]]
+
+    def _builder(self, saved: Mapping[str, Any]) -> NStepBuilder:
+        """A sampler's n-step builder with the returns it had open (:meth:`state`'s)."""
         c = self._config
-        for saved in state.get(EPISODES_UNDER_WAY, ()):
-            builder = NStepBuilder(int(saved["num_envs"]), c.n_step, c.gamma)
-            builder.pending = [list(steps) for steps in saved["pending"]]
-            self.builders.append(builder)
+        builder = NStepBuilder(int(saved["num_envs"]), c.n_step, c.gamma)
+        builder.pending = [list(steps) for steps in saved["pending"]]
+        return builder
 
     def save(self, path: str | Path, extra: dict[str, Any] | None = None) -> Path:
         """Write a checkpoint atomically (a temporary file, then a rename)."""
