@@ -97,11 +97,11 @@ def test_envpool_fragments_are_fixed_by_the_seed() -> None:
 
 
 @needs_envpool
-def test_copy_k_is_seeded_seed_plus_k() -> None:
-    """Copy ``k`` of a vector seeded ``s`` steps as copy 0 of one seeded ``s + k`` would."""
+def test_copy_k_is_seeded_first_copy_seed_plus_k() -> None:
+    """Copy ``k`` of a vector of 3 seeded ``s`` steps as copy 0 of one seeded ``3 s + k`` would."""
     v = PolicyRunner("CartPole-v1", 3, seed=20, backend="envpool").rollout(80, Always())
     for k in range(3):
-        one = PolicyRunner("CartPole-v1", 1, seed=20 + k, backend="envpool").rollout(80, Always())
+        one = PolicyRunner("CartPole-v1", 1, seed=60 + k, backend="envpool").rollout(80, Always())
         np.testing.assert_array_equal(v.obs[:, k], one.obs[:, 0])
         np.testing.assert_array_equal(v.resets[:, k], one.resets[:, 0])
 
@@ -153,9 +153,9 @@ def test_auto_takes_envpool_where_it_can_and_says_which(caplog: pytest.LogCaptur
         assert VectorEnvRunner("CartPole-v1", 2, seed=1, backend="auto").backend == "envpool"
         assert VectorEnvRunner("Blackjack-v1", 2, seed=1, backend="auto").backend == "gymnasium"
     lines = [r.getMessage() for r in caplog.records]
-    assert any(m.startswith("CartPole-v1 x2 (seed 1): stepped by EnvPool") and "backend='auto'" in m for m in lines)
+    assert any(m.startswith("CartPole-v1 x2 (seeds 2-3): stepped by EnvPool") and "backend='auto'" in m for m in lines)
     # Blackjack-v1's observations are a Box in EnvPool, a Tuple in gymnasium: not the same meaning
-    assert any(m.startswith("Blackjack-v1 x2 (seed 1): stepped by gymnasium's SyncVectorEnv") and "envpool not used" in m
+    assert any(m.startswith("Blackjack-v1 x2 (seeds 2-3): stepped by gymnasium's SyncVectorEnv") and "envpool not used" in m
                and "Tuple" in m for m in lines)
     with pytest.raises(ValueError, match="backend='envpool' cannot step Blackjack-v1: EnvPool's Blackjack-v1 has spaces"):
         VectorEnvRunner("Blackjack-v1", 2, backend="envpool")
@@ -239,5 +239,5 @@ def test_launched_samplers_build_their_envpool_in_their_own_process() -> None:
     found = re.findall(r"^\[collector\] reactorfed: result of Main\.collector: (\{.*\})$", proc.stdout, re.MULTILINE)
     assert len(found) == 1 and json.loads(found[0])["steps"] == 4000, proc.stdout[-3000:]
     for i in (0, 1):  # said by each sampler, in its own process
-        assert re.search(rf"^\[samplers\[{i}\]\] .*CartPole-v1 x4 \(seed 10{i}\): stepped by EnvPool", proc.stdout + proc.stderr,
+        assert re.search(rf"^\[samplers\[{i}\]\] .*CartPole-v1 x4 \(seeds {4 * (100 + i)}-{4 * (100 + i) + 3}\): stepped by EnvPool", proc.stdout + proc.stderr,
                          re.MULTILINE), proc.stderr[-3000:]

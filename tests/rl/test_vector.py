@@ -33,11 +33,20 @@ def test_rollout_shapes_and_determinism(name: str, mode: str, obs_shape: tuple[i
 
 
 @pytest.mark.parametrize("name", ["Pendulum-v1", "Blackjack-v1"])
-def test_copy_k_is_seeded_like_a_runner_with_seed_plus_k(name: str) -> None:
+def test_copy_k_is_seeded_like_a_runner_with_first_copy_seed_plus_k(name: str) -> None:
     v = VectorEnvRunner(name, 3, seed=10)
     for k in range(3):
-        np.testing.assert_array_equal(v.obs[k], EnvRunner(name, seed=10 + k).obs)
+        np.testing.assert_array_equal(v.obs[k], EnvRunner(name, seed=30 + k).obs)
 
+
+@pytest.mark.parametrize("backend", ["gymnasium", "envpool"])
+def test_samplers_seeded_one_apart_share_no_copy(backend: str) -> None:
+    """Samplers are seeded ``s + i``: their copies' episode starts must all differ (copy
+    ``k`` seeded ``s + k`` would make sampler 1's copy 0 replay sampler 0's copy 1)."""
+    name = "Acrobot-v1" if backend == "gymnasium" else "CartPole-v1"
+    starts = [VectorEnvRunner(name, 4, seed=100 + i, backend=backend).obs for i in range(2)]
+    rows = np.concatenate(starts).reshape(8, -1)
+    assert len({r.tobytes() for r in rows}) == 8
 
 def test_reset_rows_follow_episode_ends_and_rewards_add_up() -> None:
     v = VectorEnvRunner("CartPole-v1", 8, seed=0)

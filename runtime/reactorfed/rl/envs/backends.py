@@ -9,7 +9,8 @@
   otherwise.
 
 Either backend's fragments have the same layout and meaning (next-step autoreset rows,
-truncation apart from termination, copy ``k`` seeded ``seed + k``), and a seed fixes them;
+truncation apart from termination, copy ``k`` seeded ``first_copy_seed(seed, num_envs) + k``),
+and a seed fixes them;
 but the two draw from different generators, so one seed gives different fragments under
 each. That is why the default is not ``"auto"``: what a seed produces would depend on
 what is installed where each sampler runs. Every runner logs which backend steps its
@@ -26,7 +27,8 @@ import gymnasium as gym
 from .envpool_env import EnvPoolVectorEnv, envpool_support, envpool_version
 from .runner import env_id, vectorization_mode
 
-__all__ = ["BACKENDS", "Backend", "check_backend", "make_vector_env", "resolve_backend", "vectorization_mode"]
+__all__ = ["BACKENDS", "Backend", "check_backend", "first_copy_seed", "make_vector_env", "resolve_backend",
+           "vectorization_mode"]
 
 Backend = Literal["auto", "gymnasium", "envpool"]
 BACKENDS: tuple[str, ...] = ("auto", "gymnasium", "envpool")
@@ -54,14 +56,28 @@ def resolve_backend(name: str, backend: str = "gymnasium") -> tuple[str, str]:
     return "gymnasium", why
 
 
+#: copy seeds stay below 2**31 (EnvPool takes 32-bit signed seeds), up to 65,536 copies a vector
+_SEED_SPACE = 2**31 - 2**16
+
+
+def first_copy_seed(seed: int, num_envs: int) -> int:
+    """The seed of copy 0 of a vector of ``num_envs`` copies seeded ``seed``; copy ``k`` gets
+    this plus ``k`` (every backend but CartPole's native vector seeds its copies so). Samplers
+    seeded ``s`` and ``s + 1`` would otherwise share all but one of their copies' seeds and
+    replay the same episode starts; spaced ``num_envs`` apart, no two copies of a run share one."""
+    return seed * num_envs % _SEED_SPACE
+
+
 def make_vector_env(name: str, num_envs: int, seed: int, backend: str = "gymnasium") -> tuple[Any, Any, str]:
-    """``num_envs`` copies of ``name`` under ``backend``, reset (copy ``k`` with ``seed + k``):
+    """``num_envs`` copies of ``name`` under ``backend``, reset (copy ``k`` with
+    ``first_copy_seed(seed, num_envs) + k``):
     ``(vector environment, first observations, backend used)``. Logs which backend it is."""
     used, why = resolve_backend(name, backend)
     full = env_id(name)
+    first = first_copy_seed(seed, num_envs)
     env: Any
     if used == "envpool":
-        env = EnvPoolVectorEnv(name, num_envs, seed)
+        env = EnvPoolVectorEnv(name, num_envs, first)
         obs, _ = env.reset()
         engine = f"EnvPool {envpool_version()} ({env.task})"
     else:
@@ -72,8 +88,9 @@ def make_vector_env(name: str, num_envs: int, seed: int, backend: str = "gymnasi
             # spent generator (gymnasium 1.2) or a list of local closures (1.3 on), neither of
             # which pickles, and a sampler's state is its environments pickled
             env.env_fns = ()
-        obs, _ = env.reset(seed=seed)
+        obs, _ = env.reset(seed=first)
         engine = f"gymnasium's {type(env).__name__}"
     note = f"; envpool not used: {why}" if why else ""
-    log.info("%s x%d (seed %d): stepped by %s, backend=%r%s", name, num_envs, seed, engine, backend, note)
+    log.info("%s x%d (seeds %d-%d): stepped by %s, backend=%r%s", name, num_envs, first, first + num_envs - 1,
+             engine, backend, note)
     return env, obs, used

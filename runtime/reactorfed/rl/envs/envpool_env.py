@@ -17,7 +17,8 @@ gymnasium 1.4; ``tests/rl/test_envpool_env.py`` keeps checking it):
   so CartPole-v1's 500th step is truncated, not terminated.
 * **Seeding**: copy ``k`` is seeded ``seed + k`` (passed as a list, not left to EnvPool's
   default, which is the same today), as gymnasium's vector environments reset copy ``k``
-  with ``seed + k``. Each copy draws from its own C++ ``std::mt19937``, not numpy's PCG64:
+  with ``seed + k`` (a sampler's ``seed`` here is already spaced from the others':
+  :func:`~reactorfed.rl.envs.backends.first_copy_seed`). Each copy draws from its own C++ ``std::mt19937``, not numpy's PCG64:
   one seed gives the same fragments every time, but not gymnasium's fragments.
 * **Copy order**: in synchronous mode (a batch of every copy) EnvPool returns the copies in
   order; :meth:`EnvPoolVectorEnv.step` checks ``info["env_id"]`` every step and puts them

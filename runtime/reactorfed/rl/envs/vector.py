@@ -10,8 +10,9 @@ ALE Atari games have one too (ale-py's ``AtariVectorEnv``, stepping the copies o
 own threads): its observations are preprocessed as Atari agents are usually trained
 (84x84 grayscale, 4 frames stacked), not the 210x160 RGB frames of one environment.
 
-Seeding follows :class:`~reactorfed.rl.envs.runner.EnvRunner`: copy ``k`` is reset with
-``seed + k``, random actions come from ``numpy.random.default_rng(seed)``.
+Seeding: copy ``k`` is reset with ``first_copy_seed(seed, num_envs) + k``
+(:func:`~reactorfed.rl.envs.backends.first_copy_seed`: so that runners seeded ``s`` and
+``s + 1`` share no copy's seed), random actions come from ``numpy.random.default_rng(seed)``.
 
 gymnasium's vector environments reset a finished copy on the *next* step (its action is
 ignored, its reward is 0): that row of a fragment is no transition, and
