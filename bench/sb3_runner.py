@@ -1,6 +1,7 @@
 """Stable-Baselines3's PPO trained until a threshold, judged as reactorfed and RLlib are, by
 reactorfed's own :class:`~reactorfed.rl.TrainingLog`: the mean return of the last 100
-finished training episodes (SB3's Monitor's returns), checked whenever an episode ends.
+finished training episodes (SB3's Monitor's returns), checked after each update, as
+reactorfed's learner checks it.
 
 One run per process (``python -m bench.sb3_runner --spec JSON``), timed from SB3's
 ``on_training_start`` callback (imports and environment construction not counted); the
@@ -66,26 +67,40 @@ def train(env_id: str, seed: int, hp: dict[str, Any], threshold: float, total: i
         hp["clip_range"] = lambda remaining: remaining * clip
 
     class Threshold(BaseCallback):
-        """reactorfed's own judge (:class:`reactorfed.rl.TrainingLog`) fed every finished
-        episode as it ends; the curve taken at each rollout's end."""
+        """reactorfed's own judge (:class:`reactorfed.rl.TrainingLog`) fed each rollout's
+        finished episodes once the update that follows the rollout is done, as reactorfed's
+        learner logs a round's episodes after learning from it: judged at the same points
+        (SB3 could stop within a rollout, reactorfed only between updates) and timed after
+        the same work. The curve is taken at each rollout's end."""
 
         def __init__(self) -> None:
             super().__init__()
             self.log = TrainingLog(RunConfig(target_return=threshold))
             self.curve: list[tuple[float, int, float]] = []
+            self.finished: list[float] = []  # the episodes of the rollout collected last
+            self.rollouts = 0
 
         def _on_training_start(self) -> None:
             self.log.start("sb3", time.perf_counter_ns)
 
         def _on_step(self) -> bool:
-            finished = [float(info["episode"]["r"]) for info in self.locals["infos"] if "episode" in info]
-            if finished:
-                self.log.add(finished, self.n_calls, int(self.num_timesteps))
+            self.finished += [float(info["episode"]["r"]) for info in self.locals["infos"] if "episode" in info]
             return not self.log.solved
 
         def _on_rollout_end(self) -> None:
+            self.rollouts += 1
             now = (time.perf_counter_ns() - self.log.t0) / 1e9
             self.curve.append((round(now, 4), int(self.num_timesteps), self.log.mean_return))
+
+        def _judge(self) -> None:
+            """The last rollout's episodes to the log (after its update: SB3 calls
+            ``_on_rollout_start`` once it has trained, and ``_on_training_end`` after the last)."""
+            if self.rollouts:
+                self.log.add(self.finished, self.rollouts, int(self.num_timesteps))
+                self.finished = []
+
+        _on_rollout_start = _judge
+        _on_training_end = _judge
 
     conv = hp.pop("conv_channels", None)
     if env_id.startswith("MinAtar/"):
