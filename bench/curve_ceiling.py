@@ -16,13 +16,14 @@ from typing import Any
 
 import zmq
 
+from bench.federation import FRAME as SIZE
+
 N = 5000
-SIZE = 100 * 1024
 #: (public, secret), or None: plain text
 Keys = tuple[bytes, bytes] | None
 
 
-def pull(ports: Any, keys: Keys, out: Any) -> None:
+def pull(ports: Any, keys: Keys, out: Any, n: int = N) -> None:
     ctx = zmq.Context()
     s = ctx.socket(zmq.PULL)
     if keys:
@@ -31,14 +32,14 @@ def pull(ports: Any, keys: Keys, out: Any) -> None:
     ports.put(s.bind_to_random_port("tcp://127.0.0.1"))
     s.recv()
     t0 = time.perf_counter()
-    for _ in range(N - 1):
+    for _ in range(n - 1):
         s.recv(copy=False)
-    out.put((N - 1) / (time.perf_counter() - t0))
+    out.put((n - 1) / (time.perf_counter() - t0))
     s.close()
     ctx.term()
 
 
-def push(port: int, keys: Keys) -> None:
+def push(port: int, keys: Keys, n: int = N) -> None:
     ctx = zmq.Context()
     s = ctx.socket(zmq.PUSH)
     if keys:
@@ -46,10 +47,25 @@ def push(port: int, keys: Keys) -> None:
         s.curve_publickey, s.curve_secretkey = keys
     s.connect(f"tcp://127.0.0.1:{port}")
     buf = bytearray(SIZE)
-    for _ in range(N):
+    for _ in range(n):
         s.send(buf, copy=False)
     s.close(linger=10_000)
     ctx.term()
+
+
+def frames_per_s(keys: Keys, n: int = N) -> float:
+    """One round: ``n`` frames from a pushing process to a pulling one, frames/s as the
+    puller counts them from its first frame on (connection and handshake excluded)."""
+    ports: Any = mp.Queue()
+    out: Any = mp.Queue()
+    a = mp.Process(target=pull, args=(ports, keys, out, n))
+    a.start()
+    b = mp.Process(target=push, args=(ports.get(), keys, n))
+    b.start()
+    rate = float(out.get())
+    a.join()
+    b.join()
+    return rate
 
 
 def main() -> int:
@@ -57,16 +73,7 @@ def main() -> int:
     keypair = zmq.curve_keypair()
     for _ in range(3):
         for curve in (False, True):
-            keys = keypair if curve else None
-            ports: Any = mp.Queue()
-            out: Any = mp.Queue()
-            a = mp.Process(target=pull, args=(ports, keys, out))
-            a.start()
-            b = mp.Process(target=push, args=(ports.get(), keys))
-            b.start()
-            res["curve" if curve else "plain"].append(round(out.get()))
-            a.join()
-            b.join()
+            res["curve" if curve else "plain"].append(round(frames_per_s(keypair if curve else None)))
     print(json.dumps({"frames_per_s": {k: sorted(v) for k, v in res.items()}, "frame_bytes": SIZE}))
     return 0
 

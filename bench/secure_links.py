@@ -13,6 +13,9 @@ interleaved, so the machine's load hits both alike.
    over a Unix socket, unencrypted by design; the RTI's links CurveZMQ).
 3. **100 KB payloads over TCP**: the same chain, each tag a 100 KB numpy frame,
    ``--no-shm --no-unix-sockets``; frames/s. Target: encrypted throughput at most 25% lower.
+   Its judged row: the encrypted federation against **raw CurveZMQ**, libzmq PUSH/PULL of
+   the same frames between two processes with no framework (``bench/curve_ceiling.py``),
+   interleaved in the same run. Target: at least 0.8 of that ceiling.
 4. **Q-learning** (``examples/rl/qlearning.py``, 2 samplers and the learner, over TCP):
    wall time as the program measures it (``--quick``: fewer iterations).
 
@@ -28,11 +31,16 @@ import statistics
 from collections.abc import Callable
 from typing import Any
 
+import zmq
+
 from bench.common import Better, Results, base_parser, progress, wait_quiet
+from bench.curve_ceiling import frames_per_s as raw_frames_per_s
 from bench.federation import FRAME, _rf
 from bench.rf_runner import ProgramFailed, run_program
 
 OPT_OUT = "REACTORFED_INSECURE_PLAINTEXT_TCP"
+FRAMES = "100 KB frames, 2 federates, TCP"
+CEILING_BAR = 0.8
 TCP = ("--no-unix-sockets",)
 TCP_NO_SHM = ("--no-shm", "--no-unix-sockets")
 
@@ -87,11 +95,13 @@ def main(argv: list[str] | None = None) -> int:
     cases: dict[str, tuple[Callable[[], float], str, Better, str]] = {
         "tag advance, 2 federates, TCP": (lambda: per_tag_us(n, TCP), "per_tag_us", "lower", "<= 10% slower"),
         "tag advance, 2 federates, default links": (lambda: per_tag_us(n, ()), "per_tag_us", "lower", ""),
-        "100 KB frames, 2 federates, TCP": (lambda: frames_per_s(nframes), "frames_per_s", "higher", "<= 25% lower"),
+        FRAMES: (lambda: frames_per_s(nframes), "frames_per_s", "higher", "<= 25% lower"),
     }
     if not args.no_qlearning:
         cases[f"Q-learning, 2 samplers, {iters} iterations, TCP"] = (lambda: qlearning_s(iters), "wall_s", "lower", "")
     samples: dict[str, dict[bool, list[float]]] = {c: {False: [], True: []} for c in cases}
+    raw: list[float] = []
+    keypair = zmq.curve_keypair()
     load0 = [round(x, 2) for x in os.getloadavg()]
     progress(f"load average {load0} on {os.cpu_count()} cores; {runs} runs")
     for i in range(runs):
@@ -101,6 +111,10 @@ def main(argv: list[str] | None = None) -> int:
                     samples[case][plaintext].append(_with(plaintext, fn))
                 except (ProgramFailed, RuntimeError) as exc:
                     progress(f"{case} ({'plain' if plaintext else 'curve'}) failed: {exc}")
+            if case == FRAMES:
+                wait_quiet()
+                raw.append(raw_frames_per_s(keypair, nframes))
+                progress(f"run {i + 1}: raw CurveZMQ {raw[-1]:.0f} frames_per_s")
             got = samples[case]
             progress(f"run {i + 1}: {case}: curve {got[False][-1:]} plain {got[True][-1:]} {metric}")
     res = Results("secure_links", args.out)
@@ -121,6 +135,14 @@ def main(argv: list[str] | None = None) -> int:
                 overhead_pct=round(overhead * 100, 1), **per_item, samples=[round(x, 3) for x in enc],
                 peer_samples=[round(x, 3) for x in plain],
                 **({"bar": target, "meets_bar": overhead <= limit} if limit is not None else {}), **common)
+    if samples[FRAMES][False] and raw:
+        e, c = statistics.median(samples[FRAMES][False]), statistics.median(raw)
+        res.add(f"{FRAMES}, encrypted vs raw CurveZMQ", "frames_per_s", e, "raw CurveZMQ", c, "higher", len(raw),
+                samples=[round(x, 3) for x in samples[FRAMES][False]], peer_samples=[round(x, 3) for x in raw],
+                bar=f">= {CEILING_BAR} of raw CurveZMQ", meets_bar=e / c >= CEILING_BAR,
+                **{**common,
+                   "why": "the raw ceiling: libzmq PUSH/PULL of the same encrypted frames between two "
+                          "processes, no framework (bench/curve_ceiling.py)"})
     if not args.no_write:
         res.write()
         res.plot("CurveZMQ on every TCP link vs plain text (ratio > 1: encryption costs nothing)")
