@@ -149,3 +149,16 @@ def test_negative_returns_are_compared_by_their_difference() -> None:
     report(res, "ppo-acrobot", case, runs, [1], -100.0)
     row = next(r for r in res.rows if r["metric"].startswith("return_100"))
     assert row["ratio"] is None and row["difference"] == 280.0 and row["within_or_above_peer_spread"] is True
+
+
+def test_sb3_is_judged_after_each_update_as_reactorfed_is() -> None:
+    """SB3's run to a threshold reports the step count of a rollout's end (a multiple of
+    ``n_envs * n_steps``), as reactorfed's learner judges after each update, not the step
+    within a rollout at which the last 100 episodes first averaged the threshold."""
+    from bench.sb3_runner import train
+
+    hp = {**CASES["ppo-cartpole"].sb3, "n_envs": 2, "n_steps": 48, "batch_size": 96, "n_epochs": 2}  # type: ignore[dict-item]
+    r = train("CartPole-v1", 1, hp, threshold=15.0, total=20_000)
+    assert r["reached"] and r["env_steps"] % 96 == 0, r["env_steps"]
+    rollout_ends = [steps for _, steps, _ in r["curve"]]
+    assert r["env_steps"] in rollout_ends
