@@ -13,6 +13,7 @@ from reactorfed.rl import EnvRunner, VectorEnvRunner
 from reactorfed.rl.plans.sampling import EnvSampler
 
 from .conftest import load_example
+from .test_envpool_env import needs_envpool
 
 
 @pytest.mark.parametrize(
@@ -39,7 +40,7 @@ def test_copy_k_is_seeded_like_a_runner_with_first_copy_seed_plus_k(name: str) -
         np.testing.assert_array_equal(v.obs[k], EnvRunner(name, seed=30 + k).obs)
 
 
-@pytest.mark.parametrize("backend", ["gymnasium", "envpool"])
+@pytest.mark.parametrize("backend", ["gymnasium", pytest.param("envpool", marks=needs_envpool)])
 def test_samplers_seeded_one_apart_share_no_copy(backend: str) -> None:
     """Samplers are seeded ``s + i``: their copies' episode starts must all differ (copy
     ``k`` seeded ``s + k`` would make sampler 1's copy 0 replay sampler 0's copy 1)."""
@@ -47,6 +48,7 @@ def test_samplers_seeded_one_apart_share_no_copy(backend: str) -> None:
     starts = [VectorEnvRunner(name, 4, seed=100 + i, backend=backend).obs for i in range(2)]
     rows = np.concatenate(starts).reshape(8, -1)
     assert len({r.tobytes() for r in rows}) == 8
+
 
 def test_reset_rows_follow_episode_ends_and_rewards_add_up() -> None:
     v = VectorEnvRunner("CartPole-v1", 8, seed=0)

@@ -18,8 +18,9 @@ gymnasium 1.4; ``tests/rl/test_envpool_env.py`` keeps checking it):
 * **Seeding**: copy ``k`` is seeded ``seed + k`` (passed as a list, not left to EnvPool's
   default, which is the same today), as gymnasium's vector environments reset copy ``k``
   with ``seed + k`` (a sampler's ``seed`` here is already spaced from the others':
-  :func:`~reactorfed.rl.envs.backends.first_copy_seed`). Each copy draws from its own C++ ``std::mt19937``, not numpy's PCG64:
-  one seed gives the same fragments every time, but not gymnasium's fragments.
+  :func:`~reactorfed.rl.envs.backends.first_copy_seed`). Each copy draws from its own C++
+  ``std::mt19937``, not numpy's PCG64: one seed gives the same fragments every time, but
+  not gymnasium's fragments.
 * **Copy order**: in synchronous mode (a batch of every copy) EnvPool returns the copies in
   order; :meth:`EnvPoolVectorEnv.step` checks ``info["env_id"]`` every step and puts them
   in order if they ever are not.
