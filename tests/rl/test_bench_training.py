@@ -151,6 +151,7 @@ def test_negative_returns_are_compared_by_their_difference() -> None:
     assert row["ratio"] is None and row["difference"] == 280.0 and row["within_or_above_peer_spread"] is True
 
 
+@pytest.mark.peers
 def test_sb3_is_judged_after_each_update_as_reactorfed_is() -> None:
     """SB3's run to a threshold reports the step count of a rollout's end (a multiple of
     ``n_envs * n_steps``), as reactorfed's learner judges after each update, not the step
