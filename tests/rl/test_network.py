@@ -8,7 +8,7 @@ import torch
 from torch import nn
 
 from reactorfed.rl.algos.dqn import AtariQNetwork, QNetwork, greedy_action, make_qnetwork
-from reactorfed.rl.algos.network import flat_weights, load_flat_weights, set_weights
+from reactorfed.rl.algos.network import clip_grad_norm, flat_weights, load_flat_weights, set_weights
 
 
 def _reference(module: nn.Module, obs: np.ndarray) -> int:
@@ -126,3 +126,23 @@ def test_the_chain_is_found_once_per_module() -> None:
         first = module.__dict__["_rf_mlp"]
         greedy_action(module, obs)
         assert module.__dict__["_rf_mlp"] is first
+
+
+@pytest.mark.parametrize("max_norm", [1e-3, 0.5, 1e9])
+def test_clip_grad_norm_gives_torchs_bits(max_norm: float) -> None:
+    """The learners' clipping leaves the gradients bit for bit as torch's ``clip_grad_norm_``
+    does (scaled down, or left as they are under the bound), skipping a parameter without one."""
+    torch.manual_seed(3)
+    shapes = [(64, 4), (64,), (64, 64), (64,), (2, 64), (2,), (7,)]
+    ours = [nn.Parameter(torch.randn(s)) for s in shapes]
+    theirs = [nn.Parameter(p.detach().clone()) for p in ours]
+    for a, b in zip(ours[:-1], theirs[:-1], strict=True):  # the last has no gradient
+        a.grad = torch.randn(a.shape) * 3
+        b.grad = a.grad.clone()
+    clip_grad_norm(iter(ours), max_norm)
+    torch.nn.utils.clip_grad_norm_(theirs, max_norm)
+    for a, b in zip(ours[:-1], theirs[:-1], strict=True):
+        assert a.grad is not None and b.grad is not None
+        assert torch.equal(a.grad, b.grad)
+    assert ours[-1].grad is None
+    clip_grad_norm([ours[-1]], max_norm)  # nothing to clip: nothing happens

@@ -7,6 +7,7 @@ pickling torch objects.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any, cast
 
 import numpy as np
@@ -19,6 +20,7 @@ __all__ = [
     "QNetwork",
     "Weights",
     "adam",
+    "clip_grad_norm",
     "default_device",
     "flat_weights",
     "get_weights",
@@ -201,3 +203,15 @@ def set_adam(optimizer: torch.optim.Optimizer, lr: float, eps: float) -> None:
     for group in optimizer.param_groups:
         group["lr"] = lr
         group["eps"] = eps
+
+
+def clip_grad_norm(params: Iterable[torch.Tensor], max_norm: float) -> None:
+    """Scale the gradients of ``params`` (one device, one dtype: a learner's) so that their
+    joint 2-norm is at most ``max_norm``: torch's ``clip_grad_norm_`` op for op, so the same
+    bits, without its grouping of the tensors by device and dtype on every call, a tenth of
+    a small network's gradient step."""
+    grads = [p.grad for p in params if p.grad is not None]
+    if not grads:
+        return
+    total = torch.linalg.vector_norm(torch.stack(torch._foreach_norm(grads, 2.0)), 2.0)
+    torch._foreach_mul_(grads, torch.clamp(float(max_norm) / (total + 1e-6), max=1.0))

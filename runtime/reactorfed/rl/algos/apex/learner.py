@@ -29,7 +29,7 @@ from ...replay.contracts import ReplayBatch
 from ...replay.prioritized import PrioritizedReplay, annealed_beta
 from ...training import write_checkpoint
 from ..dqn.learner import make_qnetwork
-from ..network import adam, flat_weights, set_adam
+from ..network import adam, clip_grad_norm, flat_weights, set_adam
 
 if TYPE_CHECKING:
     from .config import ApexDQNConfig
@@ -89,7 +89,7 @@ class ApexDQNLearner:
         loss, td = weighted_td_loss(q_taken, target, torch.from_numpy(batch.weights).to(dev), c.huber_delta)
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
-        torch.nn.utils.clip_grad_norm_(self.q.parameters(), c.max_grad_norm)
+        clip_grad_norm(self.q.parameters(), c.max_grad_norm)
         self.optimizer.step()
         self.updates += 1
         if self.updates % c.target_update_interval == 0:

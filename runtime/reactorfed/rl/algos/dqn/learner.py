@@ -26,6 +26,7 @@ from ...training import write_checkpoint
 from ..network import (
     QNetwork,
     Weights,
+    clip_grad_norm,
     default_device,
     flat_weights,
     get_weights,
@@ -176,7 +177,7 @@ class DQNLearner:
             loss = td_loss(self.q(obs), actions, target)
             self.optimizer.zero_grad(set_to_none=True)
             loss.backward()
-            torch.nn.utils.clip_grad_norm_(self.q.parameters(), c.max_grad_norm)
+            clip_grad_norm(self.q.parameters(), c.max_grad_norm)
             self.optimizer.step()
             self.updates += 1
             if self.updates % c.target_update_interval == 0:

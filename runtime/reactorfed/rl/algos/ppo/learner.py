@@ -28,7 +28,7 @@ import torch
 from ...contracts import SpaceInfo
 from ...rollout import Rollout
 from ...training import write_checkpoint
-from ..network import adam, set_adam
+from ..network import adam, clip_grad_norm, set_adam
 from .actor_critic import ActorCritic
 from .gae import gae, lambda_returns
 
@@ -162,7 +162,7 @@ class PPOLearner:
         """One gradient step on ``loss``, the gradient's norm clipped."""
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
-        torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.config.max_grad_norm)
+        clip_grad_norm(self.model.parameters(), self.config.max_grad_norm)
         self.optimizer.step()
         self.updates += 1
 
@@ -282,7 +282,7 @@ class PPOLearner:
         for p in self.model.parameters():
             p.grad = flat[at : at + p.numel()].view_as(p).clone()  # (clipping scales it in place)
             at += p.numel()
-        torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.config.max_grad_norm)
+        clip_grad_norm(self.model.parameters(), self.config.max_grad_norm)
         self.optimizer.step()
         self.updates += 1
         self._sums += stats
