@@ -207,11 +207,14 @@ def set_adam(optimizer: torch.optim.Optimizer, lr: float, eps: float) -> None:
 
 def clip_grad_norm(params: Iterable[torch.Tensor], max_norm: float) -> None:
     """Scale the gradients of ``params`` (one device, one dtype: a learner's) so that their
-    joint 2-norm is at most ``max_norm``: torch's ``clip_grad_norm_`` op for op, so the same
-    bits, without its grouping of the tensors by device and dtype on every call, a tenth of
-    a small network's gradient step."""
+    joint 2-norm is at most ``max_norm``, as torch's ``clip_grad_norm_`` does (on CPU, whose
+    foreach operations loop over these same per-tensor ones, the same bits) without its
+    grouping of the tensors by device and dtype on every call: 100 us of a small network's
+    3.5 ms gradient step."""
     grads = [p.grad for p in params if p.grad is not None]
     if not grads:
         return
-    total = torch.linalg.vector_norm(torch.stack(torch._foreach_norm(grads, 2.0)), 2.0)
-    torch._foreach_mul_(grads, torch.clamp(float(max_norm) / (total + 1e-6), max=1.0))
+    total = torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(g, 2.0) for g in grads]), 2.0)
+    coef = torch.clamp(float(max_norm) / (total + 1e-6), max=1.0)
+    for g in grads:
+        g.mul_(coef)
