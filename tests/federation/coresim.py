@@ -240,7 +240,7 @@ class Federation:
             if isinstance(msg, Lead):
                 core.lead.widen(msg.tag)
             elif isinstance(msg, Watch):
-                core.on_watch(msg.tag, fed.head(), fed.current, self.now)
+                core.on_watch(msg.tag, fed.head(), self.m.stop, fed.current, self.now)
             else:
                 assert isinstance(msg, Grant)
                 (core.on_ptag if msg.provisional else core.on_tag)(msg.tag, msg.counts)

@@ -74,6 +74,19 @@ def test_the_hang_of_a_microstep_event_in_a_zero_delay_cycle() -> None:
         assert Federation(m).run(order) == want
 
 
+def test_an_idle_federate_answers_a_watch_as_it_reports_and_the_federation_ends() -> None:
+    # Under a lead window, idle federates (no event before the stop tag) were asked by the
+    # RTI to WATCH for a tag past the stop; each answered with no next event at all, the
+    # next report said the stop tag again, and the RTI watched again: messages for ever,
+    # while the federate the others waited for (3, mid-tag) was never stepped.
+    m = Model(4, ((0, 1, None), (1, 2, None), (2, 3, None), (3, 0, None), (0, 1, None), (0, 1, None)),
+              (False, False, True, False, False, False),
+              (frozenset(), frozenset(), frozenset({(0, 1)}), frozenset()), stop=(15, 0))
+    want = one_process(m)
+    for window in (0, 1, 4):
+        assert Federation(m, peer_grants=False, window=window).run([958, 0, 392]) == want
+
+
 # -- the same on real federates ----------------------------------------------------------------
 ONE_PROCESS = [(0, 0, True, False), (0, 1, False, True), (10, 0, True, False), (20, 0, True, False)]
 

@@ -143,7 +143,7 @@ def test_no_window_and_no_downstream_mean_no_limit() -> None:
 def test_a_watched_consumer_reports_when_it_gets_there() -> None:
     sink = fed(2, 1, (0, 1, None))
     sink.on_tag(at(100 * MS), {})
-    sink.on_watch(at(5 * MS), at(3 * MS), at(2 * MS), START)
+    sink.on_watch(at(5 * MS), at(3 * MS), FOREVER_T, at(2 * MS), START)
     assert sink.outbox == []  # not there yet
     assert sink.acquire(at(3 * MS), FOREVER_T, START + 1) == at(3 * MS)
     sink.completed(
@@ -161,5 +161,5 @@ def test_a_consumer_already_past_the_watch_reports_at_once() -> None:
     sink.acquire(at(8 * MS), FOREVER_T, START)
     sink.completed(at(8 * MS), None, FOREVER_T, START + 1)  # idle; its report held back (a sink)
     sink.outbox.clear()
-    sink.on_watch(at(5 * MS), None, at(8 * MS), START + 2)
+    sink.on_watch(at(5 * MS), None, FOREVER_T, at(8 * MS), START + 2)
     assert [(m.tag, m.net) for m in sink.outbox if isinstance(m, Ltc)] == [(at(8 * MS), FOREVER_T)]

@@ -335,13 +335,12 @@ class FederateCore:
             self.grant = before
         self.counts.require(counts)
 
-    def on_watch(self, tag: TagT, head: TagT | None, current: TagT, now: int) -> None:
+    def on_watch(self, tag: TagT, head: TagT | None, stop: TagT, current: TagT, now: int) -> None:
         """WATCH: an upstream federate waits at the edge of its lead window for this one's
-        next event to reach ``tag`` (the earliest queued event is at ``head``, None: none;
-        the scheduler's current tag is ``current``). Reports at once if it has (the RTI may
-        not know: a federate without downstream peers reports seldom), else as soon as it
-        does (:meth:`.federate_reports.Reports.report`)."""
-        net = head if head is not None else FOREVER_T
+        next event (``head``, None: none; no later than the stop tag ``stop``, as acquire
+        reports it; the scheduler is at ``current``) to reach ``tag``. Reports at once if it
+        has, else as soon as it does (:meth:`.federate_reports.Reports.report`)."""
+        net = min(head if head is not None else FOREVER_T, stop)  # (past it: undone by the next report)
         if current > self.done and net > current:
             net = current  # (a tag in progress: its outputs are still to come)
         self.reports.watched(tag, net, self.done, now)

@@ -210,7 +210,7 @@ class Receiver:
             assert self.port is not None
             self.port.learn_keys(msg.keys)
         elif isinstance(msg, P.Watch):
-            core.on_watch(msg.tag, sched.next_event_tag(), sched.current_tag, self.clock.now())
+            core.on_watch(msg.tag, sched.next_event_tag(), sched.stop_tag, sched.current_tag, self.clock.now())
             if core.outbox:
                 self.send(core.outbox)
         elif isinstance(msg, P.StopRequest):
