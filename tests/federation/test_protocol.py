@@ -163,6 +163,7 @@ TYPED: list[tuple[type[Any], tuple[st.SearchStrategy[Any], ...], Any]] = [
     (P.StopGranted, (TAG,), lambda g: [P.STOP_GRANTED, g.tag[0], g.tag[1]]),
     (P.Lead, (TAG,), lambda g: [P.LEAD, g.tag[0], g.tag[1]]),
     (P.Watch, (TAG,), lambda g: [P.WATCH, g.tag[0], g.tag[1]]),
+    (P.Credit, (TAG,), lambda c: [P.CREDIT, c.tag[0], c.tag[1]]),
     (P.Keys, (FIELD["keys"],), lambda k: [P.KEYS, k.keys]),
     (P.Abort, (TEXT,), lambda a: [P.ABORT, a.reason]),
     (P.Auth, (U64, B32), lambda a: [P.AUTH, a.sender, a.mac]),
@@ -476,7 +477,9 @@ def test_membership_messages_carry_what_the_rti_core_emits() -> None:
      ([P.START, 5, {}, b"s" * 16, 1, [2], False, False], "START has 7 fields, expected 8"),  # version 7's
      ([P.START, 5, {}, b"s" * 16, 1, [2], False, False, -1], "START: field 8"),
      ([P.LEAD, 5], "LEAD has 1 fields, expected 2"),
-     ([P.WATCH, 5, -1], "WATCH: field 2")],
+     ([P.WATCH, 5, -1], "WATCH: field 2"),
+     ([P.CREDIT, 5], "CREDIT has 1 fields, expected 2"),
+     ([P.CREDIT, 5, -1], "CREDIT: field 2")],
 )
 def test_malformed_membership_messages_are_protocol_errors(msg: list[Any], why: str) -> None:
     with pytest.raises(P.ProtocolError, match=why):

@@ -283,6 +283,13 @@ class Client(_Socket):
             raise TransportError(f"{self.endpoint}: no connection took a message for {SEND_TIMEOUT_MS} ms "
                                  "(the connection was dropped)") from None
 
+    def poll(self, timeout_ms: int) -> bool:
+        """Wait up to ``timeout_ms`` for a message to read (True), on this socket alone."""
+        self._dirty = True
+        if self._sock.closed:
+            return False
+        return bool(self._sock.poll(timeout_ms, zmq.POLLIN))
+
     def recv(self) -> Frames | None:
         self._dirty = True
         while True:

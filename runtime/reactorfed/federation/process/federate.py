@@ -87,7 +87,8 @@ class FederateCoordinator:
         tx: OutboxSender  # (the Outbound's wait calls it: made just below)
         data_only = sorted(layout.data_downstream(self.me) - set(self._downstream))  # (physical links only)
         self._out = Outbound(clients, self._downstream, layout.names, clock, shm_bytes=cfg.shm_bytes,
-                             shm_min=cfg.shm_min, before_wait=lambda: tx.report_held(), data_only=data_only)
+                             shm_min=cfg.shm_min, before_wait=lambda: tx.report_held(), data_only=data_only,
+                             physical=frozenset(lk.id for lk in layout.physical if lk.src == self.me))
         self._outputs = Outputs(self.core, self._out, cfg)
         #: elastic banks only (issue 19): the membership messages, and what parses the RTI's
         self._members = FederateMembers(self.core, layout, self.name) if self.core.membership.presence.slots else None
@@ -274,6 +275,7 @@ class FederateCoordinator:
     def completed(self, sched: Scheduler, tag: TagT, next_tag: TagT | None) -> None:
         core = self.core
         core.completed(tag, next_tag, sched.stop_tag, self.clock.now())
+        self._rx.credit(tag)
         if core.outbox:
             self._send(core.outbox)
         if core.reports.pending is None or self._out.holds_payloads():
@@ -336,8 +338,13 @@ class FederateCoordinator:
     def _close_shm(self, drain: bool) -> None:
         if self.shm_messages:
             log.info("%d of %d payloads went through shared memory", self.shm_messages, self.messages_sent)
-        self._out.close_rings(self.cfg.liveness_ns if drain else 0)
+        self._out.close(self.cfg.liveness_ns if drain else 0)
         self._inbound.close()
+
+    @property
+    def flow_waits(self) -> int:
+        """Waits for a downstream peer's credit (flow control on data links)."""
+        return self._out.flow_waits
 
     @property
     def messages_sent(self) -> int:
@@ -371,12 +378,13 @@ class FederateCoordinator:
 
     @property
     def rejected_messages(self) -> int:
-        """Messages dropped as malformed or unauthenticated: from the RTI and at the data
-        port (a Unix socket connection that sent what is not a message counts as one, and
+        """Messages dropped as malformed or unauthenticated: from the RTI, at the data port
+        and back on the links to downstream peers (a Unix socket connection that sent what is not a message counts as one, and
         so does a message in pieces the transport could not put together)."""
         port = self._port
         local = port.local if port is not None else None
-        return (self._rx.rejected + self._inbound.rejected + (local.dropped if local is not None else 0)
+        return (self._rx.rejected + self._inbound.rejected + self._out.rejected
+                + (local.dropped if local is not None else 0)
                 + (port.tcp.dropped if port is not None else 0))
 
     @property

@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping
 
 from ...execution.scheduler import Scheduler
 from ...time.clock import Clock, Wakeup
+from ...time.tag import TagT
 from ..coordination.federate_core import FederateCore, Message
 from ..errors import FederationError
 from ..io.local import LocalClient
@@ -190,6 +191,16 @@ class Receiver:
                     self.send(core.outbox)
                 if timeout_ms:
                     self.out.flush()
+
+    def credit(self, tag: TagT) -> None:
+        """Tag ``tag`` is processed: credit the upstream peers whose payloads it consumed
+        (flow control: see :mod:`..coordination.flow`)."""
+        due = self.inbound.credits_due(tag)
+        if due:
+            assert self.port is not None
+            frame = P.Credit(tag).pack()
+            for conn in due:
+                self.port.tcp.send(conn, [frame])
 
     def on_rti(self, sched: Scheduler, frames: list[memoryview]) -> None:
         """A message from the RTI."""

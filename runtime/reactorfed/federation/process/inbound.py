@@ -27,6 +27,7 @@ from ...model.trigger import Slot
 from ...observe.trace.records import RECV
 from ...time.tag import FOREVER_T, TagT
 from ..coordination.federate_core import FederateCore
+from ..coordination.flow import FLOW_MIN, CreditLedger
 from ..coordination.layout import Layout
 from ..errors import FederationError
 from ..io.shm import ShmError, ShmReader
@@ -109,6 +110,9 @@ class Inbound:
         self.key_check: Callable[[int], str | None] | None = None
         #: the messages being read came over a Unix socket (no key to check: see the docs)
         self.over_local = False
+        #: large payloads over ZeroMQ not processed yet, for the senders' windows (see credits_due)
+        self._ledger = CreditLedger()
+        self._routes: dict[int, bytes] = {}  # upstream peer -> its connection (for its credits)
 
     @property
     def authenticated(self) -> list[int]:
@@ -123,6 +127,12 @@ class Inbound:
     def close(self) -> None:
         for r in self._shm_in.values():
             r.close()
+
+    def credits_due(self, tag: TagT) -> list[bytes]:
+        """Every tag up to ``tag`` is processed: the connections to send a CREDIT for it."""
+        if not self._ledger.holding:
+            return []
+        return [self._routes[p] for p in self._ledger.processed(tag)]
 
     # -- per message ---------------------------------------------------------------------
     def on_data(self, sched: Scheduler, peer: bytes, frames: list[memoryview]) -> None:
@@ -156,7 +166,11 @@ class Inbound:
                         self.rejected += 1
                         log.warning("dropped a DATA item without its payload from %s", self._names[sender])
                         return
-                    self._on_item(sched, sender, item, frames[i])
+                    frame = frames[i]
+                    if frame.nbytes >= FLOW_MIN and not self.over_local and item[1] not in self._physical:
+                        self._ledger.received(sender, (item[2], item[3]), frame.nbytes)
+                        self._routes[sender] = peer
+                    self._on_item(sched, sender, item, frame)
                     i += 1
                 elif kind == P.DATA_INLINE:
                     self._on_item(sched, sender, item, item[6])
@@ -208,6 +222,7 @@ class Inbound:
             self.newly_authed = claimed
             if claimed in self._elastic:  # (a new process for the slot: its next incarnation)
                 self._peer_connected(claimed)
+                self._ledger.forget(claimed)
                 ring = self._shm_in.pop(claimed, None) if again else None
                 if ring is not None:
                     ring.close()  # the last process's: the new one opens its own

@@ -11,6 +11,10 @@ A numpy/torch payload of at least ``shm_min`` bytes to a peer on this host goes 
 ring (:mod:`..io.shm`) made at the first such payload and announced with SHM_OPEN; the item
 is then an SHM_DATA notice. A full ring makes the sender wait a little (the receiver paces
 it, as a full TCP buffer would), then the payload goes inline.
+
+A large payload over a ZeroMQ link counts against the link's window
+(:mod:`..coordination.flow`): with the window full of what the receiver has not processed
+for earlier tags, the sender waits for the receiver's CREDIT before posting it.
 """
 
 from __future__ import annotations
@@ -21,7 +25,9 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 from ...time.clock import Clock
+from ..coordination.flow import FLOW_MIN, PATIENCE_NS, SendWindow
 from ..io.shm import ShmError, ShmWriter
+from ..io.transport import Client
 from ..wire import protocol as P
 from ..wire.codec import NUMPY, TORCH
 
@@ -33,6 +39,8 @@ log = logging.getLogger("reactorfed.federate")
 _SHM_WAIT_NS = 100_000_000
 #: payloads up to this size travel inside the batch frame (copied once; saves a frame)
 _INLINE_MAX = 4096
+_CREDIT = frozenset({P.CREDIT})
+assert FLOW_MIN > _INLINE_MAX  # (an inline payload never counts against a window: the receiver could not tell)
 
 
 class Sender(Protocol):
@@ -43,7 +51,8 @@ class Sender(Protocol):
 
 class Outbound:
     def __init__(self, clients: Mapping[int, Sender], downstream: Sequence[int], names: Sequence[str], clock: Clock, *,
-                 shm_bytes: int, shm_min: int, before_wait: Callable[[], None], data_only: Sequence[int] = ()) -> None:
+                 shm_bytes: int, shm_min: int, before_wait: Callable[[], None], data_only: Sequence[int] = (),
+                 physical: frozenset[int] = frozenset()) -> None:
         self._clients = clients  # filled in when the federation starts
         self._names = names
         self._clock = clock
@@ -63,6 +72,13 @@ class Outbound:
         self._rings: dict[int, ShmWriter | None] = {}  # None: tried, not available
         self._stuck: set[int] = set()  # rings that stayed full: inline until they drain
         self.shm_payloads = 0
+        self._physical = physical  # this federate's physical links out: never paced (see flow)
+        self._windows: dict[int, SendWindow] = {}  # ZeroMQ links: peer -> what it has not processed
+        self._unpaced: set[int] = set()  # peers that sent no credit within the patience: not waited for
+        #: waits for a receiver's credit, and their time (ns)
+        self.flow_waits = 0
+        self.flow_wait_ns = 0
+        self.rejected = 0  # bad messages back from downstream peers
 
     def drop_ring(self, d: int) -> None:
         """Peer ``d``'s process was replaced: its ring, if any, is closed (the next large
@@ -70,6 +86,8 @@ class Outbound:
         ring = self._rings.pop(d, None)
         if ring is not None:
             ring.close()
+        self._windows.pop(d, None)
+        self._unpaced.discard(d)
 
     # -- batches -------------------------------------------------------------------------
     def post(self, d: int, item: list[Any], *payload: Any) -> None:
@@ -124,7 +142,65 @@ class Outbound:
         elif size <= _INLINE_MAX:
             self.post(d, [P.DATA_INLINE, link, tag[0], tag[1], codec, meta, b"".join(frames)])
         else:
+            if size >= FLOW_MIN and link not in self._physical:
+                self._pace(d, tag, size)
             self.post(d, [P.DATA, link, tag[0], tag[1], codec, meta], *frames)
+
+    # -- flow control --------------------------------------------------------------------
+    def _pace(self, d: int, tag: tuple[int, int], size: int) -> None:
+        """Count a payload for ``tag`` against the window of the link to ``d`` (a ZeroMQ
+        link: others have no way back), waiting first if the window is full."""
+        client = self._clients.get(d)
+        if not isinstance(client, Client):
+            return
+        w = self._windows.get(d)
+        if w is None:
+            w = self._windows[d] = SendWindow()
+        if w.full():
+            self._take_credits(d, client, w)
+            if w.blocks(tag) and d not in self._unpaced:
+                self._wait_for_credit(d, client, w, tag)
+        w.sent(tag, size)
+
+    def _take_credits(self, d: int, client: Client, w: SendWindow) -> None:
+        """Read what peer ``d`` sent back: its credits."""
+        while (frames := client.recv()) is not None:
+            try:
+                credit = P.parse(frames[0], _CREDIT)
+            except P.ProtocolError as e:
+                self.rejected += 1
+                log.warning("ignoring a bad message from %s on its data link: %s", self._names[d], e)
+                continue
+            assert isinstance(credit, P.Credit)
+            w.credit(credit.tag)
+        if d in self._unpaced and w.outstanding < w.window // 2:
+            self._unpaced.discard(d)  # (it credits again: waited for again)
+
+    def _wait_for_credit(self, d: int, client: Client, w: SendWindow, tag: tuple[int, int]) -> None:
+        """Wait until ``d`` has processed enough for ``tag``'s payload to fit its window.
+        It may need this federate's held-back report, or what is batched for it, to get
+        there: both leave first. No credit within the patience: send past the window."""
+        self._before_wait()
+        self.flush()
+        clock = self._clock
+        start = clock.now()
+        deadline = start + PATIENCE_NS
+        self.flow_waits += 1
+        try:
+            while w.blocks(tag):
+                now = clock.now()
+                if now >= deadline:
+                    self._unpaced.add(d)
+                    log.info("%s processed nothing for %.1f s of what it was sent: payloads go past the "
+                             "window until it does", self._names[d], PATIENCE_NS / 1e9)
+                    return
+                if client.poll(max(1, (deadline - now) // 1_000_000)):
+                    before = w.outstanding
+                    self._take_credits(d, client, w)
+                    if w.outstanding < before:
+                        deadline = clock.now() + PATIENCE_NS  # (it goes on: patience anew)
+        finally:
+            self.flow_wait_ns += clock.now() - start
 
     def _wait_for_room(self, d: int, w: ShmWriter, frames: list[Any]) -> tuple[int, int] | None:
         """The ring to ``d`` is full: wait a little for the receiver to give space back, then
@@ -164,7 +240,11 @@ class Outbound:
         self._rings[d] = w
         return w
 
-    def close_rings(self, drain_ns: int) -> None:
+    def close(self, drain_ns: int) -> None:
+        """The federate ends: say how long it waited for credits, and close its rings."""
+        if self.flow_waits:
+            log.info("waited %d times, %.2f s in all, for peers to process what they were sent (flow control)",
+                     self.flow_waits, self.flow_wait_ns / 1e9)
         # A reader attaches when the ring's announcement reaches it: unlinking before it has
         # taken everything could leave it nothing to attach to. Wait (bounded) for that.
         deadline = self._clock.now() + drain_ns

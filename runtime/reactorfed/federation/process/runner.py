@@ -186,6 +186,8 @@ class _FederateCollector:
             ("reactorfed_federate_peer_grants", "Tag grants taken from upstream peers' promises", c.local_grants),
             ("reactorfed_federate_lead_waits", "Waits at the edge of the lead window", c.lead_waits),
             ("reactorfed_federate_shm_payloads", "Payloads sent through shared memory", c.shm_messages),
+            ("reactorfed_federate_flow_waits", "Waits for a downstream peer to process what it was sent",
+             c.flow_waits),
         ):
             m = CounterMetricFamily(name, doc, labels=labels)
             m.add_metric([c.name], v)

@@ -18,12 +18,12 @@ import msgpack
 
 __all__ = ["FROM_RTI", "NAMES", "PROTOCOL_VERSION", "RTI_MAX_MESSAGE", "SCHEMA", "ProtocolError", "pack", "packb", "unpackb", "validated"]
 
-PROTOCOL_VERSION = 11  # 2: a resigned federate waits for RELEASE before closing its links; 3: CHANGE carries an
+PROTOCOL_VERSION = 12  # 2: a resigned federate waits for RELEASE before closing its links; 3: CHANGE carries an
 #   endpoint; 4: START says which elastic slots are absent and whether to ask to join; PEER, LOST; 5: PROGRESS;
 #   6: LOST carries the failed member's quiet tag, QUERY_REPLY the last tags taken from failed members;
 #   7: START says whether the coordination is decentralized; 8: clock synchronization (CLOCK_*);
 #   9: START carries the lead window, LEAD, WATCH; 10: CHALLENGE carries the members' public keys;
-#   11: KEYS
+#   11: KEYS; 12: CREDIT (flow control on data links)
 #: the largest control message (RTI connections refuse bigger frames)
 RTI_MAX_MESSAGE = 64 * 1024
 
@@ -85,6 +85,7 @@ BATCH = 46  # [item, ...]: what a federate sends one peer at once; each item is 
 DATA_INLINE = 47  # link, t, m, codec, meta, payload bytes: a small DATA inside a batch
 PROMISE = 43  # t, m: the sender will send nothing more before this tag plus each link's delay
 STOP_MARK = 48  # t, m: a PROMISE made knowing of a stop (or resigned), as are the sender's next
+CREDIT = 51  # t, m: receiver -> sender: every tag up to this one is processed (what came for it, consumed)
 
 NAMES = {
     HELLO: "HELLO", PROOF: "PROOF", LTC: "LTC", STOP_REQ: "STOP_REQ",
@@ -97,6 +98,7 @@ NAMES = {
     QUERY: "QUERY", CHANGE: "CHANGE", ADMIT: "ADMIT", REFUSED: "REFUSED", ROUND_END: "ROUND_END",
     RELEASE: "RELEASE", PEER: "PEER", LOST: "LOST", PROGRESS: "PROGRESS", CLOCK_T1: "CLOCK_T1",
     CLOCK_T3: "CLOCK_T3", CLOCK_T4: "CLOCK_T4", CLOCK_PROBE: "CLOCK_PROBE", LEAD: "LEAD", WATCH: "WATCH", KEYS: "KEYS",
+    CREDIT: "CREDIT",
 }
 
 I64_MIN = -(2**63)
@@ -159,6 +161,7 @@ SCHEMA: dict[int, tuple[str, ...]] = {
     CLOCK_PROBE: ("i",),
     LEAD: ("i", "u"),
     WATCH: ("i", "u"),
+    CREDIT: ("i", "u"),
 }
 
 class ProtocolError(ValueError):

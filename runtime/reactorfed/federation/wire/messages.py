@@ -23,6 +23,7 @@ from .kinds import (
     CLOCK_T1,
     CLOCK_T3,
     CLOCK_T4,
+    CREDIT,
     FAIL,
     HB_HELLO,
     HEARTBEAT,
@@ -74,7 +75,7 @@ from .membership import (
 )
 
 __all__ = [
-    "BUILD", "KIND", "TYPED", "Abort", "Auth", "Challenge", "Fail", "HbHello", "Heartbeat", "Hello", "Keys", "Lead", "Ltc", "Message",
+    "BUILD", "KIND", "TYPED", "Abort", "Auth", "Challenge", "Credit", "Fail", "HbHello", "Heartbeat", "Hello", "Keys", "Lead", "Ltc", "Message",
     "Progress", "Promise", "Proof", "Ptag", "Reject", "Release", "Resign", "ShmOpen", "Start", "StopGranted", "StopMark",
     "StopReply", "StopReq", "StopRequest", "Tag", "Watch", "parse",
 ]
@@ -343,6 +344,20 @@ class Lead(NamedTuple):
         return _new(cls, ((m[1], m[2]),))
 
 
+class Credit(NamedTuple):
+    """Data receiver -> its upstream peer: every tag up to ``tag`` is processed, and with it
+    what the peer sent for those tags (see :mod:`..coordination.flow`)."""
+
+    tag: TagT
+
+    def pack(self) -> bytes:
+        return packb([CREDIT, *self.tag])
+
+    @classmethod
+    def _of(cls, m: list[Any]) -> Credit:
+        return _new(cls, ((m[1], m[2]),))
+
+
 class Keys(NamedTuple):
     """RTI -> federate: the members' public keys (32 raw bytes) by index, all of them, once
     the issuer changed one after this federate joined (an elastic slot's fresh key, a key
@@ -497,7 +512,7 @@ Message = (
     Hello | Proof | Ltc | StopReq | StopReply | Resign | Heartbeat | Fail | HbHello | Challenge | Reject | Start | Tag
     | Ptag | StopRequest | StopGranted | Abort | Auth | ShmOpen | Promise | StopMark | QueryReply | JoinReq | LeaveReq
     | Query | Change | Admit | Refused | RoundEnd | Release | Peer | Lost | Progress | ClockT1 | ClockT3 | ClockT4
-    | ClockProbe | Lead | Watch | Keys
+    | ClockProbe | Lead | Watch | Keys | Credit
 )
 
 #: message type -> its class (the data plane's positional messages have none)
@@ -509,6 +524,7 @@ TYPED: dict[int, type[Message]] = {
     LEAVE_REQ: LeaveReq, QUERY: Query, CHANGE: Change, ADMIT: Admit, REFUSED: Refused, ROUND_END: RoundEnd,
     RELEASE: Release, PEER: Peer, LOST: Lost, PROGRESS: Progress, CLOCK_T1: ClockT1, CLOCK_T3: ClockT3,
     CLOCK_T4: ClockT4, CLOCK_PROBE: ClockProbe, LEAD: Lead, WATCH: Watch, KEYS: Keys,
+    CREDIT: Credit,
 }
 #: a message class -> its type
 KIND: dict[type[Message], int] = {cls: kind for kind, cls in TYPED.items()}
