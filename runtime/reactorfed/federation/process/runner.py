@@ -15,6 +15,7 @@ from ...observe.status import StatusServer
 from ...time.clock import Clock, SyncedClock, SystemClock
 from ..coordination.layout import Layout
 from .defaults import DEFAULT_METRICS_ADDR
+from .heap import keep_payload_memory
 from .rti_server import RtiConfig, RtiServer, RtiSummary
 from .rti_status import history_of
 
@@ -117,6 +118,7 @@ def run_federate(
     lowers its priority by that much and moves to that scheduling policy (:mod:`.priority`)."""
     from .federate import FederateCoordinator
 
+    keep_payload_memory()
     clock = clock or SystemClock()
     if cfg.clock_sync:
         clock = SyncedClock(clock)  # (its test bias is set below, from the federate's index)
