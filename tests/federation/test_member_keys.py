@@ -356,6 +356,10 @@ def test_a_slot_given_a_fresh_key_rejoins_its_peers_learning_it(caplog: pytest.L
     for name in PRESENT:
         fed.start(name, fast=False, timeout=LONG, unix_sockets=False, shm_bytes=0)
     wait_until(lambda: _running(fed), timeout=20, what="the federation to run")
+    # (the RTI is running once its START went out, with the keys of that moment: a table
+    # written before would reach the members with START, and no "keys changed" follows)
+    wait_until(lambda: any("the federation starts" in r.getMessage() for r in caplog.records), timeout=10,
+               what="the RTI to start the federation")
     old = fed.keys["samplers[2]"]
     _, fresh = issue(["samplers[2]"])
     fed.keys["samplers[2]"] = fresh["samplers[2]"]
