@@ -378,9 +378,9 @@ class FederateCoordinator:
 
     @property
     def rejected_messages(self) -> int:
-        """Messages dropped as malformed or unauthenticated: from the RTI, at the data port
-        and back on the links to downstream peers (a Unix socket connection that sent what is not a message counts as one, and
-        so does a message in pieces the transport could not put together)."""
+        """Messages dropped as malformed or unauthenticated: from the RTI, at the data port,
+        back on the links to downstream peers (a Unix socket connection that sent what is not
+        a message counts as one, and so does a message in pieces the transport could not join)."""
         port = self._port
         local = port.local if port is not None else None
         return (self._rx.rejected + self._inbound.rejected + self._out.rejected

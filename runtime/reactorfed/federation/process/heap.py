@@ -40,7 +40,8 @@ def keep_payload_memory() -> bool:
         return False
     try:
         libc = ctypes.CDLL(None)
-        done = libc.mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD) == 1 and libc.mallopt(_M_TRIM_THRESHOLD, TRIM_THRESHOLD) == 1
+        done = libc.mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD) == 1
+        done = done and libc.mallopt(_M_TRIM_THRESHOLD, TRIM_THRESHOLD) == 1
     except (OSError, AttributeError) as e:  # (a static or unusual build)
         log.debug("malloc left as it is: %s", e)
         return False
