@@ -26,9 +26,15 @@ FRAME = 100_000
 RUNS = 3
 
 RAW = r"""
-import sys, time, zmq
+import hashlib, os, sys, time, zmq
+from zmq.utils import z85
 role, addr, n, size = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 ctx = zmq.Context()
+# "curve-*": CurveZMQ with one keypair, both pods deriving it from the run's secret
+secret = z85.encode(hashlib.sha256(os.environ["REACTORFED_SECRET"].encode()).digest())
+public = zmq.curve_public(secret)
+curve = role.startswith("curve-")
+role = role.removeprefix("curve-")
 if role == "rep":
     s = ctx.socket(zmq.REP); s.setsockopt(zmq.RCVTIMEO, 120000); s.bind("tcp://0.0.0.0:5555")
     for _ in range(n + 100): s.send(s.recv())
@@ -39,13 +45,19 @@ elif role == "req":
     for _ in range(n): s.send(b"x"); s.recv()
     print("RESULT", (time.perf_counter() - t) / n * 1e6)
 elif role == "pull":
-    s = ctx.socket(zmq.PULL); s.setsockopt(zmq.RCVTIMEO, 120000); s.bind("tcp://0.0.0.0:5555")
+    s = ctx.socket(zmq.PULL); s.setsockopt(zmq.RCVTIMEO, 120000)
+    if curve:
+        s.curve_server = True; s.curve_publickey, s.curve_secretkey = public, secret
+    s.bind("tcp://0.0.0.0:5555")
     s.recv(); t = time.perf_counter()
     for _ in range(n - 1): s.recv(copy=False)
     print("RESULT", (n - 1) / (time.perf_counter() - t))
 elif role == "push":
     import numpy as np
-    s = ctx.socket(zmq.PUSH); s.connect(f"tcp://{addr}:5555")
+    s = ctx.socket(zmq.PUSH)
+    if curve:
+        s.curve_serverkey = public; s.curve_publickey, s.curve_secretkey = public, secret
+    s.connect(f"tcp://{addr}:5555")
     frame = np.arange(size, dtype=np.uint8)
     for _ in range(n): s.send(frame, copy=False)
     s.close(linger=-1); ctx.term()  # term() waits until every frame is delivered
@@ -169,7 +181,7 @@ def test_cross_node_tag_advance_and_payload(kind_cluster: Kind, images: dict[str
               "data": {"federation_programs.py": (REPO / "bench" / "federation_programs.py").read_text(), "raw.py": RAW}}  # fmt: skip
         k.kubectl("apply", "-f", "-", input=json.dumps(cm))
         b = Bench(k, images["runtime"], nodes)
-        per_tag, raw_rtt, frames, raw_frames = [], [], [], []
+        per_tag, raw_rtt, frames, raw_frames, curve_frames = [], [], [], [], []
         for _ in range(RUNS):
             r = b.tagchain(TAGS, 0)
             assert r["count"] == TAGS
@@ -179,6 +191,8 @@ def test_cross_node_tag_advance_and_payload(kind_cluster: Kind, images: dict[str
             assert r["count"] == FRAMES
             frames.append(FRAMES / r["seconds"])
             raw_frames.append(b.raw("pull", "push", FRAMES, FRAME))
+            # the federation's links are CurveZMQ: its own ceiling is raw CurveZMQ
+            curve_frames.append(b.raw("curve-pull", "curve-push", FRAMES, FRAME))
         how = f"tests/kind/test_bench.py: {nodes[0]} -> {nodes[1]}, median of {RUNS}, alternating"
         record(
             "xnode_tag_advance_us",
@@ -196,6 +210,10 @@ def test_cross_node_tag_advance_and_payload(kind_cluster: Kind, images: dict[str
                f"TagChain 100 KB frames, {FRAMES} frames; {how}; runs {frames}")  # fmt: skip
         record("xnode_raw_zmq_frames_per_s", statistics.median(raw_frames), "frames/s",
                f"raw ZeroMQ PUSH/PULL 100 KB; {how}; runs {raw_frames}")  # fmt: skip
+        record("xnode_raw_curve_frames_per_s", statistics.median(curve_frames), "frames/s",
+               f"raw ZeroMQ PUSH/PULL 100 KB over CurveZMQ; {how}; runs {curve_frames}")  # fmt: skip
+        record("xnode_payload_vs_raw_curve", statistics.median(frames) / statistics.median(curve_frames),
+               "ratio", f"federated 100 KB frames (CurveZMQ links) against raw CurveZMQ; {how}")  # fmt: skip
         time.sleep(0)
     finally:
         k.kubectl("delete", "namespace", NS, "--wait=false", check=False)
