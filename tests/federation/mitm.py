@@ -132,6 +132,7 @@ class TappedFederation:
         self.cond = threading.Condition()
         self.lines: list[tuple[float, str, str]] = []
         self.procs: dict[str, subprocess.Popen[str]] = {}
+        self.readers: dict[str, threading.Thread] = {}
         self.taps: dict[str, Tap] = {}
         self.fid = fid or f"tapped-{secrets.token_hex(4)}"
         self.secret = secret or secrets.token_hex(16)
@@ -160,7 +161,9 @@ class TappedFederation:
         proc = subprocess.Popen([sys.executable, "-m", "reactorfed", *argv], env=env or self.env, cwd=REPO,
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
         self.procs[who] = proc
-        threading.Thread(target=self._read, args=(who, proc), daemon=True, name=f"read-{who}").start()
+        reader = threading.Thread(target=self._read, args=(who, proc), daemon=True, name=f"read-{who}")
+        reader.start()
+        self.readers[who] = reader
         return proc
 
     def _read(self, who: str, proc: subprocess.Popen[str]) -> None:
@@ -193,8 +196,14 @@ class TappedFederation:
                 codes[name] = self.procs[name].wait(max(0.1, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
                 raise AssertionError(f"{name} still runs after {timeout} s:\n{self.output}") from None
-        time.sleep(0.1)  # the readers take the last lines
+            self._drained(name)
         return codes
+
+    def _drained(self, who: str) -> None:
+        # A process's exit is seen before its reader has taken the last lines of its pipe:
+        # once it has ended, wait for the reader to reach the end of its output.
+        if self.procs[who].poll() is not None:
+            self.readers[who].join(10)
 
     @property
     def output(self) -> str:
@@ -202,6 +211,8 @@ class TappedFederation:
             return "\n".join(f"[{w}] {line}" for _, w, line in self.lines)
 
     def out_of(self, who: str) -> str:
+        """What ``who`` printed so far: all of it, once it has ended."""
+        self._drained(who)
         with self.cond:
             return "\n".join(line for _, w, line in self.lines if w == who)
 
