@@ -35,6 +35,7 @@ from .curve import (
     stop_zap,
     user_of,
 )
+from .parts import recv_parts, send_parts
 
 __all__ = ["CONNECT_TIMEOUT_MS", "Admit", "Client", "CurveKeys", "Monitor", "Poller", "Server", "TransportError", "context", "shutdown"]
 
@@ -43,6 +44,7 @@ Frames = list[memoryview]
 _ZERO_COPY_MIN = 64 * 1024
 # plain ints: zmq's flags are an enum.IntFlag, whose operators run Python code
 _POLLIN = int(zmq.POLLIN)
+_NOBLOCK = int(zmq.NOBLOCK)
 _READABLE = select.EPOLLIN | select.EPOLLHUP | select.EPOLLERR
 #: A TCP connection not made within this long is given up and made afresh (a new socket,
 #: a new source port). Without it, a SYN sent into a black hole is retransmitted by the
@@ -174,7 +176,7 @@ class Server(_Socket):
         self._dirty = True
         while True:
             try:
-                parts = self._sock.recv_multipart(flags=zmq.NOBLOCK, copy=False)
+                parts = recv_parts(self._sock, _NOBLOCK)
             except zmq.Again:
                 return None
             if len(parts) < 2:
@@ -221,7 +223,7 @@ class Server(_Socket):
         # A full queue or a gone peer: drop; the peer's heartbeat will time out.
         self._dirty = True
         with contextlib.suppress(zmq.Again):
-            self._sock.send_multipart([peer, *frames], flags=zmq.NOBLOCK, copy=False)
+            send_parts(self._sock, [peer, *frames], _NOBLOCK, copy=False)
 
 
 class Client(_Socket):
@@ -276,9 +278,9 @@ class Client(_Socket):
         try:
             if big:
                 pieces = split(frames)
-                self._sock.send_multipart(list(frames) if pieces is None else pieces, copy=False)
+                send_parts(self._sock, frames if pieces is None else pieces, copy=False)
             else:
-                self._sock.send_multipart(list(frames))
+                send_parts(self._sock, frames)
         except zmq.Again:
             raise TransportError(f"{self.endpoint}: no connection took a message for {SEND_TIMEOUT_MS} ms "
                                  "(the connection was dropped)") from None
@@ -294,7 +296,7 @@ class Client(_Socket):
         self._dirty = True
         while True:
             try:
-                parts = self._sock.recv_multipart(flags=zmq.NOBLOCK, copy=False)
+                parts = recv_parts(self._sock, _NOBLOCK)
             except zmq.Again:
                 return None
             frames = [p.buffer for p in parts]
