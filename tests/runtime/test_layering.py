@@ -149,8 +149,13 @@ def test_the_federation_layers_import_only_downwards() -> None:
 def test_only_the_transport_imports_zmq_and_the_pure_layers_no_threads_or_sockets() -> None:
     fed = PKG / "federation"
     zmq_users = sorted(_module(p) for p in fed.rglob("*.py") if "zmq" in _third_party(p))
-    # the transport, and the CurveZMQ keys and ZAP handler it uses (io/curve.py)
-    assert zmq_users == ["reactorfed.federation.io.curve", "reactorfed.federation.io.transport"]
+    # the transport, and what it uses: the CurveZMQ keys and ZAP handler (io/curve.py),
+    # multipart messages part by part (io/parts.py)
+    assert zmq_users == [
+        "reactorfed.federation.io.curve",
+        "reactorfed.federation.io.parts",
+        "reactorfed.federation.io.transport",
+    ]
     for layer in ("wire", "coordination"):
         for path in (fed / layer).glob("*.py"):
             used = _third_party(path) & {"socket", "threading", "time", "select", "selectors", "zmq", "os"}
