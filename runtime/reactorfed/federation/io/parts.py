@@ -26,10 +26,11 @@ def send_parts(
 ) -> None:
     """``sock.send_multipart(parts, flags, copy=copy)``; ``parts`` holds buffers."""
     send = sock.send
-    more = int(flags) | _SNDMORE
+    flags = int(flags)  # an IntFlag given would make each "|" below run Python code
+    more = flags | _SNDMORE
     for p in parts[:-1]:
         send(p, more, copy=copy)
-    send(parts[-1], int(flags), copy=copy)
+    send(parts[-1], flags, copy=copy)
 
 
 def recv_parts(sock: zmq.Socket[Any], flags: int = 0) -> list[zmq.Frame]:
