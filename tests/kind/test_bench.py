@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import secrets
 import statistics
-import time
 from typing import Any
 
 import pytest
@@ -214,6 +213,5 @@ def test_cross_node_tag_advance_and_payload(kind_cluster: Kind, images: dict[str
                f"raw ZeroMQ PUSH/PULL 100 KB over CurveZMQ; {how}; runs {curve_frames}")  # fmt: skip
         record("xnode_payload_vs_raw_curve", statistics.median(frames) / statistics.median(curve_frames),
                "ratio", f"federated 100 KB frames (CurveZMQ links) against raw CurveZMQ; {how}")  # fmt: skip
-        time.sleep(0)
     finally:
         k.kubectl("delete", "namespace", NS, "--wait=false", check=False)
