@@ -81,7 +81,7 @@ QL = "qlearning"
 # The last test sets its end, QL_TAIL iterations past where the learner is, as it widens
 # the bank; the restart that the widening makes brings the new end to the pods.
 QL_ITERATIONS = 1_000_000
-QL_TAIL = 200
+QL_TAIL = 400  # (the learner runs on for a second or two after the patch, before it stops)
 
 
 def qlearning_doc(iterations: int) -> dict[str, Any]:
