@@ -10,9 +10,9 @@ before any INITIATE.
 
 libzmq reads a whole frame before its mechanism judges it, into a buffer of the size the
 frame announces, up to the socket's ZMQ_MAXMSGSIZE, also during the CurveZMQ handshake.
-That limit is 64 KiB and a box (federation/io/chunks.py), and a handshake not done within
+That limit is 256 KiB and a box (federation/io/chunks.py), and a handshake not done within
 5 s is dropped (federation/io/curve.py), so an unauthenticated connection holds at most
-about 64 KiB for at most 5 s. The figures are printed (``-s``)."""
+about 256 KiB for at most 5 s. The figures are printed (``-s``)."""
 
 from __future__ import annotations
 
