@@ -97,7 +97,10 @@ def test_a_killed_sampler_leaves_and_a_new_process_takes_its_slot(processes: lis
     assert fed.errors == {} and fed.rti_error is None, (fed.errors, fed.rti_error)
     again = Process(fed, "samplers[1]", tmp_path / "again.log", RUN)  # a slot present at the start
     processes.append(again)
-    fed.wait(timeout=90)
+    try:
+        fed.wait(timeout=90)
+    except AssertionError as e:  # what the new process and the RTI saw, to tell why
+        raise AssertionError(f"{e}; RTI status {server.status()}; the new process: {again.output()}") from None
     assert again.proc.wait(30) == 0, again.output()
     assert fed.errors == {}, fed.errors
     assert fed.rti_error is None, fed.rti_error
