@@ -14,9 +14,10 @@ from bench.common import Results
 from bench.sampling import run_suite
 from reactorfed.rl.envs import GYM_ENVS
 
-# total steps for full runs
+# total steps for full runs; a fragment run lasts about 4-10 s (at a fifth of these, about a
+# second, three runs' median moved by 20% from one set of runs to the next)
 STEP_ROUNDS = {"CartPole-v1": 3000, "Blackjack-v1": 2000, "Pendulum-v1": 3000}
-FRAG_STEPS = {"CartPole-v1": 200_000, "Blackjack-v1": 40_000, "Pendulum-v1": 100_000}
+FRAG_STEPS = {"CartPole-v1": 1_000_000, "Blackjack-v1": 200_000, "Pendulum-v1": 500_000}
 QUICK = 10  # --quick divides the step counts by this
 
 
