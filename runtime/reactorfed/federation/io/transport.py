@@ -25,7 +25,7 @@ from typing import Any, Protocol
 
 import zmq
 
-from .chunks import MAGIC, join, split, wire_limit
+from .chunks import CHUNK, MAGIC, join, split, wire_limit
 from .curve import (
     Admit,
     CurveKeys,
@@ -272,12 +272,12 @@ class Client(_Socket):
 
     def send(self, frames: Sequence[Any]) -> None:
         # Zero-copy only pays for large frames: for small ones pyzmq's Frame bookkeeping
-        # costs more than the copy.
-        big = any(memoryview(f).nbytes >= _ZERO_COPY_MIN for f in frames)
+        # costs more than the copy. Most large frames are below a piece: not cut.
+        largest = max(memoryview(f).nbytes for f in frames)
         self._dirty = True
         try:
-            if big:
-                pieces = split(frames)
+            if largest >= _ZERO_COPY_MIN:
+                pieces = split(frames) if largest > CHUNK else None
                 send_parts(self._sock, frames if pieces is None else pieces, copy=False)
             else:
                 send_parts(self._sock, frames)
