@@ -230,12 +230,9 @@ class FederateCoordinator:
         core = self.core
         clock = self.clock
         now = clock.now()
-        # Look for messages every 1 ms, not at every tag (a poll costs more than a small
-        # tag): a tag already granted needs nothing more (whatever was sent for it was read
-        # before the promise or counted in the grant), and a federate that must wait reads
-        # as it waits, below. So the look comes after the core's answer, for a granted tag
-        # only: on a closed loop, where each tag waits for a peer, a look first would find
-        # nothing at every tag.
+        # Look for messages at most every 1 ms (a poll costs more than a small tag), and
+        # only before a tag granted at once: a federate that must wait reads as it waits,
+        # so on a closed loop a look first would find nothing at every tag.
         look = now >= self._next_look
         members = self._members
         while True:
@@ -247,14 +244,12 @@ class FederateCoordinator:
             if tag is not WAIT:
                 if not look:
                     return tag
-                look = False
-                self._next_look = now + 1_000_000
                 self._pump(sched, 0, now)
             else:
                 self._pump(sched, core.wait_ms, now)
                 now = clock.now()
-                look = False
-                self._next_look = now + 1_000_000  # it just looked
+            look = False
+            self._next_look = now + 1_000_000  # it just looked
             head = sched.next_event_tag()  # what arrived included: asked again
 
     def wait_until(self, sched: Scheduler, t: int, wakeup: Wakeup) -> bool:
