@@ -181,7 +181,9 @@ def test_hostile_input_to_a_running_federation() -> None:
         # Data over TCP, to the ports sprayed here (the Unix sockets: test_local.py).
         fed.start_all(fast=False, timeout=sec(60), max_message=DATA_MAX, unix_sockets=False)
         wait_until(fed.running, what="the federation to start")
-        wait_until(lambda: P.COMPACT in cap.by_kind and P.LTC in cap.by_kind, what="data to flow")
+        # (the heartbeat's HELLO comes from its own thread, which may start after data flows)
+        wait_until(lambda: P.COMPACT in cap.by_kind and P.LTC in cap.by_kind and P.HB_HELLO in cap.by_kind,
+                   what="data to flow")
     server = fed.server
     sinks = {n: fed.coords[n] for n in ("relay", "sink")}  # federates with a data port in use
 
