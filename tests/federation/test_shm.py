@@ -461,3 +461,27 @@ def test_no_room_in_dev_shm_is_an_error_not_a_sigbus(monkeypatch: pytest.MonkeyP
         ShmWriter(1 << 20, TOKEN)
     if os.path.isdir("/dev/shm"):
         assert set(os.listdir("/dev/shm")) == before  # nothing left behind
+
+
+@posix_shm
+def test_the_writer_keeps_its_name_until_a_reader_has_attached() -> None:
+    w = ShmWriter(1000, TOKEN)
+    try:
+        assert not w.reader_needs_name()  # nothing sent: nothing to lose
+        at = w.put([payload(5, 100)])
+        assert at is not None and w.reader_needs_name()
+        with pytest.raises(ShmError):
+            ShmReader(w.name, b"another federation")
+        assert w.reader_needs_name()  # a refused reader is no reader
+        r = ShmReader(w.name, TOKEN)
+        kept = r.lend(*at)
+        assert w.pending() > 0 and not w.reader_needs_name()  # it may keep the record to its end
+        name = w.name
+        w.close()  # unlinks the name...
+        assert not (DEV_SHM / name).exists()
+        assert bytes(kept) == payload(5, 100)  # ...and the reader's mapping lives on
+        del kept
+        r.close()
+    finally:
+        w.close()
+    assert not w.reader_needs_name()  # closed

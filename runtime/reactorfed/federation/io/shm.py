@@ -10,6 +10,7 @@ Layout: three 64-byte header lines, then ``capacity`` data bytes::
     line 0  magic (8) | sha256(token)[:16] | capacity (u64)   written once by the writer
     line 1  written (u64): bytes the producer has handed out    only the writer stores
     line 2  released (u64): bytes the consumer has given back   only the reader stores
+            attached (u64): 1 once a reader has attached        only the reader stores
 
 Both counters only grow, so free space is ``capacity - (written - released)`` and each
 side needs nothing but its own counter and a load of the other's. They sit on separate
@@ -66,6 +67,7 @@ _HEADER = 3 * _LINE
 _HEAD = struct.Struct("<8s16sQ")  # magic, token hash, capacity
 _WRITTEN = _LINE
 _RELEASED = 2 * _LINE
+_ATTACHED = _RELEASED + 8
 _PREFIX = "rfed-"
 # Our own names only: a reader is never pointed at someone else's segment.
 _NAME = re.compile(r"rfed-[0-9a-f]{8,64}")
@@ -94,14 +96,15 @@ class _Segment:
         self.data: memoryview | None = buf[_HEADER:_HEADER + capacity]
         self.written: memoryview | None = buf[_WRITTEN:_WRITTEN + 8].cast("Q")
         self.released: memoryview | None = buf[_RELEASED:_RELEASED + 8].cast("Q")
+        self.attached: memoryview | None = buf[_ATTACHED:_ATTACHED + 8].cast("Q")
         self._close = close
         self._unlink = unlink
 
     def close(self) -> None:
-        for v in (self.data, self.written, self.released, self.buf):
+        for v in (self.data, self.written, self.released, self.attached, self.buf):
             if v is not None:
                 v.release()
-        self.data = self.written = self.released = self.buf = None
+        self.data = self.written = self.released = self.attached = self.buf = None
         try:
             self._close()
         finally:
@@ -210,6 +213,13 @@ class ShmWriter:
             return 0
         return self._written - int(released_v[0])
 
+    def reader_needs_name(self) -> bool:
+        """Whether unlinking now could cost the reader records: some wait and no reader has
+        attached yet (a reader's mapping outlives the name, so once attached it can take
+        and keep what it was sent)."""
+        attached_v = self._seg.attached
+        return attached_v is not None and not attached_v[0] and self.pending() > 0
+
     def close(self) -> None:
         """Unmap and unlink the segment (idempotent)."""
         self._finalizer()
@@ -269,8 +279,9 @@ class ShmReader:
         self.capacity: int = capacity
         self._seg = _Segment(buf, capacity, close, None)
         self._finalizer = weakref.finalize(self, self._seg.close)
-        released_v = self._seg.released
-        assert released_v is not None
+        released_v, attached_v = self._seg.released, self._seg.attached
+        assert released_v is not None and attached_v is not None
+        attached_v[0] = 1  # the writer may unlink the name from now on
         self._released: int = released_v[0]
         self._taken = self._released  # the reader's cursor: records before it are taken or lent
         # Lent records, oldest first: [end of the record's space, returned yet]. Space goes

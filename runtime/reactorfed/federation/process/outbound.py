@@ -245,12 +245,13 @@ class Outbound:
         if self.flow_waits:
             log.info("waited %d times, %.2f s in all, for peers to process what they were sent (flow control)",
                      self.flow_waits, self.flow_wait_ns / 1e9)
-        # A reader attaches when the ring's announcement reaches it: unlinking before it has
-        # taken everything could leave it nothing to attach to. Wait (bounded) for that.
+        # A reader attaches when the ring's announcement reaches it: unlinking before then
+        # could leave it nothing to attach to. Wait (bounded) for that, not for it to give
+        # back what it keeps: a receiver may hold a lent record to its end.
         deadline = self._clock.now() + drain_ns
         for w in self._rings.values():
             if w is None:
                 continue
-            while w.pending() > 0 and self._clock.now() < deadline:
+            while w.reader_needs_name() and self._clock.now() < deadline:
                 time.sleep(0.001)
             w.close()
